@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fwdctl: entry point, global options and subcommand dispatch.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allocator/topology.h"
+#include "cli/fwdctl.h"
+#include "policies/policy.h"
+
+#define MAX_COMMANDS 64
+#define DEFAULT_POLICY SYSCONFDIR "/fwdalloc/fwdalloc.yaml"
+
+static const struct fwdctl_command *commands[MAX_COMMANDS];
+static size_t n_commands;
+
+void fwdctl_register(const struct fwdctl_command *cmd)
+{
+	if (n_commands < MAX_COMMANDS)
+		commands[n_commands++] = cmd;
+}
+
+void fwdctl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fwdctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+bool fwdctl_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	}
+	return false;
+}
+
+struct policy *fwdctl_policy(struct fwdctl_ctx *ctx)
+{
+	fwd_error_t err;
+
+	if (ctx->policy)
+		return ctx->policy;
+	if (!ctx->policy_explicit && access(ctx->policy_path, F_OK) != 0) {
+		ctx->policy = policy_defaults();
+		if (!ctx->policy)
+			fwdctl_err("policy defaults: %s", strerror(errno));
+		return ctx->policy;
+	}
+	ctx->policy = policy_load(ctx->policy_path, &err);
+	if (!ctx->policy)
+		fwdctl_err("%s", err.text);
+	return ctx->policy;
+}
+
+struct topology *fwdctl_topology(struct fwdctl_ctx *ctx)
+{
+	const char *path = ctx->topology_path;
+	fwd_error_t err;
+
+	if (ctx->topology)
+		return ctx->topology;
+	if (!path) {
+		struct policy *p = fwdctl_policy(ctx);
+
+		if (!p)
+			return NULL;
+		path = p->topology;
+	}
+	ctx->topology = topo_load(path, &err);
+	if (!ctx->topology)
+		fwdctl_err("%s", err.text);
+	return ctx->topology;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct fwdctl_command *x = *(const struct fwdctl_command *const *)a;
+	const struct fwdctl_command *y = *(const struct fwdctl_command *const *)b;
+
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: fwdctl [GLOBAL OPTIONS] COMMAND [ARGS...]\n"
+"\n"
+"Application-aware I/O forwarding allocation for Slurm: decide, apply,\n"
+"audit and monitor the mapping of compute nodes to I/O forwarders.\n"
+"\n"
+"Global options:\n"
+"  --policy FILE     policy YAML (default: $FWDALLOC_POLICY, else\n"
+"                    " DEFAULT_POLICY ")\n"
+"  --topology FILE   topology YAML (default: the policy's `topology:` key)\n"
+"  --json            machine-readable output where a command supports it\n"
+"  -h, --help        this help; `fwdctl COMMAND --help` for a command\n"
+"  -V, --version     print the version\n"
+"\n"
+"Commands:\n");
+	for (size_t i = 0; i < n_commands; i++)
+		fprintf(f, "  %-12s %s\n", commands[i]->name,
+			commands[i]->summary);
+	fprintf(f,
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  the thing checked is invalid, or was not found\n"
+"  2  usage or input error\n"
+"  3  a service (database, Slurm) is unavailable\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fwdctl_ctx ctx = { .prog = "fwdctl" };
+	const char *env = getenv("FWDALLOC_POLICY");
+	int c, rc;
+
+	qsort(commands, n_commands, sizeof(commands[0]), cmp_order);
+	ctx.policy_path = DEFAULT_POLICY;
+	if (env && *env) {
+		ctx.policy_path = env;
+		ctx.policy_explicit = true;
+	}
+	/* '+': stop at the first non-option, the subcommand. */
+	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			ctx.policy_path = optarg;
+			ctx.policy_explicit = true;
+			break;
+		case 't':
+			ctx.topology_path = optarg;
+			break;
+		case 'j':
+			ctx.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return FWD_EXIT_OK;
+		case 'V':
+			printf("fwdctl %s\n", PACKAGE_VERSION);
+			return FWD_EXIT_OK;
+		default:
+			usage(stderr);
+			return FWD_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return FWD_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < n_commands; i++) {
+		int first = optind;
+
+		if (strcmp(commands[i]->name, argv[first]) != 0)
+			continue;
+		/* Subcommands parse their own options: reset getopt (glibc
+		 * reinitialises on optind = 0). */
+		optind = 0;
+		rc = commands[i]->run(&ctx, argc - first, argv + first);
+		policy_destroy(ctx.policy);
+		topo_destroy(ctx.topology);
+		return rc;
+	}
+	fwdctl_err("unknown command '%s'; see 'fwdctl --help'", argv[optind]);
+	return FWD_EXIT_USAGE;
+}

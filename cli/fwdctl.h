@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CLI_FWDCTL_H
+#define FWD_CLI_FWDCTL_H
+
+/*
+ * fwdctl: the one admin/ops command.  Each subcommand lives in its own
+ * cli/cmd_*.c and registers itself with FWDCTL_COMMAND(); fwdctl.c parses
+ * the global options and dispatches.  Subcommands print; libraries do not.
+ */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+/* Exit codes shared by every subcommand. */
+enum {
+	FWD_EXIT_OK = 0,      /* success */
+	FWD_EXIT_INVALID = 1, /* the thing checked is invalid / not found */
+	FWD_EXIT_USAGE = 2,   /* usage or input error */
+	FWD_EXIT_SERVICE = 3, /* a service (database, Slurm) unavailable */
+};
+
+struct policy;
+struct topology;
+
+struct fwdctl_ctx {
+	const char *prog;          /* "fwdctl" */
+	const char *policy_path;   /* --policy, FWDALLOC_POLICY or default */
+	bool policy_explicit;      /* given by --policy or the environment */
+	const char *topology_path; /* --topology, or NULL = from the policy */
+	bool json;                 /* --json given before the subcommand */
+	struct policy *policy;     /* loaded on demand by fwdctl_policy() */
+	struct topology *topology; /* loaded on demand by fwdctl_topology() */
+};
+
+struct fwdctl_command {
+	const char *name;      /* "policy" */
+	const char *summary;   /* one line for `fwdctl --help` */
+	int order;             /* position in `fwdctl --help` */
+	/* argv[0] is the subcommand name; returns an exit code. */
+	int (*run)(struct fwdctl_ctx *ctx, int argc, char **argv);
+};
+
+void fwdctl_register(const struct fwdctl_command *cmd);
+
+#define FWDCTL_COMMAND(ident, ...)                                          \
+	static const struct fwdctl_command ident = { __VA_ARGS__ };         \
+	__attribute__((constructor)) static void ident##_register(void)     \
+	{                                                                   \
+		fwdctl_register(&ident);                                    \
+	}
+
+/*
+ * The policy named by the global options, loaded once.  Prints the error
+ * and returns NULL on failure (the caller exits with FWD_EXIT_USAGE).
+ * When no policy file was named and the default one does not exist, the
+ * built-in defaults are used.
+ */
+struct policy *fwdctl_policy(struct fwdctl_ctx *ctx);
+
+/* The topology from --topology or the policy's `topology:` key. */
+struct topology *fwdctl_topology(struct fwdctl_ctx *ctx);
+
+/* "fwdctl: <fmt>\n" on stderr. */
+void fwdctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True if argv[i] is -h or --help; subcommands print their usage then. */
+bool fwdctl_wants_help(int argc, char **argv);
+
+#endif

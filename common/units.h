@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_COMMON_UNITS_H
+#define FWD_COMMON_UNITS_H
+
+/*
+ * Strict unit parsing for the policy, topology and command line.
+ *
+ *   size      "20GiB", "512MB", "4096", "1.5TB"   -> bytes
+ *             (k/M/G/T/P = powers of 1000, Ki/Mi/Gi/Ti/Pi = powers of 1024,
+ *              trailing "B" optional, a bare number is bytes)
+ *   rate      "2.5GB/s", "800MiB/s", "100"        -> bytes per second
+ *   duration  "60m", "1h30m", "90s", "7d", "250ms", "3600" -> seconds
+ *   fraction  "0.3", "30%"                        -> [0, 1]
+ *
+ * Anything else (empty, trailing garbage, negative, overflow, NaN, an
+ * unknown suffix) is an error whose message quotes the value and lists
+ * what is allowed.  Return 0 or -1 (errno EINVAL or ERANGE).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+int units_parse_size(const char *s, uint64_t *out, fwd_error_t *e);
+int units_parse_rate(const char *s, double *out, fwd_error_t *e);
+int units_parse_duration(const char *s, double *out, fwd_error_t *e);
+int units_parse_fraction(const char *s, double *out, fwd_error_t *e);
+
+/* Human forms that the parsers above accept back ("20GiB", "2.5GB/s",
+ * "1h30m", "30%").  Always NUL-terminate buf. */
+void units_format_size(uint64_t v, char *buf, size_t len);
+void units_format_rate(double v, char *buf, size_t len);
+void units_format_duration(double v, char *buf, size_t len);
+void units_format_fraction(double v, char *buf, size_t len);
+
+#endif

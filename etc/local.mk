@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# etc/: examples installed to $(sysconfdir)/fwdalloc.
+fwdallocconfdir = $(sysconfdir)/fwdalloc
+dist_fwdallocconf_DATA =

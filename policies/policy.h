@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_POLICIES_POLICY_H
+#define FWD_POLICIES_POLICY_H
+
+/*
+ * The administrator's policy (etc/fwdalloc.yaml) as a typed struct.
+ *
+ * Every threshold of the decision, the anomaly detectors, the database,
+ * audit and remap settings live here, never in code.  policy_defaults()
+ * fills the documented defaults; policy_load() starts from them and
+ * overrides what the file sets.  Units: bytes (uint64_t), rates in bytes
+ * per second (double), durations in seconds (double), fractions in [0,1].
+ *
+ * Command settings are argument vectors (YAML sequences), never shell
+ * strings: they are run with execve().
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* A NULL-terminated argument vector; argc does not count the NULL. */
+struct policy_argv {
+	char **argv;
+	size_t argc;
+};
+
+/* A list of strings (users, accounts, partitions, key fields). */
+struct policy_strlist {
+	char **items;
+	size_t count;
+};
+
+enum policy_mode {
+	POLICY_MODE_OFF = 0, /* fwdalloc does nothing; default mapping */
+	POLICY_MODE_OPT_IN,  /* only jobs with --io-upgrade are considered */
+	POLICY_MODE_OPT_OUT, /* every job is `auto` unless --io-upgrade=off */
+	POLICY_MODE_SHADOW,  /* decide and audit every job, apply nothing */
+};
+
+enum policy_fail {
+	POLICY_FAIL_OPEN = 0, /* errors keep the default mapping, job runs */
+	POLICY_FAIL_CLOSED,   /* errors fail the prolog (job is requeued) */
+};
+
+enum policy_contention {
+	POLICY_CONTENTION_GAIN = 0, /* rank by expected bandwidth gain */
+	POLICY_CONTENTION_FCFS,     /* first come, first served */
+};
+
+enum policy_driver {
+	POLICY_DRIVER_NONE = 0,
+	POLICY_DRIVER_EXEC,
+	POLICY_DRIVER_VERBS,
+	POLICY_DRIVER_LWFS,
+	POLICY_DRIVER_LNET,
+};
+
+struct policy_access {
+	enum policy_mode mode;          /* access.mode, default opt-in */
+	enum policy_fail fail;          /* access.fail, default open */
+	/* Empty allow list = everyone allowed; deny wins over allow. */
+	struct policy_strlist allow_users, deny_users;
+	struct policy_strlist allow_accounts, deny_accounts;
+	struct policy_strlist allow_partitions, deny_partitions;
+};
+
+struct policy_scale {
+	bool enabled;                   /* decision.scale.enabled, true */
+	uint64_t min_volume;            /* V_min, bytes, default 20 GiB */
+	uint32_t min_io_nodes;          /* N_min, default 32 */
+	double max_metadata_rate;       /* W_md: md ops/s in I/O phases at or
+					 * above which a job is metadata-bound
+					 * and not scaled; default 300 */
+};
+
+struct policy_interference {
+	bool enabled;                   /* decision.interference.enabled */
+	uint32_t n1_min_nodes;          /* N-1 with more nodes is disruptive;
+					 * default 64 */
+	double metadata_heavy_rate;     /* md ops/s in I/O phases above which a
+					 * job is disruptive; default 300 */
+	double high_bandwidth;          /* peak B/s above which a job is
+					 * disruptive; default 5 GB/s (0 = off) */
+	double vulnerable_iops;         /* IOPS above which a job is
+					 * vulnerable; default 1000 */
+};
+
+struct policy_caps {
+	uint32_t max_forwarders_per_job; /* default 16 */
+	double max_pool_share;           /* share of the idle pool one job may
+					  * take; default 0.5 */
+	uint32_t reserve;                /* idle forwarders kept for failover,
+					  * never handed out; default 4 */
+};
+
+struct policy_decision {
+	bool avoid_anomalies;            /* replace excluded default forwarders
+					  * for every job; default true */
+	struct policy_scale scale;
+	struct policy_interference interference;
+	struct policy_caps caps;
+	enum policy_contention contention; /* default gain */
+	double decide_timeout;           /* seconds the controller prolog may
+					  * spend in total; default 10 */
+};
+
+struct policy_history {
+	/* Profile key fields, any of "user", "account", "name", "partition",
+	 * "node_bucket"; default [user, name, node_bucket]. */
+	struct policy_strlist key;
+	uint32_t runs;                   /* K last runs to aggregate; 5 */
+	/* Node-count buckets are powers of `bucket_base` (default 2): a
+	 * 300-node job falls in bucket 256..511. */
+	uint32_t bucket_base;
+	double max_age;                  /* ignore runs older than this,
+					  * seconds; default 90 days */
+};
+
+struct policy_database {
+	char *socket;                    /* unix socket; NULL = use host/port */
+	char *host;                      /* default "localhost" */
+	uint32_t port;                   /* default 3306 */
+	char *name;                      /* default "fwdalloc" */
+	char *user;                      /* controller account, "fwdalloc" */
+	char *password_file;             /* owner-only file; NULL = none */
+	char *node_user;                 /* read-only node account,
+					  * "fwdalloc_node" */
+	char *node_password_file;        /* root-only file on compute nodes */
+	double timeout;                  /* connect/read/write, s; default 5 */
+	double lock_timeout;             /* global decision lock wait, s; 5 */
+};
+
+struct policy_audit {
+	char *file;                      /* JSON lines; default
+					  * LOCALSTATEDIR/log/fwdalloc/audit.jsonl */
+	bool database;                   /* also write the DB row; true */
+};
+
+struct policy_retention {
+	double raw_samples;              /* seconds; default 7 days */
+	double rollups;                  /* seconds; default 400 days */
+	double audit;                    /* seconds; default 400 days */
+};
+
+struct policy_peer_detector {
+	double bandwidth_fraction;       /* avg and peak below this fraction of
+					  * the mean peak; default 0.5 */
+	double volume_fraction;          /* while carrying at least this
+					  * fraction of the mean volume; 0.6 */
+	double noise_floor;              /* B/s; samples below are idle;
+					  * default 1 MB/s */
+	uint32_t min_job_nodes;          /* only jobs this large; default 32 */
+	uint64_t min_job_volume;         /* and with this much I/O; 1 GiB */
+};
+
+struct policy_sustained_detector {
+	double peak_fraction;            /* max bw under this fraction of the
+					  * benchmarked peak; default 0.3 */
+	double duration;                 /* for at least this long; 60 min */
+	double min_load_ops;             /* ops/s that count as loaded; 1 */
+};
+
+struct policy_dbscan {
+	double eps;                      /* neighbourhood radius on normalised
+					  * (duration, volume); default 0.15 */
+	uint32_t min_points;             /* default 3 */
+};
+
+struct policy_anomaly {
+	bool enabled;                    /* default true */
+	double window;                   /* scan window, seconds; 10 min */
+	uint32_t suspect_windows;        /* consecutive bad windows ok->suspect;
+					  * default 1 */
+	uint32_t exclude_windows;        /* consecutive bad windows
+					  * suspect->excluded; default 3 */
+	uint32_t clear_windows;          /* consecutive good windows back to ok;
+					  * default 3 */
+	struct policy_peer_detector peer;
+	struct policy_sustained_detector sustained;
+	struct policy_dbscan dbscan;
+	struct policy_argv alert_command;       /* empty = none */
+	struct policy_argv ost_exclude_command; /* empty = none */
+	struct policy_argv ost_restore_command; /* empty = none */
+};
+
+struct policy_remap_exec {
+	struct policy_argv command;
+};
+
+struct policy_remap_verbs {
+	char *device;                    /* NULL = first device with an active
+					  * port */
+	uint32_t port;                   /* forwarding service's port, 0 = no
+					  * connect probe; default 0 */
+	double resolve_timeout;          /* per forwarder, seconds; 2 */
+	bool connect_probe;              /* default false */
+};
+
+struct policy_remap_lwfs {
+	char *volfile_dir;               /* default /etc/lwfs */
+	char *link_name;                 /* default "lwfs.vol" */
+	char *state_dir;                 /* saved previous targets; default
+					  * LOCALSTATEDIR/lib/fwdalloc */
+	struct policy_argv remount_command; /* empty = none */
+};
+
+struct policy_remap_lnet {
+	char *lnetctl;                   /* default /usr/sbin/lnetctl */
+	char *net;                       /* remote net, default "o2ib" */
+	uint32_t hops;                   /* default 1 */
+};
+
+struct policy_remap {
+	enum policy_driver driver;       /* default none */
+	double timeout;                  /* per apply/revert, seconds; 30 */
+	struct policy_remap_exec exec;
+	struct policy_remap_verbs verbs;
+	struct policy_remap_lwfs lwfs;
+	struct policy_remap_lnet lnet;
+};
+
+struct policy {
+	char *path;                      /* file it was loaded from, or NULL */
+	char *topology;                  /* topology file; default
+					  * SYSCONFDIR/fwdalloc/topology.yaml */
+	struct policy_access access;
+	struct policy_decision decision;
+	struct policy_history history;
+	struct policy_database database;
+	struct policy_audit audit;
+	struct policy_retention retention;
+	struct policy_anomaly anomaly;
+	struct policy_remap remap;
+	/* SHA-256 of the file's bytes, hex; "defaults" when not loaded from a
+	 * file.  Recorded in every decision. */
+	char digest[65];
+};
+
+/* A policy holding the documented defaults.  NULL with errno on ENOMEM. */
+struct policy *policy_defaults(void);
+
+/*
+ * Load and validate a policy file.  On error returns NULL, errno set, and
+ * err->text names "file:line:column: key.path: value: what is allowed".
+ * Unknown keys, duplicate keys, wrong types, out-of-range values, a missing,
+ * unreadable or empty file and invalid UTF-8 are all errors.
+ */
+struct policy *policy_load(const char *path, fwd_error_t *err);
+
+void policy_destroy(struct policy *p);
+
+/* Names <-> enums; the _parse functions return -1 for an unknown name. */
+const char *policy_mode_name(enum policy_mode m);
+int policy_mode_parse(const char *s, enum policy_mode *out);
+const char *policy_driver_name(enum policy_driver d);
+int policy_driver_parse(const char *s, enum policy_driver *out);
+
+/*
+ * Access rules: is this job allowed to use fwdalloc at all?  Returns true
+ * when allowed; otherwise false and a reason ("user alice is denied").
+ */
+bool policy_job_allowed(const struct policy *p, const char *user,
+			const char *account, const char *partition,
+			char *reason, size_t reason_len);
+
+/*
+ * The effective policy as a JSON string (malloc'd), or as YAML that
+ * policy_load() accepts.  NULL with errno on failure.
+ */
+char *policy_to_json(const struct policy *p);
+char *policy_to_yaml(const struct policy *p);
+
+#endif
