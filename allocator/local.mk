@@ -11,3 +11,7 @@ TESTS += tests/unit/test_topology
 tests_unit_test_topology_SOURCES = tests/unit/test_topology.c
 tests_unit_test_topology_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_topology_LDADD = $(FWD_TEST_LIBS)
+
+# The topology YAML loader and its command (policies/ worker's part).
+libfwdalloc_la_SOURCES += allocator/topology_load.c
+fwdctl_SOURCES += cli/cmd_topology.c
