@@ -567,7 +567,8 @@ static int load_string(struct loader *l, const struct field *f,
 	if (f->type == F_NAME && strchr(v, '/'))
 		return verr(l, n, "a file name without '/'");
 	if (f->type == F_FILE && v[0] != '/' && l->dir) {
-		if (asprintf(&joined, "%s/%s", l->dir, v) < 0)
+		if (asprintf(&joined, "%s%s%s", l->dir,
+			     strcmp(l->dir, "/") ? "/" : "", v) < 0)
 			return ferr(l, n, "out of memory");
 		v = joined;
 	}
@@ -787,15 +788,25 @@ static int cross_check(struct loader *l)
 	return 0;
 }
 
+/* The policy file's directory, absolute when it can be resolved, so a
+ * relative `topology:` stays right when the effective policy is printed
+ * and used from elsewhere. */
 static char *dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
+	char *dir, *abs;
 
 	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	return strndup(path, (size_t)(slash - path));
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (dir && (abs = realpath(dir, NULL))) {
+		free(dir);
+		dir = abs;
+	}
+	return dir;
 }
 
 struct policy *policy_load(const char *path, fwd_error_t *err)
