@@ -21,3 +21,10 @@ tests_unit_test_topology_load_SOURCES = tests/unit/test_topology_load.c
 tests_unit_test_topology_load_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_topology_load_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_topology_load_LDFLAGS = -Wl,--wrap=open
+
+EXTRA_PROGRAMS += bench/bench_topology
+BENCHES += bench/bench_topology
+bench_bench_topology_SOURCES = bench/bench_topology.c
+bench_bench_topology_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS) \
+	-DETCDIR='"$(abs_top_srcdir)/etc"'
+bench_bench_topology_LDADD = $(FWD_ALL_LIBS)
