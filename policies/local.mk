@@ -14,3 +14,6 @@ tests_unit_test_policy_SOURCES = tests/unit/test_policy.c
 tests_unit_test_policy_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_policy_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_policy_LDFLAGS = -Wl,--wrap=open
+
+TESTS += tests/integration/cli_policy.sh
+EXTRA_DIST += tests/integration/cli_policy.sh
