@@ -66,8 +66,8 @@ static int verr(struct tloader *l, const struct ydoc_node *n,
 		const char *allowed)
 {
 	if (n->kind != YDOC_SCALAR)
-		return terr(l, n, "value is %s; expected %s",
-			    ydoc_kind_name(n), allowed);
+		return terr(l, n, "value is %s; expected %s", ydoc_kind_name(n),
+			    allowed);
 	if (ydoc_is_null(n))
 		return terr(l, n, "value is empty; expected %s", allowed);
 	return terr(l, n, "value '%s': expected %s", n->value, allowed);
@@ -130,8 +130,8 @@ static int get_bandwidth(struct tloader *l, const struct ydoc_node *map,
 
 static int load_forwarders(struct tloader *l, const struct ydoc_node *seq)
 {
-	static const char *const keys[] = { "name", "address", "bandwidth",
-					    "group", "role", "nid", NULL };
+	static const char *const keys[] = {
+		"name", "address", "bandwidth", "group", "role", "nid", NULL};
 	static const char keys_text[] =
 		"name, address, bandwidth, group, role, nid";
 
@@ -145,7 +145,7 @@ static int load_forwarders(struct tloader *l, const struct ydoc_node *seq)
 			    "bandwidth, group, role}");
 	for (size_t i = 0; i < seq->n_items; i++) {
 		const struct ydoc_node *m = seq->items[i], *role;
-		struct topo_forwarder f = { 0 };
+		struct topo_forwarder f = {0};
 		const char *name, *address, *group, *nid;
 		fwd_error_t e;
 
@@ -161,9 +161,11 @@ static int load_forwarders(struct tloader *l, const struct ydoc_node *seq)
 		    get_bandwidth(l, m, &f.bandwidth_bps))
 			return -1;
 		if (!(role = ydoc_get(m, "role")))
-			return terr(l, m, "missing key 'role' (service or "
-					  "backup)");
-		if (role->kind == YDOC_SCALAR && !strcmp(role->value, "service"))
+			return terr(l, m,
+				    "missing key 'role' (service or "
+				    "backup)");
+		if (role->kind == YDOC_SCALAR &&
+		    !strcmp(role->value, "service"))
 			f.role = TOPO_ROLE_SERVICE;
 		else if (role->kind == YDOC_SCALAR &&
 			 !strcmp(role->value, "backup"))
@@ -182,7 +184,7 @@ static int load_forwarders(struct tloader *l, const struct ydoc_node *seq)
 
 static int load_osts(struct tloader *l, const struct ydoc_node *seq)
 {
-	static const char *const keys[] = { "name", "bandwidth", NULL };
+	static const char *const keys[] = {"name", "bandwidth", NULL};
 
 	if (!seq || ydoc_is_null(seq))
 		return 0;
@@ -190,7 +192,7 @@ static int load_osts(struct tloader *l, const struct ydoc_node *seq)
 		return verr(l, seq, "a list of OSTs {name, bandwidth}");
 	for (size_t i = 0; i < seq->n_items; i++) {
 		const struct ydoc_node *m = seq->items[i];
-		struct topo_ost o = { 0 };
+		struct topo_ost o = {0};
 		const char *name;
 		fwd_error_t e;
 
@@ -227,8 +229,9 @@ static int load_compute_nodes(struct tloader *l, const struct ydoc_node *n)
 	if (n->kind != YDOC_SEQUENCE)
 		return add_nodes(l, n);
 	if (!n->n_items)
-		return verr(l, n, "a Slurm hostlist such as c[1-1024], or a "
-				  "non-empty list of them");
+		return verr(l, n,
+			    "a Slurm hostlist such as c[1-1024], or a "
+			    "non-empty list of them");
 	for (size_t i = 0; i < n->n_items; i++)
 		if (add_nodes(l, n->items[i]))
 			return -1;
@@ -237,7 +240,7 @@ static int load_compute_nodes(struct tloader *l, const struct ydoc_node *n)
 
 static int load_mapping(struct tloader *l, const struct ydoc_node *seq)
 {
-	static const char *const keys[] = { "nodes", "forwarder", NULL };
+	static const char *const keys[] = {"nodes", "forwarder", NULL};
 
 	if (!seq || ydoc_is_null(seq))
 		return 0;
@@ -292,10 +295,10 @@ static int load_per_forwarder(struct tloader *l, const struct ydoc_node *n)
 
 struct topology *topo_load(const char *path, fwd_error_t *err)
 {
-	static const char *const keys[] = { "forwarders", "osts",
-					    "compute_nodes", "mapping",
-					    "nodes_per_forwarder", NULL };
-	struct tloader l = { .err = err };
+	static const char *const keys[] = {"forwarders",	  "osts",
+					   "compute_nodes",	  "mapping",
+					   "nodes_per_forwarder", NULL};
+	struct tloader l = {.err = err};
 	const struct ydoc_node *root, *cn;
 	struct ydoc *d;
 	fwd_error_t e;

@@ -40,8 +40,8 @@ static double median(double *v, size_t n)
 
 int main(int argc, char **argv)
 {
-	const char *topo_path = argc > 1 ? argv[1]
-					 : ETCDIR "/topology-taihulight.yaml";
+	const char *topo_path =
+		argc > 1 ? argv[1] : ETCDIR "/topology-taihulight.yaml";
 	const char *policy_path = argc > 2 ? argv[2] : ETCDIR "/fwdalloc.yaml";
 	double t_topo[RUNS], t_policy[RUNS], t0, dt, med_topo, med_policy;
 	struct topology *t = NULL;
@@ -87,8 +87,7 @@ int main(int argc, char **argv)
 	       topo_path, t->n_nodes, t->n_forwarders, t->n_mapping);
 	printf("  load+validate topology: median %.2f ms (min %.2f, max "
 	       "%.2f, %d runs)\n",
-	       med_topo * 1e3, t_topo[0] * 1e3,
-	       t_topo[RUNS - 1] * 1e3, RUNS);
+	       med_topo * 1e3, t_topo[0] * 1e3, t_topo[RUNS - 1] * 1e3, RUNS);
 	printf("  load+validate policy %s: median %.3f ms (%d runs)\n",
 	       policy_path, med_policy * 1e3, RUNS);
 	printf("  node -> default forwarder lookups: %.2f million/s "

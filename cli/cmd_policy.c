@@ -14,6 +14,7 @@
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -53,6 +54,7 @@ static void usage(FILE *f)
 "  1  the policy is invalid, missing or unreadable\n"
 "  2  usage error\n");
 }
+/* clang-format on */
 
 static int check(struct fwdctl_ctx *ctx, const char *path)
 {
@@ -66,9 +68,9 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 		char *s;
 
 		if (o)
-			json_object_set_new(o, p ? "digest" : "error",
-					    json_string(p ? p->digest
-							  : err.text));
+			json_object_set_new(
+				o, p ? "digest" : "error",
+				json_string(p ? p->digest : err.text));
 		s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
 		if (s)
 			printf("%s\n", s);
@@ -114,9 +116,9 @@ static int show(struct fwdctl_ctx *ctx, const char *path)
 static int policy_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *action, *file = NULL;
 	int c;

@@ -16,6 +16,7 @@
 #include "common/units.h"
 #include "policies/policy.h"
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -55,6 +56,7 @@ static void usage(FILE *f)
 "     unreadable\n"
 "  2  usage error\n");
 }
+/* clang-format on */
 
 static void summary(const struct topology *t, char *buf, size_t len)
 {
@@ -202,9 +204,9 @@ static int run(struct fwdctl_ctx *ctx, bool show, const char *file)
 static int topology_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *action, *file = NULL;
 	int c;

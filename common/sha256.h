@@ -12,9 +12,9 @@
 
 struct sha256_ctx {
 	uint32_t state[8];
-	uint64_t bytes;          /* message length so far */
-	unsigned char buf[64];   /* partial block */
-	size_t used;             /* bytes in buf */
+	uint64_t bytes;	       /* message length so far */
+	unsigned char buf[64]; /* partial block */
+	size_t used;	       /* bytes in buf */
 };
 
 void sha256_init(struct sha256_ctx *c);

@@ -18,19 +18,19 @@
 
 #include "common/units.h"
 
-#define SIZE_ALLOWED                                                       \
-	"a size is a number with an optional unit k, M, G, T, P (powers "  \
-	"of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024), optionally "     \
+#define SIZE_ALLOWED                                                      \
+	"a size is a number with an optional unit k, M, G, T, P (powers " \
+	"of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024), optionally "    \
 	"followed by B, e.g. 20GiB or 512MB"
 #define RATE_ALLOWED                                                       \
 	"a rate is a number of bytes per second with an optional unit k, " \
 	"M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi (powers of "    \
 	"1024) followed by B/s, e.g. 2.5GB/s or 800MiB/s"
-#define DURATION_ALLOWED                                                   \
-	"a duration is a number of seconds, or numbers with units d, h, "  \
+#define DURATION_ALLOWED                                                  \
+	"a duration is a number of seconds, or numbers with units d, h, " \
 	"m, s, ms in that order, e.g. 90s, 60m, 1h30m, 7d or 250ms"
-#define FRACTION_ALLOWED                                                   \
-	"a fraction is a number from 0 to 1 or a percentage from 0% to "   \
+#define FRACTION_ALLOWED                                                 \
+	"a fraction is a number from 0 to 1 or a percentage from 0% to " \
 	"100%, e.g. 0.3 or 30%"
 
 struct unit {
@@ -40,18 +40,18 @@ struct unit {
 
 /* Longest names first so "Ki" is not read as "K" followed by garbage. */
 static const struct unit size_units[] = {
-	{ "Ki", 1024.0 },
-	{ "Mi", 1048576.0 },
-	{ "Gi", 1073741824.0 },
-	{ "Ti", 1099511627776.0 },
-	{ "Pi", 1125899906842624.0 },
-	{ "k", 1e3 },
-	{ "K", 1e3 },
-	{ "M", 1e6 },
-	{ "G", 1e9 },
-	{ "T", 1e12 },
-	{ "P", 1e15 },
-	{ "", 1 },
+	{"Ki", 1024.0},
+	{"Mi", 1048576.0},
+	{"Gi", 1073741824.0},
+	{"Ti", 1099511627776.0},
+	{"Pi", 1125899906842624.0},
+	{"k", 1e3},
+	{"K", 1e3},
+	{"M", 1e6},
+	{"G", 1e9},
+	{"T", 1e12},
+	{"P", 1e15},
+	{"", 1},
 };
 
 /*
@@ -135,8 +135,7 @@ int units_parse_size(const char *s, uint64_t *out, fwd_error_t *e)
 		p++;
 	if (*p)
 		return bad(e, EINVAL, s,
-			   *p == '/' ? "a rate is not a size"
-				     : "unknown unit",
+			   *p == '/' ? "a rate is not a size" : "unknown unit",
 			   SIZE_ALLOWED);
 	/* Integers without a unit go through strtoull: exact to 2^64-1. */
 	if (mult == 1 && !strchr(s, '.')) {
@@ -189,14 +188,13 @@ int units_parse_rate(const char *s, double *out, fwd_error_t *e)
 
 static const struct unit duration_units[] = {
 	/* In the order they must appear; "ms" before "m" for matching. */
-	{ "d", 86400 }, { "h", 3600 }, { "ms", 0.001 },
-	{ "m", 60 },    { "s", 1 },
+	{"d", 86400}, {"h", 3600}, {"ms", 0.001}, {"m", 60}, {"s", 1},
 };
 
 /* Rank in the required order d > h > m > s > ms. */
 static int duration_rank(double mult)
 {
-	return mult == 86400 ? 0
+	return mult == 86400  ? 0
 	       : mult == 3600 ? 1
 	       : mult == 60   ? 2
 	       : mult == 1    ? 3
@@ -215,8 +213,7 @@ int units_parse_duration(const char *s, double *out, fwd_error_t *e)
 	n = scan_number(s, &num);
 	if (!s[n]) {
 		if (!isfinite(num))
-			return bad(e, ERANGE, s, "too large",
-				   DURATION_ALLOWED);
+			return bad(e, ERANGE, s, "too large", DURATION_ALLOWED);
 		*out = num;
 		return 0;
 	}
@@ -229,8 +226,8 @@ int units_parse_duration(const char *s, double *out, fwd_error_t *e)
 			return bad(e, EINVAL, s, "expected a number",
 				   DURATION_ALLOWED);
 		p += n;
-		for (size_t i = 0; i < sizeof(duration_units) /
-					       sizeof(duration_units[0]);
+		for (size_t i = 0;
+		     i < sizeof(duration_units) / sizeof(duration_units[0]);
 		     i++) {
 			size_t l = strlen(duration_units[i].name);
 
@@ -240,8 +237,8 @@ int units_parse_duration(const char *s, double *out, fwd_error_t *e)
 				break;
 			}
 		}
-		if (unit && ((*p >= 'a' && *p <= 'z') ||
-			     (*p >= 'A' && *p <= 'Z')))
+		if (unit &&
+		    ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
 			unit = NULL; /* "5min": not "5m" then "in" */
 		if (!unit)
 			return bad(e, EINVAL, s,
@@ -301,11 +298,11 @@ void units_format_size(uint64_t v, char *buf, size_t len)
 		const char *name;
 		uint64_t mult;
 	} units[] = {
-		{ "PiB", 1ULL << 50 }, { "TiB", 1ULL << 40 },
-		{ "GiB", 1ULL << 30 }, { "MiB", 1ULL << 20 },
-		{ "KiB", 1ULL << 10 }, { "PB", 1000000000000000ULL },
-		{ "TB", 1000000000000ULL }, { "GB", 1000000000ULL },
-		{ "MB", 1000000ULL },  { "kB", 1000ULL },
+		{"PiB", 1ULL << 50},	  {"TiB", 1ULL << 40},
+		{"GiB", 1ULL << 30},	  {"MiB", 1ULL << 20},
+		{"KiB", 1ULL << 10},	  {"PB", 1000000000000000ULL},
+		{"TB", 1000000000000ULL}, {"GB", 1000000000ULL},
+		{"MB", 1000000ULL},	  {"kB", 1000ULL},
 	};
 
 	char best[32];
@@ -336,16 +333,16 @@ void units_format_rate(double v, char *buf, size_t len)
 {
 	/* Decimal units first: bandwidth is quoted in GB/s. */
 	static const struct unit units[] = {
-		{ "PB/s", 1e15 },
-		{ "TB/s", 1e12 },
-		{ "GB/s", 1e9 },
-		{ "MB/s", 1e6 },
-		{ "kB/s", 1e3 },
-		{ "PiB/s", 1125899906842624.0 },
-		{ "TiB/s", 1099511627776.0 },
-		{ "GiB/s", 1073741824.0 },
-		{ "MiB/s", 1048576.0 },
-		{ "KiB/s", 1024.0 },
+		{"PB/s", 1e15},
+		{"TB/s", 1e12},
+		{"GB/s", 1e9},
+		{"MB/s", 1e6},
+		{"kB/s", 1e3},
+		{"PiB/s", 1125899906842624.0},
+		{"TiB/s", 1099511627776.0},
+		{"GiB/s", 1073741824.0},
+		{"MiB/s", 1048576.0},
+		{"KiB/s", 1024.0},
 	};
 	char best[64], cand[64];
 	size_t best_num;
@@ -385,7 +382,7 @@ void units_format_duration(double v, char *buf, size_t len)
 	static const struct {
 		const char *name;
 		unsigned long long secs;
-	} units[] = { { "d", 86400 }, { "h", 3600 }, { "m", 60 }, { "s", 1 } };
+	} units[] = {{"d", 86400}, {"h", 3600}, {"m", 60}, {"s", 1}};
 	char out[128] = "";
 	size_t n = 0;
 	double back;
@@ -410,8 +407,7 @@ void units_format_duration(double v, char *buf, size_t len)
 		if (ms != 0) {
 			char num[64];
 
-			shortest_fixed(round(ms * 1e6) / 1e6, num,
-				       sizeof(num));
+			shortest_fixed(round(ms * 1e6) / 1e6, num, sizeof(num));
 			n += snprintf(out + n, sizeof(out) - n, "%sms", num);
 		}
 		if (!n)

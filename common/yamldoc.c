@@ -61,7 +61,8 @@ void ydoc_destroy(struct ydoc *d)
 }
 
 static int pos_error(struct builder *b, unsigned long line, unsigned long col,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+		     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 static int pos_error(struct builder *b, unsigned long line, unsigned long col,
 		     const char *fmt, ...)
@@ -103,7 +104,7 @@ static void offset_position(const unsigned char *buf, size_t len, size_t off,
 			(*line)++;
 			*col = 1;
 		} else if ((buf[i] & 0xc0) != 0x80) {
-			(*col)++;  /* count characters, not continuation bytes */
+			(*col)++; /* count characters, not continuation bytes */
 		}
 	}
 }
@@ -120,19 +121,17 @@ static int parser_error(struct builder *b)
 			return pos_error(b, line, col,
 					 "invalid UTF-8: %s (byte 0x%02x)",
 					 p->problem, p->problem_value & 0xff);
-		return pos_error(b, line, col, "invalid UTF-8: %s",
-				 p->problem);
+		return pos_error(b, line, col, "invalid UTF-8: %s", p->problem);
 	}
 	if (p->error == YAML_MEMORY_ERROR) {
 		errno = ENOMEM;
 		return errprintf(b->err, "%s: out of memory", b->name);
 	}
 	if (p->context)
-		return pos_error(b, p->problem_mark.line + 1,
-				 p->problem_mark.column + 1,
-				 "invalid YAML: %s %s (line %lu)", p->problem,
-				 p->context,
-				 (unsigned long)p->context_mark.line + 1);
+		return pos_error(
+			b, p->problem_mark.line + 1, p->problem_mark.column + 1,
+			"invalid YAML: %s %s (line %lu)", p->problem,
+			p->context, (unsigned long)p->context_mark.line + 1);
 	return pos_error(b, p->problem_mark.line + 1,
 			 p->problem_mark.column + 1, "invalid YAML: %s",
 			 p->problem ? p->problem : "parse error");
@@ -442,8 +441,7 @@ static int build_document(struct builder *b)
 	}
 	if (!docs) {
 		errno = EINVAL;
-		return errprintf(b->err, "%s:1:1: file is empty",
-				 b->name);
+		return errprintf(b->err, "%s:1:1: file is empty", b->name);
 	}
 	if (ydoc_is_null(b->doc->root)) {
 		errno = EINVAL;
@@ -456,11 +454,10 @@ static int build_document(struct builder *b)
 struct ydoc *ydoc_parse(const char *name, const void *buf, size_t len,
 			fwd_error_t *err)
 {
-	struct builder b = { .name = name, .err = err };
+	struct builder b = {.name = name, .err = err};
 	struct ydoc *d = calloc(1, sizeof(*d));
 
-	if (!d || !(d->path = strdup(name)) ||
-	    !(d->bytes = malloc(len + 1))) {
+	if (!d || !(d->path = strdup(name)) || !(d->bytes = malloc(len + 1))) {
 		ydoc_destroy(d);
 		errno = ENOMEM;
 		errprintf(err, "%s: out of memory", name);
@@ -526,8 +523,9 @@ struct ydoc *ydoc_load(const char *path, fwd_error_t *err)
 
 			if (cap >= MAX_FILE_SIZE) {
 				errno = EFBIG;
-				errprintf(err, "%s: file too large (over %lu "
-					       "MiB)",
+				errprintf(err,
+					  "%s: file too large (over %lu "
+					  "MiB)",
 					  path, MAX_FILE_SIZE >> 20);
 				goto out;
 			}
@@ -559,7 +557,7 @@ out:
 
 bool ydoc_is_null(const struct ydoc_node *n)
 {
-	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+	static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
 
 	if (!n || n->kind != YDOC_SCALAR || !n->plain)
 		return false;

@@ -30,17 +30,17 @@ enum ydoc_kind {
 struct ydoc_node;
 
 struct ydoc_pair {
-	struct ydoc_node *key;           /* always a scalar */
+	struct ydoc_node *key; /* always a scalar */
 	struct ydoc_node *value;
 };
 
 struct ydoc_node {
 	enum ydoc_kind kind;
-	unsigned long line, column;      /* 1-based */
-	char *path;                      /* "" for the root */
+	unsigned long line, column; /* 1-based */
+	char *path;		    /* "" for the root */
 	/* YDOC_SCALAR */
-	char *value;                     /* never NULL */
-	bool plain;                      /* unquoted, not a block scalar */
+	char *value; /* never NULL */
+	bool plain;  /* unquoted, not a block scalar */
 	/* YDOC_SEQUENCE */
 	struct ydoc_node **items;
 	size_t n_items;
@@ -50,8 +50,8 @@ struct ydoc_node {
 };
 
 struct ydoc {
-	char *path;                      /* as given to ydoc_load() */
-	unsigned char *bytes;            /* the file's bytes, NUL-terminated */
+	char *path;	      /* as given to ydoc_load() */
+	unsigned char *bytes; /* the file's bytes, NUL-terminated */
 	size_t len;
 	struct ydoc_node *root;
 };

@@ -25,6 +25,7 @@
 #include "common/yamldoc.h"
 #include "policies/policy.h"
 
+/* clang-format off */
 enum ftype {
 	F_SECTION,    /* nested mapping: see sub */
 	F_BOOL,       /* bool: true | false */
@@ -245,14 +246,16 @@ static const struct field policy_fields[] = {
 	END,
 };
 
+/* clang-format on */
+
 static const char *const history_key_names[] = {
 	"user", "account", "name", "partition", "node_bucket",
 };
 
-static const char *const fail_names[] = { "open", "closed" };
-static const char *const contention_names[] = { "gain", "fcfs" };
+static const char *const fail_names[] = {"open", "closed"};
+static const char *const contention_names[] = {"gain", "fcfs"};
 
-#define ARGV_HELP                                                           \
+#define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
 	"e.g. [/usr/local/sbin/fwd-alert, --severity, high]"
 
@@ -260,7 +263,7 @@ struct loader {
 	const struct ydoc *doc;
 	struct policy *p;
 	fwd_error_t *err;
-	const char *dir;          /* the policy file's directory, for F_FILE */
+	const char *dir; /* the policy file's directory, for F_FILE */
 };
 
 static void *at(struct policy *p, const struct field *f)
@@ -294,8 +297,8 @@ static int verr(struct loader *l, const struct ydoc_node *n,
 		const char *allowed)
 {
 	if (n->kind != YDOC_SCALAR)
-		return ferr(l, n, "value is %s; expected %s",
-			    ydoc_kind_name(n), allowed);
+		return ferr(l, n, "value is %s; expected %s", ydoc_kind_name(n),
+			    allowed);
 	if (ydoc_is_null(n))
 		return ferr(l, n, "value is empty; expected %s", allowed);
 	return ferr(l, n, "value '%s': expected %s", n->value, allowed);
@@ -455,7 +458,7 @@ static int load_vec(struct loader *l, const struct ydoc_node *n,
 static int load_strlist(struct loader *l, const struct field *f,
 			const struct ydoc_node *n)
 {
-	struct policy_strlist *sl = at(l->p, f), nl = { 0 };
+	struct policy_strlist *sl = at(l->p, f), nl = {0};
 	int rc;
 
 	rc = load_vec(l, n, "a name", &nl.items, &nl.count);
@@ -471,16 +474,18 @@ static int load_strlist(struct loader *l, const struct field *f,
 				   sizeof(history_key_names[0]));
 		snprintf(allowed, sizeof(allowed), "one of %s", list);
 		if (!nl.count) {
-			rc = verr(l, n, "a non-empty list of key fields, each "
-					"one of user, account, name, partition, "
-					"node_bucket");
+			rc = verr(l, n,
+				  "a non-empty list of key fields, each "
+				  "one of user, account, name, partition, "
+				  "node_bucket");
 			goto fail;
 		}
 		for (size_t i = 0; i < nl.count; i++) {
 			bool known = false;
 
-			for (size_t k = 0; k < sizeof(history_key_names) /
-						       sizeof(history_key_names[0]);
+			for (size_t k = 0;
+			     k < sizeof(history_key_names) /
+					 sizeof(history_key_names[0]);
 			     k++)
 				known |= !strcmp(nl.items[i],
 						 history_key_names[k]);
@@ -509,7 +514,7 @@ fail:
 static int load_argv(struct loader *l, const struct field *f,
 		     const struct ydoc_node *n)
 {
-	struct policy_argv *a = at(l->p, f), na = { 0 };
+	struct policy_argv *a = at(l->p, f), na = {0};
 	int rc;
 
 	if (n->kind == YDOC_SCALAR && !ydoc_is_null(n))
@@ -540,8 +545,7 @@ static int load_string(struct loader *l, const struct field *f,
 	const char *v;
 	int rc;
 
-	if ((f->type == F_OPTSTRING || f->type == F_OPTPATH) &&
-	    ydoc_is_null(n))
+	if ((f->type == F_OPTSTRING || f->type == F_OPTPATH) && ydoc_is_null(n))
 		return set_string(dst, NULL) ? ferr(l, n, "out of memory") : 0;
 	if (n->kind != YDOC_SCALAR || ydoc_is_null(n) || !*n->value) {
 		switch (f->type) {
@@ -614,8 +618,7 @@ static int load_scalar_units(struct loader *l, const struct field *f,
 
 		range_text(f, f->type == F_DURATION ? "a duration" : "a rate",
 			   allowed, sizeof(allowed));
-		return ferr(l, n, "value '%s': expected %s", n->value,
-			    allowed);
+		return ferr(l, n, "value '%s': expected %s", n->value, allowed);
 	}
 	if (f->type == F_SIZE)
 		*(uint64_t *)at(l->p, f) = u;
@@ -630,8 +633,8 @@ static int load_number(struct loader *l, const struct field *f,
 	char allowed[256];
 	double v;
 
-	range_text(f, f->type == F_U32 ? "a whole number" : "a number",
-		   allowed, sizeof(allowed));
+	range_text(f, f->type == F_U32 ? "a whole number" : "a number", allowed,
+		   sizeof(allowed));
 	if (n->kind != YDOC_SCALAR || ydoc_is_null(n) ||
 	    parse_plain_number(n->value, &v) || !in_range(f, v) ||
 	    (f->type == F_U32 && v != floor(v)))
@@ -682,8 +685,8 @@ static int load_field(struct loader *l, const struct field *f,
 	case F_ARGV:
 		return load_argv(l, f, n);
 	case F_MODE: {
-		static const char *const names[] = { "off", "opt-in",
-						     "opt-out", "shadow" };
+		static const char *const names[] = {"off", "opt-in", "opt-out",
+						    "shadow"};
 
 		if (load_enum(l, n, names, 4, &v))
 			return -1;
@@ -702,8 +705,8 @@ static int load_field(struct loader *l, const struct field *f,
 			(enum policy_contention)v;
 		return 0;
 	case F_DRIVER: {
-		static const char *const names[] = { "none", "exec", "verbs",
-						     "lwfs", "lnet" };
+		static const char *const names[] = {"none", "exec", "verbs",
+						    "lwfs", "lnet"};
 
 		if (load_enum(l, n, names, 5, &v))
 			return -1;
@@ -726,8 +729,8 @@ static int load_section(struct loader *l, const struct field *fields,
 	if (map->kind != YDOC_MAPPING) {
 		char allowed[600];
 
-		snprintf(allowed, sizeof(allowed),
-			 "a mapping with keys %s", keys);
+		snprintf(allowed, sizeof(allowed), "a mapping with keys %s",
+			 keys);
 		if (!*map->path)
 			return ydoc_error(l->err, l->doc, map,
 					  "the policy must be a mapping with "
@@ -811,7 +814,7 @@ static char *dir_of(const char *path)
 
 struct policy *policy_load(const char *path, fwd_error_t *err)
 {
-	struct loader l = { .err = err };
+	struct loader l = {.err = err};
 	struct policy *p = NULL;
 	struct ydoc *d = NULL;
 	char *dir = NULL;
@@ -887,8 +890,8 @@ static void outf(struct out *o, const char *fmt, ...)
 static bool yaml_plain_ok(const char *s)
 {
 	static const char *const reserved[] = {
-		"true", "false", "null", "Null", "NULL", "~", "yes", "no",
-		"on",   "off",   "y",    "n",    "Yes",  "No", "True", "False",
+		"true", "false", "null", "Null", "NULL", "~",  "yes",  "no",
+		"on",	"off",	 "y",	 "n",	 "Yes",	 "No", "True", "False",
 	};
 
 	if (!*s || !strchr("abcdefghijklmnopqrstuvwxyz"
@@ -1027,9 +1030,8 @@ static void yaml_fields(struct out *o, const struct policy *p,
 			break;
 		case F_CONTENTION:
 			outf(o, " %s",
-			     contention_names[*(const enum policy_contention *)
-						      v &
-					      1]);
+			     contention_names
+				     [*(const enum policy_contention *)v & 1]);
 			break;
 		case F_DRIVER:
 			outf(o, " %s",
@@ -1043,7 +1045,7 @@ static void yaml_fields(struct out *o, const struct policy *p,
 
 char *policy_to_yaml(const struct policy *p)
 {
-	struct out o = { 0 };
+	struct out o = {0};
 
 	outf(&o, "# fwdalloc effective policy (defaults filled in)\n");
 	if (p->path)
@@ -1125,8 +1127,9 @@ static json_t *json_fields(const struct policy *p, const struct field *fields)
 			break;
 		case F_CONTENTION:
 			j = json_string(
-				contention_names
-					[*(const enum policy_contention *)v & 1]);
+				contention_names[*(const enum policy_contention
+							   *)v &
+						 1]);
 			break;
 		case F_DRIVER:
 			j = json_string(policy_driver_name(
@@ -1148,7 +1151,8 @@ char *policy_to_json(const struct policy *p)
 
 	if (obj &&
 	    !json_object_set_new(obj, "path",
-				 p->path ? json_string(p->path) : json_null()) &&
+				 p->path ? json_string(p->path)
+					 : json_null()) &&
 	    !json_object_set_new(obj, "digest", json_string(p->digest)))
 		s = json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(obj);

@@ -117,7 +117,8 @@ static char *json_without_origin(struct policy *p)
 static void test_example_is_defaults(void **state)
 {
 	fwd_error_t err;
-	struct policy *def = policy_defaults(), *ex = policy_load(EXAMPLE, &err);
+	struct policy *def = policy_defaults(),
+		      *ex = policy_load(EXAMPLE, &err);
 	char *a, *b;
 
 	if (!ex)
@@ -266,21 +267,21 @@ static void test_empty_sections(void **state)
 	policy_destroy(p);
 }
 
-#define KEYS_TOP                                                          \
+#define KEYS_TOP                                                            \
 	"topology, access, decision, history, database, audit, retention, " \
 	"anomaly, remap"
-#define ARGV_HELP                                                         \
+#define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
 	"e.g. [/usr/local/sbin/fwd-alert, --severity, high]"
 #define SIZE_ALLOWED                                                      \
-	"a size is a number with an optional unit k, M, G, T, P (powers "  \
-	"of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024), optionally "     \
+	"a size is a number with an optional unit k, M, G, T, P (powers " \
+	"of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024), optionally "    \
 	"followed by B, e.g. 20GiB or 512MB"
 #define DURATION_ALLOWED                                                  \
-	"a duration is a number of seconds, or numbers with units d, h, "  \
+	"a duration is a number of seconds, or numbers with units d, h, " \
 	"m, s, ms in that order, e.g. 90s, 60m, 1h30m, 7d or 250ms"
-#define FRACTION_ALLOWED                                                  \
-	"a fraction is a number from 0 to 1 or a percentage from 0% to "   \
+#define FRACTION_ALLOWED                                                 \
+	"a fraction is a number from 0 to 1 or a percentage from 0% to " \
 	"100%, e.g. 0.3 or 30%"
 
 static const struct {
@@ -289,151 +290,150 @@ static const struct {
 	size_t len;
 	const char *msg;
 } bad[] = {
-	{ "unknown top-level key", "access:\n  mode: opt-in\nfoo: 1\n", 0,
-	  "FILE:3:1: foo: unknown key; allowed keys: " KEYS_TOP },
-	{ "unknown nested key", "decision:\n  scale:\n    enable: true\n", 0,
-	  "FILE:3:5: decision.scale.enable: unknown key; allowed keys: "
-	  "enabled, min_volume, min_io_nodes, max_metadata_rate" },
-	{ "duplicate key", "access:\n  mode: off\n  mode: shadow\n", 0,
-	  "FILE:3:3: access.mode: duplicate key 'mode' (first at line 2)" },
-	{ "root is a list", "- a\n- b\n", 0,
-	  "FILE:1:1: the policy must be a mapping with keys " KEYS_TOP },
-	{ "root is a scalar", "hello\n", 0,
-	  "FILE:1:1: the policy must be a mapping with keys " KEYS_TOP },
-	{ "section is a scalar", "decision: fast\n", 0,
-	  "FILE:1:11: decision: value 'fast': expected a mapping with keys "
-	  "avoid_anomalies, contention, decide_timeout, scale, "
-	  "interference, caps" },
-	{ "section is a list", "audit: [a]\n", 0,
-	  "FILE:1:8: audit: value is a sequence; expected a mapping with "
-	  "keys file, database" },
-	{ "bad enum", "access:\n  mode: maybe\n", 0,
-	  "FILE:2:9: access.mode: value 'maybe': expected one of off, "
-	  "opt-in, opt-out, shadow" },
-	{ "bad fail", "access: {fail: half}\n", 0,
-	  "FILE:1:16: access.fail: value 'half': expected one of open, "
-	  "closed" },
-	{ "bad bool", "decision:\n  avoid_anomalies: yes\n", 0,
-	  "FILE:2:20: decision.avoid_anomalies: value 'yes': expected true "
-	  "or false" },
-	{ "quoted bool", "audit: {database: \"true\"}\n", 0,
-	  "FILE:1:19: audit.database: value 'true': expected true or false" },
-	{ "bool is a list", "audit: {database: [true]}\n", 0,
-	  "FILE:1:19: audit.database: value is a sequence; expected true or "
-	  "false" },
-	{ "empty bool", "audit:\n  database:\n", 0,
-	  "FILE:2:12: audit.database: value is empty; expected true or "
-	  "false" },
-	{ "size with bad unit", "decision: {scale: {min_volume: 20GB/s}}\n", 0,
-	  "FILE:1:32: decision.scale.min_volume: value '20GB/s': a rate is "
-	  "not a size; " SIZE_ALLOWED },
-	{ "negative size", "decision: {scale: {min_volume: -1}}\n", 0,
-	  "FILE:1:32: decision.scale.min_volume: value '-1': negative values "
-	  "are not allowed; " SIZE_ALLOWED },
-	{ "whole number", "decision: {scale: {min_io_nodes: 3.5}}\n", 0,
-	  "FILE:1:34: decision.scale.min_io_nodes: value '3.5': expected a "
-	  "whole number from 0 to 4294967295" },
-	{ "u32 too large", "decision: {scale: {min_io_nodes: 4294967296}}\n", 0,
-	  "FILE:1:34: decision.scale.min_io_nodes: value '4294967296': "
-	  "expected a whole number from 0 to 4294967295" },
-	{ "count below 1", "decision:\n  caps:\n    max_forwarders_per_job: 0\n",
-	  0,
-	  "FILE:3:29: decision.caps.max_forwarders_per_job: value '0': "
-	  "expected a whole number from 1 to 4294967295" },
-	{ "port out of range", "database: {port: 70000}\n", 0,
-	  "FILE:1:18: database.port: value '70000': expected a whole number "
-	  "from 1 to 65535" },
-	{ "number with exponent", "decision: {scale: {max_metadata_rate: 1e3}}\n",
-	  0,
-	  "FILE:1:39: decision.scale.max_metadata_rate: value '1e3': expected "
-	  "a number of at least 0" },
-	{ "negative number",
-	  "decision: {interference: {vulnerable_iops: -5}}\n", 0,
-	  "FILE:1:44: decision.interference.vulnerable_iops: value '-5': "
-	  "expected a number of at least 0" },
-	{ "eps zero", "anomaly: {dbscan: {eps: 0}}\n", 0,
-	  "FILE:1:25: anomaly.dbscan.eps: value '0': expected a number "
-	  "greater than 0 and at most 1" },
-	{ "fraction above 1", "decision: {caps: {max_pool_share: 150%}}\n", 0,
-	  "FILE:1:35: decision.caps.max_pool_share: value '150%': out of "
-	  "range; " FRACTION_ALLOWED },
-	{ "zero timeout", "database: {timeout: 0s}\n", 0,
-	  "FILE:1:21: database.timeout: value '0s': expected a duration "
-	  "greater than 0s and at most 1h" },
-	{ "timeout too long", "remap: {timeout: 2h}\n", 0,
-	  "FILE:1:18: remap.timeout: value '2h': expected a duration greater "
-	  "than 0s and at most 1h" },
-	{ "bad duration", "history: {max_age: 3 months}\n", 0,
-	  "FILE:1:20: history.max_age: value '3 months': unknown unit; "
-	  DURATION_ALLOWED },
-	{ "bad rate", "anomaly: {peer: {noise_floor: 1MB}}\n", 0,
-	  "FILE:1:31: anomaly.peer.noise_floor: value '1MB': a size is not a "
-	  "rate (add /s); a rate is a number of bytes per second with an "
-	  "optional unit k, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, "
-	  "Pi (powers of 1024) followed by B/s, e.g. 2.5GB/s or 800MiB/s" },
-	{ "list given a string", "access: {allow_users: alice}\n", 0,
-	  "FILE:1:23: access.allow_users: value 'alice': expected a list of "
-	  "names, e.g. [alice, bob]" },
-	{ "list item a mapping", "access:\n  deny_users:\n    - {a: b}\n", 0,
-	  "FILE:3:7: access.deny_users[0]: value is a mapping; expected a "
-	  "name" },
-	{ "empty list item", "access:\n  deny_users: [\"\"]\n", 0,
-	  "FILE:2:16: access.deny_users[0]: value '': expected a name" },
-	{ "unknown history key", "history: {key: [user, jobname]}\n", 0,
-	  "FILE:1:23: history.key[1]: value 'jobname': expected one of user, "
-	  "account, name, partition, node_bucket" },
-	{ "history key twice", "history: {key: [user, user]}\n", 0,
-	  "FILE:1:23: history.key[1]: value 'user': listed twice" },
-	{ "empty history key", "history: {key: []}\n", 0,
-	  "FILE:1:16: history.key: value is a sequence; expected a non-empty "
-	  "list of key fields, each one of user, account, name, partition, "
-	  "node_bucket" },
-	{ "command as a string",
-	  "anomaly:\n  alert_command: /usr/bin/mail -s alert root\n", 0,
-	  "FILE:2:18: anomaly.alert_command: value '/usr/bin/mail -s alert "
-	  "root': " ARGV_HELP },
-	{ "command as a mapping", "anomaly: {alert_command: {a: 1}}\n", 0,
-	  "FILE:1:26: anomaly.alert_command: value is a mapping; expected "
-	  ARGV_HELP },
-	{ "relative program", "anomaly: {alert_command: [mail, root]}\n", 0,
-	  "FILE:1:27: anomaly.alert_command[0]: value 'mail': the program "
-	  "must be an absolute path (commands run without a shell or PATH "
-	  "search)" },
-	{ "relative password file", "database: {password_file: db.pw}\n", 0,
-	  "FILE:1:27: database.password_file: value 'db.pw': expected an "
-	  "absolute path (starting with /) or null" },
-	{ "relative audit file", "audit: {file: audit.jsonl}\n", 0,
-	  "FILE:1:15: audit.file: value 'audit.jsonl': expected an absolute "
-	  "path (starting with /)" },
-	{ "null audit file", "audit: {file: null}\n", 0,
-	  "FILE:1:15: audit.file: value is empty; expected an absolute path" },
-	{ "empty host", "database: {host: ''}\n", 0,
-	  "FILE:1:18: database.host: value '': expected a non-empty string" },
-	{ "link name with slash", "remap: {lwfs: {link_name: a/b}}\n", 0,
-	  "FILE:1:27: remap.lwfs.link_name: value 'a/b': expected a file name "
-	  "without '/'" },
-	{ "exec driver without command", "remap:\n  driver: exec\n", 0,
-	  "FILE:2:11: remap.driver: value 'exec': the exec driver needs "
-	  "remap.exec.command, " ARGV_HELP },
-	{ "unknown driver", "remap: {driver: rdma}\n", 0,
-	  "FILE:1:17: remap.driver: value 'rdma': expected one of none, exec, "
-	  "verbs, lwfs, lnet" },
-	{ "probe without port", "remap:\n  verbs:\n    connect_probe: true\n",
-	  0,
-	  "FILE:3:20: remap.verbs.connect_probe: value 'true': the connect "
-	  "probe needs remap.verbs.port, the forwarding service's port (1 to "
-	  "65535)" },
-	{ "empty file", "", 0, "FILE:1:1: file is empty" },
-	{ "comments only", "# all defaults\n", 0, "FILE:1:1: file is empty" },
-	{ "invalid utf-8", "access:\n  allow_users: [caf\xe9]\n", 0,
-	  "FILE:2:21: invalid UTF-8: invalid trailing UTF-8 octet (byte "
-	  "0x5d)" },
-	{ "syntax error", "access:\n  mode: [opt-in\n", 0,
-	  "FILE:3:1: invalid YAML: did not find expected ',' or ']' while "
-	  "parsing a flow sequence (line 2)" },
-	{ "anchor", "access:\n  allow_users: &u [a]\n  deny_users: *u\n", 0,
-	  "FILE:2:16: access.allow_users: anchors (&u) are not supported; "
-	  "write the value out" },
+	{"unknown top-level key", "access:\n  mode: opt-in\nfoo: 1\n", 0,
+	 "FILE:3:1: foo: unknown key; allowed keys: " KEYS_TOP},
+	{"unknown nested key", "decision:\n  scale:\n    enable: true\n", 0,
+	 "FILE:3:5: decision.scale.enable: unknown key; allowed keys: "
+	 "enabled, min_volume, min_io_nodes, max_metadata_rate"},
+	{"duplicate key", "access:\n  mode: off\n  mode: shadow\n", 0,
+	 "FILE:3:3: access.mode: duplicate key 'mode' (first at line 2)"},
+	{"root is a list", "- a\n- b\n", 0,
+	 "FILE:1:1: the policy must be a mapping with keys " KEYS_TOP},
+	{"root is a scalar", "hello\n", 0,
+	 "FILE:1:1: the policy must be a mapping with keys " KEYS_TOP},
+	{"section is a scalar", "decision: fast\n", 0,
+	 "FILE:1:11: decision: value 'fast': expected a mapping with keys "
+	 "avoid_anomalies, contention, decide_timeout, scale, "
+	 "interference, caps"},
+	{"section is a list", "audit: [a]\n", 0,
+	 "FILE:1:8: audit: value is a sequence; expected a mapping with "
+	 "keys file, database"},
+	{"bad enum", "access:\n  mode: maybe\n", 0,
+	 "FILE:2:9: access.mode: value 'maybe': expected one of off, "
+	 "opt-in, opt-out, shadow"},
+	{"bad fail", "access: {fail: half}\n", 0,
+	 "FILE:1:16: access.fail: value 'half': expected one of open, "
+	 "closed"},
+	{"bad bool", "decision:\n  avoid_anomalies: yes\n", 0,
+	 "FILE:2:20: decision.avoid_anomalies: value 'yes': expected true "
+	 "or false"},
+	{"quoted bool", "audit: {database: \"true\"}\n", 0,
+	 "FILE:1:19: audit.database: value 'true': expected true or false"},
+	{"bool is a list", "audit: {database: [true]}\n", 0,
+	 "FILE:1:19: audit.database: value is a sequence; expected true or "
+	 "false"},
+	{"empty bool", "audit:\n  database:\n", 0,
+	 "FILE:2:12: audit.database: value is empty; expected true or "
+	 "false"},
+	{"size with bad unit", "decision: {scale: {min_volume: 20GB/s}}\n", 0,
+	 "FILE:1:32: decision.scale.min_volume: value '20GB/s': a rate is "
+	 "not a size; " SIZE_ALLOWED},
+	{"negative size", "decision: {scale: {min_volume: -1}}\n", 0,
+	 "FILE:1:32: decision.scale.min_volume: value '-1': negative values "
+	 "are not allowed; " SIZE_ALLOWED},
+	{"whole number", "decision: {scale: {min_io_nodes: 3.5}}\n", 0,
+	 "FILE:1:34: decision.scale.min_io_nodes: value '3.5': expected a "
+	 "whole number from 0 to 4294967295"},
+	{"u32 too large", "decision: {scale: {min_io_nodes: 4294967296}}\n", 0,
+	 "FILE:1:34: decision.scale.min_io_nodes: value '4294967296': "
+	 "expected a whole number from 0 to 4294967295"},
+	{"count below 1", "decision:\n  caps:\n    max_forwarders_per_job: 0\n",
+	 0,
+	 "FILE:3:29: decision.caps.max_forwarders_per_job: value '0': "
+	 "expected a whole number from 1 to 4294967295"},
+	{"port out of range", "database: {port: 70000}\n", 0,
+	 "FILE:1:18: database.port: value '70000': expected a whole number "
+	 "from 1 to 65535"},
+	{"number with exponent",
+	 "decision: {scale: {max_metadata_rate: 1e3}}\n", 0,
+	 "FILE:1:39: decision.scale.max_metadata_rate: value '1e3': expected "
+	 "a number of at least 0"},
+	{"negative number", "decision: {interference: {vulnerable_iops: -5}}\n",
+	 0,
+	 "FILE:1:44: decision.interference.vulnerable_iops: value '-5': "
+	 "expected a number of at least 0"},
+	{"eps zero", "anomaly: {dbscan: {eps: 0}}\n", 0,
+	 "FILE:1:25: anomaly.dbscan.eps: value '0': expected a number "
+	 "greater than 0 and at most 1"},
+	{"fraction above 1", "decision: {caps: {max_pool_share: 150%}}\n", 0,
+	 "FILE:1:35: decision.caps.max_pool_share: value '150%': out of "
+	 "range; " FRACTION_ALLOWED},
+	{"zero timeout", "database: {timeout: 0s}\n", 0,
+	 "FILE:1:21: database.timeout: value '0s': expected a duration "
+	 "greater than 0s and at most 1h"},
+	{"timeout too long", "remap: {timeout: 2h}\n", 0,
+	 "FILE:1:18: remap.timeout: value '2h': expected a duration greater "
+	 "than 0s and at most 1h"},
+	{"bad duration", "history: {max_age: 3 months}\n", 0,
+	 "FILE:1:20: history.max_age: value '3 months': unknown "
+	 "unit; " DURATION_ALLOWED},
+	{"bad rate", "anomaly: {peer: {noise_floor: 1MB}}\n", 0,
+	 "FILE:1:31: anomaly.peer.noise_floor: value '1MB': a size is not a "
+	 "rate (add /s); a rate is a number of bytes per second with an "
+	 "optional unit k, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, "
+	 "Pi (powers of 1024) followed by B/s, e.g. 2.5GB/s or 800MiB/s"},
+	{"list given a string", "access: {allow_users: alice}\n", 0,
+	 "FILE:1:23: access.allow_users: value 'alice': expected a list of "
+	 "names, e.g. [alice, bob]"},
+	{"list item a mapping", "access:\n  deny_users:\n    - {a: b}\n", 0,
+	 "FILE:3:7: access.deny_users[0]: value is a mapping; expected a "
+	 "name"},
+	{"empty list item", "access:\n  deny_users: [\"\"]\n", 0,
+	 "FILE:2:16: access.deny_users[0]: value '': expected a name"},
+	{"unknown history key", "history: {key: [user, jobname]}\n", 0,
+	 "FILE:1:23: history.key[1]: value 'jobname': expected one of user, "
+	 "account, name, partition, node_bucket"},
+	{"history key twice", "history: {key: [user, user]}\n", 0,
+	 "FILE:1:23: history.key[1]: value 'user': listed twice"},
+	{"empty history key", "history: {key: []}\n", 0,
+	 "FILE:1:16: history.key: value is a sequence; expected a non-empty "
+	 "list of key fields, each one of user, account, name, partition, "
+	 "node_bucket"},
+	{"command as a string",
+	 "anomaly:\n  alert_command: /usr/bin/mail -s alert root\n", 0,
+	 "FILE:2:18: anomaly.alert_command: value '/usr/bin/mail -s alert "
+	 "root': " ARGV_HELP},
+	{"command as a mapping", "anomaly: {alert_command: {a: 1}}\n", 0,
+	 "FILE:1:26: anomaly.alert_command: value is a mapping; "
+	 "expected " ARGV_HELP},
+	{"relative program", "anomaly: {alert_command: [mail, root]}\n", 0,
+	 "FILE:1:27: anomaly.alert_command[0]: value 'mail': the program "
+	 "must be an absolute path (commands run without a shell or PATH "
+	 "search)"},
+	{"relative password file", "database: {password_file: db.pw}\n", 0,
+	 "FILE:1:27: database.password_file: value 'db.pw': expected an "
+	 "absolute path (starting with /) or null"},
+	{"relative audit file", "audit: {file: audit.jsonl}\n", 0,
+	 "FILE:1:15: audit.file: value 'audit.jsonl': expected an absolute "
+	 "path (starting with /)"},
+	{"null audit file", "audit: {file: null}\n", 0,
+	 "FILE:1:15: audit.file: value is empty; expected an absolute path"},
+	{"empty host", "database: {host: ''}\n", 0,
+	 "FILE:1:18: database.host: value '': expected a non-empty string"},
+	{"link name with slash", "remap: {lwfs: {link_name: a/b}}\n", 0,
+	 "FILE:1:27: remap.lwfs.link_name: value 'a/b': expected a file name "
+	 "without '/'"},
+	{"exec driver without command", "remap:\n  driver: exec\n", 0,
+	 "FILE:2:11: remap.driver: value 'exec': the exec driver needs "
+	 "remap.exec.command, " ARGV_HELP},
+	{"unknown driver", "remap: {driver: rdma}\n", 0,
+	 "FILE:1:17: remap.driver: value 'rdma': expected one of none, exec, "
+	 "verbs, lwfs, lnet"},
+	{"probe without port", "remap:\n  verbs:\n    connect_probe: true\n", 0,
+	 "FILE:3:20: remap.verbs.connect_probe: value 'true': the connect "
+	 "probe needs remap.verbs.port, the forwarding service's port (1 to "
+	 "65535)"},
+	{"empty file", "", 0, "FILE:1:1: file is empty"},
+	{"comments only", "# all defaults\n", 0, "FILE:1:1: file is empty"},
+	{"invalid utf-8", "access:\n  allow_users: [caf\xe9]\n", 0,
+	 "FILE:2:21: invalid UTF-8: invalid trailing UTF-8 octet (byte "
+	 "0x5d)"},
+	{"syntax error", "access:\n  mode: [opt-in\n", 0,
+	 "FILE:3:1: invalid YAML: did not find expected ',' or ']' while "
+	 "parsing a flow sequence (line 2)"},
+	{"anchor", "access:\n  allow_users: &u [a]\n  deny_users: *u\n", 0,
+	 "FILE:2:16: access.allow_users: anchors (&u) are not supported; "
+	 "write the value out"},
 };
 
 static void test_bad(void **state)
@@ -442,8 +442,8 @@ static void test_bad(void **state)
 	int failed = 0;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *path = write_file("bad.yaml", bad[i].text,
-					      bad[i].len);
+		const char *path =
+			write_file("bad.yaml", bad[i].text, bad[i].len);
 		char full[2048];
 		struct policy *p;
 

@@ -169,120 +169,118 @@ static void test_mixed_mapping(void **state)
 	topo_destroy(t);
 }
 
-#define FWD2                                                   \
-	"forwarders:\n"                                        \
-	"  - {name: f1, bandwidth: 2.5GB/s, role: service}\n"  \
+#define FWD2                                                  \
+	"forwarders:\n"                                       \
+	"  - {name: f1, bandwidth: 2.5GB/s, role: service}\n" \
 	"  - {name: f2, bandwidth: 2.5GB/s, role: service}\n"
-#define TOP_KEYS                                                        \
-	"forwarders, osts, compute_nodes, mapping, nodes_per_forwarder"
+#define TOP_KEYS "forwarders, osts, compute_nodes, mapping, nodes_per_forwarder"
 
 static const struct {
 	const char *name;
 	const char *text;
 	const char *msg;
 } bad[] = {
-	{ "unknown top key", FWD2 "compute_nodes: c[1-2]\nnodes: 2\n",
-	  "FILE:5:1: nodes: unknown key; allowed keys: " TOP_KEYS },
-	{ "unknown forwarder key",
-	  "forwarders:\n  - {name: f1, bw: 1GB/s, role: service}\n",
-	  "FILE:2:16: forwarders[0].bw: unknown key; allowed keys: name, "
-	  "address, bandwidth, group, role, nid" },
-	{ "duplicate yaml key",
-	  "forwarders: []\ncompute_nodes: c1\nforwarders: []\n",
-	  "FILE:3:1: forwarders: duplicate key 'forwarders' (first at line "
-	  "1)" },
-	{ "duplicate forwarder name",
-	  "forwarders:\n"
-	  "  - {name: f1, bandwidth: 1GB/s, role: service}\n"
-	  "  - {name: f1, bandwidth: 1GB/s, role: backup}\n"
-	  "compute_nodes: c1\n",
-	  "FILE:3:12: forwarders[1].name: forwarder 'f1' is defined twice" },
-	{ "missing role",
-	  "forwarders:\n  - {name: f1, bandwidth: 1GB/s}\n",
-	  "FILE:2:5: forwarders[0]: missing key 'role' (service or backup)" },
-	{ "bad role",
-	  "forwarders:\n  - {name: f1, bandwidth: 1GB/s, role: spare}\n",
-	  "FILE:2:40: forwarders[0].role: value 'spare': expected one of "
-	  "service, backup" },
-	{ "missing name", "forwarders:\n  - {bandwidth: 1GB/s, role: backup}\n",
-	  "FILE:2:5: forwarders[0]: missing key 'name'" },
-	{ "bandwidth not a rate",
-	  "forwarders:\n  - {name: f1, bandwidth: 2.5GB, role: service}\n",
-	  "FILE:2:27: forwarders[0].bandwidth: value '2.5GB': a size is not a "
-	  "rate (add /s); a rate is a number of bytes per second with an "
-	  "optional unit k, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi "
-	  "(powers of 1024) followed by B/s, e.g. 2.5GB/s or 800MiB/s" },
-	{ "zero bandwidth",
-	  "forwarders:\n  - {name: f1, bandwidth: 0, role: service}\n",
-	  "FILE:2:27: forwarders[0].bandwidth: value '0': expected a rate "
-	  "greater than 0" },
-	{ "forwarders not a list", "forwarders: f1\ncompute_nodes: c1\n",
-	  "FILE:1:13: forwarders: value 'f1': expected a non-empty list of "
-	  "forwarders {name, address, bandwidth, group, role}" },
-	{ "no forwarders", "compute_nodes: c1\n",
-	  "FILE:1:1: missing key 'forwarders' (a list of {name, address, "
-	  "bandwidth, group, role})" },
-	{ "no compute nodes", FWD2,
-	  "FILE:1:1: missing key 'compute_nodes' (a Slurm hostlist such as "
-	  "c[1-1024], or a list of them)" },
-	{ "bad hostlist", FWD2 "compute_nodes: \"c[1-\"\n",
-	  "FILE:4:16: compute_nodes: invalid node list 'c[1-' (want a Slurm "
-	  "hostlist such as c[1-512])" },
-	{ "unknown forwarder in mapping",
-	  FWD2 "compute_nodes: c[1-4]\n"
-	       "mapping:\n  - {nodes: \"c[1-4]\", forwarder: f9}\n",
-	  "FILE:6:34: mapping[0].forwarder: value 'f9': unknown forwarder; "
-	  "expected the name of a forwarder defined under forwarders" },
-	{ "overlapping ranges",
-	  FWD2 "compute_nodes: c[1-4]\n"
-	       "mapping:\n"
-	       "  - {nodes: \"c[1-3]\", forwarder: f1}\n"
-	       "  - {nodes: \"c[3-4]\", forwarder: f2}\n",
-	  "FILE:7:13: mapping[1].nodes: node 'c3' is mapped to both 'f1' and "
-	  "'f2'" },
-	{ "uncovered nodes",
-	  FWD2 "compute_nodes: c[1-10]\n"
-	       "mapping:\n"
-	       "  - {nodes: \"c[1-8]\", forwarder: f1}\n",
-	  "FILE:4:16: compute_nodes: 2 compute nodes are not covered by the "
-	  "mapping, first 'c9'" },
-	{ "one node uncovered",
-	  FWD2 "compute_nodes: [\"c[1-2]\", d7]\n"
-	       "mapping:\n  - {nodes: \"c[1-2]\", forwarder: f2}\n",
-	  "FILE:4:16: compute_nodes: 1 compute node is not covered by the "
-	  "mapping, first 'd7'" },
-	{ "mapping names an undeclared node",
-	  FWD2 "compute_nodes: c[1-2]\n"
-	       "mapping:\n  - {nodes: \"c[2-3]\", forwarder: f1}\n",
-	  "FILE:6:13: mapping[0].nodes: node 'c3' is not a declared compute "
-	  "node" },
-	{ "node declared twice", FWD2 "compute_nodes: [\"c[1-2]\", c2]\n",
-	  "FILE:4:27: compute_nodes[1]: compute node 'c2' is declared twice" },
-	{ "not enough service forwarders",
-	  FWD2 "compute_nodes: c[1-10]\nnodes_per_forwarder: 4\n",
-	  "FILE:5:22: nodes_per_forwarder: 2 compute nodes from 'c9' on are "
-	  "left unmapped: not enough service forwarders at 4 nodes each" },
-	{ "zero per forwarder", FWD2 "compute_nodes: c1\nnodes_per_forwarder: 0\n",
-	  "FILE:5:22: nodes_per_forwarder: value '0': expected a whole number "
-	  "from 1 to 100000000" },
-	{ "per forwarder not a number",
-	  FWD2 "compute_nodes: c1\nnodes_per_forwarder: many\n",
-	  "FILE:5:22: nodes_per_forwarder: value 'many': expected a whole "
-	  "number from 1 to 100000000" },
-	{ "duplicate OST",
-	  FWD2 "osts:\n  - {name: o1, bandwidth: 1GB/s}\n"
-	       "  - {name: o1, bandwidth: 1GB/s}\ncompute_nodes: c1\n",
-	  "FILE:6:12: osts[1].name: OST 'o1' is defined twice" },
-	{ "unknown OST key",
-	  FWD2 "osts:\n  - {name: o1, speed: 1GB/s}\n",
-	  "FILE:5:16: osts[0].speed: unknown key; allowed keys: name, "
-	  "bandwidth" },
-	{ "root a list", "- f1\n",
-	  "FILE:1:1: the topology must be a mapping with keys " TOP_KEYS },
-	{ "empty file", "", "FILE:1:1: file is empty" },
-	{ "invalid utf-8", FWD2 "compute_nodes: c\xff\n",
-	  "FILE:4:17: invalid UTF-8: invalid leading UTF-8 octet (byte "
-	  "0xff)" },
+	{"unknown top key", FWD2 "compute_nodes: c[1-2]\nnodes: 2\n",
+	 "FILE:5:1: nodes: unknown key; allowed keys: " TOP_KEYS},
+	{"unknown forwarder key",
+	 "forwarders:\n  - {name: f1, bw: 1GB/s, role: service}\n",
+	 "FILE:2:16: forwarders[0].bw: unknown key; allowed keys: name, "
+	 "address, bandwidth, group, role, nid"},
+	{"duplicate yaml key",
+	 "forwarders: []\ncompute_nodes: c1\nforwarders: []\n",
+	 "FILE:3:1: forwarders: duplicate key 'forwarders' (first at line "
+	 "1)"},
+	{"duplicate forwarder name",
+	 "forwarders:\n"
+	 "  - {name: f1, bandwidth: 1GB/s, role: service}\n"
+	 "  - {name: f1, bandwidth: 1GB/s, role: backup}\n"
+	 "compute_nodes: c1\n",
+	 "FILE:3:12: forwarders[1].name: forwarder 'f1' is defined twice"},
+	{"missing role", "forwarders:\n  - {name: f1, bandwidth: 1GB/s}\n",
+	 "FILE:2:5: forwarders[0]: missing key 'role' (service or backup)"},
+	{"bad role",
+	 "forwarders:\n  - {name: f1, bandwidth: 1GB/s, role: spare}\n",
+	 "FILE:2:40: forwarders[0].role: value 'spare': expected one of "
+	 "service, backup"},
+	{"missing name", "forwarders:\n  - {bandwidth: 1GB/s, role: backup}\n",
+	 "FILE:2:5: forwarders[0]: missing key 'name'"},
+	{"bandwidth not a rate",
+	 "forwarders:\n  - {name: f1, bandwidth: 2.5GB, role: service}\n",
+	 "FILE:2:27: forwarders[0].bandwidth: value '2.5GB': a size is not a "
+	 "rate (add /s); a rate is a number of bytes per second with an "
+	 "optional unit k, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi "
+	 "(powers of 1024) followed by B/s, e.g. 2.5GB/s or 800MiB/s"},
+	{"zero bandwidth",
+	 "forwarders:\n  - {name: f1, bandwidth: 0, role: service}\n",
+	 "FILE:2:27: forwarders[0].bandwidth: value '0': expected a rate "
+	 "greater than 0"},
+	{"forwarders not a list", "forwarders: f1\ncompute_nodes: c1\n",
+	 "FILE:1:13: forwarders: value 'f1': expected a non-empty list of "
+	 "forwarders {name, address, bandwidth, group, role}"},
+	{"no forwarders", "compute_nodes: c1\n",
+	 "FILE:1:1: missing key 'forwarders' (a list of {name, address, "
+	 "bandwidth, group, role})"},
+	{"no compute nodes", FWD2,
+	 "FILE:1:1: missing key 'compute_nodes' (a Slurm hostlist such as "
+	 "c[1-1024], or a list of them)"},
+	{"bad hostlist", FWD2 "compute_nodes: \"c[1-\"\n",
+	 "FILE:4:16: compute_nodes: invalid node list 'c[1-' (want a Slurm "
+	 "hostlist such as c[1-512])"},
+	{"unknown forwarder in mapping",
+	 FWD2 "compute_nodes: c[1-4]\n"
+	      "mapping:\n  - {nodes: \"c[1-4]\", forwarder: f9}\n",
+	 "FILE:6:34: mapping[0].forwarder: value 'f9': unknown forwarder; "
+	 "expected the name of a forwarder defined under forwarders"},
+	{"overlapping ranges",
+	 FWD2 "compute_nodes: c[1-4]\n"
+	      "mapping:\n"
+	      "  - {nodes: \"c[1-3]\", forwarder: f1}\n"
+	      "  - {nodes: \"c[3-4]\", forwarder: f2}\n",
+	 "FILE:7:13: mapping[1].nodes: node 'c3' is mapped to both 'f1' and "
+	 "'f2'"},
+	{"uncovered nodes",
+	 FWD2 "compute_nodes: c[1-10]\n"
+	      "mapping:\n"
+	      "  - {nodes: \"c[1-8]\", forwarder: f1}\n",
+	 "FILE:4:16: compute_nodes: 2 compute nodes are not covered by the "
+	 "mapping, first 'c9'"},
+	{"one node uncovered",
+	 FWD2 "compute_nodes: [\"c[1-2]\", d7]\n"
+	      "mapping:\n  - {nodes: \"c[1-2]\", forwarder: f2}\n",
+	 "FILE:4:16: compute_nodes: 1 compute node is not covered by the "
+	 "mapping, first 'd7'"},
+	{"mapping names an undeclared node",
+	 FWD2 "compute_nodes: c[1-2]\n"
+	      "mapping:\n  - {nodes: \"c[2-3]\", forwarder: f1}\n",
+	 "FILE:6:13: mapping[0].nodes: node 'c3' is not a declared compute "
+	 "node"},
+	{"node declared twice", FWD2 "compute_nodes: [\"c[1-2]\", c2]\n",
+	 "FILE:4:27: compute_nodes[1]: compute node 'c2' is declared twice"},
+	{"not enough service forwarders",
+	 FWD2 "compute_nodes: c[1-10]\nnodes_per_forwarder: 4\n",
+	 "FILE:5:22: nodes_per_forwarder: 2 compute nodes from 'c9' on are "
+	 "left unmapped: not enough service forwarders at 4 nodes each"},
+	{"zero per forwarder",
+	 FWD2 "compute_nodes: c1\nnodes_per_forwarder: 0\n",
+	 "FILE:5:22: nodes_per_forwarder: value '0': expected a whole number "
+	 "from 1 to 100000000"},
+	{"per forwarder not a number",
+	 FWD2 "compute_nodes: c1\nnodes_per_forwarder: many\n",
+	 "FILE:5:22: nodes_per_forwarder: value 'many': expected a whole "
+	 "number from 1 to 100000000"},
+	{"duplicate OST",
+	 FWD2 "osts:\n  - {name: o1, bandwidth: 1GB/s}\n"
+	      "  - {name: o1, bandwidth: 1GB/s}\ncompute_nodes: c1\n",
+	 "FILE:6:12: osts[1].name: OST 'o1' is defined twice"},
+	{"unknown OST key", FWD2 "osts:\n  - {name: o1, speed: 1GB/s}\n",
+	 "FILE:5:16: osts[0].speed: unknown key; allowed keys: name, "
+	 "bandwidth"},
+	{"root a list", "- f1\n",
+	 "FILE:1:1: the topology must be a mapping with keys " TOP_KEYS},
+	{"empty file", "", "FILE:1:1: file is empty"},
+	{"invalid utf-8", FWD2 "compute_nodes: c\xff\n",
+	 "FILE:4:17: invalid UTF-8: invalid leading UTF-8 octet (byte "
+	 "0xff)"},
 };
 
 static void test_bad(void **state)
@@ -340,8 +338,7 @@ static void test_file_errors(void **state)
 
 	assert_null(topo_load(tmpdir, &err));
 	assert_int_equal(errno, EISDIR);
-	snprintf(want, sizeof(want), "%s: cannot read: Is a directory",
-		 tmpdir);
+	snprintf(want, sizeof(want), "%s: cannot read: Is a directory", tmpdir);
 	assert_string_equal(err.text, want);
 }
 

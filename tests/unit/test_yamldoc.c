@@ -54,52 +54,52 @@ static const struct {
 	size_t len; /* 0 = strlen(text) */
 	const char *msg;
 } bad[] = {
-	{ "empty", "", 0, "t.yaml:1:1: file is empty" },
-	{ "only a comment", "# nothing here\n\n", 0,
-	  "t.yaml:1:1: file is empty" },
-	{ "null document", "---\n", 0, "t.yaml:2:1: document is empty" },
-	{ "tilde document", "~\n", 0, "t.yaml:1:1: document is empty" },
-	{ "duplicate key", "a: 1\nb: 2\na: 3\n", 0,
-	  "t.yaml:3:1: a: duplicate key 'a' (first at line 1)" },
-	{ "nested duplicate", "x:\n  y:\n    - a\n    - b: 1\n      b: 2\n", 0,
-	  "t.yaml:5:7: x.y[1].b: duplicate key 'b' (first at line 4)" },
-	{ "unclosed flow", "a: [1, 2\nb: 3\n", 0,
-	  "t.yaml:2:2: invalid YAML: did not find expected ',' or ']' "
-	  "while parsing a flow sequence (line 1)" },
-	{ "bad indentation", "a:\n  b: 1\n c: 2\n", 0,
-	  "t.yaml:3:2: invalid YAML: did not find expected key while "
-	  "parsing a block mapping (line 1)" },
-	{ "tab indentation", "a:\n\tb: 1\n", 0,
-	  "t.yaml:2:1: invalid YAML: found character that cannot start any "
-	  "token while scanning for the next token (line 2)" },
-	{ "invalid utf-8 leading", "a: 1\nbb: x\xff\n", 0,
-	  "t.yaml:2:6: invalid UTF-8: invalid leading UTF-8 octet "
-	  "(byte 0xff)" },
-	{ "invalid utf-8 trailing", "name: caf\xc3\x28\n", 0,
-	  "t.yaml:1:11: invalid UTF-8: invalid trailing UTF-8 octet "
-	  "(byte 0x28)" },
-	{ "utf-8 column counts characters", "k: \xc3\xa9\xc3\xa9\xff\n", 0,
-	  "t.yaml:1:6: invalid UTF-8: invalid leading UTF-8 octet "
-	  "(byte 0xff)" },
-	{ "truncated utf-8", "a: \xe2\x82", 0,
-	  "t.yaml:1:4: invalid UTF-8: incomplete UTF-8 octet sequence" },
-	{ "NUL byte", "a: 1\n\0b: 2\n", 11,
-	  "t.yaml:2:1: invalid UTF-8: control characters are not allowed "
-	  "(byte 0x00)" },
-	{ "anchor", "a: &x 1\nb: *x\n", 0,
-	  "t.yaml:1:4: a: anchors (&x) are not supported; write the value "
-	  "out" },
-	{ "alias", "a: 1\nb: *x\n", 0,
-	  "t.yaml:2:4: b: aliases (*x) are not supported; write the value "
-	  "out" },
-	{ "tag", "a: !!str 1\n", 0,
-	  "t.yaml:1:4: a: tags (tag:yaml.org,2002:str) are not supported; "
-	  "write the plain value" },
-	{ "two documents", "a: 1\n---\nb: 2\n", 0,
-	  "t.yaml:2:1: a second YAML document; the file must hold exactly "
-	  "one" },
-	{ "complex key", "? [a]\n: 1\n", 0,
-	  "t.yaml:1:3: document: mapping keys must be plain names" },
+	{"empty", "", 0, "t.yaml:1:1: file is empty"},
+	{"only a comment", "# nothing here\n\n", 0,
+	 "t.yaml:1:1: file is empty"},
+	{"null document", "---\n", 0, "t.yaml:2:1: document is empty"},
+	{"tilde document", "~\n", 0, "t.yaml:1:1: document is empty"},
+	{"duplicate key", "a: 1\nb: 2\na: 3\n", 0,
+	 "t.yaml:3:1: a: duplicate key 'a' (first at line 1)"},
+	{"nested duplicate", "x:\n  y:\n    - a\n    - b: 1\n      b: 2\n", 0,
+	 "t.yaml:5:7: x.y[1].b: duplicate key 'b' (first at line 4)"},
+	{"unclosed flow", "a: [1, 2\nb: 3\n", 0,
+	 "t.yaml:2:2: invalid YAML: did not find expected ',' or ']' "
+	 "while parsing a flow sequence (line 1)"},
+	{"bad indentation", "a:\n  b: 1\n c: 2\n", 0,
+	 "t.yaml:3:2: invalid YAML: did not find expected key while "
+	 "parsing a block mapping (line 1)"},
+	{"tab indentation", "a:\n\tb: 1\n", 0,
+	 "t.yaml:2:1: invalid YAML: found character that cannot start any "
+	 "token while scanning for the next token (line 2)"},
+	{"invalid utf-8 leading", "a: 1\nbb: x\xff\n", 0,
+	 "t.yaml:2:6: invalid UTF-8: invalid leading UTF-8 octet "
+	 "(byte 0xff)"},
+	{"invalid utf-8 trailing", "name: caf\xc3\x28\n", 0,
+	 "t.yaml:1:11: invalid UTF-8: invalid trailing UTF-8 octet "
+	 "(byte 0x28)"},
+	{"utf-8 column counts characters", "k: \xc3\xa9\xc3\xa9\xff\n", 0,
+	 "t.yaml:1:6: invalid UTF-8: invalid leading UTF-8 octet "
+	 "(byte 0xff)"},
+	{"truncated utf-8", "a: \xe2\x82", 0,
+	 "t.yaml:1:4: invalid UTF-8: incomplete UTF-8 octet sequence"},
+	{"NUL byte", "a: 1\n\0b: 2\n", 11,
+	 "t.yaml:2:1: invalid UTF-8: control characters are not allowed "
+	 "(byte 0x00)"},
+	{"anchor", "a: &x 1\nb: *x\n", 0,
+	 "t.yaml:1:4: a: anchors (&x) are not supported; write the value "
+	 "out"},
+	{"alias", "a: 1\nb: *x\n", 0,
+	 "t.yaml:2:4: b: aliases (*x) are not supported; write the value "
+	 "out"},
+	{"tag", "a: !!str 1\n", 0,
+	 "t.yaml:1:4: a: tags (tag:yaml.org,2002:str) are not supported; "
+	 "write the plain value"},
+	{"two documents", "a: 1\n---\nb: 2\n", 0,
+	 "t.yaml:2:1: a second YAML document; the file must hold exactly "
+	 "one"},
+	{"complex key", "? [a]\n: 1\n", 0,
+	 "t.yaml:1:3: document: mapping keys must be plain names"},
 };
 
 static void test_bad(void **state)
@@ -128,15 +128,14 @@ static void test_bad(void **state)
 
 static void test_good(void **state)
 {
-	static const char text[] =
-		"# comment\n"
-		"name: \"quoted\"\n"
-		"list:\n"
-		"  - one\n"
-		"  - {k: v}\n"
-		"empty:\n"
-		"nested:\n"
-		"  deep: 'x'\n";
+	static const char text[] = "# comment\n"
+				   "name: \"quoted\"\n"
+				   "list:\n"
+				   "  - one\n"
+				   "  - {k: v}\n"
+				   "empty:\n"
+				   "nested:\n"
+				   "  deep: 'x'\n";
 	fwd_error_t e;
 	struct ydoc *d = ydoc_parse("g.yaml", text, strlen(text), &e);
 	struct ydoc_node *r, *n;
@@ -254,8 +253,7 @@ static void test_files(void **state)
 	if (!d)
 		fail_msg("%s", e.text);
 	assert_int_equal(d->root->n_pairs, 2000);
-	assert_string_equal(ydoc_get(d->root, "key1999")->value,
-			    "value 1999");
+	assert_string_equal(ydoc_get(d->root, "key1999")->value, "value 1999");
 	assert_int_equal(ydoc_get(d->root, "key1999")->line, 2000);
 	ydoc_destroy(d);
 
