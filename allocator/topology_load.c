@@ -110,6 +110,30 @@ static int get_string(struct tloader *l, const struct ydoc_node *map,
 	return 0;
 }
 
+/*
+ * Forwarder and OST names travel into decisions, audit records, remap
+ * driver arguments and environment variables: keep them to a plain
+ * alphabet so none of those can be surprised.
+ */
+static int check_name(struct tloader *l, const struct ydoc_node *map,
+		      const char *key)
+{
+	const struct ydoc_node *n = ydoc_get(map, key);
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789._-";
+
+	if (!n || n->kind != YDOC_SCALAR)
+		return 0;
+	if (strspn(n->value, alphabet) != strlen(n->value) ||
+	    strlen(n->value) > 64)
+		return terr(l, n,
+			    "value '%s': expected a name of at most 64 "
+			    "letters, digits, '.', '_' and '-'",
+			    n->value);
+	return 0;
+}
+
 static int get_bandwidth(struct tloader *l, const struct ydoc_node *map,
 			 double *out)
 {
@@ -155,6 +179,7 @@ static int load_forwarders(struct tloader *l, const struct ydoc_node *seq)
 				    "group, role}");
 		if (check_keys(l, m, keys, keys_text) ||
 		    get_string(l, m, "name", true, &name) ||
+		    check_name(l, m, "name") ||
 		    get_string(l, m, "address", false, &address) ||
 		    get_string(l, m, "group", false, &group) ||
 		    get_string(l, m, "nid", false, &nid) ||
@@ -200,6 +225,7 @@ static int load_osts(struct tloader *l, const struct ydoc_node *seq)
 			return verr(l, m, "an OST {name, bandwidth}");
 		if (check_keys(l, m, keys, "name, bandwidth") ||
 		    get_string(l, m, "name", true, &name) ||
+		    check_name(l, m, "name") ||
 		    get_bandwidth(l, m, &o.bandwidth_bps))
 			return -1;
 		o.name = (char *)name;

@@ -275,6 +275,15 @@ static const struct {
 	{"unknown OST key", FWD2 "osts:\n  - {name: o1, speed: 1GB/s}\n",
 	 "FILE:5:16: osts[0].speed: unknown key; allowed keys: name, "
 	 "bandwidth"},
+	{"forwarder name with a space",
+	 "forwarders:\n  - {name: \"fwd 1\", bandwidth: 1GB/s, role: "
+	 "service}\n",
+	 "FILE:2:12: forwarders[0].name: value 'fwd 1': expected a name of at "
+	 "most 64 letters, digits, '.', '_' and '-'"},
+	{"OST name with a semicolon",
+	 FWD2 "osts:\n  - {name: \"o1;rm\", bandwidth: 1GB/s}\n",
+	 "FILE:5:12: osts[0].name: value 'o1;rm': expected a name of at most "
+	 "64 letters, digits, '.', '_' and '-'"},
 	{"root a list", "- f1\n",
 	 "FILE:1:1: the topology must be a mapping with keys " TOP_KEYS},
 	{"empty file", "", "FILE:1:1: file is empty"},
