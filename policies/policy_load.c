@@ -767,6 +767,15 @@ static const struct ydoc_node *find(const struct ydoc *d, const char *path)
 	return n;
 }
 
+/* The node at path, or the document root if the file does not set it. */
+static const struct ydoc_node *find_or_root(const struct ydoc *d,
+					    const char *path)
+{
+	const struct ydoc_node *n = find(d, path);
+
+	return n ? n : d->root;
+}
+
 /* Rules between keys, checked after every key has its value. */
 static int cross_check(struct loader *l)
 {
@@ -775,14 +784,14 @@ static int cross_check(struct loader *l)
 
 	if (p->remap.driver == POLICY_DRIVER_EXEC &&
 	    !p->remap.exec.command.argc) {
-		n = find(l->doc, "remap.driver");
+		n = find_or_root(l->doc, "remap.driver");
 		return ferr(l, n,
 			    "value 'exec': the exec driver needs "
 			    "remap.exec.command, %s",
 			    ARGV_HELP);
 	}
 	if (p->remap.verbs.connect_probe && !p->remap.verbs.port) {
-		n = find(l->doc, "remap.verbs.connect_probe");
+		n = find_or_root(l->doc, "remap.verbs.connect_probe");
 		return ferr(l, n,
 			    "value 'true': the connect probe needs "
 			    "remap.verbs.port, the forwarding service's port "
