@@ -229,7 +229,7 @@ int remap_run(char *const argv[], char *const envp[], double timeout,
 		drain(pfd[0], &tail, &eof);
 		tail_text(&tail, text, sizeof(text));
 		errno = ETIMEDOUT;
-		errprintf(err, "%s timed out after %gs (killed)%s%s", argv[0],
+		errprintf(err, "%s timed out after %.3gs (killed)%s%s", argv[0],
 			  timeout, *text ? ": " : "", text);
 		goto out;
 	}

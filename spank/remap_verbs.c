@@ -191,7 +191,7 @@ static int wait_event(struct rdma_event_channel *ch,
 
 		if (left <= 0) {
 			errno = ETIMEDOUT;
-			return errprintf(err, "%s timed out after %gs", what,
+			return errprintf(err, "%s timed out after %.3gs", what,
 					 timeout);
 		}
 		k = poll(&pfd, 1, (int)(left * 1000) + 1);
