@@ -127,8 +127,10 @@ struct remap_probe {
 /*
  * Returns 0 with *out set when at least one device exists (per-forwarder
  * failures are in out->targets).  When no device exists returns -1, errno
- * ENODEV, err "verbs: no RDMA device found", and still sets *out to a
- * report without devices or targets.  Other failures: -1, *out NULL.
+ * ENODEV, err "verbs: no RDMA device found[ (context)]", and still sets
+ * *out to a report without devices whose targets all fail with that text.
+ * Other failures (out of memory): -1, *out NULL.  The connect probe runs
+ * only when cfg->verbs.connect_probe is set.
  */
 int remap_probe(const struct policy_remap *cfg,
 		const struct remap_target *fwds, size_t n,

@@ -94,7 +94,8 @@ static struct ibv_device **device_list(int *num, fwd_error_t *err)
 	list = remap_rdma_get_device_list(num);
 	if (!list) {
 		/* libibverbs without kernel support says ENOSYS. */
-		errprintf(err, NO_DEVICE " (%s)", strerror(errno));
+		errprintf(err, NO_DEVICE " (ibv_get_device_list: %s)",
+			  strerror(errno));
 		errno = ENODEV;
 		return NULL;
 	}
@@ -475,6 +476,7 @@ int remap_probe(const struct policy_remap *cfg,
 {
 	struct remap r = { .ops = &remap_verbs_ops };
 	struct ibv_device **list = NULL;
+	fwd_error_t derr = { "" };
 	struct remap_probe *p;
 	int num = 0, rv = -1;
 
@@ -487,17 +489,13 @@ int remap_probe(const struct policy_remap *cfg,
 		r.cfg.verbs.resolve_timeout = 2;
 	if (!(r.cfg.timeout > 0))
 		r.cfg.timeout = 30;
-	list = device_list(&num, err);
-	if (!list) {
-		*out = p; /* an empty report: no devices */
-		return -1;
-	}
-	if (probe_devices(p, list, num) < 0) {
+	p->targets = calloc(n ? n : 1, sizeof(*p->targets));
+	if (!p->targets) {
 		errprintf(err, "verbs: out of memory");
 		goto out;
 	}
-	p->targets = calloc(n ? n : 1, sizeof(*p->targets));
-	if (!p->targets) {
+	list = device_list(&num, &derr);
+	if (list && probe_devices(p, list, num) < 0) {
 		errprintf(err, "verbs: out of memory");
 		goto out;
 	}
@@ -509,7 +507,10 @@ int remap_probe(const struct policy_remap *cfg,
 
 		pt->name = strdup(fwds[i].name);
 		pt->address = strdup(remap_target_address(&fwds[i]));
-		if (check_target(&r, &fwds[i], via, sizeof(via), &terr) == 0) {
+		if (!list) {
+			pt->message = strdup(derr.text);
+		} else if (check_target(&r, &fwds[i], via, sizeof(via),
+					&terr) == 0) {
 			pt->ok = 1;
 			pt->message = strdup(via);
 		} else {
@@ -520,10 +521,17 @@ int remap_probe(const struct policy_remap *cfg,
 			goto out;
 		}
 	}
+	if (!list) {
+		/* No device: the report says so for every forwarder. */
+		*out = p;
+		errno = ENODEV;
+		return errprintf(err, "%s", derr.text);
+	}
 	rv = 0;
 out:
-	remap_rdma_free_device_list(list);
-	if (rv < 0)
+	if (list)
+		remap_rdma_free_device_list(list);
+	if (rv < 0 && p != *out)
 		remap_probe_destroy(p);
 	else
 		*out = p;

@@ -378,7 +378,9 @@ static void test_real_library_no_device(void **state)
 			 0);
 	assert_non_null(p);
 	assert_int_equal(p->n_devices, 0);
-	assert_int_equal(p->n_targets, 0);
+	assert_int_equal(p->n_targets, 1);
+	assert_int_equal(p->targets[0].ok, 0);
+	assert_string_equal(p->targets[0].message, err.text);
 	remap_probe_destroy(p);
 }
 
@@ -398,7 +400,8 @@ static void test_no_device(void **state)
 	assert_int_equal(apply(&c, 2, &err), -1);
 	assert_int_equal(errno, ENODEV);
 	assert_string_equal(err.text, "verbs: no RDMA device found "
-				      "(Function not implemented)");
+				      "(ibv_get_device_list: Function not "
+				      "implemented)");
 	assert_torn_down();
 }
 
