@@ -72,8 +72,7 @@ static int run_command(struct remap *r, const char *action, const char *node,
 		errprintf(err, "exec: %s: out of memory", fwds);
 		goto out;
 	}
-	if (remap_run(r->cfg.exec.command.argv, env.v, remap_remaining(r),
-		      err) < 0) {
+	if (remap_run(r, r->cfg.exec.command.argv, env.v, err) < 0) {
 		errprefix(err, "exec: %s %s", action, fwds);
 		goto out;
 	}

@@ -151,7 +151,7 @@ static int lnetctl(struct remap *r, const char *verb, const char *net,
 		argv[7] = s_hops;
 		argv[8] = hops;
 	}
-	if (remap_run(argv, envp, remap_remaining(r), err) < 0)
+	if (remap_run(r, argv, envp, err) < 0)
 		return errprefix(err, "route %s", verb);
 	return 0;
 }

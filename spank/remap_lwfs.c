@@ -159,8 +159,7 @@ static int remount(struct remap *r, const char *action, const char *node,
 		errprintf(err, "out of memory");
 		goto out;
 	}
-	if (remap_run(r->cfg.lwfs.remount_command.argv, env.v,
-		      remap_remaining(r), err) < 0) {
+	if (remap_run(r, r->cfg.lwfs.remount_command.argv, env.v, err) < 0) {
 		errprefix(err, "remount");
 		goto out;
 	}

@@ -143,14 +143,14 @@ static void child_exec(char *const argv[], char *const envp[], int errfd)
 	_exit(127);
 }
 
-int remap_run(char *const argv[], char *const envp[], double timeout,
+int remap_run(const struct remap *r, char *const argv[], char *const envp[],
 	      fwd_error_t *err)
 {
 	struct tail tail = { .len = 0 };
 	char text[TAIL_MAX + 1];
 	int pfd[2] = { -1, -1 }, pidfd = -1, status = 0, rv = -1;
 	bool eof = false, exited = false, timed_out = false;
-	double deadline = remap_now() + timeout;
+	double deadline = r->deadline;
 	pid_t pid;
 
 	if (!argv || !argv[0] || argv[0][0] != '/') {
@@ -229,8 +229,8 @@ int remap_run(char *const argv[], char *const envp[], double timeout,
 		drain(pfd[0], &tail, &eof);
 		tail_text(&tail, text, sizeof(text));
 		errno = ETIMEDOUT;
-		errprintf(err, "%s timed out after %.3gs (killed)%s%s", argv[0],
-			  timeout, *text ? ": " : "", text);
+		errprintf(err, "%s timed out after %gs (killed)%s%s", argv[0],
+			  r->cfg.timeout, *text ? ": " : "", text);
 		goto out;
 	}
 	/* The command exited; collect what it wrote last (descendants that

@@ -533,6 +533,10 @@ static void test_lwfs_remount_failure_rolls_back(void **state)
 	remap_destroy(r);
 }
 
+/* Global, so the memory of a crashed child is still reachable (valgrind
+ * would otherwise count it as lost in the child). */
+static struct remap *crash_r;
+
 /* Apply in a child that dies between symlink() and rename(). */
 static void crash_apply(struct fx *f, uint32_t job)
 {
@@ -542,11 +546,11 @@ static void crash_apply(struct fx *f, uint32_t job)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		fwd_error_t err;
-		struct remap *r = remap_create(&f->cfg, &err);
 
+		crash_r = remap_create(&f->cfg, &err);
 		crash_on_link_rename = 1;
-		if (r)
-			remap_apply(r, "c1", job, two, 1, &err);
+		if (crash_r)
+			remap_apply(crash_r, "c1", job, two, 1, &err);
 		_exit(1); /* not reached when the crash happened */
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
