@@ -213,8 +213,7 @@ const char *remap_driver_name(const struct remap *r)
 	return r ? r->ops->name : NULL;
 }
 
-static int check_node(const struct remap *r, const char *node,
-		      fwd_error_t *err)
+static int check_node(const struct remap *r, const char *node, fwd_error_t *err)
 {
 	if (!remap_name_ok(node)) {
 		errno = EINVAL;
@@ -240,15 +239,14 @@ int remap_apply(struct remap *r, const char *node, uint32_t job_id,
 	for (size_t i = 0; i < n; i++) {
 		if (!remap_name_ok(fwds[i].name)) {
 			errno = EINVAL;
-			return errprintf(err, "%s: invalid forwarder name \"%s\"",
-					 r->ops->name,
-					 fwds[i].name ? fwds[i].name
-						      : "(null)");
+			return errprintf(
+				err, "%s: invalid forwarder name \"%s\"",
+				r->ops->name,
+				fwds[i].name ? fwds[i].name : "(null)");
 		}
 		if (fwds[i].address && strchr(fwds[i].address, ',')) {
 			errno = EINVAL;
-			return errprintf(err,
-					 "%s: %s: invalid address \"%s\"",
+			return errprintf(err, "%s: %s: invalid address \"%s\"",
 					 r->ops->name, fwds[i].name,
 					 fwds[i].address);
 		}

@@ -96,25 +96,25 @@ const char *remap_driver_name(const struct remap *r);
  * resolution (and the connect probe when cfg->verbs.connect_probe).
  */
 struct remap_probe_port {
-	unsigned int num;       /* 1-based port number */
-	const char *state;      /* "ACTIVE", "DOWN", ... (static string) */
-	int link_layer;         /* IBV_LINK_LAYER_* */
+	unsigned int num;  /* 1-based port number */
+	const char *state; /* "ACTIVE", "DOWN", ... (static string) */
+	int link_layer;	   /* IBV_LINK_LAYER_* */
 };
 
 struct remap_probe_device {
-	char *name;             /* "mlx5_0" */
+	char *name; /* "mlx5_0" */
 	size_t n_ports;
 	struct remap_probe_port *ports;
-	int error;              /* errno if the device could not be opened or
-				 * queried, else 0 */
+	int error; /* errno if the device could not be opened or
+		    * queried, else 0 */
 };
 
 struct remap_probe_target {
 	char *name;
 	char *address;
-	int ok;                 /* 1 = resolved (and probed), 0 = failed */
-	char *message;          /* "route resolved via mlx5_0 port 1" or the
-				 * error text */
+	int ok;	       /* 1 = resolved (and probed), 0 = failed */
+	char *message; /* "route resolved via mlx5_0 port 1" or the
+			* error text */
 };
 
 struct remap_probe {
@@ -132,9 +132,8 @@ struct remap_probe {
  * Other failures (out of memory): -1, *out NULL.  The connect probe runs
  * only when cfg->verbs.connect_probe is set.
  */
-int remap_probe(const struct policy_remap *cfg,
-		const struct remap_target *fwds, size_t n,
-		struct remap_probe **out, fwd_error_t *err);
+int remap_probe(const struct policy_remap *cfg, const struct remap_target *fwds,
+		size_t n, struct remap_probe **out, fwd_error_t *err);
 void remap_probe_destroy(struct remap_probe *p);
 
 #endif

@@ -24,11 +24,13 @@ static int exec_prepare(struct remap *r, fwd_error_t *err)
 	if (c->argc == 0 || !c->argv || !c->argv[0])
 		return errprintf(err, "exec: remap.exec.command is not set");
 	if (c->argv[0][0] != '/')
-		return errprintf(err, "exec: remap.exec.command: \"%s\" is "
-				 "not an absolute path", c->argv[0]);
+		return errprintf(err,
+				 "exec: remap.exec.command: \"%s\" is "
+				 "not an absolute path",
+				 c->argv[0]);
 	if (!r->cfg.lwfs.state_dir || r->cfg.lwfs.state_dir[0] != '/')
 		return errprintf(err, "exec: remap.lwfs.state_dir must be an "
-				 "absolute path");
+				      "absolute path");
 	errno = 0;
 	return 0;
 }
@@ -41,7 +43,8 @@ static char *join(const struct remap_target *t, size_t n, bool addresses)
 
 	for (size_t i = 0; i < n; i++)
 		len += strlen(addresses ? remap_target_address(&t[i])
-					: t[i].name) + 1;
+					: t[i].name) +
+		       1;
 	s = malloc(len);
 	if (!s)
 		return NULL;
@@ -58,7 +61,7 @@ static int run_command(struct remap *r, const char *action, const char *node,
 		       uint32_t job, const char *fwds, const char *addrs,
 		       fwd_error_t *err)
 {
-	struct remap_env env = { NULL, 0 };
+	struct remap_env env = {NULL, 0};
 	char jobs[16];
 	int rv = -1;
 

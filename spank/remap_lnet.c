@@ -41,13 +41,15 @@ static int lnet_prepare(struct remap *r, fwd_error_t *err)
 	errno = EINVAL;
 	if (!c->lnetctl || c->lnetctl[0] != '/')
 		return errprintf(err, "lnet: remap.lnet.lnetctl must be an "
-				 "absolute path");
+				      "absolute path");
 	if (!nid_ok(c->net) || strchr(c->net, '@') || strlen(c->net) > 63)
-		return errprintf(err, "lnet: remap.lnet.net \"%s\" is not an "
-				 "LNet network name", c->net ? c->net : "");
+		return errprintf(err,
+				 "lnet: remap.lnet.net \"%s\" is not an "
+				 "LNet network name",
+				 c->net ? c->net : "");
 	if (!r->cfg.lwfs.state_dir || r->cfg.lwfs.state_dir[0] != '/')
 		return errprintf(err, "lnet: remap.lwfs.state_dir must be an "
-				 "absolute path");
+				      "absolute path");
 	errno = 0;
 	return 0;
 }
@@ -137,10 +139,18 @@ static int lnetctl(struct remap *r, const char *verb, const char *net,
 	char s_hops[] = "--hops", s_path[] = "PATH=" SAFE_PATH;
 	char s_verb[8], s_netv[64], s_nid[160], hops[16];
 	char *argv[] = {
-		r->cfg.lnet.lnetctl, s_route, s_verb, s_net, s_netv,
-		s_gw, s_nid, NULL, NULL, NULL,
+		r->cfg.lnet.lnetctl,
+		s_route,
+		s_verb,
+		s_net,
+		s_netv,
+		s_gw,
+		s_nid,
+		NULL,
+		NULL,
+		NULL,
 	};
-	char *envp[] = { s_path, NULL };
+	char *envp[] = {s_path, NULL};
 
 	snprintf(s_verb, sizeof(s_verb), "%s", verb);
 	snprintf(s_netv, sizeof(s_netv), "%s", net);
@@ -160,7 +170,7 @@ static int lnet_apply(struct remap *r, const char *node, uint32_t job,
 		      const struct remap_target *t, size_t n, fwd_error_t *err)
 {
 	const char *dir = r->cfg.lwfs.state_dir;
-	struct routes rt = { 0 };
+	struct routes rt = {0};
 	char name[128], *state = NULL;
 	size_t before;
 	int lock = -1, rv = -1, have;
@@ -168,8 +178,10 @@ static int lnet_apply(struct remap *r, const char *node, uint32_t job,
 	for (size_t i = 0; i < n; i++) {
 		if (!t[i].nid) {
 			errno = EINVAL;
-			return errprintf(err, "lnet: %s (%s): no LNet NID in "
-					 "the topology", t[i].name,
+			return errprintf(err,
+					 "lnet: %s (%s): no LNet NID in "
+					 "the topology",
+					 t[i].name,
 					 remap_target_address(&t[i]));
 		}
 		if (!nid_ok(t[i].nid)) {
@@ -263,7 +275,7 @@ static int lnet_revert(struct remap *r, const char *node, uint32_t job,
 		       fwd_error_t *err)
 {
 	const char *dir = r->cfg.lwfs.state_dir;
-	struct routes rt = { 0 };
+	struct routes rt = {0};
 	char name[128], *state = NULL;
 	fwd_error_t first;
 	size_t kept = 0;

@@ -36,16 +36,18 @@ static int lwfs_prepare(struct remap *r, fwd_error_t *err)
 	errno = EINVAL;
 	if (!c->volfile_dir || c->volfile_dir[0] != '/')
 		return errprintf(err, "lwfs: remap.lwfs.volfile_dir must be "
-				 "an absolute path");
+				      "an absolute path");
 	if (!remap_name_ok(c->link_name))
-		return errprintf(err, "lwfs: remap.lwfs.link_name \"%s\" is "
+		return errprintf(err,
+				 "lwfs: remap.lwfs.link_name \"%s\" is "
 				 "not a plain file name",
 				 c->link_name ? c->link_name : "");
 	if (!c->state_dir || c->state_dir[0] != '/')
 		return errprintf(err, "lwfs: remap.lwfs.state_dir must be an "
-				 "absolute path");
+				      "absolute path");
 	if (m->argc > 0 && (!m->argv || !m->argv[0] || m->argv[0][0] != '/'))
-		return errprintf(err, "lwfs: remap.lwfs.remount_command: "
+		return errprintf(err,
+				 "lwfs: remap.lwfs.remount_command: "
 				 "\"%s\" is not an absolute path",
 				 m->argv && m->argv[0] ? m->argv[0] : "");
 	if (stat(c->volfile_dir, &st) < 0)
@@ -98,8 +100,10 @@ static int read_link(const struct paths *p, char *buf, size_t len,
 		return 0;
 	}
 	if (k < 0 && errno == EINVAL)
-		return errprintf(err, "%s is not a symbolic link; refusing "
-				 "to replace it", p->link);
+		return errprintf(err,
+				 "%s is not a symbolic link; refusing "
+				 "to replace it",
+				 p->link);
 	if (k < 0)
 		return errprintf(err, "readlink %s: %s", p->link,
 				 strerror(errno));
@@ -142,7 +146,7 @@ static int remount(struct remap *r, const char *action, const char *node,
 		   uint32_t job, const char *fwd, const char *addr,
 		   const char *volfile, fwd_error_t *err)
 {
-	struct remap_env env = { NULL, 0 };
+	struct remap_env env = {NULL, 0};
 	char jobs[16];
 	int rv = -1;
 
@@ -184,8 +188,10 @@ static int lwfs_apply(struct remap *r, const char *node, uint32_t job,
 
 	if (n != 1) {
 		errno = EINVAL;
-		return errprintf(err, "lwfs: %s: one forwarder per node, got "
-				 "%zu", t[0].name, n);
+		return errprintf(err,
+				 "lwfs: %s: one forwarder per node, got "
+				 "%zu",
+				 t[0].name, n);
 	}
 	addr = remap_target_address(&t[0]);
 	make_paths(r, &p);
@@ -195,8 +201,10 @@ static int lwfs_apply(struct remap *r, const char *node, uint32_t job,
 	/* Never point the client at a volfile that is not there. */
 	if (stat(vpath, &st) < 0 || !S_ISREG(st.st_mode)) {
 		errno = ENOENT;
-		return errprintf(err, "lwfs: %s (%s): volfile %s does not "
-				 "exist", t[0].name, addr, vpath);
+		return errprintf(err,
+				 "lwfs: %s (%s): volfile %s does not "
+				 "exist",
+				 t[0].name, addr, vpath);
 	}
 	if (remap_state_name(name, sizeof(name), "lwfs", job, node) < 0)
 		return errprintf(err, "lwfs: state name: %s", strerror(errno));
@@ -311,8 +319,8 @@ static int lwfs_revert(struct remap *r, const char *node, uint32_t job,
 	if (!strcmp(cur, target) || !strcmp(cur, prev)) {
 		if (set_link(r, &p, prev, err) < 0)
 			goto fail;
-		if (remount(r, "revert", node, job, fwd,
-			    addr ? addr : fwd, prev, err) < 0)
+		if (remount(r, "revert", node, job, fwd, addr ? addr : fwd,
+			    prev, err) < 0)
 			goto fail; /* state kept: a later revert retries */
 	}
 	if (remap_state_remove(sdir, name, err) < 0)

@@ -26,8 +26,8 @@ struct remap_ops {
 
 struct remap {
 	const struct remap_ops *ops;
-	struct policy_remap cfg;  /* deep copy */
-	double deadline;          /* monotonic seconds, set per call */
+	struct policy_remap cfg; /* deep copy */
+	double deadline;	 /* monotonic seconds, set per call */
 };
 
 extern const struct remap_ops remap_none_ops;
@@ -81,8 +81,8 @@ void remap_env_free(struct remap_env *e);
 int remap_state_dir(const char *dir, fwd_error_t *err);
 int remap_lock(struct remap *r, const char *dir, fwd_error_t *err);
 void remap_unlock(int fd);
-int remap_state_name(char *buf, size_t len, const char *driver,
-		     uint32_t job, const char *node);
+int remap_state_name(char *buf, size_t len, const char *driver, uint32_t job,
+		     const char *node);
 int remap_state_read(const char *dir, const char *name, char **content,
 		     fwd_error_t *err);
 int remap_state_write(const char *dir, const char *name, const char *content,

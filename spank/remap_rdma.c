@@ -53,9 +53,8 @@ void remap_rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	rdma_destroy_event_channel(ch);
 }
 
-int remap_rdma_create_id(struct rdma_event_channel *ch,
-			 struct rdma_cm_id **id, void *context,
-			 enum rdma_port_space ps)
+int remap_rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id,
+			 void *context, enum rdma_port_space ps)
 {
 	return rdma_create_id(ch, id, context, ps);
 }

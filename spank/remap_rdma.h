@@ -28,9 +28,8 @@ int remap_rdma_query_port(struct ibv_context *ctx, uint8_t port,
 
 struct rdma_event_channel *remap_rdma_create_event_channel(void);
 void remap_rdma_destroy_event_channel(struct rdma_event_channel *ch);
-int remap_rdma_create_id(struct rdma_event_channel *ch,
-			 struct rdma_cm_id **id, void *context,
-			 enum rdma_port_space ps);
+int remap_rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id,
+			 void *context, enum rdma_port_space ps);
 int remap_rdma_destroy_id(struct rdma_cm_id *id);
 int remap_rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 			    struct sockaddr *dst, int timeout_ms);

@@ -146,9 +146,9 @@ static void child_exec(char *const argv[], char *const envp[], int errfd)
 int remap_run(const struct remap *r, char *const argv[], char *const envp[],
 	      fwd_error_t *err)
 {
-	struct tail tail = { .len = 0 };
+	struct tail tail = {.len = 0};
 	char text[TAIL_MAX + 1];
-	int pfd[2] = { -1, -1 }, pidfd = -1, status = 0, rv = -1;
+	int pfd[2] = {-1, -1}, pidfd = -1, status = 0, rv = -1;
 	bool eof = false, exited = false, timed_out = false;
 	double deadline = r->deadline;
 	pid_t pid;
@@ -217,8 +217,10 @@ int remap_run(const struct remap *r, char *const argv[], char *const envp[],
 			/* SIGCHLD ignored by the caller: the kernel reaped
 			 * the child and its status is lost. */
 			errno = ECHILD;
-			errprintf(err, "%s: exit status lost (SIGCHLD is "
-				  "ignored)", argv[0]);
+			errprintf(err,
+				  "%s: exit status lost (SIGCHLD is "
+				  "ignored)",
+				  argv[0]);
 			goto out;
 		}
 	}
@@ -329,8 +331,8 @@ void remap_unlock(int fd)
 	errno = saved;
 }
 
-int remap_state_name(char *buf, size_t len, const char *driver,
-		     uint32_t job, const char *node)
+int remap_state_name(char *buf, size_t len, const char *driver, uint32_t job,
+		     const char *node)
 {
 	int k = snprintf(buf, len, "%s.%u.%s", driver, job, node);
 

@@ -18,13 +18,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 
 #include "spank/remap_priv.h"
 #include "spank/remap_rdma.h"
@@ -56,15 +56,18 @@ static int verbs_prepare(struct remap *r, fwd_error_t *err)
 
 	errno = EINVAL;
 	if (!(c->resolve_timeout > 0))
-		return errprintf(err, "verbs: remap.verbs.resolve_timeout "
+		return errprintf(err,
+				 "verbs: remap.verbs.resolve_timeout "
 				 "must be positive, got %g",
 				 c->resolve_timeout);
 	if (c->port > 65535)
-		return errprintf(err, "verbs: remap.verbs.port %u is not a "
-				 "port number", c->port);
+		return errprintf(err,
+				 "verbs: remap.verbs.port %u is not a "
+				 "port number",
+				 c->port);
 	if (c->connect_probe && c->port == 0)
 		return errprintf(err, "verbs: remap.verbs.connect_probe needs "
-				 "remap.verbs.port");
+				      "remap.verbs.port");
 	if (c->device && !*c->device)
 		return errprintf(err, "verbs: remap.verbs.device is empty");
 	errno = 0;
@@ -72,7 +75,9 @@ static int verbs_prepare(struct remap *r, fwd_error_t *err)
 }
 
 /* Append to a fixed buffer, silently truncating. */
-__attribute__((format(printf, 3, 4)))
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 static void append(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t used = strlen(buf);
@@ -136,12 +141,12 @@ static int check_device(const struct remap *r, fwd_error_t *err)
 		ctx = remap_rdma_open_device(list[i]);
 		if (!ctx) {
 			append(seen, sizeof(seen), "%s%s: open: %s",
-				*seen ? ", " : "", name, strerror(errno));
+			       *seen ? ", " : "", name, strerror(errno));
 			continue;
 		}
 		if (remap_rdma_query_device(ctx, &da) != 0) {
 			append(seen, sizeof(seen), "%s%s: query: %s",
-				*seen ? ", " : "", name, strerror(errno));
+			       *seen ? ", " : "", name, strerror(errno));
 			goto close;
 		}
 		for (unsigned int p = 1; p <= da.phys_port_cnt; p++) {
@@ -154,10 +159,10 @@ static int check_device(const struct remap *r, fwd_error_t *err)
 				break;
 			}
 			append(seen, sizeof(seen), "%s%s port %u: %s",
-				*seen ? ", " : "", name, p,
-				port_state_name(pa.state));
+			       *seen ? ", " : "", name, p,
+			       port_state_name(pa.state));
 		}
-close:
+	close:
 		remap_rdma_close_device(ctx);
 	}
 	remap_rdma_free_device_list(list);
@@ -184,7 +189,7 @@ static int wait_event(struct rdma_event_channel *ch,
 	double deadline = remap_now() + timeout;
 
 	for (;;) {
-		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
 		struct rdma_cm_event *ev = NULL;
 		enum rdma_cm_event_type type;
 		double left = deadline - remap_now();
@@ -206,8 +211,8 @@ static int wait_event(struct rdma_event_channel *ch,
 		if (remap_rdma_get_cm_event(ch, &ev) < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
-			return errprintf(err, "%s: rdma_get_cm_event: %s",
-					 what, strerror(errno));
+			return errprintf(err, "%s: rdma_get_cm_event: %s", what,
+					 strerror(errno));
 		}
 		type = ev->event;
 		status = ev->status;
@@ -230,8 +235,10 @@ static int wait_event(struct rdma_event_channel *ch,
 		case RDMA_CM_EVENT_UNREACHABLE:
 		case RDMA_CM_EVENT_CONNECT_ERROR:
 			errno = ECONNREFUSED;
-			return errprintf(err, "connection refused (port %u "
-					 "unreachable)", port);
+			return errprintf(err,
+					 "connection refused (port %u "
+					 "unreachable)",
+					 port);
 		default:
 			errno = EPROTO;
 			return errprintf(err, "%s: unexpected event %s", what,
@@ -244,7 +251,7 @@ static int wait_event(struct rdma_event_channel *ch,
 static int target_sockaddr(const char *addr, unsigned int port,
 			   struct sockaddr_storage *ss, fwd_error_t *err)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
 	struct addrinfo *res = NULL;
 	int k;
 
@@ -300,8 +307,8 @@ static int check_target(const struct remap *r, const struct remap_target *t,
 		errprintf(err, "rdma_create_id: %s", strerror(errno));
 		goto destroy_channel;
 	}
-	if (remap_rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
-				    ms) < 0) {
+	if (remap_rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, ms) <
+	    0) {
 		errprintf(err, "address resolution failed: %s",
 			  strerror(errno));
 		goto destroy_id;
@@ -319,11 +326,13 @@ static int check_target(const struct remap *r, const struct remap_target *t,
 	if (c->connect_probe) {
 		struct ibv_qp_init_attr qa = {
 			.qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.cap = {.max_send_wr = 1,
+				.max_recv_wr = 1,
+				.max_send_sge = 1,
+				.max_recv_sge = 1},
 		};
-		struct rdma_conn_param cp = { .retry_count = 1,
-					      .rnr_retry_count = 1 };
+		struct rdma_conn_param cp = {.retry_count = 1,
+					     .rnr_retry_count = 1};
 
 		/* NULL pd and CQs: librdmacm supplies defaults. */
 		if (remap_rdma_create_qp(id, NULL, &qa) < 0) {
@@ -343,8 +352,10 @@ static int check_target(const struct remap *r, const struct remap_target *t,
 		connected = true;
 	}
 	if (via) {
-		const char *dev = id->verbs ?
-			remap_rdma_get_device_name(id->verbs->device) : NULL;
+		const char *dev =
+			id->verbs
+				? remap_rdma_get_device_name(id->verbs->device)
+				: NULL;
 
 		snprintf(via, vialen, "route resolved via %s port %u%s",
 			 dev ? dev : "?", (unsigned int)id->port_num,
@@ -364,18 +375,17 @@ destroy_channel:
 }
 
 static int verbs_apply(struct remap *r, const char *node, uint32_t job,
-		       const struct remap_target *t, size_t n,
-		       fwd_error_t *err)
+		       const struct remap_target *t, size_t n, fwd_error_t *err)
 {
 	if (check_device(r, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		if (remap_remaining(r) <= 0) {
 			errno = ETIMEDOUT;
-			return errprintf(err, "verbs: %s (%s): not checked, "
+			return errprintf(err,
+					 "verbs: %s (%s): not checked, "
 					 "remap.timeout of %gs reached",
-					 t[i].name,
-					 remap_target_address(&t[i]),
+					 t[i].name, remap_target_address(&t[i]),
 					 r->cfg.timeout);
 		}
 		if (check_target(r, &t[i], NULL, 0, err) < 0)
@@ -470,13 +480,12 @@ static int probe_devices(struct remap_probe *p, struct ibv_device **list,
 	return 0;
 }
 
-int remap_probe(const struct policy_remap *cfg,
-		const struct remap_target *fwds, size_t n,
-		struct remap_probe **out, fwd_error_t *err)
+int remap_probe(const struct policy_remap *cfg, const struct remap_target *fwds,
+		size_t n, struct remap_probe **out, fwd_error_t *err)
 {
-	struct remap r = { .ops = &remap_verbs_ops };
+	struct remap r = {.ops = &remap_verbs_ops};
 	struct ibv_device **list = NULL;
-	fwd_error_t derr = { "" };
+	fwd_error_t derr = {""};
 	struct remap_probe *p;
 	int num = 0, rv = -1;
 
