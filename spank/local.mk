@@ -49,4 +49,7 @@ tests_unit_test_remap_verbs_LDFLAGS = \
 	-Wl,--wrap=remap_rdma_connect \
 	-Wl,--wrap=remap_rdma_disconnect
 tests_unit_test_remap_verbs_LDADD = $(REMAP_TEST_LIBS)
+
+TESTS += tests/integration/remap_cli.sh
+EXTRA_DIST += tests/integration/remap_cli.sh
 # ---- end remap -------------------------------------------------------------
