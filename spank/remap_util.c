@@ -121,25 +121,57 @@ static void drain(int fd, struct tail *t, bool *eof)
 	}
 }
 
+/* write(2) a string; async-signal-safe, for the child after fork. */
+static void put(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0) {
+		ssize_t k = write(STDERR_FILENO, s, n);
+
+		if (k <= 0)
+			return;
+		s += k;
+		n -= (size_t)k;
+	}
+}
+
+/*
+ * Between fork and execve only async-signal-safe calls: the caller may be
+ * a multi-threaded daemon (slurmstepd).
+ */
 static void child_exec(char *const argv[], char *const envp[], int errfd)
 {
+	char num[16], *p = num + sizeof(num) - 1;
 	sigset_t all;
-	int null;
+	int null, e;
 
 	/* Our own process group, so a timeout kills everything it spawned. */
 	setpgid(0, 0);
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
-	for (int s = 1; s < NSIG; s++)
+	for (int s = 1; s < NSIG; s++) {
+		struct sigaction sa = {.sa_handler = SIG_DFL};
+
 		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
+			sigaction(s, &sa, NULL);
+	}
 	null = open("/dev/null", O_RDWR);
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
 	    dup2(null, STDOUT_FILENO) < 0 || dup2(errfd, STDERR_FILENO) < 0)
 		_exit(126);
 	closefrom(3);
 	execve(argv[0], argv, envp);
-	dprintf(STDERR_FILENO, "execve %s: %s", argv[0], strerror(errno));
+	e = errno;
+	*p = '\0';
+	do {
+		*--p = (char)('0' + e % 10);
+		e /= 10;
+	} while (e > 0 && p > num);
+	put("execve ");
+	put(argv[0]);
+	put(" failed: errno ");
+	put(p);
 	_exit(127);
 }
 

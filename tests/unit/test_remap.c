@@ -365,6 +365,27 @@ static void test_exec_failure_tail(void **state)
 	remap_destroy(r);
 }
 
+static void test_exec_not_executable(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 128];
+	fwd_error_t err;
+	struct remap *r;
+
+	use_script(f, &f->cfg.exec.command, "exit 0\n");
+	assert_int_equal(chmod(f->script, 0644), 0);
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 8, two, 1, &err), -1);
+	snprintf(want, sizeof(want), "exec: apply fwd081: %s exited with "
+		 "status 127: execve %s failed: errno %d", f->script, f->script,
+		 EACCES);
+	assert_string_equal(err.text, want);
+	assert_false(exists(f->state, "exec.8.c1"));
+	remap_destroy(r);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -747,6 +768,7 @@ int main(void)
 		T(test_exec_env),
 		T(test_exec_address_defaults_to_name),
 		T(test_exec_failure_tail),
+		T(test_exec_not_executable),
 		T(test_exec_timeout_kills_group),
 		T(test_lwfs_apply_revert),
 		T(test_lwfs_no_previous_link),
