@@ -498,6 +498,28 @@ static void test_lwfs_no_previous_link(void **state)
 	remap_destroy(r);
 }
 
+static void test_lwfs_revert_leaves_foreign_link(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX];
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 17, two, 1, &err), 0);
+	/* Someone else repoints the link while the job runs. */
+	snprintf(p, sizeof(p), "%s/%s", f->vol, s_link);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(symlink("lwfs_other.vol", p), 0);
+	assert_int_equal(remap_revert(r, "c1", 17, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_other.vol");
+	assert_false(exists(f->state, "lwfs.17.c1"));
+	assert_string_equal(slurp(f->log), "apply 17 fwd081 lwfs_fwd081.vol\n");
+	remap_destroy(r);
+}
+
 static void test_lwfs_refusals(void **state)
 {
 	struct fx *f = *state;
@@ -772,6 +794,7 @@ int main(void)
 		T(test_exec_timeout_kills_group),
 		T(test_lwfs_apply_revert),
 		T(test_lwfs_no_previous_link),
+		T(test_lwfs_revert_leaves_foreign_link),
 		T(test_lwfs_refusals),
 		T(test_lwfs_remount_failure_rolls_back),
 		T(test_lwfs_crash_then_apply),
