@@ -1324,14 +1324,20 @@ static struct alloc_decision *decide(const struct alloc_ctx *cx,
 		compute_s(&w);
 		if (sc_ok && scale_check(&w, &pl.want_scale) < 0)
 			goto nomem;
-		if (!sc_ok && job->request != ALLOC_REQ_ISOLATE &&
-		    reason(d, "scaling disabled by the policy") < 0)
+		if (!sc_ok &&
+		    reason(d, job->request == ALLOC_REQ_ISOLATE ?
+				      "scaling not considered: isolate "
+				      "requested" :
+				      "scaling disabled by the policy") < 0)
 			goto nomem;
 		if (is_ok && interference_check(&w, &pl.want_isolate) < 0)
 			goto nomem;
-		if (!is_ok && job->request != ALLOC_REQ_SCALE &&
-		    reason(d, "interference avoidance disabled by the "
-			      "policy") < 0)
+		if (!is_ok &&
+		    reason(d, job->request == ALLOC_REQ_SCALE ?
+				      "isolation not considered: scale "
+				      "requested" :
+				      "interference avoidance disabled by "
+				      "the policy") < 0)
 			goto nomem;
 		if (!pl.want_scale && !pl.want_isolate &&
 		    reason(d, "no upgrade needed: default mapping") < 0)
