@@ -734,6 +734,26 @@ static uint32_t take_pool(struct work *w)
 	return w->pool[w->pool_next++];
 }
 
+/* The first remaining pool forwarder in `group` (else the first one):
+ * a replacement stays near the nodes it serves. */
+static uint32_t take_pool_group(struct work *w, uint32_t group)
+{
+	size_t k = w->pool_next;
+
+	for (size_t i = w->pool_next; i < w->n_pool; i++) {
+		if (w->cx->group[w->pool[i]] == group) {
+			k = i;
+			break;
+		}
+	}
+	/* Rotate it to the front, keeping the others' order. */
+	for (uint32_t v = w->pool[k]; k > w->pool_next; k--) {
+		w->pool[k] = w->pool[k - 1];
+		w->pool[k - 1] = v;
+	}
+	return take_pool(w);
+}
+
 static size_t pool_left(const struct work *w)
 {
 	return w->n_pool - w->pool_next;
@@ -809,7 +829,7 @@ static int replace_excluded(struct work *w, uint32_t *subst, bool *repl,
 				return -1;
 			continue;
 		}
-		subst[f] = take_pool(w);
+		subst[f] = take_pool_group(w, w->cx->group[f]);
 		repl[i] = true;
 		(*n_replaced)++;
 		if (reason(d, "forwarder %s is excluded: replaced by %s",
