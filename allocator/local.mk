@@ -29,5 +29,5 @@ EXTRA_DIST += tests/integration/cli_decide.sh allocator/README.md
 EXTRA_PROGRAMS += bench/bench_decide
 BENCHES += bench/bench_decide
 bench_bench_decide_SOURCES = bench/bench_decide.c
-bench_bench_decide_CFLAGS = $(FWD_TEST_CFLAGS)
+bench_bench_decide_CFLAGS = $(FWD_TEST_CFLAGS) -DTOPSRCDIR='"$(abs_top_srcdir)"'
 bench_bench_decide_LDADD = $(FWD_ALL_LIBS)

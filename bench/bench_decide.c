@@ -77,12 +77,27 @@ fail:
 	return NULL;
 }
 
-/* 1,000 running jobs of 32 nodes on the service forwarders (shared), a
- * few with N-1 or metadata-heavy I/O, and 40 holding backups privately. */
+/* 1,000 running jobs of 32 nodes sharing the service forwarders, every
+ * 7th with N-1 I/O and every 11th metadata-heavy, and 40 of them holding a
+ * backup privately; backups released at scattered times. */
 static int fill_ledger(struct alloc_ledger *l, const struct topology *t)
 {
+	uint32_t *svc = malloc(t->n_forwarders * sizeof(*svc));
+	uint32_t *bak = malloc(t->n_forwarders * sizeof(*bak));
+	size_t n_svc = 0, n_bak = 0;
 	fwd_error_t err;
+	int rv = -1;
 
+	if (!svc || !bak)
+		goto out;
+	for (uint32_t f = 0; f < t->n_forwarders; f++) {
+		if (t->forwarders[f].role == TOPO_ROLE_SERVICE)
+			svc[n_svc++] = f;
+		else
+			bak[n_bak++] = f;
+	}
+	if (!n_svc || n_bak < 160)
+		goto out;
 	for (int i = 0; i < 1000; i++) {
 		uint32_t fw[1];
 		bool pv[1];
@@ -96,22 +111,22 @@ static int fill_ledger(struct alloc_ledger *l, const struct topology *t)
 		};
 
 		snprintf(id, sizeof(id), "%d", 100000 + i);
-		if (i < 40) {
-			fw[0] = (uint32_t)(80 + i * 4 % 160);
-			pv[0] = true;
-		} else {
-			fw[0] = (uint32_t)(i % 80);
-			pv[0] = false;
-		}
+		pv[0] = i < 40;
+		fw[0] = i < 40 ? bak[(size_t)i * 4 % n_bak] : svc[i % n_svc];
 		if (alloc_ledger_add(l, &e, &err) < 0) {
 			fprintf(stderr, "bench_decide: ledger: %s\n",
 				err.text);
-			return -1;
+			goto out;
 		}
 	}
-	for (uint32_t f = 80; f < t->n_forwarders; f++)
-		alloc_ledger_set_last_release(l, f, (double)(f * 37 % 101));
-	return 0;
+	for (size_t k = 0; k < n_bak; k++)
+		alloc_ledger_set_last_release(l, bak[k],
+					      (double)(k * 37 % 101));
+	rv = 0;
+out:
+	free(svc);
+	free(bak);
+	return rv;
 }
 
 static int run(const char *label, const struct alloc_ctx *cx,
