@@ -29,13 +29,13 @@ struct alloc_ctx {
 	const struct topology *t;
 	/* Node names split once into prefix + numeric suffix, so that runs
 	 * of consecutive names are found with integer compares. */
-	uint32_t *prefix;   /* node id -> prefix id */
-	uint64_t *num;      /* node id -> numeric suffix */
-	uint8_t *pad;       /* node id -> zero-padded width, 0 none,
-			     * NO_DIGITS when the name has no suffix */
+	uint32_t *prefix; /* node id -> prefix id */
+	uint64_t *num;	  /* node id -> numeric suffix */
+	uint8_t *pad;	  /* node id -> zero-padded width, 0 none,
+			   * NO_DIGITS when the name has no suffix */
 	char **prefixes;
 	size_t n_prefixes;
-	uint32_t *group;    /* forwarder -> group id */
+	uint32_t *group; /* forwarder -> group id */
 	size_t n_groups;
 	char **group_names; /* group id -> name (borrowed) */
 };
@@ -57,7 +57,7 @@ static const char *const request_names[] = {
 };
 static const char *const io_mode_names[] = {
 	[ALLOC_IO_UNKNOWN] = "unknown", [ALLOC_IO_N_N] = "N-N",
-	[ALLOC_IO_N_1] = "N-1",         [ALLOC_IO_N_M] = "N-M",
+	[ALLOC_IO_N_1] = "N-1",		[ALLOC_IO_N_M] = "N-M",
 	[ALLOC_IO_1_1] = "1-1",
 };
 static const char *const health_names[] = {
@@ -196,8 +196,8 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 	cx->num = malloc(n * sizeof(*cx->num));
 	cx->pad = malloc(n);
 	cx->group = malloc((t->n_forwarders + 1) * sizeof(*cx->group));
-	cx->group_names = malloc((t->n_forwarders + 1) *
-				 sizeof(*cx->group_names));
+	cx->group_names =
+		malloc((t->n_forwarders + 1) * sizeof(*cx->group_names));
 	if (!cx->prefix || !cx->num || !cx->pad || !cx->group ||
 	    !cx->group_names)
 		goto nomem;
@@ -212,9 +212,9 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 			cx->num[id] = 0;
 			d = len;
 		} else {
-			cx->pad[id] = (name[d] == '0' && len - d > 1) ?
-					      (uint8_t)(len - d) :
-					      0;
+			cx->pad[id] = (name[d] == '0' && len - d > 1)
+					      ? (uint8_t)(len - d)
+					      : 0;
 			cx->num[id] = strtoull(name + d, NULL, 10);
 		}
 		hint = prefix_id(cx, name, d, hint);
@@ -276,8 +276,7 @@ int alloc_job_nodes(const struct topology *t, const char *hostlist,
 
 		if (id < 0) {
 			errno = EINVAL;
-			errprintf(err,
-				  "nodes: node %s is not in the topology",
+			errprintf(err, "nodes: node %s is not in the topology",
 				  host);
 			goto out;
 		}
@@ -403,9 +402,8 @@ static void disruptive_why(const struct policy *p, enum alloc_io_mode mode,
 		snprintf(buf, len, "N-1 I/O on %zu nodes > %u", n_nodes,
 			 in->n1_min_nodes);
 	else if (mdops > in->metadata_heavy_rate)
-		snprintf(buf, len,
-			 "metadata-heavy: %.0f ops/s > %.0f ops/s", mdops,
-			 in->metadata_heavy_rate);
+		snprintf(buf, len, "metadata-heavy: %.0f ops/s > %.0f ops/s",
+			 mdops, in->metadata_heavy_rate);
 	else if (in->high_bandwidth > 0 && peak_bps > in->high_bandwidth)
 		snprintf(buf, len, "high bandwidth: peak %s > %s",
 			 rate_str(peak_bps, a, sizeof(a)),
@@ -422,12 +420,12 @@ struct work {
 	const struct alloc_health *h;
 	const struct alloc_job *job;
 	struct alloc_decision *d;
-	uint32_t *cnt;        /* per forwarder: job nodes mapped by default */
-	uint32_t *pool;       /* idle forwarders, selection order */
+	uint32_t *cnt;	/* per forwarder: job nodes mapped by default */
+	uint32_t *pool; /* idle forwarders, selection order */
 	size_t n_pool;
-	size_t pool_base;     /* pool size the share cap is computed from */
-	size_t pool_next;     /* next pool forwarder to hand out */
-	uint64_t *gweight;    /* per group: job nodes served by default */
+	size_t pool_base;  /* pool size the share cap is computed from */
+	size_t pool_next;  /* next pool forwarder to hand out */
+	uint64_t *gweight; /* per group: job nodes served by default */
 };
 
 static enum alloc_health_state fstate(const struct work *w, uint32_t f)
@@ -510,8 +508,7 @@ static int balanced_blocks(struct alloc_decision *d, size_t n_nodes)
 	for (size_t i = 0; i < k; i++) {
 		size_t c = n_nodes / k + (i < n_nodes % k);
 
-		d->blocks[i] = (struct alloc_block){ first, c,
-						     d->forwarders[i] };
+		d->blocks[i] = (struct alloc_block){first, c, d->forwarders[i]};
 		first += c;
 	}
 	d->n_blocks = k;
@@ -549,7 +546,7 @@ static int default_blocks(struct work *w, const uint32_t *subst)
 			d->blocks = p;
 			cap *= 2;
 		}
-		d->blocks[d->n_blocks++] = (struct alloc_block){ i, 1, f };
+		d->blocks[d->n_blocks++] = (struct alloc_block){i, 1, f};
 	}
 	return 0;
 }
@@ -571,8 +568,8 @@ static int sb_add(struct strbuf *b, const char *fmt, ...)
 		size_t room = b->cap - b->len;
 
 		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0,
-			      fmt, ap);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt,
+			      ap);
 		va_end(ap);
 		if (n < 0)
 			return -1;
@@ -621,7 +618,7 @@ static char *render_nodes(const struct work *w, uint32_t fwd)
 	const struct alloc_ctx *cx = w->cx;
 	const struct alloc_decision *d = w->d;
 	const uint32_t *ids = w->job->node_ids;
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	hostlist_t hl = NULL;
 	size_t total = 0;
 	char *out = NULL;
@@ -679,8 +676,8 @@ static int render(struct work *w)
 
 	d->mapping = calloc(d->n_forwarders ? d->n_forwarders : 1,
 			    sizeof(*d->mapping));
-	d->forwarder_names = calloc(d->n_forwarders ? d->n_forwarders : 1,
-				    sizeof(char *));
+	d->forwarder_names =
+		calloc(d->n_forwarders ? d->n_forwarders : 1, sizeof(char *));
 	d->ost_names = calloc(d->n_excluded_osts ? d->n_excluded_osts : 1,
 			      sizeof(char *));
 	if (!d->mapping || !d->forwarder_names || !d->ost_names)
@@ -697,7 +694,8 @@ static int render(struct work *w)
 		d->n_mapping++;
 	}
 	for (size_t i = 0; i < d->n_excluded_osts; i++)
-		if (!(d->ost_names[i] = strdup(t->osts[d->excluded_osts[i]].name)))
+		if (!(d->ost_names[i] =
+			      strdup(t->osts[d->excluded_osts[i]].name)))
 			return -1;
 	return 0;
 }
@@ -780,7 +778,7 @@ struct plan {
 	bool considered, allowed, shadow, asked;
 	bool want_scale, want_isolate;
 	bool upgrade_denied;
-	size_t n_excluded;    /* excluded default forwarders */
+	size_t n_excluded; /* excluded default forwarders */
 };
 
 static int cap_reasons(struct work *w, const char *what, size_t wanted,
@@ -985,17 +983,17 @@ static int try_isolate(struct work *w)
 			      "private forwarders, %zu available (%zu idle "
 			      "healthy, %u in reserve, pool share cap %zu, "
 			      "max_forwarders_per_job %u)",
-			      d->n_f, got, pool_left(w), c->reserve,
-			      share_cap, c->max_forwarders_per_job) < 0 ?
-			       -1 :
-			       0;
+			      d->n_f, got, pool_left(w), c->reserve, share_cap,
+			      c->max_forwarders_per_job) < 0
+			       ? -1
+			       : 0;
 	}
 	if (capped < want &&
 	    reason(d, "isolation capped by max_forwarders_per_job %u",
 		   c->max_forwarders_per_job) < 0)
 		return -1;
-	if (cap_reasons(w, "isolation", capped, got, share_cap,
-			reserve_room) < 0)
+	if (cap_reasons(w, "isolation", capped, got, share_cap, reserve_room) <
+	    0)
 		return -1;
 	fw = malloc(got * sizeof(*fw));
 	priv = malloc(got * sizeof(*priv));
@@ -1119,8 +1117,7 @@ static int interference_check(struct work *w, bool *want)
 				      "vulnerable (%.0f IOPS > %.0f) and "
 				      "neighbour job %s on %s is disruptive "
 				      "(%s): private forwarders",
-				      pr->iops, in->vulnerable_iops,
-				      e->job_id,
+				      pr->iops, in->vulnerable_iops, e->job_id,
 				      w->t->forwarders[d->defaults[i]].name,
 				      why);
 		}
@@ -1149,9 +1146,8 @@ static int access_check(struct work *w, struct plan *pl)
 		pl->considered = a->mode == POLICY_MODE_OPT_OUT ||
 				 a->mode == POLICY_MODE_SHADOW;
 		if (!pl->considered && a->mode == POLICY_MODE_OPT_IN)
-			return reason(d,
-				      "not opted in (no --io-upgrade; "
-				      "access.mode opt-in)");
+			return reason(d, "not opted in (no --io-upgrade; "
+					 "access.mode opt-in)");
 		break;
 	default:
 		pl->considered = true;
@@ -1188,8 +1184,7 @@ static int copy_profile(struct alloc_decision *d, const struct alloc_profile *p)
 	return 0;
 }
 
-static bool same_set(const uint32_t *a, size_t na, const uint32_t *b,
-		     size_t nb)
+static bool same_set(const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
 {
 	if (na != nb)
 		return false;
@@ -1211,8 +1206,8 @@ static int from_entry(struct work *w, const struct alloc_ledger_entry *e)
 	size_t sum = 0;
 
 	d->action = d->rule_action = e->action;
-	if (set_forwarders(d, e->forwarders, e->private_fwd,
-			   e->n_forwarders) < 0)
+	if (set_forwarders(d, e->forwarders, e->private_fwd, e->n_forwarders) <
+	    0)
 		return -1;
 	for (size_t i = 0; i < e->n_blocks; i++)
 		sum += e->blocks[i].count;
@@ -1232,19 +1227,16 @@ static int from_entry(struct work *w, const struct alloc_ledger_entry *e)
 	return reason(d, "job already holds an allocation: returning it");
 }
 
-static struct alloc_decision *decide(const struct alloc_ctx *cx,
-				     const struct policy *p,
-				     const struct alloc_ledger *l,
-				     const struct alloc_health *h,
-				     const struct alloc_job *job,
-				     size_t pool_base, fwd_error_t *err)
+static struct alloc_decision *
+decide(const struct alloc_ctx *cx, const struct policy *p,
+       const struct alloc_ledger *l, const struct alloc_health *h,
+       const struct alloc_job *job, size_t pool_base, fwd_error_t *err)
 {
 	const struct topology *t = cx->t;
-	struct work w = { .cx = cx, .t = t, .p = p, .l = l, .h = h,
-			  .job = job };
+	struct work w = {.cx = cx, .t = t, .p = p, .l = l, .h = h, .job = job};
 	struct alloc_decision *d = NULL;
 	const struct alloc_ledger_entry *held;
-	struct plan pl = { 0 };
+	struct plan pl = {0};
 	bool anomalies;
 	int got = 0;
 
@@ -1263,8 +1255,7 @@ static struct alloc_decision *decide(const struct alloc_ctx *cx,
 		errprintf(err, "ledger belongs to another topology");
 		return NULL;
 	}
-	if (!(d = calloc(1, sizeof(*d))) ||
-	    !(d->job_id = strdup(job->job_id)))
+	if (!(d = calloc(1, sizeof(*d))) || !(d->job_id = strdup(job->job_id)))
 		goto nomem;
 	w.d = d;
 	d->request = job->request;
@@ -1285,16 +1276,18 @@ static struct alloc_decision *decide(const struct alloc_ctx *cx,
 
 		if (id >= t->n_nodes) {
 			errno = EINVAL;
-			errprintf(err, "job %s: node id %u outside the "
-				       "topology (%zu nodes)",
+			errprintf(err,
+				  "job %s: node id %u outside the "
+				  "topology (%zu nodes)",
 				  job->job_id, id, t->n_nodes);
 			goto fail;
 		}
 		f = t->node_forwarder[id];
 		if (f < 0) {
 			errno = EINVAL;
-			errprintf(err, "job %s: node %s has no default "
-				       "forwarder",
+			errprintf(err,
+				  "job %s: node %s has no default "
+				  "forwarder",
 				  job->job_id, t->node_names[id]);
 			goto fail;
 		}
@@ -1308,8 +1301,8 @@ static struct alloc_decision *decide(const struct alloc_ctx *cx,
 		if (h->ost[o] != ALLOC_HEALTH_EXCLUDED)
 			continue;
 		if (!d->excluded_osts &&
-		    !(d->excluded_osts = malloc(t->n_osts *
-						sizeof(*d->excluded_osts))))
+		    !(d->excluded_osts =
+			      malloc(t->n_osts * sizeof(*d->excluded_osts))))
 			goto nomem;
 		d->excluded_osts[d->n_excluded_osts++] = (uint32_t)o;
 	}
@@ -1345,19 +1338,19 @@ static struct alloc_decision *decide(const struct alloc_ctx *cx,
 		if (sc_ok && scale_check(&w, &pl.want_scale) < 0)
 			goto nomem;
 		if (!sc_ok &&
-		    reason(d, job->request == ALLOC_REQ_ISOLATE ?
-				      "scaling not considered: isolate "
-				      "requested" :
-				      "scaling disabled by the policy") < 0)
+		    reason(d, job->request == ALLOC_REQ_ISOLATE
+				      ? "scaling not considered: isolate "
+					"requested"
+				      : "scaling disabled by the policy") < 0)
 			goto nomem;
 		if (is_ok && interference_check(&w, &pl.want_isolate) < 0)
 			goto nomem;
 		if (!is_ok &&
-		    reason(d, job->request == ALLOC_REQ_SCALE ?
-				      "isolation not considered: scale "
-				      "requested" :
-				      "interference avoidance disabled by "
-				      "the policy") < 0)
+		    reason(d, job->request == ALLOC_REQ_SCALE
+				      ? "isolation not considered: scale "
+					"requested"
+				      : "interference avoidance disabled by "
+					"the policy") < 0)
 			goto nomem;
 		if (!pl.want_scale && !pl.want_isolate &&
 		    reason(d, "no upgrade needed: default mapping") < 0)
@@ -1389,9 +1382,9 @@ static struct alloc_decision *decide(const struct alloc_ctx *cx,
 	if (pl.shadow) {
 		d->action = ALLOC_ACT_SHADOW;
 		if (reason(d, "shadow mode: would %s; nothing applied",
-			   d->rule_action == ALLOC_ACT_DEFAULT ?
-				   "keep the default mapping" :
-				   alloc_action_name(d->rule_action)) < 0)
+			   d->rule_action == ALLOC_ACT_DEFAULT
+				   ? "keep the default mapping"
+				   : alloc_action_name(d->rule_action)) < 0)
 			goto nomem;
 	} else if (pl.upgrade_denied &&
 		   (d->rule_action == ALLOC_ACT_DEFAULT ||
@@ -1456,21 +1449,21 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 		out[i] = NULL;
 	alone = calloc(n_jobs + 1, sizeof(*alone));
 	order = malloc((n_jobs + 1) * sizeof(*order));
-	scratch = ledger ? alloc_ledger_clone(ledger) :
-			   alloc_ledger_create(cx->t);
+	scratch = ledger ? alloc_ledger_clone(ledger)
+			 : alloc_ledger_create(cx->t);
 	if (!alone || !order || !scratch) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
 		goto out;
 	}
 	for (size_t f = 0; f < cx->t->n_forwarders; f++) {
-		struct work w = { .t = cx->t, .l = scratch, .h = health };
+		struct work w = {.t = cx->t, .l = scratch, .h = health};
 
 		base += is_idle(&w, (uint32_t)f);
 	}
 	for (size_t i = 0; i < n_jobs; i++) {
-		alone[i] = decide(cx, p, scratch, health, &jobs[i], SIZE_MAX,
-				  err);
+		alone[i] =
+			decide(cx, p, scratch, health, &jobs[i], SIZE_MAX, err);
 		if (!alone[i]) {
 			errprefix(err, "job %zu", i);
 			goto out;
@@ -1508,9 +1501,9 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 			   "gain %s); alone it would get %zu pool "
 			   "forwarders, got %zu",
 			   r + 1, n_jobs,
-			   p->decision.contention == POLICY_CONTENTION_GAIN ?
-				   "by expected gain" :
-				   "first come, first served",
+			   p->decision.contention == POLICY_CONTENTION_GAIN
+				   ? "by expected gain"
+				   : "first come, first served",
 			   rate_str(alone[i]->gain_bps, g, sizeof(g)),
 			   pool_taken(alone[i]), pool_taken(d)) < 0) {
 			errno = ENOMEM;

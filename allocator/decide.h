@@ -139,17 +139,17 @@ struct alloc_bw_point {
 
 /* The application's I/O profile (prediction from history). */
 struct alloc_profile {
-	uint64_t io_volume_bytes;   /* V: bytes read + written */
-	uint32_t io_nodes;          /* N_io: nodes doing I/O */
-	double node_bandwidth_bps;  /* B_c: per compute node */
-	double peak_bandwidth_bps;  /* whole job, in I/O phases */
+	uint64_t io_volume_bytes;  /* V: bytes read + written */
+	uint32_t io_nodes;	   /* N_io: nodes doing I/O */
+	double node_bandwidth_bps; /* B_c: per compute node */
+	double peak_bandwidth_bps; /* whole job, in I/O phases */
 	double iops;
-	double mdops;               /* metadata ops/s in I/O phases */
-	double metadata_queue;      /* mean forwarder metadata queue length */
+	double mdops;	       /* metadata ops/s in I/O phases */
+	double metadata_queue; /* mean forwarder metadata queue length */
 	enum alloc_io_mode io_mode;
-	uint32_t runs;              /* runs the prediction is based on */
-	struct alloc_bw_point *bw;  /* bandwidth_by_forwarders, sorted by k,
-				     * unique k; may be NULL */
+	uint32_t runs;		   /* runs the prediction is based on */
+	struct alloc_bw_point *bw; /* bandwidth_by_forwarders, sorted by k,
+				    * unique k; may be NULL */
 	size_t n_bw;
 };
 
@@ -160,9 +160,9 @@ struct alloc_job {
 	const char *account;
 	const char *name;
 	const char *partition;
-	const char *nodes;          /* the Slurm hostlist, as given */
-	const uint32_t *node_ids;   /* topology node ids, in hostlist order,
-				     * no duplicates (see alloc_job_nodes()) */
+	const char *nodes;	  /* the Slurm hostlist, as given */
+	const uint32_t *node_ids; /* topology node ids, in hostlist order,
+				   * no duplicates (see alloc_job_nodes()) */
 	size_t n_nodes;
 	enum alloc_request request;
 	const struct alloc_profile *profile; /* NULL: no history */
@@ -172,7 +172,7 @@ struct alloc_job {
  * every forwarder (OST) is ok. */
 struct alloc_health {
 	const enum alloc_health_state *forwarder; /* n_forwarders entries */
-	const enum alloc_health_state *ost;       /* n_osts entries */
+	const enum alloc_health_state *ost;	  /* n_osts entries */
 };
 
 /* A contiguous block of the job's nodes (positions in job->node_ids) and
@@ -185,7 +185,7 @@ struct alloc_block {
 
 /* One rendered mapping entry: a ranged hostlist and its forwarder. */
 struct alloc_map_entry {
-	char *nodes;                /* "c[1-256]" */
+	char *nodes; /* "c[1-256]" */
 	uint32_t forwarder;
 };
 
@@ -197,10 +197,10 @@ struct alloc_decision {
 	 * one. */
 	enum alloc_request request;
 	enum alloc_action rule_action;
-	char **reasons;             /* human sentences, in rule order */
+	char **reasons; /* human sentences, in rule order */
 	size_t n_reasons;
-	uint32_t n_f;               /* distinct default forwarders */
-	uint32_t s;                 /* S, 0 when not computed */
+	uint32_t n_f; /* distinct default forwarders */
+	uint32_t s;   /* S, 0 when not computed */
 	/* The job's default forwarders, by first appearance in its nodes. */
 	uint32_t *defaults;
 	size_t n_defaults;
@@ -208,13 +208,13 @@ struct alloc_decision {
 	 * order, distinct. */
 	uint32_t *forwarders;
 	size_t n_forwarders;
-	bool *private_fwd;          /* per forwarders[i]: taken from the pool */
+	bool *private_fwd;	    /* per forwarders[i]: taken from the pool */
 	struct alloc_block *blocks; /* job node positions -> forwarder */
 	size_t n_blocks;
 	struct alloc_map_entry *mapping; /* one per forwarder, in forwarders
 					  * order */
 	size_t n_mapping;
-	uint32_t *excluded_osts;    /* OST indexes in state excluded */
+	uint32_t *excluded_osts; /* OST indexes in state excluded */
 	size_t n_excluded_osts;
 	/* Expected bandwidth gain of the upgrade in bytes/s (0 if none): from
 	 * the profile's bandwidth_by_forwarders when it has the counts,
@@ -224,10 +224,10 @@ struct alloc_decision {
 	bool has_profile;
 	struct alloc_profile profile;
 	char policy_digest[65];
-	uint64_t elapsed_us;        /* set by the caller, printed as is */
+	uint64_t elapsed_us; /* set by the caller, printed as is */
 	/* Names, for rendering without the topology. */
-	char **forwarder_names;     /* n_forwarders, parallel to forwarders */
-	char **ost_names;           /* n_excluded_osts */
+	char **forwarder_names; /* n_forwarders, parallel to forwarders */
+	char **ost_names;	/* n_excluded_osts */
 };
 
 /*
@@ -236,8 +236,7 @@ struct alloc_decision {
  * topology must outlive the context.  NULL with errno and err on failure.
  */
 struct alloc_ctx;
-struct alloc_ctx *alloc_ctx_create(const struct topology *t,
-				   fwd_error_t *err);
+struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err);
 void alloc_ctx_destroy(struct alloc_ctx *cx);
 const struct topology *alloc_ctx_topology(const struct alloc_ctx *cx);
 

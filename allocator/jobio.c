@@ -71,8 +71,7 @@ fail:
 	return NULL;
 }
 
-static json_t *parse_json(const char *text, const char *what,
-			  fwd_error_t *err)
+static json_t *parse_json(const char *text, const char *what, fwd_error_t *err)
 {
 	json_error_t je;
 	json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &je);
@@ -130,7 +129,8 @@ static int check_keys(const json_t *obj, const char *const *allowed,
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		size_t i;
 
 		for (i = 0; allowed[i]; i++)
@@ -141,8 +141,7 @@ static int check_keys(const json_t *obj, const char *const *allowed,
 
 			snprintf(p, sizeof(p), "%s%s%s", path, *path ? "." : "",
 				 key);
-			return bad(err, what, p, NULL,
-				   "unknown key");
+			return bad(err, what, p, NULL, "unknown key");
 		}
 	}
 	return 0;
@@ -242,9 +241,10 @@ static int parse_profile(struct alloc_jobfile *j, const json_t *o,
 			 const char *what, fwd_error_t *err)
 {
 	static const char *const keys[] = {
-		"io_volume_bytes", "io_nodes", "node_bandwidth_bps",
-		"peak_bandwidth_bps", "iops", "mdops", "metadata_queue",
-		"io_mode", "runs", "bandwidth_by_forwarders", NULL,
+		"io_volume_bytes",	   "io_nodes", "node_bandwidth_bps",
+		"peak_bandwidth_bps",	   "iops",     "mdops",
+		"metadata_queue",	   "io_mode",  "runs",
+		"bandwidth_by_forwarders", NULL,
 	};
 	struct alloc_profile *pr = &j->profile;
 	const json_t *bw;
@@ -252,7 +252,8 @@ static int parse_profile(struct alloc_jobfile *j, const json_t *o,
 	uint64_t u;
 
 	if (!json_is_object(o))
-		return bad(err, what, "profile", o, "must be an object or null");
+		return bad(err, what, "profile", o,
+			   "must be an object or null");
 	if (check_keys(o, keys, what, "profile", err) < 0)
 		return -1;
 	if (get_uint(o, "io_volume_bytes", INT64_MAX, &pr->io_volume_bytes,
@@ -293,7 +294,8 @@ static int parse_profile(struct alloc_jobfile *j, const json_t *o,
 		pr->bw = calloc(json_object_size(bw) + 1, sizeof(*pr->bw));
 		if (!pr->bw)
 			return errprintf(err, "%s: out of memory", what);
-		json_object_foreach((json_t *)bw, key, v) {
+		json_object_foreach((json_t *)bw, key, v)
+		{
 			char p[256], *end;
 			unsigned long k;
 
@@ -334,8 +336,8 @@ struct alloc_jobfile *alloc_jobfile_parse(const struct topology *t,
 					  fwd_error_t *err)
 {
 	static const char *const keys[] = {
-		"job_id", "user", "account", "name", "partition", "nodes",
-		"request", "profile", NULL,
+		"job_id", "user",    "account", "name", "partition",
+		"nodes",  "request", "profile", NULL,
 	};
 	struct alloc_jobfile *j = NULL;
 	json_t *root, *v;
@@ -429,9 +431,9 @@ struct alloc_jobfile *alloc_jobfile_load(const struct topology *t,
 
 /* ---- STATE.json ------------------------------------------------------- */
 
-static int fwd_list(const struct topology *t, const json_t *arr,
-		    uint32_t **out, size_t *n, const char *what,
-		    const char *path, fwd_error_t *err)
+static int fwd_list(const struct topology *t, const json_t *arr, uint32_t **out,
+		    size_t *n, const char *what, const char *path,
+		    fwd_error_t *err)
 {
 	size_t i;
 	json_t *v;
@@ -444,14 +446,14 @@ static int fwd_list(const struct topology *t, const json_t *arr,
 	*out = malloc((json_array_size(arr) + 1) * sizeof(**out));
 	if (!*out)
 		return errprintf(err, "%s: out of memory", what);
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		char p[256];
 		long f;
 
 		snprintf(p, sizeof(p), "%s[%zu]", path, i);
 		if (!json_is_string(v))
-			return bad(err, what, p, v,
-				   "must be a forwarder name");
+			return bad(err, what, p, v, "must be a forwarder name");
 		f = topo_forwarder_index(t, json_string_value(v));
 		if (f < 0)
 			return bad(err, what, p, v, "unknown forwarder");
@@ -464,16 +466,16 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 		       const char *what, fwd_error_t *err)
 {
 	static const char *const keys[] = {
-		"job_id", "forwarders", "private", "private_forwarders",
-		"io_mode", "mdops", "bandwidth_bps", "iops", "n_nodes",
-		"action", "acquired_at", NULL,
+		"job_id",  "forwarders", "private",	  "private_forwarders",
+		"io_mode", "mdops",	 "bandwidth_bps", "iops",
+		"n_nodes", "action",	 "acquired_at",	  NULL,
 	};
 	static const char *const actions[] = {
-		"default", "scale", "isolate", "avoid-anomaly", "shadow",
-		"refused",
+		"default",	 "scale",  "isolate",
+		"avoid-anomaly", "shadow", "refused",
 	};
 	const struct topology *t = alloc_ledger_topology(l);
-	struct alloc_ledger_entry e = { 0 };
+	struct alloc_ledger_entry e = {0};
 	uint32_t *privs = NULL;
 	size_t n_privs = 0;
 	char path[64], p[128], *mode = NULL, *action = NULL;
@@ -496,8 +498,7 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 			 (long long)json_integer_value(v));
 		if (!(e.job_id = strdup(buf)))
 			goto out;
-	} else if (get_str(o, "job_id", true, &e.job_id, what, path, err) <
-		   0) {
+	} else if (get_str(o, "job_id", true, &e.job_id, what, path, err) < 0) {
 		goto out;
 	}
 	snprintf(p, sizeof(p), "%s.forwarders", path);
@@ -532,10 +533,8 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 					break;
 			if (i == e.n_forwarders) {
 				snprintf(p, sizeof(p),
-					 "%s.private_forwarders[%zu]", path,
-					 k);
-				bad(err, what, p,
-				    json_array_get(v, k),
+					 "%s.private_forwarders[%zu]", path, k);
+				bad(err, what, p, json_array_get(v, k),
 				    "not among the job's forwarders");
 				goto out;
 			}
@@ -596,8 +595,7 @@ out:
 int alloc_state_parse(struct alloc_ledger *l, const char *text,
 		      const char *what, fwd_error_t *err)
 {
-	static const char *const keys[] = { "allocations", "last_release",
-					    NULL };
+	static const char *const keys[] = {"allocations", "last_release", NULL};
 	const struct topology *t = alloc_ledger_topology(l);
 	json_t *root, *arr, *rel = NULL, *v;
 	const char *key;
@@ -618,20 +616,20 @@ int alloc_state_parse(struct alloc_ledger *l, const char *text,
 		}
 	}
 	if (!json_is_array(arr)) {
-		bad(err, what, json_is_object(root) ? "allocations" :
-						      "(top level)",
-		    NULL, "must be an array of allocations");
+		bad(err, what,
+		    json_is_object(root) ? "allocations" : "(top level)", NULL,
+		    "must be an array of allocations");
 		goto out;
 	}
-	json_array_foreach(arr, i, v)
-		if (parse_alloc(l, v, i, what, err) < 0)
-			goto out;
+	json_array_foreach(arr, i,
+			   v) if (parse_alloc(l, v, i, what, err) < 0) goto out;
 	if (rel && !json_is_object(rel)) {
 		bad(err, what, "last_release", rel,
 		    "must be an object {\"forwarder\": epoch}");
 		goto out;
 	}
-	json_object_foreach(rel, key, v) {
+	json_object_foreach(rel, key, v)
+	{
 		char p[256];
 		long f = topo_forwarder_index(t, key);
 
@@ -654,8 +652,7 @@ out:
 	return rv;
 }
 
-int alloc_state_load(struct alloc_ledger *l, const char *path,
-		     fwd_error_t *err)
+int alloc_state_load(struct alloc_ledger *l, const char *path, fwd_error_t *err)
 {
 	char *text = read_file(path, err);
 	int rv;
@@ -687,14 +684,14 @@ static json_t *names_json(const struct topology *t, const uint32_t *idx,
 char *alloc_state_to_json(const struct alloc_ledger *l, size_t flags)
 {
 	const struct topology *t = alloc_ledger_topology(l);
-	json_t *root = json_object(), *arr = json_array(),
-	       *rel = json_object();
+	json_t *root = json_object(), *arr = json_array(), *rel = json_object();
 	char *s = NULL;
 
 	if (!root || !arr || !rel)
 		goto out;
 	for (size_t i = 0; i < alloc_ledger_count(l); i++) {
-		const struct alloc_ledger_entry *e = alloc_ledger_entry_at(l, i);
+		const struct alloc_ledger_entry *e =
+			alloc_ledger_entry_at(l, i);
 		bool all = e->n_forwarders > 0;
 		json_t *o;
 
@@ -706,8 +703,8 @@ char *alloc_state_to_json(const struct alloc_ledger *l, size_t flags)
 			      names_json(t, e->forwarders, NULL, false,
 					 e->n_forwarders),
 			      "private", all, "private_forwarders",
-			      names_json(t, e->forwarders, e->private_fwd,
-					 true, e->n_forwarders),
+			      names_json(t, e->forwarders, e->private_fwd, true,
+					 e->n_forwarders),
 			      "io_mode", alloc_io_mode_name(e->io_mode),
 			      "mdops", e->mdops, "bandwidth_bps",
 			      e->bandwidth_bps, "iops", e->iops, "n_nodes",
@@ -754,7 +751,7 @@ struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,
 						const char *what,
 						fwd_error_t *err)
 {
-	static const char *const keys[] = { "kind", "name", "state", NULL };
+	static const char *const keys[] = {"kind", "name", "state", NULL};
 	struct alloc_healthfile *h = NULL;
 	uint8_t *seen_f = NULL, *seen_o = NULL;
 	json_t *root, *v;
@@ -771,13 +768,14 @@ struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,
 	seen_f = calloc(t->n_forwarders + 1, 1);
 	seen_o = calloc(t->n_osts + 1, 1);
 	if (!h || !seen_f || !seen_o ||
-	    !(h->forwarder = calloc(t->n_forwarders + 1,
-				    sizeof(*h->forwarder))) ||
+	    !(h->forwarder =
+		      calloc(t->n_forwarders + 1, sizeof(*h->forwarder))) ||
 	    !(h->ost = calloc(t->n_osts + 1, sizeof(*h->ost)))) {
 		errprintf(err, "%s: out of memory", what);
 		goto fail;
 	}
-	json_array_foreach(root, i, v) {
+	json_array_foreach(root, i, v)
+	{
 		char path[64], p[128], *kind = NULL, *name = NULL, *st = NULL;
 		enum alloc_health_state s;
 		bool is_fwd;
@@ -803,13 +801,13 @@ struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,
 				     "must be forwarder or ost");
 			goto next;
 		}
-		idx = is_fwd ? topo_forwarder_index(t, name) :
-			       topo_ost_index(t, name);
+		idx = is_fwd ? topo_forwarder_index(t, name)
+			     : topo_ost_index(t, name);
 		if (idx < 0) {
 			snprintf(p, sizeof(p), "%s.name", path);
 			bad_rc = bad(err, what, p, json_object_get(v, "name"),
-				     is_fwd ? "unknown forwarder" :
-					      "unknown OST");
+				     is_fwd ? "unknown forwarder"
+					    : "unknown OST");
 			goto next;
 		}
 		if (alloc_health_parse(st, &s) < 0) {
@@ -828,7 +826,7 @@ struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,
 			h->forwarder[idx] = s;
 		else
 			h->ost[idx] = s;
-next:
+	next:
 		free(kind);
 		free(name);
 		free(st);
@@ -884,11 +882,10 @@ static json_t *profile_json(const struct alloc_profile *p)
 	}
 	o = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:s, s:I, s:o}",
 		      "io_volume_bytes", (json_int_t)p->io_volume_bytes,
-		      "io_nodes", (json_int_t)p->io_nodes,
-		      "node_bandwidth_bps", p->node_bandwidth_bps,
-		      "peak_bandwidth_bps", p->peak_bandwidth_bps, "iops",
-		      p->iops, "mdops", p->mdops, "metadata_queue",
-		      p->metadata_queue, "io_mode",
+		      "io_nodes", (json_int_t)p->io_nodes, "node_bandwidth_bps",
+		      p->node_bandwidth_bps, "peak_bandwidth_bps",
+		      p->peak_bandwidth_bps, "iops", p->iops, "mdops", p->mdops,
+		      "metadata_queue", p->metadata_queue, "io_mode",
 		      alloc_io_mode_name(p->io_mode), "runs",
 		      (json_int_t)p->runs, "bandwidth_by_forwarders", bw);
 	return o;
@@ -903,18 +900,17 @@ char *alloc_decision_to_json(const struct alloc_decision *d, size_t flags)
 	if (!reasons || !fw || !map || !osts)
 		goto out;
 	for (size_t i = 0; i < d->n_reasons; i++)
-		if (json_array_append_new(reasons,
-					  json_string(d->reasons[i])) < 0)
-			goto out;
-	for (size_t i = 0; i < d->n_forwarders; i++)
-		if (json_array_append_new(fw,
-					  json_string(d->forwarder_names[i])) <
+		if (json_array_append_new(reasons, json_string(d->reasons[i])) <
 		    0)
 			goto out;
+	for (size_t i = 0; i < d->n_forwarders; i++)
+		if (json_array_append_new(
+			    fw, json_string(d->forwarder_names[i])) < 0)
+			goto out;
 	for (size_t i = 0; i < d->n_mapping; i++) {
-		json_t *m = json_pack("{s:s, s:s}", "nodes",
-				      d->mapping[i].nodes, "forwarder",
-				      d->forwarder_names[i]);
+		json_t *m =
+			json_pack("{s:s, s:s}", "nodes", d->mapping[i].nodes,
+				  "forwarder", d->forwarder_names[i]);
 
 		if (!m || json_array_append_new(map, m) < 0)
 			goto out;

@@ -27,11 +27,11 @@ struct alloc_ledger {
 	struct alloc_ledger_entry **entries; /* insertion order */
 	size_t n_entries;
 	size_t cap_entries;
-	struct alloc_ledger_entry **hash;     /* open addressing; NULL empty,
-					       * TOMB deleted */
-	size_t hash_size;                     /* power of two */
-	size_t hash_used;                     /* live + tombstones */
-	struct fwd_slot *fwd;                 /* n_forwarders */
+	struct alloc_ledger_entry **hash; /* open addressing; NULL empty,
+					   * TOMB deleted */
+	size_t hash_size;		  /* power of two */
+	size_t hash_used;		  /* live + tombstones */
+	struct fwd_slot *fwd;		  /* n_forwarders */
 };
 
 static struct alloc_ledger_entry tomb_entry;
@@ -59,7 +59,8 @@ static void entry_free(struct alloc_ledger_entry *e)
 	free(e);
 }
 
-static struct alloc_ledger_entry *entry_copy(const struct alloc_ledger_entry *src)
+static struct alloc_ledger_entry *
+entry_copy(const struct alloc_ledger_entry *src)
 {
 	struct alloc_ledger_entry *e = calloc(1, sizeof(*e));
 	size_t n = src->n_forwarders;
@@ -109,8 +110,7 @@ struct alloc_ledger *alloc_ledger_create(const struct topology *t)
 	l->topo = t;
 	l->hash_size = 64;
 	l->hash = calloc(l->hash_size, sizeof(*l->hash));
-	l->fwd = calloc(t->n_forwarders ? t->n_forwarders : 1,
-			sizeof(*l->fwd));
+	l->fwd = calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(*l->fwd));
 	if (!l->hash || !l->fwd) {
 		alloc_ledger_destroy(l);
 		errno = ENOMEM;
@@ -220,8 +220,8 @@ size_t alloc_ledger_holders(const struct alloc_ledger *l, uint32_t fwd,
 		return 0;
 	}
 	if (out)
-		*out = (const struct alloc_ledger_entry *const *)
-			       l->fwd[fwd].holders;
+		*out = (const struct alloc_ledger_entry *const *)l->fwd[fwd]
+			       .holders;
 	return l->fwd[fwd].n_holders;
 }
 
@@ -307,8 +307,7 @@ static int check_entry(const struct alloc_ledger *l,
 						 t->forwarders[f].name);
 			}
 		}
-		if (l->fwd[f].held_private ||
-		    (priv && l->fwd[f].n_holders)) {
+		if (l->fwd[f].held_private || (priv && l->fwd[f].n_holders)) {
 			errno = EBUSY;
 			return errprintf(
 				err,
@@ -373,7 +372,7 @@ out:
 int alloc_ledger_acquire(struct alloc_ledger *l, const struct alloc_decision *d,
 			 size_t n_nodes, double now, fwd_error_t *err)
 {
-	struct alloc_ledger_entry e = { 0 };
+	struct alloc_ledger_entry e = {0};
 	bool *shared = NULL;
 	int rv;
 
@@ -412,8 +411,7 @@ int alloc_ledger_acquire(struct alloc_ledger *l, const struct alloc_decision *d,
 	return rv;
 }
 
-int alloc_ledger_release(struct alloc_ledger *l, const char *job_id,
-			 double now)
+int alloc_ledger_release(struct alloc_ledger *l, const char *job_id, double now)
 {
 	struct alloc_ledger_entry *e;
 	bool found;

@@ -27,8 +27,8 @@ struct topology;
 
 struct alloc_ledger_entry {
 	char *job_id;
-	uint32_t *forwarders;     /* topology forwarder indexes, distinct */
-	bool *private_fwd;        /* per forwarders[i]: held privately */
+	uint32_t *forwarders; /* topology forwarder indexes, distinct */
+	bool *private_fwd;    /* per forwarders[i]: held privately */
 	size_t n_forwarders;
 	/* Node blocks as decided (positions in the job's node list), or none
 	 * (n_blocks 0: the default mapping when the forwarders are the job's
@@ -37,11 +37,11 @@ struct alloc_ledger_entry {
 	size_t n_blocks;
 	enum alloc_action action; /* as decided */
 	enum alloc_io_mode io_mode;
-	size_t n_nodes;           /* job size; 0 = unknown */
-	double mdops;             /* metadata ops/s in I/O phases */
-	double bandwidth_bps;     /* peak bandwidth */
+	size_t n_nodes;	      /* job size; 0 = unknown */
+	double mdops;	      /* metadata ops/s in I/O phases */
+	double bandwidth_bps; /* peak bandwidth */
 	double iops;
-	double acquired_at;       /* epoch seconds */
+	double acquired_at; /* epoch seconds */
 };
 
 struct alloc_ledger;
@@ -59,8 +59,8 @@ struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l);
  * shared that another job holds privately (EBUSY), the job already present
  * (EEXIST).
  */
-int alloc_ledger_add(struct alloc_ledger *l,
-		     const struct alloc_ledger_entry *e, fwd_error_t *err);
+int alloc_ledger_add(struct alloc_ledger *l, const struct alloc_ledger_entry *e,
+		     fwd_error_t *err);
 
 /*
  * Apply a decision: the job holds decision->forwarders (privately where

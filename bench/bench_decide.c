@@ -55,7 +55,9 @@ static struct topology *build_taihulight(void)
 	for (int i = 0; i < 240; i++) {
 		bool svc = i < 80;
 		struct topo_forwarder f = {
-			.name = name, .bandwidth_bps = 2.5e9, .group = group,
+			.name = name,
+			.bandwidth_bps = 2.5e9,
+			.group = group,
 			.role = svc ? TOPO_ROLE_SERVICE : TOPO_ROLE_BACKUP,
 		};
 
@@ -103,19 +105,22 @@ static int fill_ledger(struct alloc_ledger *l, const struct topology *t)
 		bool pv[1];
 		char id[16];
 		struct alloc_ledger_entry e = {
-			.job_id = id, .forwarders = fw, .private_fwd = pv,
-			.n_forwarders = 1, .n_nodes = 32,
+			.job_id = id,
+			.forwarders = fw,
+			.private_fwd = pv,
+			.n_forwarders = 1,
+			.n_nodes = 32,
 			.io_mode = i % 7 == 0 ? ALLOC_IO_N_1 : ALLOC_IO_N_N,
 			.mdops = i % 11 == 0 ? 500 : 20,
-			.bandwidth_bps = 1e8, .iops = 100,
+			.bandwidth_bps = 1e8,
+			.iops = 100,
 		};
 
 		snprintf(id, sizeof(id), "%d", 100000 + i);
 		pv[0] = i < 40;
 		fw[0] = i < 40 ? bak[(size_t)i * 4 % n_bak] : svc[i % n_svc];
 		if (alloc_ledger_add(l, &e, &err) < 0) {
-			fprintf(stderr, "bench_decide: ledger: %s\n",
-				err.text);
+			fprintf(stderr, "bench_decide: ledger: %s\n", err.text);
 			goto out;
 		}
 	}
@@ -134,9 +139,11 @@ static int run(const char *label, const struct alloc_ctx *cx,
 	       const struct topology *t, const char *nodes,
 	       const struct alloc_profile *pr, int iters)
 {
-	struct alloc_job job = { .job_id = "bench", .user = "u",
-				 .nodes = nodes, .request = ALLOC_REQ_AUTO,
-				 .profile = pr };
+	struct alloc_job job = {.job_id = "bench",
+				.user = "u",
+				.nodes = nodes,
+				.request = ALLOC_REQ_AUTO,
+				.profile = pr};
 	double *samples = malloc((size_t)iters * sizeof(double));
 	double t0, parse_us, total = 0;
 	struct alloc_decision *d = NULL;
@@ -185,19 +192,29 @@ static int run(const char *label, const struct alloc_ctx *cx,
 
 int main(int argc, char **argv)
 {
-	const char *path = argc > 1 ? argv[1] :
-				      TOPSRCDIR "/etc/topology-taihulight.yaml";
+	const char *path =
+		argc > 1 ? argv[1] : TOPSRCDIR "/etc/topology-taihulight.yaml";
 	/* Demanding: 40,960 I/O nodes at 5 MB/s -> S = 82 > N_f = 80, capped
 	 * at 16 per job; a 512-node job at 50 MB/s -> S = 11. */
 	struct alloc_profile big = {
-		.io_volume_bytes = 4096 * GiB, .io_nodes = 40960,
-		.node_bandwidth_bps = 5e6, .peak_bandwidth_bps = 2e11,
-		.iops = 100, .mdops = 50, .io_mode = ALLOC_IO_N_N, .runs = 5,
+		.io_volume_bytes = 4096 * GiB,
+		.io_nodes = 40960,
+		.node_bandwidth_bps = 5e6,
+		.peak_bandwidth_bps = 2e11,
+		.iops = 100,
+		.mdops = 50,
+		.io_mode = ALLOC_IO_N_N,
+		.runs = 5,
 	};
 	struct alloc_profile small = {
-		.io_volume_bytes = 200 * GiB, .io_nodes = 512,
-		.node_bandwidth_bps = 5e7, .peak_bandwidth_bps = 2.5e9,
-		.iops = 100, .mdops = 50, .io_mode = ALLOC_IO_N_N, .runs = 5,
+		.io_volume_bytes = 200 * GiB,
+		.io_nodes = 512,
+		.node_bandwidth_bps = 5e7,
+		.peak_bandwidth_bps = 2.5e9,
+		.iops = 100,
+		.mdops = 50,
+		.io_mode = ALLOC_IO_N_N,
+		.runs = 5,
 	};
 	struct policy *p = policy_defaults();
 	struct alloc_ledger *l = NULL;
@@ -230,8 +247,8 @@ int main(int argc, char **argv)
 	       "allocator index %.1f ms)\n",
 	       src, t->n_nodes, t->n_forwarders, load_us / 1e3, ctx_us / 1e3);
 	printf("ledger: %zu running allocations\n", alloc_ledger_count(l));
-	if (run("40,960-node job (default, N_f 80)", cx, p, l, t,
-		"c[1-40960]", &small, 2000) < 0)
+	if (run("40,960-node job (default, N_f 80)", cx, p, l, t, "c[1-40960]",
+		&small, 2000) < 0)
 		goto out;
 	p->decision.caps.max_forwarders_per_job = 240;
 	if (run("40,960-node job (scale)", cx, p, l, t, "c[1-40960]", &big,

@@ -21,51 +21,75 @@
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
 
+/* clang-format off: the help text is laid out as printed. */
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: fwdctl [--policy FILE] [--topology FILE] decide --job JOB.json\n"
-"              [--state STATE.json] [--health HEALTH.json] [--now EPOCH]\n"
-"              [--compact] [--json]\n"
-"\n"
-"Decide the I/O forwarders of one job, as the controller prolog would,\n"
-"from files instead of the database, and print the decision as JSON:\n"
-"  {\"job_id\", \"action\": default|scale|isolate|avoid-anomaly|shadow|\n"
-"   refused, \"reasons\", \"n_f\", \"s\", \"forwarders\", \"mapping\":\n"
-"   [{\"nodes\", \"forwarder\"}], \"excluded_osts\", \"profile\",\n"
-"   \"policy_digest\", \"elapsed_us\"}\n"
-"Nothing is applied or recorded.\n"
-"\n"
-"Options:\n"
-"  --policy FILE      policy YAML (also accepted before `decide`)\n"
-"  --topology FILE    topology YAML (default: the policy's `topology:`)\n"
-"  --job FILE         the job: {\"job_id\", \"user\", \"account\", \"name\",\n"
-"                     \"partition\", \"nodes\": \"<slurm hostlist>\",\n"
-"                     \"request\": auto|scale|isolate|off|shadow,\n"
-"                     \"profile\": {...} or absent for no history}\n"
-"  --state FILE       current allocations: [{\"job_id\", \"forwarders\",\n"
-"                     \"private\", \"io_mode\", \"mdops\", \"bandwidth_bps\",\n"
-"                     \"iops\"}, ...] (default: none)\n"
-"  --health FILE      [{\"kind\": forwarder|ost, \"name\", \"state\":\n"
-"                     ok|suspect|excluded}, ...] (default: all ok)\n"
-"  --now EPOCH        decision time in seconds (default: the clock)\n"
-"  --compact          print the JSON on one line\n"
-"  --json             accepted for symmetry; the output is always JSON\n"
-"  -h, --help         this help\n"
-"\n"
-"Unknown keys, unknown nodes or forwarders, negative numbers and bad\n"
-"modes in the input files are errors that name the field and the value.\n"
-"\n"
-"Examples:\n"
-"  fwdctl decide --policy /etc/fwdalloc/fwdalloc.yaml \\\n"
-"      --topology /etc/fwdalloc/topology.yaml --job job.json\n"
-"  fwdctl --policy p.yaml decide --job job.json --state state.json \\\n"
-"      --health health.json --compact\n"
-"\n"
-"Exit status:\n"
-"  0  the decision was printed\n"
-"  2  usage error, or an input file is missing or invalid\n");
+		"Usage: fwdctl [--policy FILE] [--topology FILE] decide --job "
+		"JOB.json\n"
+		"              [--state STATE.json] [--health HEALTH.json] "
+		"[--now EPOCH]\n"
+		"              [--compact] [--json]\n"
+		"\n"
+		"Decide the I/O forwarders of one job, as the controller "
+		"prolog would,\n"
+		"from files instead of the database, and print the decision as "
+		"JSON:\n"
+		"  {\"job_id\", \"action\": "
+		"default|scale|isolate|avoid-anomaly|shadow|\n"
+		"   refused, \"reasons\", \"n_f\", \"s\", \"forwarders\", "
+		"\"mapping\":\n"
+		"   [{\"nodes\", \"forwarder\"}], \"excluded_osts\", "
+		"\"profile\",\n"
+		"   \"policy_digest\", \"elapsed_us\"}\n"
+		"Nothing is applied or recorded.\n"
+		"\n"
+		"Options:\n"
+		"  --policy FILE      policy YAML (also accepted before "
+		"`decide`)\n"
+		"  --topology FILE    topology YAML (default: the policy's "
+		"`topology:`)\n"
+		"  --job FILE         the job: {\"job_id\", \"user\", "
+		"\"account\", \"name\",\n"
+		"                     \"partition\", \"nodes\": \"<slurm "
+		"hostlist>\",\n"
+		"                     \"request\": "
+		"auto|scale|isolate|off|shadow,\n"
+		"                     \"profile\": {...} or absent for no "
+		"history}\n"
+		"  --state FILE       current allocations: [{\"job_id\", "
+		"\"forwarders\",\n"
+		"                     \"private\", \"io_mode\", \"mdops\", "
+		"\"bandwidth_bps\",\n"
+		"                     \"iops\"}, ...] (default: none)\n"
+		"  --health FILE      [{\"kind\": forwarder|ost, \"name\", "
+		"\"state\":\n"
+		"                     ok|suspect|excluded}, ...] (default: all "
+		"ok)\n"
+		"  --now EPOCH        decision time in seconds (default: the "
+		"clock)\n"
+		"  --compact          print the JSON on one line\n"
+		"  --json             accepted for symmetry; the output is "
+		"always JSON\n"
+		"  -h, --help         this help\n"
+		"\n"
+		"Unknown keys, unknown nodes or forwarders, negative numbers "
+		"and bad\n"
+		"modes in the input files are errors that name the field and "
+		"the value.\n"
+		"\n"
+		"Examples:\n"
+		"  fwdctl decide --policy /etc/fwdalloc/fwdalloc.yaml \\\n"
+		"      --topology /etc/fwdalloc/topology.yaml --job job.json\n"
+		"  fwdctl --policy p.yaml decide --job job.json --state "
+		"state.json \\\n"
+		"      --health health.json --compact\n"
+		"\n"
+		"Exit status:\n"
+		"  0  the decision was printed\n"
+		"  2  usage error, or an input file is missing or invalid\n");
 }
+/* clang-format on */
 
 static double now_epoch(void)
 {
@@ -86,16 +110,16 @@ static double mono_us(void)
 static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "topology", required_argument, NULL, 't' },
-		{ "job", required_argument, NULL, 'J' },
-		{ "state", required_argument, NULL, 's' },
-		{ "health", required_argument, NULL, 'H' },
-		{ "now", required_argument, NULL, 'n' },
-		{ "compact", no_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"policy", required_argument, NULL, 'p'},
+		{"topology", required_argument, NULL, 't'},
+		{"job", required_argument, NULL, 'J'},
+		{"state", required_argument, NULL, 's'},
+		{"health", required_argument, NULL, 'H'},
+		{"now", required_argument, NULL, 'n'},
+		{"compact", no_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *job_path = NULL, *state_path = NULL, *health_path = NULL;
 	struct alloc_healthfile *hf = NULL;
@@ -191,8 +215,8 @@ static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	d->elapsed_us = (uint64_t)(mono_us() - t0 + 0.5);
-	json = alloc_decision_to_json(d, compact ? JSON_COMPACT :
-						   JSON_INDENT(2));
+	json = alloc_decision_to_json(d,
+				      compact ? JSON_COMPACT : JSON_INDENT(2));
 	if (!json) {
 		fwdctl_err("decide: cannot format the decision: %s",
 			   strerror(errno ? errno : ENOMEM));

@@ -62,7 +62,7 @@ static struct topology *make_topo(void)
 		assert_int_equal(topo_add_forwarder(t, &f, &err), 0);
 	}
 	for (int i = 0; i < 4; i++) {
-		struct topo_ost o = { .name = name, .bandwidth_bps = 1e9 };
+		struct topo_ost o = {.name = name, .bandwidth_bps = 1e9};
 
 		snprintf(name, sizeof(name), "ost%d", i);
 		assert_int_equal(topo_add_ost(t, &o, &err), 0);
@@ -101,72 +101,118 @@ static int teardown(void **state)
 
 /* ---- profiles --------------------------------------------------------- */
 
+/* clang-format off: tables read as tables. */
+
 /* Below V_min, ordinary N-N: the slide's "normal" job. */
 static const struct alloc_profile p_normal = {
-	.io_volume_bytes = 10 * GiB, .io_nodes = 64,
-	.node_bandwidth_bps = 1e7, .peak_bandwidth_bps = 6.4e8,
-	.iops = 100, .mdops = 10, .io_mode = ALLOC_IO_N_N, .runs = 5,
+	.io_volume_bytes = 10 * GiB,
+	.io_nodes = 64,
+	.node_bandwidth_bps = 1e7,
+	.peak_bandwidth_bps = 6.4e8,
+	.iops = 100,
+	.mdops = 10,
+	.io_mode = ALLOC_IO_N_N,
+	.runs = 5,
 };
 /* 128 I/O nodes at 100 MB/s: S = ceil(12.8e9 / 2.5e9) = 6: "demanding". */
 static const struct alloc_profile p_demanding = {
-	.io_volume_bytes = 100 * GiB, .io_nodes = 128,
-	.node_bandwidth_bps = 1e8, .peak_bandwidth_bps = 4e9,
-	.iops = 200, .mdops = 20, .io_mode = ALLOC_IO_N_N, .runs = 5,
+	.io_volume_bytes = 100 * GiB,
+	.io_nodes = 128,
+	.node_bandwidth_bps = 1e8,
+	.peak_bandwidth_bps = 4e9,
+	.iops = 200,
+	.mdops = 20,
+	.io_mode = ALLOC_IO_N_N,
+	.runs = 5,
 };
 /* N-1 on 128 nodes, little bandwidth: "disruptive". */
 static const struct alloc_profile p_n1 = {
-	.io_volume_bytes = 30 * GiB, .io_nodes = 128,
-	.node_bandwidth_bps = 1e6, .peak_bandwidth_bps = 1.28e8,
-	.iops = 50, .mdops = 50, .io_mode = ALLOC_IO_N_1, .runs = 3,
+	.io_volume_bytes = 30 * GiB,
+	.io_nodes = 128,
+	.node_bandwidth_bps = 1e6,
+	.peak_bandwidth_bps = 1.28e8,
+	.iops = 50,
+	.mdops = 50,
+	.io_mode = ALLOC_IO_N_1,
+	.runs = 3,
 };
 static const struct alloc_profile p_mdheavy = {
-	.io_volume_bytes = 30 * GiB, .io_nodes = 64,
-	.node_bandwidth_bps = 1e6, .iops = 50, .mdops = 500,
-	.io_mode = ALLOC_IO_N_N, .runs = 3,
+	.io_volume_bytes = 30 * GiB,
+	.io_nodes = 64,
+	.node_bandwidth_bps = 1e6,
+	.iops = 50,
+	.mdops = 500,
+	.io_mode = ALLOC_IO_N_N,
+	.runs = 3,
 };
 static const struct alloc_profile p_highbw = {
-	.io_volume_bytes = 10 * GiB, .io_nodes = 16,
-	.node_bandwidth_bps = 1e7, .peak_bandwidth_bps = 6e9,
-	.io_mode = ALLOC_IO_N_N, .runs = 3,
+	.io_volume_bytes = 10 * GiB,
+	.io_nodes = 16,
+	.node_bandwidth_bps = 1e7,
+	.peak_bandwidth_bps = 6e9,
+	.io_mode = ALLOC_IO_N_N,
+	.runs = 3,
 };
 static const struct alloc_profile p_vulnerable = {
-	.io_volume_bytes = 1 * GiB, .io_nodes = 64,
-	.node_bandwidth_bps = 1e6, .iops = 5000, .mdops = 10,
-	.io_mode = ALLOC_IO_N_N, .runs = 3,
+	.io_volume_bytes = 1 * GiB,
+	.io_nodes = 64,
+	.node_bandwidth_bps = 1e6,
+	.iops = 5000,
+	.mdops = 10,
+	.io_mode = ALLOC_IO_N_N,
+	.runs = 3,
 };
 /* Beacon's LAMMPS: modest, steady I/O on three forwarders. */
 static const struct alloc_profile p_lammps = {
-	.io_volume_bytes = 5 * GiB, .io_nodes = 192,
-	.node_bandwidth_bps = 2e6, .peak_bandwidth_bps = 3.8e8,
-	.iops = 300, .mdops = 5, .io_mode = ALLOC_IO_N_N, .runs = 8,
+	.io_volume_bytes = 5 * GiB,
+	.io_nodes = 192,
+	.node_bandwidth_bps = 2e6,
+	.peak_bandwidth_bps = 3.8e8,
+	.iops = 300,
+	.mdops = 5,
+	.io_mode = ALLOC_IO_N_N,
+	.runs = 8,
 };
-static const struct alloc_profile p_zero = { 0 };
+static const struct alloc_profile p_zero = {0};
 /* Exactly at the boundaries. */
 static const struct alloc_profile p_at_vmin = {
-	.io_volume_bytes = 20 * GiB, .io_nodes = 128,
-	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 20 * GiB,
+	.io_nodes = 128,
+	.node_bandwidth_bps = 1e8,
+	.io_mode = ALLOC_IO_N_N,
 };
 static const struct alloc_profile p_above_vmin = {
-	.io_volume_bytes = 20 * GiB + 1, .io_nodes = 128,
-	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 20 * GiB + 1,
+	.io_nodes = 128,
+	.node_bandwidth_bps = 1e8,
+	.io_mode = ALLOC_IO_N_N,
 };
 static const struct alloc_profile p_at_nmin = {
-	.io_volume_bytes = 100 * GiB, .io_nodes = 32,
-	.node_bandwidth_bps = 1e9, .io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB,
+	.io_nodes = 32,
+	.node_bandwidth_bps = 1e9,
+	.io_mode = ALLOC_IO_N_N,
 };
 /* 33 nodes x 100 MB/s on one 2.5 GB/s forwarder: S = 2 > N_f = 1. */
 static const struct alloc_profile p_above_nmin = {
-	.io_volume_bytes = 100 * GiB, .io_nodes = 33,
-	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB,
+	.io_nodes = 33,
+	.node_bandwidth_bps = 1e8,
+	.io_mode = ALLOC_IO_N_N,
 };
 /* 100 x 50 MB/s = 5 GB/s = exactly 2 forwarders: S == N_f for c[1-128]. */
 static const struct alloc_profile p_s_eq_nf = {
-	.io_volume_bytes = 100 * GiB, .io_nodes = 100,
-	.node_bandwidth_bps = 5e7, .io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB,
+	.io_nodes = 100,
+	.node_bandwidth_bps = 5e7,
+	.io_mode = ALLOC_IO_N_N,
 };
 static const struct alloc_profile p_md_at_limit = {
-	.io_volume_bytes = 100 * GiB, .io_nodes = 128,
-	.node_bandwidth_bps = 1e8, .mdops = 300, .io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB,
+	.io_nodes = 128,
+	.node_bandwidth_bps = 1e8,
+	.mdops = 300,
+	.io_mode = ALLOC_IO_N_N,
 };
 
 /* ---- table-driven cases ----------------------------------------------- */
@@ -199,20 +245,38 @@ struct dcase {
 	uint32_t n_f;
 	uint32_t s;
 	const char *forwarders; /* space-separated, in block order */
-	const char *mapping;    /* "nodes>fwd ..." */
-	const char *reason;     /* a substring of some reason */
+	const char *mapping;	/* "nodes>fwd ..." */
+	const char *reason;	/* a substring of some reason */
 };
 
-static void tw_optout(struct policy *p) { p->access.mode = POLICY_MODE_OPT_OUT; }
-static void tw_shadow(struct policy *p) { p->access.mode = POLICY_MODE_SHADOW; }
-static void tw_off(struct policy *p) { p->access.mode = POLICY_MODE_OFF; }
-static void tw_reserve14(struct policy *p) { p->decision.caps.reserve = 14; }
-static void tw_share(struct policy *p) { p->decision.caps.max_pool_share = 0.1; }
+static void tw_optout(struct policy *p)
+{
+	p->access.mode = POLICY_MODE_OPT_OUT;
+}
+static void tw_shadow(struct policy *p)
+{
+	p->access.mode = POLICY_MODE_SHADOW;
+}
+static void tw_off(struct policy *p)
+{
+	p->access.mode = POLICY_MODE_OFF;
+}
+static void tw_reserve14(struct policy *p)
+{
+	p->decision.caps.reserve = 14;
+}
+static void tw_share(struct policy *p)
+{
+	p->decision.caps.max_pool_share = 0.1;
+}
 static void tw_perjob(struct policy *p)
 {
 	p->decision.caps.max_forwarders_per_job = 3;
 }
-static void tw_noscale(struct policy *p) { p->decision.scale.enabled = false; }
+static void tw_noscale(struct policy *p)
+{
+	p->decision.scale.enabled = false;
+}
 
 static void tw_deny_bob(struct policy *p)
 {
@@ -226,215 +290,208 @@ static void tw_no_anomaly(struct policy *p)
 	p->decision.avoid_anomalies = false;
 }
 
-#define ALL_BACKUPS_HELD                                                    \
-	{ "b1", { "fwd009", "fwd010", "fwd011", "fwd012" }, true },         \
-	{ "b2", { "fwd013", "fwd014", "fwd015", "fwd016" }, true },         \
-	{ "b3", { "fwd017", "fwd018", "fwd019", "fwd020" }, true }
+#define ALL_BACKUPS_HELD                                                \
+	{"b1", {"fwd009", "fwd010", "fwd011", "fwd012"}, true},         \
+		{"b2", {"fwd013", "fwd014", "fwd015", "fwd016"}, true}, \
+	{                                                               \
+		"b3", {"fwd017", "fwd018", "fwd019", "fwd020"}, true    \
+	}
 
 static const struct dcase cases[] = {
 	/* The DFRA slide's three cases. */
-	{ "slide: normal -> default", "c[1-128]", ALLOC_REQ_AUTO, &p_normal,
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 1,
-	  .forwarders = "fwd001 fwd002",
-	  .mapping = "c[1-64]>fwd001 c[65-128]>fwd002",
-	  .reason = "not eligible for scaling: I/O volume 10GiB <= V_min "
-		    "20GiB" },
-	{ "slide: disruptive -> private", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
-	  .forwarders = "fwd009 fwd010",
-	  .mapping = "c[1-64]>fwd009 c[65-128]>fwd010",
-	  .reason = "disruptive (N-1 I/O on 128 nodes > 64): private" },
-	{ "slide: demanding -> more", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	  .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
-	  .mapping = "c[1-22]>fwd001 c[23-44]>fwd002 c[45-65]>fwd009 "
-		     "c[66-86]>fwd010 c[87-107]>fwd011 c[108-128]>fwd012",
-	  .reason = "demanding: S = 6 > N_f = 2" },
+	{"slide: normal -> default", "c[1-128]", ALLOC_REQ_AUTO, &p_normal,
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 1,
+	 .forwarders = "fwd001 fwd002",
+	 .mapping = "c[1-64]>fwd001 c[65-128]>fwd002",
+	 .reason = "not eligible for scaling: I/O volume 10GiB <= V_min "
+		   "20GiB"},
+	{"slide: disruptive -> private", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
+	 .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
+	 .forwarders = "fwd009 fwd010",
+	 .mapping = "c[1-64]>fwd009 c[65-128]>fwd010",
+	 .reason = "disruptive (N-1 I/O on 128 nodes > 64): private"},
+	{"slide: demanding -> more", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	 .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
+	 .mapping = "c[1-22]>fwd001 c[23-44]>fwd002 c[45-65]>fwd009 "
+		    "c[66-86]>fwd010 c[87-107]>fwd011 c[108-128]>fwd012",
+	 .reason = "demanding: S = 6 > N_f = 2"},
 	/* Beacon: LAMMPS on three forwarders, one fail-slow (excluded). */
-	{ "beacon: LAMMPS fail-slow forwarder replaced", "c[1-192]",
-	  ALLOC_REQ_AUTO, &p_lammps,
-	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
-	  .forwarders = "fwd001 fwd009 fwd003",
-	  .mapping = "c[1-64]>fwd001 c[65-128]>fwd009 c[129-192]>fwd003",
-	  .reason = "forwarder fwd002 is excluded: replaced by fwd009" },
-	{ "anomaly avoidance applies without opting in", "c[1-192]",
-	  ALLOC_REQ_NONE, NULL,
-	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
-	  .forwarders = "fwd001 fwd009 fwd003", .reason = "not opted in" },
-	{ "anomaly avoidance off in the policy", "c[1-192]", ALLOC_REQ_AUTO,
-	  &p_lammps, tw_no_anomaly,
-	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 3,
-	  .forwarders = "fwd001 fwd002 fwd003" },
-	{ "suspect forwarder kept, suspect backup skipped", "c[1-128]",
-	  ALLOC_REQ_AUTO, &p_n1,
-	  .health = { { "fwd001", ALLOC_HEALTH_SUSPECT },
-		      { "fwd009", ALLOC_HEALTH_SUSPECT } },
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 2,
-	  .forwarders = "fwd010 fwd011" },
+	{"beacon: LAMMPS fail-slow forwarder replaced", "c[1-192]",
+	 ALLOC_REQ_AUTO, &p_lammps,
+	 .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
+	 .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
+	 .forwarders = "fwd001 fwd009 fwd003",
+	 .mapping = "c[1-64]>fwd001 c[65-128]>fwd009 c[129-192]>fwd003",
+	 .reason = "forwarder fwd002 is excluded: replaced by fwd009"},
+	{"anomaly avoidance applies without opting in", "c[1-192]",
+	 ALLOC_REQ_NONE, NULL, .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
+	 .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
+	 .forwarders = "fwd001 fwd009 fwd003", .reason = "not opted in"},
+	{"anomaly avoidance off in the policy", "c[1-192]", ALLOC_REQ_AUTO,
+	 &p_lammps, tw_no_anomaly,
+	 .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 3,
+	 .forwarders = "fwd001 fwd002 fwd003"},
+	{"suspect forwarder kept, suspect backup skipped", "c[1-128]",
+	 ALLOC_REQ_AUTO, &p_n1,
+	 .health = {{"fwd001", ALLOC_HEALTH_SUSPECT},
+		    {"fwd009", ALLOC_HEALTH_SUSPECT}},
+	 .action = ALLOC_ACT_ISOLATE, .n_f = 2, .forwarders = "fwd010 fwd011"},
 	/* Other interference triggers. */
-	{ "metadata-heavy -> isolate, not scaled", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_mdheavy, .action = ALLOC_ACT_ISOLATE, .n_f = 1,
-	  .forwarders = "fwd009",
-	  .reason = "metadata-heavy: 500 ops/s > 300 ops/s" },
-	{ "high bandwidth -> isolate", "c[1-16]", ALLOC_REQ_AUTO, &p_highbw,
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
-	  .reason = "high bandwidth: peak 6GB/s > 5GB/s" },
-	{ "vulnerable next to a disruptive neighbour -> isolate", "c[129-192]",
-	  ALLOC_REQ_AUTO, &p_vulnerable,
-	  .ledger = { { "n1", { "fwd003" }, false, ALLOC_IO_N_1, 256 } },
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
-	  .reason = "neighbour job n1 on fwd003 is disruptive" },
-	{ "vulnerable with a quiet neighbour -> default", "c[129-192]",
-	  ALLOC_REQ_AUTO, &p_vulnerable,
-	  .ledger = { { "q1", { "fwd003" }, false, ALLOC_IO_N_N, 256, 10 } },
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd003",
-	  .reason = "no upgrade needed" },
-	{ "N-1 neighbour of unknown size counts as disruptive", "c[129-192]",
-	  ALLOC_REQ_AUTO, &p_vulnerable,
-	  .ledger = { { "n1", { "fwd003" }, false, ALLOC_IO_N_1, 0 } },
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009" },
-	{ "precedence: scale beats isolate", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, .ledger = { { "n1", { "fwd001" }, false,
-				      ALLOC_IO_N_1, 512 } },
-	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
+	{"metadata-heavy -> isolate, not scaled", "c[1-64]", ALLOC_REQ_AUTO,
+	 &p_mdheavy, .action = ALLOC_ACT_ISOLATE, .n_f = 1,
+	 .forwarders = "fwd009",
+	 .reason = "metadata-heavy: 500 ops/s > 300 ops/s"},
+	{"high bandwidth -> isolate", "c[1-16]", ALLOC_REQ_AUTO, &p_highbw,
+	 .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
+	 .reason = "high bandwidth: peak 6GB/s > 5GB/s"},
+	{"vulnerable next to a disruptive neighbour -> isolate", "c[129-192]",
+	 ALLOC_REQ_AUTO, &p_vulnerable,
+	 .ledger = {{"n1", {"fwd003"}, false, ALLOC_IO_N_1, 256}},
+	 .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
+	 .reason = "neighbour job n1 on fwd003 is disruptive"},
+	{"vulnerable with a quiet neighbour -> default", "c[129-192]",
+	 ALLOC_REQ_AUTO, &p_vulnerable,
+	 .ledger = {{"q1", {"fwd003"}, false, ALLOC_IO_N_N, 256, 10}},
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd003",
+	 .reason = "no upgrade needed"},
+	{"N-1 neighbour of unknown size counts as disruptive", "c[129-192]",
+	 ALLOC_REQ_AUTO, &p_vulnerable,
+	 .ledger = {{"n1", {"fwd003"}, false, ALLOC_IO_N_1, 0}},
+	 .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009"},
+	{"precedence: scale beats isolate", "c[1-128]", ALLOC_REQ_AUTO,
+	 &p_demanding, .ledger = {{"n1", {"fwd001"}, false, ALLOC_IO_N_1, 512}},
+	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6},
 	/* Boundaries of eligibility. */
-	{ "V exactly V_min is not eligible", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_at_vmin, .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 6,
-	  .reason = "I/O volume 20GiB <= V_min 20GiB" },
-	{ "V one byte above V_min scales", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_above_vmin, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
-	{ "N_io exactly N_min is not eligible", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_at_nmin, .action = ALLOC_ACT_DEFAULT, .n_f = 1,
-	  .reason = "32 I/O nodes <= N_min 32" },
-	{ "N_io one above N_min scales", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_above_nmin, .action = ALLOC_ACT_SCALE, .n_f = 1, .s = 2,
-	  .forwarders = "fwd001 fwd009",
-	  .mapping = "c[1-32]>fwd001 c[33-64]>fwd009" },
-	{ "S == N_f: no scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_s_eq_nf,
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 2,
-	  .reason = "no scaling needed: S = 2 <= N_f = 2" },
-	{ "metadata rate at W_md is metadata-bound", "c[1-128]",
-	  ALLOC_REQ_AUTO, &p_md_at_limit, .action = ALLOC_ACT_DEFAULT,
-	  .n_f = 2, .reason = "metadata-bound (300 ops/s >= 300 ops/s)" },
-	{ "zero-volume profile -> default", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_zero, .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 0,
-	  .reason = "I/O volume 0 bytes <= V_min" },
-	{ "no profile -> default with reason", "c[1-64]", ALLOC_REQ_AUTO,
-	  NULL, .action = ALLOC_ACT_DEFAULT, .n_f = 1,
-	  .reason = "no I/O history for this application" },
+	{"V exactly V_min is not eligible", "c[1-128]", ALLOC_REQ_AUTO,
+	 &p_at_vmin, .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 6,
+	 .reason = "I/O volume 20GiB <= V_min 20GiB"},
+	{"V one byte above V_min scales", "c[1-128]", ALLOC_REQ_AUTO,
+	 &p_above_vmin, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6},
+	{"N_io exactly N_min is not eligible", "c[1-64]", ALLOC_REQ_AUTO,
+	 &p_at_nmin, .action = ALLOC_ACT_DEFAULT, .n_f = 1,
+	 .reason = "32 I/O nodes <= N_min 32"},
+	{"N_io one above N_min scales", "c[1-64]", ALLOC_REQ_AUTO,
+	 &p_above_nmin, .action = ALLOC_ACT_SCALE, .n_f = 1, .s = 2,
+	 .forwarders = "fwd001 fwd009",
+	 .mapping = "c[1-32]>fwd001 c[33-64]>fwd009"},
+	{"S == N_f: no scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_s_eq_nf,
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 2,
+	 .reason = "no scaling needed: S = 2 <= N_f = 2"},
+	{"metadata rate at W_md is metadata-bound", "c[1-128]", ALLOC_REQ_AUTO,
+	 &p_md_at_limit, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
+	 .reason = "metadata-bound (300 ops/s >= 300 ops/s)"},
+	{"zero-volume profile -> default", "c[1-64]", ALLOC_REQ_AUTO, &p_zero,
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 0,
+	 .reason = "I/O volume 0 bytes <= V_min"},
+	{"no profile -> default with reason", "c[1-64]", ALLOC_REQ_AUTO, NULL,
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 1,
+	 .reason = "no I/O history for this application"},
 	/* Pool and caps. */
-	{ "pool exhausted -> refused", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, .ledger = { ALL_BACKUPS_HELD },
-	  .action = ALLOC_ACT_REFUSED, .n_f = 2, .s = 6,
-	  .forwarders = "fwd001 fwd002",
-	  .reason = "scale refused: no idle forwarder available (4 idle "
-		    "healthy, 4 in reserve" },
-	{ "all forwarders excluded: default kept", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_normal,
-	  .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd002", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd003", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd004", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd005", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd006", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd007", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd008", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd009", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd010", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd011", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd012", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd013", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd014", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd015", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd016", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd017", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd018", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd019", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd020", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd021", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd022", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd023", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd024", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd001",
-	  .reason = "forwarder fwd001 is excluded but no healthy idle "
-		    "forwarder is left to replace it" },
-	{ "replacement may use the reserve", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_normal, .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED } },
-	  .ledger = { ALL_BACKUPS_HELD },
-	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 1,
-	  .forwarders = "fwd021" },
-	{ "reserve caps scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	  tw_reserve14, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	  .forwarders = "fwd001 fwd002 fwd009 fwd010",
-	  .reason = "scale capped by the pool: 16 idle healthy forwarders, "
-		    "14 kept in reserve" },
-	{ "pool share caps scaling", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, tw_share, .action = ALLOC_ACT_SCALE, .n_f = 2,
-	  .s = 6, .forwarders = "fwd001 fwd002 fwd009",
-	  .reason = "scale capped by max_pool_share 0.10: at most 1 of 16" },
-	{ "per-job cap", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	  tw_perjob, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	  .forwarders = "fwd001 fwd002 fwd009",
-	  .reason = "scale capped by max_forwarders_per_job: 3 of S = 6" },
-	{ "scaled job with an excluded default", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	  .forwarders = "fwd001 fwd009 fwd010 fwd011 fwd012 fwd013" },
+	{"pool exhausted -> refused", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	 .ledger = {ALL_BACKUPS_HELD}, .action = ALLOC_ACT_REFUSED, .n_f = 2,
+	 .s = 6, .forwarders = "fwd001 fwd002",
+	 .reason = "scale refused: no idle forwarder available (4 idle "
+		   "healthy, 4 in reserve"},
+	{"all forwarders excluded: default kept", "c[1-64]", ALLOC_REQ_AUTO,
+	 &p_normal, .health = {{"fwd001", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd002", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd003", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd004", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd005", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd006", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd007", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd008", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd009", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd010", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd011", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd012", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd013", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd014", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd015", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd016", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd017", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd018", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd019", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd020", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd021", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd022", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd023", ALLOC_HEALTH_EXCLUDED},
+			       {"fwd024", ALLOC_HEALTH_EXCLUDED}},
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd001",
+	 .reason = "forwarder fwd001 is excluded but no healthy idle "
+		   "forwarder is left to replace it"},
+	{"replacement may use the reserve", "c[1-64]", ALLOC_REQ_AUTO,
+	 &p_normal, .health = {{"fwd001", ALLOC_HEALTH_EXCLUDED}},
+	 .ledger = {ALL_BACKUPS_HELD}, .action = ALLOC_ACT_AVOID_ANOMALY,
+	 .n_f = 1, .forwarders = "fwd021"},
+	{"reserve caps scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	 tw_reserve14, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	 .forwarders = "fwd001 fwd002 fwd009 fwd010",
+	 .reason = "scale capped by the pool: 16 idle healthy forwarders, "
+		   "14 kept in reserve"},
+	{"pool share caps scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	 tw_share, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	 .forwarders = "fwd001 fwd002 fwd009",
+	 .reason = "scale capped by max_pool_share 0.10: at most 1 of 16"},
+	{"per-job cap", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding, tw_perjob,
+	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	 .forwarders = "fwd001 fwd002 fwd009",
+	 .reason = "scale capped by max_forwarders_per_job: 3 of S = 6"},
+	{"scaled job with an excluded default", "c[1-128]", ALLOC_REQ_AUTO,
+	 &p_demanding, .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
+	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	 .forwarders = "fwd001 fwd009 fwd010 fwd011 fwd012 fwd013"},
 	/* Locality and least recent load. */
-	{ "mixed groups: the majority group's backups first", "c[193-384]",
-	  ALLOC_REQ_AUTO, &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 3,
-	  .s = 6, .forwarders = "fwd004 fwd005 fwd006 fwd017 fwd018 fwd019" },
-	{ "held backups are not idle", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
-	  .ledger = { { "x", { "fwd009" }, true } },
-	  .action = ALLOC_ACT_ISOLATE, .forwarders = "fwd010 fwd011" },
+	{"mixed groups: the majority group's backups first", "c[193-384]",
+	 ALLOC_REQ_AUTO, &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 3,
+	 .s = 6, .forwarders = "fwd004 fwd005 fwd006 fwd017 fwd018 fwd019"},
+	{"held backups are not idle", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
+	 .ledger = {{"x", {"fwd009"}, true}}, .action = ALLOC_ACT_ISOLATE,
+	 .forwarders = "fwd010 fwd011"},
 	/* Requests and access. */
-	{ "request off -> default", "c[1-128]", ALLOC_REQ_OFF, &p_demanding,
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 2,
-	  .forwarders = "fwd001 fwd002",
-	  .reason = "upgrade off by request" },
-	{ "request shadow -> decided, nothing applied", "c[1-128]",
-	  ALLOC_REQ_SHADOW, &p_demanding, .action = ALLOC_ACT_SHADOW,
-	  .n_f = 2, .s = 6,
-	  .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
-	  .reason = "shadow mode: would scale; nothing applied" },
-	{ "policy shadow mode applies to every job", "c[1-128]",
-	  ALLOC_REQ_NONE, &p_n1, tw_shadow, .action = ALLOC_ACT_SHADOW,
-	  .n_f = 2, .reason = "shadow mode: would isolate" },
-	{ "opt-in without a request -> default", "c[1-128]", ALLOC_REQ_NONE,
-	  &p_demanding, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
-	  .reason = "not opted in (no --io-upgrade; access.mode opt-in)" },
-	{ "opt-out without a request -> considered", "c[1-128]",
-	  ALLOC_REQ_NONE, &p_demanding, tw_optout,
-	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
-	{ "access.mode off -> nothing at all", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, tw_off,
-	  .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_DEFAULT, .forwarders = "fwd001 fwd002",
-	  .reason = "fwdalloc is off (access.mode off)" },
-	{ "denied user -> refused", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	  tw_deny_bob, .action = ALLOC_ACT_REFUSED, .n_f = 2,
-	  .reason = "user bob is denied by the policy" },
-	{ "scale-only request does not isolate", "c[1-128]", ALLOC_REQ_SCALE,
-	  &p_n1, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
-	  .forwarders = "fwd001 fwd002" },
-	{ "isolate-only request does not scale", "c[1-128]",
-	  ALLOC_REQ_ISOLATE, &p_demanding, .action = ALLOC_ACT_DEFAULT,
-	  .n_f = 2, .reason = "scaling not considered: isolate requested" },
-	{ "isolate-only request isolates", "c[1-128]", ALLOC_REQ_ISOLATE,
-	  &p_n1, .action = ALLOC_ACT_ISOLATE, .n_f = 2 },
-	{ "scaling disabled: isolation still sized by S", "c[1-128]",
-	  ALLOC_REQ_AUTO, &p_mdheavy, tw_noscale,
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 2,
-	  .reason = "scaling disabled by the policy" },
-	{ "isolation that cannot get N_f is refused", "c[1-512]",
-	  ALLOC_REQ_AUTO, &p_n1, tw_perjob, .action = ALLOC_ACT_REFUSED,
-	  .n_f = 8, .forwarders = "fwd001 fwd002 fwd003 fwd004 fwd005 "
-				  "fwd006 fwd007 fwd008",
-	  .reason = "isolation refused: needs at least N_f = 8" },
+	{"request off -> default", "c[1-128]", ALLOC_REQ_OFF, &p_demanding,
+	 .action = ALLOC_ACT_DEFAULT, .n_f = 2, .forwarders = "fwd001 fwd002",
+	 .reason = "upgrade off by request"},
+	{"request shadow -> decided, nothing applied", "c[1-128]",
+	 ALLOC_REQ_SHADOW, &p_demanding, .action = ALLOC_ACT_SHADOW, .n_f = 2,
+	 .s = 6, .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
+	 .reason = "shadow mode: would scale; nothing applied"},
+	{"policy shadow mode applies to every job", "c[1-128]", ALLOC_REQ_NONE,
+	 &p_n1, tw_shadow, .action = ALLOC_ACT_SHADOW, .n_f = 2,
+	 .reason = "shadow mode: would isolate"},
+	{"opt-in without a request -> default", "c[1-128]", ALLOC_REQ_NONE,
+	 &p_demanding, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
+	 .reason = "not opted in (no --io-upgrade; access.mode opt-in)"},
+	{"opt-out without a request -> considered", "c[1-128]", ALLOC_REQ_NONE,
+	 &p_demanding, tw_optout, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6},
+	{"access.mode off -> nothing at all", "c[1-128]", ALLOC_REQ_AUTO,
+	 &p_demanding, tw_off, .health = {{"fwd001", ALLOC_HEALTH_EXCLUDED}},
+	 .action = ALLOC_ACT_DEFAULT, .forwarders = "fwd001 fwd002",
+	 .reason = "fwdalloc is off (access.mode off)"},
+	{"denied user -> refused", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	 tw_deny_bob, .action = ALLOC_ACT_REFUSED, .n_f = 2,
+	 .reason = "user bob is denied by the policy"},
+	{"scale-only request does not isolate", "c[1-128]", ALLOC_REQ_SCALE,
+	 &p_n1, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
+	 .forwarders = "fwd001 fwd002"},
+	{"isolate-only request does not scale", "c[1-128]", ALLOC_REQ_ISOLATE,
+	 &p_demanding, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
+	 .reason = "scaling not considered: isolate requested"},
+	{"isolate-only request isolates", "c[1-128]", ALLOC_REQ_ISOLATE, &p_n1,
+	 .action = ALLOC_ACT_ISOLATE, .n_f = 2},
+	{"scaling disabled: isolation still sized by S", "c[1-128]",
+	 ALLOC_REQ_AUTO, &p_mdheavy, tw_noscale, .action = ALLOC_ACT_ISOLATE,
+	 .n_f = 2, .reason = "scaling disabled by the policy"},
+	{"isolation that cannot get N_f is refused", "c[1-512]", ALLOC_REQ_AUTO,
+	 &p_n1, tw_perjob, .action = ALLOC_ACT_REFUSED, .n_f = 8,
+	 .forwarders = "fwd001 fwd002 fwd003 fwd004 fwd005 "
+		       "fwd006 fwd007 fwd008",
+	 .reason = "isolation refused: needs at least N_f = 8"},
 };
+
+/* clang-format on */
 
 static void fill_health(const struct topology *t, const struct dcase *c,
 			enum alloc_health_state *fh,
@@ -443,9 +500,9 @@ static void fill_health(const struct topology *t, const struct dcase *c,
 	memset(fh, 0, t->n_forwarders * sizeof(*fh));
 	memset(oh, 0, t->n_osts * sizeof(*oh));
 	for (size_t i = 0; i < 30 && c->health[i].name; i++) {
-		long k = c->health[i].ost ?
-				 topo_ost_index(t, c->health[i].name) :
-				 topo_forwarder_index(t, c->health[i].name);
+		long k = c->health[i].ost
+				 ? topo_ost_index(t, c->health[i].name)
+				 : topo_forwarder_index(t, c->health[i].name);
 
 		assert_true(k >= 0);
 		if (c->health[i].ost)
@@ -467,9 +524,12 @@ static struct alloc_ledger *fill_ledger(const struct topology *t,
 		uint32_t fw[4];
 		bool pv[4];
 		struct alloc_ledger_entry e = {
-			.job_id = (char *)h->job_id, .forwarders = fw,
-			.private_fwd = pv, .io_mode = h->mode,
-			.n_nodes = h->n_nodes, .mdops = h->mdops,
+			.job_id = (char *)h->job_id,
+			.forwarders = fw,
+			.private_fwd = pv,
+			.io_mode = h->mode,
+			.n_nodes = h->n_nodes,
+			.mdops = h->mdops,
 		};
 
 		for (size_t k = 0; k < 4 && h->fwd[k]; k++) {
@@ -496,8 +556,7 @@ static void join_forwarders(const struct alloc_decision *d, char *buf,
 					i ? " " : "", d->forwarder_names[i]);
 }
 
-static void join_mapping(const struct alloc_decision *d, char *buf,
-			 size_t len)
+static void join_mapping(const struct alloc_decision *d, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -529,11 +588,16 @@ static void test_case(void **state)
 	enum alloc_health_state fh[64], oh[8];
 	struct policy *p = policy_defaults();
 	struct alloc_ledger *l = fill_ledger(f->t, c);
-	struct alloc_health h = { fh, oh };
+	struct alloc_health h = {fh, oh};
 	struct alloc_job job = {
-		.job_id = "100", .user = "bob", .account = "acct",
-		.name = "app", .partition = "batch", .nodes = c->nodes,
-		.request = c->request, .profile = c->profile,
+		.job_id = "100",
+		.user = "bob",
+		.account = "acct",
+		.name = "app",
+		.partition = "batch",
+		.nodes = c->nodes,
+		.request = c->request,
+		.profile = c->profile,
 	};
 	struct alloc_decision *d;
 	char buf[1024];
@@ -546,9 +610,8 @@ static void test_case(void **state)
 	if (c->tweak)
 		c->tweak(p);
 	fill_health(f->t, c, fh, oh);
-	assert_int_equal(alloc_job_nodes(f->t, c->nodes, &ids, &job.n_nodes,
-					 &err),
-			 0);
+	assert_int_equal(
+		alloc_job_nodes(f->t, c->nodes, &ids, &job.n_nodes, &err), 0);
 	job.node_ids = ids;
 	d = alloc_decide(f->cx, p, l, &h, &job, 1000, &err);
 	if (!d)
@@ -604,20 +667,20 @@ static void test_case(void **state)
 
 /* ---- other behaviours ------------------------------------------------- */
 
-static struct alloc_decision *decide_simple(struct fix *f,
-					    const struct policy *p,
-					    const struct alloc_ledger *l,
-					    const char *id, const char *nodes,
-					    const struct alloc_profile *pr,
-					    uint32_t **ids)
+static struct alloc_decision *
+decide_simple(struct fix *f, const struct policy *p,
+	      const struct alloc_ledger *l, const char *id, const char *nodes,
+	      const struct alloc_profile *pr, uint32_t **ids)
 {
-	struct alloc_job job = { .job_id = id, .user = "u", .nodes = nodes,
-				 .request = ALLOC_REQ_AUTO, .profile = pr };
+	struct alloc_job job = {.job_id = id,
+				.user = "u",
+				.nodes = nodes,
+				.request = ALLOC_REQ_AUTO,
+				.profile = pr};
 	struct alloc_decision *d;
 	fwd_error_t err;
 
-	assert_int_equal(alloc_job_nodes(f->t, nodes, ids, &job.n_nodes,
-					 &err),
+	assert_int_equal(alloc_job_nodes(f->t, nodes, ids, &job.n_nodes, &err),
 			 0);
 	job.node_ids = *ids;
 	d = alloc_decide(f->cx, p, l, NULL, &job, 1000, &err);
@@ -632,21 +695,21 @@ static void test_nodes_not_covered(void **state)
 	static const struct {
 		const char *nodes, *msg;
 	} tab[] = {
-		{ "c[500-513]", "nodes: node c513 is not in the topology" },
-		{ "x1", "nodes: node x1 is not in the topology" },
-		{ "c[1-3],c2", "nodes: node c2 listed twice" },
-		{ "", "nodes: empty node list" },
+		{"c[500-513]", "nodes: node c513 is not in the topology"},
+		{"x1", "nodes: node x1 is not in the topology"},
+		{"c[1-3],c2", "nodes: node c2 listed twice"},
+		{"", "nodes: empty node list"},
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		uint32_t *ids = NULL;
 		size_t n;
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 
 		errno = 0;
-		assert_int_equal(alloc_job_nodes(f->t, tab[i].nodes, &ids, &n,
-						 &err),
-				 -1);
+		assert_int_equal(
+			alloc_job_nodes(f->t, tab[i].nodes, &ids, &n, &err),
+			-1);
 		assert_int_equal(errno, EINVAL);
 		assert_string_equal(err.text, tab[i].msg);
 		assert_null(ids);
@@ -695,8 +758,8 @@ static void test_ledger_idempotent(void **state)
 	assert_int_equal(alloc_ledger_acquire(l, d, 128, 1000, &err), 0);
 	assert_int_equal(alloc_ledger_acquire(l, d, 128, 1001, &err), 0);
 	assert_int_equal(alloc_ledger_count(l), 1);
-	assert_true(alloc_ledger_held_private(l, 8));   /* fwd009 */
-	assert_false(alloc_ledger_held_private(l, 0));  /* fwd001 shared */
+	assert_true(alloc_ledger_held_private(l, 8));  /* fwd009 */
+	assert_false(alloc_ledger_held_private(l, 0)); /* fwd001 shared */
 
 	/* Deciding again returns the existing allocation. */
 	again = decide_simple(f, p, l, "42", "c[1-128]", &p_demanding, &ids2);
@@ -716,8 +779,10 @@ static void test_ledger_idempotent(void **state)
 	/* A conflicting acquire is refused, not silently doubled. */
 	{
 		struct alloc_ledger_entry e = {
-			.job_id = (char *)"99", .forwarders = d->forwarders + 2,
-			.private_fwd = d->private_fwd + 2, .n_forwarders = 1,
+			.job_id = (char *)"99",
+			.forwarders = d->forwarders + 2,
+			.private_fwd = d->private_fwd + 2,
+			.n_forwarders = 1,
 		};
 
 		errno = 0;
@@ -750,17 +815,17 @@ static void test_shadow_acquire_holds_defaults(void **state)
 	struct fix *f = *state;
 	struct policy *p = policy_defaults();
 	struct alloc_ledger *l = alloc_ledger_create(f->t);
-	struct alloc_job job = { .job_id = "s1", .nodes = "c[1-128]",
-				 .request = ALLOC_REQ_SHADOW,
-				 .profile = &p_demanding };
+	struct alloc_job job = {.job_id = "s1",
+				.nodes = "c[1-128]",
+				.request = ALLOC_REQ_SHADOW,
+				.profile = &p_demanding};
 	const struct alloc_ledger_entry *e;
 	struct alloc_decision *d;
 	uint32_t *ids;
 	fwd_error_t err;
 
-	assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids, &job.n_nodes,
-					 &err),
-			 0);
+	assert_int_equal(
+		alloc_job_nodes(f->t, job.nodes, &ids, &job.n_nodes, &err), 0);
 	job.node_ids = ids;
 	d = alloc_decide(f->cx, p, l, NULL, &job, 0, &err);
 	assert_non_null(d);
@@ -784,14 +849,18 @@ static void test_batch_contention(void **state)
 	struct policy *p = policy_defaults();
 	struct alloc_ledger *l = alloc_ledger_create(f->t);
 	/* B measured a large gain from more forwarders; A barely any. */
-	struct alloc_bw_point bw_a[] = { { 2, 4.0e9 }, { 6, 4.2e9 } };
-	struct alloc_bw_point bw_b[] = { { 2, 3.0e9 }, { 6, 11e9 } };
+	struct alloc_bw_point bw_a[] = {{2, 4.0e9}, {6, 4.2e9}};
+	struct alloc_bw_point bw_b[] = {{2, 3.0e9}, {6, 11e9}};
 	struct alloc_profile pa = p_demanding, pb = p_demanding;
 	struct alloc_job jobs[2] = {
-		{ .job_id = "A", .nodes = "c[1-128]",
-		  .request = ALLOC_REQ_AUTO, .profile = &pa },
-		{ .job_id = "B", .nodes = "c[257-384]",
-		  .request = ALLOC_REQ_AUTO, .profile = &pb },
+		{.job_id = "A",
+		 .nodes = "c[1-128]",
+		 .request = ALLOC_REQ_AUTO,
+		 .profile = &pa},
+		{.job_id = "B",
+		 .nodes = "c[257-384]",
+		 .request = ALLOC_REQ_AUTO,
+		 .profile = &pb},
 	};
 	struct alloc_decision *out[2];
 	fwd_error_t err;
@@ -804,11 +873,13 @@ static void test_batch_contention(void **state)
 	/* Leave 4 idle above the reserve of 4: room for one job's extras. */
 	p->decision.caps.max_pool_share = 1.0;
 	{
-		const struct dcase c = { .ledger = {
-			{ "h1", { "fwd009", "fwd010", "fwd011", "fwd012" },
-			  true },
-			{ "h2", { "fwd013", "fwd014", "fwd015", "fwd016" },
-			  true } } };
+		const struct dcase c = {
+			.ledger = {{"h1",
+				    {"fwd009", "fwd010", "fwd011", "fwd012"},
+				    true},
+				   {"h2",
+				    {"fwd013", "fwd014", "fwd015", "fwd016"},
+				    true}}};
 
 		alloc_ledger_destroy(l);
 		l = fill_ledger(f->t, &c);
@@ -819,23 +890,24 @@ static void test_batch_contention(void **state)
 				 0);
 		jobs[i].node_ids = ids[i];
 	}
-	assert_int_equal(alloc_decide_batch(f->cx, p, l, NULL, jobs, 2, 10,
-					    out, &err),
-			 0);
+	assert_int_equal(
+		alloc_decide_batch(f->cx, p, l, NULL, jobs, 2, 10, out, &err),
+		0);
 	assert_int_equal(out[1]->action, ALLOC_ACT_SCALE);
 	assert_int_equal(out[1]->n_forwarders, 6);
 	assert_int_equal(out[0]->action, ALLOC_ACT_REFUSED);
-	assert_true(has_reason(out[0], "pool contention: ranked 2 of 2 (by "
-				       "expected gain, expected gain 200MB/s)"));
+	assert_true(has_reason(out[0],
+			       "pool contention: ranked 2 of 2 (by "
+			       "expected gain, expected gain 200MB/s)"));
 	assert_int_equal(alloc_ledger_count(l), 2); /* not modified */
 	alloc_decision_destroy(out[0]);
 	alloc_decision_destroy(out[1]);
 
 	/* First come, first served: A wins. */
 	p->decision.contention = POLICY_CONTENTION_FCFS;
-	assert_int_equal(alloc_decide_batch(f->cx, p, l, NULL, jobs, 2, 10,
-					    out, &err),
-			 0);
+	assert_int_equal(
+		alloc_decide_batch(f->cx, p, l, NULL, jobs, 2, 10, out, &err),
+		0);
 	assert_int_equal(out[0]->action, ALLOC_ACT_SCALE);
 	assert_int_equal(out[1]->action, ALLOC_ACT_REFUSED);
 	assert_true(has_reason(out[1], "ranked 2 of 2 (first come, first "
@@ -851,17 +923,18 @@ static void test_batch_contention(void **state)
 static void test_json_fields(void **state)
 {
 	static const char *const want[] = {
-		"job_id", "action", "reasons", "n_f", "s", "forwarders",
-		"mapping", "excluded_osts", "profile", "policy_digest",
-		"elapsed_us",
+		"job_id",  "action",	    "reasons",	  "n_f",
+		"s",	   "forwarders",    "mapping",	  "excluded_osts",
+		"profile", "policy_digest", "elapsed_us",
 	};
 	struct fix *f = *state;
 	struct policy *p = policy_defaults();
-	enum alloc_health_state fh[24] = { 0 }, oh[4] = { 0 };
-	struct alloc_health h = { fh, oh };
-	struct alloc_job job = { .job_id = "5", .nodes = "c[1-128]",
-				 .request = ALLOC_REQ_AUTO,
-				 .profile = &p_demanding };
+	enum alloc_health_state fh[24] = {0}, oh[4] = {0};
+	struct alloc_health h = {fh, oh};
+	struct alloc_job job = {.job_id = "5",
+				.nodes = "c[1-128]",
+				.request = ALLOC_REQ_AUTO,
+				.profile = &p_demanding};
 	struct alloc_decision *d;
 	json_t *o, *m;
 	const char *key;
@@ -872,9 +945,8 @@ static void test_json_fields(void **state)
 	char *s;
 
 	oh[2] = ALLOC_HEALTH_EXCLUDED;
-	assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids, &job.n_nodes,
-					 &err),
-			 0);
+	assert_int_equal(
+		alloc_job_nodes(f->t, job.nodes, &ids, &job.n_nodes, &err), 0);
 	job.node_ids = ids;
 	d = alloc_decide(f->cx, p, NULL, &h, &job, 0, &err);
 	assert_non_null(d);
@@ -883,7 +955,8 @@ static void test_json_fields(void **state)
 	assert_non_null(s);
 	o = json_loads(s, 0, NULL);
 	assert_non_null(o);
-	json_object_foreach(o, key, v) {
+	json_object_foreach(o, key, v)
+	{
 		assert_true(i < sizeof(want) / sizeof(want[0]));
 		assert_string_equal(key, want[i]);
 		i++;
@@ -932,9 +1005,9 @@ static void test_render_runs(void **state)
 {
 	struct topology *t = topo_create();
 	struct policy *p = policy_defaults();
-	struct topo_forwarder fw = { .name = (char *)"f1", .bandwidth_bps = 1e9 };
-	struct alloc_job job = { .job_id = "1",
-				 .nodes = "n[007-012],m5,n[098-101]" };
+	struct topo_forwarder fw = {.name = (char *)"f1", .bandwidth_bps = 1e9};
+	struct alloc_job job = {.job_id = "1",
+				.nodes = "n[007-012],m5,n[098-101]"};
 	struct alloc_decision *d;
 	struct alloc_ctx *cx;
 	fwd_error_t err;
@@ -947,9 +1020,8 @@ static void test_render_runs(void **state)
 	assert_int_equal(topo_finalize(t, &err), 0);
 	cx = alloc_ctx_create(t, &err);
 	assert_non_null(cx);
-	assert_int_equal(alloc_job_nodes(t, job.nodes, &ids, &job.n_nodes,
-					 &err),
-			 0);
+	assert_int_equal(
+		alloc_job_nodes(t, job.nodes, &ids, &job.n_nodes, &err), 0);
 	job.node_ids = ids;
 	d = alloc_decide(cx, p, NULL, NULL, &job, 0, &err);
 	assert_non_null(d);
@@ -996,75 +1068,90 @@ static void test_input_errors(void **state)
 		int kind; /* 0 job, 1 state, 2 health */
 		const char *text, *msg;
 	} tab[] = {
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c[1-2],c999\"}",
-		  "job.json: nodes: node c999 is not in the topology" },
-		{ 0, "{\"nodes\": \"c1\"}", "job.json: job_id: missing" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": 5}",
-		  "job.json: nodes: 5: must be a string" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"request\": "
-		     "\"more\"}",
-		  "job.json: request: \"more\": must be one of auto, scale, "
-		  "isolate, off, shadow" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
-		     "{\"iops\": -3}}",
-		  "job.json: profile.iops: -3: must not be negative" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
-		     "{\"io_mode\": \"N-2\"}}",
-		  "job.json: profile.io_mode: \"N-2\": must be one of N-N, "
-		  "N-1, N-M, 1-1" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
-		     "{\"io_nodes\": 1.5}}",
-		  "job.json: profile.io_nodes: 1.5: must be an integer" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
-		     "{\"bandwidth_by_forwarders\": {\"0\": 1}}}",
-		  "job.json: profile.bandwidth_by_forwarders.0: the key must "
-		  "be a forwarder count (a positive integer)" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"nodez\": 1}",
-		  "job.json: nodez: unknown key" },
-		{ 0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
-		     "{\"io_mode\": \"N-N\", \"mdopz\": 1}}",
-		  "job.json: profile.mdopz: unknown key" },
-		{ 0, "[1]", "job.json: (top level): must be a JSON object" },
-		{ 0, "{\"job_id\": ", "job.json:1:11: unexpected token near end of file" },
-		{ 1, "[{\"job_id\": \"9\", \"forwarders\": [\"fwd999\"]}]",
-		  "state.json: [0].forwarders[0]: \"fwd999\": unknown "
-		  "forwarder" },
-		{ 1, "[{\"job_id\": \"9\", \"forwarders\": [\"fwd001\"], "
-		     "\"mdops\": -1}]",
-		  "state.json: [0].mdops: -1: must not be negative" },
-		{ 1, "[{\"job_id\": \"9\", \"forwarders\": [\"fwd001\"], "
-		     "\"io_mode\": \"X\"}]",
-		  "state.json: [0].io_mode: \"X\": must be one of N-N, N-1, "
-		  "N-M, 1-1" },
-		{ 1, "[{\"job_id\": \"9\", \"forwarders\": \"fwd001\"}]",
-		  "state.json: [0].forwarders: \"fwd001\": must be an array "
-		  "of forwarder names" },
-		{ 1, "[{\"job_id\": \"9\", \"forwarders\": [\"fwd009\"], "
-		     "\"private\": true}, {\"job_id\": \"10\", "
-		     "\"forwarders\": [\"fwd009\"]}]",
-		  "state.json: [1]: job 10: forwarder fwd009 is already held "
-		  "privately by job 9" },
-		{ 1, "[{\"job_id\": \"9\", \"forwarders\": [], \"private\": "
-		     "1}]",
-		  "state.json: [0].private: 1: must be true or false" },
-		{ 2, "[{\"kind\": \"forwarder\", \"name\": \"fwd999\", "
-		     "\"state\": \"ok\"}]",
-		  "health.json: [0].name: \"fwd999\": unknown forwarder" },
-		{ 2, "[{\"kind\": \"ost\", \"name\": \"ost1\", \"state\": "
-		     "\"broken\"}]",
-		  "health.json: [0].state: \"broken\": must be ok, suspect or "
-		  "excluded" },
-		{ 2, "[{\"kind\": \"disk\", \"name\": \"ost1\", \"state\": "
-		     "\"ok\"}]",
-		  "health.json: [0].kind: \"disk\": must be forwarder or ost" },
-		{ 2, "[{\"kind\": \"ost\", \"name\": \"ost1\", \"state\": "
-		     "\"ok\"}, {\"kind\": \"ost\", \"name\": \"ost1\", "
-		     "\"state\": \"excluded\"}]",
-		  "health.json: [1].name: \"ost1\": listed twice" },
+		{0, "{\"job_id\": \"1\", \"nodes\": \"c[1-2],c999\"}",
+		 "job.json: nodes: node c999 is not in the topology"},
+		{0, "{\"nodes\": \"c1\"}", "job.json: job_id: missing"},
+		{0, "{\"job_id\": \"1\", \"nodes\": 5}",
+		 "job.json: nodes: 5: must be a string"},
+		{0,
+		 "{\"job_id\": \"1\", \"nodes\": \"c1\", \"request\": "
+		 "\"more\"}",
+		 "job.json: request: \"more\": must be one of auto, scale, "
+		 "isolate, off, shadow"},
+		{0,
+		 "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
+		 "{\"iops\": -3}}",
+		 "job.json: profile.iops: -3: must not be negative"},
+		{0,
+		 "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
+		 "{\"io_mode\": \"N-2\"}}",
+		 "job.json: profile.io_mode: \"N-2\": must be one of N-N, "
+		 "N-1, N-M, 1-1"},
+		{0,
+		 "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
+		 "{\"io_nodes\": 1.5}}",
+		 "job.json: profile.io_nodes: 1.5: must be an integer"},
+		{0,
+		 "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
+		 "{\"bandwidth_by_forwarders\": {\"0\": 1}}}",
+		 "job.json: profile.bandwidth_by_forwarders.0: the key must "
+		 "be a forwarder count (a positive integer)"},
+		{0, "{\"job_id\": \"1\", \"nodes\": \"c1\", \"nodez\": 1}",
+		 "job.json: nodez: unknown key"},
+		{0,
+		 "{\"job_id\": \"1\", \"nodes\": \"c1\", \"profile\": "
+		 "{\"io_mode\": \"N-N\", \"mdopz\": 1}}",
+		 "job.json: profile.mdopz: unknown key"},
+		{0, "[1]", "job.json: (top level): must be a JSON object"},
+		{0, "{\"job_id\": ",
+		 "job.json:1:11: unexpected token near end of file"},
+		{1, "[{\"job_id\": \"9\", \"forwarders\": [\"fwd999\"]}]",
+		 "state.json: [0].forwarders[0]: \"fwd999\": unknown "
+		 "forwarder"},
+		{1,
+		 "[{\"job_id\": \"9\", \"forwarders\": [\"fwd001\"], "
+		 "\"mdops\": -1}]",
+		 "state.json: [0].mdops: -1: must not be negative"},
+		{1,
+		 "[{\"job_id\": \"9\", \"forwarders\": [\"fwd001\"], "
+		 "\"io_mode\": \"X\"}]",
+		 "state.json: [0].io_mode: \"X\": must be one of N-N, N-1, "
+		 "N-M, 1-1"},
+		{1, "[{\"job_id\": \"9\", \"forwarders\": \"fwd001\"}]",
+		 "state.json: [0].forwarders: \"fwd001\": must be an array "
+		 "of forwarder names"},
+		{1,
+		 "[{\"job_id\": \"9\", \"forwarders\": [\"fwd009\"], "
+		 "\"private\": true}, {\"job_id\": \"10\", "
+		 "\"forwarders\": [\"fwd009\"]}]",
+		 "state.json: [1]: job 10: forwarder fwd009 is already held "
+		 "privately by job 9"},
+		{1,
+		 "[{\"job_id\": \"9\", \"forwarders\": [], \"private\": "
+		 "1}]",
+		 "state.json: [0].private: 1: must be true or false"},
+		{2,
+		 "[{\"kind\": \"forwarder\", \"name\": \"fwd999\", "
+		 "\"state\": \"ok\"}]",
+		 "health.json: [0].name: \"fwd999\": unknown forwarder"},
+		{2,
+		 "[{\"kind\": \"ost\", \"name\": \"ost1\", \"state\": "
+		 "\"broken\"}]",
+		 "health.json: [0].state: \"broken\": must be ok, suspect or "
+		 "excluded"},
+		{2,
+		 "[{\"kind\": \"disk\", \"name\": \"ost1\", \"state\": "
+		 "\"ok\"}]",
+		 "health.json: [0].kind: \"disk\": must be forwarder or ost"},
+		{2,
+		 "[{\"kind\": \"ost\", \"name\": \"ost1\", \"state\": "
+		 "\"ok\"}, {\"kind\": \"ost\", \"name\": \"ost1\", "
+		 "\"state\": \"excluded\"}]",
+		 "health.json: [1].name: \"ost1\": listed twice"},
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 		int rc;
 
 		if (tab[i].kind == 0) {
@@ -1086,8 +1173,8 @@ static void test_input_errors(void **state)
 			rc = h ? 0 : -1;
 			alloc_healthfile_destroy(h);
 		}
-		if (rc != -1 || strncmp(err.text, tab[i].msg,
-					strlen(tab[i].msg)))
+		if (rc != -1 ||
+		    strncmp(err.text, tab[i].msg, strlen(tab[i].msg)))
 			fail_msg("case %zu: rc %d, error '%s', want '%s'", i,
 				 rc, err.text, tab[i].msg);
 	}
