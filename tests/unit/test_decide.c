@@ -101,118 +101,75 @@ static int teardown(void **state)
 
 /* ---- profiles --------------------------------------------------------- */
 
-/* clang-format off: tables read as tables. */
+/* Tables read as tables. */
+/* clang-format off */
 
 /* Below V_min, ordinary N-N: the slide's "normal" job. */
 static const struct alloc_profile p_normal = {
-	.io_volume_bytes = 10 * GiB,
-	.io_nodes = 64,
-	.node_bandwidth_bps = 1e7,
-	.peak_bandwidth_bps = 6.4e8,
-	.iops = 100,
-	.mdops = 10,
-	.io_mode = ALLOC_IO_N_N,
-	.runs = 5,
+	.io_volume_bytes = 10 * GiB, .io_nodes = 64,
+	.node_bandwidth_bps = 1e7, .peak_bandwidth_bps = 6.4e8,
+	.iops = 100, .mdops = 10, .io_mode = ALLOC_IO_N_N, .runs = 5,
 };
 /* 128 I/O nodes at 100 MB/s: S = ceil(12.8e9 / 2.5e9) = 6: "demanding". */
 static const struct alloc_profile p_demanding = {
-	.io_volume_bytes = 100 * GiB,
-	.io_nodes = 128,
-	.node_bandwidth_bps = 1e8,
-	.peak_bandwidth_bps = 4e9,
-	.iops = 200,
-	.mdops = 20,
-	.io_mode = ALLOC_IO_N_N,
-	.runs = 5,
+	.io_volume_bytes = 100 * GiB, .io_nodes = 128,
+	.node_bandwidth_bps = 1e8, .peak_bandwidth_bps = 4e9,
+	.iops = 200, .mdops = 20, .io_mode = ALLOC_IO_N_N, .runs = 5,
 };
 /* N-1 on 128 nodes, little bandwidth: "disruptive". */
 static const struct alloc_profile p_n1 = {
-	.io_volume_bytes = 30 * GiB,
-	.io_nodes = 128,
-	.node_bandwidth_bps = 1e6,
-	.peak_bandwidth_bps = 1.28e8,
-	.iops = 50,
-	.mdops = 50,
-	.io_mode = ALLOC_IO_N_1,
-	.runs = 3,
+	.io_volume_bytes = 30 * GiB, .io_nodes = 128,
+	.node_bandwidth_bps = 1e6, .peak_bandwidth_bps = 1.28e8,
+	.iops = 50, .mdops = 50, .io_mode = ALLOC_IO_N_1, .runs = 3,
 };
 static const struct alloc_profile p_mdheavy = {
-	.io_volume_bytes = 30 * GiB,
-	.io_nodes = 64,
-	.node_bandwidth_bps = 1e6,
-	.iops = 50,
-	.mdops = 500,
-	.io_mode = ALLOC_IO_N_N,
-	.runs = 3,
+	.io_volume_bytes = 30 * GiB, .io_nodes = 64,
+	.node_bandwidth_bps = 1e6, .iops = 50, .mdops = 500,
+	.io_mode = ALLOC_IO_N_N, .runs = 3,
 };
 static const struct alloc_profile p_highbw = {
-	.io_volume_bytes = 10 * GiB,
-	.io_nodes = 16,
-	.node_bandwidth_bps = 1e7,
-	.peak_bandwidth_bps = 6e9,
-	.io_mode = ALLOC_IO_N_N,
-	.runs = 3,
+	.io_volume_bytes = 10 * GiB, .io_nodes = 16,
+	.node_bandwidth_bps = 1e7, .peak_bandwidth_bps = 6e9,
+	.io_mode = ALLOC_IO_N_N, .runs = 3,
 };
 static const struct alloc_profile p_vulnerable = {
-	.io_volume_bytes = 1 * GiB,
-	.io_nodes = 64,
-	.node_bandwidth_bps = 1e6,
-	.iops = 5000,
-	.mdops = 10,
-	.io_mode = ALLOC_IO_N_N,
-	.runs = 3,
+	.io_volume_bytes = 1 * GiB, .io_nodes = 64,
+	.node_bandwidth_bps = 1e6, .iops = 5000, .mdops = 10,
+	.io_mode = ALLOC_IO_N_N, .runs = 3,
 };
 /* Beacon's LAMMPS: modest, steady I/O on three forwarders. */
 static const struct alloc_profile p_lammps = {
-	.io_volume_bytes = 5 * GiB,
-	.io_nodes = 192,
-	.node_bandwidth_bps = 2e6,
-	.peak_bandwidth_bps = 3.8e8,
-	.iops = 300,
-	.mdops = 5,
-	.io_mode = ALLOC_IO_N_N,
-	.runs = 8,
+	.io_volume_bytes = 5 * GiB, .io_nodes = 192,
+	.node_bandwidth_bps = 2e6, .peak_bandwidth_bps = 3.8e8,
+	.iops = 300, .mdops = 5, .io_mode = ALLOC_IO_N_N, .runs = 8,
 };
-static const struct alloc_profile p_zero = {0};
+static const struct alloc_profile p_zero = { 0 };
 /* Exactly at the boundaries. */
 static const struct alloc_profile p_at_vmin = {
-	.io_volume_bytes = 20 * GiB,
-	.io_nodes = 128,
-	.node_bandwidth_bps = 1e8,
-	.io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 20 * GiB, .io_nodes = 128,
+	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
 };
 static const struct alloc_profile p_above_vmin = {
-	.io_volume_bytes = 20 * GiB + 1,
-	.io_nodes = 128,
-	.node_bandwidth_bps = 1e8,
-	.io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 20 * GiB + 1, .io_nodes = 128,
+	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
 };
 static const struct alloc_profile p_at_nmin = {
-	.io_volume_bytes = 100 * GiB,
-	.io_nodes = 32,
-	.node_bandwidth_bps = 1e9,
-	.io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB, .io_nodes = 32,
+	.node_bandwidth_bps = 1e9, .io_mode = ALLOC_IO_N_N,
 };
 /* 33 nodes x 100 MB/s on one 2.5 GB/s forwarder: S = 2 > N_f = 1. */
 static const struct alloc_profile p_above_nmin = {
-	.io_volume_bytes = 100 * GiB,
-	.io_nodes = 33,
-	.node_bandwidth_bps = 1e8,
-	.io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB, .io_nodes = 33,
+	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
 };
 /* 100 x 50 MB/s = 5 GB/s = exactly 2 forwarders: S == N_f for c[1-128]. */
 static const struct alloc_profile p_s_eq_nf = {
-	.io_volume_bytes = 100 * GiB,
-	.io_nodes = 100,
-	.node_bandwidth_bps = 5e7,
-	.io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB, .io_nodes = 100,
+	.node_bandwidth_bps = 5e7, .io_mode = ALLOC_IO_N_N,
 };
 static const struct alloc_profile p_md_at_limit = {
-	.io_volume_bytes = 100 * GiB,
-	.io_nodes = 128,
-	.node_bandwidth_bps = 1e8,
-	.mdops = 300,
-	.io_mode = ALLOC_IO_N_N,
+	.io_volume_bytes = 100 * GiB, .io_nodes = 128,
+	.node_bandwidth_bps = 1e8, .mdops = 300, .io_mode = ALLOC_IO_N_N,
 };
 
 /* ---- table-driven cases ----------------------------------------------- */
@@ -245,38 +202,20 @@ struct dcase {
 	uint32_t n_f;
 	uint32_t s;
 	const char *forwarders; /* space-separated, in block order */
-	const char *mapping;	/* "nodes>fwd ..." */
-	const char *reason;	/* a substring of some reason */
+	const char *mapping;    /* "nodes>fwd ..." */
+	const char *reason;     /* a substring of some reason */
 };
 
-static void tw_optout(struct policy *p)
-{
-	p->access.mode = POLICY_MODE_OPT_OUT;
-}
-static void tw_shadow(struct policy *p)
-{
-	p->access.mode = POLICY_MODE_SHADOW;
-}
-static void tw_off(struct policy *p)
-{
-	p->access.mode = POLICY_MODE_OFF;
-}
-static void tw_reserve14(struct policy *p)
-{
-	p->decision.caps.reserve = 14;
-}
-static void tw_share(struct policy *p)
-{
-	p->decision.caps.max_pool_share = 0.1;
-}
+static void tw_optout(struct policy *p) { p->access.mode = POLICY_MODE_OPT_OUT; }
+static void tw_shadow(struct policy *p) { p->access.mode = POLICY_MODE_SHADOW; }
+static void tw_off(struct policy *p) { p->access.mode = POLICY_MODE_OFF; }
+static void tw_reserve14(struct policy *p) { p->decision.caps.reserve = 14; }
+static void tw_share(struct policy *p) { p->decision.caps.max_pool_share = 0.1; }
 static void tw_perjob(struct policy *p)
 {
 	p->decision.caps.max_forwarders_per_job = 3;
 }
-static void tw_noscale(struct policy *p)
-{
-	p->decision.scale.enabled = false;
-}
+static void tw_noscale(struct policy *p) { p->decision.scale.enabled = false; }
 
 static void tw_deny_bob(struct policy *p)
 {
@@ -290,205 +229,214 @@ static void tw_no_anomaly(struct policy *p)
 	p->decision.avoid_anomalies = false;
 }
 
-#define ALL_BACKUPS_HELD                                                \
-	{"b1", {"fwd009", "fwd010", "fwd011", "fwd012"}, true},         \
-		{"b2", {"fwd013", "fwd014", "fwd015", "fwd016"}, true}, \
-	{                                                               \
-		"b3", {"fwd017", "fwd018", "fwd019", "fwd020"}, true    \
-	}
+#define ALL_BACKUPS_HELD                                                    \
+	{ "b1", { "fwd009", "fwd010", "fwd011", "fwd012" }, true },         \
+	{ "b2", { "fwd013", "fwd014", "fwd015", "fwd016" }, true },         \
+	{ "b3", { "fwd017", "fwd018", "fwd019", "fwd020" }, true }
 
 static const struct dcase cases[] = {
 	/* The DFRA slide's three cases. */
-	{"slide: normal -> default", "c[1-128]", ALLOC_REQ_AUTO, &p_normal,
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 1,
-	 .forwarders = "fwd001 fwd002",
-	 .mapping = "c[1-64]>fwd001 c[65-128]>fwd002",
-	 .reason = "not eligible for scaling: I/O volume 10GiB <= V_min "
-		   "20GiB"},
-	{"slide: disruptive -> private", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
-	 .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
-	 .forwarders = "fwd009 fwd010",
-	 .mapping = "c[1-64]>fwd009 c[65-128]>fwd010",
-	 .reason = "disruptive (N-1 I/O on 128 nodes > 64): private"},
-	{"slide: demanding -> more", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	 .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
-	 .mapping = "c[1-22]>fwd001 c[23-44]>fwd002 c[45-65]>fwd009 "
-		    "c[66-86]>fwd010 c[87-107]>fwd011 c[108-128]>fwd012",
-	 .reason = "demanding: S = 6 > N_f = 2"},
+	{ "slide: normal -> default", "c[1-128]", ALLOC_REQ_AUTO, &p_normal,
+	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 1,
+	  .forwarders = "fwd001 fwd002",
+	  .mapping = "c[1-64]>fwd001 c[65-128]>fwd002",
+	  .reason = "not eligible for scaling: I/O volume 10GiB <= V_min "
+		    "20GiB" },
+	{ "slide: disruptive -> private", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
+	  .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
+	  .forwarders = "fwd009 fwd010",
+	  .mapping = "c[1-64]>fwd009 c[65-128]>fwd010",
+	  .reason = "disruptive (N-1 I/O on 128 nodes > 64): private" },
+	{ "slide: demanding -> more", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	  .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
+	  .mapping = "c[1-22]>fwd001 c[23-44]>fwd002 c[45-65]>fwd009 "
+		     "c[66-86]>fwd010 c[87-107]>fwd011 c[108-128]>fwd012",
+	  .reason = "demanding: S = 6 > N_f = 2" },
 	/* Beacon: LAMMPS on three forwarders, one fail-slow (excluded). */
-	{"beacon: LAMMPS fail-slow forwarder replaced", "c[1-192]",
-	 ALLOC_REQ_AUTO, &p_lammps,
-	 .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
-	 .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
-	 .forwarders = "fwd001 fwd009 fwd003",
-	 .mapping = "c[1-64]>fwd001 c[65-128]>fwd009 c[129-192]>fwd003",
-	 .reason = "forwarder fwd002 is excluded: replaced by fwd009"},
-	{"anomaly avoidance applies without opting in", "c[1-192]",
-	 ALLOC_REQ_NONE, NULL, .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
-	 .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
-	 .forwarders = "fwd001 fwd009 fwd003", .reason = "not opted in"},
-	{"anomaly avoidance off in the policy", "c[1-192]", ALLOC_REQ_AUTO,
-	 &p_lammps, tw_no_anomaly,
-	 .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 3,
-	 .forwarders = "fwd001 fwd002 fwd003"},
-	{"suspect forwarder kept, suspect backup skipped", "c[1-128]",
-	 ALLOC_REQ_AUTO, &p_n1,
-	 .health = {{"fwd001", ALLOC_HEALTH_SUSPECT},
-		    {"fwd009", ALLOC_HEALTH_SUSPECT}},
-	 .action = ALLOC_ACT_ISOLATE, .n_f = 2, .forwarders = "fwd010 fwd011"},
+	{ "beacon: LAMMPS fail-slow forwarder replaced", "c[1-192]",
+	  ALLOC_REQ_AUTO, &p_lammps,
+	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
+	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
+	  .forwarders = "fwd001 fwd009 fwd003",
+	  .mapping = "c[1-64]>fwd001 c[65-128]>fwd009 c[129-192]>fwd003",
+	  .reason = "forwarder fwd002 is excluded: replaced by fwd009" },
+	{ "anomaly avoidance applies without opting in", "c[1-192]",
+	  ALLOC_REQ_NONE, NULL,
+	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
+	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3,
+	  .forwarders = "fwd001 fwd009 fwd003", .reason = "not opted in" },
+	{ "anomaly avoidance off in the policy", "c[1-192]", ALLOC_REQ_AUTO,
+	  &p_lammps, tw_no_anomaly,
+	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
+	  .action = ALLOC_ACT_DEFAULT, .n_f = 3,
+	  .forwarders = "fwd001 fwd002 fwd003" },
+	{ "suspect forwarder kept, suspect backup skipped", "c[1-128]",
+	  ALLOC_REQ_AUTO, &p_n1,
+	  .health = { { "fwd001", ALLOC_HEALTH_SUSPECT },
+		      { "fwd009", ALLOC_HEALTH_SUSPECT } },
+	  .action = ALLOC_ACT_ISOLATE, .n_f = 2,
+	  .forwarders = "fwd010 fwd011" },
 	/* Other interference triggers. */
-	{"metadata-heavy -> isolate, not scaled", "c[1-64]", ALLOC_REQ_AUTO,
-	 &p_mdheavy, .action = ALLOC_ACT_ISOLATE, .n_f = 1,
-	 .forwarders = "fwd009",
-	 .reason = "metadata-heavy: 500 ops/s > 300 ops/s"},
-	{"high bandwidth -> isolate", "c[1-16]", ALLOC_REQ_AUTO, &p_highbw,
-	 .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
-	 .reason = "high bandwidth: peak 6GB/s > 5GB/s"},
-	{"vulnerable next to a disruptive neighbour -> isolate", "c[129-192]",
-	 ALLOC_REQ_AUTO, &p_vulnerable,
-	 .ledger = {{"n1", {"fwd003"}, false, ALLOC_IO_N_1, 256}},
-	 .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
-	 .reason = "neighbour job n1 on fwd003 is disruptive"},
-	{"vulnerable with a quiet neighbour -> default", "c[129-192]",
-	 ALLOC_REQ_AUTO, &p_vulnerable,
-	 .ledger = {{"q1", {"fwd003"}, false, ALLOC_IO_N_N, 256, 10}},
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd003",
-	 .reason = "no upgrade needed"},
-	{"N-1 neighbour of unknown size counts as disruptive", "c[129-192]",
-	 ALLOC_REQ_AUTO, &p_vulnerable,
-	 .ledger = {{"n1", {"fwd003"}, false, ALLOC_IO_N_1, 0}},
-	 .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009"},
-	{"precedence: scale beats isolate", "c[1-128]", ALLOC_REQ_AUTO,
-	 &p_demanding, .ledger = {{"n1", {"fwd001"}, false, ALLOC_IO_N_1, 512}},
-	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6},
+	{ "metadata-heavy -> isolate, not scaled", "c[1-64]", ALLOC_REQ_AUTO,
+	  &p_mdheavy, .action = ALLOC_ACT_ISOLATE, .n_f = 1,
+	  .forwarders = "fwd009",
+	  .reason = "metadata-heavy: 500 ops/s > 300 ops/s" },
+	{ "high bandwidth -> isolate", "c[1-16]", ALLOC_REQ_AUTO, &p_highbw,
+	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
+	  .reason = "high bandwidth: peak 6GB/s > 5GB/s" },
+	{ "vulnerable next to a disruptive neighbour -> isolate", "c[129-192]",
+	  ALLOC_REQ_AUTO, &p_vulnerable,
+	  .ledger = { { "n1", { "fwd003" }, false, ALLOC_IO_N_1, 256 } },
+	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009",
+	  .reason = "neighbour job n1 on fwd003 is disruptive" },
+	{ "vulnerable with a quiet neighbour -> default", "c[129-192]",
+	  ALLOC_REQ_AUTO, &p_vulnerable,
+	  .ledger = { { "q1", { "fwd003" }, false, ALLOC_IO_N_N, 256, 10 } },
+	  .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd003",
+	  .reason = "no upgrade needed" },
+	{ "N-1 neighbour of unknown size counts as disruptive", "c[129-192]",
+	  ALLOC_REQ_AUTO, &p_vulnerable,
+	  .ledger = { { "n1", { "fwd003" }, false, ALLOC_IO_N_1, 0 } },
+	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .forwarders = "fwd009" },
+	{ "precedence: scale beats isolate", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_demanding, .ledger = { { "n1", { "fwd001" }, false,
+				      ALLOC_IO_N_1, 512 } },
+	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
 	/* Boundaries of eligibility. */
-	{"V exactly V_min is not eligible", "c[1-128]", ALLOC_REQ_AUTO,
-	 &p_at_vmin, .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 6,
-	 .reason = "I/O volume 20GiB <= V_min 20GiB"},
-	{"V one byte above V_min scales", "c[1-128]", ALLOC_REQ_AUTO,
-	 &p_above_vmin, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6},
-	{"N_io exactly N_min is not eligible", "c[1-64]", ALLOC_REQ_AUTO,
-	 &p_at_nmin, .action = ALLOC_ACT_DEFAULT, .n_f = 1,
-	 .reason = "32 I/O nodes <= N_min 32"},
-	{"N_io one above N_min scales", "c[1-64]", ALLOC_REQ_AUTO,
-	 &p_above_nmin, .action = ALLOC_ACT_SCALE, .n_f = 1, .s = 2,
-	 .forwarders = "fwd001 fwd009",
-	 .mapping = "c[1-32]>fwd001 c[33-64]>fwd009"},
-	{"S == N_f: no scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_s_eq_nf,
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 2,
-	 .reason = "no scaling needed: S = 2 <= N_f = 2"},
-	{"metadata rate at W_md is metadata-bound", "c[1-128]", ALLOC_REQ_AUTO,
-	 &p_md_at_limit, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
-	 .reason = "metadata-bound (300 ops/s >= 300 ops/s)"},
-	{"zero-volume profile -> default", "c[1-64]", ALLOC_REQ_AUTO, &p_zero,
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 0,
-	 .reason = "I/O volume 0 bytes <= V_min"},
-	{"no profile -> default with reason", "c[1-64]", ALLOC_REQ_AUTO, NULL,
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 1,
-	 .reason = "no I/O history for this application"},
+	{ "V exactly V_min is not eligible", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_at_vmin, .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 6,
+	  .reason = "I/O volume 20GiB <= V_min 20GiB" },
+	{ "V one byte above V_min scales", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_above_vmin, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
+	{ "N_io exactly N_min is not eligible", "c[1-64]", ALLOC_REQ_AUTO,
+	  &p_at_nmin, .action = ALLOC_ACT_DEFAULT, .n_f = 1,
+	  .reason = "32 I/O nodes <= N_min 32" },
+	{ "N_io one above N_min scales", "c[1-64]", ALLOC_REQ_AUTO,
+	  &p_above_nmin, .action = ALLOC_ACT_SCALE, .n_f = 1, .s = 2,
+	  .forwarders = "fwd001 fwd009",
+	  .mapping = "c[1-32]>fwd001 c[33-64]>fwd009" },
+	{ "S == N_f: no scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_s_eq_nf,
+	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 2,
+	  .reason = "no scaling needed: S = 2 <= N_f = 2" },
+	{ "metadata rate at W_md is metadata-bound", "c[1-128]",
+	  ALLOC_REQ_AUTO, &p_md_at_limit, .action = ALLOC_ACT_DEFAULT,
+	  .n_f = 2, .reason = "metadata-bound (300 ops/s >= 300 ops/s)" },
+	{ "zero-volume profile -> default", "c[1-64]", ALLOC_REQ_AUTO,
+	  &p_zero, .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 0,
+	  .reason = "I/O volume 0 bytes <= V_min" },
+	{ "no profile -> default with reason", "c[1-64]", ALLOC_REQ_AUTO,
+	  NULL, .action = ALLOC_ACT_DEFAULT, .n_f = 1,
+	  .reason = "no I/O history for this application" },
 	/* Pool and caps. */
-	{"pool exhausted -> refused", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	 .ledger = {ALL_BACKUPS_HELD}, .action = ALLOC_ACT_REFUSED, .n_f = 2,
-	 .s = 6, .forwarders = "fwd001 fwd002",
-	 .reason = "scale refused: no idle forwarder available (4 idle "
-		   "healthy, 4 in reserve"},
-	{"all forwarders excluded: default kept", "c[1-64]", ALLOC_REQ_AUTO,
-	 &p_normal, .health = {{"fwd001", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd002", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd003", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd004", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd005", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd006", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd007", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd008", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd009", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd010", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd011", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd012", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd013", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd014", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd015", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd016", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd017", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd018", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd019", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd020", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd021", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd022", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd023", ALLOC_HEALTH_EXCLUDED},
-			       {"fwd024", ALLOC_HEALTH_EXCLUDED}},
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd001",
-	 .reason = "forwarder fwd001 is excluded but no healthy idle "
-		   "forwarder is left to replace it"},
-	{"replacement may use the reserve", "c[1-64]", ALLOC_REQ_AUTO,
-	 &p_normal, .health = {{"fwd001", ALLOC_HEALTH_EXCLUDED}},
-	 .ledger = {ALL_BACKUPS_HELD}, .action = ALLOC_ACT_AVOID_ANOMALY,
-	 .n_f = 1, .forwarders = "fwd021"},
-	{"reserve caps scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	 tw_reserve14, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	 .forwarders = "fwd001 fwd002 fwd009 fwd010",
-	 .reason = "scale capped by the pool: 16 idle healthy forwarders, "
-		   "14 kept in reserve"},
-	{"pool share caps scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	 tw_share, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	 .forwarders = "fwd001 fwd002 fwd009",
-	 .reason = "scale capped by max_pool_share 0.10: at most 1 of 16"},
-	{"per-job cap", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding, tw_perjob,
-	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	 .forwarders = "fwd001 fwd002 fwd009",
-	 .reason = "scale capped by max_forwarders_per_job: 3 of S = 6"},
-	{"scaled job with an excluded default", "c[1-128]", ALLOC_REQ_AUTO,
-	 &p_demanding, .health = {{"fwd002", ALLOC_HEALTH_EXCLUDED}},
-	 .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
-	 .forwarders = "fwd001 fwd009 fwd010 fwd011 fwd012 fwd013"},
+	{ "pool exhausted -> refused", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_demanding, .ledger = { ALL_BACKUPS_HELD },
+	  .action = ALLOC_ACT_REFUSED, .n_f = 2, .s = 6,
+	  .forwarders = "fwd001 fwd002",
+	  .reason = "scale refused: no idle forwarder available (4 idle "
+		    "healthy, 4 in reserve" },
+	{ "all forwarders excluded: default kept", "c[1-64]", ALLOC_REQ_AUTO,
+	  &p_normal,
+	  .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd002", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd003", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd004", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd005", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd006", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd007", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd008", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd009", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd010", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd011", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd012", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd013", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd014", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd015", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd016", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd017", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd018", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd019", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd020", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd021", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd022", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd023", ALLOC_HEALTH_EXCLUDED },
+		      { "fwd024", ALLOC_HEALTH_EXCLUDED } },
+	  .action = ALLOC_ACT_DEFAULT, .n_f = 1, .forwarders = "fwd001",
+	  .reason = "forwarder fwd001 is excluded but no healthy idle "
+		    "forwarder is left to replace it" },
+	{ "replacement may use the reserve", "c[1-64]", ALLOC_REQ_AUTO,
+	  &p_normal, .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED } },
+	  .ledger = { ALL_BACKUPS_HELD },
+	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 1,
+	  .forwarders = "fwd021" },
+	{ "reserve caps scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	  tw_reserve14, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	  .forwarders = "fwd001 fwd002 fwd009 fwd010",
+	  .reason = "scale capped by the pool: 16 idle healthy forwarders, "
+		    "14 kept in reserve" },
+	{ "pool share caps scaling", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_demanding, tw_share, .action = ALLOC_ACT_SCALE, .n_f = 2,
+	  .s = 6, .forwarders = "fwd001 fwd002 fwd009",
+	  .reason = "scale capped by max_pool_share 0.10: at most 1 of 16" },
+	{ "per-job cap", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	  tw_perjob, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	  .forwarders = "fwd001 fwd002 fwd009",
+	  .reason = "scale capped by max_forwarders_per_job: 3 of S = 6" },
+	{ "scaled job with an excluded default", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_demanding, .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
+	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	  .forwarders = "fwd001 fwd009 fwd010 fwd011 fwd012 fwd013" },
 	/* Locality and least recent load. */
-	{"mixed groups: the majority group's backups first", "c[193-384]",
-	 ALLOC_REQ_AUTO, &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 3,
-	 .s = 6, .forwarders = "fwd004 fwd005 fwd006 fwd017 fwd018 fwd019"},
-	{"held backups are not idle", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
-	 .ledger = {{"x", {"fwd009"}, true}}, .action = ALLOC_ACT_ISOLATE,
-	 .forwarders = "fwd010 fwd011"},
+	{ "mixed groups: the majority group's backups first", "c[193-384]",
+	  ALLOC_REQ_AUTO, &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 3,
+	  .s = 6, .forwarders = "fwd004 fwd005 fwd006 fwd017 fwd018 fwd019" },
+	{ "held backups are not idle", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
+	  .ledger = { { "x", { "fwd009" }, true } },
+	  .action = ALLOC_ACT_ISOLATE, .forwarders = "fwd010 fwd011" },
 	/* Requests and access. */
-	{"request off -> default", "c[1-128]", ALLOC_REQ_OFF, &p_demanding,
-	 .action = ALLOC_ACT_DEFAULT, .n_f = 2, .forwarders = "fwd001 fwd002",
-	 .reason = "upgrade off by request"},
-	{"request shadow -> decided, nothing applied", "c[1-128]",
-	 ALLOC_REQ_SHADOW, &p_demanding, .action = ALLOC_ACT_SHADOW, .n_f = 2,
-	 .s = 6, .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
-	 .reason = "shadow mode: would scale; nothing applied"},
-	{"policy shadow mode applies to every job", "c[1-128]", ALLOC_REQ_NONE,
-	 &p_n1, tw_shadow, .action = ALLOC_ACT_SHADOW, .n_f = 2,
-	 .reason = "shadow mode: would isolate"},
-	{"opt-in without a request -> default", "c[1-128]", ALLOC_REQ_NONE,
-	 &p_demanding, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
-	 .reason = "not opted in (no --io-upgrade; access.mode opt-in)"},
-	{"opt-out without a request -> considered", "c[1-128]", ALLOC_REQ_NONE,
-	 &p_demanding, tw_optout, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6},
-	{"access.mode off -> nothing at all", "c[1-128]", ALLOC_REQ_AUTO,
-	 &p_demanding, tw_off, .health = {{"fwd001", ALLOC_HEALTH_EXCLUDED}},
-	 .action = ALLOC_ACT_DEFAULT, .forwarders = "fwd001 fwd002",
-	 .reason = "fwdalloc is off (access.mode off)"},
-	{"denied user -> refused", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	 tw_deny_bob, .action = ALLOC_ACT_REFUSED, .n_f = 2,
-	 .reason = "user bob is denied by the policy"},
-	{"scale-only request does not isolate", "c[1-128]", ALLOC_REQ_SCALE,
-	 &p_n1, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
-	 .forwarders = "fwd001 fwd002"},
-	{"isolate-only request does not scale", "c[1-128]", ALLOC_REQ_ISOLATE,
-	 &p_demanding, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
-	 .reason = "scaling not considered: isolate requested"},
-	{"isolate-only request isolates", "c[1-128]", ALLOC_REQ_ISOLATE, &p_n1,
-	 .action = ALLOC_ACT_ISOLATE, .n_f = 2},
-	{"scaling disabled: isolation still sized by S", "c[1-128]",
-	 ALLOC_REQ_AUTO, &p_mdheavy, tw_noscale, .action = ALLOC_ACT_ISOLATE,
-	 .n_f = 2, .reason = "scaling disabled by the policy"},
-	{"isolation that cannot get N_f is refused", "c[1-512]", ALLOC_REQ_AUTO,
-	 &p_n1, tw_perjob, .action = ALLOC_ACT_REFUSED, .n_f = 8,
-	 .forwarders = "fwd001 fwd002 fwd003 fwd004 fwd005 "
-		       "fwd006 fwd007 fwd008",
-	 .reason = "isolation refused: needs at least N_f = 8"},
+	{ "request off -> default", "c[1-128]", ALLOC_REQ_OFF, &p_demanding,
+	  .action = ALLOC_ACT_DEFAULT, .n_f = 2,
+	  .forwarders = "fwd001 fwd002",
+	  .reason = "upgrade off by request" },
+	{ "request shadow -> decided, nothing applied", "c[1-128]",
+	  ALLOC_REQ_SHADOW, &p_demanding, .action = ALLOC_ACT_SHADOW,
+	  .n_f = 2, .s = 6,
+	  .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
+	  .reason = "shadow mode: would scale; nothing applied" },
+	{ "policy shadow mode applies to every job", "c[1-128]",
+	  ALLOC_REQ_NONE, &p_n1, tw_shadow, .action = ALLOC_ACT_SHADOW,
+	  .n_f = 2, .reason = "shadow mode: would isolate" },
+	{ "opt-in without a request -> default", "c[1-128]", ALLOC_REQ_NONE,
+	  &p_demanding, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
+	  .reason = "not opted in (no --io-upgrade; access.mode opt-in)" },
+	{ "opt-out without a request -> considered", "c[1-128]",
+	  ALLOC_REQ_NONE, &p_demanding, tw_optout,
+	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
+	{ "access.mode off -> nothing at all", "c[1-128]", ALLOC_REQ_AUTO,
+	  &p_demanding, tw_off,
+	  .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED } },
+	  .action = ALLOC_ACT_DEFAULT, .forwarders = "fwd001 fwd002",
+	  .reason = "fwdalloc is off (access.mode off)" },
+	{ "denied user -> refused", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
+	  tw_deny_bob, .action = ALLOC_ACT_REFUSED, .n_f = 2,
+	  .reason = "user bob is denied by the policy" },
+	{ "scale-only request does not isolate", "c[1-128]", ALLOC_REQ_SCALE,
+	  &p_n1, .action = ALLOC_ACT_DEFAULT, .n_f = 2,
+	  .forwarders = "fwd001 fwd002" },
+	{ "isolate-only request does not scale", "c[1-128]",
+	  ALLOC_REQ_ISOLATE, &p_demanding, .action = ALLOC_ACT_DEFAULT,
+	  .n_f = 2, .reason = "scaling not considered: isolate requested" },
+	{ "isolate-only request isolates", "c[1-128]", ALLOC_REQ_ISOLATE,
+	  &p_n1, .action = ALLOC_ACT_ISOLATE, .n_f = 2 },
+	{ "scaling disabled: isolation still sized by S", "c[1-128]",
+	  ALLOC_REQ_AUTO, &p_mdheavy, tw_noscale,
+	  .action = ALLOC_ACT_ISOLATE, .n_f = 2,
+	  .reason = "scaling disabled by the policy" },
+	{ "isolation that cannot get N_f is refused", "c[1-512]",
+	  ALLOC_REQ_AUTO, &p_n1, tw_perjob, .action = ALLOC_ACT_REFUSED,
+	  .n_f = 8, .forwarders = "fwd001 fwd002 fwd003 fwd004 fwd005 "
+				  "fwd006 fwd007 fwd008",
+	  .reason = "isolation refused: needs at least N_f = 8" },
 };
 
 /* clang-format on */
