@@ -1128,6 +1128,133 @@ static void test_input_errors(void **state)
 	}
 }
 
+/* Requests that fit the pool together: no contention, both scaled. */
+static void test_batch_no_contention(void **state)
+{
+	struct fix *f = *state;
+	struct policy *p = policy_defaults();
+	struct alloc_job jobs[2] = {
+		{.job_id = "A",
+		 .nodes = "c[1-128]",
+		 .request = ALLOC_REQ_AUTO,
+		 .profile = &p_demanding},
+		{.job_id = "B",
+		 .nodes = "c[257-384]",
+		 .request = ALLOC_REQ_AUTO,
+		 .profile = &p_demanding},
+	};
+	struct alloc_decision *out[2];
+	uint32_t *ids[2];
+	fwd_error_t err;
+
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(alloc_job_nodes(f->t, jobs[i].nodes, &ids[i],
+						 &jobs[i].n_nodes, &err),
+				 0);
+		jobs[i].node_ids = ids[i];
+	}
+	assert_int_equal(alloc_decide_batch(f->cx, p, NULL, NULL, jobs, 2, 10,
+					    out, &err),
+			 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(out[i]->action, ALLOC_ACT_SCALE);
+		assert_int_equal(out[i]->n_forwarders, 6);
+		assert_false(has_reason(out[i], "pool contention"));
+	}
+	/* They do not share a private forwarder. */
+	for (size_t a = 2; a < 6; a++)
+		for (size_t b = 2; b < 6; b++)
+			assert_int_not_equal(out[0]->forwarders[a],
+					     out[1]->forwarders[b]);
+	/* B's nodes are in g1: it got g1 backups. */
+	assert_string_equal(out[1]->forwarder_names[2], "fwd017");
+	alloc_decision_destroy(out[0]);
+	alloc_decision_destroy(out[1]);
+	free(ids[0]);
+	free(ids[1]);
+	policy_destroy(p);
+}
+
+/* An allocation loaded from STATE.json (no blocks) is returned as is. */
+static void test_existing_from_state(void **state)
+{
+	struct fix *f = *state;
+	struct policy *p = policy_defaults();
+	struct alloc_ledger *l = alloc_ledger_create(f->t);
+	struct alloc_decision *d;
+	fwd_error_t err;
+	uint32_t *ids;
+
+	assert_int_equal(
+		alloc_state_parse(l,
+				  "[{\"job_id\": \"77\", \"forwarders\": "
+				  "[\"fwd001\", \"fwd020\"], \"private\": "
+				  "false, \"private_forwarders\": "
+				  "[\"fwd020\"], \"action\": \"scale\"}]",
+				  "state.json", &err),
+		0);
+	d = decide_simple(f, p, l, "77", "c[1-64]", &p_demanding, &ids);
+	assert_int_equal(d->action, ALLOC_ACT_SCALE);
+	assert_int_equal(d->n_mapping, 2);
+	assert_string_equal(d->mapping[0].nodes, "c[1-32]");
+	assert_string_equal(d->forwarder_names[1], "fwd020");
+	assert_string_equal(d->mapping[1].nodes, "c[33-64]");
+	assert_true(d->private_fwd[1]);
+	free(ids);
+	alloc_decision_destroy(d);
+
+	/* The same job id with its defaults: the FFM blocks. */
+	assert_int_equal(alloc_state_parse(l,
+					   "[{\"job_id\": \"78\", "
+					   "\"forwarders\": [\"fwd002\", "
+					   "\"fwd003\"]}]",
+					   "state.json", &err),
+			 0);
+	d = decide_simple(f, p, l, "78", "c[100-140]", NULL, &ids);
+	assert_int_equal(d->action, ALLOC_ACT_DEFAULT);
+	assert_string_equal(d->mapping[0].nodes, "c[100-128]");
+	assert_string_equal(d->mapping[1].nodes, "c[129-140]");
+	free(ids);
+	alloc_decision_destroy(d);
+	alloc_ledger_destroy(l);
+	policy_destroy(p);
+}
+
+/* Inconsistent inputs are errors, not crashes. */
+static void test_decide_errors(void **state)
+{
+	struct fix *f = *state;
+	struct policy *p = policy_defaults();
+	uint32_t bad_ids[] = {1, 9999};
+	struct alloc_job job = {.job_id = "1",
+				.node_ids = bad_ids,
+				.n_nodes = 2,
+				.request = ALLOC_REQ_AUTO};
+	struct topology *other = make_topo();
+	struct alloc_ledger *ol = alloc_ledger_create(other);
+	fwd_error_t err;
+
+	errno = 0;
+	assert_null(alloc_decide(f->cx, p, NULL, NULL, &job, 0, &err));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err.text,
+			    "job 1: node id 9999 outside the topology (512 "
+			    "nodes)");
+	job.n_nodes = 0;
+	assert_null(alloc_decide(f->cx, p, NULL, NULL, &job, 0, &err));
+	assert_string_equal(err.text, "job 1: no nodes");
+	job.n_nodes = 1;
+	job.job_id = "";
+	assert_null(alloc_decide(f->cx, p, NULL, NULL, &job, 0, &err));
+	assert_string_equal(err.text, "job_id: missing or empty");
+	job.job_id = "1";
+	assert_null(alloc_decide(f->cx, p, ol, NULL, &job, 0, &err));
+	assert_string_equal(err.text, "ledger belongs to another topology");
+	alloc_ledger_destroy(ol);
+	topo_destroy(other);
+	policy_destroy(p);
+}
+
 static void test_state_roundtrip(void **state)
 {
 	struct fix *f = *state;
@@ -1184,6 +1311,12 @@ int main(void)
 		cmocka_unit_test(test_render_runs),
 		cmocka_unit_test_setup_teardown(test_jobfile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_errors, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_batch_no_contention, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_existing_from_state, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_decide_errors, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_state_roundtrip, setup,
 						teardown),
