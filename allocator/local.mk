@@ -31,3 +31,19 @@ BENCHES += bench/bench_decide
 bench_bench_decide_SOURCES = bench/bench_decide.c
 bench_bench_decide_CFLAGS = $(FWD_TEST_CFLAGS) -DTOPSRCDIR='"$(abs_top_srcdir)"'
 bench_bench_decide_LDADD = $(FWD_ALL_LIBS)
+# The topology YAML loader and its command (policies/ worker's part).
+libfwdalloc_la_SOURCES += allocator/topology_load.c
+fwdctl_SOURCES += cli/cmd_topology.c
+check_PROGRAMS += tests/unit/test_topology_load
+TESTS += tests/unit/test_topology_load
+tests_unit_test_topology_load_SOURCES = tests/unit/test_topology_load.c
+tests_unit_test_topology_load_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_topology_load_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_topology_load_LDFLAGS = -Wl,--wrap=open
+
+EXTRA_PROGRAMS += bench/bench_topology
+BENCHES += bench/bench_topology
+bench_bench_topology_SOURCES = bench/bench_topology.c
+bench_bench_topology_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS) \
+	-DETCDIR='"$(abs_top_srcdir)/etc"'
+bench_bench_topology_LDADD = $(FWD_ALL_LIBS)
