@@ -31,6 +31,7 @@ BENCHES += bench/bench_decide
 bench_bench_decide_SOURCES = bench/bench_decide.c
 bench_bench_decide_CFLAGS = $(FWD_TEST_CFLAGS) -DTOPSRCDIR='"$(abs_top_srcdir)"'
 bench_bench_decide_LDADD = $(FWD_ALL_LIBS)
+
 # The topology YAML loader and its command (policies/ worker's part).
 libfwdalloc_la_SOURCES += allocator/topology_load.c
 fwdctl_SOURCES += cli/cmd_topology.c
