@@ -11,3 +11,17 @@ TESTS += tests/unit/test_topology
 tests_unit_test_topology_SOURCES = tests/unit/test_topology.c
 tests_unit_test_topology_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_topology_LDADD = $(FWD_TEST_LIBS)
+
+# ---- what-if simulator (allocator/sim*, cli/cmd_sim.c) -------------------
+libfwdalloc_la_SOURCES += \
+	allocator/sim.c allocator/sim.h allocator/sim_internal.h \
+	allocator/sim_input.c allocator/sim_dfra.c allocator/sim_report.c
+fwdctl_SOURCES += cli/cmd_sim.c
+
+check_PROGRAMS += tests/unit/test_sim
+TESTS += tests/unit/test_sim
+tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
+tests_unit_test_sim_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_sim_LDADD = $(FWD_TEST_LIBS)
+
+# ---- end of simulator ----------------------------------------------------
