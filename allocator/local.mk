@@ -24,4 +24,9 @@ tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
 tests_unit_test_sim_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_sim_LDADD = $(FWD_TEST_LIBS)
 
+EXTRA_PROGRAMS += bench/bench_sim
+BENCHES += bench/bench_sim
+bench_bench_sim_SOURCES = bench/bench_sim.c
+bench_bench_sim_CFLAGS = $(FWD_TEST_CFLAGS)
+bench_bench_sim_LDADD = $(FWD_ALL_LIBS)
 # ---- end of simulator ----------------------------------------------------

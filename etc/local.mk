@@ -2,3 +2,4 @@
 # etc/: examples installed to $(sysconfdir)/fwdalloc.
 fwdallocconfdir = $(sysconfdir)/fwdalloc
 dist_fwdallocconf_DATA =
+dist_fwdallocconf_DATA += etc/sim-jobs.csv etc/sim-curves.csv
