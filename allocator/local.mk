@@ -66,4 +66,7 @@ BENCHES += bench/bench_sim
 bench_bench_sim_SOURCES = bench/bench_sim.c
 bench_bench_sim_CFLAGS = $(FWD_TEST_CFLAGS)
 bench_bench_sim_LDADD = $(FWD_ALL_LIBS)
+
+TESTS += tests/integration/cli_sim.sh
+EXTRA_DIST += tests/integration/cli_sim.sh allocator/SIM.md
 # ---- end of simulator ----------------------------------------------------

@@ -11,13 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocator/decide.h"
+#include "allocator/ledger.h"
 #include "allocator/sim_internal.h"
 #include "allocator/topology.h"
 #include "policies/policy.h"
-
-#if __has_include("allocator/decide.h")
-#include "allocator/decide.h"
-#include "allocator/ledger.h"
 
 struct sim_dfra {
 	const struct topology *t;
@@ -218,41 +216,3 @@ void sim_dfra_end(struct sim_dfra *d, const char *job_id, double now)
 	alloc_ledger_release(d->l, job_id, now);
 }
 
-#else /* the decision engine is not in this tree yet */
-
-struct sim_dfra *sim_dfra_create(const struct topology *t,
-				 const struct policy *p, fwd_error_t *err)
-{
-	(void)t;
-	(void)p;
-	errno = ENOSYS;
-	errprintf(err, "the decision engine (allocator/decide.h) is not "
-		       "built in");
-	return NULL;
-}
-
-void sim_dfra_destroy(struct sim_dfra *d)
-{
-	(void)d;
-}
-
-int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
-		   size_t n, double now, struct sim_grant *out,
-		   fwd_error_t *err)
-{
-	(void)d;
-	(void)jobs;
-	(void)n;
-	(void)now;
-	(void)out;
-	errno = ENOSYS;
-	return errprintf(err, "the decision engine is not built in");
-}
-
-void sim_dfra_end(struct sim_dfra *d, const char *job_id, double now)
-{
-	(void)d;
-	(void)job_id;
-	(void)now;
-}
-#endif

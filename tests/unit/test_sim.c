@@ -618,6 +618,179 @@ static void test_placement(void **state)
 	world_free(&w);
 }
 
+/* ---- dfra: the production decision ------------------------------------- */
+
+/* A policy under which these small jobs qualify: V_min 1 GB, N_min 1, no
+ * reserve, a job may take the whole pool. */
+static struct policy *small_policy(void)
+{
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	p->decision.scale.min_volume = 1000000000ULL;
+	p->decision.scale.min_io_nodes = 1;
+	p->decision.caps.reserve = 0;
+	p->decision.caps.max_pool_share = 1.0;
+	return p;
+}
+
+static const struct sim_policy ALL3[] = {
+	{ "static", SIM_POLICY_STATIC, NULL },
+	{ "dfra", SIM_POLICY_DFRA, NULL }, /* policy set by run_all */
+	{ "oracle", SIM_POLICY_ORACLE, NULL },
+};
+
+static void run_all(struct world *w, struct policy *p, const char *curves,
+		    const char *jobs)
+{
+	struct sim_policy pols[3];
+	struct sim_config cfg = { 0 };
+	fwd_error_t err = { "" };
+
+	memcpy(pols, ALL3, sizeof(pols));
+	pols[1].policy = p;
+	w->t = topo4();
+	w->p = p;
+	w->c = curves_str(curves, &err);
+	if (!w->c)
+		fail_msg("curves: %s", err.text);
+	w->j = jobs_str(jobs, w->c, &err);
+	if (!w->j)
+		fail_msg("jobs: %s", err.text);
+	cfg.topo = w->t;
+	cfg.base = p;
+	cfg.policies = pols;
+	cfg.n_policies = 3;
+	w->r = sim_run(&cfg, w->c, w->j, &err);
+	if (!w->r)
+		fail_msg("run: %s", err.text);
+}
+
+/*
+ * One "bw" job alone, 4 nodes on fwd01.  S = ceil(N_io * B_c / B_f) =
+ * ceil(4 * (3e9 / 4) / 1e9) = 3 > N_f = 1: scale, fwd01 + 2 private extras
+ * (fwd03, fwd04); balanced blocks 2, 1, 1 nodes.  It asks curve(3) =
+ * 2.3 GB/s, half of it through fwd01: 1.15 GB/s for 1 GB/s there, so it
+ * gets 2.3 * 1/1.15 = 2.0 GB/s: 8e9 / 2e9 = 4 s against static 8e9 / 0.8e9
+ * = 10 s, speed-up 2.5.  Oracle: 2 extras, 2.3 GB/s, 3.478 s.
+ */
+static void test_dfra_scale(void **state)
+{
+	struct world w = { 0 };
+	const struct sim_policy_result *st, *df, *or;
+
+	(void)state;
+	run_all(&w, small_policy(), BW_CURVES,
+		"job_id,app,nodes,submit,start,end\na,bw,4,0,0,100\n");
+	st = &w.r->pols[0];
+	df = &w.r->pols[1];
+	or = &w.r->pols[2];
+	assert_near(st->jobs[0].io_time, 10.0);
+	assert_int_equal(df->jobs[0].n_fwd, 3);
+	assert_true(df->jobs[0].upgraded);
+	assert_near(df->jobs[0].bw, 2.0 * GB);
+	assert_near(df->jobs[0].io_time, 4.0);
+	assert_near(df->speedup_max, 2.5);
+	assert_int_equal(df->n_upgraded, 1);
+	assert_near(df->upgraded_core_hours, 4 * 100 / 3600.0);
+	assert_int_equal(df->n_refused, 0);
+	/* held: 3 of 4 forwarders */
+	assert_near(df->held_mean, 0.75);
+	assert_near(or->jobs[0].io_time, 8e9 / 2.3e9);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/*
+ * Two "bw" jobs start together on fwd01.  The batch grants a first (equal
+ * gains, input order): fwd01 + fwd03 + fwd04; the pool is then empty and
+ * b's scale is refused, b stays on fwd01.  fwd01 carries a's half of
+ * 2.3 GB/s and b's 0.8: 1.95 GB/s for 1, share 1/1.95:
+ *   a = 2.3/1.95 = 1.1795 GB/s, 8e9 / that = 6.783 s (speed-up 2.359);
+ *   b = 0.8/1.95 = 0.4103 GB/s, 19.5 s (speed-up 0.8205: b loses, its
+ *   default forwarder now also carries half of a);
+ *   aggregate 3.1/1.95 = 1.5897 GB/s (static 1.0, oracle 3.2).
+ */
+static void test_dfra_pool_exhausted(void **state)
+{
+	struct world w = { 0 };
+	const struct sim_policy_result *df;
+
+	(void)state;
+	run_all(&w, small_policy(), BW_CURVES,
+		"job_id,app,nodes,submit,start,end\n"
+		"a,bw,4,0,0,100\nb,bw,4,0,0,100\n");
+	df = &w.r->pols[1];
+	assert_true(df->jobs[0].upgraded);
+	assert_false(df->jobs[1].upgraded);
+	assert_true(df->jobs[1].refused);
+	assert_int_equal(df->n_refused, 1);
+	assert_int_equal(df->jobs[1].n_fwd, 1);
+	assert_near(df->jobs[0].io_time, 8e9 / (2.3e9 / 1.95));
+	assert_near(df->jobs[1].io_time, 19.5);
+	assert_near(df->jobs[1].speedup, 16.0 / 19.5);
+	assert_near(df->agg_bw_mean, 3.1e9 / 1.95);
+	assert_near(df->upgraded_share, 0.5);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+static const char IF_CURVES[] =
+	"app,forwarders,bandwidth_bps\n"
+	"n1,1,0.2e9\nsmall,1,0.1e9\n"
+	"app,io_mode,volume,iops,mdops\n"
+	"n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
+
+/*
+ * The interference pair of test_interference under dfra: the N-1 job is
+ * disruptive (4 > n1_min_nodes 2) and gets max(S, N_f) = 1 private
+ * forwarder (fwd03); the small job then has no disruptive neighbour and
+ * stays on fwd01.  Nothing shares: n1 10 s, small 1e8 / 0.1e9 = 1 s
+ * (speed-up 50 over static's 50 s), aggregate 0.3 GB/s = the oracle's.
+ * With reserve 2 the pool has no room: n1's isolation is refused (action
+ * refused) and it stays on fwd01; the small job, vulnerable next to a
+ * disruptive neighbour, asks for isolation too and is refused as well.
+ * Both stay on fwd01 and dfra equals static.
+ */
+static void test_dfra_isolate(void **state)
+{
+	const char *jobs = "job_id,app,nodes,submit,start,end\n"
+			   "n,n1,4,0,0,100\ns,small,2,0,0,100\n";
+	struct world w = { 0 };
+	struct policy *p = small_policy();
+	const struct sim_policy_result *df;
+
+	(void)state;
+	p->decision.interference.n1_min_nodes = 2;
+	run_all(&w, p, IF_CURVES, jobs);
+	df = &w.r->pols[1];
+	assert_true(df->jobs[0].upgraded);
+	assert_int_equal(df->jobs[0].n_fwd, 1);
+	assert_false(df->jobs[1].upgraded);
+	assert_near(df->jobs[0].io_time, 10.0);
+	assert_near(df->jobs[1].io_time, 1.0);
+	assert_near(df->jobs[1].speedup, 50.0);
+	assert_near(df->agg_bw_mean, 0.3e9);
+	assert_near(df->agg_bw_mean, w.r->pols[2].agg_bw_mean);
+	assert_oracle_best(w.r);
+	world_free(&w);
+
+	memset(&w, 0, sizeof(w));
+	p = small_policy();
+	p->decision.interference.n1_min_nodes = 2;
+	p->decision.caps.reserve = 2;
+	run_all(&w, p, IF_CURVES, jobs);
+	df = &w.r->pols[1];
+	assert_true(df->jobs[0].refused);
+	assert_true(df->jobs[1].refused);
+	assert_int_equal(df->n_refused, 2);
+	assert_int_equal(df->n_upgraded, 0);
+	assert_near(df->jobs[1].io_time, 50.0);
+	assert_near(df->agg_bw_mean, w.r->pols[0].agg_bw_mean);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
 /* The report renders: JSON fields and SVG files. */
 static void test_report(void **state)
 {
@@ -665,6 +838,9 @@ int main(void)
 		cmocka_unit_test(test_io_seconds),
 		cmocka_unit_test(test_interference),
 		cmocka_unit_test(test_placement),
+		cmocka_unit_test(test_dfra_scale),
+		cmocka_unit_test(test_dfra_pool_exhausted),
+		cmocka_unit_test(test_dfra_isolate),
 		cmocka_unit_test(test_report),
 	};
 
