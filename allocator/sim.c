@@ -37,8 +37,8 @@ struct run {
 /* Policy-independent facts about each job. */
 struct jobinfo {
 	bool placed;
-	size_t run_off, n_runs;     /* into sim->runs */
-	size_t def_off, n_def;      /* into sim->def_fwd / def_w */
+	size_t run_off, n_runs; /* into sim->runs */
+	size_t def_off, n_def;	/* into sim->def_fwd / def_w */
 	enum sim_class cls;
 	double core_hours;
 };
@@ -57,12 +57,12 @@ struct sim {
 	struct event *ev;
 	size_t n_ev;
 	double t0, t1;
-	double cap_total;           /* sum of forwarder bandwidths */
-	uint32_t pool;              /* backup forwarders */
+	double cap_total; /* sum of forwarder bandwidths */
+	uint32_t pool;	  /* backup forwarders */
 	size_t n_bins;
 	/* static baseline, per job: integral of dt / bw */
 	double *inv_static;
-	double *volume;             /* bytes per job (SIM.md) */
+	double *volume; /* bytes per job (SIM.md) */
 };
 
 static int cmp_event(const void *a, const void *b)
@@ -162,7 +162,7 @@ static int fl_alloc(struct sim *s, struct freelist *fl, uint32_t n,
 	for (size_t i = 0; i < fl->n; i++) {
 		if (fl->r[i].count < n)
 			continue;
-		if (push_run(s, (struct run){ fl->r[i].first, n }) < 0)
+		if (push_run(s, (struct run){fl->r[i].first, n}) < 0)
 			return -1;
 		fl->r[i].first += n;
 		fl->r[i].count -= n;
@@ -176,7 +176,7 @@ static int fl_alloc(struct sim *s, struct freelist *fl, uint32_t n,
 		struct run *r = &fl->r[0];
 		uint32_t take = r->count < n ? r->count : n;
 
-		if (push_run(s, (struct run){ r->first, take }) < 0)
+		if (push_run(s, (struct run){r->first, take}) < 0)
 			return -1;
 		r->first += take;
 		r->count -= take;
@@ -245,7 +245,7 @@ static int prepare(struct sim *s, fwd_error_t *err)
 {
 	const struct sim_jobs *j = s->j;
 	const struct topology *t = s->t;
-	struct freelist fl = { 0 };
+	struct freelist fl = {0};
 	uint32_t *count = NULL;
 	int rv = -1;
 
@@ -259,19 +259,21 @@ static int prepare(struct sim *s, fwd_error_t *err)
 
 		if (job->nodes > t->n_nodes) {
 			errno = EINVAL;
-			errprintf(err, "%s:%zu: job '%s' asks for %u nodes, the "
-				       "topology has %zu", j->path, job->line,
-				  job->id, job->nodes, t->n_nodes);
+			errprintf(err,
+				  "%s:%zu: job '%s' asks for %u nodes, the "
+				  "topology has %zu",
+				  j->path, job->line, job->id, job->nodes,
+				  t->n_nodes);
 			goto out;
 		}
-		s->ev[2 * i] = (struct event){ job->start, EV_START,
-					      (uint32_t)i };
-		s->ev[2 * i + 1] = (struct event){ job->end, EV_END,
-						  (uint32_t)i };
+		s->ev[2 * i] =
+			(struct event){job->start, EV_START, (uint32_t)i};
+		s->ev[2 * i + 1] =
+			(struct event){job->end, EV_END, (uint32_t)i};
 	}
 	s->n_ev = 2 * j->n;
 	qsort(s->ev, s->n_ev, sizeof(*s->ev), cmp_event);
-	if (t->n_nodes && fl_free(&fl, (struct run){ 0, (uint32_t)t->n_nodes }))
+	if (t->n_nodes && fl_free(&fl, (struct run){0, (uint32_t)t->n_nodes}))
 		goto nomem;
 	for (size_t e = 0; e < s->n_ev; e++) {
 		const struct event *ev = &s->ev[e];
@@ -295,11 +297,10 @@ static int prepare(struct sim *s, fwd_error_t *err)
 			goto nomem;
 		ji->cls = sim_classify(s->cfg->base, &s->c->apps[job->app],
 				       job->nodes);
-		ji->core_hours = (double)job->nodes * (job->end - job->start) /
-				 3600.0 *
-				 (s->cfg->cores_per_node > 0
-					  ? s->cfg->cores_per_node
-					  : 1.0);
+		ji->core_hours =
+			(double)job->nodes * (job->end - job->start) / 3600.0 *
+			(s->cfg->cores_per_node > 0 ? s->cfg->cores_per_node
+						    : 1.0);
 	}
 	/* events of jobs that could not be placed are dropped */
 	size_t k = 0;
@@ -334,8 +335,8 @@ struct holder {
 struct fwd_state {
 	struct holder *h;
 	size_t n, cap;
-	double demand;              /* sum of d_j * w_jf */
-	double carried;             /* sum of b_j * w_jf */
+	double demand;	/* sum of d_j * w_jf */
+	double carried; /* sum of b_j * w_jf */
 	uint32_t n_class[SIM_N_CLASSES];
 };
 
@@ -343,11 +344,11 @@ struct job_state {
 	uint32_t *fwd;
 	double *w;
 	size_t n_fwd;
-	bool own;                   /* fwd/w malloc'd (not the default) */
+	bool own; /* fwd/w malloc'd (not the default) */
 	double demand;
 	double bw;
 	double last;
-	double inv;                 /* integral of dt / bw */
+	double inv; /* integral of dt / bw */
 	uint32_t stamp;
 	/* oracle */
 	double *value;
@@ -359,13 +360,13 @@ struct runner {
 	struct sim_policy_result *res;
 	struct fwd_state *fs;
 	struct job_state *js;
-	uint32_t *touched;          /* jobs to recompute */
+	uint32_t *touched; /* jobs to recompute */
 	size_t n_touched;
 	uint32_t stamp;
 	double now;
-	double agg;                 /* sum of b_j */
-	size_t held;                /* forwarders with a holder */
-	double carried;             /* sum over forwarders */
+	double agg;	/* sum of b_j */
+	size_t held;	/* forwarders with a holder */
+	double carried; /* sum over forwarders */
 	/* integrals */
 	double agg_int, util_int, held_int;
 	double *bin_util, *bin_held;
@@ -426,7 +427,7 @@ static int fs_add(struct fwd_state *f, uint32_t job, double w)
 		f->h = v;
 		f->cap = ncap;
 	}
-	f->h[f->n++] = (struct holder){ job, w };
+	f->h[f->n++] = (struct holder){job, w};
 	return 0;
 }
 
@@ -633,8 +634,9 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 		size_t nb = 0;
 
 		advance(r, t);
-		for (; e < s->n_ev && s->ev[e].t == t &&
-		       s->ev[e].type == EV_END; e++) {
+		for (;
+		     e < s->n_ev && s->ev[e].t == t && s->ev[e].type == EV_END;
+		     e++) {
 			uint32_t job = s->ev[e].job;
 
 			detach(r, job);
@@ -845,8 +847,8 @@ static int run_oracle(struct runner *r, fwd_error_t *err)
 					r->held++;
 			j->max_extra = oracle_max_extra(a, (uint32_t)j->n_fwd,
 							s->pool);
-			j->value = malloc((j->max_extra + 1) *
-					  sizeof(*j->value));
+			j->value =
+				malloc((j->max_extra + 1) * sizeof(*j->value));
 			if (!j->value)
 				goto nomem;
 			for (uint32_t x = 0; x <= j->max_extra; x++)
@@ -941,17 +943,17 @@ static int finish(struct runner *r, bool is_static)
 		if (job->io_seconds > 0)
 			jr->io_time = job->io_seconds * inv / s->inv_static[i];
 		else
-			jr->io_time = s->volume[i] * inv /
-				      (job->end - job->start);
+			jr->io_time =
+				s->volume[i] * inv / (job->end - job->start);
 		jr->bw = (job->end - job->start) / inv;
-		jr->speedup = is_static ? 1.0
-				       : (job->io_seconds > 0
-						  ? job->io_seconds
-						  : s->volume[i] *
-							    s->inv_static[i] /
-							    (job->end -
-							     job->start)) /
-						 jr->io_time;
+		jr->speedup =
+			is_static
+				? 1.0
+				: (job->io_seconds > 0
+					   ? job->io_seconds
+					   : s->volume[i] * s->inv_static[i] /
+						     (job->end - job->start)) /
+					  jr->io_time;
 		res->io_time_total += jr->io_time;
 		sp[n_sp++] = jr->speedup;
 		if (jr->upgraded) {
@@ -976,10 +978,9 @@ static int finish(struct runner *r, bool is_static)
 		res->speedup_mean = sum / (double)n_sp;
 		res->speedup_min = sp[0];
 		res->speedup_max = sp[n_sp - 1];
-		res->speedup_median = n_sp % 2
-					      ? sp[n_sp / 2]
-					      : (sp[n_sp / 2 - 1] +
-						 sp[n_sp / 2]) / 2;
+		res->speedup_median =
+			n_sp % 2 ? sp[n_sp / 2]
+				 : (sp[n_sp / 2 - 1] + sp[n_sp / 2]) / 2;
 	}
 	free(sp);
 	res->series = calloc(s->n_bins, sizeof(*res->series));
@@ -1000,7 +1001,7 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 		      struct sim_policy_result *res, bool baseline,
 		      fwd_error_t *err)
 {
-	struct runner r = { .s = s, .res = res, .stamp = 1, .now = s->t0 };
+	struct runner r = {.s = s, .res = res, .stamp = 1, .now = s->t0};
 	struct sim_dfra *d = NULL;
 	size_t n = s->j->n ? s->j->n : 1;
 	int rv = -1;
@@ -1089,12 +1090,12 @@ void sim_result_destroy(struct sim_result *r)
 }
 
 struct sim_result *sim_run(const struct sim_config *cfg,
-			   const struct sim_curves *c,
-			   const struct sim_jobs *j, fwd_error_t *err)
+			   const struct sim_curves *c, const struct sim_jobs *j,
+			   fwd_error_t *err)
 {
-	struct sim s = { .cfg = cfg, .c = c, .j = j, .t = cfg->topo };
+	struct sim s = {.cfg = cfg, .c = c, .j = j, .t = cfg->topo};
 	struct sim_result *res = NULL, *rv = NULL;
-	struct sim_policy_result base = { 0 };
+	struct sim_policy_result base = {0};
 	size_t n = j->n ? j->n : 1;
 
 	if (!cfg->topo || !cfg->base || !c || !j) {
@@ -1128,7 +1129,7 @@ struct sim_result *sim_run(const struct sim_config *cfg,
 	res->n_pool = s.pool;
 	/* the static baseline first: the others are measured against it */
 	{
-		struct sim_policy st = { "static", SIM_POLICY_STATIC, NULL };
+		struct sim_policy st = {"static", SIM_POLICY_STATIC, NULL};
 
 		if (run_policy(&s, &st, &base, true, err) < 0)
 			goto out;

@@ -64,22 +64,22 @@ enum sim_class {
 };
 
 struct sim_point {
-	uint32_t k;     /* forwarders */
-	double bps;     /* bandwidth the application reaches alone */
+	uint32_t k; /* forwarders */
+	double bps; /* bandwidth the application reaches alone */
 };
 
 struct sim_app {
 	char *name;
-	struct sim_point *pts;  /* k >= 1, sorted by k, unique */
+	struct sim_point *pts; /* k >= 1, sorted by k, unique */
 	size_t n_pts;
-	double direct_bps;      /* k = 0 point, or 0 when not given */
-	size_t curve_line;      /* first curve line, for messages */
+	double direct_bps; /* k = 0 point, or 0 when not given */
+	size_t curve_line; /* first curve line, for messages */
 	/* Profile section; has_profile false = all defaults below. */
 	bool has_profile;
-	enum sim_io_mode io_mode;    /* default unknown */
-	double volume;               /* bytes per job; 0 = not given */
-	double iops;                 /* default 0 */
-	double mdops;                /* metadata ops/s in I/O phases, 0 */
+	enum sim_io_mode io_mode; /* default unknown */
+	double volume;		  /* bytes per job; 0 = not given */
+	double iops;		  /* default 0 */
+	double mdops;		  /* metadata ops/s in I/O phases, 0 */
 	size_t profile_line;
 };
 
@@ -95,11 +95,11 @@ struct sim_curves {
 
 struct sim_job {
 	char *id;
-	size_t app;             /* index into curves->apps */
-	uint32_t nodes;         /* node count */
+	size_t app;		   /* index into curves->apps */
+	uint32_t nodes;		   /* node count */
 	double submit, start, end; /* epoch seconds, start < end */
-	double io_seconds;      /* measured I/O time under static; < 0 when
-				 * not given */
+	double io_seconds;	   /* measured I/O time under static; < 0 when
+				    * not given */
 	size_t line;
 };
 
@@ -153,7 +153,7 @@ enum sim_policy_kind {
 };
 
 struct sim_policy {
-	const char *name;      /* label in the report */
+	const char *name; /* label in the report */
 	enum sim_policy_kind kind;
 	const struct policy *policy; /* DFRA only */
 };
@@ -166,9 +166,9 @@ struct sim_config {
 	 * whether listed or not; only listed ones are reported. */
 	const struct sim_policy *policies;
 	size_t n_policies;
-	double cores_per_node;   /* for core-hours; 0 = 1 */
-	size_t max_series;       /* utilisation samples kept per policy;
-				  * 0 = 512 */
+	double cores_per_node; /* for core-hours; 0 = 1 */
+	size_t max_series;     /* utilisation samples kept per policy;
+				* 0 = 512 */
 	/* Called about every 1/64 of a run's events; may be NULL. */
 	void (*progress)(void *arg, const char *policy, size_t done,
 			 size_t total);
@@ -176,33 +176,33 @@ struct sim_config {
 };
 
 struct sim_job_result {
-	bool placed;           /* the trace's nodes fitted the topology */
-	uint32_t n_f;          /* distinct default forwarders */
-	uint32_t n_fwd;        /* forwarders held (oracle: at start) */
-	bool upgraded;         /* action scale or isolate (oracle: got
-				* extra forwarders at any time) */
-	bool refused;          /* dfra: action refused */
-	double bw;             /* effective bandwidth, bytes/s */
-	double io_time;        /* seconds */
-	double speedup;        /* static io_time / io_time */
+	bool placed;	/* the trace's nodes fitted the topology */
+	uint32_t n_f;	/* distinct default forwarders */
+	uint32_t n_fwd; /* forwarders held (oracle: at start) */
+	bool upgraded;	/* action scale or isolate (oracle: got
+			 * extra forwarders at any time) */
+	bool refused;	/* dfra: action refused */
+	double bw;	/* effective bandwidth, bytes/s */
+	double io_time; /* seconds */
+	double speedup; /* static io_time / io_time */
 };
 
 struct sim_sample {
 	double t;
-	double util;           /* carried bandwidth / total capacity */
-	double held;           /* share of forwarders with a job on them */
+	double util; /* carried bandwidth / total capacity */
+	double held; /* share of forwarders with a job on them */
 };
 
 struct sim_policy_result {
 	char *name;
 	enum sim_policy_kind kind;
 	struct sim_job_result *jobs; /* parallel to sim_jobs.jobs */
-	double agg_bw_mean;    /* time-mean of the sum of job bandwidths */
+	double agg_bw_mean; /* time-mean of the sum of job bandwidths */
 	double agg_bw_peak;
 	double io_time_total;
 	double speedup_median, speedup_mean, speedup_max, speedup_min;
 	size_t n_upgraded;
-	double upgraded_share;      /* of placed jobs */
+	double upgraded_share; /* of placed jobs */
 	double upgraded_core_hours;
 	size_t n_refused;
 	double util_mean, held_mean;
@@ -212,7 +212,7 @@ struct sim_policy_result {
 
 struct sim_result {
 	size_t n_jobs, n_placed;
-	double t0, t1;          /* first start, last end */
+	double t0, t1; /* first start, last end */
 	size_t n_forwarders, n_pool;
 	struct sim_policy_result *pols; /* as listed in the config */
 	size_t n_pols;
@@ -223,8 +223,8 @@ struct sim_result {
  * (bad config, a decision error from the allocator, ENOMEM).
  */
 struct sim_result *sim_run(const struct sim_config *cfg,
-			   const struct sim_curves *c,
-			   const struct sim_jobs *j, fwd_error_t *err);
+			   const struct sim_curves *c, const struct sim_jobs *j,
+			   fwd_error_t *err);
 void sim_result_destroy(struct sim_result *r);
 
 /*
@@ -239,8 +239,8 @@ double sim_knapsack(const double *const *value, const uint32_t *max_extra,
 
 /* Reports.  JSON: malloc'd string (NULL with errno).  Table: printed to f.
  * SVG: written to files in dir (created if missing); 0 or -1 with err. */
-char *sim_result_to_json(const struct sim_result *r,
-			 const struct sim_jobs *j, bool per_job);
+char *sim_result_to_json(const struct sim_result *r, const struct sim_jobs *j,
+			 bool per_job);
 void sim_result_print(const struct sim_result *r, FILE *f);
 int sim_write_svgs(const struct sim_result *r, const char *dir,
 		   fwd_error_t *err);

@@ -103,8 +103,7 @@ static void make_profile(const struct sim_dfra_job *sj,
 static int grant_from(const struct alloc_decision *d, size_t n_nodes,
 		      struct sim_grant *g)
 {
-	g->fwd = calloc(d->n_forwarders ? d->n_forwarders : 1,
-			sizeof(*g->fwd));
+	g->fwd = calloc(d->n_forwarders ? d->n_forwarders : 1, sizeof(*g->fwd));
 	g->w = calloc(d->n_forwarders ? d->n_forwarders : 1, sizeof(*g->w));
 	if (!g->fwd || !g->w)
 		return -1;
@@ -160,7 +159,8 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 		};
 	}
 	if (n == 1) {
-		dec[0] = alloc_decide(d->cx, d->p, d->l, NULL, &aj[0], now, err);
+		dec[0] =
+			alloc_decide(d->cx, d->p, d->l, NULL, &aj[0], now, err);
 		if (!dec[0])
 			goto out;
 	} else if (alloc_decide_batch(d->cx, d->p, d->l, NULL, aj, n, now, dec,
@@ -215,4 +215,3 @@ void sim_dfra_end(struct sim_dfra *d, const char *job_id, double now)
 {
 	alloc_ledger_release(d->l, job_id, now);
 }
-

@@ -84,8 +84,7 @@ static int errs_finish(struct errs *e)
 			e->err->text + e->len, sizeof(e->err->text) - e->len,
 			"\n(and %zu more bad line%s not shown)", e->dropped,
 			e->dropped == 1 ? "" : "s");
-	if (e->err && e->n >= SIM_MAX_ERRORS &&
-	    e->len < sizeof(e->err->text))
+	if (e->err && e->n >= SIM_MAX_ERRORS && e->len < sizeof(e->err->text))
 		snprintf(e->err->text + e->len, sizeof(e->err->text) - e->len,
 			 "\n(stopped reading after %d bad lines)",
 			 SIM_MAX_ERRORS);
@@ -158,7 +157,7 @@ static int parse_uint(const char *s, unsigned long max, uint32_t *out)
 
 int sim_parse_time(const char *s, double *out)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	const char *p;
 	double frac = 0;
 	time_t t;
@@ -220,7 +219,7 @@ int sim_class_parse(const char *s, enum sim_class *out)
 
 static const char *const mode_names[] = {
 	[SIM_IO_UNKNOWN] = "unknown", [SIM_IO_N_N] = "N-N",
-	[SIM_IO_N_1] = "N-1",         [SIM_IO_N_M] = "N-M",
+	[SIM_IO_N_1] = "N-1",	      [SIM_IO_N_M] = "N-M",
 	[SIM_IO_1_1] = "1-1",
 };
 
@@ -253,15 +252,15 @@ void sim_default_slowdown(double out[SIM_N_CLASSES][SIM_N_CLASSES])
 	for (int v = 0; v < SIM_N_CLASSES; v++)
 		for (int d = 0; d < SIM_N_CLASSES; d++)
 			out[v][d] = 1.0;
-	out[SIM_CLASS_LIGHT][SIM_CLASS_METADATA] = 25.0;  /* WRF1 / DNDC */
-	out[SIM_CLASS_LIGHT][SIM_CLASS_N1] = 50.0;        /* WRF1 / AWP */
-	out[SIM_CLASS_IOPS][SIM_CLASS_BANDWIDTH] = 6.3;   /* APT / Shentu */
-	out[SIM_CLASS_IOPS][SIM_CLASS_METADATA] = 33.3;   /* APT / DNDC */
-	out[SIM_CLASS_IOPS][SIM_CLASS_N1] = 50.0;         /* APT / AWP */
+	out[SIM_CLASS_LIGHT][SIM_CLASS_METADATA] = 25.0;     /* WRF1 / DNDC */
+	out[SIM_CLASS_LIGHT][SIM_CLASS_N1] = 50.0;	     /* WRF1 / AWP */
+	out[SIM_CLASS_IOPS][SIM_CLASS_BANDWIDTH] = 6.3;	     /* APT / Shentu */
+	out[SIM_CLASS_IOPS][SIM_CLASS_METADATA] = 33.3;	     /* APT / DNDC */
+	out[SIM_CLASS_IOPS][SIM_CLASS_N1] = 50.0;	     /* APT / AWP */
 	out[SIM_CLASS_BANDWIDTH][SIM_CLASS_METADATA] = 11.1; /* WRFN / DNDC */
-	out[SIM_CLASS_BANDWIDTH][SIM_CLASS_N1] = 12.5;    /* WRFN / AWP */
-	out[SIM_CLASS_METADATA][SIM_CLASS_BANDWIDTH] = 1.1; /* DNDC/MPI-IO */
-	out[SIM_CLASS_N1][SIM_CLASS_BANDWIDTH] = 1.1;     /* AWP / MPI-IO */
+	out[SIM_CLASS_BANDWIDTH][SIM_CLASS_N1] = 12.5;	     /* WRFN / AWP */
+	out[SIM_CLASS_METADATA][SIM_CLASS_BANDWIDTH] = 1.1;  /* DNDC/MPI-IO */
+	out[SIM_CLASS_N1][SIM_CLASS_BANDWIDTH] = 1.1;	     /* AWP / MPI-IO */
 }
 
 double sim_curve_bw(const struct sim_app *a, uint32_t k)
@@ -372,8 +371,8 @@ static bool name_ok(const char *s)
 
 enum section { SEC_NONE, SEC_CURVE, SEC_PROFILE, SEC_SLOWDOWN };
 
-static int curve_line(struct sim_curves *c, struct errs *e, size_t ln,
-		      char **f, size_t nf)
+static int curve_line(struct sim_curves *c, struct errs *e, size_t ln, char **f,
+		      size_t nf)
 {
 	struct sim_app *a;
 	struct sim_point *v;
@@ -395,8 +394,10 @@ static int curve_line(struct sim_curves *c, struct errs *e, size_t ln,
 		return 0;
 	}
 	if (parse_num(f[2], &bps) < 0 || !(bps > 0)) {
-		bad(e, ln, "bandwidth_bps '%s': not a positive number of "
-			   "bytes per second", f[2]);
+		bad(e, ln,
+		    "bandwidth_bps '%s': not a positive number of "
+		    "bytes per second",
+		    f[2]);
 		return 0;
 	}
 	i = find_app(c, f[0]);
@@ -411,8 +412,7 @@ static int curve_line(struct sim_curves *c, struct errs *e, size_t ln,
 	}
 	if (k == 0) {
 		if (a->direct_bps > 0) {
-			bad(e, ln, "app '%s': forwarders 0 given twice",
-			    f[0]);
+			bad(e, ln, "app '%s': forwarders 0 given twice", f[0]);
 			return 0;
 		}
 		a->direct_bps = bps;
@@ -506,13 +506,17 @@ static void slowdown_line(struct sim_curves *c, struct errs *e, size_t ln,
 		return;
 	}
 	if (sim_class_parse(f[0], &v) < 0) {
-		bad(e, ln, "victim '%s': one of light, iops, bandwidth, "
-			   "metadata, n-1", f[0]);
+		bad(e, ln,
+		    "victim '%s': one of light, iops, bandwidth, "
+		    "metadata, n-1",
+		    f[0]);
 		return;
 	}
 	if (sim_class_parse(f[1], &d) < 0) {
-		bad(e, ln, "disruptor '%s': one of light, iops, bandwidth, "
-			   "metadata, n-1", f[1]);
+		bad(e, ln,
+		    "disruptor '%s': one of light, iops, bandwidth, "
+		    "metadata, n-1",
+		    f[1]);
 		return;
 	}
 	if (parse_num(f[2], &x) < 0 || x < 1) {
@@ -551,8 +555,8 @@ struct sim_curves *sim_curves_parse(FILE *in, const char *name,
 				    fwd_error_t *err)
 {
 	struct sim_curves *c = calloc(1, sizeof(*c));
-	struct errs e = { .err = err, .file = name };
-	size_t seen[SIM_N_CLASSES][SIM_N_CLASSES] = { { 0 } };
+	struct errs e = {.err = err, .file = name};
+	size_t seen[SIM_N_CLASSES][SIM_N_CLASSES] = {{0}};
 	enum section sec = SEC_NONE;
 	char *buf = NULL, *line, *f[MAX_FIELDS];
 	size_t cap = 0, ln = 0;
@@ -589,15 +593,18 @@ struct sim_curves *sim_curves_parse(FILE *in, const char *name,
 		}
 		nf = split(line, f);
 		if (!strcmp(f[0], "app") || !strcmp(f[0], "victim")) {
-			bad(&e, ln, "unknown header; expected '%s', '%s' or "
-				    "'%s'", CURVE_HDR, PROFILE_HDR,
-			    SLOWDOWN_HDR);
+			bad(&e, ln,
+			    "unknown header; expected '%s', '%s' or "
+			    "'%s'",
+			    CURVE_HDR, PROFILE_HDR, SLOWDOWN_HDR);
 			continue;
 		}
 		switch (sec) {
 		case SEC_NONE:
-			bad(&e, ln, "data before a header line; the file "
-				    "starts with '%s'", CURVE_HDR);
+			bad(&e, ln,
+			    "data before a header line; the file "
+			    "starts with '%s'",
+			    CURVE_HDR);
 			break;
 		case SEC_CURVE:
 			if (curve_line(c, &e, ln, f, nf) < 0) {
@@ -710,7 +717,7 @@ static int job_line(struct sim_jobs *j, const struct sim_curves *c,
 		    bool with_io, size_t *cap)
 {
 	size_t want = with_io ? 7 : 6;
-	struct sim_job job = { .io_seconds = -1, .line = ln };
+	struct sim_job job = {.io_seconds = -1, .line = ln};
 	long a;
 
 	if (nf != want) {
@@ -733,18 +740,24 @@ static int job_line(struct sim_jobs *j, const struct sim_curves *c,
 		return 0;
 	}
 	if (sim_parse_time(f[3], &job.submit) < 0) {
-		bad(e, ln, "submit '%s': not seconds or ISO-8601 UTC "
-			   "(2024-05-01T10:00:00Z)", f[3]);
+		bad(e, ln,
+		    "submit '%s': not seconds or ISO-8601 UTC "
+		    "(2024-05-01T10:00:00Z)",
+		    f[3]);
 		return 0;
 	}
 	if (sim_parse_time(f[4], &job.start) < 0) {
-		bad(e, ln, "start '%s': not seconds or ISO-8601 UTC "
-			   "(2024-05-01T10:00:00Z)", f[4]);
+		bad(e, ln,
+		    "start '%s': not seconds or ISO-8601 UTC "
+		    "(2024-05-01T10:00:00Z)",
+		    f[4]);
 		return 0;
 	}
 	if (sim_parse_time(f[5], &job.end) < 0) {
-		bad(e, ln, "end '%s': not seconds or ISO-8601 UTC "
-			   "(2024-05-01T10:00:00Z)", f[5]);
+		bad(e, ln,
+		    "end '%s': not seconds or ISO-8601 UTC "
+		    "(2024-05-01T10:00:00Z)",
+		    f[5]);
 		return 0;
 	}
 	if (job.start < job.submit) {
@@ -763,14 +776,18 @@ static int job_line(struct sim_jobs *j, const struct sim_curves *c,
 			return 0;
 		}
 		if (job.io_seconds > job.end - job.start) {
-			bad(e, ln, "io_seconds '%s' is longer than the job "
-				   "(%.0f s)", f[6], job.end - job.start);
+			bad(e, ln,
+			    "io_seconds '%s' is longer than the job "
+			    "(%.0f s)",
+			    f[6], job.end - job.start);
 			return 0;
 		}
 	}
 	if (job.io_seconds < 0 && !(c->apps[a].volume > 0)) {
-		bad(e, ln, "job '%s': no io_seconds and app '%s' has no "
-			   "volume in %s", f[0], f[1], c->path);
+		bad(e, ln,
+		    "job '%s': no io_seconds and app '%s' has no "
+		    "volume in %s",
+		    f[0], f[1], c->path);
 		return 0;
 	}
 	job.app = (size_t)a;
@@ -793,8 +810,8 @@ struct sim_jobs *sim_jobs_parse(FILE *in, const char *name,
 				const struct sim_curves *c, fwd_error_t *err)
 {
 	struct sim_jobs *j = calloc(1, sizeof(*j));
-	struct errs e = { .err = err, .file = name };
-	struct idset ids = { 0 };
+	struct errs e = {.err = err, .file = name};
+	struct idset ids = {0};
 	char *buf = NULL, *line, *f[MAX_FIELDS];
 	size_t cap = 0, jcap = 0, ln = 0;
 	bool header = false, with_io = false;

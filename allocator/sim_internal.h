@@ -17,7 +17,7 @@
 struct sim_dfra_job {
 	const struct sim_job *job;
 	const struct sim_app *app;
-	double volume;          /* bytes, for the profile's V */
+	double volume;		  /* bytes, for the profile's V */
 	const uint32_t *node_ids; /* placement, topology node ids */
 	size_t n_nodes;
 };
@@ -28,9 +28,9 @@ struct sim_grant {
 	uint32_t *fwd;
 	double *w;
 	size_t n;
-	bool upgraded;          /* scale or isolate */
+	bool upgraded; /* scale or isolate */
 	bool refused;
-	bool use_default;       /* keep the default mapping (fwd NULL) */
+	bool use_default; /* keep the default mapping (fwd NULL) */
 };
 
 struct sim_dfra;

@@ -41,8 +41,9 @@ static void fmt_rate(double v, char *buf, size_t len)
 
 void sim_result_print(const struct sim_result *r, FILE *f)
 {
-	fprintf(f, "%zu jobs (%zu placed), %zu forwarders (%zu in the idle "
-		   "pool), %.1f h simulated\n\n",
+	fprintf(f,
+		"%zu jobs (%zu placed), %zu forwarders (%zu in the idle "
+		"pool), %.1f h simulated\n\n",
 		r->n_jobs, r->n_placed, r->n_forwarders, r->n_pool,
 		(r->t1 - r->t0) / 3600.0);
 	fprintf(f, "%-16s %12s %12s %12s %22s %14s %12s %6s %6s %7s\n",
@@ -59,8 +60,9 @@ void sim_result_print(const struct sim_result *r, FILE *f)
 			 p->speedup_mean, p->speedup_max);
 		snprintf(up, sizeof(up), "%zu (%.1f%%)", p->n_upgraded,
 			 100 * p->upgraded_share);
-		fprintf(f, "%-16s %12s %12s %12.0f %22s %14s %12.0f %5.1f%% "
-			   "%5.1f%% %7zu\n",
+		fprintf(f,
+			"%-16s %12s %12s %12.0f %22s %14s %12.0f %5.1f%% "
+			"%5.1f%% %7zu\n",
 			p->name, agg, peak, p->io_time_total, sp, up,
 			p->upgraded_core_hours, 100 * p->util_mean,
 			100 * p->held_mean, p->n_refused);
@@ -75,16 +77,14 @@ static json_t *policy_json(const struct sim_policy_result *p,
 		" s:{s:f, s:f, s:f, s:f},"
 		" s:{s:I, s:f, s:f}, s:I, s:{s:f, s:f}}",
 		"name", p->name, "kind", kind_name(p->kind),
-		"aggregate_bandwidth_bps", p->agg_bw_mean,
-		"peak_bandwidth_bps", p->agg_bw_peak,
-		"io_time_total_s", p->io_time_total,
-		"speedup", "median", p->speedup_median, "mean",
-		p->speedup_mean, "max", p->speedup_max, "min", p->speedup_min,
-		"upgraded", "jobs", (json_int_t)p->n_upgraded, "share",
-		p->upgraded_share, "core_hours", p->upgraded_core_hours,
-		"refused", (json_int_t)p->n_refused,
-		"utilisation", "bandwidth", p->util_mean, "held",
-		p->held_mean);
+		"aggregate_bandwidth_bps", p->agg_bw_mean, "peak_bandwidth_bps",
+		p->agg_bw_peak, "io_time_total_s", p->io_time_total, "speedup",
+		"median", p->speedup_median, "mean", p->speedup_mean, "max",
+		p->speedup_max, "min", p->speedup_min, "upgraded", "jobs",
+		(json_int_t)p->n_upgraded, "share", p->upgraded_share,
+		"core_hours", p->upgraded_core_hours, "refused",
+		(json_int_t)p->n_refused, "utilisation", "bandwidth",
+		p->util_mean, "held", p->held_mean);
 	json_t *jobs;
 
 	if (!o || !per_job)
@@ -117,15 +117,15 @@ static json_t *policy_json(const struct sim_policy_result *p,
 	return o;
 }
 
-char *sim_result_to_json(const struct sim_result *r,
-			 const struct sim_jobs *j, bool per_job)
+char *sim_result_to_json(const struct sim_result *r, const struct sim_jobs *j,
+			 bool per_job)
 {
-	json_t *root = json_pack("{s:I, s:I, s:f, s:f, s:I, s:I, s:[]}",
-				 "jobs", (json_int_t)r->n_jobs, "placed",
-				 (json_int_t)r->n_placed, "start", r->t0,
-				 "end", r->t1, "forwarders",
-				 (json_int_t)r->n_forwarders, "pool",
-				 (json_int_t)r->n_pool, "policies");
+	json_t *root =
+		json_pack("{s:I, s:I, s:f, s:f, s:I, s:I, s:[]}", "jobs",
+			  (json_int_t)r->n_jobs, "placed",
+			  (json_int_t)r->n_placed, "start", r->t0, "end", r->t1,
+			  "forwarders", (json_int_t)r->n_forwarders, "pool",
+			  (json_int_t)r->n_pool, "policies");
 	json_t *pols = root ? json_object_get(root, "policies") : NULL;
 	char *s = NULL;
 
@@ -149,14 +149,14 @@ out:
 
 #define W 720
 #define H 420
-#define ML 70   /* margins */
+#define ML 70 /* margins */
 #define MR 170
 #define MT 40
 #define MB 55
 
 static const char *const colours[] = {
-	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-	"#e377c2", "#7f7f7f",
+	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+	"#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 };
 
 static void xml_text(FILE *f, const char *s)
@@ -183,12 +183,13 @@ static void xml_text(FILE *f, const char *s)
 
 static void svg_head(FILE *f, const char *title)
 {
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		   "height=\"%d\" viewBox=\"0 0 %d %d\" "
-		   "font-family=\"sans-serif\" font-size=\"12\">\n"
-		   "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n"
-		   "<text x=\"%d\" y=\"22\" font-size=\"15\">",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n"
+		"<text x=\"%d\" y=\"22\" font-size=\"15\">",
 		W, H, W, H, W, H, ML);
 	xml_text(f, title);
 	fputs("</text>\n", f);
@@ -196,13 +197,15 @@ static void svg_head(FILE *f, const char *title)
 
 static void svg_axes(FILE *f, const char *xlabel, const char *ylabel)
 {
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-		   "fill=\"none\" stroke=\"black\"/>\n",
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+		"fill=\"none\" stroke=\"black\"/>\n",
 		ML, MT, W - ML - MR, H - MT - MB);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 		ML + (W - ML - MR) / 2, H - 12, xlabel);
-	fprintf(f, "<text x=\"16\" y=\"%d\" text-anchor=\"middle\" "
-		   "transform=\"rotate(-90 16 %d)\">%s</text>\n",
+	fprintf(f,
+		"<text x=\"16\" y=\"%d\" text-anchor=\"middle\" "
+		"transform=\"rotate(-90 16 %d)\">%s</text>\n",
 		MT + (H - MT - MB) / 2, MT + (H - MT - MB) / 2, ylabel);
 }
 
@@ -211,8 +214,9 @@ static void svg_legend(FILE *f, const struct sim_result *r, bool dashed)
 	for (size_t i = 0; i < r->n_pols; i++) {
 		int y = MT + 10 + (int)i * 18;
 
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-			   "stroke=\"%s\" stroke-width=\"2\"/>\n",
+		fprintf(f,
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+			"stroke=\"%s\" stroke-width=\"2\"/>\n",
 			W - MR + 10, y, W - MR + 34, y, colours[i % 8]);
 		fprintf(f, "<text x=\"%d\" y=\"%d\">", W - MR + 40, y + 4);
 		xml_text(f, r->pols[i].name);
@@ -221,9 +225,10 @@ static void svg_legend(FILE *f, const struct sim_result *r, bool dashed)
 	if (dashed) {
 		int y = MT + 10 + (int)r->n_pols * 18 + 8;
 
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-			   "stroke=\"black\" stroke-dasharray=\"4 3\"/>\n"
-			   "<text x=\"%d\" y=\"%d\">held share</text>\n",
+		fprintf(f,
+			"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+			"stroke=\"black\" stroke-dasharray=\"4 3\"/>\n"
+			"<text x=\"%d\" y=\"%d\">held share</text>\n",
 			W - MR + 10, y, W - MR + 34, y, W - MR + 40, y + 4);
 	}
 }
@@ -265,16 +270,19 @@ static int svg_speedup(const struct sim_result *r, FILE *f)
 	for (double e = l2lo; e <= l2hi; e++) {
 		double x = ML + (e - l2lo) / (l2hi - l2lo) * pw;
 
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
-			   "stroke=\"#ddd\"/>\n<text x=\"%.1f\" y=\"%d\" "
-			   "text-anchor=\"middle\">%g</text>\n",
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+			"stroke=\"#ddd\"/>\n<text x=\"%.1f\" y=\"%d\" "
+			"text-anchor=\"middle\">%g</text>\n",
 			x, MT, x, MT + ph, x, MT + ph + 16, exp2(e));
 	}
 	for (int q = 0; q <= 4; q++) {
 		double y = MT + ph - q * ph / 4.0;
 
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
-			   "%.2f</text>\n", ML - 6, y + 4, q / 4.0);
+		fprintf(f,
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">"
+			"%.2f</text>\n",
+			ML - 6, y + 4, q / 4.0);
 	}
 	for (size_t p = 0; p < r->n_pols; p++) {
 		size_t n = 0;
@@ -286,8 +294,9 @@ static int svg_speedup(const struct sim_result *r, FILE *f)
 		if (!n)
 			continue;
 		qsort(v, n, sizeof(*v), cmp_double);
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" "
-			   "stroke-width=\"2\" points=\"",
+		fprintf(f,
+			"<polyline fill=\"none\" stroke=\"%s\" "
+			"stroke-width=\"2\" points=\"",
 			colours[p % 8]);
 		/* at most ~400 steps: quantiles of the sorted values */
 		size_t steps = n < 400 ? n : 400;
@@ -295,8 +304,8 @@ static int svg_speedup(const struct sim_result *r, FILE *f)
 
 		for (size_t k = 0; k < steps; k++) {
 			size_t idx = (k + 1) * n / steps - 1;
-			double x = ML + (log2(v[idx]) - l2lo) /
-						(l2hi - l2lo) * pw;
+			double x =
+				ML + (log2(v[idx]) - l2lo) / (l2hi - l2lo) * pw;
 			double y = MT + ph - (double)(idx + 1) / n * ph;
 
 			fprintf(f, "%.1f,%.1f %.1f,%.1f ", x, prevy, x, y);
@@ -323,11 +332,12 @@ static void svg_util(const struct sim_result *r, FILE *f)
 		double y = MT + ph - q * ph / 4.0;
 		double x = ML + q * pw / 4.0;
 
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
-			   "stroke=\"#ddd\"/>\n<text x=\"%d\" y=\"%.1f\" "
-			   "text-anchor=\"end\">%d%%</text>\n"
-			   "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">"
-			   "%.3g</text>\n",
+		fprintf(f,
+			"<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+			"stroke=\"#ddd\"/>\n<text x=\"%d\" y=\"%.1f\" "
+			"text-anchor=\"end\">%d%%</text>\n"
+			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">"
+			"%.3g</text>\n",
 			ML, y, ML + pw, y, ML - 6, y + 4, q * 25, x,
 			MT + ph + 16, hours * q / 4.0);
 	}
@@ -335,8 +345,9 @@ static void svg_util(const struct sim_result *r, FILE *f)
 		const struct sim_policy_result *pr = &r->pols[p];
 
 		for (int held = 0; held < 2; held++) {
-			fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" "
-				   "stroke-width=\"%s\"%s points=\"",
+			fprintf(f,
+				"<polyline fill=\"none\" stroke=\"%s\" "
+				"stroke-width=\"%s\"%s points=\"",
 				colours[p % 8], held ? "1" : "2",
 				held ? " stroke-dasharray=\"4 3\"" : "");
 			for (size_t i = 0; i < pr->n_series; i++) {

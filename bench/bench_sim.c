@@ -36,13 +36,13 @@ static const struct {
 	uint32_t nodes[3];
 	double dur_lo, dur_hi;
 } SHAPES[] = {
-	{ 3, { 512, 1024, 2048 }, 3600, 4 * 3600 },   /* shentu */
-	{ 4, { 512, 1024, 1024 }, 2 * 3600, 6 * 3600 }, /* cesm */
-	{ 4, { 256, 512, 1024 }, 1800, 4 * 3600 },   /* lammps */
-	{ 2, { 256, 512, 1024 }, 1800, 3 * 3600 },   /* awp */
-	{ 2, { 128, 256, 256 }, 1800, 2 * 3600 },    /* dndc */
-	{ 4, { 64, 128, 256 }, 900, 2 * 3600 },      /* apt */
-	{ 3, { 128, 256, 512 }, 1800, 3 * 3600 },    /* wrf1 */
+	{3, {512, 1024, 2048}, 3600, 4 * 3600},	    /* shentu */
+	{4, {512, 1024, 1024}, 2 * 3600, 6 * 3600}, /* cesm */
+	{4, {256, 512, 1024}, 1800, 4 * 3600},	    /* lammps */
+	{2, {256, 512, 1024}, 1800, 3 * 3600},	    /* awp */
+	{2, {128, 256, 256}, 1800, 2 * 3600},	    /* dndc */
+	{4, {64, 128, 256}, 900, 2 * 3600},	    /* apt */
+	{3, {128, 256, 512}, 1800, 3 * 3600},	    /* wrf1 */
 };
 
 static uint64_t rng = 88172645463325252ULL;
@@ -108,8 +108,10 @@ static struct sim_jobs *generate(void)
 		x->app = a;
 		x->nodes = SHAPES[a].nodes[(int)(urand() * 3)];
 		x->submit = x->start = (double)(long)t;
-		x->end = x->start + (double)(long)(SHAPES[a].dur_lo +
-			 urand() * (SHAPES[a].dur_hi - SHAPES[a].dur_lo));
+		x->end =
+			x->start + (double)(long)(SHAPES[a].dur_lo +
+						  urand() * (SHAPES[a].dur_hi -
+							     SHAPES[a].dur_lo));
 		x->io_seconds = -1;
 		x->line = i + 2;
 	}
@@ -133,7 +135,7 @@ int main(void)
 	fwd_error_t err;
 	struct sim_curves *c = sim_curves_parse(f, "curves", &err);
 	struct sim_jobs *j = generate();
-	static const char *const names[] = { "static", "dfra", "oracle" };
+	static const char *const names[] = {"static", "dfra", "oracle"};
 	double base = 0;
 
 	fclose(f);
@@ -142,12 +144,14 @@ int main(void)
 		return 1;
 	}
 	printf("bench_sim: %d jobs, 40960 nodes, 240 forwarders "
-	       "(80 service, 160 idle)\n", N_JOBS);
+	       "(80 service, 160 idle)\n",
+	       N_JOBS);
 	for (int k = 0; k < 3; k++) {
-		struct sim_policy pol = { names[k], (enum sim_policy_kind)k,
-					  p };
-		struct sim_config cfg = { .topo = t, .base = p,
-					  .policies = &pol, .n_policies = 1 };
+		struct sim_policy pol = {names[k], (enum sim_policy_kind)k, p};
+		struct sim_config cfg = {.topo = t,
+					 .base = p,
+					 .policies = &pol,
+					 .n_policies = 1};
 		double t0 = now(), dt;
 		struct sim_result *r = sim_run(&cfg, c, j, &err);
 

@@ -18,6 +18,7 @@
 
 #define MAX_COMPARE 16
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fputs(
@@ -56,7 +57,7 @@ static void usage(FILE *f)
 "  -h, --help          this help\n"
 "\n"
 "Examples:\n"
-"  fwdctl sim --topology /etc/fwdalloc/topology.yaml \\\n"
+"  fwdctl sim --topology /etc/fwdalloc/topology-taihulight.yaml \\\n"
 "      --jobs /etc/fwdalloc/sim-jobs.csv --curves /etc/fwdalloc/sim-curves.csv\n"
 "  fwdctl sim --policy new.yaml --jobs week.csv --curves curves.csv \\\n"
 "      --compare static,dfra,strict.yaml,oracle --out /tmp/report --json\n"
@@ -67,6 +68,7 @@ static void usage(FILE *f)
 "  2  usage error or bad input (every bad CSV line is listed as\n"
 "     FILE:LINE: what)\n", f);
 }
+/* clang-format on */
 
 struct prog {
 	const char *last;
@@ -99,7 +101,8 @@ static const char *base_name(const char *path, char *buf, size_t len)
 
 	snprintf(buf, len, "%s", b ? b + 1 : path);
 	dot = strrchr(buf, '.');
-	if (dot && dot != buf && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml")))
+	if (dot && dot != buf &&
+	    (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml")))
 		*dot = '\0';
 	return buf;
 }
@@ -107,25 +110,25 @@ static const char *base_name(const char *path, char *buf, size_t len)
 static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "topology", required_argument, NULL, 't' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "curves", required_argument, NULL, 'c' },
-		{ "compare", required_argument, NULL, 'C' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "per-job", no_argument, NULL, 'P' },
-		{ "cores-per-node", required_argument, NULL, 'n' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"policy", required_argument, NULL, 'p'},
+		{"topology", required_argument, NULL, 't'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"curves", required_argument, NULL, 'c'},
+		{"compare", required_argument, NULL, 'C'},
+		{"out", required_argument, NULL, 'o'},
+		{"json", no_argument, NULL, 'J'},
+		{"per-job", no_argument, NULL, 'P'},
+		{"cores-per-node", required_argument, NULL, 'n'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *jobs_path = NULL, *curves_path = NULL, *out = NULL;
 	const char *compare = "static,dfra,oracle";
 	bool per_job = false, quiet = false;
 	double cores = 1;
 	struct sim_policy pols[MAX_COMPARE];
-	struct policy *loaded[MAX_COMPARE] = { NULL };
+	struct policy *loaded[MAX_COMPARE] = {NULL};
 	char names[MAX_COMPARE][256];
 	size_t n_pols = 0;
 	struct sim_curves *curves = NULL;
@@ -134,7 +137,7 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 	struct policy *pol;
 	struct topology *topo;
 	char *list = NULL, *tok, *save = NULL, *json = NULL;
-	struct prog prog = { 0 };
+	struct prog prog = {0};
 	fwd_error_t err;
 	int c, rc = FWD_EXIT_USAGE;
 
@@ -172,7 +175,8 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 			cores = strtod(optarg, &end);
 			if (*end || errno || !(cores >= 1) || cores > 1e6) {
 				fwdctl_err("sim: --cores-per-node '%s': not a "
-					   "number >= 1", optarg);
+					   "number >= 1",
+					   optarg);
 				return FWD_EXIT_USAGE;
 			}
 			break;
@@ -213,14 +217,13 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		if (!strcmp(tok, "static")) {
-			*p = (struct sim_policy){ "static", SIM_POLICY_STATIC,
-						  NULL };
+			*p = (struct sim_policy){"static", SIM_POLICY_STATIC,
+						 NULL};
 		} else if (!strcmp(tok, "dfra")) {
-			*p = (struct sim_policy){ "dfra", SIM_POLICY_DFRA,
-						  pol };
+			*p = (struct sim_policy){"dfra", SIM_POLICY_DFRA, pol};
 		} else if (!strcmp(tok, "oracle")) {
-			*p = (struct sim_policy){ "oracle", SIM_POLICY_ORACLE,
-						  NULL };
+			*p = (struct sim_policy){"oracle", SIM_POLICY_ORACLE,
+						 NULL};
 		} else {
 			loaded[n_pols] = policy_load(tok, &err);
 			if (!loaded[n_pols]) {
@@ -230,13 +233,13 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 			*p = (struct sim_policy){
 				base_name(tok, names[n_pols],
 					  sizeof(names[n_pols])),
-				SIM_POLICY_DFRA, loaded[n_pols]
-			};
+				SIM_POLICY_DFRA, loaded[n_pols]};
 		}
 		for (size_t i = 0; i < n_pols; i++) {
 			if (!strcmp(pols[i].name, p->name)) {
 				fwdctl_err("sim: --compare: '%s' is listed "
-					   "twice", p->name);
+					   "twice",
+					   p->name);
 				goto out;
 			}
 		}
@@ -284,9 +287,14 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		snprintf(path, sizeof(path), "%s/report.json", out);
-		if (!(f = fopen(path, "w")) || fputs(json, f) < 0 ||
-		    fputc('\n', f) == EOF || fclose(f)) {
+		if (!(f = fopen(path, "w"))) {
 			fwdctl_err("sim: %s: %s", path, strerror(errno));
+			goto out;
+		}
+		fputs(json, f);
+		fputc('\n', f);
+		if (ferror(f) | fclose(f)) {
+			fwdctl_err("sim: %s: write error", path);
 			goto out;
 		}
 	}

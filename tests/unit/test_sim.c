@@ -67,8 +67,8 @@ static struct sim_curves *curves_str(const char *text, fwd_error_t *err)
 	return c;
 }
 
-static struct sim_jobs *jobs_str(const char *text,
-				 const struct sim_curves *c, fwd_error_t *err)
+static struct sim_jobs *jobs_str(const char *text, const struct sim_curves *c,
+				 fwd_error_t *err)
 {
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	struct sim_jobs *j;
@@ -81,14 +81,13 @@ static struct sim_jobs *jobs_str(const char *text,
 
 /* "bw": bandwidth-heavy, scales to 4 forwarders; light class (peak 3 GB/s
  * is under the 5 GB/s high_bandwidth default). */
-static const char BW_CURVES[] =
-	"app,forwarders,bandwidth_bps\n"
-	"bw,0,0.5e9\n"
-	"bw,1,0.8e9\n"
-	"bw,2,1.6e9\n"
-	"bw,4,3.0e9\n"
-	"app,io_mode,volume,iops,mdops\n"
-	"bw,N-N,8e9,0,0\n";
+static const char BW_CURVES[] = "app,forwarders,bandwidth_bps\n"
+				"bw,0,0.5e9\n"
+				"bw,1,0.8e9\n"
+				"bw,2,1.6e9\n"
+				"bw,4,3.0e9\n"
+				"app,io_mode,volume,iops,mdops\n"
+				"bw,N-N,8e9,0,0\n";
 
 struct world {
 	struct topology *t;
@@ -99,14 +98,14 @@ struct world {
 };
 
 static const struct sim_policy STATIC_ORACLE[] = {
-	{ "static", SIM_POLICY_STATIC, NULL },
-	{ "oracle", SIM_POLICY_ORACLE, NULL },
+	{"static", SIM_POLICY_STATIC, NULL},
+	{"oracle", SIM_POLICY_ORACLE, NULL},
 };
 
 static void world_run(struct world *w, const char *curves, const char *jobs)
 {
-	fwd_error_t err = { "" };
-	struct sim_config cfg = { 0 };
+	fwd_error_t err = {""};
+	struct sim_config cfg = {0};
 
 	w->t = topo4();
 	w->p = policy_defaults();
@@ -161,48 +160,52 @@ struct bad_case {
 };
 
 static const struct bad_case bad_curves[] = {
-	{ "bad k", "app,forwarders,bandwidth_bps\nx,1,1e9\nx,two,1e9\n",
-	  "c.csv:3: forwarders 'two': not an integer in 0..100000" },
-	{ "negative bw", "app,forwarders,bandwidth_bps\nx,1,-5\n",
-	  "c.csv:2: bandwidth_bps '-5': not a positive number of bytes per "
-	  "second" },
-	{ "nan", "app,forwarders,bandwidth_bps\nx,1,nan\n",
-	  "c.csv:2: bandwidth_bps 'nan': not a positive number of bytes per "
-	  "second" },
-	{ "fields", "# c\napp,forwarders,bandwidth_bps\nx,1\n",
-	  "c.csv:3: expected 3 fields (app,forwarders,bandwidth_bps), got 2" },
-	{ "dup k", "app,forwarders,bandwidth_bps\nx,1,1e9\nx,1,2e9\n",
-	  "c.csv:3: app 'x': forwarders 1 given twice" },
-	{ "no header", "x,1,1e9\n",
-	  "c.csv:1: data before a header line; the file starts with "
-	  "'app,forwarders,bandwidth_bps'" },
-	{ "bad header", "app,k,bw\n",
-	  "c.csv:1: unknown header; expected 'app,forwarders,bandwidth_bps', "
-	  "'app,io_mode,volume,iops,mdops' or 'victim,disruptor,slowdown'" },
-	{ "only k0", "app,forwarders,bandwidth_bps\nx,0,1e9\n",
-	  "c.csv:2: app 'x' has no point with forwarders >= 1" },
-	{ "mode", "app,forwarders,bandwidth_bps\nx,1,1e9\n"
-		  "app,io_mode,volume,iops,mdops\nx,N-2,1,0,0\n",
-	  "c.csv:4: io_mode 'N-2': one of N-N, N-1, N-M, 1-1" },
-	{ "profile only", "app,io_mode,volume,iops,mdops\ny,N-1,1,0,0\n",
-	  "c.csv:2: app 'y' has a profile but no curve" },
-	{ "dup profile", "app,forwarders,bandwidth_bps\nx,1,1e9\n"
-			 "app,io_mode,volume,iops,mdops\nx,N-N,1,0,0\n"
-			 "x,N-N,2,0,0\n",
-	  "c.csv:5: app 'x': profile already given on line 4" },
-	{ "slowdown", "app,forwarders,bandwidth_bps\nx,1,1e9\n"
-		      "victim,disruptor,slowdown\nlight,n-1,0.5\n",
-	  "c.csv:4: slowdown '0.5': not a number >= 1" },
-	{ "class", "victim,disruptor,slowdown\nheavy,n-1,2\n",
-	  "c.csv:2: victim 'heavy': one of light, iops, bandwidth, metadata, "
-	  "n-1" },
-	{ "quote", "app,forwarders,bandwidth_bps\n\"x\",1,1e9\n",
-	  "c.csv:2: quoted fields are not supported" },
-	{ "empty", "# nothing\n\n", "c.csv: no curves (expected a "
-				    "'app,forwarders,bandwidth_bps' section)" },
-	{ "several", "app,forwarders,bandwidth_bps\nx,1,a\ny,b,1\nz,1,1\n",
-	  "c.csv:2: bandwidth_bps 'a': not a positive number of bytes per "
-	  "second\nc.csv:3: forwarders 'b': not an integer in 0..100000" },
+	{"bad k", "app,forwarders,bandwidth_bps\nx,1,1e9\nx,two,1e9\n",
+	 "c.csv:3: forwarders 'two': not an integer in 0..100000"},
+	{"negative bw", "app,forwarders,bandwidth_bps\nx,1,-5\n",
+	 "c.csv:2: bandwidth_bps '-5': not a positive number of bytes per "
+	 "second"},
+	{"nan", "app,forwarders,bandwidth_bps\nx,1,nan\n",
+	 "c.csv:2: bandwidth_bps 'nan': not a positive number of bytes per "
+	 "second"},
+	{"fields", "# c\napp,forwarders,bandwidth_bps\nx,1\n",
+	 "c.csv:3: expected 3 fields (app,forwarders,bandwidth_bps), got 2"},
+	{"dup k", "app,forwarders,bandwidth_bps\nx,1,1e9\nx,1,2e9\n",
+	 "c.csv:3: app 'x': forwarders 1 given twice"},
+	{"no header", "x,1,1e9\n",
+	 "c.csv:1: data before a header line; the file starts with "
+	 "'app,forwarders,bandwidth_bps'"},
+	{"bad header", "app,k,bw\n",
+	 "c.csv:1: unknown header; expected 'app,forwarders,bandwidth_bps', "
+	 "'app,io_mode,volume,iops,mdops' or 'victim,disruptor,slowdown'"},
+	{"only k0", "app,forwarders,bandwidth_bps\nx,0,1e9\n",
+	 "c.csv:2: app 'x' has no point with forwarders >= 1"},
+	{"mode",
+	 "app,forwarders,bandwidth_bps\nx,1,1e9\n"
+	 "app,io_mode,volume,iops,mdops\nx,N-2,1,0,0\n",
+	 "c.csv:4: io_mode 'N-2': one of N-N, N-1, N-M, 1-1"},
+	{"profile only", "app,io_mode,volume,iops,mdops\ny,N-1,1,0,0\n",
+	 "c.csv:2: app 'y' has a profile but no curve"},
+	{"dup profile",
+	 "app,forwarders,bandwidth_bps\nx,1,1e9\n"
+	 "app,io_mode,volume,iops,mdops\nx,N-N,1,0,0\n"
+	 "x,N-N,2,0,0\n",
+	 "c.csv:5: app 'x': profile already given on line 4"},
+	{"slowdown",
+	 "app,forwarders,bandwidth_bps\nx,1,1e9\n"
+	 "victim,disruptor,slowdown\nlight,n-1,0.5\n",
+	 "c.csv:4: slowdown '0.5': not a number >= 1"},
+	{"class", "victim,disruptor,slowdown\nheavy,n-1,2\n",
+	 "c.csv:2: victim 'heavy': one of light, iops, bandwidth, metadata, "
+	 "n-1"},
+	{"quote", "app,forwarders,bandwidth_bps\n\"x\",1,1e9\n",
+	 "c.csv:2: quoted fields are not supported"},
+	{"empty", "# nothing\n\n",
+	 "c.csv: no curves (expected a "
+	 "'app,forwarders,bandwidth_bps' section)"},
+	{"several", "app,forwarders,bandwidth_bps\nx,1,a\ny,b,1\nz,1,1\n",
+	 "c.csv:2: bandwidth_bps 'a': not a positive number of bytes per "
+	 "second\nc.csv:3: forwarders 'b': not an integer in 0..100000"},
 };
 
 static void test_curves_errors(void **state)
@@ -210,7 +213,7 @@ static void test_curves_errors(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad_curves) / sizeof(bad_curves[0]);
 	     i++) {
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 		struct sim_curves *c = curves_str(bad_curves[i].text, &err);
 
 		if (c)
@@ -227,44 +230,50 @@ static const char JOB_CURVES[] =
 	"app,io_mode,volume,iops,mdops\nbw,N-N,1e10,0,0\n";
 
 static const struct bad_case bad_jobs[] = {
-	{ "header", "id,app\n",
-	  "j.csv:1: expected the header 'job_id,app,nodes,submit,start,end' "
-	  "or 'job_id,app,nodes,submit,start,end,io_seconds'" },
-	{ "nodes", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10\n"
-		   "j2,bw,0,0,0,10\n",
-	  "j.csv:3: nodes '0': not a positive node count" },
-	{ "app", "job_id,app,nodes,submit,start,end\nj1,wrf,4,0,0,10\n",
-	  "j.csv:2: app 'wrf' has no curve in c.csv" },
-	{ "order", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,20,10\n",
-	  "j.csv:2: end '10' is not after start '20'" },
-	{ "submit", "job_id,app,nodes,submit,start,end\nj1,bw,4,5,1,10\n",
-	  "j.csv:2: start '1' is before submit '5'" },
-	{ "time", "job_id,app,nodes,submit,start,end\n"
-		  "j1,bw,4,0,2024-13-01T00:00:00Z,10\n",
-	  "j.csv:2: start '2024-13-01T00:00:00Z': not seconds or ISO-8601 "
-	  "UTC (2024-05-01T10:00:00Z)" },
-	{ "dup", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10\n"
-		 "j1,bw,4,0,0,10\n",
-	  "j.csv:3: job_id 'j1' already used on line 2" },
-	{ "io", "job_id,app,nodes,submit,start,end,io_seconds\n"
-		"j1,bw,4,0,0,10,x\n",
-	  "j.csv:2: io_seconds 'x': not a positive number" },
-	{ "io long", "job_id,app,nodes,submit,start,end,io_seconds\n"
-		     "j1,bw,4,0,0,10,11\n",
-	  "j.csv:2: io_seconds '11' is longer than the job (10 s)" },
-	{ "no size", "job_id,app,nodes,submit,start,end,io_seconds\n"
-		     "j1,novol,4,0,0,10,\n",
-	  "j.csv:2: job 'j1': no io_seconds and app 'novol' has no volume "
-	  "in c.csv" },
-	{ "fields", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0\n",
-	  "j.csv:2: expected 6 fields (job_id,app,nodes,submit,start,end), "
-	  "got 5" },
-	{ "none", "job_id,app,nodes,submit,start,end\n", "j.csv: no jobs" },
+	{"header", "id,app\n",
+	 "j.csv:1: expected the header 'job_id,app,nodes,submit,start,end' "
+	 "or 'job_id,app,nodes,submit,start,end,io_seconds'"},
+	{"nodes",
+	 "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10\n"
+	 "j2,bw,0,0,0,10\n",
+	 "j.csv:3: nodes '0': not a positive node count"},
+	{"app", "job_id,app,nodes,submit,start,end\nj1,wrf,4,0,0,10\n",
+	 "j.csv:2: app 'wrf' has no curve in c.csv"},
+	{"order", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,20,10\n",
+	 "j.csv:2: end '10' is not after start '20'"},
+	{"submit", "job_id,app,nodes,submit,start,end\nj1,bw,4,5,1,10\n",
+	 "j.csv:2: start '1' is before submit '5'"},
+	{"time",
+	 "job_id,app,nodes,submit,start,end\n"
+	 "j1,bw,4,0,2024-13-01T00:00:00Z,10\n",
+	 "j.csv:2: start '2024-13-01T00:00:00Z': not seconds or ISO-8601 "
+	 "UTC (2024-05-01T10:00:00Z)"},
+	{"dup",
+	 "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10\n"
+	 "j1,bw,4,0,0,10\n",
+	 "j.csv:3: job_id 'j1' already used on line 2"},
+	{"io",
+	 "job_id,app,nodes,submit,start,end,io_seconds\n"
+	 "j1,bw,4,0,0,10,x\n",
+	 "j.csv:2: io_seconds 'x': not a positive number"},
+	{"io long",
+	 "job_id,app,nodes,submit,start,end,io_seconds\n"
+	 "j1,bw,4,0,0,10,11\n",
+	 "j.csv:2: io_seconds '11' is longer than the job (10 s)"},
+	{"no size",
+	 "job_id,app,nodes,submit,start,end,io_seconds\n"
+	 "j1,novol,4,0,0,10,\n",
+	 "j.csv:2: job 'j1': no io_seconds and app 'novol' has no volume "
+	 "in c.csv"},
+	{"fields", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0\n",
+	 "j.csv:2: expected 6 fields (job_id,app,nodes,submit,start,end), "
+	 "got 5"},
+	{"none", "job_id,app,nodes,submit,start,end\n", "j.csv: no jobs"},
 };
 
 static void test_jobs_errors(void **state)
 {
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 	struct sim_curves *c = curves_str(JOB_CURVES, &err);
 
 	(void)state;
@@ -286,7 +295,7 @@ static void test_jobs_errors(void **state)
 /* More bad lines than fit are counted, not silently dropped. */
 static void test_jobs_many_errors(void **state)
 {
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 	struct sim_curves *c = curves_str(JOB_CURVES, &err);
 	char text[4096] = "job_id,app,nodes,submit,start,end\n";
 	struct sim_jobs *j;
@@ -298,15 +307,16 @@ static void test_jobs_many_errors(void **state)
 	assert_null(j);
 	assert_non_null(strstr(err.text, "j.csv:2: nodes 'x': not a positive "
 					 "node count\nj.csv:3: "));
-	assert_non_null(strstr(err.text, "\nj.csv:21: nodes 'x': not a "
-					 "positive node count\n(stopped reading "
-					 "after 20 bad lines)"));
+	assert_non_null(strstr(err.text,
+			       "\nj.csv:21: nodes 'x': not a "
+			       "positive node count\n(stopped reading "
+			       "after 20 bad lines)"));
 	sim_curves_destroy(c);
 }
 
 static void test_jobs_ok(void **state)
 {
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 	struct sim_curves *c = curves_str(JOB_CURVES, &err);
 	struct sim_jobs *j;
 
@@ -315,7 +325,8 @@ static void test_jobs_ok(void **state)
 	j = jobs_str("# trace\r\njob_id,app,nodes,submit,start,end,io_seconds"
 		     "\r\n\r\nj1, bw ,4,2024-05-01T10:00:00Z,"
 		     "2024-05-01T10:00:30Z,1714557660,\n"
-		     "j2,novol,2,0,0,10.5,2.5\n", c, &err);
+		     "j2,novol,2,0,0,10.5,2.5\n",
+		     c, &err);
 	if (!j)
 		fail_msg("%s", err.text);
 	assert_int_equal(j->n, 2);
@@ -334,16 +345,16 @@ static void test_jobs_ok(void **state)
 
 static void test_curve_shape(void **state)
 {
-	fwd_error_t err = { "" };
-	struct sim_curves *c = curves_str(
-		"app,forwarders,bandwidth_bps\n"
-		"a,2,2e9\na,4,3e9\na,6,2.5e9\n", &err);
+	fwd_error_t err = {""};
+	struct sim_curves *c = curves_str("app,forwarders,bandwidth_bps\n"
+					  "a,2,2e9\na,4,3e9\na,6,2.5e9\n",
+					  &err);
 	const struct sim_app *a;
 
 	(void)state;
 	assert_non_null(c);
 	a = &c->apps[0];
-	assert_near(sim_curve_bw(a, 1), 1e9);   /* proportional below */
+	assert_near(sim_curve_bw(a, 1), 1e9);	/* proportional below */
 	assert_near(sim_curve_bw(a, 3), 2.5e9); /* linear between */
 	assert_near(sim_curve_bw(a, 5), 2.75e9);
 	assert_near(sim_curve_bw(a, 9), 2.5e9); /* flat above */
@@ -364,18 +375,27 @@ struct ks_case {
 
 static const struct ks_case ks_cases[] = {
 	/* concave items: the second unit is worth more on item 0 */
-	{ "split", 2, 2, { 2, 2 }, { { 0, 5, 6 }, { 0, 4, 5 } }, 9, { 1, 1 } },
+	{"split", 2, 2, {2, 2}, {{0, 5, 6}, {0, 4, 5}}, 9, {1, 1}},
 	/* all to one: a threshold item (nothing until 3 extras) */
-	{ "threshold", 2, 3, { 3, 1 }, { { 1, 1, 1, 10 }, { 0, 4 } }, 10,
-	  { 3, 0 } },
+	{"threshold", 2, 3, {3, 1}, {{1, 1, 1, 10}, {0, 4}}, 10, {3, 0}},
 	/* ties prefer fewer forwarders */
-	{ "tie", 2, 3, { 2, 2 }, { { 0, 3, 3 }, { 0, 2, 2 } }, 5, { 1, 1 } },
+	{"tie", 2, 3, {2, 2}, {{0, 3, 3}, {0, 2, 2}}, 5, {1, 1}},
 	/* pool 0: everyone keeps the defaults */
-	{ "empty pool", 3, 0, { 2, 1, 1 },
-	  { { 1, 2, 3 }, { 1, 5 }, { 2, 9 } }, 4, { 0, 0, 0 } },
+	{"empty pool",
+	 3,
+	 0,
+	 {2, 1, 1},
+	 {{1, 2, 3}, {1, 5}, {2, 9}},
+	 4,
+	 {0, 0, 0}},
 	/* three items, pool 2: 9 (item 2) + 3 (item 0) */
-	{ "three", 3, 2, { 2, 1, 1 }, { { 1, 3, 4 }, { 1, 2 }, { 2, 9 } },
-	  3 + 1 + 9, { 1, 0, 1 } },
+	{"three",
+	 3,
+	 2,
+	 {2, 1, 1},
+	 {{1, 3, 4}, {1, 2}, {2, 9}},
+	 3 + 1 + 9,
+	 {1, 0, 1}},
 };
 
 static void test_knapsack(void **state)
@@ -383,8 +403,8 @@ static void test_knapsack(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(ks_cases) / sizeof(ks_cases[0]); i++) {
 		const struct ks_case *k = &ks_cases[i];
-		const double *v[3] = { k->v[0], k->v[1], k->v[2] };
-		uint32_t e[3] = { 9, 9, 9 };
+		const double *v[3] = {k->v[0], k->v[1], k->v[2]};
+		uint32_t e[3] = {9, 9, 9};
 		double best = sim_knapsack(v, k->max, k->n, k->pool, e);
 
 		if (fabs(best - k->best) > 1e-9)
@@ -392,8 +412,8 @@ static void test_knapsack(void **state)
 				 k->best);
 		for (size_t j = 0; j < k->n; j++)
 			if (e[j] != k->e[j])
-				fail_msg("%s: e[%zu] = %u, want %u", k->name,
-					 j, e[j], k->e[j]);
+				fail_msg("%s: e[%zu] = %u, want %u", k->name, j,
+					 e[j], k->e[j]);
 	}
 }
 
@@ -412,8 +432,8 @@ static void test_knapsack(void **state)
  */
 static void test_two_share(void **state)
 {
-	struct world w = { 0 };
-	const struct sim_policy_result *st, *or;
+	struct world w = {0};
+	const struct sim_policy_result *st, * or ;
 
 	(void)state;
 	world_run(&w, BW_CURVES,
@@ -465,8 +485,8 @@ static void test_two_share(void **state)
  */
 static void test_overlap(void **state)
 {
-	struct world w = { 0 };
-	const struct sim_policy_result *st, *or;
+	struct world w = {0};
+	const struct sim_policy_result *st, * or ;
 	double a_or = 8e9 * (50 / 2.3e9 + 50 / 1.6e9) / 100;
 
 	(void)state;
@@ -499,7 +519,7 @@ static void test_overlap(void **state)
  */
 static void test_io_seconds(void **state)
 {
-	struct world w = { 0 };
+	struct world w = {0};
 
 	(void)state;
 	world_run(&w, BW_CURVES,
@@ -530,15 +550,14 @@ static void test_io_seconds(void **state)
  */
 static void test_interference(void **state)
 {
-	static const char curves[] =
-		"app,forwarders,bandwidth_bps\n"
-		"n1,1,0.2e9\nsmall,1,0.1e9\n"
-		"app,io_mode,volume,iops,mdops\n"
-		"n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
-	struct world w = { 0 };
-	const struct sim_policy_result *st, *or;
-	fwd_error_t err = { "" };
-	struct sim_config cfg = { 0 };
+	static const char curves[] = "app,forwarders,bandwidth_bps\n"
+				     "n1,1,0.2e9\nsmall,1,0.1e9\n"
+				     "app,io_mode,volume,iops,mdops\n"
+				     "n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
+	struct world w = {0};
+	const struct sim_policy_result *st, * or ;
+	fwd_error_t err = {""};
+	struct sim_config cfg = {0};
 
 	(void)state;
 	w.t = topo4();
@@ -548,11 +567,11 @@ static void test_interference(void **state)
 	assert_non_null(w.c);
 	w.j = jobs_str("job_id,app,nodes,submit,start,end\n"
 		       "n,n1,4,0,0,100\ns,small,2,0,0,100\n"
-		       "late,small,2,0,100,200\n", w.c, &err);
+		       "late,small,2,0,100,200\n",
+		       w.c, &err);
 	assert_non_null(w.j);
 	assert_int_equal(sim_classify(w.p, &w.c->apps[0], 4), SIM_CLASS_N1);
-	assert_int_equal(sim_classify(w.p, &w.c->apps[0], 2),
-			 SIM_CLASS_LIGHT);
+	assert_int_equal(sim_classify(w.p, &w.c->apps[0], 2), SIM_CLASS_LIGHT);
 	assert_int_equal(sim_classify(w.p, &w.c->apps[1], 2), SIM_CLASS_IOPS);
 	cfg.topo = w.t;
 	cfg.base = w.p;
@@ -594,7 +613,7 @@ static void test_interference(void **state)
  */
 static void test_placement(void **state)
 {
-	struct world w = { 0 };
+	struct world w = {0};
 	const struct sim_policy_result *st;
 	double share1 = 1.0 / (0.8 + 1.6 * 4 / 6);
 
@@ -635,17 +654,17 @@ static struct policy *small_policy(void)
 }
 
 static const struct sim_policy ALL3[] = {
-	{ "static", SIM_POLICY_STATIC, NULL },
-	{ "dfra", SIM_POLICY_DFRA, NULL }, /* policy set by run_all */
-	{ "oracle", SIM_POLICY_ORACLE, NULL },
+	{"static", SIM_POLICY_STATIC, NULL},
+	{"dfra", SIM_POLICY_DFRA, NULL}, /* policy set by run_all */
+	{"oracle", SIM_POLICY_ORACLE, NULL},
 };
 
 static void run_all(struct world *w, struct policy *p, const char *curves,
 		    const char *jobs)
 {
 	struct sim_policy pols[3];
-	struct sim_config cfg = { 0 };
-	fwd_error_t err = { "" };
+	struct sim_config cfg = {0};
+	fwd_error_t err = {""};
 
 	memcpy(pols, ALL3, sizeof(pols));
 	pols[1].policy = p;
@@ -676,8 +695,8 @@ static void run_all(struct world *w, struct policy *p, const char *curves,
  */
 static void test_dfra_scale(void **state)
 {
-	struct world w = { 0 };
-	const struct sim_policy_result *st, *df, *or;
+	struct world w = {0};
+	const struct sim_policy_result *st, *df, * or ;
 
 	(void)state;
 	run_all(&w, small_policy(), BW_CURVES,
@@ -713,7 +732,7 @@ static void test_dfra_scale(void **state)
  */
 static void test_dfra_pool_exhausted(void **state)
 {
-	struct world w = { 0 };
+	struct world w = {0};
 	const struct sim_policy_result *df;
 
 	(void)state;
@@ -735,11 +754,10 @@ static void test_dfra_pool_exhausted(void **state)
 	world_free(&w);
 }
 
-static const char IF_CURVES[] =
-	"app,forwarders,bandwidth_bps\n"
-	"n1,1,0.2e9\nsmall,1,0.1e9\n"
-	"app,io_mode,volume,iops,mdops\n"
-	"n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
+static const char IF_CURVES[] = "app,forwarders,bandwidth_bps\n"
+				"n1,1,0.2e9\nsmall,1,0.1e9\n"
+				"app,io_mode,volume,iops,mdops\n"
+				"n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
 
 /*
  * The interference pair of test_interference under dfra: the N-1 job is
@@ -756,7 +774,7 @@ static void test_dfra_isolate(void **state)
 {
 	const char *jobs = "job_id,app,nodes,submit,start,end\n"
 			   "n,n1,4,0,0,100\ns,small,2,0,0,100\n";
-	struct world w = { 0 };
+	struct world w = {0};
 	struct policy *p = small_policy();
 	const struct sim_policy_result *df;
 
@@ -794,7 +812,7 @@ static void test_dfra_isolate(void **state)
 /* The report renders: JSON fields and SVG files. */
 static void test_report(void **state)
 {
-	struct world w = { 0 };
+	struct world w = {0};
 	char dir[] = "/tmp/test_sim.XXXXXX";
 	fwd_error_t err;
 	char *json;
@@ -808,7 +826,8 @@ static void test_report(void **state)
 	json = sim_result_to_json(w.r, w.j, true);
 	assert_non_null(json);
 	assert_non_null(strstr(json, "\"name\": \"oracle\""));
-	assert_non_null(strstr(json, "\"aggregate_bandwidth_bps\": 3200000000"));
+	assert_non_null(
+		strstr(json, "\"aggregate_bandwidth_bps\": 3200000000"));
 	assert_non_null(strstr(json, "\"job_id\": \"b\""));
 	free(json);
 	assert_non_null(mkdtemp(dir));
