@@ -531,6 +531,7 @@ static void test_io_seconds(void **state)
 	assert_near(w.r->pols[0].jobs[1].io_time, 16.0);
 	assert_near(w.r->pols[1].jobs[1].io_time, 5.0);
 	assert_near(w.r->pols[0].io_time_total, 36.0);
+	assert_oracle_best(w.r);
 	world_free(&w);
 }
 
@@ -809,6 +810,86 @@ static void test_dfra_isolate(void **state)
 	world_free(&w);
 }
 
+/*
+ * The oracle bound on random small workloads: 300 traces of 2 to 8 jobs of
+ * random size and time on the 4-forwarder machine, random curves and
+ * classes, random caps; the oracle's aggregate bandwidth must be at least
+ * static's and dfra's on every one.
+ */
+static uint64_t prng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	prng ^= prng << 13;
+	prng ^= prng >> 7;
+	prng ^= prng << 17;
+	return (uint32_t)(prng % n);
+}
+
+static void test_oracle_bound_random(void **state)
+{
+	static const char *const modes[] = {"N-N", "N-1", "1-1", "N-M"};
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		char curves[2048], jobs[2048];
+		size_t cl = 0, jl = 0;
+		struct world w = {0};
+		struct policy *p = small_policy();
+		int n_apps = 1 + (int)rnd(3), n_jobs = 2 + (int)rnd(7);
+
+		p->decision.interference.n1_min_nodes = 2;
+		p->decision.caps.reserve = rnd(3);
+		p->decision.caps.max_pool_share = (1 + rnd(4)) / 4.0;
+		p->decision.caps.max_forwarders_per_job = 1 + rnd(4);
+		cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+				       "app,forwarders,bandwidth_bps\n");
+		for (int a = 0; a < n_apps; a++) {
+			double bw = 0;
+
+			for (int k = 1; k <= 4; k++) {
+				/* may also fall: measured curves do */
+				bw += (rnd(9) - 2) * 0.2e9;
+				if (bw < 0.05e9)
+					bw = 0.05e9;
+				cl += (size_t)snprintf(
+					curves + cl, sizeof(curves) - cl,
+					"a%d,%d,%.0f\n", a, k, bw);
+			}
+		}
+		cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+				       "app,io_mode,volume,iops,mdops\n");
+		for (int a = 0; a < n_apps; a++)
+			cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+					       "a%d,%s,%u,%u,%u\n", a,
+					       modes[rnd(4)],
+					       (1 + rnd(20)) * 1000000000u,
+					       rnd(3) * 1000, rnd(3) * 300);
+		jl += (size_t)snprintf(jobs + jl, sizeof(jobs) - jl,
+				       "job_id,app,nodes,submit,start,end\n");
+		for (int i = 0; i < n_jobs; i++) {
+			uint32_t start = rnd(50) * 10;
+
+			jl += (size_t)snprintf(jobs + jl, sizeof(jobs) - jl,
+					       "j%d,a%u,%u,0,%u,%u\n", i,
+					       rnd((uint32_t)n_apps),
+					       1 + rnd(8), start,
+					       start + 10 + rnd(30) * 10);
+		}
+		run_all(&w, p, curves, jobs);
+		for (size_t k = 0; k < 2; k++) {
+			if (w.r->pols[2].agg_bw_mean <
+			    w.r->pols[k].agg_bw_mean * (1 - 1e-9))
+				fail_msg(
+					"round %d: oracle %.6g < %s %.6g\n%s%s",
+					round, w.r->pols[2].agg_bw_mean,
+					w.r->pols[k].name,
+					w.r->pols[k].agg_bw_mean, curves, jobs);
+		}
+		world_free(&w);
+	}
+}
+
 /* The report renders: JSON fields and SVG files. */
 static void test_report(void **state)
 {
@@ -860,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_dfra_scale),
 		cmocka_unit_test(test_dfra_pool_exhausted),
 		cmocka_unit_test(test_dfra_isolate),
+		cmocka_unit_test(test_oracle_bound_random),
 		cmocka_unit_test(test_report),
 	};
 
