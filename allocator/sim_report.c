@@ -89,6 +89,19 @@ static json_t *policy_json(const struct sim_policy_result *p,
 
 	if (!o || !per_job)
 		return o;
+	if (!(jobs = json_array()) || json_object_set_new(o, "series", jobs)) {
+		json_decref(o);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->n_series; i++) {
+		json_t *e = json_pack("[f, f, f]", p->series[i].t,
+				      p->series[i].util, p->series[i].held);
+
+		if (!e || json_array_append_new(jobs, e)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
 	if (!(jobs = json_array()) || json_object_set_new(o, "jobs", jobs)) {
 		json_decref(o);
 		return NULL;

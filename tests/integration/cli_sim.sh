@@ -63,6 +63,14 @@ check_eq "every trace job is counted" "$n_lines" "$(jq .jobs "$tmp/r.json")"
 check_eq "every job fits the machine" "$n_lines" "$(jq .placed "$tmp/r.json")"
 check_eq "240 forwarders, 160 idle" "240 160" \
 	"$(jq -r '"\(.forwarders) \(.pool)"' "$tmp/r.json")"
+check_eq "512 utilisation bins per policy" "512 512 512" \
+	"$(jq -r '[.policies[].series | length] | join(" ")' "$tmp/r.json")"
+check_eq "utilisation bins within [0, 1]" 0 \
+	"$(jq '[.policies[].series[] | select(.[1] < 0 or .[1] > 1 or .[2] < 0 or .[2] > 1)] | length' "$tmp/r.json")"
+check_eq "mean of the bins = the utilisation figures" 0 \
+	"$(jq '[.policies[] | ([.series[][1]] | add / length) - .utilisation.bandwidth,
+		([.series[][2]] | add / length) - .utilisation.held
+		| fabs | select(. > 1e-6)] | length' "$tmp/r.json")"
 check_eq "policies in --compare order" "static dfra oracle" \
 	"$(jq -r '[.policies[].name] | join(" ")' "$tmp/r.json")"
 
