@@ -343,6 +343,49 @@ static void test_jobs_ok(void **state)
 	sim_curves_destroy(c);
 }
 
+struct time_case {
+	const char *in;
+	int rv;
+	double want;
+};
+
+static const struct time_case time_cases[] = {
+	{"0", 0, 0},
+	{"1714557600", 0, 1714557600},
+	{"12.5", 0, 12.5},
+	{"2024-05-01T10:00:00Z", 0, 1714557600},
+	{"2024-05-01T10:00:00", 0, 1714557600},
+	{"2024-05-01T10:00:00+00:00", 0, 1714557600},
+	{"2024-05-01T10:00:00.25Z", 0, 1714557600.25},
+	{"2024-02-29T00:00:00Z", 0, 1709164800},
+	{"2024-05-01T10:00:00+02:00", -1, 0}, /* only UTC */
+	{"2024-05-01T10:00:00.Z", -1, 0},
+	{"2024-05-01T25:00:00Z", -1, 0},
+	{"2024-05-01 10:00:00", -1, 0},
+	{"-5", -1, 0},
+	{"1e400", -1, 0},
+	{"0x10", -1, 0},
+	{"", -1, 0},
+	{"10s", -1, 0},
+};
+
+static void test_parse_time(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]);
+	     i++) {
+		double v = -1;
+		int rv = sim_parse_time(time_cases[i].in, &v);
+
+		if (rv != time_cases[i].rv)
+			fail_msg("'%s': rv %d, want %d", time_cases[i].in, rv,
+				 time_cases[i].rv);
+		if (rv == 0 && fabs(v - time_cases[i].want) > 1e-6)
+			fail_msg("'%s': %.3f, want %.3f", time_cases[i].in, v,
+				 time_cases[i].want);
+	}
+}
+
 static void test_curve_shape(void **state)
 {
 	fwd_error_t err = {""};
@@ -931,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_jobs_errors),
 		cmocka_unit_test(test_jobs_many_errors),
 		cmocka_unit_test(test_jobs_ok),
+		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_curve_shape),
 		cmocka_unit_test(test_knapsack),
 		cmocka_unit_test(test_two_share),
