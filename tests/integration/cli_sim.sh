@@ -143,7 +143,7 @@ check_match "table row order" 'oracle.*
 static' "$out"
 
 # a policy file compared: no pool left to hand out -> everything refused
-sed 's/^    reserve: 4$/    reserve: 160/' "$etc/fwdalloc.yaml" >"$tmp/noroom.yaml"
+printf 'decision:\n  caps:\n    reserve: 160\n' >"$tmp/noroom.yaml"
 sim --jobs "$jobs" --curves "$curves" --compare dfra,"$tmp/noroom.yaml" --json
 check_eq "compare with a policy file exits 0" 0 "$rc"
 check_eq "the file is named after itself" "dfra noroom" \
