@@ -104,8 +104,9 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Split in place on commas; returns the field count (MAX_FIELDS + 1 when
- * there are too many). */
+/* Split in place on commas; returns the field count.  Only the first
+ * MAX_FIELDS are stored (no record has more), but all are counted so the
+ * message can say how many there were. */
 static size_t split(char *line, char **f)
 {
 	size_t n = 0;
@@ -114,11 +115,11 @@ static size_t split(char *line, char **f)
 	for (;;) {
 		char *c = strchr(p, ',');
 
-		if (n == MAX_FIELDS)
-			return MAX_FIELDS + 1;
 		if (c)
 			*c = '\0';
-		f[n++] = trim(p);
+		if (n < MAX_FIELDS)
+			f[n] = trim(p);
+		n++;
 		if (!c)
 			return n;
 		p = c + 1;

@@ -269,6 +269,10 @@ static const struct bad_case bad_jobs[] = {
 	 "j.csv:2: expected 6 fields (job_id,app,nodes,submit,start,end), "
 	 "got 5"},
 	{"none", "job_id,app,nodes,submit,start,end\n", "j.csv: no jobs"},
+	{"too many",
+	 "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10,1,2,3,4,5\n",
+	 "j.csv:2: expected 6 fields (job_id,app,nodes,submit,start,end), "
+	 "got 11"},
 };
 
 static void test_jobs_errors(void **state)
