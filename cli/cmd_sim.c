@@ -271,6 +271,18 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 		rc = errno == EINVAL ? FWD_EXIT_USAGE : FWD_EXIT_INVALID;
 		goto out;
 	}
+	if (res->n_placed < res->n_jobs && res->n_pols) {
+		size_t first = 0;
+
+		while (res->pols[0].jobs[first].placed)
+			first++;
+		fwdctl_err("sim: warning: %zu of %zu jobs did not fit the "
+			   "free nodes when they started and are left out "
+			   "(first: job '%s', %s:%zu)",
+			   res->n_jobs - res->n_placed, res->n_jobs,
+			   jobs->jobs[first].id, jobs->path,
+			   jobs->jobs[first].line);
+	}
 	if (ctx->json || out) {
 		if (!(json = sim_result_to_json(res, jobs, per_job))) {
 			fwdctl_err("sim: JSON: %s", strerror(errno));

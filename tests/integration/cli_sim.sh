@@ -162,6 +162,19 @@ check_match "progress on stderr" 'fwdctl: sim: static: 100% \(24000/24000 events
 sim --jobs "$tmp/long.csv" --curves "$curves" --compare static --quiet
 check_eq "--quiet: no progress" "" "$err"
 
+# --- a job that does not fit: left out, with a warning -----------------------
+printf 'job_id,app,nodes,submit,start,end\nbig,apt,40000,0,0,100\nlate,apt,2000,0,50,60\nok,apt,960,0,50,60\n' \
+	>"$tmp/full.csv"
+sim --jobs "$tmp/full.csv" --curves "$curves" --json --per-job
+check_eq "a job that does not fit: still exit 0" 0 "$rc"
+check_eq "placed count" "3 2" \
+	"$(printf '%s' "$out" | jq -r '"\(.jobs) \(.placed)"')"
+check_eq "the job left out is flagged" "false" \
+	"$(printf '%s' "$out" | jq -r '.policies[0].jobs[1].placed')"
+check_eq "warning names it" \
+	"fwdctl: sim: warning: 1 of 3 jobs did not fit the free nodes when they started and are left out (first: job 'late', $tmp/full.csv:3)" \
+	"$err"
+
 # --- bad input ----------------------------------------------------------------
 printf 'job_id,app,nodes,submit,start,end\nj1,apt,64,0,0,10\nj2,apt,sixty,0,0,10\nj3,nope,1,0,0,10\n' \
 	>"$tmp/bad.csv"
