@@ -18,7 +18,7 @@
  *	struct sim_config cfg = { .topo = t, .base = pol, .policies = pols,
  *				  .n_policies = 3 };
  *	struct sim_result *r = sim_run(&cfg, c, j, &err);
- *	char *json = sim_result_to_json(r, c, j);
+ *	char *json = sim_result_to_json(r, j, false);
  *	sim_result_destroy(r);
  *
  * The simulator is a library: it never prints; progress goes through a
@@ -176,7 +176,7 @@ struct sim_config {
 };
 
 struct sim_job_result {
-	bool placed;	/* the trace's nodes fitted the topology */
+	bool placed;	/* enough free nodes at its start (SIM.md) */
 	uint32_t n_f;	/* distinct default forwarders */
 	uint32_t n_fwd; /* forwarders held (oracle: at start) */
 	bool upgraded;	/* action scale or isolate (oracle: got
