@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "allocator/sim.h"
 #include "allocator/sim_internal.h"
@@ -1002,10 +1003,12 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 		      fwd_error_t *err)
 {
 	struct runner r = {.s = s, .res = res, .stamp = 1, .now = s->t0};
+	struct timespec ts0, ts1;
 	struct sim_dfra *d = NULL;
 	size_t n = s->j->n ? s->j->n : 1;
 	int rv = -1;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
 	res->kind = p->kind;
 	if (!(res->name = strdup(p->name)))
 		goto nomem;
@@ -1046,6 +1049,9 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 	advance(&r, s->t1);
 	if (finish(&r, baseline) < 0)
 		goto nomem;
+	clock_gettime(CLOCK_MONOTONIC, &ts1);
+	res->elapsed_s = (double)(ts1.tv_sec - ts0.tv_sec) +
+			 (double)(ts1.tv_nsec - ts0.tv_nsec) / 1e9;
 	rv = 0;
 	goto out;
 nomem:

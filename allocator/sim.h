@@ -208,6 +208,9 @@ struct sim_policy_result {
 	double util_mean, held_mean;
 	struct sim_sample *series;
 	size_t n_series;
+	/* Wall-clock seconds this policy's run took (monotonic clock), for
+	 * benchmarks; not part of any report, which stay deterministic. */
+	double elapsed_s;
 };
 
 struct sim_result {
