@@ -7,8 +7,8 @@
  * Cost: placement keeps a sorted list of free node runs (first fit in
  * O(runs)); during a run each forwarder lists the jobs on it, so an event
  * only recomputes the jobs that share a forwarder with the job starting
- * or ending.  A 100,000-job trace on 40,960 nodes runs in about a second
- * per policy.
+ * or ending.  A 100,000-job trace on 40,960 nodes takes hundredths of a
+ * second for static and oracle; dfra's seconds are the decisions'.
  */
 #include "config.h"
 
