@@ -1,1 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# monitor/: the MariaDB store (connection, schema, migrations) and the
+# ingestion parsers for forwarder/OST/MDT statistics.
+noinst_LTLIBRARIES += libfwdmonitor.la
+FWD_MONITOR_LIB = libfwdmonitor.la
+libfwdmonitor_la_SOURCES = \
+	monitor/db.c monitor/db.h
+libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(YAML_CFLAGS) \
+	$(JANSSON_CFLAGS)
