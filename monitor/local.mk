@@ -4,6 +4,8 @@
 noinst_LTLIBRARIES += libfwdmonitor.la
 FWD_MONITOR_LIB = libfwdmonitor.la
 libfwdmonitor_la_SOURCES = \
-	monitor/db.c monitor/db.h
+	monitor/db.c monitor/db.h \
+	monitor/schema.c monitor/schema.h
 libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(YAML_CFLAGS) \
 	$(JANSSON_CFLAGS)
+EXTRA_DIST += monitor/SCHEMA.md
