@@ -9,3 +9,5 @@ libfwdmonitor_la_SOURCES = \
 libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(YAML_CFLAGS) \
 	$(JANSSON_CFLAGS)
 EXTRA_DIST += monitor/SCHEMA.md
+
+fwdctl_SOURCES += cli/cmd_db.c cli/fwdctl_db.c cli/fwdctl_db.h
