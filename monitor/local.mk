@@ -14,3 +14,24 @@ libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(YAML_CFLAGS) \
 EXTRA_DIST += monitor/SCHEMA.md
 
 fwdctl_SOURCES += cli/cmd_db.c cli/cmd_ingest.c cli/fwdctl_db.c cli/fwdctl_db.h
+
+MONITOR_UNIT_TESTS = tests/unit/test_db tests/unit/test_ingest_beacon \
+	tests/unit/test_ingest_influx tests/unit/test_ingest_jobstats \
+	tests/unit/test_ingest_series
+check_PROGRAMS += $(MONITOR_UNIT_TESTS)
+TESTS += $(MONITOR_UNIT_TESTS)
+tests_unit_test_db_SOURCES = tests/unit/test_db.c
+tests_unit_test_db_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_db_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_ingest_beacon_SOURCES = tests/unit/test_ingest_beacon.c
+tests_unit_test_ingest_beacon_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_ingest_beacon_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_ingest_influx_SOURCES = tests/unit/test_ingest_influx.c
+tests_unit_test_ingest_influx_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_ingest_influx_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_ingest_jobstats_SOURCES = tests/unit/test_ingest_jobstats.c
+tests_unit_test_ingest_jobstats_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_ingest_jobstats_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_ingest_series_SOURCES = tests/unit/test_ingest_series.c
+tests_unit_test_ingest_series_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_ingest_series_LDADD = $(FWD_TEST_LIBS)
