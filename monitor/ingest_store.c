@@ -329,7 +329,7 @@ static int fail(struct ingest_store *s)
  * this run. */
 static int load_state(struct ingest_store *s, const char *key,
 		      enum ingest_kind kind, const char *name,
-		      const char *metric, fwd_error_t *err)
+		      const char *metric, size_t n, fwd_error_t *err)
 {
 	struct db_stmt *st = s->state_load;
 	uint64_t v[SERIES_MAX_VALUES];
@@ -349,8 +349,7 @@ static int load_state(struct ingest_store *s, const char *key,
 		return 0;
 	for (unsigned int i = 0; i < SERIES_MAX_VALUES; i++)
 		v[i] = db_col_uint64(st, 1 + i);
-	return series_seed(s->series, key, db_col_int64(st, 0), v,
-			   SERIES_MAX_VALUES);
+	return series_seed(s->series, key, db_col_int64(st, 0), v, n);
 }
 
 static int bind_opt_u64(struct db_stmt *st, unsigned int idx, bool has,
@@ -424,7 +423,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	snprintf(metric, sizeof(metric), "%s_%s", beacon_op_name(r->op),
 		 beacon_phase_name(r->phase));
 	snprintf(key, sizeof(key), "fwd\t%s\t%s", name, metric);
-	if (load_state(s, key, INGEST_FWD, name, metric, err) < 0)
+	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS,
+		       err) < 0)
 		return fail(s);
 	u = series_update(s->series, key, r->ts, r->v, BEACON_BUCKETS, d, &dt);
 	if (u < 0) {
@@ -505,7 +505,7 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 		snprintf(key, sizeof(key), "%s\t%s\t%s", kind, r->name,
 			 influx_field_name((enum influx_field)i));
 		if (load_state(s, key, r->kind, r->name,
-			       influx_field_name((enum influx_field)i),
+			       influx_field_name((enum influx_field)i), 1,
 			       err) < 0)
 			return fail(s);
 		u = series_update(s->series, key, ts, &r->counter[i], 1, &d,

@@ -35,3 +35,7 @@ tests_unit_test_ingest_jobstats_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_ingest_series_SOURCES = tests/unit/test_ingest_series.c
 tests_unit_test_ingest_series_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_ingest_series_LDADD = $(FWD_TEST_LIBS)
+
+TESTS += tests/integration/db_schema.sh tests/integration/db_ingest.sh
+EXTRA_DIST += tests/integration/db_lib.sh tests/integration/db_schema.sh \
+	tests/integration/db_ingest.sh
