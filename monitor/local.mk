@@ -39,3 +39,15 @@ tests_unit_test_ingest_series_LDADD = $(FWD_TEST_LIBS)
 TESTS += tests/integration/db_schema.sh tests/integration/db_ingest.sh
 EXTRA_DIST += tests/integration/db_lib.sh tests/integration/db_schema.sh \
 	tests/integration/db_ingest.sh
+
+EXTRA_PROGRAMS += bench/bench_ingest bench/bench_db
+BENCHES += bench/bench_ingest bench/bench_db
+MONITOR_BENCH_CFLAGS = $(FWD_TEST_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"'
+bench_bench_ingest_SOURCES = bench/bench_ingest.c bench/bench_testdb.c \
+	bench/testdb.h
+bench_bench_ingest_CFLAGS = $(MONITOR_BENCH_CFLAGS)
+bench_bench_ingest_LDADD = $(FWD_ALL_LIBS)
+bench_bench_db_SOURCES = bench/bench_db.c bench/bench_testdb.c \
+	bench/testdb.h
+bench_bench_db_CFLAGS = $(MONITOR_BENCH_CFLAGS)
+bench_bench_db_LDADD = $(FWD_ALL_LIBS)

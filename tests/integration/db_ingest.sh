@@ -11,7 +11,7 @@ fw db init
 check_eq "schema created" 0 "$rc"
 
 # ---- beacon-lwfs ----
-fw ingest --format beacon-lwfs "$fx/beacon-lwfs.log"
+fw ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
 check_eq "beacon-lwfs: exit 0" 0 "$rc"
 check_eq "beacon-lwfs: summary" \
 	"read 14 lines, stored 9 samples, rejected 0 lines (5 already stored or baselines, 0 ignored)" "$out"
@@ -36,7 +36,7 @@ check_eq "beacon-lwfs: per-minute histogram rollup" "70	15" \
 	"$(q "SELECT b0, b1 FROM rollups_hist_minute WHERE name = '10.0.1.17' AND minute = 1472292900 AND op = 'read'")"
 before=$(q "SELECT (SELECT COUNT(*) FROM samples_raw), (SELECT COUNT(*) FROM samples_hist), (SELECT SUM(read_ops) FROM rollups_minute)")
 
-fw ingest --format beacon-lwfs "$fx/beacon-lwfs.log"
+fw ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
 check_eq "beacon-lwfs: re-ingest stores nothing" \
 	"read 14 lines, stored 0 samples, rejected 0 lines (14 already stored or baselines, 0 ignored)" "$out"
 check_eq "beacon-lwfs: re-ingest leaves rows and rollups as they were" \
@@ -45,7 +45,7 @@ check_eq "beacon-lwfs: re-ingest leaves rows and rollups as they were" \
 
 # Bad lines: reported with line numbers, first five in full, never abort.
 {
-	cat "$fx/beacon-bad.log"
+	cat "$fx/beacon-bad.txt"
 	echo "10.0.1.99 [x]  [Trace]: Read exe: 1 2 3 4 5 6 7 8 2016-08-27T10:20:00Z"
 	echo "10.0.1.99 [x]  [Trace]: Read exe: 1 2 3 4 5 6 7 8"
 	echo "10.0.1.99 [x]  [Trace]: Read exe: 2 2 3 4 5 6 7 8 2016-08-27T10:20:30Z"
