@@ -8,7 +8,8 @@ libfwdmonitor_la_SOURCES = \
 	monitor/schema.c monitor/schema.h \
 	monitor/ingest.h monitor/ingest_util.c monitor/ingest_series.c \
 	monitor/ingest_beacon.c monitor/ingest_influx.c \
-	monitor/ingest_jobstats.c monitor/ingest_store.c
+	monitor/ingest_jobstats.c monitor/ingest_store.c \
+	monitor/topo_sync.c
 libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(YAML_CFLAGS) \
 	$(JANSSON_CFLAGS)
 EXTRA_DIST += monitor/SCHEMA.md

@@ -111,6 +111,23 @@ check_eq "beacon-lwfs: histogram baseline carries across runs" \
 	"10	1	2	3	4	5	6	7	8" \
 	"$(q "SELECT dt, b0, b1, b2, b3, b4, b5, b6, b7 FROM samples_hist WHERE name = '10.0.1.50'")"
 
+# With a topology, forwarder IPs become forwarder names.
+printf '%s\n' \
+	"10.1.0.17 [x]  [Trace]: Read exe: 1 0 0 0 0 0 0 0 2016-09-02T00:00:00Z" \
+	"10.1.0.17 [x]  [Trace]: Read exe: 4 0 0 0 0 0 0 0 2016-09-02T00:00:30Z" \
+	"10.9.9.9 [x]  [Trace]: queue length: 2 2016-09-02T00:00:30Z" |
+	"$fwdctl" --policy "$policy" --topology "$top_srcdir/etc/topology.yaml" \
+		ingest --format beacon-lwfs - >"$d/o4" 2>&1
+check_eq "beacon-lwfs: with a topology: summary" \
+	"read 3 lines, stored 2 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" "$(cat "$d/o4")"
+check_eq "beacon-lwfs: known IP stored under the forwarder's name" "3" \
+	"$(q "SELECT read_ops FROM samples_raw WHERE name = 'fwd07'")"
+check_eq "beacon-lwfs: unknown IP stored as the IP" "2" \
+	"$(q "SELECT queue_len FROM samples_raw WHERE name = '10.9.9.9'")"
+printf 'x: [\n' >"$d/bad-topo.yaml"
+fw --topology "$d/bad-topo.yaml" ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
+check_eq "beacon-lwfs: a topology that does not load: exit 2" 2 "$rc"
+
 # A slow stream: rows are committed while the writer waits for input.
 {
 	echo 'ost,target=lustre-OST0010 read_bytes=1i 1472400000000000000'

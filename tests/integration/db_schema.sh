@@ -56,6 +56,22 @@ check_match "node account may not read jobs" "SELECT command denied" \
 check_match "node account may not write allocations" "INSERT command denied" \
 	"$(node "INSERT INTO allocations (job_id, forwarder, nodes, action, acquired_at) VALUES (1, 'f', 'c1', 'scale', 1)")"
 
+# The topology's forwarders and OSTs are mirrored into the database.
+fw --topology "$top_srcdir/etc/topology.yaml" db init
+check_eq "init with a topology: exit 0" 0 "$rc"
+check_eq "init with a topology: output" "schema at version 1, nothing to do
+synced 8 forwarders and 4 OSTs from $top_srcdir/etc/topology.yaml" "$out"
+check_eq "forwarders mirrored" "fwd01	10.1.0.11	rack1	service	2500000000
+fwd08	10.1.0.18	rack4	backup	2500000000" \
+	"$(q "SELECT name, address, net_group, role, bandwidth_bps FROM forwarders WHERE name IN ('fwd01', 'fwd08') ORDER BY name")"
+check_eq "OSTs mirrored" "4" "$(q "SELECT COUNT(*) FROM osts WHERE kind = 'ost'")"
+check_eq "node account reads forwarder addresses" "10.1.0.13" \
+	"$(node "SELECT address FROM forwarders WHERE name = 'fwd03'")"
+q "UPDATE forwarders SET last_used_at = 1234 WHERE name = 'fwd05'"
+fw --topology "$top_srcdir/etc/topology.yaml" db init
+check_eq "re-sync keeps the ledger's last_used_at" "1234	8" \
+	"$(q "SELECT (SELECT last_used_at FROM forwarders WHERE name = 'fwd05'), (SELECT COUNT(*) FROM forwarders)")"
+
 # The ledger itself refuses two holders of one private forwarder.
 q "INSERT INTO allocations (job_id, forwarder, is_private, nodes, action, acquired_at) VALUES (1, 'fwd9', 1, 'c[1-4]', 'scale', 10)"
 dup=$(q "INSERT INTO allocations (job_id, forwarder, is_private, nodes, action, acquired_at) VALUES (2, 'fwd9', 1, 'c[5-8]', 'isolate', 11)" 2>&1)
