@@ -29,6 +29,7 @@
 
 enum format { FMT_BEACON, FMT_INFLUX, FMT_JOBSTATS };
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -82,12 +83,13 @@ static void usage(FILE *f)
 "  3  the database is unavailable (nothing of the failed batch is kept)\n",
 		SHOW_ERRORS);
 }
+/* clang-format on */
 
 struct run {
-	const char *path;        /* for messages */
+	const char *path; /* for messages */
 	struct ingest_store *store;
-	struct ingest_stats st;  /* lines, rejected, ignored */
-	json_t *errors;          /* first SHOW_ERRORS messages */
+	struct ingest_stats st; /* lines, rejected, ignored */
+	json_t *errors;		/* first SHOW_ERRORS messages */
 	bool json;
 	/* beacon-lwfs address -> forwarder name */
 	const struct topology *topo;
@@ -146,19 +148,17 @@ static const char *forwarder_name(struct run *r, const char *addr)
  */
 static int maybe_flush(struct run *r, FILE *in, fwd_error_t *err)
 {
-	struct pollfd pfd = { .fd = fileno(in), .events = POLLIN };
+	struct pollfd pfd = {.fd = fileno(in), .events = POLLIN};
 	double now = now_mono();
 
-	if (now - r->last_flush >= FLUSH_INTERVAL ||
-	    poll(&pfd, 1, 0) == 0) {
+	if (now - r->last_flush >= FLUSH_INTERVAL || poll(&pfd, 1, 0) == 0) {
 		r->last_flush = now;
 		return ingest_store_flush(r->store, err);
 	}
 	return 0;
 }
 
-static int run_lines(struct run *r, FILE *in, enum format fmt,
-		     fwd_error_t *err)
+static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 {
 	struct ingest_reader *rd = malloc(sizeof(*rd));
 	int rv = -1;
@@ -169,7 +169,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt,
 	}
 	ingest_reader_init(rd, in);
 	for (;;) {
-		fwd_error_t perr = { { 0 } };
+		fwd_error_t perr = {{0}};
 		const char *line;
 		bool trunc;
 		int p;
@@ -183,8 +183,8 @@ static int run_lines(struct run *r, FILE *in, enum format fmt,
 		if (trunc) {
 			char msg[80];
 
-			snprintf(msg, sizeof(msg),
-				 "line longer than %d bytes", INGEST_MAX_LINE - 1);
+			snprintf(msg, sizeof(msg), "line longer than %d bytes",
+				 INGEST_MAX_LINE - 1);
 			reject(r, rd->lineno, msg);
 			continue;
 		}
@@ -254,7 +254,7 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 		return -1;
 	}
 	for (;;) {
-		fwd_error_t perr = { { 0 } };
+		fwd_error_t perr = {{0}};
 		int n = jobstats_next(p, rec, &perr);
 
 		if (n == 0)
@@ -303,15 +303,16 @@ static void summary(struct run *r)
 	const struct ingest_stats *s = ingest_store_stats(r->store);
 
 	if (r->json) {
-		json_t *j = json_pack(
-			"{s:I, s:I, s:I, s:I, s:I, s:O}", "lines",
-			(json_int_t)r->st.lines, "stored", (json_int_t)s->stored,
-			"rejected", (json_int_t)r->st.rejected, "skipped",
-			(json_int_t)s->skipped, "ignored",
-			(json_int_t)r->st.ignored, "errors", r->errors);
-		char *txt = j ? json_dumps(j, JSON_INDENT(2) |
-						      JSON_PRESERVE_ORDER)
-			      : NULL;
+		json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:O}", "lines",
+				      (json_int_t)r->st.lines, "stored",
+				      (json_int_t)s->stored, "rejected",
+				      (json_int_t)r->st.rejected, "skipped",
+				      (json_int_t)s->skipped, "ignored",
+				      (json_int_t)r->st.ignored, "errors",
+				      r->errors);
+		char *txt =
+			j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+			  : NULL;
 
 		if (txt)
 			puts(txt);
@@ -320,8 +321,9 @@ static void summary(struct run *r)
 		return;
 	}
 	if (r->st.rejected > SHOW_ERRORS)
-		fprintf(stderr, "fwdctl: %s: %" PRIu64 " more rejected lines "
-				"not shown\n",
+		fprintf(stderr,
+			"fwdctl: %s: %" PRIu64 " more rejected lines "
+			"not shown\n",
 			r->path, r->st.rejected - SHOW_ERRORS);
 	printf("read %" PRIu64 " lines, stored %" PRIu64
 	       " samples, rejected %" PRIu64 " lines",
@@ -352,16 +354,16 @@ static int load_topology(struct fwdctl_ctx *ctx, const struct topology **out)
 static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"format", required_argument, NULL, 'f'},
+		{"target", required_argument, NULL, 'T'},
+		{"batch", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct run r = { .last_fwd = -1, .json = ctx->json };
+	struct run r = {.last_fwd = -1, .json = ctx->json};
 	const char *format = NULL, *target = NULL;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	unsigned long batch = 0;
 	enum format fmt;
 	struct db *db = NULL;
@@ -464,7 +466,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 
 		fwdctl_err("%s", err.text);
 		summary(&r);
-		rc = db_err_unavailable(e) ? FWD_EXIT_SERVICE
+		rc = db_err_unavailable(e)     ? FWD_EXIT_SERVICE
 		     : e == EINVAL || e == EIO ? FWD_EXIT_USAGE
 					       : FWD_EXIT_SERVICE;
 		goto out;

@@ -38,7 +38,7 @@ struct policy_database;
 
 enum db_role {
 	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
-	DB_ROLE_NODE,           /* database.node_user / node_password_file:
+	DB_ROLE_NODE,		/* database.node_user / node_password_file:
 				 * read-only, SELECT on allocations and
 				 * forwarders only */
 };
@@ -83,8 +83,7 @@ int db_rollback(struct db *db);
  * at least 1; 0 means "try once"); on timeout returns -1 with errno
  * EAGAIN and "lock <name> held elsewhere for more than <t>s".
  */
-int db_lock(struct db *db, const char *name, double timeout,
-	    fwd_error_t *err);
+int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err);
 int db_unlock(struct db *db, const char *name, fwd_error_t *err);
 
 /*
@@ -184,7 +183,6 @@ int db_grant_node(struct db *db, const char *user, const char *host,
  * no longer in the topology are left alone (the ledger may name them).
  */
 struct topology;
-int db_sync_topology(struct db *db, const struct topology *t,
-		     fwd_error_t *err);
+int db_sync_topology(struct db *db, const struct topology *t, fwd_error_t *err);
 
 #endif

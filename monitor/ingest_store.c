@@ -36,7 +36,7 @@ struct touched {
 struct ingest_store {
 	struct db *db;
 	size_t batch;
-	size_t pending;          /* records in the open transaction */
+	size_t pending; /* records in the open transaction */
 	bool in_txn;
 	struct series_table *series;
 	struct ingest_stats stats;
@@ -53,6 +53,7 @@ struct ingest_store {
 	char last_target[128];
 };
 
+/* clang-format off */
 static const char raw_upsert_sql[] =
 	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes,"
 	" read_ops, write_ops, md_ops, queue_len)"
@@ -154,6 +155,7 @@ void ingest_store_close(struct ingest_store *s)
 	free(s);
 	errno = saved;
 }
+/* clang-format on */
 
 struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 				       fwd_error_t *err)
@@ -254,7 +256,7 @@ static int run_rollups(struct ingest_store *s, fwd_error_t *err)
 		const struct touched *t = &s->touched[i];
 		int64_t lo = t->min_ts - ((t->min_ts % 60) + 60) % 60;
 		int64_t hi = t->max_ts - ((t->max_ts % 60) + 60) % 60 + 60;
-		struct db_stmt *sts[2] = { s->rollup, s->rollup_hist };
+		struct db_stmt *sts[2] = {s->rollup, s->rollup_hist};
 
 		for (int k = 0; k < (t->hist ? 2 : 1); k++) {
 			db_bind_text(sts[k], 0, ingest_kind_name(t->kind));
@@ -270,8 +272,8 @@ static int run_rollups(struct ingest_store *s, fwd_error_t *err)
 }
 
 /* Series keys are "kind\tname\tmetric". */
-static int save_state(const char *key, int64_t ts, const uint64_t *v,
-		      size_t n, void *arg)
+static int save_state(const char *key, int64_t ts, const uint64_t *v, size_t n,
+		      void *arg)
 {
 	struct ingest_store *s = ((void **)arg)[0];
 	fwd_error_t *err = ((void **)arg)[1];
@@ -292,7 +294,7 @@ static int save_state(const char *key, int64_t ts, const uint64_t *v,
 
 int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 {
-	void *arg[2] = { s, err };
+	void *arg[2] = {s, err};
 
 	if (!s->in_txn)
 		return 0;
@@ -397,7 +399,7 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 int ingest_store_beacon(struct ingest_store *s, const char *name,
 			const struct beacon_rec *r, fwd_error_t *err)
 {
-	struct raw_row row = { .kind = INGEST_FWD, .name = name, .ts = r->ts };
+	struct raw_row row = {.kind = INGEST_FWD, .name = name, .ts = r->ts};
 	uint64_t d[BEACON_BUCKETS], affected = 0, sum = 0;
 	char key[256], metric[16];
 	double dt = 0;
@@ -423,8 +425,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	snprintf(metric, sizeof(metric), "%s_%s", beacon_op_name(r->op),
 		 beacon_phase_name(r->phase));
 	snprintf(key, sizeof(key), "fwd\t%s\t%s", name, metric);
-	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS,
-		       err) < 0)
+	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS, err) <
+	    0)
 		return fail(s);
 	u = series_update(s->series, key, r->ts, r->v, BEACON_BUCKETS, d, &dt);
 	if (u < 0) {
@@ -482,7 +484,7 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 			fwd_error_t *err)
 {
 	const char *kind = ingest_kind_name(r->kind);
-	struct raw_row row = { .kind = r->kind, .name = r->name };
+	struct raw_row row = {.kind = r->kind, .name = r->name};
 	uint64_t affected = 0;
 	bool old = false, any_delta = false;
 	int64_t ts;
@@ -540,8 +542,8 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 	return record_done(s, err);
 }
 
-int ingest_store_jobstats(struct ingest_store *s,
-			  const struct jobstats_rec *r, fwd_error_t *err)
+int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
+			  fwd_error_t *err)
 {
 	struct db_stmt *st = s->jobstats_insert;
 	const char *kind = ingest_kind_name(r->kind);
