@@ -26,6 +26,9 @@
 #define SHOW_ERRORS 5
 /* Commit at least this often on a slow stream so readers see new data. */
 #define FLUSH_INTERVAL 2.0
+/* After this long without using the connection, check it before use: a
+ * pipe can sit idle past the server's wait_timeout. */
+#define IDLE_CHECK 1.0
 
 enum format { FMT_BEACON, FMT_INFLUX, FMT_JOBSTATS };
 
@@ -87,6 +90,11 @@ static void usage(FILE *f)
 
 struct run {
 	const char *path; /* for messages */
+	struct fwdctl_ctx *ctx;
+	struct db *db;
+	size_t batch;
+	double last_use;
+	uint64_t prev_stored, prev_skipped; /* of stores before a reconnect */
 	struct ingest_store *store;
 	struct ingest_stats st; /* lines, rejected, ignored */
 	json_t *errors;		/* first SHOW_ERRORS messages */
@@ -143,6 +151,45 @@ static const char *forwarder_name(struct run *r, const char *addr)
 }
 
 /*
+ * Before storing after an idle spell, make sure the connection is alive;
+ * if the server dropped it (wait_timeout, restart), connect again.  Only
+ * done between transactions, so nothing buffered is lost; the new store
+ * reloads the counter baselines that were committed.
+ */
+static int ensure_conn(struct run *r, fwd_error_t *err)
+{
+	double now = now_mono();
+	const struct ingest_stats *s;
+	int rc;
+
+	if (ingest_store_pending(r->store) || now - r->last_use < IDLE_CHECK) {
+		r->last_use = now;
+		return 0;
+	}
+	r->last_use = now;
+	if (db_ping(r->db, err) == 0)
+		return 0;
+	if (!db_err_unavailable(errno))
+		return -1;
+	s = ingest_store_stats(r->store);
+	r->prev_stored += s->stored;
+	r->prev_skipped += s->skipped;
+	ingest_store_close(r->store);
+	r->store = NULL;
+	db_close(r->db);
+	r->db = fwdctl_db_connect(r->ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	if (!r->db) {
+		errno = ECONNREFUSED;
+		return errprintf(err,
+				 "%s: giving up after the database "
+				 "connection was lost",
+				 r->path);
+	}
+	r->store = ingest_store_open(r->db, r->batch, err);
+	return r->store ? 0 : -1;
+}
+
+/*
  * Commit before blocking on a slow pipe (so the rows are visible and no
  * locks are held while waiting), and at least every FLUSH_INTERVAL.
  */
@@ -188,6 +235,8 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 			reject(r, rd->lineno, msg);
 			continue;
 		}
+		if (ensure_conn(r, err) < 0)
+			goto out;
 		if (fmt == FMT_BEACON) {
 			struct beacon_rec rec;
 
@@ -272,6 +321,8 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 			}
 			continue;
 		}
+		if (ensure_conn(r, err) < 0)
+			goto out;
 		if (ingest_store_jobstats(r->store, rec, err) < 0) {
 			if (errno == EINVAL) {
 				reject(r, rec->line, err->text);
@@ -300,8 +351,13 @@ out:
 
 static void summary(struct run *r)
 {
-	const struct ingest_stats *s = ingest_store_stats(r->store);
+	struct ingest_stats tot = {0};
+	const struct ingest_stats *s = &tot;
 
+	if (r->store)
+		tot = *ingest_store_stats(r->store);
+	tot.stored += r->prev_stored;
+	tot.skipped += r->prev_skipped;
 	if (r->json) {
 		json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:O}", "lines",
 				      (json_int_t)r->st.lines, "stored",
@@ -361,12 +417,11 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run r = {.last_fwd = -1, .json = ctx->json};
+	struct run r = {.last_fwd = -1, .json = ctx->json, .ctx = ctx};
 	const char *format = NULL, *target = NULL;
 	fwd_error_t err = {{0}};
 	unsigned long batch = 0;
 	enum format fmt;
-	struct db *db = NULL;
 	FILE *in = NULL;
 	int c, rc, x;
 
@@ -441,10 +496,12 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_USAGE;
 	}
 
-	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
-	if (!db)
+	r.db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	if (!r.db)
 		goto out;
-	r.store = ingest_store_open(db, batch, &err);
+	r.batch = batch;
+	r.last_use = now_mono();
+	r.store = ingest_store_open(r.db, batch, &err);
 	if (!r.store) {
 		fwdctl_err("%s", err.text);
 		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
@@ -476,7 +533,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 out:
 	json_decref(r.errors);
 	ingest_store_close(r.store);
-	db_close(db);
+	db_close(r.db);
 	if (in && in != stdin)
 		fclose(in);
 	return rc;

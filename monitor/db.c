@@ -350,6 +350,13 @@ void db_close(struct db *db)
 	errno = saved;
 }
 
+int db_ping(struct db *db, fwd_error_t *err)
+{
+	if (mysql_ping(db->conn))
+		return conn_fail(db, err);
+	return 0;
+}
+
 const char *db_where(const struct db *db)
 {
 	return db->where;

@@ -60,6 +60,14 @@ struct db *db_connect(const struct policy_database *cfg, enum db_role role,
 /* Close the connection; NULL is fine; errno is preserved. */
 void db_close(struct db *db);
 
+/*
+ * Check that the connection still works (one round trip, no reconnect).
+ * Long-running readers (a pipe that was idle for hours, past the server's
+ * wait_timeout) call it before reusing a connection and reconnect when it
+ * fails with db_err_unavailable(errno).
+ */
+int db_ping(struct db *db, fwd_error_t *err);
+
 /* "socket /run/mysqld/mysqld.sock" or "dbhost:3306". */
 const char *db_where(const struct db *db);
 

@@ -251,6 +251,9 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 /* Commit what is pending (also done every `batch` records). */
 int ingest_store_flush(struct ingest_store *s, fwd_error_t *err);
 
+/* True while records are buffered in an open transaction. */
+bool ingest_store_pending(const struct ingest_store *s);
+
 /* Counters so far (stored, skipped). */
 const struct ingest_stats *ingest_store_stats(const struct ingest_store *s);
 

@@ -189,6 +189,11 @@ fail:
 	return NULL;
 }
 
+bool ingest_store_pending(const struct ingest_store *s)
+{
+	return s->in_txn;
+}
+
 const struct ingest_stats *ingest_store_stats(const struct ingest_store *s)
 {
 	return &s->stats;
