@@ -186,7 +186,11 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 			}
 			/* The schema is in place; a node account the DB
 			 * admin has not created yet is not fatal. */
-			snprintf(grant_msg, sizeof(grant_msg), "%s", err.text);
+			snprintf(grant_msg, sizeof(grant_msg),
+				 "%.900s; create the node account (see "
+				 "monitor/SCHEMA.md), then run `fwdctl db "
+				 "init` again",
+				 err.text);
 			grant_warning = grant_msg;
 		}
 	}
