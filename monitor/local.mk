@@ -1,1 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+
+# Provisional: the store (monitor/db.[ch]) defines this library; until it
+# lands, the anomaly detection below builds into it on its own.
+noinst_LTLIBRARIES += libfwdmonitor.la
+FWD_MONITOR_LIB = libfwdmonitor.la
+libfwdmonitor_la_SOURCES =
+libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(JANSSON_CFLAGS)
+
+# ---- anomaly detection and health (begin) ----
+libfwdmonitor_la_SOURCES += \
+	monitor/anomaly.c monitor/anomaly.h \
+	monitor/dbscan.c monitor/dbscan.h \
+	monitor/health.c monitor/health.h
+
+check_PROGRAMS += tests/unit/test_dbscan tests/unit/test_anomaly \
+	tests/unit/test_health
+TESTS += tests/unit/test_dbscan tests/unit/test_anomaly \
+	tests/unit/test_health
+tests_unit_test_dbscan_SOURCES = tests/unit/test_dbscan.c
+tests_unit_test_dbscan_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_dbscan_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_anomaly_SOURCES = tests/unit/test_anomaly.c
+tests_unit_test_anomaly_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_anomaly_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_health_SOURCES = tests/unit/test_health.c
+tests_unit_test_health_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_health_LDADD = $(FWD_TEST_LIBS)
+# ---- anomaly detection and health (end) ----
