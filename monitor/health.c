@@ -268,7 +268,7 @@ int health_run_argv(const struct policy_argv *cmd,
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
 			errno = ETIMEDOUT;
-			return errprintf(err, "command %s: killed after %.0f s",
+			return errprintf(err, "command %s: killed after %g s",
 					 cmd->argv[0], timeout);
 		}
 		usleep(10000);
