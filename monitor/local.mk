@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-
-# Provisional: the store (monitor/db.[ch]) defines this library; until it
-# lands, the anomaly detection below builds into it on its own.
+# monitor/: the MariaDB store (connection, schema, migrations) and the
+# ingestion parsers for forwarder/OST/MDT statistics.
 noinst_LTLIBRARIES += libfwdmonitor.la
 FWD_MONITOR_LIB = libfwdmonitor.la
-libfwdmonitor_la_SOURCES =
-libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(JANSSON_CFLAGS)
+libfwdmonitor_la_SOURCES = \
+	monitor/db.c monitor/db.h \
+	monitor/schema.c monitor/schema.h
+libfwdmonitor_la_CFLAGS = $(AM_CFLAGS) $(MARIADB_CFLAGS) $(YAML_CFLAGS) \
+	$(JANSSON_CFLAGS)
+EXTRA_DIST += monitor/SCHEMA.md
+
+fwdctl_SOURCES += cli/cmd_db.c cli/fwdctl_db.c cli/fwdctl_db.h
 
 # ---- anomaly detection and health (begin) ----
 libfwdmonitor_la_SOURCES += \
