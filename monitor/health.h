@@ -171,4 +171,115 @@ int health_run_argv(const struct policy_argv *cmd,
  */
 char *health_to_json(const struct health_entry *entries, size_t n);
 
+/* ---- the store (monitor/db.h) -------------------------------------------- */
+
+struct db;
+struct topology;
+
+/*
+ * The current health table, for the controller prolog and `fwdctl decide`:
+ * every row of `health`, sorted by kind then name, as a malloc'd array
+ * (free() it; *n may be 0 and *entries NULL).  A component without a row
+ * is ok.  Only kind, name, state, override, since, streaks, scanned_until
+ * and reason are filled; episode_start, bad_since and good_since are
+ * estimated from the streaks (exact unless idle windows interleaved).
+ * Runs one prepared SELECT, bounded by the connection's timeouts.
+ * Returns 0, or -1 with errno (see monitor/db.h) and err set.
+ *
+ *   struct health_entry *h; size_t n;
+ *   if (health_db_load(db, p->anomaly.window, &h, &n, &err) == 0)
+ *           for (size_t i = 0; i < n; i++)
+ *                   if (h[i].kind == HEALTH_FORWARDER &&
+ *                       h[i].state == HEALTH_EXCLUDED)
+ *                           avoid(h[i].name);
+ *   free(h);
+ */
+int health_db_load(struct db *db, double window, struct health_entry **entries,
+		   size_t *n, fwd_error_t *err);
+
+/* Index of (kind, name) in a sorted table from health_db_load(), or -1. */
+long health_find(const struct health_entry *entries, size_t n,
+		 enum health_kind kind, const char *name);
+
+struct health_scan_opts {
+	double since;           /* first window for components never scanned
+				 * (and the earliest window considered);
+				 * 0 = 24 h before `until` */
+	double until;           /* scan windows ending at or before this;
+				 * 0 = now */
+	double command_timeout; /* per feedback command, seconds */
+	/* Called after the commit for every state change, with the error of
+	 * its feedback commands (NULL when they all succeeded). */
+	void (*on_change)(void *arg, const struct health_entry *e,
+			  const struct health_change *c, const char *cmd_err);
+	void *arg;
+};
+
+struct health_scan_stats {
+	size_t components;      /* components with at least one new window */
+	size_t windows;         /* component-windows applied */
+	size_t bad_windows;     /* of which BAD */
+	size_t jobs;            /* finished jobs given to the peer detector */
+	size_t jobs_eligible;   /* of which large enough to compare */
+	size_t changes;         /* state changes */
+	size_t command_errors;  /* feedback commands that failed */
+	double first_window;    /* earliest window start applied, 0 none */
+	double last_window;     /* latest window end applied */
+};
+
+/*
+ * One scan: for every forwarder and OST of the topology (and every
+ * component already in the health table), apply the windows after its
+ * last scanned one (but not before opts->since) up to opts->until, with
+ * verdicts from
+ *   - the sustained detector on rollups_minute (the topology gives the
+ *     benchmarked peak), and
+ *   - the peer detector on the jobs that finished in the window, with
+ *     their forwarders from `allocations` (else the topology's default
+ *     mapping of the node list) and their OSTs from `jobstats_raw`;
+ * then write health and health_history in one transaction and, after the
+ * commit, run the feedback commands of every change.  Serialised with
+ * the admin commands by the named lock "fwdalloc.health".  Idempotent:
+ * a second scan with the same `until` applies no window and changes
+ * nothing.  Returns 0 (command failures are only counted and reported
+ * through on_change), or -1 with errno and err set; on error nothing is
+ * written.
+ */
+int health_db_scan(struct db *db, const struct policy *p,
+		   const struct topology *t, const struct health_scan_opts *o,
+		   struct health_scan_stats *st, fwd_error_t *err);
+
+/*
+ * Admin override of one component at time `now`: HEALTH_OVERRIDE_EXCLUDE,
+ * HEALTH_OVERRIDE_CLEAR, or HEALTH_OVERRIDE_NONE to release it to the
+ * scanner (see the top of this file).  Writes health and health_history
+ * in one transaction under the "fwdalloc.health" lock, then runs the
+ * feedback commands if the state changed (*cmd_err receives their error,
+ * "" when none).  *chg (may be NULL) receives the change; returns 1 when
+ * the state changed, 0 when not, -1 with errno and err.
+ */
+int health_db_admin(struct db *db, const struct policy *p,
+		    enum health_kind kind, const char *name,
+		    enum health_override action, const char *reason,
+		    double now, double command_timeout,
+		    struct health_change *chg, fwd_error_t *cmd_err,
+		    fwd_error_t *err);
+
+/* Episodes (time away from ok) counted by Beacon's Table 2 bins. */
+struct health_report {
+	unsigned count[2][HEALTH_N_BINS];   /* [kind][bin], ended episodes */
+	unsigned ongoing[2][HEALTH_N_BINS]; /* [kind][bin], still open, by
+					     * their duration so far */
+	unsigned excluded_now[2];           /* components excluded now */
+	unsigned suspect_now[2];
+};
+
+/*
+ * Read health_history and count the episodes that started at or after
+ * `since` (0 = all); an episode is a run of consecutive non-ok rows of
+ * one component.  Open episodes are measured up to `now`.
+ */
+int health_db_report(struct db *db, double since, double now,
+		     struct health_report *r, fwd_error_t *err);
+
 #endif

@@ -16,7 +16,9 @@ fwdctl_SOURCES += cli/cmd_db.c cli/fwdctl_db.c cli/fwdctl_db.h
 libfwdmonitor_la_SOURCES += \
 	monitor/anomaly.c monitor/anomaly.h \
 	monitor/dbscan.c monitor/dbscan.h \
-	monitor/health.c monitor/health.h
+	monitor/health.c monitor/health.h \
+	monitor/health_db.c
+fwdctl_SOURCES += cli/cmd_health.c
 
 check_PROGRAMS += tests/unit/test_dbscan tests/unit/test_anomaly \
 	tests/unit/test_health
