@@ -211,8 +211,9 @@ static double monotonic(void)
 
 int health_run_argv(const struct policy_argv *cmd,
 		    const struct health_entry *e, enum health_state from,
-		    double timeout, fwd_error_t *err)
+		    bool append_name, double timeout, fwd_error_t *err)
 {
+	char **argv = NULL;
 	char env_kind[64], env_name[HEALTH_NAME_MAX + 32];
 	char env_state[64], env_prev[64], env_reason[HEALTH_REASON_MAX + 32];
 	static char env_path[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
@@ -229,6 +230,16 @@ int health_run_argv(const struct policy_argv *cmd,
 		return errprintf(err, "command %s: must be an absolute path",
 				 cmd->argv[0]);
 	}
+	/* Built before fork: the child only calls async-signal-safe
+	 * functions. */
+	argv = calloc(cmd->argc + 2, sizeof(*argv));
+	if (!argv)
+		return errprintf(err, "command %s: out of memory",
+				 cmd->argv[0]);
+	for (size_t i = 0; i < cmd->argc; i++)
+		argv[i] = cmd->argv[i];
+	if (append_name)
+		argv[cmd->argc] = (char *)e->name;
 	snprintf(env_kind, sizeof(env_kind), "FWD_COMPONENT_KIND=%s",
 		 health_kind_name(e->kind));
 	snprintf(env_name, sizeof(env_name), "FWD_COMPONENT=%s", e->name);
@@ -238,9 +249,11 @@ int health_run_argv(const struct policy_argv *cmd,
 		 health_state_name(from));
 	snprintf(env_reason, sizeof(env_reason), "FWD_REASON=%s", e->reason);
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		free(argv);
 		return errprintf(err, "command %s: fork: %s", cmd->argv[0],
 				 strerror(errno));
+	}
 	if (pid == 0) {
 		int fd = open("/dev/null", O_RDONLY);
 
@@ -250,9 +263,10 @@ int health_run_argv(const struct policy_argv *cmd,
 			if (fd != STDIN_FILENO)
 				close(fd);
 		}
-		execve(cmd->argv[0], cmd->argv, envp);
+		execve(argv[0], argv, envp);
 		_exit(127);
 	}
+	free(argv);
 	setpgid(pid, pid); /* also from the parent: no race with the kill */
 	deadline = monotonic() + timeout;
 	for (;;) {
@@ -294,7 +308,7 @@ int health_run_commands(const struct policy_anomaly *p,
 	fwd_error_t one;
 	int rv = 0;
 
-	if (health_run_argv(&p->alert_command, e, chg->from, timeout,
+	if (health_run_argv(&p->alert_command, e, chg->from, false, timeout,
 			    &one) < 0) {
 		errprintf(err, "%s", one.text);
 		rv = -1;
@@ -303,14 +317,14 @@ int health_run_commands(const struct policy_anomaly *p,
 		return rv;
 	if (chg->to == HEALTH_EXCLUDED && chg->from != HEALTH_EXCLUDED) {
 		if (health_run_argv(&p->ost_exclude_command, e, chg->from,
-				    timeout, &one) < 0) {
+				    true, timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);
 			rv = -1;
 		}
 	} else if (chg->from == HEALTH_EXCLUDED &&
 		   chg->to != HEALTH_EXCLUDED) {
 		if (health_run_argv(&p->ost_restore_command, e, chg->from,
-				    timeout, &one) < 0) {
+				    true, timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);
 			rv = -1;
 		}

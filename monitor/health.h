@@ -143,7 +143,9 @@ const char *health_bin_name(int bin);
 /*
  * Run the policy's commands for a state change of `e`: alert_command on
  * every change; for an OST, ost_exclude_command when it becomes excluded
- * and ost_restore_command when it stops being excluded.  Each runs with
+ * and ost_restore_command when it stops being excluded, with the OST's
+ * name appended as the last argument (as etc/fwdalloc.yaml documents).
+ * Each runs with
  * fork + execve (argv[0] must be an absolute path; no shell, no PATH
  * search) with an environment of only PATH=/usr/sbin:/usr/bin:/sbin:/bin,
  * FWD_COMPONENT_KIND, FWD_COMPONENT, FWD_STATE, FWD_PREVIOUS_STATE and
@@ -157,10 +159,11 @@ int health_run_commands(const struct policy_anomaly *p,
 			const struct health_change *chg, double timeout,
 			fwd_error_t *err);
 
-/* Run one argv with the component environment; see above. */
+/* Run one argv with the component environment, the name appended as
+ * the last argument when append_name; see above. */
 int health_run_argv(const struct policy_argv *cmd,
 		    const struct health_entry *e, enum health_state from,
-		    double timeout, fwd_error_t *err);
+		    bool append_name, double timeout, fwd_error_t *err);
 
 /* ---- HEALTH.json --------------------------------------------------------- */
 

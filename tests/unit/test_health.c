@@ -358,7 +358,7 @@ static void test_command_environment(void **state)
 	store[3] = NULL;
 	a.argv = store;
 	a.argc = 3;
-	assert_int_equal(health_run_argv(&a, &e, HEALTH_SUSPECT, 10, &err), 0);
+	assert_int_equal(health_run_argv(&a, &e, HEALTH_SUSPECT, false, 10, &err), 0);
 	out = slurp("env");
 	assert_non_null(out);
 	assert_non_null(strstr(out, "FWD_COMPONENT=lustre-OST0007\n"));
@@ -405,7 +405,7 @@ static void test_command_failures(void **state)
 		fwd_error_t err = { "" };
 
 		errno = 0;
-		assert_int_equal(health_run_argv(&a, &e, HEALTH_OK,
+		assert_int_equal(health_run_argv(&a, &e, HEALTH_OK, false,
 						 fc[i].timeout, &err),
 				 -1);
 		assert_int_equal(errno, fc[i].want_errno);
@@ -427,10 +427,11 @@ static void test_run_commands(void **state)
 	assert_non_null(p);
 	shell_argv(&p->anomaly.alert_command, s1, c1, "alert",
 		   "$FWD_COMPONENT $FWD_PREVIOUS_STATE->$FWD_STATE");
+	/* The OST's name is appended: sh -c gives it to the script as $0. */
 	shell_argv(&p->anomaly.ost_exclude_command, s2, c2, "exclude",
-		   "$FWD_COMPONENT");
+		   "$0 $FWD_COMPONENT");
 	shell_argv(&p->anomaly.ost_restore_command, s3, c3, "restore",
-		   "$FWD_COMPONENT");
+		   "$0 $FWD_STATE");
 	health_entry_init(&ost, HEALTH_OST, "lustre-OST0009");
 	health_entry_init(&fwd, HEALTH_FORWARDER, "fwd4");
 	ost.state = fwd.state = HEALTH_EXCLUDED;
@@ -451,8 +452,9 @@ static void test_run_commands(void **state)
 	assert_string_equal(out, "fwd4 suspect->excluded\n"
 				 "lustre-OST0009 suspect->excluded\n"
 				 "lustre-OST0009 excluded->ok\n");
-	assert_string_equal(slurp("exclude"), "lustre-OST0009\n");
-	assert_string_equal(slurp("restore"), "lustre-OST0009\n");
+	assert_string_equal(slurp("exclude"),
+			    "lustre-OST0009 lustre-OST0009\n");
+	assert_string_equal(slurp("restore"), "lustre-OST0009 ok\n");
 	/* The policy does not own these vectors. */
 	memset(&p->anomaly.alert_command, 0, sizeof(struct policy_argv));
 	memset(&p->anomaly.ost_exclude_command, 0, sizeof(struct policy_argv));
