@@ -33,4 +33,7 @@ tests_unit_test_anomaly_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_health_SOURCES = tests/unit/test_health.c
 tests_unit_test_health_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_health_LDADD = $(FWD_TEST_LIBS)
+TESTS += tests/integration/health_scan.sh tests/integration/health_admin.sh
+EXTRA_DIST += tests/integration/health_scan.sh \
+	tests/integration/health_admin.sh tests/integration/health_common.sh
 # ---- anomaly detection and health (end) ----
