@@ -160,7 +160,7 @@ static int write_entry(struct db *db, const struct health_entry *e,
 			" good_windows = VALUES(good_windows),"
 			" last_scan_at = VALUES(last_scan_at),"
 			" updated_at = VALUES(updated_at)",
-			"sssisiuuii", db_kind(e->kind), e->name,
+			"sssissuuii", db_kind(e->kind), e->name,
 			health_state_name(e->state), (int64_t)e->since,
 			e->reason,
 			e->override != HEALTH_OVERRIDE_NONE ? "admin"
