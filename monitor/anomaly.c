@@ -313,8 +313,8 @@ int anomaly_window_verdict(const struct policy_sustained_detector *p,
 		if (reason)
 			snprintf(reason, reason_len,
 				 "bandwidth at most %.3g B/s, under %.0f%% of "
-				 "the %.3g B/s peak, for %.0f min while "
-				 "loaded",
+				 "the %.3g B/s peak, for at least %.0f min "
+				 "while loaded",
 				 ws.bad_stretch.max_bps,
 				 p->peak_fraction * 100, peak_bps,
 				 (fmin(ws.bad_stretch.end, wend) -

@@ -184,7 +184,7 @@ check_eq "transient dip: no history" 0 \
 	"$(q "SELECT COUNT(*) FROM health_history WHERE name = 'fwd07'")"
 check_eq "sustained slowdown: excluded" excluded "$(health_state fwd fwd08)"
 check_match "sustained: reason gives the figures" \
-	'^bandwidth at most 1e\+08 B/s, under 30% of the 2.5e\+09 B/s peak, for 90 min while loaded$' \
+	'^bandwidth at most 1e\+08 B/s, under 30% of the 2.5e\+09 B/s peak, for at least 70 min while loaded$' \
 	"$(q "SELECT reason FROM health WHERE name = 'fwd08'")"
 scan_until 530 >/dev/null 2>&1
 check_eq "sustained: cleared after three good windows" ok \

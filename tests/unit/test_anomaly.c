@@ -434,8 +434,8 @@ static void test_window_verdicts(void **state)
 						sizeof(reason), &err),
 			 ANOMALY_BAD);
 	assert_string_equal(reason, "bandwidth at most 1e+08 B/s, under 30% "
-				    "of the 2.5e+09 B/s peak, for 70 min "
-				    "while loaded");
+				    "of the 2.5e+09 B/s peak, for at least 70 "
+				    "min while loaded");
 	/* Only the samples from `duration` before the window matter: the
 	 * same verdict from a suffix of the series. */
 	assert_int_equal(anomaly_window_verdict(&p->anomaly.sustained, PEAK,
