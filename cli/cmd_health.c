@@ -183,7 +183,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (parse_time(optarg, &o->since) < 0)

@@ -74,9 +74,9 @@ lst=$("$fwdctl" health list)
 check_match "list has a header" '^KIND +NAME +STATE +SINCE +SOURCE' "$lst"
 check_match "list shows the suspect forwarder" \
 	'forwarder +fwd10 +suspect +[0-9T:Z-]+ +scanner' "$lst"
-js=$("$fwdctl" health list --json | tr -d ' \n')
+js=$("$fwdctl" health list --json | tr -d '\n' | sed 's/  */ /g')
 check_match "list --json has the fields" \
-	'\{"kind":"forwarder","name":"fwd09","state":"ok","since":"[0-9T:Z-]+","source":"scanner","bad_windows":0,"good_windows":[0-9]+,"scanned_until":"[0-9T:Z-]+","reason":"admin release: released to the scanner"\}' \
+	'\{ "kind": "forwarder", "name": "fwd09", "state": "ok", "since": "[0-9T:Z-]+", "source": "scanner", "bad_windows": 0, "good_windows": [0-9]+, "scanned_until": "[0-9T:Z-]+", "reason": "admin release: released to the scanner" \}' \
 	"$js"
 exp=$("$fwdctl" health export)
 check_match "export is HEALTH.json" \
