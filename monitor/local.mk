@@ -36,4 +36,17 @@ tests_unit_test_health_LDADD = $(FWD_TEST_LIBS)
 TESTS += tests/integration/health_scan.sh tests/integration/health_admin.sh
 EXTRA_DIST += tests/integration/health_scan.sh \
 	tests/integration/health_admin.sh tests/integration/health_common.sh
+
+# systemd units for the periodic scan, installed under the prefix (copy or
+# link them into /etc/systemd/system when the prefix is not /usr).
+healthunitdir = $(prefix)/lib/systemd/system
+healthunit_DATA = etc/fwdalloc-health-scan.service \
+	etc/fwdalloc-health-scan.timer
+EXTRA_DIST += etc/fwdalloc-health-scan.service.in \
+	etc/fwdalloc-health-scan.timer
+CLEANFILES += etc/fwdalloc-health-scan.service
+etc/fwdalloc-health-scan.service: etc/fwdalloc-health-scan.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) etc && sed -e 's|@bindir[@]|$(bindir)|g' \
+		$(srcdir)/etc/fwdalloc-health-scan.service.in >$@.tmp && \
+		mv $@.tmp $@
 # ---- anomaly detection and health (end) ----
