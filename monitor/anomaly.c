@@ -281,6 +281,24 @@ static void window_fast(struct walk *w, const struct anomaly_sample *s)
 		ws->good_bps = bps;
 }
 
+/* First sample that ends after t (by_end) or starts at or after t. */
+static size_t bisect(const struct anomaly_sample *s, size_t n, double t,
+		     bool by_end)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		double v = by_end ? s[mid].time + s[mid].seconds : s[mid].time;
+
+		if (by_end ? v <= t : v < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int anomaly_window_verdict(const struct policy_sustained_detector *p,
 			   double peak_bps,
 			   const struct anomaly_sample *samples, size_t n,
@@ -300,12 +318,13 @@ int anomaly_window_verdict(const struct policy_sustained_detector *p,
 				 "empty", wstart, wend);
 	}
 	/* Only the samples that can matter: from `duration` before the
-	 * window to its end (callers often pass a whole day). */
-	while (first < n && samples[first].time + samples[first].seconds <=
-				    wstart - p->duration)
-		first++;
-	while (last > first && samples[last - 1].time >= wend)
-		last--;
+	 * window to its end.  Callers pass a whole day and ask for each of
+	 * its windows, so find the range by bisection (samples are in time
+	 * order; walk_samples() checks that inside the range). */
+	first = bisect(samples, n, wstart - p->duration, true);
+	last = bisect(samples, n, wend, false);
+	if (last < first)
+		last = first;
 	w.limit = p->peak_fraction * peak_bps;
 	if (walk_samples(&w, samples + first, last - first, err) < 0)
 		return -1;
