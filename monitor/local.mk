@@ -37,6 +37,15 @@ TESTS += tests/integration/health_scan.sh tests/integration/health_admin.sh
 EXTRA_DIST += tests/integration/health_scan.sh \
 	tests/integration/health_admin.sh tests/integration/health_common.sh
 
+# Scan time for 288 forwarders + 432 OSTs over a day of rollups, in memory
+# and against a private MariaDB (scripts/testdb).
+EXTRA_PROGRAMS += bench/bench_health
+BENCHES += bench/bench_health
+bench_bench_health_SOURCES = bench/bench_health.c
+bench_bench_health_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS) \
+	-DTESTDB='"$(abs_top_srcdir)/scripts/testdb"'
+bench_bench_health_LDADD = $(FWD_ALL_LIBS)
+
 # systemd units for the periodic scan, installed under the prefix (copy or
 # link them into /etc/systemd/system when the prefix is not /usr).
 healthunitdir = $(prefix)/lib/systemd/system
