@@ -109,7 +109,7 @@ static int bench_memory(const struct policy *p, double t0)
 	struct anomaly_sample *s = calloc((size_t)N_COMP * (MINUTES + PRE),
 					  sizeof(*s));
 	struct health_entry *e = calloc(N_COMP, sizeof(*e));
-	size_t excluded = 0, bad = 0, windows = 0;
+	size_t excluded = 0, bad = 0, windows = 0, changes = 0;
 	double w = p->anomaly.window, t;
 
 	if (!s || !e) {
@@ -140,18 +140,22 @@ static int bench_memory(const struct policy *p, double t0)
 				return -1;
 			bad += v == ANOMALY_BAD;
 			windows++;
-			health_step(&p->anomaly, &e[c], ws, ws + w, v, reason,
-				    &chg);
+			if (health_step(&p->anomaly, &e[c], ws, ws + w, v,
+					reason, &chg) == 1) {
+				changes++;
+				excluded += chg.to == HEALTH_EXCLUDED;
+			}
 		}
-		excluded += e[c].state == HEALTH_EXCLUDED ||
-			    e[c].episode_start > 0;
 	}
 	t = now_s() - t;
 	printf("in memory: %d forwarders + %d OSTs, %d min of rollups each, "
 	       "%zu windows (%zu bad): %.1f ms (%.1f us per component); "
-	       "%zu components away from ok at the end of the day\n",
+	       "%zu state changes, %zu exclusions (%zu slow components "
+	       "generated)\n",
 	       N_FWD, N_OST, MINUTES, windows, bad, t * 1e3, t * 1e6 / N_COMP,
-	       excluded);
+	       changes, excluded,
+	       sizeof(slow_fwd) / sizeof(*slow_fwd) +
+		       sizeof(slow_ost) / sizeof(*slow_ost));
 	free(s);
 	free(e);
 	return 0;
@@ -161,9 +165,11 @@ static int bench_memory(const struct policy *p, double t0)
 
 static int run(char *const argv[], bool quiet)
 {
-	pid_t pid = fork();
+	pid_t pid;
 	int st;
 
+	fflush(NULL); /* or the child's freopen() writes our buffer again */
+	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -367,7 +373,7 @@ static int bench_db(struct policy *p, double t0)
 		goto out;
 	}
 	d = now_s();
-	printf("MariaDB: rescan of the same period (nothing to apply): %.2f s "
+	printf("MariaDB: rescan of the same period (nothing to apply): %.3f s "
 	       "(%zu windows)\n", d - c, st.windows);
 	o.since = 0;
 	o.until = t0 + MINUTES * 60 + p->anomaly.window;
