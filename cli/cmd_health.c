@@ -40,6 +40,7 @@ static void usage(FILE *f)
 "       fwdctl health clear NAME --reason TEXT [--kind forwarder|ost]\n"
 "       fwdctl health release NAME [--reason TEXT] [--kind forwarder|ost]\n"
 "       fwdctl health report [--since TIME] [--json]\n"
+"       fwdctl health job JOBID [--json]\n"
 "\n"
 "Find fail-slow forwarders and OSTs in the stored statistics and keep the\n"
 "health table the allocator reads: a component goes ok -> suspect ->\n"
@@ -67,6 +68,12 @@ static void usage(FILE *f)
 "            from ok with empty streaks.\n"
 "  report    anomaly episodes (time away from ok) by duration, binned as\n"
 "            Beacon's Table 2: <1h, 1-4h, 4-12h, 12-96h, >=96h.\n"
+"  job       job-level check of one job (Beacon Appendix B): DBSCAN\n"
+"            (anomaly.dbscan) on the duration and volume of its I/O\n"
+"            phases and those of the same application's past runs at the\n"
+"            same scale; for phases outside the clusters, the jobs that\n"
+"            shared its forwarders meanwhile and whether they were\n"
+"            interference-prone (decision.interference).\n"
 "\n"
 "Options:\n"
 "  --since TIME  scan: first window for components never scanned (default\n"
@@ -90,10 +97,11 @@ static void usage(FILE *f)
 "  fwdctl health release lustre-OST0004\n"
 "  fwdctl health export > /run/fwdalloc/HEALTH.json\n"
 "  fwdctl --json health report --since -30d\n"
+"  fwdctl health job 123456\n"
 "\n"
 "Exit status:\n"
 "  0  success (a failed feedback command is reported, not fatal)\n"
-"  1  unknown component\n"
+"  1  unknown component or job; `job`: the job's I/O was anomalous\n"
 "  2  usage error, or the policy or topology does not load\n"
 "  3  the database is unavailable\n");
 }
@@ -211,8 +219,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 	}
 	if (want_name) {
 		if (optind >= argc) {
-			fwdctl_err("health %s: NAME missing; see 'fwdctl "
-				   "health --help'", argv[0]);
+			fwdctl_err("health %s: %s missing; see 'fwdctl "
+				   "health --help'", argv[0],
+				   strcmp(argv[0], "job") ? "NAME" : "JOBID");
 			return -1;
 		}
 		o->name = argv[optind++];
@@ -583,6 +592,98 @@ out:
 	return rc;
 }
 
+static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
+{
+	struct health_job_report r;
+	struct topology *t;
+	fwd_error_t err;
+	unsigned long long id;
+	struct db *db;
+	char *end;
+	int rc = FWD_EXIT_OK;
+
+	errno = 0;
+	id = strtoull(o->name, &end, 10);
+	if (errno || *end || !*o->name || o->name[0] == '-') {
+		fwdctl_err("health job: job id '%s': a decimal number", o->name);
+		return FWD_EXIT_USAGE;
+	}
+	t = fwdctl_topology(ctx);
+	if (!t)
+		return FWD_EXIT_USAGE;
+	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	if (!db)
+		return rc;
+	if (health_db_job_check(db, p, t, id, &r, &err) < 0) {
+		fwdctl_err("health job: %s", err.text);
+		rc = errno == ENOENT		   ? FWD_EXIT_INVALID
+		     : db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+						 : FWD_EXIT_INVALID;
+		goto out;
+	}
+	if (o->json) {
+		json_t *ph = json_array(), *nb = json_array(),
+		       *fw = json_array();
+
+		for (size_t i = 0; i < r.n_phases; i++)
+			json_array_append_new(
+				ph, json_pack("{s:f, s:f, s:b}", "duration",
+					      r.phases[i].duration, "volume",
+					      r.phases[i].volume, "outlier",
+					      r.outlier ? r.outlier[i] : 0));
+		for (size_t i = 0; i < r.n_forwarders; i++)
+			json_array_append_new(fw,
+					      json_string(r.forwarders[i]));
+		for (size_t i = 0; i < r.n_neighbours; i++)
+			json_array_append_new(
+				nb, json_pack("{s:I, s:s, s:b, s:s}", "job_id",
+					      (json_int_t)r.neighbours[i].job_id,
+					      "shared_forwarder",
+					      r.neighbours[i].shared,
+					      "disruptive",
+					      r.neighbours[i].disruptive,
+					      "reasons",
+					      r.neighbours[i].reasons));
+		print_json(json_pack("{s:I, s:s, s:s, s:i, s:b, s:b, s:s,"
+				     " s:i, s:i, s:i, s:o, s:o, s:o}",
+				     "job_id", (json_int_t)r.job_id, "user",
+				     r.user, "name", r.name, "nodes",
+				     (int)r.nodes, "checked", r.checked,
+				     "anomalous", r.anomalous, "reason",
+				     r.reason, "history_runs",
+				     (int)r.n_history_runs, "history_phases",
+				     (int)r.n_history_phases, "clusters",
+				     (int)r.n_clusters, "phases", ph,
+				     "forwarders", fw, "neighbours", nb));
+	} else {
+		printf("job %llu (%s/%s, %u nodes): %s: %s\n", id, r.user,
+		       r.name, r.nodes,
+		       !r.checked     ? "not checked"
+		       : r.anomalous ? "ANOMALOUS"
+				     : "normal",
+		       r.reason);
+		for (size_t i = 0; i < r.n_phases; i++)
+			printf("  phase %zu: %.0f s, %.3g bytes%s\n", i + 1,
+			       r.phases[i].duration, r.phases[i].volume,
+			       r.outlier && r.outlier[i] ? "  <- outlier"
+							 : "");
+		for (size_t i = 0; i < r.n_neighbours; i++)
+			printf("  neighbour job %llu on %s: %s%s\n",
+			       (unsigned long long)r.neighbours[i].job_id,
+			       r.neighbours[i].shared,
+			       r.neighbours[i].disruptive
+				       ? "interference-prone: "
+				       : "not interference-prone",
+			       r.neighbours[i].reasons);
+	}
+	if (r.anomalous)
+		rc = FWD_EXIT_INVALID;
+	health_job_report_free(&r);
+out:
+	db_close(db);
+	return rc;
+}
+
 static int cmd_health(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	struct opts o = { .json = ctx->json };
@@ -600,7 +701,7 @@ static int cmd_health(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_OK;
 	}
 	want_name = !strcmp(sub, "exclude") || !strcmp(sub, "clear") ||
-		    !strcmp(sub, "release");
+		    !strcmp(sub, "release") || !strcmp(sub, "job");
 	if (strcmp(sub, "scan") && strcmp(sub, "list") &&
 	    strcmp(sub, "export") && strcmp(sub, "report") && !want_name) {
 		fwdctl_err("health: unknown subcommand '%s'; see 'fwdctl "
@@ -620,6 +721,8 @@ static int cmd_health(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return do_list(ctx, p, &o, true);
 	if (!strcmp(sub, "report"))
 		return do_report(ctx, &o);
+	if (!strcmp(sub, "job"))
+		return do_job(ctx, p, &o);
 	if (!strcmp(sub, "exclude"))
 		return do_admin(ctx, p, &o, HEALTH_OVERRIDE_EXCLUDE);
 	if (!strcmp(sub, "clear"))

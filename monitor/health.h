@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "monitor/anomaly.h"
 #include "policies/policy.h"
 
 enum health_kind {
@@ -284,5 +285,50 @@ struct health_report {
  */
 int health_db_report(struct db *db, double since, double now,
 		     struct health_report *r, fwd_error_t *err);
+
+/* ---- job-level anomaly (DBSCAN on I/O phases) ------------------------------ */
+
+struct health_job_neighbour {
+	uint64_t job_id;
+	bool disruptive;
+	char reasons[160];
+	char shared[HEALTH_NAME_MAX]; /* first shared forwarder */
+};
+
+struct health_job_report {
+	uint64_t job_id;
+	char user[64], name[256];
+	uint32_t nodes;
+	size_t n_history_runs;   /* past runs whose phases were used */
+	size_t n_history_phases;
+	size_t n_phases;         /* of this job */
+	struct anomaly_phase *phases; /* this job's, malloc'd */
+	bool checked, anomalous;
+	size_t n_clusters, n_outliers;
+	bool *outlier;           /* n_phases flags, malloc'd */
+	char reason[160];
+	char **forwarders;       /* this job's, malloc'd */
+	size_t n_forwarders;
+	struct health_job_neighbour *neighbours; /* malloc'd */
+	size_t n_neighbours, n_disruptive;
+};
+
+/*
+ * Beacon's job-level check for one finished job: cluster the (duration,
+ * volume) of its I/O phases (job_io.phases) with those of the same
+ * application's past runs (same user and job name, node count in the same
+ * history.bucket_base bucket, ended before it, within history.max_age, at
+ * most 50 runs) using anomaly.dbscan; when phases fall outside the
+ * clusters, list the jobs that overlapped it on a shared forwarder
+ * (allocations, else the topology's default mapping) with their
+ * interference-prone features (decision.interference, from job_io).
+ * Returns 0, or -1 with errno ENOENT ("job N: not in the jobs table" or
+ * "no I/O phases recorded") or a database errno, and err set.  Release
+ * with health_job_report_free().
+ */
+int health_db_job_check(struct db *db, const struct policy *p,
+			const struct topology *t, uint64_t job_id,
+			struct health_job_report *r, fwd_error_t *err);
+void health_job_report_free(struct health_job_report *r);
 
 #endif
