@@ -204,6 +204,7 @@ struct verdict {
 struct comp {
 	struct health_entry e;
 	double peak;          /* benchmarked, B/s; 0 unknown */
+	bool stored;          /* e comes from the health table */
 	bool touched;         /* windows applied: write the row */
 	struct verdict *peer; /* peer-detector verdicts, by window */
 	size_t n_peer, cap_peer;
@@ -270,8 +271,8 @@ static void comp_free(struct comp *c)
 }
 
 /*
- * Sort and merge duplicates: the first of a run keeps the stored entry
- * (they were added first), the benchmarked peak and every peer verdict.
+ * Sort and merge duplicates: the survivor keeps the stored entry, the
+ * benchmarked peak and every peer verdict.
  */
 static int comps_sort(struct scan *s)
 {
@@ -279,18 +280,16 @@ static int comps_sort(struct scan *s)
 
 	if (s->sorted)
 		return 0;
-	/* Stable order for duplicates: qsort is not stable, so merge by
-	 * preferring the one with a stored row (scanned_until or state). */
 	qsort(s->c, s->n, sizeof(*s->c), cmp_comp);
 	for (size_t i = 0; i < s->n; i++) {
 		struct comp *k;
 
 		if (out && !cmp_comp(&s->c[out - 1], &s->c[i])) {
 			k = &s->c[out - 1];
-			if (s->c[i].e.scanned_until > k->e.scanned_until ||
-			    s->c[i].e.state != HEALTH_OK ||
-			    s->c[i].e.override != HEALTH_OVERRIDE_NONE)
+			if (s->c[i].stored && !k->stored) {
 				k->e = s->c[i].e;
+				k->stored = true;
+			}
 			if (s->c[i].peak > k->peak)
 				k->peak = s->c[i].peak;
 			for (size_t j = 0; j < s->c[i].n_peer; j++) {
@@ -794,6 +793,7 @@ int health_db_scan(struct db *db, const struct policy *p,
 		if (!c)
 			goto out;
 		c->e = rows[i];
+		c->stored = true;
 	}
 	for (size_t i = 0; t && i < t->n_forwarders; i++)
 		if (!comp_add(&s, HEALTH_FORWARDER, t->forwarders[i].name,

@@ -37,7 +37,7 @@ TESTS += tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh
 EXTRA_DIST += tests/integration/health_scan.sh \
 	tests/integration/health_admin.sh tests/integration/health_job.sh \
-	tests/integration/health_common.sh
+	tests/integration/health_common.sh monitor/HEALTH.md
 
 # Scan time for 288 forwarders + 432 OSTs over a day of rollups, in memory
 # and against a private MariaDB (scripts/testdb).
