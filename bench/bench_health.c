@@ -42,8 +42,8 @@
 #define OST_PEAK 1.2e9
 #define N_JOBS 200
 
-static const int slow_fwd[] = { 5, 77, 150 };
-static const int slow_ost[] = { 10, 200, 333, 400, 431 };
+static const int slow_fwd[] = {5, 77, 150};
+static const int slow_ost[] = {10, 200, 333, 400, 431};
 
 static double now_s(void)
 {
@@ -66,7 +66,8 @@ static double frand(void)
 static bool is_slow(int c, int minute)
 {
 	if (c < N_FWD) {
-		for (size_t i = 0; i < sizeof(slow_fwd) / sizeof(*slow_fwd); i++)
+		for (size_t i = 0; i < sizeof(slow_fwd) / sizeof(*slow_fwd);
+		     i++)
 			if (c == slow_fwd[i])
 				return minute >= 300 && minute < 500;
 		return false;
@@ -93,8 +94,7 @@ static void gen_series(int c, double t0, struct anomaly_sample *s)
 
 	for (int m = 0; m < MINUTES + PRE; m++) {
 		bool busy = frand() < 0.7 || is_slow(c, m - PRE);
-		double frac = is_slow(c, m - PRE) ? 0.05
-						  : 0.35 + 0.6 * frand();
+		double frac = is_slow(c, m - PRE) ? 0.05 : 0.35 + 0.6 * frand();
 
 		s[m].time = t0 + (m - PRE) * 60.0;
 		s[m].seconds = 60;
@@ -106,8 +106,8 @@ static void gen_series(int c, double t0, struct anomaly_sample *s)
 
 static int bench_memory(const struct policy *p, double t0)
 {
-	struct anomaly_sample *s = calloc((size_t)N_COMP * (MINUTES + PRE),
-					  sizeof(*s));
+	struct anomaly_sample *s =
+		calloc((size_t)N_COMP * (MINUTES + PRE), sizeof(*s));
 	struct health_entry *e = calloc(N_COMP, sizeof(*e));
 	size_t excluded = 0, bad = 0, windows = 0, changes = 0;
 	double w = p->anomaly.window, t;
@@ -126,15 +126,14 @@ static int bench_memory(const struct policy *p, double t0)
 		char name[32];
 
 		comp_name(c, name, sizeof(name));
-		health_entry_init(&e[c], c < N_FWD ? HEALTH_FORWARDER
-						   : HEALTH_OST, name);
+		health_entry_init(
+			&e[c], c < N_FWD ? HEALTH_FORWARDER : HEALTH_OST, name);
 		for (double ws = t0; ws < t0 + MINUTES * 60; ws += w) {
 			struct health_change chg;
 			char reason[HEALTH_REASON_MAX];
-			int v = anomaly_window_verdict(&p->anomaly.sustained,
-						       peak, cs, MINUTES + PRE,
-						       ws, ws + w, reason,
-						       sizeof(reason), NULL);
+			int v = anomaly_window_verdict(
+				&p->anomaly.sustained, peak, cs, MINUTES + PRE,
+				ws, ws + w, reason, sizeof(reason), NULL);
 
 			if (v < 0)
 				return -1;
@@ -192,7 +191,8 @@ static struct topology *make_topology(fwd_error_t *err)
 		return NULL;
 	for (int i = 0; i < N_FWD; i++) {
 		struct topo_forwarder f = {
-			.name = name, .bandwidth_bps = FWD_PEAK,
+			.name = name,
+			.bandwidth_bps = FWD_PEAK,
 			.group = (char *)"g0",
 			.role = i < N_SERVICE ? TOPO_ROLE_SERVICE
 					      : TOPO_ROLE_BACKUP,
@@ -203,7 +203,7 @@ static struct topology *make_topology(fwd_error_t *err)
 			goto fail;
 	}
 	for (int i = 0; i < N_OST; i++) {
-		struct topo_ost o = { .name = name, .bandwidth_bps = OST_PEAK };
+		struct topo_ost o = {.name = name, .bandwidth_bps = OST_PEAK};
 
 		comp_name(N_FWD + i, name, sizeof(name));
 		if (topo_add_ost(t, &o, err) < 0)
@@ -310,13 +310,14 @@ static int load_jobs(struct db *db, double t0, fwd_error_t *err)
 			comp_name(N_FWD + (j * 16 + o) % N_OST, target,
 				  sizeof(target));
 			snprintf(jid, sizeof(jid), "%d", 100000 + j);
-			if (db_execf(db, err,
-				     "INSERT INTO jobstats_raw (kind, target,"
-				     " lustre_job_id, job_id, ts, op, samples)"
-				     " VALUES ('ost', ?, ?, ?, ?, 'write_bytes',"
-				     " 1)",
-				     "ssii", target, jid, (int64_t)(100000 + j),
-				     (int64_t)end) < 0)
+			if (db_execf(
+				    db, err,
+				    "INSERT INTO jobstats_raw (kind, target,"
+				    " lustre_job_id, job_id, ts, op, samples)"
+				    " VALUES ('ost', ?, ?, ?, ?, 'write_bytes',"
+				    " 1)",
+				    "ssii", target, jid, (int64_t)(100000 + j),
+				    (int64_t)end) < 0)
 				return -1;
 		}
 	}
@@ -325,8 +326,8 @@ static int load_jobs(struct db *db, double t0, fwd_error_t *err)
 
 static int bench_db(struct policy *p, double t0)
 {
-	struct health_scan_opts o = { .since = t0, .until = t0 + MINUTES * 60,
-				      .command_timeout = 30 };
+	struct health_scan_opts o = {
+		.since = t0, .until = t0 + MINUTES * 60, .command_timeout = 30};
 	struct health_scan_stats st;
 	struct topology *t;
 	fwd_error_t err;
@@ -374,7 +375,8 @@ static int bench_db(struct policy *p, double t0)
 	}
 	d = now_s();
 	printf("MariaDB: rescan of the same period (nothing to apply): %.3f s "
-	       "(%zu windows)\n", d - c, st.windows);
+	       "(%zu windows)\n",
+	       d - c, st.windows);
 	o.since = 0;
 	o.until = t0 + MINUTES * 60 + p->anomaly.window;
 	a = now_s();
@@ -409,8 +411,8 @@ int main(void)
 	if (env && *env) {
 		snprintf(policy_path, sizeof(policy_path), "%s", env);
 	} else if (access(TESTDB, X_OK) == 0 && mkdtemp(dir)) {
-		char *argv[] = { (char *)"/bin/sh", (char *)TESTDB,
-				 (char *)"start", dir, NULL };
+		char *argv[] = {(char *)"/bin/sh", (char *)TESTDB,
+				(char *)"start", dir, NULL};
 
 		started = true;
 		if (run(argv, true) < 0) {
@@ -419,8 +421,8 @@ int main(void)
 			rv = 0;
 			goto out;
 		}
-		snprintf(policy_path, sizeof(policy_path),
-			 "%s/policy-db.yaml", dir);
+		snprintf(policy_path, sizeof(policy_path), "%s/policy-db.yaml",
+			 dir);
 	} else {
 		printf("MariaDB: skipped (set FWDALLOC_TESTDB_POLICY)\n");
 		rv = 0;
@@ -438,9 +440,9 @@ int main(void)
 out:
 	policy_destroy(p);
 	if (started) {
-		char *stop[] = { (char *)"/bin/sh", (char *)TESTDB,
-				 (char *)"stop", dir, NULL };
-		char *rm[] = { (char *)"/bin/rm", (char *)"-rf", dir, NULL };
+		char *stop[] = {(char *)"/bin/sh", (char *)TESTDB,
+				(char *)"stop", dir, NULL};
+		char *rm[] = {(char *)"/bin/rm", (char *)"-rf", dir, NULL};
 
 		run(stop, true);
 		run(rm, true);

@@ -33,77 +33,115 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: fwdctl health scan [--since TIME] [--until TIME] [--json]\n"
-"       fwdctl health list [--json]\n"
-"       fwdctl health export\n"
-"       fwdctl health exclude NAME --reason TEXT [--kind forwarder|ost]\n"
-"       fwdctl health clear NAME --reason TEXT [--kind forwarder|ost]\n"
-"       fwdctl health release NAME [--reason TEXT] [--kind forwarder|ost]\n"
-"       fwdctl health report [--since TIME] [--json]\n"
-"       fwdctl health job JOBID [--json]\n"
-"\n"
-"Find fail-slow forwarders and OSTs in the stored statistics and keep the\n"
-"health table the allocator reads: a component goes ok -> suspect ->\n"
-"excluded after consecutive bad scan windows and back to ok after\n"
-"consecutive good ones (policy `anomaly:` section).  Excluded forwarders\n"
-"are not handed out and are replaced as defaults; excluded OSTs are\n"
-"listed in decisions and the policy's ost_exclude_command runs.\n"
-"\n"
-"  scan      apply the scan windows not yet applied, up to --until: the\n"
-"            sustained detector (bandwidth under anomaly.sustained.\n"
-"            peak_fraction of the topology's peak for anomaly.sustained.\n"
-"            duration while loaded) on the per-minute rollups, and the\n"
-"            peer detector on the jobs that finished in each window.\n"
-"            Idempotent: windows already applied are never applied\n"
-"            again.  Runs the alert (and OST) commands on state changes.\n"
-"            Meant for a timer (fwdalloc-health-scan.timer).\n"
-"  list      the health table: kind, name, state, since, who set it,\n"
-"            bad/good window streaks, reason.\n"
-"  export    HEALTH.json for `fwdctl decide --health`: [{\"kind\",\n"
-"            \"name\", \"state\"}].\n"
-"  exclude   pin a component excluded (an admin override: the scanner\n"
-"            cannot bring it back).\n"
-"  clear     pin a component ok (the scanner cannot exclude it).\n"
-"  release   end an admin override: the scanner decides again, starting\n"
-"            from ok with empty streaks.\n"
-"  report    anomaly episodes (time away from ok) by duration, binned as\n"
-"            Beacon's Table 2: <1h, 1-4h, 4-12h, 12-96h, >=96h.\n"
-"  job       job-level check of one job (Beacon Appendix B): DBSCAN\n"
-"            (anomaly.dbscan) on the duration and volume of its I/O\n"
-"            phases and those of the same application's past runs at the\n"
-"            same scale; for phases outside the clusters, the jobs that\n"
-"            shared its forwarders meanwhile and whether they were\n"
-"            interference-prone (decision.interference).\n"
-"\n"
-"Options:\n"
-"  --since TIME  scan: first window for components never scanned (default\n"
-"                24 h before --until); report: episodes starting then or\n"
-"                later (default all)\n"
-"  --until TIME  scan: last window end (default now - 5 min, for late\n"
-"                statistics)\n"
-"  --kind KIND   forwarder or ost; needed only when the topology does\n"
-"                not know NAME\n"
-"  --reason TEXT why (recorded in the history and given to the alert\n"
-"                command as FWD_REASON)\n"
-"  --json        machine-readable output\n"
-"  -h, --help    this help\n"
-"\n"
-"TIME is Unix seconds, ISO 8601 UTC (2026-11-21T08:00:00Z) or a time\n"
-"before now (-24h, -90m, -7d).\n"
-"\n"
-"Examples:\n"
-"  fwdctl health scan\n"
-"  fwdctl health exclude lustre-OST0004 --reason 'RAID rebuild'\n"
-"  fwdctl health release lustre-OST0004\n"
-"  fwdctl health export > /run/fwdalloc/HEALTH.json\n"
-"  fwdctl --json health report --since -30d\n"
-"  fwdctl health job 123456\n"
-"\n"
-"Exit status:\n"
-"  0  success (a failed feedback command is reported, not fatal)\n"
-"  1  unknown component or job; `job`: the job's I/O was anomalous\n"
-"  2  usage error, or the policy or topology does not load\n"
-"  3  the database is unavailable\n");
+		"Usage: fwdctl health scan [--since TIME] [--until TIME] "
+		"[--json]\n"
+		"       fwdctl health list [--json]\n"
+		"       fwdctl health export\n"
+		"       fwdctl health exclude NAME --reason TEXT [--kind "
+		"forwarder|ost]\n"
+		"       fwdctl health clear NAME --reason TEXT [--kind "
+		"forwarder|ost]\n"
+		"       fwdctl health release NAME [--reason TEXT] [--kind "
+		"forwarder|ost]\n"
+		"       fwdctl health report [--since TIME] [--json]\n"
+		"       fwdctl health job JOBID [--json]\n"
+		"\n"
+		"Find fail-slow forwarders and OSTs in the stored statistics "
+		"and keep the\n"
+		"health table the allocator reads: a component goes ok -> "
+		"suspect ->\n"
+		"excluded after consecutive bad scan windows and back to ok "
+		"after\n"
+		"consecutive good ones (policy `anomaly:` section).  Excluded "
+		"forwarders\n"
+		"are not handed out and are replaced as defaults; excluded "
+		"OSTs are\n"
+		"listed in decisions and the policy's ost_exclude_command "
+		"runs.\n"
+		"\n"
+		"  scan      apply the scan windows not yet applied, up to "
+		"--until: the\n"
+		"            sustained detector (bandwidth under "
+		"anomaly.sustained.\n"
+		"            peak_fraction of the topology's peak for "
+		"anomaly.sustained.\n"
+		"            duration while loaded) on the per-minute rollups, "
+		"and the\n"
+		"            peer detector on the jobs that finished in each "
+		"window.\n"
+		"            Idempotent: windows already applied are never "
+		"applied\n"
+		"            again.  Runs the alert (and OST) commands on "
+		"state changes.\n"
+		"            Meant for a timer (fwdalloc-health-scan.timer).\n"
+		"  list      the health table: kind, name, state, since, who "
+		"set it,\n"
+		"            bad/good window streaks, reason.\n"
+		"  export    HEALTH.json for `fwdctl decide --health`: "
+		"[{\"kind\",\n"
+		"            \"name\", \"state\"}].\n"
+		"  exclude   pin a component excluded (an admin override: the "
+		"scanner\n"
+		"            cannot bring it back).\n"
+		"  clear     pin a component ok (the scanner cannot exclude "
+		"it).\n"
+		"  release   end an admin override: the scanner decides again, "
+		"starting\n"
+		"            from ok with empty streaks.\n"
+		"  report    anomaly episodes (time away from ok) by duration, "
+		"binned as\n"
+		"            Beacon's Table 2: <1h, 1-4h, 4-12h, 12-96h, "
+		">=96h.\n"
+		"  job       job-level check of one job (Beacon Appendix B): "
+		"DBSCAN\n"
+		"            (anomaly.dbscan) on the duration and volume of "
+		"its I/O\n"
+		"            phases and those of the same application's past "
+		"runs at the\n"
+		"            same scale; for phases outside the clusters, the "
+		"jobs that\n"
+		"            shared its forwarders meanwhile and whether they "
+		"were\n"
+		"            interference-prone (decision.interference).\n"
+		"\n"
+		"Options:\n"
+		"  --since TIME  scan: first window for components never "
+		"scanned (default\n"
+		"                24 h before --until); report: episodes "
+		"starting then or\n"
+		"                later (default all)\n"
+		"  --until TIME  scan: last window end (default now - 5 min, "
+		"for late\n"
+		"                statistics)\n"
+		"  --kind KIND   forwarder or ost; needed only when the "
+		"topology does\n"
+		"                not know NAME\n"
+		"  --reason TEXT why (recorded in the history and given to the "
+		"alert\n"
+		"                command as FWD_REASON)\n"
+		"  --json        machine-readable output\n"
+		"  -h, --help    this help\n"
+		"\n"
+		"TIME is Unix seconds, ISO 8601 UTC (2026-11-21T08:00:00Z) or "
+		"a time\n"
+		"before now (-24h, -90m, -7d).\n"
+		"\n"
+		"Examples:\n"
+		"  fwdctl health scan\n"
+		"  fwdctl health exclude lustre-OST0004 --reason 'RAID "
+		"rebuild'\n"
+		"  fwdctl health release lustre-OST0004\n"
+		"  fwdctl health export > /run/fwdalloc/HEALTH.json\n"
+		"  fwdctl --json health report --since -30d\n"
+		"  fwdctl health job 123456\n"
+		"\n"
+		"Exit status:\n"
+		"  0  success (a failed feedback command is reported, not "
+		"fatal)\n"
+		"  1  unknown component or job; `job`: the job's I/O was "
+		"anomalous\n"
+		"  2  usage error, or the policy or topology does not load\n"
+		"  3  the database is unavailable\n");
 }
 
 struct opts {
@@ -180,13 +218,13 @@ static void fmt_time(double t, char *buf, size_t len)
 static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 {
 	static const struct option lopts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "kind", required_argument, NULL, 'k' },
-		{ "reason", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"since", required_argument, NULL, 's'},
+		{"until", required_argument, NULL, 'u'},
+		{"kind", required_argument, NULL, 'k'},
+		{"reason", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -220,7 +258,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 	if (want_name) {
 		if (optind >= argc) {
 			fwdctl_err("health %s: %s missing; see 'fwdctl "
-				   "health --help'", argv[0],
+				   "health --help'",
+				   argv[0],
 				   strcmp(argv[0], "job") ? "NAME" : "JOBID");
 			return -1;
 		}
@@ -234,7 +273,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 	return 0;
 bad_time:
 	fwdctl_err("health %s: time '%s': use Unix seconds, ISO 8601 UTC "
-		   "(2026-11-21T08:00:00Z) or -N[smhd]", argv[0], optarg);
+		   "(2026-11-21T08:00:00Z) or -N[smhd]",
+		   argv[0], optarg);
 	return -1;
 }
 
@@ -288,10 +328,10 @@ static void on_change(void *arg, const struct health_entry *e,
 
 static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 {
-	struct scan_out so = { .json = o->json };
-	struct health_scan_opts so_opts = { .command_timeout = COMMAND_TIMEOUT,
-					    .on_change = on_change,
-					    .arg = &so };
+	struct scan_out so = {.json = o->json};
+	struct health_scan_opts so_opts = {.command_timeout = COMMAND_TIMEOUT,
+					   .on_change = on_change,
+					   .arg = &so};
 	struct health_scan_stats st;
 	struct topology *t;
 	fwd_error_t err;
@@ -309,8 +349,8 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 			       "(anomaly.enabled: false)\n");
 		return FWD_EXIT_OK;
 	}
-	so_opts.until = o->has_until ? o->until
-				     : (double)time(NULL) - DEFAULT_GRACE;
+	so_opts.until =
+		o->has_until ? o->until : (double)time(NULL) - DEFAULT_GRACE;
 	so_opts.since = o->has_since ? o->since : 0;
 	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, SCAN_TIMEOUT, true,
 			       &rc);
@@ -330,17 +370,16 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 
 		fmt_time(st.first_window, a, sizeof(a));
 		fmt_time(st.last_window, b, sizeof(b));
-		print_json(json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-				     " s:s, s:s, s:o}",
-				     "components", (json_int_t)st.components,
-				     "windows", (json_int_t)st.windows,
-				     "bad_windows", (json_int_t)st.bad_windows,
-				     "jobs", (json_int_t)st.jobs,
-				     "jobs_compared",
-				     (json_int_t)st.jobs_eligible, "state_changes",
-				     (json_int_t)st.changes, "command_errors",
-				     (json_int_t)st.command_errors, "from", a,
-				     "to", b, "changes", so.changes));
+		print_json(json_pack(
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+			" s:s, s:s, s:o}",
+			"components", (json_int_t)st.components, "windows",
+			(json_int_t)st.windows, "bad_windows",
+			(json_int_t)st.bad_windows, "jobs", (json_int_t)st.jobs,
+			"jobs_compared", (json_int_t)st.jobs_eligible,
+			"state_changes", (json_int_t)st.changes,
+			"command_errors", (json_int_t)st.command_errors, "from",
+			a, "to", b, "changes", so.changes));
 	} else {
 		printf("scanned %zu components, %zu windows (%zu bad), %zu "
 		       "finished jobs (%zu compared), %zu state changes\n",
@@ -358,15 +397,14 @@ static json_t *entry_json(const struct health_entry *e)
 
 	fmt_time(e->since, since, sizeof(since));
 	fmt_time(e->scanned_until, scanned, sizeof(scanned));
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s}",
-			 "kind", health_kind_name(e->kind), "name", e->name,
-			 "state", health_state_name(e->state), "since", since,
-			 "source",
-			 e->override == HEALTH_OVERRIDE_NONE ? "scanner"
-							     : "admin",
-			 "bad_windows", (int)e->bad_streak, "good_windows",
-			 (int)e->good_streak, "scanned_until", scanned,
-			 "reason", e->reason);
+	return json_pack(
+		"{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s}", "kind",
+		health_kind_name(e->kind), "name", e->name, "state",
+		health_state_name(e->state), "since", since, "source",
+		e->override == HEALTH_OVERRIDE_NONE ? "scanner" : "admin",
+		"bad_windows", (int)e->bad_streak, "good_windows",
+		(int)e->good_streak, "scanned_until", scanned, "reason",
+		e->reason);
 }
 
 static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
@@ -414,11 +452,9 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 			printf("%-9s %-20s %-8s %-20s %-7s %4u %4u  %s\n",
 			       health_kind_name(h[i].kind), h[i].name,
 			       health_state_name(h[i].state), since,
-			       h[i].override == HEALTH_OVERRIDE_NONE
-				       ? "scanner"
-				       : "admin",
-			       h[i].bad_streak, h[i].good_streak,
-			       h[i].reason);
+			       h[i].override == HEALTH_OVERRIDE_NONE ? "scanner"
+								     : "admin",
+			       h[i].bad_streak, h[i].good_streak, h[i].reason);
 		}
 	}
 out:
@@ -448,13 +484,14 @@ static int resolve_kind(struct fwdctl_ctx *ctx, struct opts *o,
 	ost = topo_ost_index(t, o->name) >= 0;
 	if (fwd && ost) {
 		fwdctl_err("health: '%s' is both a forwarder and an OST in "
-			   "%s: give --kind", o->name, t->path ? t->path : "the topology");
+			   "%s: give --kind",
+			   o->name, t->path ? t->path : "the topology");
 		return FWD_EXIT_USAGE;
 	}
 	if (!fwd && !ost) {
 		fwdctl_err("health: '%s' is neither a forwarder nor an OST of "
-			   "%s (give --kind to name it anyway)", o->name,
-			   t->path ? t->path : "the topology");
+			   "%s (give --kind to name it anyway)",
+			   o->name, t->path ? t->path : "the topology");
 		return FWD_EXIT_INVALID;
 	}
 	*kind = fwd ? HEALTH_FORWARDER : HEALTH_OST;
@@ -494,8 +531,8 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 	if (!db)
 		return rc;
 	r = health_db_admin(db, p, kind, o->name, action, buf,
-			    (double)time(NULL), COMMAND_TIMEOUT, &chg,
-			    &cmd_err, &err);
+			    (double)time(NULL), COMMAND_TIMEOUT, &chg, &cmd_err,
+			    &err);
 	if (r < 0) {
 		fwdctl_err("health %s: %s", verb, err.text);
 		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
@@ -506,12 +543,12 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 		struct health_entry e;
 
 		health_entry_init(&e, kind, o->name);
-		print_json(r ? change_json(&e, &chg,
-					   cmd_err.text[0] ? cmd_err.text
-							   : NULL)
-			     : json_pack("{s:s, s:s, s:b}", "kind",
-					 health_kind_name(kind), "name",
-					 o->name, "changed", 0));
+		print_json(
+			r ? change_json(&e, &chg,
+					cmd_err.text[0] ? cmd_err.text : NULL)
+			  : json_pack("{s:s, s:s, s:b}", "kind",
+				      health_kind_name(kind), "name", o->name,
+				      "changed", 0));
 	} else if (r) {
 		printf("%s %s: %s -> %s\n", health_kind_name(kind), o->name,
 		       health_state_name(chg.from), health_state_name(chg.to));
@@ -564,8 +601,7 @@ static int do_report(struct fwdctl_ctx *ctx, struct opts *o)
 				json_pack("{s:o, s:o, s:i, s:i}", "ended",
 					  ended, "ongoing", ongoing,
 					  "excluded_now",
-					  (int)r.excluded_now[k],
-					  "suspect_now",
+					  (int)r.excluded_now[k], "suspect_now",
 					  (int)r.suspect_now[k]));
 		}
 		print_json(json_pack("{s:o, s:o}", "bins", bins, "episodes",
@@ -579,9 +615,8 @@ static int do_report(struct fwdctl_ctx *ctx, struct opts *o)
 		printf("ongoing:\n");
 		for (int b = 0; b < HEALTH_N_BINS; b++)
 			if (r.ongoing[0][b] || r.ongoing[1][b])
-				printf("%-10s %12u %12u\n",
-				       health_bin_name(b), r.ongoing[0][b],
-				       r.ongoing[1][b]);
+				printf("%-10s %12u %12u\n", health_bin_name(b),
+				       r.ongoing[0][b], r.ongoing[1][b]);
 		printf("now: %u forwarder(s) and %u OST(s) excluded, %u and "
 		       "%u suspect\n",
 		       r.excluded_now[0], r.excluded_now[1], r.suspect_now[0],
@@ -605,7 +640,8 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	errno = 0;
 	id = strtoull(o->name, &end, 10);
 	if (errno || *end || !*o->name || o->name[0] == '-') {
-		fwdctl_err("health job: job id '%s': a decimal number", o->name);
+		fwdctl_err("health job: job id '%s': a decimal number",
+			   o->name);
 		return FWD_EXIT_USAGE;
 	}
 	t = fwdctl_topology(ctx);
@@ -616,7 +652,7 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 		return rc;
 	if (health_db_job_check(db, p, t, id, &r, &err) < 0) {
 		fwdctl_err("health job: %s", err.text);
-		rc = errno == ENOENT		   ? FWD_EXIT_INVALID
+		rc = errno == ENOENT		 ? FWD_EXIT_INVALID
 		     : db_err_unavailable(errno) ? FWD_EXIT_SERVICE
 						 : FWD_EXIT_INVALID;
 		goto out;
@@ -632,41 +668,36 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 					      r.phases[i].volume, "outlier",
 					      r.outlier ? r.outlier[i] : 0));
 		for (size_t i = 0; i < r.n_forwarders; i++)
-			json_array_append_new(fw,
-					      json_string(r.forwarders[i]));
+			json_array_append_new(fw, json_string(r.forwarders[i]));
 		for (size_t i = 0; i < r.n_neighbours; i++)
 			json_array_append_new(
-				nb, json_pack("{s:I, s:s, s:b, s:s}", "job_id",
-					      (json_int_t)r.neighbours[i].job_id,
-					      "shared_forwarder",
-					      r.neighbours[i].shared,
-					      "disruptive",
-					      r.neighbours[i].disruptive,
-					      "reasons",
-					      r.neighbours[i].reasons));
-		print_json(json_pack("{s:I, s:s, s:s, s:i, s:b, s:b, s:s,"
-				     " s:i, s:i, s:i, s:o, s:o, s:o}",
-				     "job_id", (json_int_t)r.job_id, "user",
-				     r.user, "name", r.name, "nodes",
-				     (int)r.nodes, "checked", r.checked,
-				     "anomalous", r.anomalous, "reason",
-				     r.reason, "history_runs",
-				     (int)r.n_history_runs, "history_phases",
-				     (int)r.n_history_phases, "clusters",
-				     (int)r.n_clusters, "phases", ph,
-				     "forwarders", fw, "neighbours", nb));
+				nb,
+				json_pack("{s:I, s:s, s:b, s:s}", "job_id",
+					  (json_int_t)r.neighbours[i].job_id,
+					  "shared_forwarder",
+					  r.neighbours[i].shared, "disruptive",
+					  r.neighbours[i].disruptive, "reasons",
+					  r.neighbours[i].reasons));
+		print_json(json_pack(
+			"{s:I, s:s, s:s, s:i, s:b, s:b, s:s,"
+			" s:i, s:i, s:i, s:o, s:o, s:o}",
+			"job_id", (json_int_t)r.job_id, "user", r.user, "name",
+			r.name, "nodes", (int)r.nodes, "checked", r.checked,
+			"anomalous", r.anomalous, "reason", r.reason,
+			"history_runs", (int)r.n_history_runs, "history_phases",
+			(int)r.n_history_phases, "clusters", (int)r.n_clusters,
+			"phases", ph, "forwarders", fw, "neighbours", nb));
 	} else {
 		printf("job %llu (%s/%s, %u nodes): %s: %s\n", id, r.user,
 		       r.name, r.nodes,
-		       !r.checked     ? "not checked"
+		       !r.checked    ? "not checked"
 		       : r.anomalous ? "ANOMALOUS"
 				     : "normal",
 		       r.reason);
 		for (size_t i = 0; i < r.n_phases; i++)
 			printf("  phase %zu: %.0f s, %.3g bytes%s\n", i + 1,
 			       r.phases[i].duration, r.phases[i].volume,
-			       r.outlier && r.outlier[i] ? "  <- outlier"
-							 : "");
+			       r.outlier && r.outlier[i] ? "  <- outlier" : "");
 		for (size_t i = 0; i < r.n_neighbours; i++)
 			printf("  neighbour job %llu on %s: %s%s\n",
 			       (unsigned long long)r.neighbours[i].job_id,
@@ -686,7 +717,7 @@ out:
 
 static int cmd_health(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
-	struct opts o = { .json = ctx->json };
+	struct opts o = {.json = ctx->json};
 	const char *sub;
 	struct policy *p;
 	bool want_name;
@@ -705,7 +736,8 @@ static int cmd_health(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (strcmp(sub, "scan") && strcmp(sub, "list") &&
 	    strcmp(sub, "export") && strcmp(sub, "report") && !want_name) {
 		fwdctl_err("health: unknown subcommand '%s'; see 'fwdctl "
-			   "health --help'", sub);
+			   "health --help'",
+			   sub);
 		return FWD_EXIT_USAGE;
 	}
 	if (parse_opts(argc - 1, argv + 1, &o, want_name) < 0)

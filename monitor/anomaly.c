@@ -45,14 +45,20 @@ static int check_sample(const char *who, size_t i,
 		return errprintf(err, "%s: sample %zu: time %g is not finite",
 				 who, i, s->time);
 	if (!isfinite(s->seconds) || s->seconds <= 0)
-		return errprintf(err, "%s: sample %zu: interval %g s must be "
-				 "positive", who, i, s->seconds);
+		return errprintf(err,
+				 "%s: sample %zu: interval %g s must be "
+				 "positive",
+				 who, i, s->seconds);
 	if (bad_number(s->bytes))
-		return errprintf(err, "%s: sample %zu: bytes %g must be a "
-				 "non-negative number", who, i, s->bytes);
+		return errprintf(err,
+				 "%s: sample %zu: bytes %g must be a "
+				 "non-negative number",
+				 who, i, s->bytes);
 	if (bad_number(s->ops))
-		return errprintf(err, "%s: sample %zu: ops %g must be a "
-				 "non-negative number", who, i, s->ops);
+		return errprintf(err,
+				 "%s: sample %zu: ops %g must be a "
+				 "non-negative number",
+				 who, i, s->ops);
 	if (isnan(s->queue))
 		return errprintf(err, "%s: sample %zu: queue length is NaN",
 				 who, i);
@@ -60,9 +66,9 @@ static int check_sample(const char *who, size_t i,
 	return 0;
 }
 
-int anomaly_peer_check(const struct policy_peer_detector *p,
-		       uint32_t job_nodes, const struct anomaly_series *members,
-		       size_t n_members, struct anomaly_peer_stat *stats,
+int anomaly_peer_check(const struct policy_peer_detector *p, uint32_t job_nodes,
+		       const struct anomaly_series *members, size_t n_members,
+		       struct anomaly_peer_stat *stats,
 		       struct anomaly_peer_result *res, fwd_error_t *err)
 {
 	double job_volume = 0, sum_peak = 0, sum_volume = 0;
@@ -117,7 +123,8 @@ int anomaly_peer_check(const struct policy_peer_detector *p,
 	if (n_active < 2) {
 		snprintf(res->reason, sizeof(res->reason),
 			 "%zu member(s) active above the noise floor, need 2 "
-			 "to compare", n_active);
+			 "to compare",
+			 n_active);
 		return 0;
 	}
 	res->eligible = true;
@@ -164,7 +171,7 @@ struct walk {
 static int walk_samples(struct walk *w, const struct anomaly_sample *samples,
 			size_t n, fwd_error_t *err)
 {
-	struct anomaly_stretch cur = { 0 };
+	struct anomaly_stretch cur = {0};
 	bool open = false;
 
 	for (size_t i = 0; i < n; i++) {
@@ -176,7 +183,8 @@ static int walk_samples(struct walk *w, const struct anomaly_sample *samples,
 			return -1;
 		if (i > 0 && s->time < samples[i - 1].time) {
 			errno = EINVAL;
-			return errprintf(err, "sustained: sample %zu: time %.0f "
+			return errprintf(err,
+					 "sustained: sample %zu: time %.0f "
 					 "before the previous sample's %.0f",
 					 i, s->time, samples[i - 1].time);
 		}
@@ -209,8 +217,10 @@ static int check_peak(double peak_bps, fwd_error_t *err)
 {
 	if (!isfinite(peak_bps) || peak_bps <= 0) {
 		errno = EINVAL;
-		return errprintf(err, "sustained: benchmarked peak %g B/s must "
-				 "be positive", peak_bps);
+		return errprintf(err,
+				 "sustained: benchmarked peak %g B/s must "
+				 "be positive",
+				 peak_bps);
 	}
 	return 0;
 }
@@ -232,7 +242,7 @@ int anomaly_sustained_check(const struct policy_sustained_detector *p,
 			    struct anomaly_sustained_result *res,
 			    fwd_error_t *err)
 {
-	struct walk w = { .p = p, .stretch = whole_stretch, .data = res };
+	struct walk w = {.p = p, .stretch = whole_stretch, .data = res};
 
 	memset(res, 0, sizeof(*res));
 	if (check_peak(peak_bps, err) < 0)
@@ -263,8 +273,8 @@ static void window_stretch(struct walk *w, const struct anomaly_stretch *st)
 		return;
 	if (st->end <= ws->wstart || reached >= ws->wend)
 		return;
-	if (!ws->bad || st->end - st->start >
-			ws->bad_stretch.end - ws->bad_stretch.start)
+	if (!ws->bad ||
+	    st->end - st->start > ws->bad_stretch.end - ws->bad_stretch.start)
 		ws->bad_stretch = *st;
 	ws->bad = true;
 }
@@ -305,17 +315,21 @@ int anomaly_window_verdict(const struct policy_sustained_detector *p,
 			   double wstart, double wend, char *reason,
 			   size_t reason_len, fwd_error_t *err)
 {
-	struct window_state ws = { .wstart = wstart, .wend = wend };
-	struct walk w = { .p = p, .stretch = window_stretch,
-			  .fast = window_fast, .data = &ws };
+	struct window_state ws = {.wstart = wstart, .wend = wend};
+	struct walk w = {.p = p,
+			 .stretch = window_stretch,
+			 .fast = window_fast,
+			 .data = &ws};
 	size_t first = 0, last = n;
 
 	if (check_peak(peak_bps, err) < 0)
 		return -1;
 	if (!(wend > wstart)) {
 		errno = EINVAL;
-		return errprintf(err, "sustained: window [%.0f, %.0f) is "
-				 "empty", wstart, wend);
+		return errprintf(err,
+				 "sustained: window [%.0f, %.0f) is "
+				 "empty",
+				 wstart, wend);
 	}
 	/* Only the samples that can matter: from `duration` before the
 	 * window to its end.  Callers pass a whole day and ask for each of
@@ -334,10 +348,11 @@ int anomaly_window_verdict(const struct policy_sustained_detector *p,
 				 "bandwidth at most %.3g B/s, under %.0f%% of "
 				 "the %.3g B/s peak, for at least %.0f min "
 				 "while loaded",
-				 ws.bad_stretch.max_bps,
-				 p->peak_fraction * 100, peak_bps,
+				 ws.bad_stretch.max_bps, p->peak_fraction * 100,
+				 peak_bps,
 				 (fmin(ws.bad_stretch.end, wend) -
-				  ws.bad_stretch.start) / 60);
+				  ws.bad_stretch.start) /
+					 60);
 		return ANOMALY_BAD;
 	}
 	if (ws.good) {
@@ -363,8 +378,8 @@ static bool shares_forwarder(const struct anomaly_run *run,
 	return false;
 }
 
-__attribute__((format(printf, 3, 4))) static void
-append(char *buf, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t len,
+							 const char *fmt, ...)
 {
 	size_t used = strlen(buf);
 	va_list ap;
@@ -392,8 +407,8 @@ static bool disruptive(const struct policy_interference *pi,
 		append(reasons, len, "%.0f md ops/s (limit %.0f)",
 		       nb->metadata_rate, pi->metadata_heavy_rate);
 	if (pi->high_bandwidth > 0 && nb->peak_bps > pi->high_bandwidth)
-		append(reasons, len, "peak %.3g B/s (limit %.3g)",
-		       nb->peak_bps, pi->high_bandwidth);
+		append(reasons, len, "peak %.3g B/s (limit %.3g)", nb->peak_bps,
+		       pi->high_bandwidth);
 	return reasons[0] != '\0';
 }
 
@@ -402,9 +417,10 @@ static int check_phase(const char *who, size_t i,
 {
 	if (bad_number(ph->duration) || bad_number(ph->volume)) {
 		errno = EINVAL;
-		return errprintf(err, "%s phase %zu: duration %g s, volume %g "
-				 "bytes: must be non-negative numbers", who, i,
-				 ph->duration, ph->volume);
+		return errprintf(err,
+				 "%s phase %zu: duration %g s, volume %g "
+				 "bytes: must be non-negative numbers",
+				 who, i, ph->duration, ph->volume);
 	}
 	return 0;
 }
@@ -477,11 +493,11 @@ int anomaly_phase_check(const struct policy_anomaly *pa,
 	rep->anomalous = rep->n_outliers > 0;
 	snprintf(rep->reason, sizeof(rep->reason),
 		 "%zu of %zu I/O phase(s) outside the %zu cluster(s) of %zu "
-		 "past phase(s)", rep->n_outliers, run->n_phases,
-		 rep->n_clusters, n_history);
+		 "past phase(s)",
+		 rep->n_outliers, run->n_phases, rep->n_clusters, n_history);
 	if (rep->anomalous && n_neighbours) {
-		rep->neighbours = calloc(n_neighbours,
-					 sizeof(*rep->neighbours));
+		rep->neighbours =
+			calloc(n_neighbours, sizeof(*rep->neighbours));
 		if (!rep->neighbours) {
 			errprintf(err, "phase check: out of memory");
 			goto out;

@@ -42,10 +42,10 @@
  * sample): what it did during [time, time + seconds).
  */
 struct anomaly_sample {
-	double time;    /* interval start, Unix seconds */
+	double time;	/* interval start, Unix seconds */
 	double seconds; /* interval length, > 0 */
-	double bytes;   /* bytes read + written in the interval */
-	double ops;     /* read, write and metadata operations in it */
+	double bytes;	/* bytes read + written in the interval */
+	double ops;	/* read, write and metadata operations in it */
 	/*
 	 * Mean request queue length in the interval, or a negative number
 	 * when the component does not report one (OSTs).  When known, a
@@ -69,10 +69,10 @@ struct anomaly_series {
 };
 
 struct anomaly_peer_stat {
-	double volume;   /* bytes over all samples */
-	double avg_bps;  /* bytes / seconds over the active samples */
+	double volume;	 /* bytes over all samples */
+	double avg_bps;	 /* bytes / seconds over the active samples */
 	double peak_bps; /* highest active sample; 0 when never active */
-	size_t active;   /* samples above the noise floor */
+	size_t active;	 /* samples above the noise floor */
 	bool flagged;
 };
 
@@ -81,8 +81,8 @@ struct anomaly_peer_result {
 	 * with activity; `reason` then says why and nothing is flagged. */
 	bool eligible;
 	char reason[160];
-	double mean_peak_bps;   /* over the members */
-	double mean_volume;     /* over the members */
+	double mean_peak_bps; /* over the members */
+	double mean_volume;   /* over the members */
 	size_t n_flagged;
 };
 
@@ -98,9 +98,9 @@ struct anomaly_peer_result {
  * with errno EINVAL and err naming the member and sample (a negative or
  * non-finite value, a non-positive interval).
  */
-int anomaly_peer_check(const struct policy_peer_detector *p,
-		       uint32_t job_nodes, const struct anomaly_series *members,
-		       size_t n_members, struct anomaly_peer_stat *stats,
+int anomaly_peer_check(const struct policy_peer_detector *p, uint32_t job_nodes,
+		       const struct anomaly_series *members, size_t n_members,
+		       struct anomaly_peer_stat *stats,
 		       struct anomaly_peer_result *res, fwd_error_t *err);
 
 /* ---- sustained low bandwidth of one component ------------------------ */
@@ -115,13 +115,13 @@ int anomaly_peer_check(const struct policy_peer_detector *p,
  */
 struct anomaly_stretch {
 	double start, end; /* Unix seconds */
-	double max_bps;    /* highest bandwidth inside the stretch */
+	double max_bps;	   /* highest bandwidth inside the stretch */
 };
 
 struct anomaly_sustained_result {
-	bool flagged;                  /* longest stretch >= duration */
+	bool flagged;			/* longest stretch >= duration */
 	struct anomaly_stretch longest; /* zero when there is none */
-	size_t n_stretches;            /* stretches of at least `duration` */
+	size_t n_stretches;		/* stretches of at least `duration` */
 };
 
 /*
@@ -141,8 +141,8 @@ int anomaly_sustained_check(const struct policy_sustained_detector *p,
 enum anomaly_verdict {
 	ANOMALY_NONE = 0, /* no evidence either way (idle, or slow but not
 			   * for long enough yet) */
-	ANOMALY_GOOD,     /* loaded and served at a healthy rate */
-	ANOMALY_BAD,      /* a detector flagged it in this window */
+	ANOMALY_GOOD,	  /* loaded and served at a healthy rate */
+	ANOMALY_BAD,	  /* a detector flagged it in this window */
 };
 
 const char *anomaly_verdict_name(enum anomaly_verdict v);
@@ -166,18 +166,18 @@ int anomaly_window_verdict(const struct policy_sustained_detector *p,
 
 struct anomaly_phase {
 	double duration; /* seconds */
-	double volume;   /* bytes */
+	double volume;	 /* bytes */
 };
 
 /* A job that may have shared forwarders with the checked run. */
 struct anomaly_neighbour {
 	const char *job_id;
-	double start, end;            /* Unix seconds */
+	double start, end;	       /* Unix seconds */
 	const char *const *forwarders; /* names */
 	size_t n_forwarders;
 	uint32_t nodes;
-	bool n_to_1;                  /* dominant I/O mode N-1 */
-	double metadata_rate;         /* md ops/s in I/O phases */
+	bool n_to_1;	      /* dominant I/O mode N-1 */
+	double metadata_rate; /* md ops/s in I/O phases */
 	double peak_bps;
 };
 
@@ -192,9 +192,9 @@ struct anomaly_run {
 };
 
 struct anomaly_neighbour_report {
-	size_t index;          /* into the neighbours given */
-	bool disruptive;       /* per policy.decision.interference */
-	char reasons[160];     /* "N-1 on 128 nodes; 450 md ops/s", or "" */
+	size_t index;	   /* into the neighbours given */
+	bool disruptive;   /* per policy.decision.interference */
+	char reasons[160]; /* "N-1 on 128 nodes; 450 md ops/s", or "" */
 };
 
 struct anomaly_phase_report {
@@ -202,10 +202,10 @@ struct anomaly_phase_report {
 	 * no verdict, `reason` says so. */
 	bool checked;
 	char reason[160];
-	bool anomalous;        /* some phase of the run is noise */
-	size_t n_clusters;     /* clusters found in history + run */
-	size_t n_outliers;     /* phases of the run that are noise */
-	bool *outlier;         /* n_phases flags, malloc'd */
+	bool anomalous;	   /* some phase of the run is noise */
+	size_t n_clusters; /* clusters found in history + run */
+	size_t n_outliers; /* phases of the run that are noise */
+	bool *outlier;	   /* n_phases flags, malloc'd */
 	struct anomaly_neighbour_report *neighbours; /* malloc'd, only those
 						      * overlapping in time and
 						      * sharing a forwarder */

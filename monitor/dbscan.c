@@ -42,20 +42,23 @@ int dbscan_run(const struct dbscan_point *pts, size_t n, double eps,
 
 	if (!(eps > 0) || !isfinite(eps)) {
 		errno = EINVAL;
-		return errprintf(err, "dbscan: eps %g: must be a positive "
-				 "finite number", eps);
+		return errprintf(err,
+				 "dbscan: eps %g: must be a positive "
+				 "finite number",
+				 eps);
 	}
 	if (min_points == 0) {
 		errno = EINVAL;
 		return errprintf(err, "dbscan: min_points 0: must be at "
-				 "least 1");
+				      "least 1");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!isfinite(pts[i].x) || !isfinite(pts[i].y)) {
 			errno = EINVAL;
-			return errprintf(err, "dbscan: point %zu (%g, %g): "
-					 "coordinates must be finite", i,
-					 pts[i].x, pts[i].y);
+			return errprintf(err,
+					 "dbscan: point %zu (%g, %g): "
+					 "coordinates must be finite",
+					 i, pts[i].x, pts[i].y);
 		}
 		labels[i] = UNVISITED;
 	}

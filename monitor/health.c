@@ -20,9 +20,9 @@
 #include "monitor/anomaly.h"
 #include "monitor/health.h"
 
-static const char *const kind_names[] = { "forwarder", "ost" };
-static const char *const state_names[] = { "ok", "suspect", "excluded" };
-static const char *const override_names[] = { "none", "exclude", "clear" };
+static const char *const kind_names[] = {"forwarder", "ost"};
+static const char *const state_names[] = {"ok", "suspect", "excluded"};
+static const char *const override_names[] = {"none", "exclude", "clear"};
 
 const char *health_kind_name(enum health_kind k)
 {
@@ -78,8 +78,8 @@ static void set_reason(char *dst, const char *reason)
 static int change(struct health_entry *e, enum health_state to, double t,
 		  bool admin, const char *reason, struct health_change *chg)
 {
-	struct health_change c = { .from = e->state, .to = to, .time = t,
-				   .admin = admin };
+	struct health_change c = {
+		.from = e->state, .to = to, .time = t, .admin = admin};
 
 	set_reason(c.reason, reason);
 	if (to == HEALTH_OK) {
@@ -129,8 +129,7 @@ int health_step(const struct policy_anomaly *p, struct health_entry *e,
 		if (e->good_streak++ == 0)
 			e->good_since = wstart;
 		e->bad_streak = 0;
-		if (e->state != HEALTH_OK &&
-		    e->good_streak >= p->clear_windows)
+		if (e->state != HEALTH_OK && e->good_streak >= p->clear_windows)
 			to = HEALTH_OK;
 		/* It has been healthy since the streak's first window. */
 		t = e->good_since;
@@ -140,8 +139,8 @@ int health_step(const struct policy_anomaly *p, struct health_entry *e,
 	return change(e, to, t, false, reason, chg);
 }
 
-int health_admin_exclude(struct health_entry *e, double now,
-			 const char *reason, struct health_change *chg)
+int health_admin_exclude(struct health_entry *e, double now, const char *reason,
+			 struct health_change *chg)
 {
 	e->override = HEALTH_OVERRIDE_EXCLUDE;
 	if (e->state == HEALTH_EXCLUDED) {
@@ -151,8 +150,8 @@ int health_admin_exclude(struct health_entry *e, double now,
 	return change(e, HEALTH_EXCLUDED, now, true, reason, chg);
 }
 
-int health_admin_clear(struct health_entry *e, double now,
-		       const char *reason, struct health_change *chg)
+int health_admin_clear(struct health_entry *e, double now, const char *reason,
+		       struct health_change *chg)
 {
 	e->override = HEALTH_OVERRIDE_CLEAR;
 	if (e->state == HEALTH_OK) {
@@ -162,8 +161,8 @@ int health_admin_clear(struct health_entry *e, double now,
 	return change(e, HEALTH_OK, now, true, reason, chg);
 }
 
-int health_admin_release(struct health_entry *e, double now,
-			 const char *reason, struct health_change *chg)
+int health_admin_release(struct health_entry *e, double now, const char *reason,
+			 struct health_change *chg)
 {
 	e->override = HEALTH_OVERRIDE_NONE;
 	e->bad_streak = 0;
@@ -209,16 +208,16 @@ static double monotonic(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int health_run_argv(const struct policy_argv *cmd,
-		    const struct health_entry *e, enum health_state from,
-		    bool append_name, double timeout, fwd_error_t *err)
+int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
+		    enum health_state from, bool append_name, double timeout,
+		    fwd_error_t *err)
 {
 	char **argv = NULL;
 	char env_kind[64], env_name[HEALTH_NAME_MAX + 32];
 	char env_state[64], env_prev[64], env_reason[HEALTH_REASON_MAX + 32];
 	static char env_path[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-	char *envp[] = { env_path, env_kind,
-			 env_name, env_state, env_prev, env_reason, NULL };
+	char *envp[] = {env_path, env_kind,   env_name, env_state,
+			env_prev, env_reason, NULL};
 	double deadline;
 	int status = 0;
 	pid_t pid, r;
@@ -291,8 +290,10 @@ int health_run_argv(const struct policy_argv *cmd,
 		return 0;
 	errno = ECHILD;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return errprintf(err, "command %s: could not be executed "
-				 "(exit 127)", cmd->argv[0]);
+		return errprintf(err,
+				 "command %s: could not be executed "
+				 "(exit 127)",
+				 cmd->argv[0]);
 	if (WIFEXITED(status))
 		return errprintf(err, "command %s: exited with status %d",
 				 cmd->argv[0], WEXITSTATUS(status));
@@ -316,15 +317,14 @@ int health_run_commands(const struct policy_anomaly *p,
 	if (e->kind != HEALTH_OST)
 		return rv;
 	if (chg->to == HEALTH_EXCLUDED && chg->from != HEALTH_EXCLUDED) {
-		if (health_run_argv(&p->ost_exclude_command, e, chg->from,
-				    true, timeout, &one) < 0) {
+		if (health_run_argv(&p->ost_exclude_command, e, chg->from, true,
+				    timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);
 			rv = -1;
 		}
-	} else if (chg->from == HEALTH_EXCLUDED &&
-		   chg->to != HEALTH_EXCLUDED) {
-		if (health_run_argv(&p->ost_restore_command, e, chg->from,
-				    true, timeout, &one) < 0) {
+	} else if (chg->from == HEALTH_EXCLUDED && chg->to != HEALTH_EXCLUDED) {
+		if (health_run_argv(&p->ost_restore_command, e, chg->from, true,
+				    timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);
 			rv = -1;
 		}
@@ -332,7 +332,8 @@ int health_run_commands(const struct policy_anomaly *p,
 	return rv;
 }
 
-/* ---- JSON ------------------------------------------------------------------ */
+/* ---- JSON ------------------------------------------------------------------
+ */
 
 char *health_to_json(const struct health_entry *entries, size_t n)
 {
@@ -343,8 +344,8 @@ char *health_to_json(const struct health_entry *entries, size_t n)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_pack("{s:s, s:s, s:s}", "kind",
-				      health_kind_name(entries[i].kind),
-				      "name", entries[i].name, "state",
+				      health_kind_name(entries[i].kind), "name",
+				      entries[i].name, "state",
 				      health_state_name(entries[i].state));
 
 		if (!o || json_array_append_new(arr, o) < 0)

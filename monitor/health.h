@@ -56,7 +56,7 @@ enum health_state {
 enum health_override {
 	HEALTH_OVERRIDE_NONE = 0, /* the scanner decides */
 	HEALTH_OVERRIDE_EXCLUDE,  /* pinned excluded by an admin */
-	HEALTH_OVERRIDE_CLEAR,    /* pinned ok by an admin */
+	HEALTH_OVERRIDE_CLEAR,	  /* pinned ok by an admin */
 };
 
 #define HEALTH_NAME_MAX 128
@@ -68,23 +68,23 @@ struct health_entry {
 	char name[HEALTH_NAME_MAX];
 	enum health_state state;
 	enum health_override override;
-	double since;            /* when the current state began */
-	double episode_start;    /* start of the current episode, 0 if ok */
-	uint32_t bad_streak;     /* consecutive BAD windows */
-	uint32_t good_streak;    /* consecutive GOOD windows */
-	double bad_since;        /* start of the first window of bad_streak */
-	double good_since;       /* start of the first window of good_streak */
-	double scanned_until;    /* end of the last window applied, 0 never */
+	double since;	      /* when the current state began */
+	double episode_start; /* start of the current episode, 0 if ok */
+	uint32_t bad_streak;  /* consecutive BAD windows */
+	uint32_t good_streak; /* consecutive GOOD windows */
+	double bad_since;     /* start of the first window of bad_streak */
+	double good_since;    /* start of the first window of good_streak */
+	double scanned_until; /* end of the last window applied, 0 never */
 	char reason[HEALTH_REASON_MAX]; /* why it is in this state */
 };
 
 /* A state change, for the history table and the commands. */
 struct health_change {
 	enum health_state from, to;
-	double time;             /* when the new state begins */
-	bool episode_closed;     /* to == ok: an episode ended */
+	double time;			   /* when the new state begins */
+	bool episode_closed;		   /* to == ok: an episode ended */
 	double episode_start, episode_end; /* valid when episode_closed */
-	bool admin;              /* caused by an admin override */
+	bool admin;			   /* caused by an admin override */
 	char reason[HEALTH_REASON_MAX];
 };
 
@@ -116,12 +116,12 @@ int health_step(const struct policy_anomaly *p, struct health_entry *e,
  * pin and resets the entry to ok with empty streaks.  Each returns 1 and
  * fills *chg when the state changed, else 0.
  */
-int health_admin_exclude(struct health_entry *e, double now,
-			 const char *reason, struct health_change *chg);
-int health_admin_clear(struct health_entry *e, double now,
-		       const char *reason, struct health_change *chg);
-int health_admin_release(struct health_entry *e, double now,
-			 const char *reason, struct health_change *chg);
+int health_admin_exclude(struct health_entry *e, double now, const char *reason,
+			 struct health_change *chg);
+int health_admin_clear(struct health_entry *e, double now, const char *reason,
+		       struct health_change *chg);
+int health_admin_release(struct health_entry *e, double now, const char *reason,
+			 struct health_change *chg);
 
 /* ---- Beacon Table 2 duration bins ------------------------------------- */
 
@@ -162,9 +162,9 @@ int health_run_commands(const struct policy_anomaly *p,
 
 /* Run one argv with the component environment, the name appended as
  * the last argument when append_name; see above. */
-int health_run_argv(const struct policy_argv *cmd,
-		    const struct health_entry *e, enum health_state from,
-		    bool append_name, double timeout, fwd_error_t *err);
+int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
+		    enum health_state from, bool append_name, double timeout,
+		    fwd_error_t *err);
 
 /* ---- HEALTH.json --------------------------------------------------------- */
 
@@ -206,10 +206,10 @@ long health_find(const struct health_entry *entries, size_t n,
 		 enum health_kind kind, const char *name);
 
 struct health_scan_opts {
-	double since;           /* first window for components never scanned
+	double since;		/* first window for components never scanned
 				 * (and the earliest window considered);
 				 * 0 = 24 h before `until` */
-	double until;           /* scan windows ending at or before this;
+	double until;		/* scan windows ending at or before this;
 				 * 0 = now */
 	double command_timeout; /* per feedback command, seconds */
 	/* Called after the commit for every state change, with the error of
@@ -220,15 +220,15 @@ struct health_scan_opts {
 };
 
 struct health_scan_stats {
-	size_t components;      /* components with at least one new window */
-	size_t windows;         /* component-windows applied */
-	size_t bad_windows;     /* of which BAD */
-	size_t jobs;            /* finished jobs given to the peer detector */
-	size_t jobs_eligible;   /* of which large enough to compare */
-	size_t changes;         /* state changes */
-	size_t command_errors;  /* feedback commands that failed */
-	double first_window;    /* earliest window start applied, 0 none */
-	double last_window;     /* latest window end applied */
+	size_t components;     /* components with at least one new window */
+	size_t windows;	       /* component-windows applied */
+	size_t bad_windows;    /* of which BAD */
+	size_t jobs;	       /* finished jobs given to the peer detector */
+	size_t jobs_eligible;  /* of which large enough to compare */
+	size_t changes;	       /* state changes */
+	size_t command_errors; /* feedback commands that failed */
+	double first_window;   /* earliest window start applied, 0 none */
+	double last_window;    /* latest window end applied */
 };
 
 /*
@@ -264,17 +264,16 @@ int health_db_scan(struct db *db, const struct policy *p,
  */
 int health_db_admin(struct db *db, const struct policy *p,
 		    enum health_kind kind, const char *name,
-		    enum health_override action, const char *reason,
-		    double now, double command_timeout,
-		    struct health_change *chg, fwd_error_t *cmd_err,
-		    fwd_error_t *err);
+		    enum health_override action, const char *reason, double now,
+		    double command_timeout, struct health_change *chg,
+		    fwd_error_t *cmd_err, fwd_error_t *err);
 
 /* Episodes (time away from ok) counted by Beacon's Table 2 bins. */
 struct health_report {
 	unsigned count[2][HEALTH_N_BINS];   /* [kind][bin], ended episodes */
 	unsigned ongoing[2][HEALTH_N_BINS]; /* [kind][bin], still open, by
 					     * their duration so far */
-	unsigned excluded_now[2];           /* components excluded now */
+	unsigned excluded_now[2];	    /* components excluded now */
 	unsigned suspect_now[2];
 };
 
@@ -286,7 +285,8 @@ struct health_report {
 int health_db_report(struct db *db, double since, double now,
 		     struct health_report *r, fwd_error_t *err);
 
-/* ---- job-level anomaly (DBSCAN on I/O phases) ------------------------------ */
+/* ---- job-level anomaly (DBSCAN on I/O phases) ------------------------------
+ */
 
 struct health_job_neighbour {
 	uint64_t job_id;
@@ -299,15 +299,15 @@ struct health_job_report {
 	uint64_t job_id;
 	char user[64], name[256];
 	uint32_t nodes;
-	size_t n_history_runs;   /* past runs whose phases were used */
+	size_t n_history_runs; /* past runs whose phases were used */
 	size_t n_history_phases;
-	size_t n_phases;         /* of this job */
+	size_t n_phases;	      /* of this job */
 	struct anomaly_phase *phases; /* this job's, malloc'd */
 	bool checked, anomalous;
 	size_t n_clusters, n_outliers;
-	bool *outlier;           /* n_phases flags, malloc'd */
+	bool *outlier; /* n_phases flags, malloc'd */
 	char reason[160];
-	char **forwarders;       /* this job's, malloc'd */
+	char **forwarders; /* this job's, malloc'd */
 	size_t n_forwarders;
 	struct health_job_neighbour *neighbours; /* malloc'd */
 	size_t n_neighbours, n_disruptive;

@@ -68,8 +68,8 @@ long health_find(const struct health_entry *entries, size_t n,
 }
 
 /* Fill e from the current row of a SELECT of ROW_COLUMNS. */
-#define ROW_COLUMNS                                                        \
-	"kind, name, state, since, COALESCE(reason, ''), source,"          \
+#define ROW_COLUMNS                                               \
+	"kind, name, state, since, COALESCE(reason, ''), source," \
 	" bad_windows, good_windows, COALESCE(last_scan_at, 0)"
 
 static int row_to_entry(struct db_stmt *st, double window,
@@ -110,8 +110,10 @@ int health_db_load(struct db *db, double window, struct health_entry **entries,
 
 	*entries = NULL;
 	*n = 0;
-	st = db_prepare(db, "SELECT " ROW_COLUMNS " FROM health"
-			" WHERE kind IN ('fwd', 'ost') LIMIT 1000000", err);
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM health"
+			" WHERE kind IN ('fwd', 'ost') LIMIT 1000000",
+			err);
 	if (!st)
 		return -1;
 	if (db_exec(st, err) < 0)
@@ -147,8 +149,8 @@ out:
 
 /* ---- writing ---------------------------------------------------------- */
 
-static int write_entry(struct db *db, const struct health_entry *e,
-		       double now, fwd_error_t *err)
+static int write_entry(struct db *db, const struct health_entry *e, double now,
+		       fwd_error_t *err)
 {
 	return db_execf(db, err,
 			"INSERT INTO health (kind, name, state, since, reason,"
@@ -203,9 +205,9 @@ struct verdict {
 
 struct comp {
 	struct health_entry e;
-	double peak;          /* benchmarked, B/s; 0 unknown */
-	bool stored;          /* e comes from the health table */
-	bool touched;         /* windows applied: write the row */
+	double peak;	      /* benchmarked, B/s; 0 unknown */
+	bool stored;	      /* e comes from the health table */
+	bool touched;	      /* windows applied: write the row */
 	struct verdict *peer; /* peer-detector verdicts, by window */
 	size_t n_peer, cap_peer;
 	struct health_change *chg;
@@ -295,7 +297,8 @@ static int comps_sort(struct scan *s)
 			for (size_t j = 0; j < s->c[i].n_peer; j++) {
 				if (grow((void **)&k->peer, &k->cap_peer,
 					 k->n_peer + 1, sizeof(*k->peer)) < 0)
-					return errprintf(s->err, "health scan: "
+					return errprintf(s->err,
+							 "health scan: "
 							 "out of memory");
 				k->peer[k->n_peer++] = s->c[i].peer[j];
 			}
@@ -328,9 +331,9 @@ static struct comp *comp_get(struct scan *s, enum health_kind kind,
 }
 
 /* Samples of one component in [from, to) from rollups_minute. */
-static int load_series(struct scan *s, enum health_kind kind,
-		       const char *name, double from, double to,
-		       struct anomaly_sample **out, size_t *n)
+static int load_series(struct scan *s, enum health_kind kind, const char *name,
+		       double from, double to, struct anomaly_sample **out,
+		       size_t *n)
 {
 	struct anomaly_sample *v = NULL;
 	struct db_stmt *st;
@@ -491,9 +494,9 @@ static int add_peer_verdict(struct scan *s, enum health_kind kind,
 }
 
 /* Run the peer detector on the members of one kind of one job. */
-static int peer_job(struct scan *s, uint64_t job, uint32_t nodes,
-		    double start, double end, enum health_kind kind,
-		    char **names, size_t n, bool *eligible)
+static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
+		    double end, enum health_kind kind, char **names, size_t n,
+		    bool *eligible)
 {
 	struct anomaly_series *mem = calloc(n ? n : 1, sizeof(*mem));
 	struct anomaly_peer_stat *stat = calloc(n ? n : 1, sizeof(*stat));
@@ -532,8 +535,8 @@ static int peer_job(struct scan *s, uint64_t job, uint32_t nodes,
 				 "(mean %.3g)",
 				 (unsigned long long)job, stat[i].avg_bps,
 				 stat[i].peak_bps,
-				 s->p->anomaly.peer.bandwidth_fraction * 100,
-				 n, res.mean_peak_bps, stat[i].volume,
+				 s->p->anomaly.peer.bandwidth_fraction * 100, n,
+				 res.mean_peak_bps, stat[i].volume,
 				 res.mean_volume);
 		else
 			snprintf(reason, sizeof(reason),
@@ -615,14 +618,15 @@ static int peer_scan(struct scan *s, double from, double to,
 		stats->jobs++;
 		/* Forwarders: what the job really held, else its default
 		 * mapping. */
-		if (job_names(s, "SELECT DISTINCT forwarder FROM allocations"
-				 " WHERE job_id = ? ORDER BY forwarder"
-				 " LIMIT 100000", j->id, &names, &nn) < 0)
+		if (job_names(s,
+			      "SELECT DISTINCT forwarder FROM allocations"
+			      " WHERE job_id = ? ORDER BY forwarder"
+			      " LIMIT 100000",
+			      j->id, &names, &nn) < 0)
 			goto out;
 		if (!nn) {
 			free(names);
-			if (default_forwarders(s, j->nodelist, &names, &nn) <
-			    0)
+			if (default_forwarders(s, j->nodelist, &names, &nn) < 0)
 				goto out;
 		}
 		r = peer_job(s, j->id, j->nodes, j->start, j->end,
@@ -630,10 +634,11 @@ static int peer_scan(struct scan *s, double from, double to,
 		free_names(names, nn);
 		if (r < 0)
 			goto out;
-		if (job_names(s, "SELECT DISTINCT target FROM jobstats_raw"
-				 " WHERE job_id = ? AND kind = 'ost'"
-				 " ORDER BY target LIMIT 100000", j->id,
-			      &names, &nn) < 0)
+		if (job_names(s,
+			      "SELECT DISTINCT target FROM jobstats_raw"
+			      " WHERE job_id = ? AND kind = 'ost'"
+			      " ORDER BY target LIMIT 100000",
+			      j->id, &names, &nn) < 0)
 			goto out;
 		r = peer_job(s, j->id, j->nodes, j->start, j->end, HEALTH_OST,
 			     names, nn, &eligible);
@@ -688,9 +693,9 @@ static int scan_comp(struct scan *s, struct comp *c, double since, double end,
 	start = floor(start / s->window) * s->window;
 	if (start >= end)
 		return 0;
-	if (c->peak > 0 && load_series(s, c->e.kind, c->e.name,
-				       start - pa->sustained.duration, end,
-				       &smp, &ns) < 0)
+	if (c->peak > 0 &&
+	    load_series(s, c->e.kind, c->e.name, start - pa->sustained.duration,
+			end, &smp, &ns) < 0)
 		return -1;
 	stats->components++;
 	for (double w = start; w < end; w += s->window) {
@@ -701,9 +706,8 @@ static int scan_comp(struct scan *s, struct comp *c, double since, double end,
 
 		if (c->peak > 0) {
 			v = anomaly_window_verdict(&pa->sustained, c->peak, smp,
-						   ns, w, w + s->window,
-						   reason, sizeof(reason),
-						   s->err);
+						   ns, w, w + s->window, reason,
+						   sizeof(reason), s->err);
 			if (v < 0) {
 				errprefix(s->err, "%s %s",
 					  health_kind_name(c->e.kind),
@@ -745,9 +749,8 @@ out:
 
 static void run_change_commands(const struct policy *p,
 				const struct health_entry *final,
-				const struct health_change *chg,
-				double timeout, fwd_error_t *cmd_err,
-				size_t *failed)
+				const struct health_change *chg, double timeout,
+				fwd_error_t *cmd_err, size_t *failed)
 {
 	struct health_entry at = *final;
 
@@ -764,8 +767,11 @@ int health_db_scan(struct db *db, const struct policy *p,
 		   const struct topology *t, const struct health_scan_opts *o,
 		   struct health_scan_stats *stats, fwd_error_t *err)
 {
-	struct scan s = { .db = db, .p = p, .t = t, .err = err,
-			  .window = p->anomaly.window };
+	struct scan s = {.db = db,
+			 .p = p,
+			 .t = t,
+			 .err = err,
+			 .window = p->anomaly.window};
 	struct health_entry *rows = NULL;
 	size_t n_rows = 0;
 	double until, since, end, lo, now = (double)time(NULL);
@@ -866,14 +872,14 @@ out:
 	return rv;
 }
 
-/* ---- admin ------------------------------------------------------------------ */
+/* ---- admin ------------------------------------------------------------------
+ */
 
 int health_db_admin(struct db *db, const struct policy *p,
 		    enum health_kind kind, const char *name,
-		    enum health_override action, const char *reason,
-		    double now, double command_timeout,
-		    struct health_change *chg, fwd_error_t *cmd_err,
-		    fwd_error_t *err)
+		    enum health_override action, const char *reason, double now,
+		    double command_timeout, struct health_change *chg,
+		    fwd_error_t *cmd_err, fwd_error_t *err)
 {
 	struct health_entry *rows = NULL, e;
 	struct health_change c;
@@ -886,8 +892,10 @@ int health_db_admin(struct db *db, const struct policy *p,
 		cmd_err->text[0] = '\0';
 	if (strlen(name) >= HEALTH_NAME_MAX) {
 		errno = EINVAL;
-		return errprintf(err, "component name %.40s...: longer than "
-				 "%d characters", name, HEALTH_NAME_MAX - 1);
+		return errprintf(err,
+				 "component name %.40s...: longer than "
+				 "%d characters",
+				 name, HEALTH_NAME_MAX - 1);
 	}
 	if (db_lock(db, HEALTH_LOCK, p->database.lock_timeout, err) < 0)
 		return -1;
@@ -939,7 +947,8 @@ out:
 	return rv;
 }
 
-/* ---- report ----------------------------------------------------------------- */
+/* ---- report -----------------------------------------------------------------
+ */
 
 int health_db_report(struct db *db, double since, double now,
 		     struct health_report *r, fwd_error_t *err)
@@ -954,17 +963,17 @@ int health_db_report(struct db *db, double since, double now,
 
 	memset(r, 0, sizeof(*r));
 
-#define CLOSE_EPISODE()                                                    \
-	do {                                                               \
-		if (open && ep_start >= since) {                           \
-			int b = health_duration_bin(                       \
-				(ep_ongoing ? now : ep_end) - ep_start);   \
-			if (ep_ongoing)                                    \
-				r->ongoing[ep_kind][b]++;                  \
-			else                                               \
-				r->count[ep_kind][b]++;                    \
-		}                                                          \
-		open = false;                                              \
+#define CLOSE_EPISODE()                                                  \
+	do {                                                             \
+		if (open && ep_start >= since) {                         \
+			int b = health_duration_bin(                     \
+				(ep_ongoing ? now : ep_end) - ep_start); \
+			if (ep_ongoing)                                  \
+				r->ongoing[ep_kind][b]++;                \
+			else                                             \
+				r->count[ep_kind][b]++;                  \
+		}                                                        \
+		open = false;                                            \
 	} while (0)
 
 	st = db_prepare(db,
@@ -1034,12 +1043,12 @@ out:
 	return rv;
 }
 
-/* ---- job-level anomaly ---------------------------------------------------- */
+/* ---- job-level anomaly ----------------------------------------------------
+ */
 
 /* job_io.phases: [{"start","end","read_bytes","write_bytes",...}, ...] */
 static int parse_phases(const char *text, uint64_t job,
-			struct anomaly_phase **out, size_t *n,
-			fwd_error_t *err)
+			struct anomaly_phase **out, size_t *n, fwd_error_t *err)
 {
 	struct anomaly_phase *v = NULL;
 	json_error_t je;
@@ -1051,8 +1060,10 @@ static int parse_phases(const char *text, uint64_t job,
 	if (!a || !json_is_array(a)) {
 		json_decref(a);
 		errno = EINVAL;
-		return errprintf(err, "job %llu: job_io.phases: not a JSON "
-				 "array", (unsigned long long)job);
+		return errprintf(err,
+				 "job %llu: job_io.phases: not a JSON "
+				 "array",
+				 (unsigned long long)job);
 	}
 	v = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*v));
 	if (!v) {
@@ -1060,18 +1071,22 @@ static int parse_phases(const char *text, uint64_t job,
 		return errprintf(err, "job %llu: out of memory",
 				 (unsigned long long)job);
 	}
-	json_array_foreach(a, i, el) {
+	json_array_foreach(a, i, el)
+	{
 		json_t *s = json_object_get(el, "start");
 		json_t *e = json_object_get(el, "end");
-		double rb = json_number_value(json_object_get(el, "read_bytes"));
-		double wb = json_number_value(json_object_get(el, "write_bytes"));
+		double rb =
+			json_number_value(json_object_get(el, "read_bytes"));
+		double wb =
+			json_number_value(json_object_get(el, "write_bytes"));
 
 		if (!json_is_number(s) || !json_is_number(e) ||
 		    json_number_value(e) < json_number_value(s)) {
 			free(v);
 			json_decref(a);
 			errno = EINVAL;
-			return errprintf(err, "job %llu: job_io.phases[%zu]: "
+			return errprintf(err,
+					 "job %llu: job_io.phases[%zu]: "
 					 "needs numbers start <= end",
 					 (unsigned long long)job, i);
 		}
@@ -1089,9 +1104,11 @@ static int parse_phases(const char *text, uint64_t job,
 static int job_forwarders(struct scan *s, uint64_t job, const char *nodelist,
 			  char ***names, size_t *n)
 {
-	if (job_names(s, "SELECT DISTINCT forwarder FROM allocations"
-			 " WHERE job_id = ? AND action <> 'shadow'"
-			 " ORDER BY forwarder LIMIT 100000", job, names, n) < 0)
+	if (job_names(s,
+		      "SELECT DISTINCT forwarder FROM allocations"
+		      " WHERE job_id = ? AND action <> 'shadow'"
+		      " ORDER BY forwarder LIMIT 100000",
+		      job, names, n) < 0)
 		return -1;
 	if (*n)
 		return 0;
@@ -1135,12 +1152,12 @@ int health_db_job_check(struct db *db, const struct policy *p,
 			const struct topology *t, uint64_t job_id,
 			struct health_job_report *r, fwd_error_t *err)
 {
-	struct scan s = { .db = db, .p = p, .t = t, .err = err };
+	struct scan s = {.db = db, .p = p, .t = t, .err = err};
 	struct anomaly_phase *hist = NULL;
 	size_t n_hist = 0, cap_hist = 0, n_nb = 0, cap_nb = 0;
 	struct nb_row *nbs = NULL;
 	struct anomaly_neighbour *plain = NULL;
-	struct anomaly_phase_report rep = { 0 };
+	struct anomaly_phase_report rep = {0};
 	struct anomaly_run run;
 	struct db_stmt *st = NULL;
 	char *nodelist = NULL, *phases = NULL;
@@ -1183,8 +1200,10 @@ int health_db_job_check(struct db *db, const struct policy *p,
 	}
 	if (!phases) {
 		errno = ENOENT;
-		errprintf(err, "job %llu: no I/O phases recorded (job_io."
-			  "phases is empty)", (unsigned long long)job_id);
+		errprintf(err,
+			  "job %llu: no I/O phases recorded (job_io."
+			  "phases is empty)",
+			  (unsigned long long)job_id);
 		goto out;
 	}
 	if (parse_phases(phases, job_id, &r->phases, &r->n_phases, err) < 0)
@@ -1206,8 +1225,8 @@ int health_db_job_check(struct db *db, const struct policy *p,
 	if (!st)
 		goto out;
 	if (db_bind_text(st, 0, r->user) < 0 ||
-	    db_bind_text(st, 1, r->name) < 0 ||
-	    db_bind_uint64(st, 2, lo) < 0 || db_bind_uint64(st, 3, hi) < 0 ||
+	    db_bind_text(st, 1, r->name) < 0 || db_bind_uint64(st, 2, lo) < 0 ||
+	    db_bind_uint64(st, 3, hi) < 0 ||
 	    db_bind_int64(st, 4, (int64_t)start) < 0 ||
 	    db_bind_int64(st, 5, (int64_t)(start - p->history.max_age)) < 0 ||
 	    db_bind_uint64(st, 6, job_id) < 0 || db_exec(st, err) < 0)
@@ -1318,8 +1337,8 @@ int health_db_job_check(struct db *db, const struct policy *p,
 	r->outlier = rep.outlier;
 	rep.outlier = NULL;
 	if (rep.n_neighbours) {
-		r->neighbours = calloc(rep.n_neighbours,
-				       sizeof(*r->neighbours));
+		r->neighbours =
+			calloc(rep.n_neighbours, sizeof(*r->neighbours));
 		if (!r->neighbours) {
 			errprintf(err, "job check: out of memory");
 			goto out;

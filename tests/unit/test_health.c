@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
 #include <cmocka.h>
 
 #include "monitor/anomaly.h"
@@ -31,15 +32,15 @@ struct seq_case {
 /* Policy defaults: suspect after 1 bad window, excluded after 3, back to
  * ok after 3 good ones. */
 static const struct seq_case seq_cases[] = {
-	{ "three bad windows exclude", "BBB", "sse" },
-	{ "transient dip: one bad window, then good", "BGGG", "ssso" },
-	{ "a good window restarts the bad count", "BBGBBB", "ssssse" },
-	{ "recovery after hysteresis; idle windows change nothing",
-	  "BBBGGNG", "sseeeeo" },
-	{ "a bad window restarts the good count", "BBBGGBGGG", "sseeeeeeo" },
-	{ "no evidence, no change", "NNN", "ooo" },
-	{ "healthy stays ok", "GGGG", "oooo" },
-	{ "bad again after recovery", "BBBGGGB", "sseeeos" },
+	{"three bad windows exclude", "BBB", "sse"},
+	{"transient dip: one bad window, then good", "BGGG", "ssso"},
+	{"a good window restarts the bad count", "BBGBBB", "ssssse"},
+	{"recovery after hysteresis; idle windows change nothing", "BBBGGNG",
+	 "sseeeeo"},
+	{"a bad window restarts the good count", "BBBGGBGGG", "sseeeeeeo"},
+	{"no evidence, no change", "NNN", "ooo"},
+	{"healthy stays ok", "GGGG", "oooo"},
+	{"bad again after recovery", "BBBGGGB", "sseeeos"},
 };
 
 static int verdict_of(char c)
@@ -68,12 +69,11 @@ static void test_sequences(void **state)
 		for (size_t i = 0; i < n; i++) {
 			struct health_change chg;
 
-			assert_int_not_equal(health_step(&p->anomaly, &e, i * W,
-							 (i + 1) * W,
-							 verdict_of(
-								 tc->verdicts[i]),
-							 "test", &chg),
-					     -1);
+			assert_int_not_equal(
+				health_step(&p->anomaly, &e, i * W, (i + 1) * W,
+					    verdict_of(tc->verdicts[i]), "test",
+					    &chg),
+				-1);
 			got[i] = state_char(e.state);
 		}
 		assert_string_equal(got, tc->states);
@@ -134,26 +134,22 @@ static void test_idempotent(void **state)
 
 	assert_non_null(p);
 	health_entry_init(&e, HEALTH_FORWARDER, "fwd1");
-	assert_int_equal(health_step(&p->anomaly, &e, 0, W, ANOMALY_BAD, "x",
-				     &chg),
-			 1);
+	assert_int_equal(
+		health_step(&p->anomaly, &e, 0, W, ANOMALY_BAD, "x", &chg), 1);
 	/* The same window again, and an older one: ignored. */
-	assert_int_equal(health_step(&p->anomaly, &e, 0, W, ANOMALY_BAD, "x",
-				     &chg),
-			 0);
-	assert_int_equal(health_step(&p->anomaly, &e, -W, 0, ANOMALY_BAD, "x",
-				     &chg),
-			 0);
+	assert_int_equal(
+		health_step(&p->anomaly, &e, 0, W, ANOMALY_BAD, "x", &chg), 0);
+	assert_int_equal(
+		health_step(&p->anomaly, &e, -W, 0, ANOMALY_BAD, "x", &chg), 0);
 	assert_int_equal(e.bad_streak, 1);
 	assert_true(e.scanned_until == W);
 	errno = 0;
-	assert_int_equal(health_step(&p->anomaly, &e, 2 * W, W, ANOMALY_BAD,
-				     "x", &chg),
-			 -1);
+	assert_int_equal(
+		health_step(&p->anomaly, &e, 2 * W, W, ANOMALY_BAD, "x", &chg),
+		-1);
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(health_step(&p->anomaly, &e, 2 * W, 3 * W, 7, "x",
-				     &chg),
-			 -1);
+	assert_int_equal(
+		health_step(&p->anomaly, &e, 2 * W, 3 * W, 7, "x", &chg), -1);
 	policy_destroy(p);
 }
 
@@ -196,9 +192,8 @@ static void test_admin_overrides(void **state)
 	assert_int_equal(e.bad_streak, 5);
 
 	/* Released: the scanner decides again, from empty streaks. */
-	assert_int_equal(health_admin_release(&e, 9000, "back to scanner",
-					      &chg),
-			 0);
+	assert_int_equal(
+		health_admin_release(&e, 9000, "back to scanner", &chg), 0);
 	assert_int_equal(e.override, HEALTH_OVERRIDE_NONE);
 	assert_int_equal(e.bad_streak, 0);
 	assert_int_equal(health_step(&p->anomaly, &e, w * W, (w + 1) * W,
@@ -224,23 +219,23 @@ static void test_bins(void **state)
 		int bin;
 		const char *name;
 	} bc[] = {
-		{ 0, HEALTH_BIN_UNDER_1H, "<1h" },
-		{ 3599, HEALTH_BIN_UNDER_1H, "<1h" },
-		{ 3600, HEALTH_BIN_1_4H, "1-4h" },
-		{ 14399, HEALTH_BIN_1_4H, "1-4h" },
-		{ 14400, HEALTH_BIN_4_12H, "4-12h" },
-		{ 43199, HEALTH_BIN_4_12H, "4-12h" },
-		{ 43200, HEALTH_BIN_12_96H, "12-96h" },
-		{ 345599, HEALTH_BIN_12_96H, "12-96h" },
-		{ 345600, HEALTH_BIN_96H_PLUS, ">=96h" },
-		{ 1e9, HEALTH_BIN_96H_PLUS, ">=96h" },
+		{0, HEALTH_BIN_UNDER_1H, "<1h"},
+		{3599, HEALTH_BIN_UNDER_1H, "<1h"},
+		{3600, HEALTH_BIN_1_4H, "1-4h"},
+		{14399, HEALTH_BIN_1_4H, "1-4h"},
+		{14400, HEALTH_BIN_4_12H, "4-12h"},
+		{43199, HEALTH_BIN_4_12H, "4-12h"},
+		{43200, HEALTH_BIN_12_96H, "12-96h"},
+		{345599, HEALTH_BIN_12_96H, "12-96h"},
+		{345600, HEALTH_BIN_96H_PLUS, ">=96h"},
+		{1e9, HEALTH_BIN_96H_PLUS, ">=96h"},
 	};
 
 	for (size_t i = 0; i < sizeof(bc) / sizeof(bc[0]); i++) {
 		assert_int_equal(health_duration_bin(bc[i].s), bc[i].bin);
-		assert_string_equal(health_bin_name(health_duration_bin(
-					    bc[i].s)),
-				    bc[i].name);
+		assert_string_equal(
+			health_bin_name(health_duration_bin(bc[i].s)),
+			bc[i].name);
 	}
 }
 
@@ -324,11 +319,11 @@ static char *slurp(const char *name)
 /* An argv that appends the named variables to tmpdir/<file>.  The script
  * is the test's own; the component strings only travel in the
  * environment. */
-static void shell_argv(struct policy_argv *a, char *store[4],
-		       char script[256], const char *file, const char *what)
+static void shell_argv(struct policy_argv *a, char *store[4], char script[256],
+		       const char *file, const char *what)
 {
-	snprintf(script, 256, "printf '%%s\\n' \"%s\" >> %s/%s", what,
-		 tmpdir, file);
+	snprintf(script, 256, "printf '%%s\\n' \"%s\" >> %s/%s", what, tmpdir,
+		 file);
 	store[0] = (char *)"/bin/sh";
 	store[1] = (char *)"-c";
 	store[2] = script;
@@ -343,14 +338,13 @@ static void test_command_environment(void **state)
 	char *store[4];
 	char script[256];
 	struct health_entry e;
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 	char *out;
 
 	health_entry_init(&e, HEALTH_OST, "lustre-OST0007");
 	e.state = HEALTH_EXCLUDED;
 	/* A reason with shell metacharacters stays inert. */
-	snprintf(e.reason, sizeof(e.reason), "slow; $(touch %s/pwned)",
-		 tmpdir);
+	snprintf(e.reason, sizeof(e.reason), "slow; $(touch %s/pwned)", tmpdir);
 	snprintf(script, sizeof(script), "env | sort > %s/env", tmpdir);
 	store[0] = (char *)"/bin/sh";
 	store[1] = (char *)"-c";
@@ -358,7 +352,8 @@ static void test_command_environment(void **state)
 	store[3] = NULL;
 	a.argv = store;
 	a.argc = 3;
-	assert_int_equal(health_run_argv(&a, &e, HEALTH_SUSPECT, false, 10, &err), 0);
+	assert_int_equal(
+		health_run_argv(&a, &e, HEALTH_SUSPECT, false, 10, &err), 0);
 	out = slurp("env");
 	assert_non_null(out);
 	assert_non_null(strstr(out, "FWD_COMPONENT=lustre-OST0007\n"));
@@ -385,24 +380,23 @@ static void test_command_failures(void **state)
 		int want_errno;
 		const char *want;
 	} fc[] = {
-		{ "false", NULL, 5, EINVAL,
-		  "command false: must be an absolute path" },
-		{ "/bin/false", NULL, 5, ECHILD,
-		  "command /bin/false: exited with status 1" },
-		{ "/nonexistent/alert", NULL, 5, ECHILD,
-		  "command /nonexistent/alert: could not be executed (exit "
-		  "127)" },
-		{ "/bin/sleep", "30", 0.5, ETIMEDOUT,
-		  "command /bin/sleep: killed after 0.5 s" },
+		{"false", NULL, 5, EINVAL,
+		 "command false: must be an absolute path"},
+		{"/bin/false", NULL, 5, ECHILD,
+		 "command /bin/false: exited with status 1"},
+		{"/nonexistent/alert", NULL, 5, ECHILD,
+		 "command /nonexistent/alert: could not be executed (exit "
+		 "127)"},
+		{"/bin/sleep", "30", 0.5, ETIMEDOUT,
+		 "command /bin/sleep: killed after 0.5 s"},
 	};
 	struct health_entry e;
 
 	health_entry_init(&e, HEALTH_FORWARDER, "fwd3");
 	for (size_t i = 0; i < sizeof(fc) / sizeof(fc[0]); i++) {
-		char *argv[3] = { (char *)fc[i].argv0, (char *)fc[i].arg1,
-				  NULL };
-		struct policy_argv a = { argv, fc[i].arg1 ? 2 : 1 };
-		fwd_error_t err = { "" };
+		char *argv[3] = {(char *)fc[i].argv0, (char *)fc[i].arg1, NULL};
+		struct policy_argv a = {argv, fc[i].arg1 ? 2 : 1};
+		fwd_error_t err = {""};
 
 		errno = 0;
 		assert_int_equal(health_run_argv(&a, &e, HEALTH_OK, false,
@@ -419,9 +413,9 @@ static void test_run_commands(void **state)
 	char *s1[4], *s2[4], *s3[4];
 	char c1[256], c2[256], c3[256];
 	struct health_entry ost, fwd;
-	struct health_change chg = { .from = HEALTH_SUSPECT,
-				     .to = HEALTH_EXCLUDED };
-	fwd_error_t err = { "" };
+	struct health_change chg = {.from = HEALTH_SUSPECT,
+				    .to = HEALTH_EXCLUDED};
+	fwd_error_t err = {""};
 	char *out;
 
 	assert_non_null(p);
@@ -435,17 +429,14 @@ static void test_run_commands(void **state)
 	health_entry_init(&ost, HEALTH_OST, "lustre-OST0009");
 	health_entry_init(&fwd, HEALTH_FORWARDER, "fwd4");
 	ost.state = fwd.state = HEALTH_EXCLUDED;
-	assert_int_equal(health_run_commands(&p->anomaly, &fwd, &chg, 10,
-					     &err),
+	assert_int_equal(health_run_commands(&p->anomaly, &fwd, &chg, 10, &err),
 			 0);
-	assert_int_equal(health_run_commands(&p->anomaly, &ost, &chg, 10,
-					     &err),
+	assert_int_equal(health_run_commands(&p->anomaly, &ost, &chg, 10, &err),
 			 0);
 	chg.from = HEALTH_EXCLUDED;
 	chg.to = HEALTH_OK;
 	ost.state = HEALTH_OK;
-	assert_int_equal(health_run_commands(&p->anomaly, &ost, &chg, 10,
-					     &err),
+	assert_int_equal(health_run_commands(&p->anomaly, &ost, &chg, 10, &err),
 			 0);
 	out = slurp("alert");
 	assert_non_null(out);
