@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
+#include "allocator/topology.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
 #include "monitor/db.h"
@@ -38,7 +40,10 @@ static void usage(FILE *f)
 "\n"
 "  init      create the schema, or bring it to this version; then grant the\n"
 "            read-only node account (database.node_user) SELECT on the\n"
-"            `allocations` and `forwarders` tables.  Idempotent.\n"
+"            `allocations` and `forwarders` tables, and, when a topology is\n"
+"            available (--topology, or the policy's `topology:` file exists),\n"
+"            mirror its forwarders and OSTs into those tables.  Idempotent;\n"
+"            run it again after changing the topology.\n"
 "  migrate   bring an existing schema up to this version.  Idempotent.\n"
 "            A database with a newer schema than this fwdctl is refused.\n"
 "  status    print the server, the schema version and the row count of\n"
@@ -139,6 +144,7 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o,
 	struct policy *p = fwdctl_policy(ctx);
 	fwd_error_t err = { { 0 } };
 	const char *grant_warning = NULL;
+	const struct topology *topo = NULL;
 	char grant_msg[1100] = "";
 	struct db *db;
 	int from = 0, to = 0;
@@ -183,12 +189,35 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o,
 			grant_warning = grant_msg;
 		}
 	}
+	if (init && (ctx->topology_path ||
+		     (p->topology && access(p->topology, R_OK) == 0))) {
+		/* Keep the SQL mirror of the topology current. */
+		topo = fwdctl_topology(ctx);
+		if (!topo) {
+			rc = FWD_EXIT_USAGE;
+			goto out;
+		}
+		if (db_sync_topology(db, topo, &err) < 0) {
+			fwdctl_err("%s", err.text);
+			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+						       : FWD_EXIT_INVALID;
+			goto out;
+		}
+	}
 	if (o->json || ctx->json) {
 		json_t *j = json_pack("{s:s, s:i, s:i, s:i}", "database",
 				      db_where(db), "from_version", from,
 				      "to_version", to, "latest",
 				      schema_latest_version());
 
+		if (j && topo) {
+			json_object_set_new(j, "topology",
+					    json_string(topo->path));
+			json_object_set_new(j, "forwarders",
+					    json_integer((json_int_t)topo->n_forwarders));
+			json_object_set_new(j, "osts",
+					    json_integer((json_int_t)topo->n_osts));
+		}
 		if (j && init)
 			json_object_set_new(j, "node_grant",
 					    grant_warning
@@ -202,6 +231,9 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o,
 	} else {
 		printf("schema migrated from version %d to %d\n", from, to);
 	}
+	if (topo && !(o->json || ctx->json))
+		printf("synced %zu forwarders and %zu OSTs from %s\n",
+		       topo->n_forwarders, topo->n_osts, topo->path);
 	if (grant_warning)
 		fwdctl_err("warning: %s", grant_warning);
 	rc = FWD_EXIT_OK;

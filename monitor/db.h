@@ -177,4 +177,14 @@ int db_check_schema(struct db *db, fwd_error_t *err);
 int db_grant_node(struct db *db, const char *user, const char *host,
 		  fwd_error_t *err);
 
+/*
+ * Mirror the topology's forwarders (name, address, group, role, peak) and
+ * OSTs into the forwarders and osts tables, in one transaction.  Rows are
+ * upserted by name; forwarders.last_used_at (the ledger's) is kept; rows
+ * no longer in the topology are left alone (the ledger may name them).
+ */
+struct topology;
+int db_sync_topology(struct db *db, const struct topology *t,
+		     fwd_error_t *err);
+
 #endif
