@@ -75,9 +75,10 @@ tests_unit_test_health_SOURCES = tests/unit/test_health.c
 tests_unit_test_health_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_health_LDADD = $(FWD_TEST_LIBS)
 TESTS += tests/integration/health_scan.sh tests/integration/health_admin.sh \
-	tests/integration/health_job.sh
+	tests/integration/health_job.sh tests/integration/health_ingest.sh
 EXTRA_DIST += tests/integration/health_scan.sh \
 	tests/integration/health_admin.sh tests/integration/health_job.sh \
+	tests/integration/health_ingest.sh \
 	tests/integration/health_common.sh monitor/HEALTH.md
 
 # Scan time for 288 forwarders + 432 OSTs over a day of rollups, in memory
