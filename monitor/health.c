@@ -78,9 +78,15 @@ static void set_reason(char *dst, const char *reason)
 static int change(struct health_entry *e, enum health_state to, double t,
 		  bool admin, const char *reason, struct health_change *chg)
 {
-	struct health_change c = {
-		.from = e->state, .to = to, .time = t, .admin = admin};
+	struct health_change c;
 
+	/* A scan catching up on windows older than an admin change must not
+	 * start a state before the current one began: history stays in
+	 * time order. */
+	if (t < e->since)
+		t = e->since;
+	c = (struct health_change){
+		.from = e->state, .to = to, .time = t, .admin = admin};
 	set_reason(c.reason, reason);
 	if (to == HEALTH_OK) {
 		c.episode_closed = true;

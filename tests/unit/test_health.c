@@ -202,6 +202,27 @@ static void test_admin_overrides(void **state)
 	assert_int_equal(e.state, HEALTH_SUSPECT);
 	w++;
 
+	/* A scan catching up on windows before an admin change does not
+	 * date its change before that change. */
+	assert_int_equal(health_admin_release(&e, 15000, "reset", &chg), 1);
+	assert_int_equal(health_step(&p->anomaly, &e, 100000 - W, 100000,
+				     ANOMALY_BAD, "slow", &chg),
+			 1);
+	assert_true(chg.time == 99400);
+	{
+		struct health_entry old;
+
+		health_entry_init(&old, HEALTH_FORWARDER, "fwd9");
+		assert_int_equal(health_admin_clear(&old, 50000, "x", &chg), 0);
+		assert_int_equal(health_admin_release(&old, 50000, "x", &chg),
+				 0);
+		old.since = 50000;
+		assert_int_equal(health_step(&p->anomaly, &old, 0, W,
+					     ANOMALY_BAD, "slow", &chg),
+				 1);
+		assert_true(chg.time == 50000);
+	}
+
 	/* Releasing an excluded component puts it back to ok. */
 	assert_int_equal(health_admin_exclude(&e, 20000, "manual", &chg), 1);
 	assert_int_equal(chg.from, HEALTH_SUSPECT);
