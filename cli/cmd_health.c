@@ -35,7 +35,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: fwdctl health scan [--since TIME] [--until TIME] "
 		"[--json]\n"
-		"       fwdctl health list [--json]\n"
+		"       fwdctl health list [--state STATE] [--json]\n"
 		"       fwdctl health export\n"
 		"       fwdctl health exclude NAME --reason TEXT [--kind "
 		"forwarder|ost]\n"
@@ -113,6 +113,8 @@ static void usage(FILE *f)
 		"  --until TIME  scan: last window end (default now - 5 min, "
 		"for late\n"
 		"                statistics)\n"
+		"  --state STATE list: only the components in this state (ok,\n"
+		"                suspect, excluded)\n"
 		"  --kind KIND   forwarder or ost; needed only when the "
 		"topology does\n"
 		"                not know NAME\n"
@@ -148,6 +150,7 @@ struct opts {
 	double since, until;
 	bool has_since, has_until;
 	const char *kind;
+	const char *state;
 	const char *reason;
 	bool json;
 	const char *name;
@@ -221,6 +224,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 		{"since", required_argument, NULL, 's'},
 		{"until", required_argument, NULL, 'u'},
 		{"kind", required_argument, NULL, 'k'},
+		{"state", required_argument, NULL, 'S'},
 		{"reason", required_argument, NULL, 'r'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
@@ -243,6 +247,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 			break;
 		case 'k':
 			o->kind = optarg;
+			break;
+		case 'S':
+			o->state = optarg;
 			break;
 		case 'r':
 			o->reason = optarg;
@@ -414,8 +421,15 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 	fwd_error_t err;
 	size_t n = 0;
 	struct db *db;
+	enum health_state only = HEALTH_OK;
 	int rc = FWD_EXIT_OK;
 
+	if (o->state && health_state_parse(o->state, &only) < 0) {
+		fwdctl_err("health list: --state '%s': use ok, suspect or "
+			   "excluded",
+			   o->state);
+		return FWD_EXIT_USAGE;
+	}
 	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
 	if (!db)
 		return rc;
@@ -424,6 +438,14 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
 					       : FWD_EXIT_INVALID;
 		goto out;
+	}
+	if (o->state) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (h[i].state == only)
+				h[k++] = h[i];
+		n = k;
 	}
 	if (export) {
 		char *s = health_to_json(h, n);

@@ -74,6 +74,13 @@ lst=$("$fwdctl" health list)
 check_match "list has a header" '^KIND +NAME +STATE +SINCE +SOURCE' "$lst"
 check_match "list shows the suspect forwarder" \
 	'forwarder +fwd10 +suspect +[0-9T:Z-]+ +scanner' "$lst"
+check_eq "list --state suspect shows only fwd10" "fwd10" \
+	"$("$fwdctl" health list --state suspect | awk 'NR > 1 { print $2 }')"
+"$fwdctl" health list --state broken >"$d/e0" 2>&1
+check_eq "list --state with a bad state: exit 2" 2 $?
+check_eq "  message" \
+	"fwdctl: health list: --state 'broken': use ok, suspect or excluded" \
+	"$(cat "$d/e0")"
 js=$("$fwdctl" health list --json | tr -d '\n' | sed 's/  */ /g')
 check_match "list --json has the fields" \
 	'\{ "kind": "forwarder", "name": "fwd09", "state": "ok", "since": "[0-9T:Z-]+", "source": "scanner", "bad_windows": 0, "good_windows": [0-9]+, "scanned_until": "[0-9T:Z-]+", "reason": "admin release: released to the scanner" \}' \
