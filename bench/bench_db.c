@@ -22,6 +22,7 @@
 #define APPS 10
 #define LOOKUPS 2000
 
+/* clang-format off */
 static const char fill_jobs[] =
 	"INSERT INTO jobs (job_id, user, account, name, partition_name,"
 	" nodelist, node_count, submit_at, start_at, end_at, state, request,"
@@ -78,14 +79,15 @@ static int cmp_double(const void *a, const void *b)
 
 	return x < y ? -1 : x > y;
 }
+/* clang-format on */
 
 static void stats(const char *what, double *v, size_t n, long rows)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	printf("  %-34s median %7.1f us  p99 %7.1f us  max %7.1f us  "
 	       "(%zu lookups, %.1f rows each)\n",
-	       what, v[n / 2] * 1e6, v[(n * 99) / 100] * 1e6, v[n - 1] * 1e6,
-	       n, (double)rows / (double)n);
+	       what, v[n / 2] * 1e6, v[(n * 99) / 100] * 1e6, v[n - 1] * 1e6, n,
+	       (double)rows / (double)n);
 }
 
 int main(void)
@@ -93,7 +95,7 @@ int main(void)
 	static double lat[LOOKUPS];
 	const int64_t base = 1700000000;
 	struct bench_db b;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	struct db_stmt *st = NULL;
 	double t0;
 	long rows;
@@ -106,8 +108,7 @@ int main(void)
 
 	t0 = bench_now();
 	if (db_execf(b.db, &err, fill_jobs, "iiiiiii", (int64_t)USERS,
-		     (int64_t)USERS, (int64_t)APPS, base, base, base,
-		     base) < 0)
+		     (int64_t)USERS, (int64_t)APPS, base, base, base, base) < 0)
 		goto fail;
 	printf("  filled jobs in %.1f s\n", bench_now() - t0);
 	t0 = bench_now();
@@ -117,11 +118,10 @@ int main(void)
 	if (db_execf(b.db, &err, fill_profiles, "iiiii", (int64_t)USERS,
 		     (int64_t)USERS, (int64_t)USERS, (int64_t)USERS, base) < 0)
 		goto fail;
-	if (db_execf(b.db, &err, "ANALYZE TABLE jobs, job_io, profiles",
-		     "") < 0)
-		goto fail;
-	if (db_query_int64(b.db, &err, &n, "SELECT COUNT(*) FROM jobs", "") <
+	if (db_execf(b.db, &err, "ANALYZE TABLE jobs, job_io, profiles", "") <
 	    0)
+		goto fail;
+	if (db_query_int64(b.db, &err, &n, "SELECT COUNT(*) FROM jobs", "") < 0)
 		goto fail;
 	printf("  %lld jobs stored\n", (long long)n);
 

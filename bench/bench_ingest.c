@@ -16,17 +16,17 @@
 #include "monitor/ingest.h"
 
 #define FWDS 64
-#define ROUNDS 60        /* beacon: 64 x 60 x 7 = 26,880 lines */
+#define ROUNDS 60 /* beacon: 64 x 60 x 7 = 26,880 lines */
 #define SERIES 200
-#define POINTS 150       /* influx: 200 x 150 = 30,000 lines */
+#define POINTS 150 /* influx: 200 x 150 = 30,000 lines */
 #define TARGETS 40
-#define JOBS 250         /* jobstats: 40 x 250 = 10,000 entries, 5 ops */
+#define JOBS 250 /* jobstats: 40 x 250 = 10,000 entries, 5 ops */
 
 static FILE *gen_beacon(void)
 {
-	static const char *const st[] = { "Meta exe", "Meta wait", "Read exe",
-					   "Read wait", "Write exe",
-					   "Write wait" };
+	static const char *const st[] = {"Meta exe",  "Meta wait",
+					 "Read exe",  "Read wait",
+					 "Write exe", "Write wait"};
 	FILE *f = tmpfile();
 
 	for (int r = 0; r < ROUNDS; r++) {
@@ -38,13 +38,17 @@ static FILE *gen_beacon(void)
 		strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		for (int i = 0; i < FWDS; i++) {
 			for (int s = 0; s < 6; s++) {
-				fprintf(f, "10.0.%d.%d [x]  [Trace]: %s:",
-					i / 250, i % 250 + 1, st[s]);
+				fprintf(f,
+					"10.0.%d.%d [x]  [Trace]: %s:", i / 250,
+					i % 250 + 1, st[s]);
 				for (int b = 0; b < 8; b++)
-					fprintf(f, " %d", r * (8 - b) * (s + 1));
+					fprintf(f, " %d",
+						r * (8 - b) * (s + 1));
 				fprintf(f, " %s\n", iso);
 			}
-			fprintf(f, "10.0.%d.%d [x]  [Trace]: queue length: %d %s\n",
+			fprintf(f,
+				"10.0.%d.%d [x]  [Trace]: queue length: %d "
+				"%s\n",
 				i / 250, i % 250 + 1, (r * 7 + i) % 16, iso);
 		}
 	}
@@ -65,7 +69,8 @@ static FILE *gen_influx(void)
 				"write_bytes=%lldi,read_ops=%lldi,"
 				"write_ops=%lldi,md_ops=%lldi,queue_len=%d "
 				"%lld000000000\n",
-				s % 2 ? "ost" : "fwd", s % 2 ? "target" : "node",
+				s % 2 ? "ost" : "fwd",
+				s % 2 ? "target" : "node",
 				s % 2 ? "lustre-OST" : "fwd", s, v * 1048576,
 				v * 524288, v * 16, v * 8, v, p % 9,
 				1472292840LL + p * 10);
@@ -86,11 +91,16 @@ static FILE *gen_jobstats(void)
 			fprintf(f,
 				"- job_id:          %d\n"
 				"  snapshot_time:   %d\n"
-				"  read_bytes:      { samples: %d, unit: bytes, min: 4096, max: 1048576, sum: %d }\n"
-				"  write_bytes:     { samples: %d, unit: bytes, min: 4096, max: 1048576, sum: %d }\n"
-				"  getattr:         { samples: %d, unit: reqs }\n"
-				"  punch:           { samples: 0, unit: reqs }\n"
-				"  sync:            { samples: 1, unit: reqs }\n",
+				"  read_bytes:      { samples: %d, unit: "
+				"bytes, min: 4096, max: 1048576, sum: %d }\n"
+				"  write_bytes:     { samples: %d, unit: "
+				"bytes, min: 4096, max: 1048576, sum: %d }\n"
+				"  getattr:         { samples: %d, unit: reqs "
+				"}\n"
+				"  punch:           { samples: 0, unit: reqs "
+				"}\n"
+				"  sync:            { samples: 1, unit: reqs "
+				"}\n",
 				100000 + j, 1472292840 + j, j, j * 4096, j,
 				j * 8192, j * 3);
 		}
@@ -123,7 +133,7 @@ int main(void)
 	struct bench_db b;
 	struct ingest_reader *rd = malloc(sizeof(*rd));
 	struct jobstats_rec *jr = malloc(sizeof(*jr));
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	struct ingest_store *s;
 	const char *line;
 	bool trunc;

@@ -47,9 +47,9 @@ static int run(char *const argv[], bool quiet)
 
 void bench_db_start(struct bench_db *b)
 {
-	char *argv[] = { (char *)TOP_SRCDIR "/scripts/testdb", (char *)"start",
-			 b->dir, NULL };
-	fwd_error_t err = { { 0 } };
+	char *argv[] = {(char *)TOP_SRCDIR "/scripts/testdb", (char *)"start",
+			b->dir, NULL};
+	fwd_error_t err = {{0}};
 
 	snprintf(b->dir, sizeof(b->dir), "/tmp/fwd-bench.XXXXXX");
 	if (!mkdtemp(b->dir)) {
@@ -79,9 +79,9 @@ void bench_db_start(struct bench_db *b)
 
 void bench_db_stop(struct bench_db *b)
 {
-	char *stop[] = { (char *)TOP_SRCDIR "/scripts/testdb", (char *)"stop", b->dir,
-			 NULL };
-	char *rm[] = { (char *)"/bin/rm", (char *)"-rf", b->dir, NULL };
+	char *stop[] = {(char *)TOP_SRCDIR "/scripts/testdb", (char *)"stop",
+			b->dir, NULL};
+	char *rm[] = {(char *)"/bin/rm", (char *)"-rf", b->dir, NULL};
 
 	db_close(b->db);
 	b->db = NULL;

@@ -27,6 +27,7 @@
 #define ADMIN_TIMEOUT 600.0
 #define PRUNE_CHUNK 10000
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -77,6 +78,7 @@ static void usage(FILE *f)
 "  3  the database is unavailable (message names host or socket, error\n"
 "     code and the server's text); also a refused password file\n");
 }
+/* clang-format on */
 
 struct opts {
 	const char *node_host;
@@ -88,12 +90,12 @@ struct opts {
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
-		{ "node-host", required_argument, NULL, 'H' },
-		{ "no-grant", no_argument, NULL, 'G' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"node-host", required_argument, NULL, 'H'},
+		{"no-grant", no_argument, NULL, 'G'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -138,11 +140,10 @@ static void print_json(json_t *o)
 	json_decref(o);
 }
 
-static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o,
-		      bool init)
+static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 {
 	struct policy *p = fwdctl_policy(ctx);
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	const char *grant_warning = NULL;
 	const struct topology *topo = NULL;
 	char grant_msg[1100] = "";
@@ -185,7 +186,11 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o,
 			}
 			/* The schema is in place; a node account the DB
 			 * admin has not created yet is not fatal. */
-			snprintf(grant_msg, sizeof(grant_msg), "%s", err.text);
+			snprintf(grant_msg, sizeof(grant_msg),
+				 "%.900s; create the node account (see "
+				 "monitor/SCHEMA.md), then run `fwdctl db "
+				 "init` again",
+				 err.text);
 			grant_warning = grant_msg;
 		}
 	}
@@ -213,18 +218,20 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o,
 		if (j && topo) {
 			json_object_set_new(j, "topology",
 					    json_string(topo->path));
-			json_object_set_new(j, "forwarders",
-					    json_integer((json_int_t)topo->n_forwarders));
-			json_object_set_new(j, "osts",
-					    json_integer((json_int_t)topo->n_osts));
+			json_object_set_new(
+				j, "forwarders",
+				json_integer((json_int_t)topo->n_forwarders));
+			json_object_set_new(
+				j, "osts",
+				json_integer((json_int_t)topo->n_osts));
 		}
 		if (j && init)
-			json_object_set_new(j, "node_grant",
-					    grant_warning
-						    ? json_string(grant_warning)
-						    : json_string(o->no_grant
-									  ? "skipped"
-									  : "ok"));
+			json_object_set_new(
+				j, "node_grant",
+				grant_warning
+					? json_string(grant_warning)
+					: json_string(o->no_grant ? "skipped"
+								  : "ok"));
 		print_json(j);
 	} else if (from == to) {
 		printf("schema at version %d, nothing to do\n", to);
@@ -245,7 +252,7 @@ out:
 static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
 {
 	const char *const *tables = schema_table_names();
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	json_t *counts = NULL;
 	struct db *db;
 	int cur = 0;
@@ -284,15 +291,14 @@ static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
 					     : FWD_EXIT_INVALID;
 				goto out;
 			}
-			json_object_set_new(counts, tables[i],
-					    json_integer(n));
+			json_object_set_new(counts, tables[i], json_integer(n));
 		}
 	}
 	if (o->json || ctx->json) {
 		json_t *j = json_pack("{s:s, s:i, s:i, s:s, s:O}", "database",
 				      db_where(db), "schema_version", cur,
 				      "latest", latest, "state",
-				      cur == 0 ? "missing"
+				      cur == 0	     ? "missing"
 				      : cur < latest ? "older"
 				      : cur > latest ? "newer"
 						     : "current",
@@ -332,6 +338,7 @@ struct prune_target {
 	int which; /* 0 raw, 1 rollups, 2 audit */
 };
 
+/* clang-format off */
 static const struct prune_target prune_targets[] = {
 	{ "samples_raw", "ts", 0 },
 	{ "samples_hist", "ts", 0 },
@@ -340,6 +347,7 @@ static const struct prune_target prune_targets[] = {
 	{ "rollups_hist_minute", "minute", 1 },
 	{ "audit", "ts", 2 },
 };
+/* clang-format on */
 
 /* Delete in chunks so no single statement holds locks for long. */
 static int64_t prune_table(struct db *db, const struct prune_target *t,
@@ -382,7 +390,7 @@ static void iso_time(int64_t t, char *buf, size_t len)
 static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 {
 	struct policy *p = fwdctl_policy(ctx);
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	json_t *out = NULL;
 	struct db *db;
 	int64_t now = (int64_t)time(NULL);
@@ -417,12 +425,12 @@ static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 		iso_time(cutoff, when, sizeof(when));
 		if (o->json || ctx->json)
 			json_array_append_new(
-				out, json_pack("{s:s, s:I, s:s, s:I, s:b}",
-					       "table", t->table, "rows",
-					       (json_int_t)n, "older_than",
-					       when, "cutoff",
-					       (json_int_t)cutoff, "dry_run",
-					       o->dry_run));
+				out,
+				json_pack("{s:s, s:I, s:s, s:I, s:b}", "table",
+					  t->table, "rows", (json_int_t)n,
+					  "older_than", when, "cutoff",
+					  (json_int_t)cutoff, "dry_run",
+					  o->dry_run));
 		else
 			printf("%s %" PRId64 " rows from %s (older than %s)\n",
 			       o->dry_run ? "would remove" : "removed", n,
@@ -441,7 +449,7 @@ out:
 
 static int cmd_db(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
-	struct opts o = { 0 };
+	struct opts o = {0};
 	const char *sub;
 	int r;
 

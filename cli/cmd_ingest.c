@@ -26,9 +26,13 @@
 #define SHOW_ERRORS 5
 /* Commit at least this often on a slow stream so readers see new data. */
 #define FLUSH_INTERVAL 2.0
+/* After this long without using the connection, check it before use: a
+ * pipe can sit idle past the server's wait_timeout. */
+#define IDLE_CHECK 1.0
 
 enum format { FMT_BEACON, FMT_INFLUX, FMT_JOBSTATS };
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -82,12 +86,18 @@ static void usage(FILE *f)
 "  3  the database is unavailable (nothing of the failed batch is kept)\n",
 		SHOW_ERRORS);
 }
+/* clang-format on */
 
 struct run {
-	const char *path;        /* for messages */
+	const char *path; /* for messages */
+	struct fwdctl_ctx *ctx;
+	struct db *db;
+	size_t batch;
+	double last_use;
+	uint64_t prev_stored, prev_skipped; /* of stores before a reconnect */
 	struct ingest_store *store;
-	struct ingest_stats st;  /* lines, rejected, ignored */
-	json_t *errors;          /* first SHOW_ERRORS messages */
+	struct ingest_stats st; /* lines, rejected, ignored */
+	json_t *errors;		/* first SHOW_ERRORS messages */
 	bool json;
 	/* beacon-lwfs address -> forwarder name */
 	const struct topology *topo;
@@ -141,24 +151,61 @@ static const char *forwarder_name(struct run *r, const char *addr)
 }
 
 /*
+ * Before storing after an idle spell, make sure the connection is alive;
+ * if the server dropped it (wait_timeout, restart), connect again.  Only
+ * done between transactions, so nothing buffered is lost; the new store
+ * reloads the counter baselines that were committed.
+ */
+static int ensure_conn(struct run *r, fwd_error_t *err)
+{
+	double now = now_mono();
+	const struct ingest_stats *s;
+	int rc;
+
+	if (ingest_store_pending(r->store) || now - r->last_use < IDLE_CHECK) {
+		r->last_use = now;
+		return 0;
+	}
+	r->last_use = now;
+	if (db_ping(r->db, err) == 0)
+		return 0;
+	if (!db_err_unavailable(errno))
+		return -1;
+	s = ingest_store_stats(r->store);
+	r->prev_stored += s->stored;
+	r->prev_skipped += s->skipped;
+	ingest_store_close(r->store);
+	r->store = NULL;
+	db_close(r->db);
+	r->db = fwdctl_db_connect(r->ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	if (!r->db) {
+		errno = ECONNREFUSED;
+		return errprintf(err,
+				 "%s: giving up after the database "
+				 "connection was lost",
+				 r->path);
+	}
+	r->store = ingest_store_open(r->db, r->batch, err);
+	return r->store ? 0 : -1;
+}
+
+/*
  * Commit before blocking on a slow pipe (so the rows are visible and no
  * locks are held while waiting), and at least every FLUSH_INTERVAL.
  */
 static int maybe_flush(struct run *r, FILE *in, fwd_error_t *err)
 {
-	struct pollfd pfd = { .fd = fileno(in), .events = POLLIN };
+	struct pollfd pfd = {.fd = fileno(in), .events = POLLIN};
 	double now = now_mono();
 
-	if (now - r->last_flush >= FLUSH_INTERVAL ||
-	    poll(&pfd, 1, 0) == 0) {
+	if (now - r->last_flush >= FLUSH_INTERVAL || poll(&pfd, 1, 0) == 0) {
 		r->last_flush = now;
 		return ingest_store_flush(r->store, err);
 	}
 	return 0;
 }
 
-static int run_lines(struct run *r, FILE *in, enum format fmt,
-		     fwd_error_t *err)
+static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 {
 	struct ingest_reader *rd = malloc(sizeof(*rd));
 	int rv = -1;
@@ -169,7 +216,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt,
 	}
 	ingest_reader_init(rd, in);
 	for (;;) {
-		fwd_error_t perr = { { 0 } };
+		fwd_error_t perr = {{0}};
 		const char *line;
 		bool trunc;
 		int p;
@@ -183,11 +230,13 @@ static int run_lines(struct run *r, FILE *in, enum format fmt,
 		if (trunc) {
 			char msg[80];
 
-			snprintf(msg, sizeof(msg),
-				 "line longer than %d bytes", INGEST_MAX_LINE - 1);
+			snprintf(msg, sizeof(msg), "line longer than %d bytes",
+				 INGEST_MAX_LINE - 1);
 			reject(r, rd->lineno, msg);
 			continue;
 		}
+		if (ensure_conn(r, err) < 0)
+			goto out;
 		if (fmt == FMT_BEACON) {
 			struct beacon_rec rec;
 
@@ -254,7 +303,7 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 		return -1;
 	}
 	for (;;) {
-		fwd_error_t perr = { { 0 } };
+		fwd_error_t perr = {{0}};
 		int n = jobstats_next(p, rec, &perr);
 
 		if (n == 0)
@@ -272,6 +321,8 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 			}
 			continue;
 		}
+		if (ensure_conn(r, err) < 0)
+			goto out;
 		if (ingest_store_jobstats(r->store, rec, err) < 0) {
 			if (errno == EINVAL) {
 				reject(r, rec->line, err->text);
@@ -300,18 +351,24 @@ out:
 
 static void summary(struct run *r)
 {
-	const struct ingest_stats *s = ingest_store_stats(r->store);
+	struct ingest_stats tot = {0};
+	const struct ingest_stats *s = &tot;
 
+	if (r->store)
+		tot = *ingest_store_stats(r->store);
+	tot.stored += r->prev_stored;
+	tot.skipped += r->prev_skipped;
 	if (r->json) {
-		json_t *j = json_pack(
-			"{s:I, s:I, s:I, s:I, s:I, s:O}", "lines",
-			(json_int_t)r->st.lines, "stored", (json_int_t)s->stored,
-			"rejected", (json_int_t)r->st.rejected, "skipped",
-			(json_int_t)s->skipped, "ignored",
-			(json_int_t)r->st.ignored, "errors", r->errors);
-		char *txt = j ? json_dumps(j, JSON_INDENT(2) |
-						      JSON_PRESERVE_ORDER)
-			      : NULL;
+		json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:O}", "lines",
+				      (json_int_t)r->st.lines, "stored",
+				      (json_int_t)s->stored, "rejected",
+				      (json_int_t)r->st.rejected, "skipped",
+				      (json_int_t)s->skipped, "ignored",
+				      (json_int_t)r->st.ignored, "errors",
+				      r->errors);
+		char *txt =
+			j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+			  : NULL;
 
 		if (txt)
 			puts(txt);
@@ -320,8 +377,9 @@ static void summary(struct run *r)
 		return;
 	}
 	if (r->st.rejected > SHOW_ERRORS)
-		fprintf(stderr, "fwdctl: %s: %" PRIu64 " more rejected lines "
-				"not shown\n",
+		fprintf(stderr,
+			"fwdctl: %s: %" PRIu64 " more rejected lines "
+			"not shown\n",
 			r->path, r->st.rejected - SHOW_ERRORS);
 	printf("read %" PRIu64 " lines, stored %" PRIu64
 	       " samples, rejected %" PRIu64 " lines",
@@ -352,19 +410,18 @@ static int load_topology(struct fwdctl_ctx *ctx, const struct topology **out)
 static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "target", required_argument, NULL, 'T' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"format", required_argument, NULL, 'f'},
+		{"target", required_argument, NULL, 'T'},
+		{"batch", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct run r = { .last_fwd = -1, .json = ctx->json };
+	struct run r = {.last_fwd = -1, .json = ctx->json, .ctx = ctx};
 	const char *format = NULL, *target = NULL;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	unsigned long batch = 0;
 	enum format fmt;
-	struct db *db = NULL;
 	FILE *in = NULL;
 	int c, rc, x;
 
@@ -439,10 +496,12 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_USAGE;
 	}
 
-	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
-	if (!db)
+	r.db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	if (!r.db)
 		goto out;
-	r.store = ingest_store_open(db, batch, &err);
+	r.batch = batch;
+	r.last_use = now_mono();
+	r.store = ingest_store_open(r.db, batch, &err);
 	if (!r.store) {
 		fwdctl_err("%s", err.text);
 		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
@@ -464,7 +523,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 
 		fwdctl_err("%s", err.text);
 		summary(&r);
-		rc = db_err_unavailable(e) ? FWD_EXIT_SERVICE
+		rc = db_err_unavailable(e)     ? FWD_EXIT_SERVICE
 		     : e == EINVAL || e == EIO ? FWD_EXIT_USAGE
 					       : FWD_EXIT_SERVICE;
 		goto out;
@@ -474,7 +533,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 out:
 	json_decref(r.errors);
 	ingest_store_close(r.store);
-	db_close(db);
+	db_close(r.db);
 	if (in && in != stdin)
 		fclose(in);
 	return rc;

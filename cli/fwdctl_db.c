@@ -15,7 +15,7 @@ struct db *fwdctl_db_connect(struct fwdctl_ctx *ctx, enum db_role role,
 {
 	struct policy *p = fwdctl_policy(ctx);
 	struct policy_database cfg;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	struct db *db;
 
 	if (!p) {

@@ -298,8 +298,8 @@ struct db *db_connect(const struct policy_database *cfg, enum db_role role,
 		user = cfg->user;
 		pwfile = cfg->password_file;
 	}
-	if (pwfile && read_password(pwfile, password, sizeof(password),
-				    err) < 0)
+	if (pwfile &&
+	    read_password(pwfile, password, sizeof(password), err) < 0)
 		goto fail;
 
 	db->conn = mysql_init(NULL);
@@ -320,9 +320,9 @@ struct db *db_connect(const struct policy_database *cfg, enum db_role role,
 	proto = cfg->socket ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
 	mysql_options(db->conn, MYSQL_OPT_PROTOCOL, &proto);
 	if (!mysql_real_connect(db->conn,
-				cfg->socket ? "localhost"
-					    : (cfg->host ? cfg->host
-							 : "localhost"),
+				cfg->socket
+					? "localhost"
+					: (cfg->host ? cfg->host : "localhost"),
 				user, pwfile ? password : NULL, cfg->name,
 				cfg->port ? cfg->port : 3306, cfg->socket, 0)) {
 		conn_fail(db, err);
@@ -348,6 +348,13 @@ void db_close(struct db *db)
 		free(db);
 	}
 	errno = saved;
+}
+
+int db_ping(struct db *db, fwd_error_t *err)
+{
+	if (mysql_ping(db->conn))
+		return conn_fail(db, err);
+	return 0;
 }
 
 const char *db_where(const struct db *db)
@@ -582,8 +589,7 @@ static int setup_result(struct db_stmt *st, fwd_error_t *err)
 			c->cap = f[i].max_length + 1;
 			c->buf = malloc(c->cap);
 			if (!c->buf) {
-				errprintf(err, "database: %s",
-					  strerror(errno));
+				errprintf(err, "database: %s", strerror(errno));
 				goto out;
 			}
 			b->buffer_type = MYSQL_TYPE_STRING;
@@ -640,8 +646,8 @@ int db_fetch(struct db_stmt *st, fwd_error_t *err)
 			struct db_col *c = &st->cols[i];
 
 			if (c->kind == COL_TEXT && !c->is_null)
-				c->buf[c->len < c->cap ? c->len
-						       : c->cap - 1] = '\0';
+				c->buf[c->len < c->cap ? c->len : c->cap - 1] =
+					'\0';
 		}
 		return 1;
 	}
@@ -899,8 +905,7 @@ static double now_mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int db_lock(struct db *db, const char *name, double timeout,
-	    fwd_error_t *err)
+int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err)
 {
 	char full[200];
 	double deadline = now_mono() + (timeout > 0 ? timeout : 0);
@@ -922,8 +927,8 @@ int db_lock(struct db *db, const char *name, double timeout,
 			step = 1;
 		if (step < 0)
 			step = 0;
-		r = db_query_int64(db, err, &got, "SELECT GET_LOCK(?, ?)",
-				   "sd", full, step);
+		r = db_query_int64(db, err, &got, "SELECT GET_LOCK(?, ?)", "sd",
+				   full, step);
 		if (r < 0)
 			return -1;
 		if (r > 0 && got == 1)
@@ -944,8 +949,8 @@ int db_unlock(struct db *db, const char *name, fwd_error_t *err)
 	int64_t got = 0;
 
 	lock_name(db, name, full, sizeof(full));
-	if (db_query_int64(db, err, &got, "SELECT RELEASE_LOCK(?)", "s",
-			   full) < 0)
+	if (db_query_int64(db, err, &got, "SELECT RELEASE_LOCK(?)", "s", full) <
+	    0)
 		return -1;
 	return 0;
 }

@@ -38,7 +38,7 @@ struct policy_database;
 
 enum db_role {
 	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
-	DB_ROLE_NODE,           /* database.node_user / node_password_file:
+	DB_ROLE_NODE,		/* database.node_user / node_password_file:
 				 * read-only, SELECT on allocations and
 				 * forwarders only */
 };
@@ -59,6 +59,14 @@ struct db *db_connect(const struct policy_database *cfg, enum db_role role,
 
 /* Close the connection; NULL is fine; errno is preserved. */
 void db_close(struct db *db);
+
+/*
+ * Check that the connection still works (one round trip, no reconnect).
+ * Long-running readers (a pipe that was idle for hours, past the server's
+ * wait_timeout) call it before reusing a connection and reconnect when it
+ * fails with db_err_unavailable(errno).
+ */
+int db_ping(struct db *db, fwd_error_t *err);
 
 /* "socket /run/mysqld/mysqld.sock" or "dbhost:3306". */
 const char *db_where(const struct db *db);
@@ -83,8 +91,7 @@ int db_rollback(struct db *db);
  * at least 1; 0 means "try once"); on timeout returns -1 with errno
  * EAGAIN and "lock <name> held elsewhere for more than <t>s".
  */
-int db_lock(struct db *db, const char *name, double timeout,
-	    fwd_error_t *err);
+int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err);
 int db_unlock(struct db *db, const char *name, fwd_error_t *err);
 
 /*
@@ -184,7 +191,6 @@ int db_grant_node(struct db *db, const char *user, const char *host,
  * no longer in the topology are left alone (the ledger may name them).
  */
 struct topology;
-int db_sync_topology(struct db *db, const struct topology *t,
-		     fwd_error_t *err);
+int db_sync_topology(struct db *db, const struct topology *t, fwd_error_t *err);
 
 #endif

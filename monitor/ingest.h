@@ -30,9 +30,9 @@ const char *ingest_kind_name(enum ingest_kind k); /* "fwd" "ost" "mdt" */
 
 /* Parse results of the line parsers. */
 enum {
-	INGEST_OK = 0,      /* a record was produced */
-	INGEST_SKIP = 1,    /* blank line, comment, or data we do not keep
-			     * (another influx measurement): not an error */
+	INGEST_OK = 0,	 /* a record was produced */
+	INGEST_SKIP = 1, /* blank line, comment, or data we do not keep
+			  * (another influx measurement): not an error */
 };
 
 /* Lines longer than this are rejected (bounded memory on a pipe). */
@@ -46,7 +46,7 @@ enum {
  */
 struct ingest_reader {
 	FILE *f;
-	long lineno;             /* 1-based number of the line returned */
+	long lineno; /* 1-based number of the line returned */
 	char buf[INGEST_MAX_LINE];
 };
 void ingest_reader_init(struct ingest_reader *r, FILE *f);
@@ -60,15 +60,16 @@ enum beacon_phase { BEACON_EXE = 0, BEACON_WAIT };
 #define BEACON_BUCKETS 8
 
 struct beacon_rec {
-	char addr[64];             /* the forwarder's IP as printed */
-	int64_t ts;                /* the trailing ISO-8601 UTC time */
-	bool is_queue;             /* "queue length: <n>" line */
-	enum beacon_op op;         /* histogram lines */
+	char addr[64];	   /* the forwarder's IP as printed */
+	int64_t ts;	   /* the trailing ISO-8601 UTC time */
+	bool is_queue;	   /* "queue length: <n>" line */
+	enum beacon_op op; /* histogram lines */
 	enum beacon_phase phase;
-	uint64_t v[BEACON_BUCKETS];/* cumulative counters */
-	uint64_t queue_len;        /* queue lines */
+	uint64_t v[BEACON_BUCKETS]; /* cumulative counters */
+	uint64_t queue_len;	    /* queue lines */
 };
 
+/* clang-format off */
 /*
  * One line of Beacon's LWFS server statistics:
  *   <ip> [<local time>]  [Trace]: <Meta|Read|Write> <exe|wait>: <8 counters> <ISO-8601 UTC>
@@ -77,9 +78,10 @@ struct beacon_rec {
  * wrong and quoting the offending text (no file:line prefix; the caller
  * adds it).
  */
+/* clang-format on */
 int beacon_parse_line(const char *line, struct beacon_rec *out,
 		      fwd_error_t *err);
-const char *beacon_op_name(enum beacon_op op);       /* "meta" ... */
+const char *beacon_op_name(enum beacon_op op);	     /* "meta" ... */
 const char *beacon_phase_name(enum beacon_phase ph); /* "exe" "wait" */
 
 /*
@@ -101,14 +103,14 @@ enum influx_field {
 const char *influx_field_name(enum influx_field f); /* "read_bytes" ... */
 
 struct influx_rec {
-	enum ingest_kind kind;     /* measurement fwd / ost / mdt */
-	char name[128];            /* tag node= (fwd) or target= (ost/mdt),
-				    * unescaped */
-	int64_t ts_ns;             /* timestamp (ns); now when absent */
+	enum ingest_kind kind; /* measurement fwd / ost / mdt */
+	char name[128];	       /* tag node= (fwd) or target= (ost/mdt),
+				* unescaped */
+	int64_t ts_ns;	       /* timestamp (ns); now when absent */
 	bool has[INFLUX_N_COUNTERS];
 	uint64_t counter[INFLUX_N_COUNTERS]; /* cumulative */
 	bool has_queue;
-	double queue_len;          /* gauge */
+	double queue_len; /* gauge */
 };
 
 /*
@@ -123,27 +125,27 @@ struct influx_rec {
  * queue_len any non-negative number.  -1 with err on malformed input.
  * `now_ns` is used when the line has no timestamp.
  */
-int influx_parse_line(const char *line, int64_t now_ns,
-		      struct influx_rec *out, fwd_error_t *err);
+int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
+		      fwd_error_t *err);
 
 /* ---- Lustre job_stats ---- */
 
 #define JOBSTATS_MAX_OPS 64
 
 struct jobstats_op {
-	char name[32];             /* read_bytes, open, getattr, ... */
-	char unit[16];             /* bytes, usecs, reqs ("" if absent) */
+	char name[32]; /* read_bytes, open, getattr, ... */
+	char unit[16]; /* bytes, usecs, reqs ("" if absent) */
 	uint64_t samples, min, max, sum;
 };
 
 struct jobstats_rec {
-	enum ingest_kind kind;     /* INGEST_OST (obdfilter) or INGEST_MDT */
-	char target[128];          /* lustre-OST0000 */
-	char job_id[256];          /* as printed */
+	enum ingest_kind kind; /* INGEST_OST (obdfilter) or INGEST_MDT */
+	char target[128];      /* lustre-OST0000 */
+	char job_id[256];      /* as printed */
 	bool has_slurm_id;
-	uint64_t slurm_id;         /* numeric job id, see SCHEMA.md */
-	int64_t ts;                /* snapshot_time, seconds */
-	long line;                 /* input line of "- job_id:" */
+	uint64_t slurm_id; /* numeric job id, see SCHEMA.md */
+	int64_t ts;	   /* snapshot_time, seconds */
+	long line;	   /* input line of "- job_id:" */
 	size_t n_ops;
 	struct jobstats_op ops[JOBSTATS_MAX_OPS];
 };
@@ -178,7 +180,7 @@ enum {
 	SERIES_BASELINE = 0, /* first value of the series: no delta yet */
 	SERIES_DELTA = 1,    /* deltas and dt produced */
 	SERIES_RESTART = 2,  /* a counter went backwards: deltas from 0 */
-	SERIES_OLD = 3,      /* ts not after the last one: already seen or
+	SERIES_OLD = 3,	     /* ts not after the last one: already seen or
 			      * out of order; nothing produced */
 };
 
@@ -209,22 +211,20 @@ bool series_known(const struct series_table *t, const char *key);
 /* Visit every series (for saving baselines). */
 typedef int (*series_visit_fn)(const char *key, int64_t ts,
 			       const uint64_t *values, size_t n, void *arg);
-int series_foreach(const struct series_table *t, series_visit_fn fn,
-		   void *arg);
+int series_foreach(const struct series_table *t, series_visit_fn fn, void *arg);
 /* Visit only the series changed by series_update() since the last call,
  * clearing their mark after fn succeeds.  A non-zero fn result stops the
  * walk and is returned. */
-int series_foreach_dirty(struct series_table *t, series_visit_fn fn,
-			 void *arg);
+int series_foreach_dirty(struct series_table *t, series_visit_fn fn, void *arg);
 
 /* ---- the store ---- */
 
 struct ingest_stats {
-	uint64_t lines;     /* input lines read */
-	uint64_t stored;    /* records that added or changed rows */
-	uint64_t rejected;  /* malformed lines / entries */
-	uint64_t skipped;   /* already stored / out of order / baseline */
-	uint64_t ignored;   /* comments, blank lines, other measurements */
+	uint64_t lines;	   /* input lines read */
+	uint64_t stored;   /* records that added or changed rows */
+	uint64_t rejected; /* malformed lines / entries */
+	uint64_t skipped;  /* already stored / out of order / baseline */
+	uint64_t ignored;  /* comments, blank lines, other measurements */
 };
 
 struct ingest_store;
@@ -245,11 +245,14 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 			const struct beacon_rec *r, fwd_error_t *err);
 int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 			fwd_error_t *err);
-int ingest_store_jobstats(struct ingest_store *s,
-			  const struct jobstats_rec *r, fwd_error_t *err);
+int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
+			  fwd_error_t *err);
 
 /* Commit what is pending (also done every `batch` records). */
 int ingest_store_flush(struct ingest_store *s, fwd_error_t *err);
+
+/* True while records are buffered in an open transaction. */
+bool ingest_store_pending(const struct ingest_store *s);
 
 /* Counters so far (stored, skipped). */
 const struct ingest_stats *ingest_store_stats(const struct ingest_store *s);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* clang-format off */
 /*
  * Parser for Beacon's LWFS server statistics lines (DESIGN.md, "Monitor
  * inputs"):
@@ -7,6 +8,7 @@
  * The local time is the forwarder's clock and is not used: the trailing
  * UTC time stamps the sample.
  */
+/* clang-format on */
 #include "config.h"
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 
 #define MAX_TOKENS 12
 
+/* clang-format off */
 static const char *const op_names[] = { "meta", "read", "write" };
 static const char *const phase_names[] = { "exe", "wait" };
 
@@ -24,6 +27,7 @@ const char *beacon_op_name(enum beacon_op op)
 {
 	return op <= BEACON_WRITE ? op_names[op] : "?";
 }
+/* clang-format on */
 
 const char *beacon_phase_name(enum beacon_phase ph)
 {
@@ -118,10 +122,11 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 	p = skip_ws(q + 1);
 	if (strncmp(p, "[Trace]:", 8) != 0) {
 		errno = EINVAL;
-		return errprintf(err,
-				 "expected '[Trace]:' after the local time, got "
-				 "'%.*s'",
-				 QUOTE(p, tok_len(p)));
+		return errprintf(
+			err,
+			"expected '[Trace]:' after the local time, got "
+			"'%.*s'",
+			QUOTE(p, tok_len(p)));
 	}
 	p = skip_ws(p + 8);
 
@@ -129,7 +134,7 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 		out->is_queue = true;
 		p += 13;
 	} else {
-		static const char *const ops[] = { "Meta", "Read", "Write" };
+		static const char *const ops[] = {"Meta", "Read", "Write"};
 		bool found = false;
 
 		n = tok_len(p);
@@ -188,14 +193,12 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 	ncnt = nt - 1;
 	if (out->is_queue && ncnt != 1) {
 		errno = EINVAL;
-		return errprintf(err,
-				 "expected one queue length value, got %zu",
-				 ncnt);
+		return errprintf(
+			err, "expected one queue length value, got %zu", ncnt);
 	}
 	if (!out->is_queue && ncnt != BEACON_BUCKETS) {
 		errno = EINVAL;
-		return errprintf(err,
-				 "expected %d histogram counters, got %zu",
+		return errprintf(err, "expected %d histogram counters, got %zu",
 				 BEACON_BUCKETS, ncnt);
 	}
 	for (size_t i = 0; i < ncnt; i++) {

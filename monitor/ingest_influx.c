@@ -18,9 +18,11 @@
 
 #include "monitor/ingest.h"
 
+/* clang-format off */
 static const char *const field_names[INFLUX_N_COUNTERS] = {
 	"read_bytes", "write_bytes", "read_ops", "write_ops", "md_ops",
 };
+/* clang-format on */
 
 const char *influx_field_name(enum influx_field f)
 {
@@ -66,8 +68,8 @@ struct value {
 
 static bool is_bool(const char *s)
 {
-	static const char *const b[] = { "t", "T", "true", "True", "TRUE",
-					 "f", "F", "false", "False", "FALSE" };
+	static const char *const b[] = {"t", "T", "true",  "True",  "TRUE",
+					"f", "F", "false", "False", "FALSE"};
 
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
 		if (!strcmp(s, b[i]))
@@ -90,9 +92,9 @@ static int parse_value(const char **pp, struct value *v, const char *key,
 				p++;
 		if (*p != '"') {
 			errno = EINVAL;
-			return errprintf(err,
-					 "field '%s': unterminated string value",
-					 key);
+			return errprintf(
+				err, "field '%s': unterminated string value",
+				key);
 		}
 		*pp = p + 1;
 		v->type = V_STRING;
@@ -204,8 +206,8 @@ static int as_gauge(const struct value *v, const char *key, double *out,
 	return 0;
 }
 
-int influx_parse_line(const char *line, int64_t now_ns,
-		      struct influx_rec *out, fwd_error_t *err)
+int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
+		      fwd_error_t *err)
 {
 	char meas[ELEM_MAX], key[ELEM_MAX], val[ELEM_MAX];
 	const char *want_tag;
@@ -284,12 +286,12 @@ int influx_parse_line(const char *line, int64_t now_ns,
 	}
 	if (!have_name) {
 		errno = EINVAL;
-		return errprintf(err, "measurement '%s' needs a %s= tag",
-				 meas, want_tag);
+		return errprintf(err, "measurement '%s' needs a %s= tag", meas,
+				 want_tag);
 	}
 
 	for (;;) {
-		struct value v = { 0 };
+		struct value v = {0};
 
 		n = read_elem(&p, "=, \t", ",= ", key, sizeof(key));
 		if (n <= 0 || *p != '=') {
@@ -320,10 +322,11 @@ int influx_parse_line(const char *line, int64_t now_ns,
 		}
 		if (*p && *p != ',' && *p != ' ' && *p != '\t') {
 			errno = EINVAL;
-			return errprintf(err,
-					 "field '%s': unexpected '%c' after the "
-					 "value",
-					 key, *p);
+			return errprintf(
+				err,
+				"field '%s': unexpected '%c' after the "
+				"value",
+				key, *p);
 		}
 		if (*p != ',')
 			break;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* clang-format off */
 /*
  * Streaming parser for Lustre job_stats as printed by
  *   lctl get_param obdfilter.*.job_stats mdt.*.job_stats
@@ -18,6 +19,7 @@
  * libyaml through a read handler; events are consumed one entry at a time,
  * so memory stays bounded by one entry whatever the number of jobs.
  */
+/* clang-format on */
 #include "config.h"
 
 #include <errno.h>
@@ -31,23 +33,23 @@
 #include "monitor/ingest.h"
 
 enum state {
-	S_STREAM,  /* before/between documents */
-	S_TOPKEY,  /* in the top mapping, expecting a key */
-	S_TOPVAL,  /* after "job_stats", expecting the list (or null) */
-	S_ITEM,    /* in the list, expecting an entry */
-	S_EKEY,    /* in an entry, expecting a key */
-	S_EVAL,    /* in an entry, expecting a value */
-	S_OKEY,    /* in an operation's mapping, expecting a key */
-	S_OVAL,    /* in an operation's mapping, expecting a value */
-	S_SKIP,    /* skipping a nested collection we do not use */
+	S_STREAM, /* before/between documents */
+	S_TOPKEY, /* in the top mapping, expecting a key */
+	S_TOPVAL, /* after "job_stats", expecting the list (or null) */
+	S_ITEM,	  /* in the list, expecting an entry */
+	S_EKEY,	  /* in an entry, expecting a key */
+	S_EVAL,	  /* in an entry, expecting a value */
+	S_OKEY,	  /* in an operation's mapping, expecting a key */
+	S_OVAL,	  /* in an operation's mapping, expecting a value */
+	S_SKIP,	  /* skipping a nested collection we do not use */
 };
 
 struct jobstats_parser {
 	FILE *f;
 	struct ingest_reader rd;
 	char *default_target;
-	bool started;          /* first target looked for */
-	bool eof;              /* input exhausted */
+	bool started; /* first target looked for */
+	bool eof;     /* input exhausted */
 	/* the target of the current piece and of the next one */
 	char target[128];
 	enum ingest_kind kind;
@@ -58,12 +60,12 @@ struct jobstats_parser {
 	/* feeding libyaml */
 	yaml_parser_t yp;
 	bool in_piece;
-	bool piece_end;        /* a target line or EOF ended the piece */
+	bool piece_end;	       /* a target line or EOF ended the piece */
 	long piece_first_line; /* input line number of the piece's line 0 */
 	const char *feed;      /* remaining bytes of the current line */
 	size_t feed_len;
-	bool feed_nl;          /* the newline still to give */
-	char *first_line;      /* a line to feed before reading more */
+	bool feed_nl;	  /* the newline still to give */
+	char *first_line; /* a line to feed before reading more */
 	/* event state */
 	enum state st;
 	enum state skip_return;
@@ -130,8 +132,8 @@ static int read_handler(void *data, unsigned char *buffer, size_t size,
 
 	while (n < size) {
 		if (p->feed_len) {
-			size_t k = p->feed_len < size - n ? p->feed_len
-							  : size - n;
+			size_t k =
+				p->feed_len < size - n ? p->feed_len : size - n;
 
 			memcpy(buffer + n, p->feed, k);
 			p->feed += k;
@@ -299,8 +301,7 @@ static int start(struct jobstats_parser *p, fwd_error_t *err)
 				p->eof = true;
 			return -1;
 		}
-		snprintf(p->target, sizeof(p->target), "%s",
-			 p->default_target);
+		snprintf(p->target, sizeof(p->target), "%s", p->default_target);
 		kind_from_target(p->target, &p->kind);
 		snprintf(p->next_first, sizeof(p->next_first), "%s", line);
 		/* This line is part of the piece: re-feed it. */
@@ -345,7 +346,8 @@ static long ev_line(const struct jobstats_parser *p, const yaml_event_t *ev)
 }
 
 static void entry_error(struct jobstats_parser *p, const yaml_event_t *ev,
-			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+			const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void entry_error(struct jobstats_parser *p, const yaml_event_t *ev,
 			const char *fmt, ...)
@@ -356,8 +358,8 @@ static void entry_error(struct jobstats_parser *p, const yaml_event_t *ev,
 	if (p->entry_bad)
 		return; /* the first problem of an entry is the one shown */
 	p->entry_bad = true;
-	snprintf(p->entry_err.text, sizeof(p->entry_err.text), "line %ld: ",
-		 ev_line(p, ev));
+	snprintf(p->entry_err.text, sizeof(p->entry_err.text),
+		 "line %ld: ", ev_line(p, ev));
 	n = strlen(p->entry_err.text);
 	va_start(ap, fmt);
 	vsnprintf(p->entry_err.text + n, sizeof(p->entry_err.text) - n, fmt,
@@ -571,9 +573,10 @@ structure:
 			 "line %ld: unexpected %s in %s job_stats (expected "
 			 "'job_stats:' and a list of entries)",
 			 ev_line(p, ev),
-			 sv ? "value" : t == YAML_SEQUENCE_START_EVENT ? "list"
-				    : t == YAML_MAPPING_START_EVENT    ? "mapping"
-								       : "element",
+			 sv				  ? "value"
+			 : t == YAML_SEQUENCE_START_EVENT ? "list"
+			 : t == YAML_MAPPING_START_EVENT  ? "mapping"
+							  : "element",
 			 p->target);
 }
 
@@ -628,8 +631,7 @@ int jobstats_next(struct jobstats_parser *p, struct jobstats_rec *out,
 			errno = EINVAL;
 			errprintf(err, "line %ld: %s job_stats: %s", line,
 				  p->target,
-				  p->yp.problem ? p->yp.problem
-						: "YAML error");
+				  p->yp.problem ? p->yp.problem : "YAML error");
 			drain_piece(p);
 			return -1;
 		}

@@ -196,8 +196,7 @@ int series_update(struct series_table *t, const char *key, int64_t ts,
 	return restart ? SERIES_RESTART : SERIES_DELTA;
 }
 
-int series_foreach(const struct series_table *t, series_visit_fn fn,
-		   void *arg)
+int series_foreach(const struct series_table *t, series_visit_fn fn, void *arg)
 {
 	for (size_t i = 0; i < t->n_buckets; i++) {
 		for (struct series *s = t->buckets[i]; s; s = s->next) {
@@ -210,8 +209,7 @@ int series_foreach(const struct series_table *t, series_visit_fn fn,
 	return 0;
 }
 
-int series_foreach_dirty(struct series_table *t, series_visit_fn fn,
-			 void *arg)
+int series_foreach_dirty(struct series_table *t, series_visit_fn fn, void *arg)
 {
 	for (size_t i = 0; i < t->n_buckets; i++) {
 		for (struct series *s = t->buckets[i]; s; s = s->next) {

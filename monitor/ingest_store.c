@@ -36,13 +36,14 @@ struct touched {
 struct ingest_store {
 	struct db *db;
 	size_t batch;
-	size_t pending;          /* records in the open transaction */
+	size_t pending; /* records in the open transaction */
 	bool in_txn;
 	struct series_table *series;
 	struct ingest_stats stats;
 	struct db_stmt *raw_upsert;
 	struct db_stmt *hist_insert;
-	struct db_stmt *jobstats_insert;
+	/* [n]: inserts the n operations of one entry in one statement */
+	struct db_stmt *jobstats_insert[JOBSTATS_MAX_OPS + 1];
 	struct db_stmt *state_load;
 	struct db_stmt *state_save;
 	struct db_stmt *rollup;
@@ -53,6 +54,7 @@ struct ingest_store {
 	char last_target[128];
 };
 
+/* clang-format off */
 static const char raw_upsert_sql[] =
 	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes,"
 	" read_ops, write_ops, md_ops, queue_len)"
@@ -73,8 +75,9 @@ static const char hist_insert_sql[] =
 
 static const char jobstats_insert_sql[] =
 	"INSERT IGNORE INTO jobstats_raw (kind, target, lustre_job_id, job_id,"
-	" ts, op, samples, unit, min_value, max_value, sum_value)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	" ts, op, samples, unit, min_value, max_value, sum_value) VALUES ";
+#define JOBSTATS_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define JOBSTATS_COLS 11
 
 static const char state_load_sql[] =
 	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7 FROM counter_state"
@@ -143,7 +146,8 @@ void ingest_store_close(struct ingest_store *s)
 		db_rollback(s->db);
 	db_stmt_close(s->raw_upsert);
 	db_stmt_close(s->hist_insert);
-	db_stmt_close(s->jobstats_insert);
+	for (size_t i = 0; i <= JOBSTATS_MAX_OPS; i++)
+		db_stmt_close(s->jobstats_insert[i]);
 	db_stmt_close(s->state_load);
 	db_stmt_close(s->state_save);
 	db_stmt_close(s->rollup);
@@ -154,6 +158,7 @@ void ingest_store_close(struct ingest_store *s)
 	free(s);
 	errno = saved;
 }
+/* clang-format on */
 
 struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 				       fwd_error_t *err)
@@ -174,7 +179,6 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	}
 	if (!(s->raw_upsert = db_prepare(db, raw_upsert_sql, err)) ||
 	    !(s->hist_insert = db_prepare(db, hist_insert_sql, err)) ||
-	    !(s->jobstats_insert = db_prepare(db, jobstats_insert_sql, err)) ||
 	    !(s->state_load = db_prepare(db, state_load_sql, err)) ||
 	    !(s->state_save = db_prepare(db, state_save_sql, err)) ||
 	    !(s->rollup = db_prepare(db, rollup_sql, err)) ||
@@ -185,6 +189,11 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 fail:
 	ingest_store_close(s);
 	return NULL;
+}
+
+bool ingest_store_pending(const struct ingest_store *s)
+{
+	return s->in_txn;
 }
 
 const struct ingest_stats *ingest_store_stats(const struct ingest_store *s)
@@ -254,7 +263,7 @@ static int run_rollups(struct ingest_store *s, fwd_error_t *err)
 		const struct touched *t = &s->touched[i];
 		int64_t lo = t->min_ts - ((t->min_ts % 60) + 60) % 60;
 		int64_t hi = t->max_ts - ((t->max_ts % 60) + 60) % 60 + 60;
-		struct db_stmt *sts[2] = { s->rollup, s->rollup_hist };
+		struct db_stmt *sts[2] = {s->rollup, s->rollup_hist};
 
 		for (int k = 0; k < (t->hist ? 2 : 1); k++) {
 			db_bind_text(sts[k], 0, ingest_kind_name(t->kind));
@@ -270,8 +279,8 @@ static int run_rollups(struct ingest_store *s, fwd_error_t *err)
 }
 
 /* Series keys are "kind\tname\tmetric". */
-static int save_state(const char *key, int64_t ts, const uint64_t *v,
-		      size_t n, void *arg)
+static int save_state(const char *key, int64_t ts, const uint64_t *v, size_t n,
+		      void *arg)
 {
 	struct ingest_store *s = ((void **)arg)[0];
 	fwd_error_t *err = ((void **)arg)[1];
@@ -292,7 +301,7 @@ static int save_state(const char *key, int64_t ts, const uint64_t *v,
 
 int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 {
-	void *arg[2] = { s, err };
+	void *arg[2] = {s, err};
 
 	if (!s->in_txn)
 		return 0;
@@ -397,7 +406,7 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 int ingest_store_beacon(struct ingest_store *s, const char *name,
 			const struct beacon_rec *r, fwd_error_t *err)
 {
-	struct raw_row row = { .kind = INGEST_FWD, .name = name, .ts = r->ts };
+	struct raw_row row = {.kind = INGEST_FWD, .name = name, .ts = r->ts};
 	uint64_t d[BEACON_BUCKETS], affected = 0, sum = 0;
 	char key[256], metric[16];
 	double dt = 0;
@@ -423,8 +432,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	snprintf(metric, sizeof(metric), "%s_%s", beacon_op_name(r->op),
 		 beacon_phase_name(r->phase));
 	snprintf(key, sizeof(key), "fwd\t%s\t%s", name, metric);
-	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS,
-		       err) < 0)
+	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS, err) <
+	    0)
 		return fail(s);
 	u = series_update(s->series, key, r->ts, r->v, BEACON_BUCKETS, d, &dt);
 	if (u < 0) {
@@ -482,7 +491,7 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 			fwd_error_t *err)
 {
 	const char *kind = ingest_kind_name(r->kind);
-	struct raw_row row = { .kind = r->kind, .name = r->name };
+	struct raw_row row = {.kind = r->kind, .name = r->name};
 	uint64_t affected = 0;
 	bool old = false, any_delta = false;
 	int64_t ts;
@@ -540,12 +549,39 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 	return record_done(s, err);
 }
 
-int ingest_store_jobstats(struct ingest_store *s,
-			  const struct jobstats_rec *r, fwd_error_t *err)
+/* The multi-row insert for n operations, prepared on first use: one
+ * round trip per entry instead of one per operation. */
+static struct db_stmt *jobstats_stmt(struct ingest_store *s, size_t n,
+				     fwd_error_t *err)
 {
-	struct db_stmt *st = s->jobstats_insert;
+	size_t len =
+		sizeof(jobstats_insert_sql) + n * (sizeof(JOBSTATS_ROW) + 2);
+	char *sql;
+
+	if (s->jobstats_insert[n])
+		return s->jobstats_insert[n];
+	sql = malloc(len);
+	if (!sql) {
+		errprintf(err, "ingest: %s", strerror(errno));
+		return NULL;
+	}
+	strcpy(sql, jobstats_insert_sql);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(sql, ", ");
+		strcat(sql, JOBSTATS_ROW);
+	}
+	s->jobstats_insert[n] = db_prepare(s->db, sql, err);
+	free(sql);
+	return s->jobstats_insert[n];
+}
+
+int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
+			  fwd_error_t *err)
+{
 	const char *kind = ingest_kind_name(r->kind);
 	uint64_t affected = 0;
+	struct db_stmt *st;
 
 	if (!name_ok(r->target, err) || !name_ok(r->job_id, err))
 		return -1;
@@ -561,27 +597,35 @@ int ingest_store_jobstats(struct ingest_store *s,
 		snprintf(s->last_target, sizeof(s->last_target), "%s",
 			 r->target);
 	}
-	db_bind_text(st, 0, kind);
-	db_bind_text(st, 1, r->target);
-	db_bind_text(st, 2, r->job_id);
-	if (r->has_slurm_id)
-		db_bind_uint64(st, 3, r->slurm_id);
-	else
-		db_bind_null(st, 3);
-	db_bind_int64(st, 4, r->ts);
+	if (r->n_ops == 0 || r->n_ops > JOBSTATS_MAX_OPS) {
+		s->stats.skipped++; /* an entry without operations */
+		return record_done(s, err);
+	}
+	st = jobstats_stmt(s, r->n_ops, err);
+	if (!st)
+		return fail(s);
 	for (size_t i = 0; i < r->n_ops; i++) {
 		const struct jobstats_op *op = &r->ops[i];
+		unsigned int b = (unsigned int)(i * JOBSTATS_COLS);
 
-		db_bind_text(st, 5, op->name);
-		db_bind_uint64(st, 6, op->samples);
-		db_bind_text(st, 7, op->unit);
-		db_bind_uint64(st, 8, op->min);
-		db_bind_uint64(st, 9, op->max);
-		db_bind_uint64(st, 10, op->sum);
-		if (db_exec(st, err) < 0)
-			return fail(s);
-		affected += db_affected(st);
+		db_bind_text(st, b + 0, kind);
+		db_bind_text(st, b + 1, r->target);
+		db_bind_text(st, b + 2, r->job_id);
+		if (r->has_slurm_id)
+			db_bind_uint64(st, b + 3, r->slurm_id);
+		else
+			db_bind_null(st, b + 3);
+		db_bind_int64(st, b + 4, r->ts);
+		db_bind_text(st, b + 5, op->name);
+		db_bind_uint64(st, b + 6, op->samples);
+		db_bind_text(st, b + 7, op->unit);
+		db_bind_uint64(st, b + 8, op->min);
+		db_bind_uint64(st, b + 9, op->max);
+		db_bind_uint64(st, b + 10, op->sum);
 	}
+	if (db_exec(st, err) < 0)
+		return fail(s);
+	affected = db_affected(st);
 	if (affected)
 		s->stats.stored++;
 	else

@@ -70,7 +70,7 @@ static int digits(const char *s, size_t n, int *out)
 
 int ingest_parse_iso8601(const char *s, size_t len, int64_t *out)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	int y, mo, d, h, mi, sec;
 	size_t i = 19;
 	time_t t;
@@ -78,9 +78,9 @@ int ingest_parse_iso8601(const char *s, size_t len, int64_t *out)
 	if (len < 20 || s[4] != '-' || s[7] != '-' ||
 	    (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
 		goto bad;
-	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) ||
-	    digits(s + 8, 2, &d) || digits(s + 11, 2, &h) ||
-	    digits(s + 14, 2, &mi) || digits(s + 17, 2, &sec))
+	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
+	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) ||
+	    digits(s + 17, 2, &sec))
 		goto bad;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
 	    sec > 59 || y < 1970)
@@ -96,8 +96,8 @@ int ingest_parse_iso8601(const char *s, size_t len, int64_t *out)
 	 * mean the producer is misconfigured. */
 	if (len - i == 1 && s[i] == 'Z')
 		;
-	else if (len - i == 6 && (!strncmp(s + i, "+00:00", 6) ||
-				  !strncmp(s + i, "-00:00", 6)))
+	else if (len - i == 6 &&
+		 (!strncmp(s + i, "+00:00", 6) || !strncmp(s + i, "-00:00", 6)))
 		;
 	else
 		goto bad;

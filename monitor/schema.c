@@ -22,6 +22,7 @@
 
 #define TABLE_OPTS " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
 
+/* clang-format off */
 static const char *const v1_stmts[] = {
 	"CREATE TABLE IF NOT EXISTS forwarders ("
 	" name VARCHAR(64) NOT NULL,"
@@ -288,12 +289,15 @@ static const char *const v1_stmts[] = {
 	" KEY audit_user (user, ts)"
 	")" TABLE_OPTS,
 };
+/* clang-format on */
 
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* clang-format off */
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 };
+/* clang-format on */
 
 const struct schema_migration *schema_migrations(size_t *count)
 {
@@ -306,6 +310,7 @@ int schema_latest_version(void)
 	return migrations[N_ELEM(migrations) - 1].version;
 }
 
+/* clang-format off */
 static const char *const schema_tables[] = {
 	"forwarders", "osts", "jobs", "job_io", "profiles",
 	"samples_raw", "samples_hist", "rollups_minute",
@@ -313,18 +318,19 @@ static const char *const schema_tables[] = {
 	"health", "health_history", "allocations", "audit",
 	NULL,
 };
+/* clang-format on */
 
 const char *const *schema_table_names(void)
 {
 	return schema_tables;
 }
 
-#define VERSION_TABLE                                                       \
-	"CREATE TABLE IF NOT EXISTS schema_version ("                       \
-	" version INT NOT NULL,"                                            \
-	" description VARCHAR(255) NOT NULL,"                               \
-	" applied_at BIGINT NOT NULL,"                                      \
-	" PRIMARY KEY (version)"                                            \
+#define VERSION_TABLE                                 \
+	"CREATE TABLE IF NOT EXISTS schema_version (" \
+	" version INT NOT NULL,"                      \
+	" description VARCHAR(255) NOT NULL,"         \
+	" applied_at BIGINT NOT NULL,"                \
+	" PRIMARY KEY (version)"                      \
 	")" TABLE_OPTS
 
 #define MIGRATE_LOCK "fwdalloc.schema"
@@ -357,7 +363,8 @@ static int apply(struct db *db, const struct schema_migration *m,
 {
 	for (size_t i = 0; i < m->n_stmts; i++) {
 		if (db_execf(db, err, m->stmts[i], "") < 0)
-			return errprefix(err, "migration %d (%s), statement %zu",
+			return errprefix(err,
+					 "migration %d (%s), statement %zu",
 					 m->version, m->description, i + 1);
 	}
 	return db_execf(db, err,
@@ -450,6 +457,7 @@ static bool ident_ok(const char *s, const char *extra)
 
 /* Tables the read-only node account may read (DESIGN.md: node prologs
  * read only their allocation rows and the forwarders' addresses). */
+/* clang-format off */
 static const char *const node_tables[] = { "allocations", "forwarders" };
 
 int db_grant_node(struct db *db, const char *user, const char *host,
@@ -483,3 +491,4 @@ int db_grant_node(struct db *db, const char *user, const char *host,
 	}
 	return 0;
 }
+/* clang-format on */

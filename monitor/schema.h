@@ -14,7 +14,7 @@
 struct db;
 
 struct schema_migration {
-	int version;             /* 1, 2, ... in order */
+	int version; /* 1, 2, ... in order */
 	const char *description;
 	const char *const *stmts; /* re-runnable DDL */
 	size_t n_stmts;

@@ -12,8 +12,7 @@
 #include "allocator/topology.h"
 #include "monitor/db.h"
 
-int db_sync_topology(struct db *db, const struct topology *t,
-		     fwd_error_t *err)
+int db_sync_topology(struct db *db, const struct topology *t, fwd_error_t *err)
 {
 	struct db_stmt *fs = NULL, *os = NULL;
 	int64_t now = (int64_t)time(NULL);
@@ -22,14 +21,15 @@ int db_sync_topology(struct db *db, const struct topology *t,
 	if (db_begin(db, err) < 0)
 		return -1;
 	/* last_used_at belongs to the ledger: never overwritten here. */
-	fs = db_prepare(db,
-			"INSERT INTO forwarders (name, address, net_group, role,"
-			" bandwidth_bps, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
-			" ON DUPLICATE KEY UPDATE address = VALUES(address),"
-			" net_group = VALUES(net_group), role = VALUES(role),"
-			" bandwidth_bps = VALUES(bandwidth_bps),"
-			" updated_at = VALUES(updated_at)",
-			err);
+	fs = db_prepare(
+		db,
+		"INSERT INTO forwarders (name, address, net_group, role,"
+		" bandwidth_bps, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
+		" ON DUPLICATE KEY UPDATE address = VALUES(address),"
+		" net_group = VALUES(net_group), role = VALUES(role),"
+		" bandwidth_bps = VALUES(bandwidth_bps),"
+		" updated_at = VALUES(updated_at)",
+		err);
 	os = fs ? db_prepare(db,
 			     "INSERT INTO osts (name, kind, bandwidth_bps,"
 			     " updated_at) VALUES (?, ?, ?, ?)"
@@ -47,7 +47,8 @@ int db_sync_topology(struct db *db, const struct topology *t,
 		db_bind_text(fs, 1, f->address);
 		db_bind_text(fs, 2, f->group ? f->group : "");
 		db_bind_text(fs, 3,
-			     f->role == TOPO_ROLE_BACKUP ? "backup" : "service");
+			     f->role == TOPO_ROLE_BACKUP ? "backup"
+							 : "service");
 		db_bind_double(fs, 4, f->bandwidth_bps);
 		db_bind_int64(fs, 5, now);
 		if (db_exec(fs, err) < 0)

@@ -140,6 +140,25 @@ check_eq "slow pipe: the first sample was visible before the stream ended" 1 "$(
 check_eq "slow pipe: all samples stored" 2 \
 	"$(q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-OST0010'")"
 
+# A pipe idle past the server's wait_timeout, and a server restart while
+# the pipe waits: the writer reconnects and continues from the baselines.
+q "SET GLOBAL wait_timeout = 2"
+{
+	echo 'ost,target=lustre-OST0011 read_bytes=10i 1472500000000000000'
+	echo 'ost,target=lustre-OST0011 read_bytes=30i 1472500010000000000'
+	sleep 4
+	echo 'ost,target=lustre-OST0011 read_bytes=70i 1472500020000000000'
+	"$testdb" stop "$d" >/dev/null 2>&1
+	"$testdb" start "$d" >/dev/null 2>&1
+	echo 'ost,target=lustre-OST0011 read_bytes=150i 1472500030000000000'
+} | "$fwdctl" --policy "$policy" ingest --format influx - >"$d/o5" 2>&1
+check_eq "idle pipe and server restart: all deltas stored" \
+	"read 4 lines, stored 3 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" \
+	"$(cat "$d/o5")"
+check_eq "idle pipe and server restart: deltas continue" "20
+40
+80" "$(q "SELECT read_bytes FROM samples_raw WHERE name = 'lustre-OST0011' ORDER BY ts")"
+
 printf 'fwd,node=f1 read_bytes=-1i 1\nfwd,node=f2 read_bytes=1i 1\n' >"$d/bad.lp"
 fw ingest --format influx --json "$d/bad.lp"
 check_eq "influx --json: exit 2 with a rejected line" 2 "$rc"

@@ -56,6 +56,14 @@ check_match "node account may not read jobs" "SELECT command denied" \
 check_match "node account may not write allocations" "INSERT command denied" \
 	"$(node "INSERT INTO allocations (job_id, forwarder, nodes, action, acquired_at) VALUES (1, 'f', 'c1', 'scale', 1)")"
 
+# A node account the DB admin has not created yet: warn, do not fail.
+sed 's/node_user: fwdalloc_node/node_user: nosuch/' "$policy" >"$d/nonode.yaml"
+out=$("$fwdctl" --policy "$d/nonode.yaml" db init 2>"$d/fw.err"); rc=$?
+check_eq "init with a missing node account: exit 0" 0 "$rc"
+check_match "and a warning saying what to do" \
+	"^fwdctl: warning: granting allocations to 'nosuch'@'%': .*create the node account \(see monitor/SCHEMA.md\), then run \`fwdctl db init\` again$" \
+	"$(cat "$d/fw.err")"
+
 # The topology's forwarders and OSTs are mirrored into the database.
 fw --topology "$top_srcdir/etc/topology.yaml" db init
 check_eq "init with a topology: exit 0" 0 "$rc"

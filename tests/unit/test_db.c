@@ -65,15 +65,16 @@ static struct policy_database cfg(const char *pw, const char *node_pw)
 }
 
 struct pwcase {
-	const char *file;     /* under dir */
-	const char *content;  /* NULL: do not create */
+	const char *file;    /* under dir */
+	const char *content; /* NULL: do not create */
 	mode_t mode;
 	bool symlink;
 	int want_errno;
-	const char *want;     /* message after "password file <path>: " */
-	bool chmod_hint;      /* followed by " (chmod 600 <path>)" */
+	const char *want; /* message after "password file <path>: " */
+	bool chmod_hint;  /* followed by " (chmod 600 <path>)" */
 };
 
+/* clang-format off */
 static const struct pwcase pwcases[] = {
 	{ "g.pass", "secret\n", 0640, false, EPERM,
 	  "mode 0640 gives access to group or others: refusing it", true },
@@ -88,6 +89,7 @@ static const struct pwcase pwcases[] = {
 	{ "link.pass", "secret\n", 0600, true, ELOOP,
 	  "Too many levels of symbolic links" },
 };
+/* clang-format on */
 
 static void test_password_files(void **state)
 {
@@ -95,7 +97,7 @@ static void test_password_files(void **state)
 		const struct pwcase *c = &pwcases[i];
 		char path[256], want[1024];
 		struct policy_database d;
-		fwd_error_t err = { { 0 } };
+		fwd_error_t err = {{0}};
 
 		snprintf(path, sizeof(path), "%s/%s", dir, c->file);
 		if (c->symlink) {
@@ -115,8 +117,9 @@ static void test_password_files(void **state)
 		snprintf(want, sizeof(want), "password file %s: %s", path,
 			 c->want);
 		if (c->chmod_hint)
-			snprintf(want + strlen(want), sizeof(want) - strlen(want),
-				 " (chmod 600 %s)", path);
+			snprintf(want + strlen(want),
+				 sizeof(want) - strlen(want), " (chmod 600 %s)",
+				 path);
 		assert_string_equal(err.text, want);
 	}
 }
@@ -125,7 +128,7 @@ static void test_foreign_owner(void **state)
 {
 	char path[256], want[400];
 	struct policy_database d;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 
 	if (geteuid() != 0)
 		skip(); /* only root can give a file away */
@@ -146,7 +149,7 @@ static void test_node_role_uses_node_file(void **state)
 {
 	char good[256], bad[256], want[600];
 	struct policy_database d;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 
 	snprintf(good, sizeof(good), "%s/ctl.pass", dir);
 	snprintf(bad, sizeof(bad), "%s/node.pass", dir);
@@ -166,7 +169,7 @@ static void test_server_down(void **state)
 {
 	char good[256], want[300];
 	struct policy_database d;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 
 	snprintf(good, sizeof(good), "%s/ctl.pass", dir);
 	write_file(good, "secret\r\n", 0600);
@@ -193,6 +196,7 @@ static void test_server_down(void **state)
 
 static void test_unavailable_table(void **state)
 {
+	/* clang-format off */
 	static const struct {
 		int e;
 		bool want;
@@ -201,6 +205,7 @@ static void test_unavailable_table(void **state)
 		{ ECONNRESET, true },   { ENOENT, false },   { EPROTO, false },
 		{ EEXIST, false },      { EPERM, false },    { EAGAIN, false },
 	};
+	/* clang-format on */
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		assert_int_equal(db_err_unavailable(t[i].e), t[i].want);
@@ -209,8 +214,8 @@ static void test_unavailable_table(void **state)
 
 static void test_no_config(void **state)
 {
-	fwd_error_t err = { { 0 } };
-	struct policy_database d = { 0 };
+	fwd_error_t err = {{0}};
+	struct policy_database d = {0};
 
 	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
 	assert_int_equal(errno, EINVAL);

@@ -29,6 +29,7 @@ struct good {
 	int64_t ts;
 };
 
+/* clang-format off */
 static const struct good goods[] = {
 	{ P "Meta exe: 1 2 3 4 5 6 7 8" T, "10.0.1.17", false, BEACON_META,
 	  BEACON_EXE, { 1, 2, 3, 4, 5, 6, 7, 8 }, 0, TS },
@@ -47,13 +48,14 @@ static const struct good goods[] = {
 	  "fwd-3.cab0", false, BEACON_WRITE, BEACON_WAIT,
 	  { 1, 1, 1, 1, 1, 1, 1, 1 }, 0, 0 },
 };
+/* clang-format on */
 
 static void test_good(void **state)
 {
 	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
 		const struct good *g = &goods[i];
 		struct beacon_rec r;
-		fwd_error_t err = { { 0 } };
+		fwd_error_t err = {{0}};
 
 		assert_int_equal(beacon_parse_line(g->line, &r, &err),
 				 INGEST_OK);
@@ -75,6 +77,7 @@ struct bad {
 	const char *error;
 };
 
+/* clang-format off */
 static const struct bad bads[] = {
 	{ P "Read exe: 1 2 3 4 5 6 7" T,
 	  "expected 8 histogram counters, got 7" },
@@ -114,15 +117,15 @@ static const struct bad bads[] = {
 	{ P "Read exe: 1 2 3 4 5 6 7 8 9 10 11 12 13" T,
 	  "too many fields after 'exe:/wait:'" },
 };
+/* clang-format on */
 
 static void test_bad(void **state)
 {
 	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
 		struct beacon_rec r;
-		fwd_error_t err = { { 0 } };
+		fwd_error_t err = {{0}};
 
-		assert_int_equal(beacon_parse_line(bads[i].line, &r, &err),
-				 -1);
+		assert_int_equal(beacon_parse_line(bads[i].line, &r, &err), -1);
 		assert_string_equal(err.text, bads[i].error);
 	}
 }
@@ -137,6 +140,7 @@ static void test_blank(void **state)
 
 static void test_iso8601(void **state)
 {
+	/* clang-format off */
 	static const struct {
 		const char *s;
 		int rc;
@@ -155,6 +159,7 @@ static void test_iso8601(void **state)
 		{ "1969-12-31T23:59:59Z", -1, 0 },
 		{ "2016-08-27T10:14:44ZZ", -1, 0 },
 	};
+	/* clang-format on */
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int64_t t = 0;
@@ -204,10 +209,8 @@ static void test_reader(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),
-		cmocka_unit_test(test_bad),
-		cmocka_unit_test(test_blank),
-		cmocka_unit_test(test_iso8601),
+		cmocka_unit_test(test_good),   cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_blank),  cmocka_unit_test(test_iso8601),
 		cmocka_unit_test(test_reader),
 	};
 

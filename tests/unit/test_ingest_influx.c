@@ -23,9 +23,10 @@ struct good {
 	const char *name;
 	int64_t ts;
 	uint64_t c[INFLUX_N_COUNTERS]; /* NA = absent */
-	double queue;                  /* < 0 = absent */
+	double queue;		       /* < 0 = absent */
 };
 
+/* clang-format off */
 static const struct good goods[] = {
 	{ "fwd,node=fwd012 read_bytes=1000i,write_bytes=2000i,read_ops=10i,"
 	  "write_ops=20i,md_ops=5i,queue_len=3 1472292840000000000",
@@ -49,13 +50,14 @@ static const struct good goods[] = {
 	{ "fwd,node=f\\1 write_ops=0i", INGEST_FWD, "f\\1", NOW,
 	  { NA, NA, NA, 0, NA }, -1 },
 };
+/* clang-format on */
 
 static void test_good(void **state)
 {
 	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
 		const struct good *g = &goods[i];
 		struct influx_rec r;
-		fwd_error_t err = { { 0 } };
+		fwd_error_t err = {{0}};
 		int rc = influx_parse_line(g->line, NOW, &r, &err);
 
 		if (rc != INGEST_OK)
@@ -96,6 +98,7 @@ struct bad {
 	const char *error;
 };
 
+/* clang-format off */
 static const struct bad bads[] = {
 	{ "fwd,node=f1", "missing fields after 'fwd'" },
 	{ "fwd,node=f1 ", "missing fields after 'fwd'" },
@@ -143,12 +146,13 @@ static const struct bad bads[] = {
 	  "unexpected text after the timestamp: '6'" },
 	{ ",node=f1 read_bytes=1i", "missing measurement name" },
 };
+/* clang-format on */
 
 static void test_bad(void **state)
 {
 	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
 		struct influx_rec r;
-		fwd_error_t err = { { 0 } };
+		fwd_error_t err = {{0}};
 		int rc = influx_parse_line(bads[i].line, NOW, &r, &err);
 
 		if (rc != -1)

@@ -24,7 +24,7 @@ static void run(const char *text, const char *target, char *out, size_t len,
 	struct jobstats_rec *r = malloc(sizeof(*r));
 	struct jobstats_parser *p;
 	size_t used = 0;
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	int rc;
 
@@ -43,9 +43,8 @@ static void run(const char *text, const char *target, char *out, size_t len,
 			used += (size_t)snprintf(
 				out + used, len - used,
 				"ok %s %s %s %s %lld %zu line %ld\n",
-				ingest_kind_name(r->kind), r->target,
-				r->job_id, slurm, (long long)r->ts, r->n_ops,
-				r->line);
+				ingest_kind_name(r->kind), r->target, r->job_id,
+				slurm, (long long)r->ts, r->n_ops, r->line);
 		} else {
 			used += (size_t)snprintf(out + used, len - used,
 						 "err %s\n", err.text);
@@ -59,6 +58,7 @@ static void run(const char *text, const char *target, char *out, size_t len,
 	free(r);
 }
 
+/* clang-format off */
 static const char two_targets[] =
 	"obdfilter.lustre-OST0000.job_stats=\n"
 	"job_stats:\n"
@@ -85,7 +85,9 @@ struct tcase {
 	const char *want;
 	long lines;
 };
+/* clang-format on */
 
+/* clang-format off */
 static const struct tcase cases[] = {
 	{ "two targets and an mdt", two_targets, NULL,
 	  "ok ost lustre-OST0000 12345 12345 1472292840 2 line 3\n"
@@ -165,6 +167,7 @@ static const struct tcase cases[] = {
 	  5 },
 	{ "empty input", "", NULL, "", 0 },
 };
+/* clang-format on */
 
 static void test_cases(void **state)
 {
@@ -206,7 +209,7 @@ static void test_values(void **state)
 
 static void test_bad_target(void **state)
 {
-	fwd_error_t err = { { 0 } };
+	fwd_error_t err = {{0}};
 
 	assert_null(jobstats_open(stdin, "sda1", &err));
 	assert_string_equal(err.text,

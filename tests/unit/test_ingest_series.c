@@ -23,6 +23,7 @@ struct step {
 	double dt;
 };
 
+/* clang-format off */
 static const struct step steps[] = {
 	{ 100, { 10, 1000 }, SERIES_BASELINE, { 0, 0 }, 0 },
 	{ 130, { 15, 1000 }, SERIES_DELTA, { 5, 0 }, 30 },
@@ -33,6 +34,7 @@ static const struct step steps[] = {
 	{ 200, { 0, 0 }, SERIES_RESTART, { 0, 0 }, 30 },
 	{ 201, { UINT64_MAX, 1 }, SERIES_DELTA, { UINT64_MAX, 1 }, 1 },
 };
+/* clang-format on */
 
 static void test_steps(void **state)
 {
@@ -40,7 +42,7 @@ static void test_steps(void **state)
 
 	assert_non_null(t);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		uint64_t d[2] = { 0, 0 };
+		uint64_t d[2] = {0, 0};
 		double dt = 0;
 		int r = series_update(t, "fwd\tf1\tread", steps[i].ts,
 				      steps[i].v, 2, d, &dt);
@@ -54,8 +56,8 @@ static void test_steps(void **state)
 	series_destroy(t);
 }
 
-static int count_visit(const char *key, int64_t ts, const uint64_t *v,
-		       size_t n, void *arg)
+static int count_visit(const char *key, int64_t ts, const uint64_t *v, size_t n,
+		       void *arg)
 {
 	(*(int *)arg)++;
 	return 0;
@@ -109,7 +111,7 @@ static void test_seed_and_dirty(void **state)
 	assert_int_equal(n, 5001);
 	/* too many values */
 	{
-		uint64_t many[SERIES_MAX_VALUES + 1] = { 0 };
+		uint64_t many[SERIES_MAX_VALUES + 1] = {0};
 
 		assert_int_equal(series_update(t, "x", 1, many,
 					       SERIES_MAX_VALUES + 1, many,
