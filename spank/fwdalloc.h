@@ -19,7 +19,15 @@
  */
 
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include <slurm/spank.h>
+
+#include "common/error.h"
+#include "spank/remap.h"
+
+struct policy;
 
 /* Environment name as seen by PrologSlurmctld and the job prolog; the
  * plugin sets "IO_UPGRADE" and Slurm prefixes SPANK_. */
@@ -51,6 +59,31 @@ int fwdalloc_mode_valid(const char *s);
 
 /* The list of allowed values for messages: "auto, scale, ...". */
 extern const char fwdalloc_modes_text[];
+
+#define FWDALLOC_MAX_TARGETS 64
+
+/* This node's part of a job's decision (fwdalloc_node.c). */
+struct fwdalloc_node_decision {
+	char action[32]; /* "scale", "isolate", "avoid-anomaly",
+			  * "default", "shadow" */
+	size_t n;	 /* forwarders serving this node */
+	struct remap_target t[FWDALLOC_MAX_TARGETS];
+	char names[FWDALLOC_MAX_TARGETS][65];
+	char addrs[FWDALLOC_MAX_TARGETS][256];
+};
+
+/*
+ * Read this node's forwarders for the job from the job's unreleased
+ * allocation rows, with the read-only node account.  Returns 1 with nd
+ * filled, 0 when the job has no decision, -1 with err on failure.
+ */
+int fwdalloc_node_decision(const struct policy *p, uint32_t job_id,
+			   const char *node, struct fwdalloc_node_decision *nd,
+			   fwd_error_t *err);
+
+/* "fwd3,fwd4" into buf. */
+void fwdalloc_node_names(const struct fwdalloc_node_decision *nd, char *buf,
+			 size_t len);
 
 /* Per-context handlers; each returns a SPANK return code (0 or -1). */
 int fwdalloc_alloc_post_opt(spank_t sp);

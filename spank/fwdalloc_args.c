@@ -41,8 +41,8 @@ static int option_cb(int val, const char *optarg, int remote)
 		 * cannot be bad. */
 		if (!remote)
 			slurm_error("fwdalloc: --io-upgrade=%s: invalid value; "
-				    "allowed values: %s", v,
-				    fwdalloc_modes_text);
+				    "allowed values: %s",
+				    v, fwdalloc_modes_text);
 		return -1;
 	}
 	snprintf(option_mode, sizeof(option_mode), "%s", v);
@@ -90,12 +90,12 @@ int fwdalloc_args_parse(int ac, char **av)
 		if (!strncmp(av[i], "policy=", 7) && av[i][7] &&
 		    strlen(av[i] + 7) < sizeof(fwdalloc_conf.policy)) {
 			snprintf(fwdalloc_conf.policy,
-				 sizeof(fwdalloc_conf.policy), "%s",
-				 av[i] + 7);
+				 sizeof(fwdalloc_conf.policy), "%s", av[i] + 7);
 			continue;
 		}
 		slurm_error("fwdalloc: plugstack.conf: unknown argument '%s' "
-			    "ignored; allowed: policy=PATH", av[i]);
+			    "ignored; allowed: policy=PATH",
+			    av[i]);
 		ignored++;
 	}
 	return ignored;

@@ -46,6 +46,9 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_JOB_SCRIPT)
 		return 0;
+	/* slurm_spank_init is not called before the job prolog/epilog:
+	 * the plugstack.conf arguments come with this call. */
+	fwdalloc_args_parse(ac, av);
 	return fwdalloc_job_prolog(sp);
 }
 
@@ -53,5 +56,6 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_JOB_SCRIPT)
 		return 0;
+	fwdalloc_args_parse(ac, av);
 	return fwdalloc_job_epilog(sp);
 }

@@ -2,9 +2,16 @@
 /*
  * Job prolog and epilog (job_script context): run by slurmd as root, once
  * per node of the job, after the controller's PrologSlurmctld has taken
- * the job's decision.  They apply and revert this node's forwarder
- * mapping.  Whatever goes wrong here the node keeps its default mapping
- * and the job runs, unless the policy says fail: closed.
+ * and stored the job's decision.  They apply and revert this node's
+ * forwarder mapping with the policy's remap driver.
+ *
+ * The node reads only its job's unreleased allocation rows (and the
+ * forwarders' addresses), with the read-only node database account whose
+ * password file only root can read.  Whatever goes wrong here, the node
+ * keeps its default mapping and the job runs: a missing decision, an
+ * unreachable database and a failing driver are logged, and the prolog
+ * fails (Slurm then drains the node and requeues the job) only when the
+ * policy says access.fail: closed.
  */
 #include "config.h"
 
@@ -16,54 +23,153 @@
 
 #include <slurm/spank.h>
 
+#include "policies/policy.h"
 #include "spank/fwdalloc.h"
+#include "spank/remap.h"
 
-struct job_info {
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define DEFAULT_POLICY SYSCONFDIR "/fwdalloc/fwdalloc.yaml"
+
+struct fa_job {
 	uint32_t job_id;
 	const char *node;    /* this node's Slurm name */
 	const char *request; /* SPANK_IO_UPGRADE, or "not requested" */
 };
 
-static int job_info_get(spank_t sp, const char *phase, struct job_info *ji)
+static int job_info_get(spank_t sp, const char *phase, struct fa_job *fj)
 {
 	const char *s;
 
-	if (spank_get_item(sp, S_JOB_ID, &ji->job_id) != ESPANK_SUCCESS) {
+	if (spank_get_item(sp, S_JOB_ID, &fj->job_id) != ESPANK_SUCCESS) {
 		s = getenv("SLURM_JOB_ID");
 		if (!s || !*s) {
 			slurm_error("fwdalloc: %s: no job id in the prolog "
-				    "environment", phase);
+				    "environment",
+				    phase);
 			return -1;
 		}
-		ji->job_id = (uint32_t)strtoul(s, NULL, 10);
+		fj->job_id = (uint32_t)strtoul(s, NULL, 10);
 	}
-	ji->node = getenv("SLURMD_NODENAME");
-	if (!ji->node || !*ji->node)
-		ji->node = "?";
-	ji->request = getenv(FWDALLOC_ENV);
-	if (!ji->request || !fwdalloc_mode_valid(ji->request))
-		ji->request = "not requested";
+	fj->node = getenv("SLURMD_NODENAME");
+	if (!fj->node || !*fj->node)
+		fj->node = "?";
+	fj->request = getenv(FWDALLOC_ENV);
+	if (!fj->request || !fwdalloc_mode_valid(fj->request))
+		fj->request = "not requested";
 	return 0;
+}
+
+static struct policy *load_policy(const char *phase, uint32_t job)
+{
+	const char *path =
+		fwdalloc_conf.policy[0] ? fwdalloc_conf.policy : DEFAULT_POLICY;
+	fwd_error_t err;
+	struct policy *p = policy_load(path, &err);
+
+	if (!p)
+		slurm_error("fwdalloc: %s: job %u: %s; keeping the default "
+			    "mapping",
+			    phase, job, err.text);
+	return p;
 }
 
 int fwdalloc_job_prolog(spank_t sp)
 {
-	struct job_info ji;
+	struct fa_job fj;
+	struct policy *p = NULL;
+	struct remap *r = NULL;
+	struct fwdalloc_node_decision nd;
+	fwd_error_t err;
+	char names[1024];
+	int rv = 0, found;
 
-	if (job_info_get(sp, "job_prolog", &ji) < 0)
+	if (job_info_get(sp, "job_prolog", &fj) < 0)
 		return 0;
-	slurm_info("fwdalloc: job_prolog: job %u node %s: request %s",
-		   ji.job_id, ji.node, ji.request);
-	return 0;
+	if (!(p = load_policy("job_prolog", fj.job_id)))
+		return 0;
+	if (p->access.mode == POLICY_MODE_OFF)
+		goto out;
+	found = fwdalloc_node_decision(p, fj.job_id, fj.node, &nd, &err);
+	if (found < 0) {
+		slurm_error("fwdalloc: job_prolog: job %u node %s: request %s: "
+			    "reading the decision: %s; keeping the default "
+			    "mapping",
+			    fj.job_id, fj.node, fj.request, err.text);
+		goto fail;
+	}
+	if (found == 0) {
+		slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
+			   "no decision for this job; keeping the default "
+			   "mapping",
+			   fj.job_id, fj.node, fj.request);
+		goto out;
+	}
+	fwdalloc_node_names(&nd, names, sizeof(names));
+	if (strcmp(nd.action, "scale") && strcmp(nd.action, "isolate") &&
+	    strcmp(nd.action, "avoid-anomaly")) {
+		slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
+			   "action %s: nothing to apply (forwarders %s)",
+			   fj.job_id, fj.node, fj.request, nd.action, names);
+		goto out;
+	}
+	if (nd.n == 0) {
+		slurm_error("fwdalloc: job_prolog: job %u node %s: the "
+			    "decision maps no forwarder to this node; keeping "
+			    "the default mapping",
+			    fj.job_id, fj.node);
+		goto fail;
+	}
+	if (!(r = remap_create(&p->remap, &err)) ||
+	    remap_apply(r, fj.node, fj.job_id, nd.t, nd.n, &err) < 0) {
+		slurm_error("fwdalloc: job_prolog: job %u node %s: applying "
+			    "%s: %s; keeping the default mapping",
+			    fj.job_id, fj.node, names, err.text);
+		goto fail;
+	}
+	slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
+		   "action %s: applied forwarders %s (driver %s)",
+		   fj.job_id, fj.node, fj.request, nd.action, names,
+		   remap_driver_name(r));
+	goto out;
+fail:
+	if (p->access.fail == POLICY_FAIL_CLOSED)
+		rv = -1;
+out:
+	remap_destroy(r);
+	policy_destroy(p);
+	return rv;
 }
 
 int fwdalloc_job_epilog(spank_t sp)
 {
-	struct job_info ji;
+	struct fa_job fj;
+	struct policy *p = NULL;
+	struct remap *r = NULL;
+	fwd_error_t err;
+	int rv = 0;
 
-	if (job_info_get(sp, "job_epilog", &ji) < 0)
+	if (job_info_get(sp, "job_epilog", &fj) < 0)
 		return 0;
-	slurm_info("fwdalloc: job_epilog: job %u node %s: request %s",
-		   ji.job_id, ji.node, ji.request);
-	return 0;
+	if (!(p = load_policy("job_epilog", fj.job_id)))
+		return 0;
+	/* Revert unconditionally: it is a no-op where nothing was applied,
+	 * and the decision may already be released by EpilogSlurmctld. */
+	if (!(r = remap_create(&p->remap, &err)) ||
+	    remap_revert(r, fj.node, fj.job_id, &err) < 0) {
+		slurm_error("fwdalloc: job_epilog: job %u node %s: reverting: "
+			    "%s",
+			    fj.job_id, fj.node, err.text);
+		if (p->access.fail == POLICY_FAIL_CLOSED)
+			rv = -1;
+		goto out;
+	}
+	slurm_info("fwdalloc: job_epilog: job %u node %s: request %s: "
+		   "reverted (driver %s)",
+		   fj.job_id, fj.node, fj.request, remap_driver_name(r));
+out:
+	remap_destroy(r);
+	policy_destroy(p);
+	return rv;
 }

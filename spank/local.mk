@@ -64,14 +64,66 @@ spank_fwdalloc_la_SOURCES = \
 	spank/fwdalloc_args.c \
 	spank/fwdalloc_alloc.c \
 	spank/fwdalloc_remote.c \
-	spank/fwdalloc_job.c
+	spank/fwdalloc_job.c \
+	spank/fwdalloc_node.c
 spank_fwdalloc_la_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS)
 spank_fwdalloc_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-Wl,--version-script=$(srcdir)/spank/fwdalloc.lds
-spank_fwdalloc_la_LIBADD = libfwdcommon.la
-EXTRA_DIST += spank/fwdalloc.lds
+# Convenience libraries go into a shared object whole, so the plugin takes
+# only the database client it needs from monitor/, not the monitor library.
+spank_fwdalloc_la_SOURCES += monitor/db.c monitor/db.h
+spank_fwdalloc_la_LIBADD = $(FWD_REMAP_LIB) $(FWD_POLICY_LIB) \
+	libfwdcommon.la $(YAML_LIBS) $(MARIADB_LIBS) $(JANSSON_LIBS) \
+	$(IBVERBS_LIBS) $(RDMACM_LIBS) $(LIBM)
+EXTRA_DIST += spank/fwdalloc.lds spank/SLURM.md
 EXTRA_spank_fwdalloc_la_DEPENDENCIES = spank/fwdalloc.lds
 
 # Slurm integration tests: a real local cluster (scripts/minicluster).
 TESTS += tests/integration/slurm_basic.sh
 EXTRA_DIST += tests/integration/slurm_basic.sh
+
+# Controller side of the Slurm integration: fwdctl prolog/epilog (run by
+# slurmctld through the wrappers below), alloc, audit, reconcile.
+fwdctl_SOURCES += \
+	cli/audit.c cli/audit.h \
+	cli/bounded.c cli/bounded.h \
+	cli/ctl_store.c cli/ctl_store.h \
+	cli/cmd_prolog.c \
+	cli/cmd_alloc.c \
+	cli/cmd_audit.c \
+	cli/cmd_reconcile.c
+
+# PrologSlurmctld / EpilogSlurmctld wrappers: Slurm passes no arguments.
+fwdallocexecdir = $(libexecdir)/fwdalloc
+fwdallocexec_SCRIPTS = cli/prolog-slurmctld cli/epilog-slurmctld
+CLEANFILES += $(fwdallocexec_SCRIPTS)
+EXTRA_DIST += cli/slurmctld-wrapper.in
+cli/prolog-slurmctld cli/epilog-slurmctld: $(srcdir)/cli/slurmctld-wrapper.in Makefile
+	$(AM_V_GEN)mkdir -p cli && sub=$$(basename $@ -slurmctld) && \
+	Sub=$$(echo $$sub | sed 's/^p/P/; s/^e/E/') && \
+	sed -e 's|@bindir[@]|$(bindir)|g' \
+	    -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+	    -e "s|@sub[@]|$$sub|g" -e "s|@Sub[@]|$$Sub|g" \
+	    $(srcdir)/cli/slurmctld-wrapper.in >$@.tmp && \
+	chmod 755 $@.tmp && mv $@.tmp $@
+
+# Controller and node prolog timings (make bench).
+EXTRA_PROGRAMS += bench/bench_prolog
+BENCHES += bench/bench_prolog
+bench_bench_prolog_SOURCES = bench/bench_prolog.c spank/fwdalloc_node.c
+bench_bench_prolog_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"' -DTOP_BUILDDIR='"$(abs_top_builddir)"'
+bench_bench_prolog_LDADD = $(FWD_ALL_LIBS)
+
+# Unit tests of the controller pieces that need neither Slurm nor MariaDB.
+check_PROGRAMS += tests/unit/test_ctl
+TESTS += tests/unit/test_ctl
+tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c cli/audit.c \
+	cli/bounded.c cli/ctl_store.c
+tests_unit_test_ctl_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_ctl_LDADD = $(FWD_TEST_LIBS)
+
+# Integration on the local cluster with MariaDB (every scenario of the
+# Slurm integration).
+TESTS += tests/integration/slurm_alloc.sh
+EXTRA_DIST += tests/integration/slurm_alloc.sh

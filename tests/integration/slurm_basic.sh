@@ -128,7 +128,7 @@ for j in $jscale $jiso $jauto $jnone; do
 	n_ok=0 n=0
 	for node in $nodes; do
 		n=$((n + 1))
-		line=$(grep -h "fwdalloc: job_prolog: job $j node $node: request $want\$" \
+		line=$(grep -h "fwdalloc: job_prolog: job $j node $node: request $want: " \
 			"$T/mc/log/slurmd-$node.log")
 		[ -n "$line" ] || { diag "no job_prolog line for $j on $node"; continue; }
 		t=$(log_time "$line")

@@ -1,0 +1,263 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# End to end on a real local Slurm cluster with a real MariaDB: sbatch
+# --io-upgrade -> SPANK -> PrologSlurmctld (fwdctl prolog: profile, lock,
+# decision, allocation rows, audit) -> every node's SPANK job prolog
+# (remap apply through the exec driver, which records into files) -> job
+# -> job epilog (revert) -> EpilogSlurmctld (release).
+#
+# Topology (tests/fixtures/minicluster): c[1-4] -> fwd1, c[5-8] -> fwd2,
+# fwd3..fwd8 idle backups.  Policy: opt-in, small thresholds.
+. "$top_srcdir/tests/integration/tap.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (slurmd, job prologs)"
+command -v slurmctld >/dev/null || skip_all "slurmctld not installed"
+command -v mariadbd >/dev/null || skip_all "mariadbd not installed"
+[ -f "$top_builddir/spank/.libs/fwdalloc.so" ] || skip_all "plugin not built"
+
+T=$(mktemp -d /tmp/fwd-slurm-alloc.XXXXXX)
+chmod 755 "$T"
+mc="$top_srcdir/scripts/minicluster"
+export FWDALLOC_BUILDDIR=$top_builddir
+cleanup() {
+	[ -n "${lockpid:-}" ] && kill "$lockpid" 2>/dev/null
+	"$mc" stop "$T/mc" >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+export FWDALLOC_MC_PORT_BASE=${FWDALLOC_MC_PORT_BASE:-17200}
+out=$("$mc" start "$T/mc" 2>&1)
+rc=$?
+check_eq "minicluster with database starts" 0 "$rc"
+[ "$rc" -eq 0 ] || { diag "$out"; tap_done; exit 1; }
+eval "$(printf '%s\n' "$out" | grep '^export ')"
+M=$T/mc
+cd "$T"
+fwdctl() { "$top_builddir/fwdctl" "$@"; }
+sql() { "$top_srcdir/scripts/testdb" sql "$M/db" -N fwdalloc -e "$1"; }
+
+now=$(date +%s)
+# History: three applications (profile rows as the profiler stores them).
+sql "INSERT INTO profiles (profile_key, user, name, node_bucket, runs,
+	read_bytes, write_bytes, io_nodes, io_mode, node_bandwidth_bps,
+	peak_bandwidth_bps, iops, mdops_rate, updated_at) VALUES
+	('user=root;name=bwapp;node_bucket=4', 'root', 'bwapp', 4, 5, 0, 107374182400, 4, 'N-N',
+	 2.5e9, 1e10, 200, 10, $now),
+	('user=root;name=n1app;node_bucket=2', 'root', 'n1app', 2, 5, 0, 10737418240, 2, 'N-1',
+	 1e8, 2e8, 50, 10, $now),
+	('user=root;name=small;node_bucket=1', 'root', 'small', 1, 5, 0, 104857600, 1, 'N-N',
+	 1e7, 1e7, 10, 1, $now)"
+check_eq "history loaded" 3 "$(sql 'SELECT COUNT(*) FROM profiles')"
+
+# wait_gone JOB...: bounded wait until Slurm no longer lists the jobs.
+wait_gone() {
+	local i left
+	for i in $(seq 1 600); do
+		left=$(squeue -h -j "$(echo "$@" | tr ' ' ,)" -o %i 2>/dev/null | wc -l)
+		[ "$left" -eq 0 ] && return 0
+		sleep 0.1
+	done
+	diag "jobs still queued: $*"
+	return 1
+}
+# wait_running JOB: bounded wait until the job runs.
+wait_running() {
+	local i
+	for i in $(seq 1 300); do
+		[ "$(squeue -h -j "$1" -o %T 2>/dev/null)" = RUNNING ] && return 0
+		sleep 0.1
+	done
+	diag "job $1 not running: $(squeue -h -j "$1" -o %T 2>&1)"
+	return 1
+}
+audit_db() { sql "SELECT $2 FROM audit WHERE job_id = $1 AND JSON_VALUE(record, '\$.event') = 'prolog' ORDER BY id DESC LIMIT 1"; }
+held_fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND released_at IS NULL"; }
+private_fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND is_private = 1"; }
+file_record() { grep "\"job_id\":\"$1\"" "$M/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
+job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+
+# 1. Scale: bandwidth-heavy N-N history, S = ceil(4 * 2.5 / 2.5) = 4 > N_f = 1.
+j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade=scale \
+	--wrap 'sleep 2' 2>&1)
+check_match "scale job submitted" '^[0-9]+$' "$j"
+wait_running "$j"
+check_eq "scale: decision action" scale "$(audit_db "$j" action)"
+check_eq "scale: S > N_f forwarders held" "fwd1,fwd3,fwd4,fwd5" "$(held_fwds "$j")"
+applied=0
+for n in c1 c2 c3 c4; do
+	[ -f "$M/remap/$n" ] && grep -q "^$j fwd" "$M/remap/$n" && applied=$((applied + 1))
+done
+check_eq "scale: all 4 node prologs applied a mapping" 4 "$applied"
+check_eq "scale: nodes spread over 4 forwarders" 4 \
+	"$(cat "$M"/remap/c[1-4] | awk '{print $2}' | sort -u | wc -l)"
+check_match "scale: audit file says applied with 4 forwarders" \
+	'"action":"scale".*"forwarders_before":\["fwd1"\],"forwarders_after":\["fwd1","fwd[3-8]","fwd[3-8]","fwd[3-8]"\].*"outcome":"applied"' \
+	"$(file_record "$j")"
+check_match "scale: fwdctl alloc list shows it" "^$j +scale +fwd3 +private" \
+	"$(fwdctl alloc list | grep "^$j ")"
+wait_gone "$j"
+check_eq "scale: job completed" COMPLETED "$(job_state "$j")"
+check_eq "scale: epilogs reverted every node" 0 \
+	"$(ls "$M"/remap/ | wc -l)"
+check_eq "scale: 4 revert records" 4 \
+	"$(grep -c " revert $j " "$M/remap.log")"
+check_eq "scale: epilog released the allocation" "" "$(held_fwds "$j")"
+check_match "scale: audit has the release" '"event":"epilog".*"outcome":"released 4 allocation row' \
+	"$(grep "\"job_id\":\"$j\"" "$M/audit.jsonl" | grep '"event":"epilog"')"
+check_eq "scale: file and DB audit records agree" "$(file_record "$j")" \
+	"$(audit_db "$j" record)"
+
+# 2. N-1 disruptive job gets a private forwarder; a neighbour asking for
+#    more forwarders meanwhile is not put on it.
+j1=$(sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap 'sleep 4')
+wait_running "$j1"
+check_eq "N-1: action isolate" isolate "$(audit_db "$j1" action)"
+p1=$(private_fwds "$j1")
+check_match "N-1: one private forwarder from the pool" '^fwd[3-8]$' "$p1"
+j2=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade --wrap 'sleep 1')
+wait_running "$j2"
+h2=$(held_fwds "$j2")
+check_match "neighbour scaled meanwhile" '^fwd1(,fwd[3-8]){3}$' "$h2"
+case ",$h2," in *",$p1,"*) fail "neighbour not on the N-1 job's private forwarder ($h2 vs $p1)" ;;
+*) pass "neighbour not on the N-1 job's private forwarder" ;; esac
+wait_gone "$j1" "$j2"
+
+# 3. Opt-in: no option -> default mapping, "not requested".
+j=$(sbatch --parsable -N2 -w 'c[1-2]' -J bwapp --wrap true)
+wait_gone "$j"
+check_eq "no option: action default" default "$(audit_db "$j" action)"
+check_match "no option: audit says not requested" \
+	'"request":"not requested".*"outcome":"default"' "$(file_record "$j")"
+check_eq "no option: nothing applied" 0 "$(grep -c " apply $j " "$M/remap.log")"
+
+# 3b. Opt-out policy: a job without the option is treated as auto;
+#     --io-upgrade=off opts out.  (sbatch and the controller re-read it.)
+sed -i 's/^  mode: opt-in$/  mode: opt-out/' "$M/policy.yaml"
+j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --wrap true)
+wait_gone "$j"
+check_match "opt-out: no option means auto" '"request":"auto","action":"scale"' \
+	"$(file_record "$j")"
+j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade=off --wrap true)
+wait_gone "$j"
+check_match "opt-out: --io-upgrade=off keeps the default" \
+	'"request":"off","action":"default"' "$(file_record "$j")"
+check_eq "opt-out: off applied nothing" 0 "$(grep -c " apply $j " "$M/remap.log")"
+sed -i 's/^  mode: opt-out$/  mode: opt-in/' "$M/policy.yaml"
+
+# 4. Shadow: decision recorded, nothing applied.
+j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade=shadow --wrap true)
+wait_gone "$j"
+check_eq "shadow: action shadow" shadow "$(audit_db "$j" action)"
+check_match "shadow: audit outcome shadow" '"outcome":"shadow"' \
+	"$(file_record "$j")"
+check_eq "shadow: nothing applied" 0 "$(grep -c " apply $j " "$M/remap.log")"
+check_match "shadow: node prolog logged it" "job $j node c1: request shadow: action shadow: nothing to apply" \
+	"$(cat "$M/log/slurmd-c1.log")"
+
+# 5. An excluded default forwarder is avoided.
+sql "INSERT INTO health (kind, name, state, since, reason, source, updated_at)
+	VALUES ('fwd', 'fwd1', 'excluded', $now, 'test', 'admin', $now)"
+j=$(sbatch --parsable -N2 -w 'c[1-2]' -J small --wrap 'sleep 1')
+wait_running "$j"
+check_eq "excluded fwd1: action avoid-anomaly" avoid-anomaly "$(audit_db "$j" action)"
+h=$(held_fwds "$j")
+check_match "excluded fwd1: replaced by a healthy backup" '^fwd[3-8]$' "$h"
+check_match "excluded fwd1: nodes applied the replacement" "^$j $h\$" "$(cat "$M/remap/c1" 2>&1)"
+wait_gone "$j"
+sql "DELETE FROM health WHERE name = 'fwd1'"
+
+# 6. Simultaneous submissions never share a private forwarder.  Both
+#    jobs are N-1 (isolate) on different default forwarders and overlap.
+shared=0 both=0 rounds=10
+for r in $(seq 1 $rounds); do
+	sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap 'sleep 1' >"$T/a" &
+	sbatch --parsable -N2 -w 'c[1-2]' -J n1app --io-upgrade --wrap 'sleep 1' >"$T/b" &
+	wait
+	a=$(cat "$T/a") b=$(cat "$T/b")
+	wait_gone "$a" "$b"
+	pa=$(private_fwds "$a") pb=$(private_fwds "$b")
+	[ -n "$pa" ] && [ -n "$pb" ] && both=$((both + 1))
+	dup=$(sql "SELECT forwarder FROM allocations WHERE is_private = 1 AND job_id IN ($a, $b) GROUP BY forwarder HAVING COUNT(DISTINCT job_id) > 1")
+	[ -n "$dup" ] && { shared=$((shared + 1)); diag "round $r: jobs $a $b share $dup"; }
+done
+check_eq "simultaneous: both jobs isolated in every round" "$rounds" "$both"
+check_eq "simultaneous: never a shared private forwarder ($rounds rounds)" 0 "$shared"
+
+# 7. Database down: jobs still run, on the default mapping, audit says fallback.
+"$top_srcdir/scripts/testdb" stop "$M/db" >/dev/null 2>&1
+j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade --wrap true)
+wait_gone "$j"
+check_eq "DB down: job still completed" COMPLETED "$(job_state "$j")"
+check_match "DB down: audit file says fallback" '"outcome":"fallback: ' "$(file_record "$j")"
+check_eq "DB down: nothing applied" 0 "$(grep -c " apply $j " "$M/remap.log")"
+check_match "DB down: node prolog logged why" "job $j node c1: request auto: reading the decision: .*keeping the default mapping" \
+	"$(cat "$M/log/slurmd-c1.log")"
+"$top_srcdir/scripts/testdb" start "$M/db" >/dev/null 2>&1
+check "database back" eval "sql 'SELECT 1' >/dev/null"
+
+# 8. Controller prolog killed mid-way: the job runs on the default mapping.
+#    Hold the decision lock so the prolog waits, then kill its worker.
+"$top_srcdir/scripts/testdb" sql "$M/db" fwdalloc \
+	-e "SELECT GET_LOCK('fwdalloc.decide', 0); SELECT SLEEP(6)" >/dev/null 2>&1 &
+lockpid=$!
+sleep 0.5
+j=$(sbatch --parsable -N2 -w 'c[1-2]' -J bwapp --io-upgrade --wrap true)
+worker=
+for i in $(seq 1 100); do
+	# The worker is the prolog fwdctl whose parent is also fwdctl.
+	worker=$(ps -eo pid=,ppid=,args= | awk -v p="$M/policy.yaml" '
+		$3 ~ /fwdctl$/ && index($0, p) && $NF == "prolog" { pid[$1] = $2 }
+		END { for (c in pid) if (pid[c] in pid) print c }')
+	[ -n "$worker" ] && break
+	sleep 0.1
+done
+check_match "prolog worker found waiting on the lock" '^[0-9]+$' "$worker"
+[ -n "$worker" ] && kill -KILL "$worker"
+wait "$lockpid"; lockpid=
+wait_gone "$j"
+check_eq "killed prolog: job still completed" COMPLETED "$(job_state "$j")"
+check_match "killed prolog: audit says fallback, killed" \
+	'"outcome":"fallback: controller prolog killed by signal 9"' "$(file_record "$j")"
+check_eq "killed prolog: nothing held" "" "$(held_fwds "$j")"
+
+# 9. Epilog lost: an allocation left held by a finished job is freed by
+#    fwdctl reconcile (asks slurmctld through libslurm).
+jl=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade=scale --wrap true)
+wait_gone "$jl"
+sql "UPDATE allocations SET released_at = NULL, release_reason = NULL WHERE job_id = $jl"
+check_match "lost epilog simulated" '^fwd1,' "$(held_fwds "$jl")"
+jr=$(sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap 'sleep 3')
+wait_running "$jr"
+out=$(fwdctl reconcile)
+check_match "reconcile frees the finished job" "freed job $jl" "$out"
+check_eq "reconcile: nothing held by the finished job" "" "$(held_fwds "$jl")"
+check_match "reconcile keeps the running job" '^fwd[3-8]$' "$(held_fwds "$jr")"
+check_match "reconcile is audited" '"event":"reconcile"' \
+	"$(grep "\"job_id\":\"$jl\"" "$M/audit.jsonl" | tail -1)"
+check_match "reconcile again frees nothing" '^0 allocation\(s\) freed' \
+	"$(fwdctl reconcile | tail -1)"
+wait_gone "$jr"
+
+check_match "fwdctl audit --job filters" "^[^ ]+ +prolog +$jl " \
+	"$(fwdctl audit --job "$jl" | sed -n 2p)"
+check_eq "fwdctl audit --user filters" 1 "$(fwdctl audit --user nobody | wc -l)"
+check_eq "fwdctl audit --since the future: nothing" 0 \
+	"$(fwdctl audit --since "$(($(date +%s) + 3600))" --json | wc -l)"
+check_eq "fwdctl audit --since 1h --json: every record" \
+	"$(wc -l <"$M/audit.jsonl")" "$(fwdctl audit --since 1h --json | wc -l)"
+out=$(fwdctl audit --since yesterday-ish 2>&1)
+check_eq "fwdctl audit --since garbage: exit 2" 2 "$?"
+check_match "fwdctl audit --since garbage: says why" \
+	"--since yesterday-ish: not a time" "$out"
+out=$(fwdctl alloc show 999999 2>&1)
+check_eq "fwdctl alloc show unknown job: exit 1" 1 "$?"
+check_match "fwdctl alloc show unknown job: says so" \
+	"no allocation recorded for job 999999" "$out"
+check_match "fwdctl alloc show --json" '"action": "scale"' \
+	"$(fwdctl alloc show "$jl" --json)"
+check_match "fwdctl reconcile --dry-run --json" '"freed": \[\]' \
+	"$(fwdctl reconcile --dry-run --json)"
+
+tap_done
