@@ -92,6 +92,10 @@ done
 check_eq "scale: all 4 node prologs applied a mapping" 4 "$applied"
 check_eq "scale: nodes spread over 4 forwarders" 4 \
 	"$(cat "$M"/remap/c[1-4] | awk '{print $2}' | sort -u | wc -l)"
+# The forwarders' addresses come from the topology (fwdN = 10.0.0.N),
+# mirrored into the database by `fwdctl db init`.
+check_eq "scale: the driver got each forwarder's address" 4 \
+	"$(awk -v j="$j" '$2 == "apply" && $3 == j { a = $5; sub(/^fwd/, "10.0.0.", a); if (a == $6) n++ } END { print n + 0 }' "$M/remap.log")"
 check_match "scale: audit file says applied with 4 forwarders" \
 	'"action":"scale".*"forwarders_before":\["fwd1"\],"forwarders_after":\["fwd1","fwd[3-8]","fwd[3-8]","fwd[3-8]"\].*"outcome":"applied"' \
 	"$(file_record "$j")"
