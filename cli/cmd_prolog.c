@@ -250,7 +250,7 @@ static int prolog_child(void *arg, int fd)
 	size_t n_ids = 0;
 	json_t *rec = NULL;
 	fwd_error_t err = {""};
-	int have_prof = 0, locked = 0, in_tx = 0, rc = 1;
+	int have_prof = 0, locked = 0, in_tx = 0, rc = 1, cause;
 	double now;
 
 	memset(&prof, 0, sizeof(prof));
@@ -324,6 +324,7 @@ static int prolog_child(void *arg, int fd)
 	goto out;
 
 fallback:
+	cause = errno; /* what failed, before cleanup can change errno */
 	if (in_tx)
 		db_rollback(db);
 	in_tx = 0;
@@ -332,7 +333,7 @@ fallback:
 			      rn->t0);
 	/* The database row is best effort: the database may be the very
 	 * thing that failed.  The file record is written by the parent. */
-	if (db && p->audit.database && !db_err_unavailable(errno)) {
+	if (db && p->audit.database && !db_err_unavailable(cause)) {
 		fwd_error_t e2;
 
 		ctl_store_audit(db, rec, &e2);
@@ -383,6 +384,17 @@ static void prolog_usage(FILE *f)
 }
 /* clang-format on */
 
+/* One connection, one insert, each bounded by database.timeout. */
+static void audit_db_best_effort(const struct policy *p, const json_t *rec)
+{
+	fwd_error_t err;
+	struct db *db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err);
+
+	if (!db || ctl_store_audit(db, rec, &err) < 0)
+		fwdctl_err("audit table: %s", err.text);
+	db_close(db);
+}
+
 /* Parent half shared by prolog and epilog: run, then write the line. */
 static int run_bounded_and_audit(struct run *rn, int (*child)(void *, int),
 				 const char *event)
@@ -391,9 +403,10 @@ static int run_bounded_and_audit(struct run *rn, int (*child)(void *, int),
 	fwd_error_t err = {""}, aerr;
 	char *out = NULL;
 	json_t *rec = NULL;
-	int fallback = 1, rc;
+	int fallback = 1, rc, cause;
 
 	rc = ctl_run_bounded(p->decision.decide_timeout, child, rn, &out, &err);
+	cause = errno;
 	if (rc == 0 && out && (out[0] == 'A' || out[0] == 'F') &&
 	    out[1] == ' ') {
 		fallback = out[0] == 'F';
@@ -411,6 +424,11 @@ static int run_bounded_and_audit(struct run *rn, int (*child)(void *, int),
 		if (audit_append(p->audit.file, rec, &aerr) < 0)
 			fwdctl_err("%s %s: %s", event, rn->job.job_id,
 				   aerr.text);
+		/* The worker died (not hung): the database is likely fine,
+		 * so it gets the same record.  After a timeout it may be
+		 * the database that hangs: the file record must do. */
+		if (cause != ETIMEDOUT && p->audit.database)
+			audit_db_best_effort(p, rec);
 		fwdctl_err("%s %s: %s", event, rn->job.job_id, why);
 	}
 	json_decref(rec);

@@ -225,6 +225,8 @@ check_eq "killed prolog: job still completed" COMPLETED "$(job_state "$j")"
 check_match "killed prolog: audit says fallback, killed" \
 	'"outcome":"fallback: controller prolog killed by signal 9"' "$(file_record "$j")"
 check_eq "killed prolog: nothing held" "" "$(held_fwds "$j")"
+check_eq "killed prolog: the audit table has the same record" \
+	"$(file_record "$j")" "$(audit_db "$j" record)"
 
 # 9. Epilog lost: an allocation left held by a finished job is freed by
 #    fwdctl reconcile (asks slurmctld through libslurm).
