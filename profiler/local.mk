@@ -5,6 +5,16 @@ noinst_LTLIBRARIES += libfwdprofiler.la
 FWD_PROFILER_LIB = libfwdprofiler.la
 libfwdprofiler_la_SOURCES = \
 	profiler/trace.c profiler/trace.h \
-	profiler/summary.c profiler/summary.h
+	profiler/summary.c profiler/summary.h \
+	profiler/synth.c profiler/synth.h
 libfwdprofiler_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MARIADB_CFLAGS)
 EXTRA_DIST += profiler/README.md
+
+check_PROGRAMS += tests/unit/test_trace tests/unit/test_summary
+TESTS += tests/unit/test_trace tests/unit/test_summary
+tests_unit_test_trace_SOURCES = tests/unit/test_trace.c
+tests_unit_test_trace_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_trace_LDADD = $(FWD_TEST_LIBS)
+tests_unit_test_summary_SOURCES = tests/unit/test_summary.c
+tests_unit_test_summary_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_summary_LDADD = $(FWD_TEST_LIBS)

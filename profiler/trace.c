@@ -203,6 +203,26 @@ static bool is_meta_op(const char *name)
 	return false;
 }
 
+/* ", name=<dec>" (paren form) or " name=<dec>" (bare form). */
+static int field(const char **p, bool paren, const char *name, uint64_t *v,
+		 fwd_error_t *err)
+{
+	const char *q = *p, *e;
+
+	if (!skip_lit(&q, paren ? ", " : " ") || !skip_lit(&q, name) ||
+	    *q++ != '=')
+		return errprintf(err, "missing %s= near \"%.20s\"", name, *p);
+	e = q;
+	if (scan_dec(&e, v) || (*e && *e != ',' && *e != ')' && *e != ' ')) {
+		size_t n = strcspn(q, ", )");
+
+		return errprintf(err, "bad %s=%.*s", name, (int)(n > 24 ? 24 : n),
+				 q);
+	}
+	*p = e;
+	return 0;
+}
+
 /* READ/WRITE arguments, both forms; p is just after the operation name. */
 static int parse_rw(const char *p, struct trace_rec *rec, fwd_error_t *err)
 {
@@ -213,25 +233,22 @@ static int parse_rw(const char *p, struct trace_rec *rec, fwd_error_t *err)
 				 rec->op == TRACE_OP_READ ? "READ" : "WRITE");
 	if (scan_hex(&p, &rec->fd))
 		return errprintf(err, "bad file descriptor \"%.20s\"", p);
-	if (!skip_lit(&p, paren ? ", size=" : " size=") ||
-	    scan_dec(&p, &rec->size))
-		return errprintf(err, "bad or missing size= near \"%.20s\"",
-				 p);
-	if (!skip_lit(&p, paren ? ", offset=" : " offset=") ||
-	    scan_dec(&p, &rec->offset))
-		return errprintf(err, "bad or missing offset= near \"%.20s\"",
-				 p);
+	if (field(&p, paren, "size", &rec->size, err) ||
+	    field(&p, paren, "offset", &rec->offset, err))
+		return -1;
 	rec->count = 1;
-	if (skip_lit(&p, paren ? ", count=" : " count=")) {
-		if (scan_dec(&p, &rec->count) || rec->count == 0)
-			return errprintf(err, "bad count= near \"%.20s\"", p);
+	if (*p && *p != ')') {
+		if (field(&p, paren, "count", &rec->count, err))
+			return -1;
+		if (rec->count == 0)
+			return errprintf(err, "bad count=0");
 	}
 	if (paren && !skip_lit(&p, ")"))
 		return errprintf(err, "expected \")\" near \"%.20s\"", p);
 	if (*p)
 		return errprintf(err, "trailing text \"%.20s\"", p);
 	/* The range must be addressable: offset + size * count fits. */
-	if (rec->count && rec->size > (UINT64_MAX - rec->offset) / rec->count)
+	if (rec->size > (UINT64_MAX - rec->offset) / rec->count)
 		return errprintf(err, "offset + size * count overflows");
 	return 0;
 }
@@ -421,6 +438,8 @@ static int read_line(struct trace_reader *r)
 	return 1;
 }
 
+static int compressed_meta(struct trace_reader *r, fwd_error_t *err);
+
 static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 				       fwd_error_t *err)
 {
@@ -446,6 +465,18 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 		    (r->line[strlen(COMPRESSED_MAGIC)] == '\n' ||
 		     r->line[strlen(COMPRESSED_MAGIC)] == '\0')) {
 			r->compressed = true;
+			/* the header comments, so the node name is known
+			 * before the first record */
+			while ((c = getc(f)) == '#') {
+				ungetc(c, f);
+				if (read_line(r) != 1 ||
+				    compressed_meta(r, err)) {
+					trace_reader_destroy(r);
+					return NULL;
+				}
+			}
+			if (c != EOF)
+				ungetc(c, f);
 		} else if (rv == 1) {
 			note_bad(r, "comment line");
 		} else if (rv == -1) {
