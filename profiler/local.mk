@@ -6,7 +6,8 @@ FWD_PROFILER_LIB = libfwdprofiler.la
 libfwdprofiler_la_SOURCES = \
 	profiler/trace.c profiler/trace.h \
 	profiler/summary.c profiler/summary.h \
-	profiler/synth.c profiler/synth.h
+	profiler/synth.c profiler/synth.h \
+	profiler/profile.c profiler/profile.h
 libfwdprofiler_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(MARIADB_CFLAGS)
 EXTRA_DIST += profiler/README.md
 
@@ -18,3 +19,8 @@ tests_unit_test_trace_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_summary_SOURCES = tests/unit/test_summary.c
 tests_unit_test_summary_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_summary_LDADD = $(FWD_TEST_LIBS)
+check_PROGRAMS += tests/unit/test_profile
+TESTS += tests/unit/test_profile
+tests_unit_test_profile_SOURCES = tests/unit/test_profile.c
+tests_unit_test_profile_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_profile_LDADD = $(FWD_TEST_LIBS)

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_PROFILER_PROFILE_H
+#define FWD_PROFILER_PROFILE_H
+
+/*
+ * Application profiles: the prediction of a job's I/O behaviour from the
+ * past runs of the same application ("HPC applications have consistent
+ * I/O behavior across runs").
+ *
+ * Key: the fields named by policy.history.key, in that order, as
+ * "field=value" pairs joined by ',' (e.g. "user=alice,name=wrf,
+ * node_bucket=256").  Values are percent-encoded outside [A-Za-z0-9._@+-]
+ * so the key is unambiguous whatever the job name holds.  node_bucket is
+ * the largest power of policy.history.bucket_base not above the job's node
+ * count (300 nodes, base 2 -> 256).
+ *
+ * Prediction (profile_predict): among the runs not older than max_age,
+ * the runs at the nearest scale (the node count closest to the new job's,
+ * ties to the larger), the K most recent of them; each figure is their
+ * median (the mean of the two middle values for an even count).  Volume,
+ * I/O nodes, peak bandwidth, IOPS and metadata ops/s are per-node figures
+ * scaled to the new job: median * nodes / scale_nodes (I/O nodes rounded,
+ * kept within [1, nodes]; a 1-1 application keeps one I/O node).  B_c
+ * (per-node bandwidth) and the metadata queue length are not scaled.  The
+ * I/O mode is the most frequent among those runs (ties: the most recent).
+ * bandwidth_by_forwarders: over all runs of the key that held k
+ * forwarders and recorded the bandwidth they achieved, the median per k.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "common/error.h"
+#include "policies/policy.h"
+#include "profiler/summary.h"
+
+/* One past run of the application, from a stored job summary. */
+struct profile_run {
+	int64_t end_time;          /* when the run ended, UTC seconds */
+	uint32_t nodes;            /* nodes of the job */
+	uint64_t io_volume_bytes;  /* read + written */
+	uint32_t io_nodes;
+	double node_bandwidth_bps; /* B_c in I/O phases */
+	double peak_bandwidth_bps;
+	double iops;
+	double mdops;              /* metadata ops/s in I/O phases */
+	double metadata_queue;     /* < 0: unknown */
+	enum trace_io_mode io_mode;
+	uint32_t forwarders;       /* forwarders held; 0: unknown */
+	double achieved_bps;       /* bandwidth achieved with them; 0: unknown */
+};
+
+#define PROFILE_MAX_BW 64
+
+struct profile_bw {
+	uint32_t k;
+	double bps;
+};
+
+/* The `profile` object of `fwdctl decide`'s job input. */
+struct profile {
+	uint64_t io_volume_bytes;
+	uint32_t io_nodes;
+	double node_bandwidth_bps;
+	double peak_bandwidth_bps;
+	double iops;
+	double mdops;              /* metadata ops/s in I/O phases */
+	double metadata_queue;
+	enum trace_io_mode io_mode;
+	uint32_t runs;             /* runs the prediction is based on */
+	uint32_t scale_nodes;      /* node count of those runs (0: unknown) */
+	struct profile_bw bw[PROFILE_MAX_BW]; /* sorted by k, unique k */
+	size_t n_bw;
+};
+
+/* Who the job is; strings may be NULL (empty). */
+struct profile_job {
+	const char *user;
+	const char *account;
+	const char *name;
+	const char *partition;
+	uint32_t nodes;
+};
+
+/* Largest power of base (>= 2) not above nodes; 0 for 0 nodes. */
+uint32_t profile_bucket(uint32_t nodes, uint32_t base);
+
+/*
+ * The profile key of job under policy p (see above).  -1 with errno
+ * ENOSPC / EINVAL and err when buf is too small or a key field is unknown.
+ */
+int profile_key(const struct policy *p, const struct profile_job *job,
+		char *buf, size_t len, fwd_error_t *err);
+
+/*
+ * Predict for a job of `nodes` nodes from runs (any order), using the K
+ * most recent runs at the nearest scale and ignoring runs that ended
+ * before now - max_age (max_age <= 0: no limit).  Returns 0, or -1 with
+ * errno ENOENT when no run is usable (out->runs is then 0).
+ */
+int profile_predict(const struct profile_run *runs, size_t n_runs,
+		    uint32_t nodes, uint32_t k, double max_age, int64_t now,
+		    struct profile *out);
+
+/* The run a job summary makes (nodes, forwarders, achieved may be 0). */
+void profile_run_from_summary(const struct trace_summary *s, int64_t end,
+			      uint32_t forwarders, double achieved_bps,
+			      struct profile_run *run);
+
+/* The profile as the JSON object decide reads (NULL on ENOMEM). */
+json_t *profile_to_json(const struct profile *p);
+
+/*
+ * Read a profile object.  Required: io_volume_bytes, io_nodes,
+ * node_bandwidth_bps, io_mode; the other fields default to 0 (runs to 1).
+ * Unknown keys, wrong types, negative numbers and a bad io_mode are errors
+ * naming the key and value.
+ */
+int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err);
+
+#endif
