@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Topology builder, node index and lookups.  The YAML loader
+ * (topology_load.c) drives the builder; tests use it directly.
+ *
+ * Node lists are expanded with libslurm's hostlist API.  Nodes get dense
+ * ids in declaration order; an open-addressing hash maps names to ids so a
+ * lookup costs one hash and usually one string compare.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <slurm/slurm.h>
+
+#include "allocator/topology.h"
+
+struct topo_priv {
+	int32_t *slots;   /* node id or -1; capacity is a power of two */
+	size_t cap;
+	size_t node_cap;  /* allocated length of node_names/node_forwarder */
+};
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int index_rebuild(struct topology *t, size_t cap)
+{
+	struct topo_priv *p = t->priv;
+	int32_t *slots = malloc(cap * sizeof(*slots));
+
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < cap; i++)
+		slots[i] = -1;
+	for (size_t id = 0; id < t->n_nodes; id++) {
+		size_t i = hash_name(t->node_names[id]) & (cap - 1);
+
+		while (slots[i] >= 0)
+			i = (i + 1) & (cap - 1);
+		slots[i] = (int32_t)id;
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->cap = cap;
+	return 0;
+}
+
+long topo_node_id(const struct topology *t, const char *node)
+{
+	const struct topo_priv *p;
+	size_t i;
+
+	if (!t || !node || !(p = t->priv) || !p->cap)
+		return -1;
+	i = hash_name(node) & (p->cap - 1);
+	while (p->slots[i] >= 0) {
+		if (!strcmp(t->node_names[p->slots[i]], node))
+			return p->slots[i];
+		i = (i + 1) & (p->cap - 1);
+	}
+	return -1;
+}
+
+struct topology *topo_create(void)
+{
+	struct topology *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->priv = calloc(1, sizeof(struct topo_priv));
+	if (!t->priv) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void forwarder_free(struct topo_forwarder *f)
+{
+	free(f->name);
+	free(f->address);
+	free(f->nid);
+	free(f->group);
+}
+
+void topo_destroy(struct topology *t)
+{
+	int saved = errno;
+	struct topo_priv *p;
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_forwarders; i++)
+		forwarder_free(&t->forwarders[i]);
+	free(t->forwarders);
+	for (size_t i = 0; i < t->n_osts; i++)
+		free(t->osts[i].name);
+	free(t->osts);
+	for (size_t i = 0; i < t->n_mapping; i++)
+		free(t->mapping[i].nodes);
+	free(t->mapping);
+	for (size_t i = 0; i < t->n_nodes; i++)
+		free(t->node_names[i]);
+	free(t->node_names);
+	free(t->node_forwarder);
+	p = t->priv;
+	if (p)
+		free(p->slots);
+	free(p);
+	free(t->path);
+	free(t);
+	errno = saved;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+long topo_forwarder_index(const struct topology *t, const char *name)
+{
+	for (size_t i = 0; t && name && i < t->n_forwarders; i++)
+		if (!strcmp(t->forwarders[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+long topo_ost_index(const struct topology *t, const char *name)
+{
+	for (size_t i = 0; t && name && i < t->n_osts; i++)
+		if (!strcmp(t->osts[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+long topo_node_default(const struct topology *t, const char *node)
+{
+	long id = topo_node_id(t, node);
+
+	if (id < 0 || t->node_forwarder[id] < 0)
+		return -1;
+	return t->node_forwarder[id];
+}
+
+int topo_add_forwarder(struct topology *t, const struct topo_forwarder *f,
+		       fwd_error_t *err)
+{
+	struct topo_forwarder *v, n = { 0 };
+
+	if (!f->name || !*f->name) {
+		errno = EINVAL;
+		return errprintf(err, "forwarder without a name");
+	}
+	if (topo_forwarder_index(t, f->name) >= 0) {
+		errno = EEXIST;
+		return errprintf(err, "forwarder '%s' is defined twice",
+				 f->name);
+	}
+	if (!(f->bandwidth_bps > 0)) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "forwarder '%s': bandwidth must be positive",
+				 f->name);
+	}
+	v = realloc(t->forwarders, (t->n_forwarders + 1) * sizeof(*v));
+	if (!v)
+		return errprintf(err, "out of memory");
+	t->forwarders = v;
+	n.name = strdup(f->name);
+	n.address = dup_or_null(f->address ? f->address : f->name);
+	n.nid = dup_or_null(f->nid);
+	n.group = strdup(f->group && *f->group ? f->group : "default");
+	n.bandwidth_bps = f->bandwidth_bps;
+	n.role = f->role;
+	if (!n.name || !n.address || !n.group || (f->nid && !n.nid)) {
+		forwarder_free(&n);
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
+	t->forwarders[t->n_forwarders++] = n;
+	return 0;
+}
+
+int topo_add_ost(struct topology *t, const struct topo_ost *o,
+		 fwd_error_t *err)
+{
+	struct topo_ost *v;
+	char *name;
+
+	if (!o->name || !*o->name) {
+		errno = EINVAL;
+		return errprintf(err, "OST without a name");
+	}
+	if (topo_ost_index(t, o->name) >= 0) {
+		errno = EEXIST;
+		return errprintf(err, "OST '%s' is defined twice", o->name);
+	}
+	if (!(o->bandwidth_bps > 0)) {
+		errno = EINVAL;
+		return errprintf(err, "OST '%s': bandwidth must be positive",
+				 o->name);
+	}
+	v = realloc(t->osts, (t->n_osts + 1) * sizeof(*v));
+	if (!v)
+		return errprintf(err, "out of memory");
+	t->osts = v;
+	if (!(name = strdup(o->name)))
+		return errprintf(err, "out of memory");
+	t->osts[t->n_osts].name = name;
+	t->osts[t->n_osts].bandwidth_bps = o->bandwidth_bps;
+	t->n_osts++;
+	return 0;
+}
+
+/* Append one node; the index is rebuilt when it is more than half full. */
+static int add_node(struct topology *t, const char *name, fwd_error_t *err)
+{
+	struct topo_priv *p = t->priv;
+	size_t id = t->n_nodes, i;
+	char *copy;
+
+	if (topo_node_id(t, name) >= 0) {
+		errno = EEXIST;
+		return errprintf(err, "compute node '%s' is declared twice",
+				 name);
+	}
+	if (id == p->node_cap) {
+		size_t cap = p->node_cap ? p->node_cap * 2 : 1024;
+		char **names = realloc(t->node_names, cap * sizeof(*names));
+		int32_t *fw;
+
+		if (!names)
+			return errprintf(err, "out of memory");
+		t->node_names = names;
+		fw = realloc(t->node_forwarder, cap * sizeof(*fw));
+		if (!fw)
+			return errprintf(err, "out of memory");
+		t->node_forwarder = fw;
+		p->node_cap = cap;
+	}
+	if (!(copy = strdup(name)))
+		return errprintf(err, "out of memory");
+	t->node_names[id] = copy;
+	t->node_forwarder[id] = -1;
+	t->n_nodes++;
+	if (2 * t->n_nodes > p->cap) {
+		if (index_rebuild(t, p->cap ? p->cap * 4 : 4096) < 0)
+			return errprintf(err, "out of memory");
+		return 0;
+	}
+	i = hash_name(copy) & (p->cap - 1);
+	while (p->slots[i] >= 0)
+		i = (i + 1) & (p->cap - 1);
+	p->slots[i] = (int32_t)id;
+	return 0;
+}
+
+static hostlist_t parse_hostlist(const char *hosts, fwd_error_t *err)
+{
+	hostlist_t hl;
+
+	if (!hosts || !*hosts) {
+		errno = EINVAL;
+		errprintf(err, "empty node list");
+		return NULL;
+	}
+	hl = slurm_hostlist_create(hosts);
+	if (!hl || slurm_hostlist_count(hl) <= 0) {
+		if (hl)
+			slurm_hostlist_destroy(hl);
+		errno = EINVAL;
+		errprintf(err, "invalid node list '%s' (want a Slurm "
+			       "hostlist such as c[1-512])", hosts);
+		return NULL;
+	}
+	return hl;
+}
+
+/*
+ * libslurm is lenient with malformed brackets ("c[1-" yields odd names), so
+ * every expanded name is checked against the hostname alphabet.
+ */
+static int check_name(const char *host, const char *list, fwd_error_t *err)
+{
+	if (!*host || strspn(host, "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789-_.") != strlen(host)) {
+		errno = EINVAL;
+		return errprintf(err, "invalid node list '%s' (want a Slurm "
+				      "hostlist such as c[1-512])", list);
+	}
+	return 0;
+}
+
+int topo_add_compute_nodes(struct topology *t, const char *hostlist,
+			   fwd_error_t *err)
+{
+	hostlist_t hl = parse_hostlist(hostlist, err);
+	char *host;
+	int rv = 0;
+
+	if (!hl)
+		return -1;
+	while ((host = slurm_hostlist_shift(hl))) {
+		if (rv == 0 && (check_name(host, hostlist, err) < 0 ||
+				add_node(t, host, err) < 0))
+			rv = -1;
+		free(host);
+	}
+	slurm_hostlist_destroy(hl);
+	return rv;
+}
+
+/* Ranged string ("c[1-4,7]") of a hostlist, malloc'd. */
+static char *ranged(hostlist_t hl)
+{
+	size_t len = 256;
+
+	for (;;) {
+		char *buf = malloc(len);
+
+		if (!buf)
+			return NULL;
+		if (slurm_hostlist_ranged_string(hl, len, buf) >= 0 &&
+		    strlen(buf) + 1 < len)
+			return buf;
+		free(buf);
+		if (len > (1u << 26)) {
+			errno = E2BIG;
+			return NULL;
+		}
+		len *= 4;
+	}
+}
+
+static int push_mapping(struct topology *t, hostlist_t hl, size_t forwarder,
+			size_t count, fwd_error_t *err)
+{
+	struct topo_mapping *v;
+	char *s;
+
+	v = realloc(t->mapping, (t->n_mapping + 1) * sizeof(*v));
+	if (!v)
+		return errprintf(err, "out of memory");
+	t->mapping = v;
+	if (!(s = ranged(hl)))
+		return errprintf(err, "out of memory");
+	t->mapping[t->n_mapping].nodes = s;
+	t->mapping[t->n_mapping].forwarder = forwarder;
+	t->mapping[t->n_mapping].count = count;
+	t->n_mapping++;
+	return 0;
+}
+
+int topo_add_mapping(struct topology *t, const char *hostlist,
+		     size_t forwarder, fwd_error_t *err)
+{
+	bool declared = t->n_nodes > 0;
+	hostlist_t hl, mapped = NULL;
+	size_t count = 0;
+	char *host = NULL;
+	int rv = -1;
+
+	if (forwarder >= t->n_forwarders) {
+		errno = EINVAL;
+		return errprintf(err, "forwarder index %zu out of range",
+				 forwarder);
+	}
+	if (!(hl = parse_hostlist(hostlist, err)))
+		return -1;
+	if (!(mapped = slurm_hostlist_create(NULL))) {
+		errprintf(err, "out of memory");
+		goto out;
+	}
+	while ((host = slurm_hostlist_shift(hl))) {
+		long id = topo_node_id(t, host);
+
+		if (check_name(host, hostlist, err) < 0)
+			goto out;
+		if (id < 0 && declared) {
+			errno = ENOENT;
+			errprintf(err, "node '%s' is not a declared compute "
+				       "node", host);
+			goto out;
+		}
+		if (id < 0) {
+			if (add_node(t, host, err) < 0)
+				goto out;
+			id = (long)t->n_nodes - 1;
+		}
+		if (t->node_forwarder[id] >= 0) {
+			errno = EEXIST;
+			errprintf(err, "node '%s' is mapped to both '%s' and "
+				       "'%s'", host,
+				  t->forwarders[t->node_forwarder[id]].name,
+				  t->forwarders[forwarder].name);
+			goto out;
+		}
+		t->node_forwarder[id] = (int32_t)forwarder;
+		slurm_hostlist_push_host(mapped, host);
+		count++;
+		free(host);
+	}
+	host = NULL;
+	rv = push_mapping(t, mapped, forwarder, count, err);
+out:
+	free(host);
+	if (mapped)
+		slurm_hostlist_destroy(mapped);
+	slurm_hostlist_destroy(hl);
+	return rv;
+}
+
+int topo_map_per_forwarder(struct topology *t, size_t per_forwarder,
+			   fwd_error_t *err)
+{
+	size_t id = 0, f = 0;
+
+	if (per_forwarder == 0) {
+		errno = EINVAL;
+		return errprintf(err, "nodes_per_forwarder must be at least 1");
+	}
+	for (;;) {
+		hostlist_t hl;
+		size_t count = 0;
+		int rv;
+
+		while (id < t->n_nodes && t->node_forwarder[id] >= 0)
+			id++;
+		if (id == t->n_nodes)
+			return 0;
+		while (f < t->n_forwarders &&
+		       t->forwarders[f].role != TOPO_ROLE_SERVICE)
+			f++;
+		if (f == t->n_forwarders) {
+			size_t left = 0;
+
+			for (size_t i = id; i < t->n_nodes; i++)
+				left += t->node_forwarder[i] < 0;
+			errno = ERANGE;
+			return errprintf(err,
+					 "%zu compute nodes from '%s' on are "
+					 "left unmapped: not enough service "
+					 "forwarders at %zu nodes each",
+					 left, t->node_names[id],
+					 per_forwarder);
+		}
+		if (!(hl = slurm_hostlist_create(NULL)))
+			return errprintf(err, "out of memory");
+		for (; id < t->n_nodes && count < per_forwarder; id++) {
+			if (t->node_forwarder[id] >= 0)
+				continue;
+			t->node_forwarder[id] = (int32_t)f;
+			slurm_hostlist_push_host(hl, t->node_names[id]);
+			count++;
+		}
+		rv = push_mapping(t, hl, f, count, err);
+		slurm_hostlist_destroy(hl);
+		if (rv < 0)
+			return -1;
+		f++;
+	}
+}
+
+int topo_finalize(struct topology *t, fwd_error_t *err)
+{
+	size_t unmapped = 0, first = 0;
+
+	if (t->n_forwarders == 0) {
+		errno = EINVAL;
+		return errprintf(err, "no forwarders defined");
+	}
+	if (t->n_nodes == 0) {
+		errno = EINVAL;
+		return errprintf(err, "no compute nodes defined");
+	}
+	for (size_t i = 0; i < t->n_nodes; i++) {
+		if (t->node_forwarder[i] < 0 && unmapped++ == 0)
+			first = i;
+	}
+	if (unmapped) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "%zu compute node%s not covered by the "
+				 "mapping, first '%s'",
+				 unmapped, unmapped == 1 ? " is" : "s are",
+				 t->node_names[first]);
+	}
+	return 0;
+}
+
+static const char *role_name(enum topo_role r)
+{
+	return r == TOPO_ROLE_BACKUP ? "backup" : "service";
+}
+
+char *topo_to_json(const struct topology *t)
+{
+	json_t *root = json_object(), *fw = json_array(), *map = json_array(),
+	       *osts = json_array();
+	char *s = NULL;
+
+	if (!root || !fw || !map || !osts)
+		goto out;
+	for (size_t i = 0; i < t->n_forwarders; i++) {
+		const struct topo_forwarder *f = &t->forwarders[i];
+
+		if (json_array_append_new(
+			    fw, json_pack("{s:s, s:s, s:f, s:s, s:s}", "name",
+					  f->name, "address", f->address,
+					  "bandwidth_bps", f->bandwidth_bps,
+					  "group", f->group, "role",
+					  role_name(f->role))) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < t->n_mapping; i++) {
+		if (json_array_append_new(
+			    map, json_pack("{s:s, s:s}", "nodes",
+					   t->mapping[i].nodes, "forwarder",
+					   t->forwarders[t->mapping[i].forwarder]
+						   .name)) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < t->n_osts; i++) {
+		if (json_array_append_new(
+			    osts, json_pack("{s:s, s:f}", "name",
+					    t->osts[i].name, "bandwidth_bps",
+					    t->osts[i].bandwidth_bps)) < 0)
+			goto out;
+	}
+	json_object_set(root, "forwarders", fw);
+	json_object_set(root, "mapping", map);
+	json_object_set(root, "osts", osts);
+	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+out:
+	json_decref(fw);
+	json_decref(map);
+	json_decref(osts);
+	json_decref(root);
+	if (!s)
+		errno = ENOMEM;
+	return s;
+}
