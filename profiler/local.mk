@@ -25,3 +25,9 @@ tests_unit_test_profile_SOURCES = tests/unit/test_profile.c
 tests_unit_test_profile_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_profile_LDADD = $(FWD_TEST_LIBS)
 fwdctl_SOURCES += cli/cmd_trace.c
+
+EXTRA_PROGRAMS += bench/bench_trace
+BENCHES += bench/bench_trace
+bench_bench_trace_SOURCES = bench/bench_trace.c
+bench_bench_trace_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS)
+bench_bench_trace_LDADD = $(FWD_ALL_LIBS)
