@@ -28,11 +28,11 @@ uint32_t profile_bucket(uint32_t nodes, uint32_t base)
 	return (uint32_t)b;
 }
 
+/* The separators and the escape itself are encoded (SCHEMA.md), and
+ * control characters so keys print on one line. */
 static bool plain(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '@' ||
-	       c == '+' || c == '-';
+	return c >= 0x20 && c != 0x7f && c != ';' && c != '=' && c != '%';
 }
 
 /* Append "name=value" (value percent-encoded); -1 when out of room. */
@@ -43,7 +43,7 @@ static int put_pair(char *buf, size_t len, size_t *pos, const char *name,
 	size_t p = *pos;
 	int n;
 
-	n = snprintf(buf + p, len - p, "%s%s=", p ? "," : "", name);
+	n = snprintf(buf + p, len - p, "%s%s=", p ? ";" : "", name);
 	if (n < 0 || (size_t)n >= len - p)
 		return -1;
 	p += (size_t)n;
@@ -226,12 +226,18 @@ int profile_predict(const struct profile_run *runs, size_t n_runs,
 		median(v, n_at);                                         \
 	})
 #define VOL(r) ((r)->io_volume_bytes)
+#define RD(r) ((r)->read_bytes)
+#define WR(r) ((r)->write_bytes)
+#define RT(r) ((r)->runtime)
 #define ION(r) ((r)->io_nodes)
 #define BC(r) ((r)->node_bandwidth_bps)
 #define PEAK(r) ((r)->peak_bandwidth_bps)
 #define IOPS(r) ((r)->iops)
 #define MD(r) ((r)->mdops)
 	out->io_volume_bytes = (uint64_t)llround(MEDIAN_OF(VOL) * f);
+	out->read_bytes = (uint64_t)llround(MEDIAN_OF(RD) * f);
+	out->write_bytes = (uint64_t)llround(MEDIAN_OF(WR) * f);
+	out->runtime = MEDIAN_OF(RT);
 	out->node_bandwidth_bps = MEDIAN_OF(BC);
 	out->peak_bandwidth_bps = MEDIAN_OF(PEAK) * f;
 	out->iops = MEDIAN_OF(IOPS) * f;
@@ -270,6 +276,9 @@ int profile_predict(const struct profile_run *runs, size_t n_runs,
 	}
 #undef MEDIAN_OF
 #undef VOL
+#undef RD
+#undef WR
+#undef RT
 #undef ION
 #undef BC
 #undef PEAK
@@ -292,6 +301,9 @@ void profile_run_from_summary(const struct trace_summary *s, int64_t end,
 	run->end_time = end;
 	run->nodes = s->nodes;
 	run->io_volume_bytes = s->read_bytes + s->write_bytes;
+	run->read_bytes = s->read_bytes;
+	run->write_bytes = s->write_bytes;
+	run->runtime = s->end > s->start ? (double)(s->end - s->start + 1) : 0;
 	run->io_nodes = s->io_nodes;
 	run->node_bandwidth_bps = s->node_bandwidth_bps;
 	run->peak_bandwidth_bps = s->peak_bandwidth_bps;

@@ -8,9 +8,10 @@
  * I/O behavior across runs").
  *
  * Key: the fields named by policy.history.key, in that order, as
- * "field=value" pairs joined by ',' (e.g. "user=alice,name=wrf,
- * node_bucket=256").  Values are percent-encoded outside [A-Za-z0-9._@+-]
- * so the key is unambiguous whatever the job name holds.  node_bucket is
+ * "field=value" pairs joined by ';' (e.g. "user=alice;name=wrf;
+ * node_bucket=256", monitor/SCHEMA.md).  In values ';', '=', '%' and
+ * control characters are percent-encoded (%3B), so the key is
+ * unambiguous whatever the job name holds.  node_bucket is
  * the largest power of policy.history.bucket_base not above the job's node
  * count (300 nodes, base 2 -> 256).
  *
@@ -42,6 +43,8 @@ struct profile_run {
 	int64_t end_time;          /* when the run ended, UTC seconds */
 	uint32_t nodes;            /* nodes of the job */
 	uint64_t io_volume_bytes;  /* read + written */
+	uint64_t read_bytes, write_bytes;
+	double runtime;            /* seconds; 0: unknown */
 	uint32_t io_nodes;
 	double node_bandwidth_bps; /* B_c in I/O phases */
 	double peak_bandwidth_bps;
@@ -66,6 +69,9 @@ struct profile {
 	uint32_t io_nodes;
 	double node_bandwidth_bps;
 	double peak_bandwidth_bps;
+	/* not part of the JSON object: stored in the profiles table */
+	uint64_t read_bytes, write_bytes; /* medians, scaled like the volume */
+	double runtime;                   /* median, seconds */
 	double iops;
 	double mdops;              /* metadata ops/s in I/O phases */
 	double metadata_queue;

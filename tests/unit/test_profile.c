@@ -73,18 +73,18 @@ static void test_key(void **state)
 	(void)state;
 	assert_non_null(p);
 	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), 0);
-	assert_string_equal(buf, "user=alice,name=wrf,node_bucket=256");
+	assert_string_equal(buf, "user=alice;name=wrf;node_bucket=256");
 	/* job names can hold anything: encoded, unambiguous */
-	job.name = "my job,x=1%";
+	job.name = "my job;x=1%\n";
 	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), 0);
 	assert_string_equal(buf,
-			    "user=alice,name=my%20job%2Cx%3D1%25,node_bucket=256");
+			    "user=alice;name=my job%3Bx%3D1%25%0A;node_bucket=256");
 	job.name = "wrf";
 	job.account = NULL;
 	set_key(p, all, 5);
 	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), 0);
-	assert_string_equal(buf, "account=,partition=batch,user=alice,"
-				 "name=wrf,node_bucket=256");
+	assert_string_equal(buf, "account=;partition=batch;user=alice;"
+				 "name=wrf;node_bucket=256");
 	assert_int_equal(profile_key(p, &job, buf, 20, &err), -1);
 	assert_int_equal(errno, ENOSPC);
 	set_key(p, bad, 2);
