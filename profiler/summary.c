@@ -208,7 +208,7 @@ struct file_ent {
 };
 
 struct sec {
-	uint64_t bytes, ops, md;
+	uint64_t bytes, rbytes, ops, md;
 };
 
 struct trace_job {
@@ -237,7 +237,7 @@ struct trace_job {
 	/* totals */
 	uint64_t bytes[2], ops[2], mdops;
 	uint32_t io_nodes, io_procs;
-	uint64_t records, lines, skipped;
+	uint64_t records, lines, skipped, outside;
 };
 
 const char *trace_io_mode_name(enum trace_io_mode m)
@@ -274,6 +274,7 @@ int trace_io_mode_parse(const char *s, enum trace_io_mode *out)
 
 void trace_summary_opts_default(struct trace_summary_opts *o)
 {
+	memset(o, 0, sizeof(*o));
 	o->phase_fraction = 0.1;
 	o->phase_gap = 2;
 	o->job_nodes = 0;
@@ -473,6 +474,11 @@ int trace_job_add(struct trace_job *j, const struct trace_rec *r,
 		errno = EINVAL;
 		return errprintf(err, "record outside a node");
 	}
+	if ((j->o.from && r->time < j->o.from) ||
+	    (j->o.to && r->time > j->o.to)) {
+		j->outside += r->n;
+		return 0;
+	}
 	if (!(s = sec_at(j, r->time, err)))
 		return -1;
 	j->records += r->n;
@@ -497,6 +503,8 @@ int trace_job_add(struct trace_job *j, const struct trace_rec *r,
 	int d = r->op == TRACE_OP_READ ? DIR_READ : DIR_WRITE;
 
 	s->bytes += b;
+	if (d == DIR_READ)
+		s->rbytes += b;
 	s->ops += ops;
 	j->bytes[d] += b;
 	j->ops[d] += ops;
@@ -643,9 +651,11 @@ static int find_phases(struct trace_job *j, struct trace_summary *s)
 		ph->end = j->base + (int64_t)last;
 		for (t = start; t <= last; t++) {
 			ph->bytes += j->sec[t].bytes;
+			ph->read_bytes += j->sec[t].rbytes;
 			ph->ops += j->sec[t].ops;
 			ph->mdops += j->sec[t].md;
 		}
+		ph->write_bytes = ph->bytes - ph->read_bytes;
 		i = last + 1;
 	}
 #undef ACTIVE
@@ -718,6 +728,7 @@ int trace_job_finish(struct trace_job *j, struct trace_summary *s,
 	s->records = j->records;
 	s->lines = j->lines;
 	s->skipped = j->skipped;
+	s->outside = j->outside;
 	return 0;
 }
 
@@ -740,11 +751,14 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
 		const struct trace_phase *p = &s->phases[i];
 
 		if (json_array_append_new(
-			    ph, json_pack("{sI sI sI sI sI sI}", "start",
+			    ph, json_pack("{sI sI sI sI sI sI sI}", "start",
 					  (json_int_t)p->start, "end",
 					  (json_int_t)p->end, "seconds",
 					  (json_int_t)(p->end - p->start + 1),
-					  "bytes", (json_int_t)p->bytes, "ops",
+					  "read_bytes",
+					  (json_int_t)p->read_bytes,
+					  "write_bytes",
+					  (json_int_t)p->write_bytes, "ops",
 					  (json_int_t)p->ops, "mdops",
 					  (json_int_t)p->mdops))) {
 			json_decref(ph);
@@ -752,7 +766,7 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
 		}
 	}
 	o = json_pack("{ss ss ss sI sI sI sI sI sI sI sI sf sI sI sf sf sf"
-		      " sf sf sI sI so sI sI sI}",
+		      " sf sf sI sI so sI sI sI sI}",
 		      "io_mode", trace_io_mode_name(s->io_mode),
 		      "read_mode", trace_io_mode_name(s->read_mode),
 		      "write_mode", trace_io_mode_name(s->write_mode),
@@ -777,6 +791,7 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
 		      "phases", ph,
 		      "records", (json_int_t)s->records,
 		      "lines", (json_int_t)s->lines,
-		      "skipped", (json_int_t)s->skipped);
+		      "skipped", (json_int_t)s->skipped,
+		      "outside", (json_int_t)s->outside);
 	return o;
 }

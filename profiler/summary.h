@@ -59,13 +59,18 @@ struct trace_summary_opts {
 	uint32_t phase_gap;    /* seconds; default 2 */
 	uint32_t job_nodes;    /* nodes of the job; 0 = node traces given */
 	uint32_t max_span;     /* longest trace span, seconds; 31 days */
+	/* Only records with from <= time <= to count (a node's trace holds
+	 * every job that ran there); 0 = no bound.  Records outside are
+	 * counted in `outside`, not as broken. */
+	int64_t from, to;
 };
 
 void trace_summary_opts_default(struct trace_summary_opts *o);
 
 struct trace_phase {
 	int64_t start, end; /* first and last second, inclusive */
-	uint64_t bytes, ops, mdops;
+	uint64_t bytes;     /* read_bytes + write_bytes */
+	uint64_t read_bytes, write_bytes, ops, mdops;
 };
 
 struct trace_summary {
@@ -90,6 +95,7 @@ struct trace_summary {
 	size_t n_phases;
 	/* input bookkeeping */
 	uint64_t records, lines, skipped;
+	uint64_t outside;      /* records outside [from, to] */
 };
 
 struct trace_job;

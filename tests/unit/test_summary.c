@@ -246,6 +246,8 @@ static void test_phase_math(void **state)
 	assert_int_equal(s.phases[0].start, T0);
 	assert_int_equal(s.phases[0].end, T0 + 1);
 	assert_int_equal(s.phases[0].bytes, 300);
+	assert_int_equal(s.phases[0].read_bytes, 100);
+	assert_int_equal(s.phases[0].write_bytes, 200);
 	assert_int_equal(s.phases[1].start, T0 + 10);
 	assert_int_equal(s.phases[1].end, T0 + 10);
 	assert_int_equal(s.phases[1].bytes, 50);
@@ -381,6 +383,36 @@ static void test_span_limit(void **state)
 	trace_job_destroy(j);
 }
 
+/* Only the job's time window counts: a node's trace holds other jobs. */
+static void test_time_window(void **state)
+{
+	struct trace_summary_opts o;
+	struct trace_job *j;
+	struct trace_summary s;
+	struct trace_rec r;
+
+	(void)state;
+	trace_summary_opts_default(&o);
+	o.from = T0 + 10;
+	o.to = T0 + 19;
+	j = trace_job_create(&o);
+	assert_int_equal(trace_job_node_begin(j, "c1", NULL), 0);
+	for (int t = 0; t < 30; t++) {
+		rec_rw(&r, T0 + t, TRACE_OP_WRITE, 0x10, 1000, 1000 * t, 1);
+		assert_int_equal(trace_job_add(j, &r, NULL), 0);
+	}
+	assert_int_equal(trace_job_node_end(j, NULL), 0);
+	assert_int_equal(trace_job_finish(j, &s, NULL), 0);
+	assert_int_equal(s.write_bytes, 10000);
+	assert_int_equal(s.records, 10);
+	assert_int_equal(s.outside, 20);
+	assert_int_equal(s.start, T0 + 10);
+	assert_int_equal(s.end, T0 + 19);
+	assert_int_equal(s.n_phases, 1);
+	trace_summary_free(&s);
+	trace_job_destroy(j);
+}
+
 static void test_mode_names(void **state)
 {
 	static const char *const names[] = { "none", "1-1", "N-1", "N-M",
@@ -403,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_broken_and_compressed),
 		cmocka_unit_test(test_job_nodes_option),
 		cmocka_unit_test(test_span_limit),
+		cmocka_unit_test(test_time_window),
 		cmocka_unit_test(test_mode_names),
 	};
 
