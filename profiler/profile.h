@@ -127,4 +127,127 @@ json_t *profile_to_json(const struct profile *p);
  */
 int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err);
 
+/* ---- the database (monitor/SCHEMA.md: jobs, job_io, profiles) ---- */
+
+struct db;
+
+enum profile_source {
+	PROFILE_SOURCE_NONE = 0, /* no history: default mapping */
+	PROFILE_SOURCE_HISTORY,  /* predicted from stored job summaries */
+	PROFILE_SOURCE_STORED,   /* from the profiles table (imported, or
+				  * computed before the runs were pruned) */
+};
+
+#define PROFILE_KEY_MAX 512
+
+struct profile_result {
+	enum profile_source source;
+	char key[PROFILE_KEY_MAX + 1];
+	struct profile profile; /* runs == 0 when source is NONE */
+};
+
+const char *profile_source_name(enum profile_source s);
+
+/*
+ * profile_lookup - the profile of a job about to start.  Called by the
+ * controller prolog (PrologSlurmctld) before the decision.
+ *
+ *   struct profile_job job = { user, account, name, partition, nodes };
+ *   struct profile_result res;
+ *   if (profile_lookup(db, policy, &job, time(NULL), &res, &err) < 0)
+ *           fail open: db_err_unavailable(errno) ...
+ *   if (res.source != PROFILE_SOURCE_NONE)
+ *           use res.profile (the `profile` object of decide's job input)
+ *
+ * The key comes from policy->history.key.  The finished runs of that key
+ * (jobs JOIN job_io, newest first, at most 500, not older than
+ * history.max_age) are read with one prepared statement and predicted
+ * from as in profile_predict() (K = history.runs).  Without runs, the
+ * profiles row of the key (imported profiles) is scaled to the job's node
+ * count.  Returns 1 with res filled, 0 when there is no history
+ * (res->source NONE, res->key still set), -1 with errno and err on a
+ * database error.  At most two round trips; each bounded by the
+ * connection's timeout.  Strings in job may be NULL.
+ */
+int profile_lookup(struct db *db, const struct policy *p,
+		   const struct profile_job *job, int64_t now,
+		   struct profile_result *res, fwd_error_t *err);
+
+/* A row of the jobs table. */
+struct profile_jobrow {
+	uint64_t job_id;
+	char user[65], account[65], name[256], partition[65];
+	bool has_account, has_partition;
+	char *nodelist;          /* malloc'd, NULL when unknown */
+	uint32_t node_count;
+	int64_t start_at, end_at; /* 0 when unknown */
+};
+
+/* Read job_id's row: 1 found, 0 not found, -1 error. */
+int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
+		   fwd_error_t *err);
+void profile_jobrow_free(struct profile_jobrow *row);
+
+/*
+ * Store s as job_id's summary in job_io (source 'traces'; upsert; the
+ * columns other components own -- forwarders_held,
+ * bandwidth_achieved_bps, metadata_queue -- are kept).
+ */
+int profile_db_store_summary(struct db *db, uint64_t job_id,
+			     const struct trace_summary *s, double runtime,
+			     int64_t now, fwd_error_t *err);
+
+/*
+ * Recompute the profiles row of the key job falls in, from its stored
+ * runs.  Returns 1 when a row was written, 0 when the key has no usable
+ * run (nothing changed), -1 on error.
+ */
+int profile_db_update(struct db *db, const struct policy *p,
+		      const struct profile_job *job, int64_t now,
+		      fwd_error_t *err);
+
+/*
+ * Summaries from Lustre job_stats (jobstats_raw) for finished jobs that
+ * have none: volumes, operations and metadata operations from the newest
+ * snapshot of each target; rates over the job's runtime; io_nodes = the
+ * job's node count and io_mode 'none' (job_stats cannot tell which nodes
+ * did I/O or how files were shared).  *made gets the rows written.
+ */
+int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
+			fwd_error_t *err);
+
+struct profile_rebuild_stats {
+	uint64_t jobstats;  /* job_io rows made from job_stats */
+	uint64_t runs;      /* runs read */
+	uint64_t profiles;  /* profiles written */
+	uint64_t removed;   /* computed profiles cleared before recomputing */
+};
+
+/*
+ * Recompute every computed profile from the stored summaries, in one
+ * transaction (imported profiles are kept unless runs now exist for their
+ * key).
+ */
+int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
+		       struct profile_rebuild_stats *st, fwd_error_t *err);
+
+/*
+ * Import one profile: {"user", "name", "nodes", ["account"],
+ * ["partition"], "profile": {...}} or the same with the profile's fields
+ * at the top level.  Writes the profiles row of its key (key_out, may be
+ * NULL, gets it).
+ */
+int profile_db_import(struct db *db, const struct policy *p,
+		      const json_t *entry, int64_t now, char *key_out,
+		      size_t key_len, fwd_error_t *err);
+
+/*
+ * The profiles row of key as a JSON object {"key", "source", "user",
+ * "account", "name", "partition", "node_bucket", "nodes", "last_job_id",
+ * "updated_at", "profile": {...}}.  1 found (*out set), 0 not found, -1
+ * error.
+ */
+int profile_db_show(struct db *db, const char *key, json_t **out,
+		    fwd_error_t *err);
+
 #endif
