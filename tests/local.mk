@@ -6,3 +6,5 @@ LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver
 SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 EXTRA_DIST += tests/integration/tap.sh tests/fixtures
+# automake does not distribute the TAP driver autogen.sh copies in.
+EXTRA_DIST += build-aux/tap-driver.sh

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_ALLOCATOR_DECIDE_H
+#define FWD_ALLOCATOR_DECIDE_H
+
+/*
+ * The forwarding-resource decision (DFRA, DESIGN.md "The decision").
+ *
+ * A pure function of its inputs: no I/O, no globals, no clock reads (`now`
+ * is an input), deterministic.  The same inputs always give the same
+ * decision, so the what-if simulator can replay history through it.
+ *
+ * Typical use (controller prolog, simulator):
+ *
+ *	struct alloc_ctx *cx = alloc_ctx_create(topo, &err);   once
+ *	struct alloc_ledger *l = alloc_ledger_create(topo);     once
+ *	...
+ *	struct alloc_decision *d = alloc_decide(cx, pol, l, &health, &job,
+ *						 now, &err);
+ *	alloc_ledger_acquire(l, d, &job, now);                 apply it
+ *	char *json = alloc_decision_to_json(d);                audit it
+ *	...
+ *	alloc_ledger_release(l, job_id, now);                  at job end
+ *
+ * Terms used below (all per decision, against the ledger and health given):
+ *
+ *   default forwarders   the distinct forwarders the topology maps the job's
+ *                        nodes to (FFM); N_f is their number.
+ *   healthy              health state `ok` (suspect forwarders are kept
+ *                        where they are but never handed out).
+ *   idle                 a forwarder with role `backup` in the topology that
+ *                        no ledger entry holds (neither privately nor
+ *                        shared) and that is healthy.  Service forwarders
+ *                        are never idle: they serve their nodes by default.
+ *   pool                 the idle forwarders, ordered for selection:
+ *                        same network group as the job's nodes first
+ *                        (groups ranked by how many of the job's nodes
+ *                        they serve by default, then name), then least
+ *                        recently released (ledger), then name.
+ *   reserve              policy.decision.caps.reserve idle forwarders kept
+ *                        for failover: scaling and isolation may use only
+ *                        (idle - reserve); anomaly replacement may use the
+ *                        reserve (that is what it is for).
+ *   private              held by one job only.  Forwarders taken from the
+ *                        pool are private to the job; default forwarders
+ *                        are shared.
+ *   neighbour            another job holding one of this job's default
+ *                        forwarders in the ledger.
+ *
+ * Rules, in order:
+ *   1. default mapping and N_f;
+ *   2. anomaly avoidance: each `excluded` default forwarder is replaced by a
+ *      pool forwarder for the nodes it served (all jobs when
+ *      policy.decision.avoid_anomalies, opted in or not);
+ *   3. scale eligibility: V > V_min, N_io > N_min, mdops < W_md;
+ *   4. S = ceil(N_io * B_c / B_f) with B_f the mean bandwidth of the job's
+ *      default forwarders; upgrade when S > N_f: the job keeps its (healthy
+ *      or replaced) default forwarders and gets S - N_f private extras,
+ *      capped by max_forwarders_per_job (total), floor(max_pool_share *
+ *      idle) (extras) and idle - reserve (extras);
+ *   5. interference: disruptive = (N-1 and nodes > n1_min_nodes) or
+ *      mdops > metadata_heavy_rate or peak bandwidth > high_bandwidth
+ *      (when > 0); vulnerable = iops > vulnerable_iops and a neighbour is
+ *      disruptive.  Either gives max(S, N_f) private forwarders from the
+ *      pool, same caps (max_forwarders_per_job, pool share, reserve); an
+ *      isolation that cannot get at least N_f forwarders is not granted.
+ *   Precedence: scale > isolate > avoid-anomaly > default.
+ *   6. the job's nodes (in the order given) are split into contiguous,
+ *      balanced blocks, one per forwarder.
+ *
+ * Requests and access:
+ *   request off             default mapping (anomaly avoidance still
+ *                           applies when the policy says so).
+ *   request shadow, or      decide fully; action "shadow"; the reasons say
+ *   access.mode shadow      what would have happened; the ledger records the
+ *                           job on its default forwarders.
+ *   request scale/isolate   only that rule may upgrade the job.
+ *   request auto            both rules.
+ *   no request (ALLOC_REQ_NONE): considered only when access.mode is
+ *                           opt-out (as auto) or shadow.
+ *   policy_job_allowed() false: no upgrade; action "refused" when the job
+ *                           asked for one, else "default".
+ *   no profile              default mapping, reason "no I/O history for this
+ *                           application".
+ *   an upgrade the job qualified for but could not get at all (pool
+ *   exhausted, caps) gives action "refused" with the reason; a partial grant
+ *   carries a "capped" reason.
+ *
+ * A job already in the ledger gets its existing allocation back (action as
+ * recorded, reason "job already holds an allocation").
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct policy;
+struct topology;
+struct alloc_ledger;
+
+enum alloc_request {
+	ALLOC_REQ_NONE = 0, /* no --io-upgrade given */
+	ALLOC_REQ_AUTO,
+	ALLOC_REQ_SCALE,
+	ALLOC_REQ_ISOLATE,
+	ALLOC_REQ_OFF,
+	ALLOC_REQ_SHADOW,
+};
+
+enum alloc_io_mode {
+	ALLOC_IO_UNKNOWN = 0,
+	ALLOC_IO_N_N, /* "N-N": file per process */
+	ALLOC_IO_N_1, /* "N-1": one shared file */
+	ALLOC_IO_N_M, /* "N-M" */
+	ALLOC_IO_1_1, /* "1-1": one process does the I/O */
+};
+
+enum alloc_action {
+	ALLOC_ACT_DEFAULT = 0,
+	ALLOC_ACT_SCALE,
+	ALLOC_ACT_ISOLATE,
+	ALLOC_ACT_AVOID_ANOMALY,
+	ALLOC_ACT_SHADOW,
+	ALLOC_ACT_REFUSED,
+};
+
+enum alloc_health_state {
+	ALLOC_HEALTH_OK = 0,
+	ALLOC_HEALTH_SUSPECT,
+	ALLOC_HEALTH_EXCLUDED,
+};
+
+/* Measured bandwidth of the application when it ran with k forwarders. */
+struct alloc_bw_point {
+	uint32_t k;
+	double bps;
+};
+
+/* The application's I/O profile (prediction from history). */
+struct alloc_profile {
+	uint64_t io_volume_bytes;  /* V: bytes read + written */
+	uint32_t io_nodes;	   /* N_io: nodes doing I/O */
+	double node_bandwidth_bps; /* B_c: per compute node */
+	double peak_bandwidth_bps; /* whole job, in I/O phases */
+	double iops;
+	double mdops;	       /* metadata ops/s in I/O phases */
+	double metadata_queue; /* mean forwarder metadata queue length */
+	enum alloc_io_mode io_mode;
+	uint32_t runs;		   /* runs the prediction is based on */
+	struct alloc_bw_point *bw; /* bandwidth_by_forwarders, sorted by k,
+				    * unique k; may be NULL */
+	size_t n_bw;
+};
+
+/* One job to decide for.  Strings are borrowed for the call. */
+struct alloc_job {
+	const char *job_id;
+	const char *user;
+	const char *account;
+	const char *name;
+	const char *partition;
+	const char *nodes;	  /* the Slurm hostlist, as given */
+	const uint32_t *node_ids; /* topology node ids, in hostlist order,
+				   * no duplicates (see alloc_job_nodes()) */
+	size_t n_nodes;
+	enum alloc_request request;
+	const struct alloc_profile *profile; /* NULL: no history */
+};
+
+/* Health table, indexed like the topology's arrays.  A NULL array means
+ * every forwarder (OST) is ok. */
+struct alloc_health {
+	const enum alloc_health_state *forwarder; /* n_forwarders entries */
+	const enum alloc_health_state *ost;	  /* n_osts entries */
+};
+
+/* A contiguous block of the job's nodes (positions in job->node_ids) and
+ * the forwarder serving it. */
+struct alloc_block {
+	size_t first;
+	size_t count;
+	uint32_t forwarder;
+};
+
+/* One rendered mapping entry: a ranged hostlist and its forwarder. */
+struct alloc_map_entry {
+	char *nodes; /* "c[1-256]" */
+	uint32_t forwarder;
+};
+
+struct alloc_decision {
+	char *job_id;
+	enum alloc_action action;
+	/* What the job asked and what it would get without shadow: the action
+	 * the rules chose before shadow / refusal turned it into the final
+	 * one. */
+	enum alloc_request request;
+	enum alloc_action rule_action;
+	char **reasons; /* human sentences, in rule order */
+	size_t n_reasons;
+	uint32_t n_f; /* distinct default forwarders */
+	uint32_t s;   /* S, 0 when not computed */
+	/* The job's default forwarders, by first appearance in its nodes. */
+	uint32_t *defaults;
+	size_t n_defaults;
+	/* The forwarders the job gets (for shadow: would get), in block
+	 * order, distinct. */
+	uint32_t *forwarders;
+	size_t n_forwarders;
+	bool *private_fwd;	    /* per forwarders[i]: taken from the pool */
+	struct alloc_block *blocks; /* job node positions -> forwarder */
+	size_t n_blocks;
+	struct alloc_map_entry *mapping; /* one per forwarder, in forwarders
+					  * order */
+	size_t n_mapping;
+	uint32_t *excluded_osts; /* OST indexes in state excluded */
+	size_t n_excluded_osts;
+	/* Expected bandwidth gain of the upgrade in bytes/s (0 if none): from
+	 * the profile's bandwidth_by_forwarders when it has the counts,
+	 * else min(k * B_f, N_io * B_c) - min(N_f * B_f, N_io * B_c). */
+	double gain_bps;
+	/* Copy of the profile used, valid when has_profile. */
+	bool has_profile;
+	struct alloc_profile profile;
+	char policy_digest[65];
+	uint64_t elapsed_us; /* set by the caller, printed as is */
+	/* Names, for rendering without the topology. */
+	char **forwarder_names; /* n_forwarders, parallel to forwarders */
+	char **ost_names;	/* n_excluded_osts */
+};
+
+/*
+ * Per-topology index for fast decisions: node-name runs (for rendering
+ * ranged hostlists without per-node string work), forwarder groups.  The
+ * topology must outlive the context.  NULL with errno and err on failure.
+ */
+struct alloc_ctx;
+struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err);
+void alloc_ctx_destroy(struct alloc_ctx *cx);
+const struct topology *alloc_ctx_topology(const struct alloc_ctx *cx);
+
+/*
+ * Resolve a Slurm hostlist into topology node ids (hostlist order).  A node
+ * the topology does not cover, a duplicate node, an empty or malformed list
+ * are errors naming the node.  *ids is malloc'd.  0 or -1 with errno.
+ */
+int alloc_job_nodes(const struct topology *t, const char *hostlist,
+		    uint32_t **ids, size_t *n, fwd_error_t *err);
+
+/*
+ * Decide for one job.  Returns a new decision (free with
+ * alloc_decision_destroy()), or NULL with errno (EINVAL for inconsistent
+ * inputs, e.g. a node id outside the topology; ENOMEM) and err set.
+ * `ledger` and `health` may be NULL (empty ledger, all healthy).
+ */
+struct alloc_decision *alloc_decide(const struct alloc_ctx *cx,
+				    const struct policy *p,
+				    const struct alloc_ledger *ledger,
+				    const struct alloc_health *health,
+				    const struct alloc_job *job, double now,
+				    fwd_error_t *err);
+
+/*
+ * Decide for several jobs starting together (DESIGN step 7).  Each job is
+ * first decided alone against the same ledger; the upgrades are then
+ * granted in rank order (policy.decision.contention: `gain` = larger
+ * expected gain first, ties in input order; `fcfs` = input order), each
+ * later job deciding against the ledger as the earlier grants left it, with
+ * the pool-share cap computed against the pool at batch start.  A job that
+ * got less than it would alone carries a contention reason naming its rank.
+ * `ledger` is not modified (a scratch copy is used); the caller acquires
+ * the decisions it applies.  out[i] answers jobs[i].  0, or -1 with errno
+ * and err (out[] then all NULL).
+ */
+int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
+		       const struct alloc_ledger *ledger,
+		       const struct alloc_health *health,
+		       const struct alloc_job *jobs, size_t n_jobs, double now,
+		       struct alloc_decision **out, fwd_error_t *err);
+
+void alloc_decision_destroy(struct alloc_decision *d);
+
+/*
+ * The decision as JSON, exactly the DESIGN.md fields, in this order:
+ * {"job_id","action","reasons","n_f","s","forwarders","mapping",
+ *  "excluded_osts","profile","policy_digest","elapsed_us"}.
+ * "profile" is null without history.  `flags` are jansson dump flags
+ * (0 = compact, JSON_INDENT(2) = pretty).  malloc'd string or NULL.
+ */
+char *alloc_decision_to_json(const struct alloc_decision *d, size_t flags);
+
+/* Names <-> enums; _parse returns -1 (errno EINVAL) for unknown names. */
+const char *alloc_action_name(enum alloc_action a);
+const char *alloc_request_name(enum alloc_request r);
+int alloc_request_parse(const char *s, enum alloc_request *out);
+const char *alloc_io_mode_name(enum alloc_io_mode m);
+int alloc_io_mode_parse(const char *s, enum alloc_io_mode *out);
+const char *alloc_health_name(enum alloc_health_state s);
+int alloc_health_parse(const char *s, enum alloc_health_state *out);
+
+/* Is a job with this profile and node count disruptive under the policy?
+ * (Shared with the ledger's neighbour check and the simulator.) */
+bool alloc_is_disruptive(const struct policy *p, enum alloc_io_mode mode,
+			 size_t n_nodes, double mdops, double peak_bps);
+
+#endif

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The in-memory allocation ledger.  Entries are individually allocated and
+ * indexed by an array (insertion order) and a small open-addressing hash on
+ * the job id; each forwarder keeps the list of entries holding it, so the
+ * neighbour check of a decision costs O(holders of its defaults).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/ledger.h"
+#include "allocator/topology.h"
+
+struct fwd_slot {
+	struct alloc_ledger_entry **holders;
+	size_t n_holders;
+	size_t cap;
+	bool held_private;
+	double last_release;
+};
+
+struct alloc_ledger {
+	const struct topology *topo;
+	struct alloc_ledger_entry **entries; /* insertion order */
+	size_t n_entries;
+	size_t cap_entries;
+	struct alloc_ledger_entry **hash; /* open addressing; NULL empty,
+					   * TOMB deleted */
+	size_t hash_size;		  /* power of two */
+	size_t hash_used;		  /* live + tombstones */
+	struct fwd_slot *fwd;		  /* n_forwarders */
+};
+
+static struct alloc_ledger_entry tomb_entry;
+#define TOMB (&tomb_entry)
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void entry_free(struct alloc_ledger_entry *e)
+{
+	if (!e)
+		return;
+	free(e->job_id);
+	free(e->forwarders);
+	free(e->private_fwd);
+	free(e->blocks);
+	free(e);
+}
+
+static struct alloc_ledger_entry *
+entry_copy(const struct alloc_ledger_entry *src)
+{
+	struct alloc_ledger_entry *e = calloc(1, sizeof(*e));
+	size_t n = src->n_forwarders;
+
+	if (!e)
+		return NULL;
+	*e = *src;
+	e->job_id = NULL;
+	e->forwarders = NULL;
+	e->private_fwd = NULL;
+	e->blocks = NULL;
+	if (!(e->job_id = strdup(src->job_id ? src->job_id : "")))
+		goto fail;
+	if (n) {
+		e->forwarders = malloc(n * sizeof(*e->forwarders));
+		e->private_fwd = malloc(n * sizeof(*e->private_fwd));
+		if (!e->forwarders || !e->private_fwd)
+			goto fail;
+		memcpy(e->forwarders, src->forwarders,
+		       n * sizeof(*e->forwarders));
+		if (src->private_fwd)
+			memcpy(e->private_fwd, src->private_fwd,
+			       n * sizeof(*e->private_fwd));
+		else
+			memset(e->private_fwd, 0, n * sizeof(*e->private_fwd));
+	}
+	if (src->n_blocks) {
+		e->blocks = malloc(src->n_blocks * sizeof(*e->blocks));
+		if (!e->blocks)
+			goto fail;
+		memcpy(e->blocks, src->blocks,
+		       src->n_blocks * sizeof(*e->blocks));
+	}
+	return e;
+fail:
+	entry_free(e);
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct alloc_ledger *alloc_ledger_create(const struct topology *t)
+{
+	struct alloc_ledger *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->topo = t;
+	l->hash_size = 64;
+	l->hash = calloc(l->hash_size, sizeof(*l->hash));
+	l->fwd = calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(*l->fwd));
+	if (!l->hash || !l->fwd) {
+		alloc_ledger_destroy(l);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return l;
+}
+
+void alloc_ledger_destroy(struct alloc_ledger *l)
+{
+	int saved = errno;
+
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n_entries; i++)
+		entry_free(l->entries[i]);
+	free(l->entries);
+	free(l->hash);
+	if (l->fwd)
+		for (size_t i = 0; i < l->topo->n_forwarders; i++)
+			free(l->fwd[i].holders);
+	free(l->fwd);
+	free(l);
+	errno = saved;
+}
+
+const struct topology *alloc_ledger_topology(const struct alloc_ledger *l)
+{
+	return l->topo;
+}
+
+/* Slot of job_id: the live entry, or the first free slot to insert into. */
+static size_t hash_slot(const struct alloc_ledger *l, const char *job_id,
+			bool *found)
+{
+	size_t mask = l->hash_size - 1;
+	size_t i = hash_str(job_id) & mask;
+	size_t first_free = (size_t)-1;
+
+	*found = false;
+	for (;;) {
+		struct alloc_ledger_entry *e = l->hash[i];
+
+		if (!e)
+			return first_free != (size_t)-1 ? first_free : i;
+		if (e == TOMB) {
+			if (first_free == (size_t)-1)
+				first_free = i;
+		} else if (!strcmp(e->job_id, job_id)) {
+			*found = true;
+			return i;
+		}
+		i = (i + 1) & mask;
+	}
+}
+
+static int hash_grow(struct alloc_ledger *l)
+{
+	size_t size = l->hash_size * 2;
+	struct alloc_ledger_entry **h = calloc(size, sizeof(*h));
+
+	if (!h)
+		return -1;
+	free(l->hash);
+	l->hash = h;
+	l->hash_size = size;
+	l->hash_used = l->n_entries;
+	for (size_t k = 0; k < l->n_entries; k++) {
+		size_t i = hash_str(l->entries[k]->job_id) & (size - 1);
+
+		while (h[i])
+			i = (i + 1) & (size - 1);
+		h[i] = l->entries[k];
+	}
+	return 0;
+}
+
+const struct alloc_ledger_entry *alloc_ledger_find(const struct alloc_ledger *l,
+						   const char *job_id)
+{
+	bool found;
+	size_t i;
+
+	if (!l || !job_id)
+		return NULL;
+	i = hash_slot(l, job_id, &found);
+	return found ? l->hash[i] : NULL;
+}
+
+size_t alloc_ledger_count(const struct alloc_ledger *l)
+{
+	return l ? l->n_entries : 0;
+}
+
+const struct alloc_ledger_entry *
+alloc_ledger_entry_at(const struct alloc_ledger *l, size_t i)
+{
+	return l && i < l->n_entries ? l->entries[i] : NULL;
+}
+
+size_t alloc_ledger_holders(const struct alloc_ledger *l, uint32_t fwd,
+			    const struct alloc_ledger_entry *const **out)
+{
+	if (!l || fwd >= l->topo->n_forwarders) {
+		if (out)
+			*out = NULL;
+		return 0;
+	}
+	if (out)
+		*out = (const struct alloc_ledger_entry *const *)l->fwd[fwd]
+			       .holders;
+	return l->fwd[fwd].n_holders;
+}
+
+bool alloc_ledger_held_private(const struct alloc_ledger *l, uint32_t fwd)
+{
+	return l && fwd < l->topo->n_forwarders && l->fwd[fwd].held_private;
+}
+
+double alloc_ledger_last_release(const struct alloc_ledger *l, uint32_t fwd)
+{
+	if (!l || fwd >= l->topo->n_forwarders)
+		return 0;
+	return l->fwd[fwd].last_release;
+}
+
+void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
+				   double t)
+{
+	if (l && fwd < l->topo->n_forwarders)
+		l->fwd[fwd].last_release = t;
+}
+
+static int slot_push(struct fwd_slot *s, struct alloc_ledger_entry *e)
+{
+	if (s->n_holders == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4;
+		void *p = realloc(s->holders, cap * sizeof(*s->holders));
+
+		if (!p)
+			return -1;
+		s->holders = p;
+		s->cap = cap;
+	}
+	s->holders[s->n_holders++] = e;
+	return 0;
+}
+
+static void slot_remove(struct fwd_slot *s, const struct alloc_ledger_entry *e)
+{
+	for (size_t i = 0; i < s->n_holders; i++) {
+		if (s->holders[i] != e)
+			continue;
+		/* Keep holder order: determinism of neighbour reasons. */
+		memmove(&s->holders[i], &s->holders[i + 1],
+			(s->n_holders - i - 1) * sizeof(*s->holders));
+		s->n_holders--;
+		return;
+	}
+}
+
+static int check_entry(const struct alloc_ledger *l,
+		       const struct alloc_ledger_entry *e, fwd_error_t *err)
+{
+	const struct topology *t = l->topo;
+
+	if (!e->job_id || !*e->job_id) {
+		errno = EINVAL;
+		return errprintf(err, "ledger entry without a job id");
+	}
+	if (alloc_ledger_find(l, e->job_id)) {
+		errno = EEXIST;
+		return errprintf(err, "job %s already holds an allocation",
+				 e->job_id);
+	}
+	for (size_t i = 0; i < e->n_forwarders; i++) {
+		uint32_t f = e->forwarders[i];
+		bool priv = e->private_fwd && e->private_fwd[i];
+
+		if (f >= t->n_forwarders) {
+			errno = EINVAL;
+			return errprintf(err,
+					 "job %s: forwarder index %u outside "
+					 "the topology (%zu forwarders)",
+					 e->job_id, f, t->n_forwarders);
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (e->forwarders[j] == f) {
+				errno = EINVAL;
+				return errprintf(err,
+						 "job %s: forwarder %s listed "
+						 "twice",
+						 e->job_id,
+						 t->forwarders[f].name);
+			}
+		}
+		if (l->fwd[f].held_private || (priv && l->fwd[f].n_holders)) {
+			errno = EBUSY;
+			return errprintf(
+				err,
+				"job %s: forwarder %s is already held %sby "
+				"job %s",
+				e->job_id, t->forwarders[f].name,
+				l->fwd[f].held_private ? "privately " : "",
+				l->fwd[f].holders[0]->job_id);
+		}
+	}
+	return 0;
+}
+
+int alloc_ledger_add(struct alloc_ledger *l,
+		     const struct alloc_ledger_entry *src, fwd_error_t *err)
+{
+	struct alloc_ledger_entry *e = NULL;
+	size_t linked = 0;
+	bool found;
+	size_t slot;
+	int rv = -1;
+
+	if (check_entry(l, src, err) < 0)
+		return -1;
+	if (!(e = entry_copy(src)))
+		goto nomem;
+	if (l->n_entries == l->cap_entries) {
+		size_t cap = l->cap_entries ? l->cap_entries * 2 : 64;
+		void *p = realloc(l->entries, cap * sizeof(*l->entries));
+
+		if (!p)
+			goto nomem;
+		l->entries = p;
+		l->cap_entries = cap;
+	}
+	if ((l->hash_used + 1) * 2 > l->hash_size && hash_grow(l) < 0)
+		goto nomem;
+	for (; linked < e->n_forwarders; linked++)
+		if (slot_push(&l->fwd[e->forwarders[linked]], e) < 0)
+			goto nomem;
+	for (size_t i = 0; i < e->n_forwarders; i++)
+		if (e->private_fwd[i])
+			l->fwd[e->forwarders[i]].held_private = true;
+	slot = hash_slot(l, e->job_id, &found);
+	if (!l->hash[slot])
+		l->hash_used++;
+	l->hash[slot] = e;
+	l->entries[l->n_entries++] = e;
+	e = NULL;
+	rv = 0;
+	goto out;
+nomem:
+	errno = ENOMEM;
+	errprintf(err, "ledger: out of memory");
+	for (size_t i = 0; e && i < linked; i++)
+		slot_remove(&l->fwd[e->forwarders[i]], e);
+out:
+	entry_free(e);
+	return rv;
+}
+
+int alloc_ledger_acquire(struct alloc_ledger *l, const struct alloc_decision *d,
+			 size_t n_nodes, double now, fwd_error_t *err)
+{
+	struct alloc_ledger_entry e = {0};
+	bool *shared = NULL;
+	int rv;
+
+	if (alloc_ledger_find(l, d->job_id))
+		return 0;
+	e.job_id = d->job_id;
+	e.action = d->action;
+	e.n_nodes = n_nodes;
+	e.acquired_at = now;
+	if (d->has_profile) {
+		e.io_mode = d->profile.io_mode;
+		e.mdops = d->profile.mdops;
+		e.bandwidth_bps = d->profile.peak_bandwidth_bps;
+		e.iops = d->profile.iops;
+	}
+	if (d->action == ALLOC_ACT_SHADOW) {
+		/* Nothing applied: the job runs on its defaults, shared. */
+		shared = calloc(d->n_defaults ? d->n_defaults : 1,
+				sizeof(*shared));
+		if (!shared) {
+			errno = ENOMEM;
+			return errprintf(err, "ledger: out of memory");
+		}
+		e.forwarders = d->defaults;
+		e.private_fwd = shared;
+		e.n_forwarders = d->n_defaults;
+	} else {
+		e.forwarders = d->forwarders;
+		e.private_fwd = d->private_fwd;
+		e.n_forwarders = d->n_forwarders;
+		e.blocks = d->blocks;
+		e.n_blocks = d->n_blocks;
+	}
+	rv = alloc_ledger_add(l, &e, err);
+	free(shared);
+	return rv;
+}
+
+int alloc_ledger_release(struct alloc_ledger *l, const char *job_id, double now)
+{
+	struct alloc_ledger_entry *e;
+	bool found;
+	size_t slot;
+
+	if (!l || !job_id)
+		return 0;
+	slot = hash_slot(l, job_id, &found);
+	if (!found)
+		return 0;
+	e = l->hash[slot];
+	l->hash[slot] = TOMB;
+	for (size_t i = 0; i < e->n_forwarders; i++) {
+		struct fwd_slot *s = &l->fwd[e->forwarders[i]];
+
+		slot_remove(s, e);
+		if (e->private_fwd[i])
+			s->held_private = false;
+		s->last_release = now;
+	}
+	for (size_t i = 0; i < l->n_entries; i++) {
+		if (l->entries[i] != e)
+			continue;
+		memmove(&l->entries[i], &l->entries[i + 1],
+			(l->n_entries - i - 1) * sizeof(*l->entries));
+		l->n_entries--;
+		break;
+	}
+	entry_free(e);
+	return 1;
+}
+
+struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l)
+{
+	struct alloc_ledger *c = alloc_ledger_create(l->topo);
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < l->n_entries; i++) {
+		if (alloc_ledger_add(c, l->entries[i], NULL) < 0) {
+			alloc_ledger_destroy(c);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	for (size_t f = 0; f < l->topo->n_forwarders; f++)
+		c->fwd[f].last_release = l->fwd[f].last_release;
+	return c;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * How long loading and validating the TaihuLight-size topology and the
+ * example policy take (median of several runs), and how many node ->
+ * default forwarder lookups per second the index answers.  Prints figures;
+ * asserts nothing about time.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "allocator/topology.h"
+#include "policies/policy.h"
+
+#define RUNS 11
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+int main(int argc, char **argv)
+{
+	const char *topo_path =
+		argc > 1 ? argv[1] : ETCDIR "/topology-taihulight.yaml";
+	const char *policy_path = argc > 2 ? argv[2] : ETCDIR "/fwdalloc.yaml";
+	double t_topo[RUNS], t_policy[RUNS], t0, dt, med_topo, med_policy;
+	struct topology *t = NULL;
+	fwd_error_t err;
+	size_t lookups = 0;
+	long sum = 0;
+
+	for (int i = 0; i < RUNS; i++) {
+		topo_destroy(t);
+		t0 = now();
+		t = topo_load(topo_path, &err);
+		t_topo[i] = now() - t0;
+		if (!t) {
+			fprintf(stderr, "bench_topology: %s\n", err.text);
+			return 1;
+		}
+	}
+	for (int i = 0; i < RUNS; i++) {
+		struct policy *p;
+
+		t0 = now();
+		p = policy_load(policy_path, &err);
+		t_policy[i] = now() - t0;
+		if (!p) {
+			fprintf(stderr, "bench_topology: %s\n", err.text);
+			return 1;
+		}
+		policy_destroy(p);
+	}
+	/* Look every node up, round after round, for about half a second. */
+	t0 = now();
+	do {
+		for (size_t n = 0; n < t->n_nodes; n++)
+			sum += topo_node_default(t, t->node_names[n]);
+		lookups += t->n_nodes;
+		dt = now() - t0;
+	} while (dt < 0.5);
+
+	med_topo = median(t_topo, RUNS); /* sorts: [0] is min, [RUNS-1] max */
+	med_policy = median(t_policy, RUNS);
+	printf("topology %s: %zu nodes, %zu forwarders, %zu mapping "
+	       "entries\n",
+	       topo_path, t->n_nodes, t->n_forwarders, t->n_mapping);
+	printf("  load+validate topology: median %.2f ms (min %.2f, max "
+	       "%.2f, %d runs)\n",
+	       med_topo * 1e3, t_topo[0] * 1e3, t_topo[RUNS - 1] * 1e3, RUNS);
+	printf("  load+validate policy %s: median %.3f ms (%d runs)\n",
+	       policy_path, med_policy * 1e3, RUNS);
+	printf("  node -> default forwarder lookups: %.2f million/s "
+	       "(%zu lookups, checksum %ld)\n",
+	       (double)lookups / dt / 1e6, lookups, sum);
+	topo_destroy(t);
+	return 0;
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fwdctl topology check|show: validate the topology file, print the
+ * forwarders, the default mapping and the OSTs.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/topology.h"
+#include "cli/fwdctl.h"
+#include "common/units.h"
+#include "policies/policy.h"
+
+/* clang-format off */
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: fwdctl topology check [FILE] [--json]\n"
+"       fwdctl topology show [FILE] [--json]\n"
+"\n"
+"Validate the forwarding topology, or print it.\n"
+"\n"
+"FILE defaults to the global --topology option, else the policy's\n"
+"`topology:` key (" SYSCONFDIR "/fwdalloc/topology.yaml by default).\n"
+"\n"
+"  check [FILE]  load and validate FILE: forwarders (unique names, a\n"
+"                bandwidth, role service or backup), OSTs, compute nodes\n"
+"                as Slurm hostlists, and the default mapping (explicit\n"
+"                entries and/or nodes_per_forwarder).  Unknown forwarder\n"
+"                names, nodes mapped twice, nodes left unmapped, bad\n"
+"                units and unknown keys are errors, reported on stderr as\n"
+"                FILE:LINE:COLUMN: key.path: what is wrong\n"
+"  show [FILE]   print the forwarders, the mapping and the OSTs as tables;\n"
+"                with --json exactly\n"
+"                {\"forwarders\": [{\"name\", \"address\", \"bandwidth_bps\",\n"
+"                  \"group\", \"role\"}], \"mapping\": [{\"nodes\",\n"
+"                  \"forwarder\"}], \"osts\": [{\"name\", \"bandwidth_bps\"}]}\n"
+"\n"
+"Options:\n"
+"  --json        machine-readable output (also accepted before `topology`)\n"
+"  -h, --help    this help\n"
+"\n"
+"Examples:\n"
+"  fwdctl topology check /etc/fwdalloc/topology.yaml\n"
+"  fwdctl --policy /etc/fwdalloc/fwdalloc.yaml topology show\n"
+"  fwdctl topology show --json | jq '.mapping | length'\n"
+"\n"
+"Exit status:\n"
+"  0  the topology is valid (check) or was printed (show)\n"
+"  1  the topology (or the policy naming it) is invalid, missing or\n"
+"     unreadable\n"
+"  2  usage error\n");
+}
+/* clang-format on */
+
+static void summary(const struct topology *t, char *buf, size_t len)
+{
+	size_t service = 0;
+
+	for (size_t i = 0; i < t->n_forwarders; i++)
+		service += t->forwarders[i].role == TOPO_ROLE_SERVICE;
+	snprintf(buf, len,
+		 "%zu compute nodes, %zu forwarders (%zu service, %zu "
+		 "backup), %zu OSTs",
+		 t->n_nodes, t->n_forwarders, service,
+		 t->n_forwarders - service, t->n_osts);
+}
+
+static void print_table(const struct topology *t)
+{
+	size_t *nodes = calloc(t->n_forwarders + 1, sizeof(*nodes));
+	char bw[64], line[256];
+	int wn = 9, wa = 7, wg = 5, wm = 5, wo = 4;
+
+	for (size_t i = 0; nodes && i < t->n_mapping; i++)
+		nodes[t->mapping[i].forwarder] += t->mapping[i].count;
+	for (size_t i = 0; i < t->n_forwarders; i++) {
+		const struct topo_forwarder *f = &t->forwarders[i];
+
+		if ((int)strlen(f->name) > wn)
+			wn = (int)strlen(f->name);
+		if ((int)strlen(f->address) > wa)
+			wa = (int)strlen(f->address);
+		if ((int)strlen(f->group) > wg)
+			wg = (int)strlen(f->group);
+	}
+	for (size_t i = 0; i < t->n_mapping; i++)
+		if ((int)strlen(t->mapping[i].nodes) > wm)
+			wm = (int)strlen(t->mapping[i].nodes);
+	for (size_t i = 0; i < t->n_osts; i++)
+		if ((int)strlen(t->osts[i].name) > wo)
+			wo = (int)strlen(t->osts[i].name);
+
+	printf("%-*s  %-*s  %-10s  %-*s  %-7s  %s\n", wn, "FORWARDER", wa,
+	       "ADDRESS", "BANDWIDTH", wg, "GROUP", "ROLE", "NODES");
+	for (size_t i = 0; i < t->n_forwarders; i++) {
+		const struct topo_forwarder *f = &t->forwarders[i];
+
+		units_format_rate(f->bandwidth_bps, bw, sizeof(bw));
+		printf("%-*s  %-*s  %-10s  %-*s  %-7s  %zu\n", wn, f->name, wa,
+		       f->address, bw, wg, f->group,
+		       f->role == TOPO_ROLE_BACKUP ? "backup" : "service",
+		       nodes ? nodes[i] : 0);
+	}
+	printf("\n%-*s  %-9s  %s\n", wm, "NODES", "COUNT", "FORWARDER");
+	for (size_t i = 0; i < t->n_mapping; i++)
+		printf("%-*s  %-9zu  %s\n", wm, t->mapping[i].nodes,
+		       t->mapping[i].count,
+		       t->forwarders[t->mapping[i].forwarder].name);
+	if (t->n_osts) {
+		printf("\n%-*s  %s\n", wo, "OST", "BANDWIDTH");
+		for (size_t i = 0; i < t->n_osts; i++) {
+			units_format_rate(t->osts[i].bandwidth_bps, bw,
+					  sizeof(bw));
+			printf("%-*s  %s\n", wo, t->osts[i].name, bw);
+		}
+	}
+	summary(t, line, sizeof(line));
+	printf("\n%s\n", line);
+	free(nodes);
+}
+
+/* The file to use: FILE, else --topology, else the policy's key. */
+static const char *topology_path(struct fwdctl_ctx *ctx, const char *file)
+{
+	struct policy *p;
+
+	if (file)
+		return file;
+	if (ctx->topology_path)
+		return ctx->topology_path;
+	if (!(p = fwdctl_policy(ctx)))
+		return NULL;
+	return p->topology;
+}
+
+static int run(struct fwdctl_ctx *ctx, bool show, const char *file)
+{
+	const char *path = topology_path(ctx, file);
+	struct topology *t;
+	fwd_error_t err;
+	char line[256];
+
+	if (!path)
+		return FWD_EXIT_INVALID;
+	if (!(t = topo_load(path, &err))) {
+		if (ctx->json && !show) {
+			json_t *o = json_pack("{s:s, s:b, s:s}", "path", path,
+					      "valid", 0, "error", err.text);
+			char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
+
+			if (s)
+				printf("%s\n", s);
+			free(s);
+			json_decref(o);
+		}
+		fwdctl_err("%s", err.text);
+		return FWD_EXIT_INVALID;
+	}
+	if (show && ctx->json) {
+		char *s = topo_to_json(t);
+
+		if (!s) {
+			fwdctl_err("topology show: out of memory");
+			topo_destroy(t);
+			return FWD_EXIT_INVALID;
+		}
+		printf("%s\n", s);
+		free(s);
+	} else if (show) {
+		print_table(t);
+	} else if (ctx->json) {
+		size_t service = 0;
+		json_t *o;
+		char *s;
+
+		for (size_t i = 0; i < t->n_forwarders; i++)
+			service += t->forwarders[i].role == TOPO_ROLE_SERVICE;
+		o = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I}", "path",
+			      path, "valid", 1, "compute_nodes",
+			      (json_int_t)t->n_nodes, "forwarders",
+			      (json_int_t)t->n_forwarders, "service",
+			      (json_int_t)service, "backup",
+			      (json_int_t)(t->n_forwarders - service), "osts",
+			      (json_int_t)t->n_osts);
+		s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+	} else {
+		summary(t, line, sizeof(line));
+		printf("%s: valid: %s\n", path, line);
+	}
+	topo_destroy(t);
+	return FWD_EXIT_OK;
+}
+
+static int topology_run(struct fwdctl_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *action, *file = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return FWD_EXIT_OK;
+		default:
+			usage(stderr);
+			return FWD_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fwdctl_err("topology: missing action (check or show)");
+		usage(stderr);
+		return FWD_EXIT_USAGE;
+	}
+	action = argv[optind++];
+	if (optind < argc)
+		file = argv[optind++];
+	if (optind < argc) {
+		fwdctl_err("topology %s: unexpected argument '%s'", action,
+			   argv[optind]);
+		return FWD_EXIT_USAGE;
+	}
+	if (!strcmp(action, "check"))
+		return run(ctx, false, file);
+	if (!strcmp(action, "show"))
+		return run(ctx, true, file);
+	fwdctl_err("topology: unknown action '%s' (check or show)", action);
+	return FWD_EXIT_USAGE;
+}
+
+FWDCTL_COMMAND(topology_command, .name = "topology",
+	       .summary = "validate the topology file, show forwarders and "
+			  "mapping",
+	       .order = 11, .run = topology_run)

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Strict unit parsing and formatting (see units.h).
+ *
+ * Numbers are plain decimals ("20", "2.5", ".5" is refused): no sign, no
+ * exponent, no hex, no inf/nan, so a typo never turns into a surprising
+ * value.  The formatters pick the shortest form that parses back to exactly
+ * the same value, which is checked by parsing it back.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/units.h"
+
+#define SIZE_ALLOWED                                                      \
+	"a size is a number with an optional unit k, M, G, T, P (powers " \
+	"of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024), optionally "    \
+	"followed by B, e.g. 20GiB or 512MB"
+#define RATE_ALLOWED                                                       \
+	"a rate is a number of bytes per second with an optional unit k, " \
+	"M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi (powers of "    \
+	"1024) followed by B/s, e.g. 2.5GB/s or 800MiB/s"
+#define DURATION_ALLOWED                                                  \
+	"a duration is a number of seconds, or numbers with units d, h, " \
+	"m, s, ms in that order, e.g. 90s, 60m, 1h30m, 7d or 250ms"
+#define FRACTION_ALLOWED                                                 \
+	"a fraction is a number from 0 to 1 or a percentage from 0% to " \
+	"100%, e.g. 0.3 or 30%"
+
+struct unit {
+	const char *name;
+	double mult;
+};
+
+/* Longest names first so "Ki" is not read as "K" followed by garbage. */
+static const struct unit size_units[] = {
+	{"Ki", 1024.0},
+	{"Mi", 1048576.0},
+	{"Gi", 1073741824.0},
+	{"Ti", 1099511627776.0},
+	{"Pi", 1125899906842624.0},
+	{"k", 1e3},
+	{"K", 1e3},
+	{"M", 1e6},
+	{"G", 1e9},
+	{"T", 1e12},
+	{"P", 1e15},
+	{"", 1},
+};
+
+/*
+ * A plain decimal at the start of s: digits, optionally '.' and digits.
+ * Returns the number of characters used (0 if s does not start with a
+ * digit) and the value in *v.
+ */
+static size_t scan_number(const char *s, double *v)
+{
+	size_t n = 0;
+	char buf[64];
+
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (n == 0)
+		return 0;
+	if (s[n] == '.' && s[n + 1] >= '0' && s[n + 1] <= '9') {
+		n++;
+		while (s[n] >= '0' && s[n] <= '9')
+			n++;
+	}
+	if (n >= sizeof(buf)) {
+		*v = HUGE_VAL;
+		return n;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	*v = strtod(buf, NULL);
+	return n;
+}
+
+/* Match a size unit prefix at s; returns its length (0 for none). */
+static size_t scan_size_unit(const char *s, double *mult)
+{
+	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]);
+	     i++) {
+		size_t n = strlen(size_units[i].name);
+
+		if (!strncmp(s, size_units[i].name, n)) {
+			*mult = size_units[i].mult;
+			return n;
+		}
+	}
+	return 0;
+}
+
+static int bad(fwd_error_t *e, int errnum, const char *s, const char *what,
+	       const char *allowed)
+{
+	errno = errnum;
+	return errprintf(e, "value '%s': %s; %s", s, what, allowed);
+}
+
+/* Common checks before the number: empty and signed values. */
+static int check_start(const char *s, fwd_error_t *e, const char *allowed)
+{
+	if (!s || !*s) {
+		errno = EINVAL;
+		return errprintf(e, "value '': empty; %s", allowed);
+	}
+	if (*s == '-')
+		return bad(e, EINVAL, s, "negative values are not allowed",
+			   allowed);
+	if (*s < '0' || *s > '9')
+		return bad(e, EINVAL, s, "not a number", allowed);
+	return 0;
+}
+
+int units_parse_size(const char *s, uint64_t *out, fwd_error_t *e)
+{
+	double num, mult = 1, v;
+	size_t n;
+	const char *p;
+
+	if (check_start(s, e, SIZE_ALLOWED))
+		return -1;
+	n = scan_number(s, &num);
+	p = s + n;
+	p += scan_size_unit(p, &mult);
+	if (*p == 'B')
+		p++;
+	if (*p)
+		return bad(e, EINVAL, s,
+			   *p == '/' ? "a rate is not a size" : "unknown unit",
+			   SIZE_ALLOWED);
+	/* Integers without a unit go through strtoull: exact to 2^64-1. */
+	if (mult == 1 && !strchr(s, '.')) {
+		unsigned long long u;
+		char *end;
+
+		errno = 0;
+		u = strtoull(s, &end, 10);
+		if (errno == ERANGE || (*end && *end != 'B'))
+			return bad(e, ERANGE, s, "too large", SIZE_ALLOWED);
+		*out = u;
+		return 0;
+	}
+	v = num * mult;
+	if (!isfinite(v) || v >= 18446744073709551616.0)
+		return bad(e, ERANGE, s, "too large", SIZE_ALLOWED);
+	if (v != floor(v))
+		return bad(e, EINVAL, s, "not a whole number of bytes",
+			   SIZE_ALLOWED);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int units_parse_rate(const char *s, double *out, fwd_error_t *e)
+{
+	double num, mult = 1, v;
+	size_t n, u;
+	const char *p;
+
+	if (check_start(s, e, RATE_ALLOWED))
+		return -1;
+	n = scan_number(s, &num);
+	p = s + n;
+	u = scan_size_unit(p, &mult);
+	p += u;
+	if (!strcmp(p, "B/s")) {
+		p += 3;
+	} else if (*p == 'B' && !p[1]) {
+		return bad(e, EINVAL, s, "a size is not a rate (add /s)",
+			   RATE_ALLOWED);
+	} else if (u || *p) {
+		return bad(e, EINVAL, s, "unknown unit", RATE_ALLOWED);
+	}
+	v = num * mult;
+	if (!isfinite(v) || v > 1e300)
+		return bad(e, ERANGE, s, "too large", RATE_ALLOWED);
+	*out = v;
+	return 0;
+}
+
+static const struct unit duration_units[] = {
+	/* In the order they must appear; "ms" before "m" for matching. */
+	{"d", 86400}, {"h", 3600}, {"ms", 0.001}, {"m", 60}, {"s", 1},
+};
+
+/* Rank in the required order d > h > m > s > ms. */
+static int duration_rank(double mult)
+{
+	return mult == 86400  ? 0
+	       : mult == 3600 ? 1
+	       : mult == 60   ? 2
+	       : mult == 1    ? 3
+			      : 4;
+}
+
+int units_parse_duration(const char *s, double *out, fwd_error_t *e)
+{
+	const char *p;
+	double total = 0, num;
+	int last = -1;
+	size_t n;
+
+	if (check_start(s, e, DURATION_ALLOWED))
+		return -1;
+	n = scan_number(s, &num);
+	if (!s[n]) {
+		if (!isfinite(num))
+			return bad(e, ERANGE, s, "too large", DURATION_ALLOWED);
+		*out = num;
+		return 0;
+	}
+	for (p = s; *p;) {
+		const struct unit *unit = NULL;
+		int rank;
+
+		n = scan_number(p, &num);
+		if (n == 0)
+			return bad(e, EINVAL, s, "expected a number",
+				   DURATION_ALLOWED);
+		p += n;
+		for (size_t i = 0;
+		     i < sizeof(duration_units) / sizeof(duration_units[0]);
+		     i++) {
+			size_t l = strlen(duration_units[i].name);
+
+			if (!strncmp(p, duration_units[i].name, l)) {
+				unit = &duration_units[i];
+				p += l;
+				break;
+			}
+		}
+		if (unit &&
+		    ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			unit = NULL; /* "5min": not "5m" then "in" */
+		if (!unit)
+			return bad(e, EINVAL, s,
+				   *p ? "unknown unit"
+				      : "a number without a unit must stand "
+					"alone",
+				   DURATION_ALLOWED);
+		rank = duration_rank(unit->mult);
+		if (rank <= last)
+			return bad(e, EINVAL, s, "units out of order",
+				   DURATION_ALLOWED);
+		last = rank;
+		/* Divide for milliseconds: 250 / 1000 is exactly the double
+		 * nearest 0.25, 250 * 0.001 is not always. */
+		total += rank == 4 ? num / 1000 : num * unit->mult;
+	}
+	if (!isfinite(total) || total > 1e15)
+		return bad(e, ERANGE, s, "too large", DURATION_ALLOWED);
+	*out = total;
+	return 0;
+}
+
+int units_parse_fraction(const char *s, double *out, fwd_error_t *e)
+{
+	double num;
+	size_t n;
+
+	if (check_start(s, e, FRACTION_ALLOWED))
+		return -1;
+	n = scan_number(s, &num);
+	if (s[n] == '%' && !s[n + 1]) {
+		num /= 100;
+	} else if (s[n]) {
+		return bad(e, EINVAL, s, "not a number or percentage",
+			   FRACTION_ALLOWED);
+	}
+	if (!(num <= 1))
+		return bad(e, ERANGE, s, "out of range", FRACTION_ALLOWED);
+	*out = num;
+	return 0;
+}
+
+/* Shortest "%.Nf" of x that reads back (strtod) as exactly x. */
+static void shortest_fixed(double x, char *buf, size_t len)
+{
+	for (int prec = 0; prec <= 20; prec++) {
+		snprintf(buf, len, "%.*f", prec, x);
+		if (strtod(buf, NULL) == x)
+			return;
+	}
+}
+
+void units_format_size(uint64_t v, char *buf, size_t len)
+{
+	/* Binary units first: sizes are usually powers of two. */
+	static const struct {
+		const char *name;
+		uint64_t mult;
+	} units[] = {
+		{"PiB", 1ULL << 50},	  {"TiB", 1ULL << 40},
+		{"GiB", 1ULL << 30},	  {"MiB", 1ULL << 20},
+		{"KiB", 1ULL << 10},	  {"PB", 1000000000000000ULL},
+		{"TB", 1000000000000ULL}, {"GB", 1000000000ULL},
+		{"MB", 1000000ULL},	  {"kB", 1000ULL},
+	};
+
+	char best[32];
+
+	if (!len)
+		return;
+	/* The exact form with the fewest digits (binary units on a tie):
+	 * 21474836480 -> 20GiB, 512000000 -> 512MB. */
+	snprintf(best, sizeof(best), "%llu", (unsigned long long)v);
+	for (size_t i = 0; v && i < sizeof(units) / sizeof(units[0]); i++) {
+		char cand[32];
+		int n;
+
+		if (v % units[i].mult)
+			continue;
+		n = snprintf(cand, sizeof(cand), "%llu",
+			     (unsigned long long)(v / units[i].mult));
+		if (n < (int)strcspn(best, "KMGTPk")) {
+			snprintf(cand + n, sizeof(cand) - (size_t)n, "%s",
+				 units[i].name);
+			memcpy(best, cand, sizeof(best));
+		}
+	}
+	snprintf(buf, len, "%s", best);
+}
+
+void units_format_rate(double v, char *buf, size_t len)
+{
+	/* Decimal units first: bandwidth is quoted in GB/s. */
+	static const struct unit units[] = {
+		{"PB/s", 1e15},
+		{"TB/s", 1e12},
+		{"GB/s", 1e9},
+		{"MB/s", 1e6},
+		{"kB/s", 1e3},
+		{"PiB/s", 1125899906842624.0},
+		{"TiB/s", 1099511627776.0},
+		{"GiB/s", 1073741824.0},
+		{"MiB/s", 1048576.0},
+		{"KiB/s", 1024.0},
+	};
+	char best[64], cand[64];
+	size_t best_num;
+	double back;
+
+	if (!len)
+		return;
+	if (!isfinite(v) || v < 0) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	/* The form with the shortest exact number wins (decimal units on a
+	 * tie): 2500000000 -> 2.5GB/s, 1048576 -> 1MiB/s, 100 -> 100. */
+	shortest_fixed(v, best, sizeof(best));
+	best_num = strlen(best);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		double x = v / units[i].mult;
+		size_t n;
+
+		if (x < 1)
+			continue;
+		shortest_fixed(x, cand, sizeof(cand) - 6);
+		n = strlen(cand);
+		/* Must parse back to v exactly, as the parser computes it. */
+		back = strtod(cand, NULL) * units[i].mult;
+		if (back != v || n >= best_num)
+			continue;
+		snprintf(cand + n, sizeof(cand) - n, "%s", units[i].name);
+		snprintf(best, sizeof(best), "%s", cand);
+		best_num = n;
+	}
+	snprintf(buf, len, "%s", best);
+}
+
+void units_format_duration(double v, char *buf, size_t len)
+{
+	static const struct {
+		const char *name;
+		unsigned long long secs;
+	} units[] = {{"d", 86400}, {"h", 3600}, {"m", 60}, {"s", 1}};
+	char out[128] = "";
+	size_t n = 0;
+	double back;
+
+	if (!len)
+		return;
+	if (!isfinite(v) || v < 0)
+		v = 0;
+	if (v < 1e15) {
+		unsigned long long whole = (unsigned long long)v;
+		double ms = (v - (double)whole) * 1000;
+		unsigned long long rest = whole;
+
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			if (rest >= units[i].secs) {
+				n += snprintf(out + n, sizeof(out) - n,
+					      "%llu%s", rest / units[i].secs,
+					      units[i].name);
+				rest %= units[i].secs;
+			}
+		}
+		if (ms != 0) {
+			char num[64];
+
+			shortest_fixed(round(ms * 1e6) / 1e6, num, sizeof(num));
+			n += snprintf(out + n, sizeof(out) - n, "%sms", num);
+		}
+		if (!n)
+			snprintf(out, sizeof(out), "0s");
+		if (!units_parse_duration(out, &back, NULL) && back == v) {
+			snprintf(buf, len, "%s", out);
+			return;
+		}
+	}
+	shortest_fixed(v, out, sizeof(out));
+	snprintf(buf, len, "%s", out);
+}
+
+void units_format_fraction(double v, char *buf, size_t len)
+{
+	char num[64];
+	double back;
+
+	if (!len)
+		return;
+	if (!(v >= 0) || v > 1)
+		v = v > 1 ? 1 : 0;
+	/* A percentage with at most two decimals, when that is exact. */
+	for (int prec = 0; prec <= 2; prec++) {
+		snprintf(num, sizeof(num) - 1, "%.*f", prec, v * 100);
+		back = strtod(num, NULL) / 100;
+		if (back == v) {
+			snprintf(buf, len, "%s%%", num);
+			return;
+		}
+	}
+	shortest_fixed(v, buf, len);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The `exec` remap driver: the site's own command, run with execve() in a
+ * clean environment that carries the mapping.  Per-job state remembers what
+ * was applied, so apply twice runs the command once and revert tells the
+ * command which forwarders it is undoing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spank/remap_priv.h"
+
+#define SAFE_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
+
+static int exec_prepare(struct remap *r, fwd_error_t *err)
+{
+	const struct policy_argv *c = &r->cfg.exec.command;
+
+	errno = EINVAL;
+	if (c->argc == 0 || !c->argv || !c->argv[0])
+		return errprintf(err, "exec: remap.exec.command is not set");
+	if (c->argv[0][0] != '/')
+		return errprintf(err,
+				 "exec: remap.exec.command: \"%s\" is "
+				 "not an absolute path",
+				 c->argv[0]);
+	if (!r->cfg.lwfs.state_dir || r->cfg.lwfs.state_dir[0] != '/')
+		return errprintf(err, "exec: remap.lwfs.state_dir must be an "
+				      "absolute path");
+	errno = 0;
+	return 0;
+}
+
+/* "a,b,c" from the names (or addresses) of the targets; malloc'd. */
+static char *join(const struct remap_target *t, size_t n, bool addresses)
+{
+	size_t len = 1;
+	char *s;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(addresses ? remap_target_address(&t[i])
+					: t[i].name) +
+		       1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(s, ",");
+		strcat(s, addresses ? remap_target_address(&t[i]) : t[i].name);
+	}
+	return s;
+}
+
+static int run_command(struct remap *r, const char *action, const char *node,
+		       uint32_t job, const char *fwds, const char *addrs,
+		       fwd_error_t *err)
+{
+	struct remap_env env = {NULL, 0};
+	char jobs[16];
+	int rv = -1;
+
+	snprintf(jobs, sizeof(jobs), "%u", job);
+	if (remap_env_add(&env, "PATH", SAFE_PATH) < 0 ||
+	    remap_env_add(&env, "FWD_ACTION", action) < 0 ||
+	    remap_env_add(&env, "FWD_JOB_ID", jobs) < 0 ||
+	    remap_env_add(&env, "FWD_NODE", node) < 0 ||
+	    remap_env_add(&env, "FWD_FORWARDERS", fwds) < 0 ||
+	    remap_env_add(&env, "FWD_ADDRESSES", addrs) < 0) {
+		errprintf(err, "exec: %s: out of memory", fwds);
+		goto out;
+	}
+	if (remap_run(r, r->cfg.exec.command.argv, env.v, err) < 0) {
+		errprefix(err, "exec: %s %s", action, fwds);
+		goto out;
+	}
+	rv = 0;
+out:
+	remap_env_free(&env);
+	return rv;
+}
+
+static int exec_apply(struct remap *r, const char *node, uint32_t job,
+		      const struct remap_target *t, size_t n, fwd_error_t *err)
+{
+	const char *dir = r->cfg.lwfs.state_dir;
+	char name[128], *fwds = NULL, *addrs = NULL, *state = NULL;
+	char *old_f = NULL, *old_a = NULL, *content = NULL;
+	int lock = -1, rv = -1, have;
+	size_t len;
+
+	if (remap_state_name(name, sizeof(name), "exec", job, node) < 0)
+		return errprintf(err, "exec: state name: %s", strerror(errno));
+	fwds = join(t, n, false);
+	addrs = join(t, n, true);
+	if (!fwds || !addrs) {
+		errprintf(err, "exec: out of memory");
+		goto out;
+	}
+	lock = remap_lock(r, dir, err);
+	if (lock < 0) {
+		errprefix(err, "exec: %s", fwds);
+		goto out;
+	}
+	have = remap_state_read(dir, name, &state, err);
+	if (have < 0) {
+		errprefix(err, "exec: %s", fwds);
+		goto out;
+	}
+	if (have) {
+		old_f = remap_kv_get(state, "forwarders");
+		old_a = remap_kv_get(state, "addresses");
+		if (old_f && old_a && !strcmp(old_f, fwds) &&
+		    !strcmp(old_a, addrs)) {
+			rv = 0; /* already applied */
+			goto out;
+		}
+	}
+	if (run_command(r, "apply", node, job, fwds, addrs, err) < 0)
+		goto out;
+	len = strlen(fwds) + strlen(addrs) + 32;
+	content = malloc(len);
+	if (!content) {
+		errprintf(err, "exec: %s: out of memory", fwds);
+		goto out;
+	}
+	snprintf(content, len, "forwarders=%s\naddresses=%s\n", fwds, addrs);
+	if (remap_state_write(dir, name, content, err) < 0) {
+		errprefix(err, "exec: %s", fwds);
+		goto out;
+	}
+	rv = 0;
+out:
+	remap_unlock(lock);
+	free(content);
+	free(old_f);
+	free(old_a);
+	free(state);
+	free(fwds);
+	free(addrs);
+	return rv;
+}
+
+static int exec_revert(struct remap *r, const char *node, uint32_t job,
+		       fwd_error_t *err)
+{
+	const char *dir = r->cfg.lwfs.state_dir;
+	char name[128], *state = NULL, *fwds = NULL, *addrs = NULL;
+	int lock = -1, rv = -1, have;
+
+	if (remap_state_name(name, sizeof(name), "exec", job, node) < 0)
+		return errprintf(err, "exec: state name: %s", strerror(errno));
+	lock = remap_lock(r, dir, err);
+	if (lock < 0) {
+		errprefix(err, "exec: revert job %u", job);
+		goto out;
+	}
+	have = remap_state_read(dir, name, &state, err);
+	if (have < 0) {
+		errprefix(err, "exec: revert job %u", job);
+		goto out;
+	}
+	if (!have) {
+		rv = 0; /* nothing applied: nothing to undo */
+		goto out;
+	}
+	fwds = remap_kv_get(state, "forwarders");
+	addrs = remap_kv_get(state, "addresses");
+	if (run_command(r, "revert", node, job, fwds ? fwds : "",
+			addrs ? addrs : "", err) < 0)
+		goto out; /* state kept: a later revert retries */
+	if (remap_state_remove(dir, name, err) < 0) {
+		errprefix(err, "exec: revert %s", fwds ? fwds : "");
+		goto out;
+	}
+	rv = 0;
+out:
+	remap_unlock(lock);
+	free(state);
+	free(fwds);
+	free(addrs);
+	return rv;
+}
+
+const struct remap_ops remap_exec_ops = {
+	.name = "exec",
+	.prepare = exec_prepare,
+	.apply = exec_apply,
+	.revert = exec_revert,
+};

@@ -1,0 +1,810 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Remap drivers none, exec, lwfs and lnet on a temporary directory, with
+ * small shell scripts standing in for the site command, the remount
+ * command and lnetctl.  rename(2) is wrapped so a test can crash the
+ * process between the symlink and the rename of the lwfs driver.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "spank/remap.h"
+
+/* ---- rename(2) fake: crash between link and rename ---------------------- */
+
+int __real_rename(const char *from, const char *to);
+int __wrap_rename(const char *from, const char *to);
+
+static int crash_on_link_rename;
+
+int __wrap_rename(const char *from, const char *to)
+{
+	static const char sfx[] = ".fwdalloc-tmp";
+	size_t n = strlen(from);
+
+	if (crash_on_link_rename && n >= sizeof(sfx) - 1 &&
+	    !strcmp(from + n - (sizeof(sfx) - 1), sfx))
+		_exit(99); /* as if the node lost power here */
+	return __real_rename(from, to);
+}
+
+/* ---- fixture ------------------------------------------------------------ */
+
+struct fx {
+	char dir[200];
+	char state[256];
+	char vol[256];
+	char log[256];
+	char script[256];
+	char *argv[3];
+	char arg1[256];
+	struct policy_remap cfg;
+};
+
+static char s_link[] = "lwfs.vol";
+static char s_net[] = "o2ib";
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *f)
+{
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_remap.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
+	snprintf(f->vol, sizeof(f->vol), "%s/lwfs", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/log", f->dir);
+	snprintf(f->script, sizeof(f->script), "%s/cmd.sh", f->dir);
+	assert_int_equal(mkdir(f->vol, 0755), 0);
+	f->cfg.timeout = 10;
+	f->cfg.lwfs.state_dir = f->state;
+	f->cfg.lwfs.volfile_dir = f->vol;
+	f->cfg.lwfs.link_name = s_link;
+	f->cfg.lnet.net = s_net;
+	f->cfg.lnet.hops = 1;
+	f->cfg.verbs.resolve_timeout = 2;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static void write_file(const char *path, mode_t mode, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	va_start(ap, fmt);
+	vfprintf(fp, fmt, ap);
+	va_end(ap);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* The whole file, or "" if it does not exist; static buffer. */
+static const char *slurp(const char *path)
+{
+	static char buf[8192];
+	ssize_t k;
+	int fd = open(path, O_RDONLY);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return buf;
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[k > 0 ? k : 0] = '\0';
+	return buf;
+}
+
+static const char *link_of(const struct fx *f)
+{
+	static char buf[PATH_MAX];
+	char p[PATH_MAX];
+	ssize_t k;
+
+	snprintf(p, sizeof(p), "%s/%s", f->vol, s_link);
+	k = readlink(p, buf, sizeof(buf) - 1);
+	buf[k > 0 ? k : 0] = '\0';
+	return buf;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+/* A command (the script) taking the log path as its only argument. */
+static void use_script(struct fx *f, struct policy_argv *a, const char *body)
+{
+	write_file(f->script, 0755, "#!/bin/sh\nLOG=\"$1\"\n%s", body);
+	snprintf(f->arg1, sizeof(f->arg1), "%s", f->log);
+	f->argv[0] = f->script;
+	f->argv[1] = f->arg1;
+	f->argv[2] = NULL;
+	a->argv = f->argv;
+	a->argc = 2;
+}
+
+static const struct remap_target two[] = {
+	{ "fwd081", "10.1.0.81", "10.1.0.81@o2ib" },
+	{ "fwd082", "10.1.0.82", "10.1.0.82@o2ib" },
+};
+
+/* ---- configuration and arguments ---------------------------------------- */
+
+static void test_none(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	f->cfg.driver = POLICY_DRIVER_NONE;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_string_equal(remap_driver_name(r), "none");
+	assert_int_equal(remap_apply(r, "c1", 7, NULL, 0, &err), 0);
+	assert_int_equal(remap_apply(r, "c1", 7, two, 2, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 7, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 7, &err), 0);
+	remap_destroy(r);
+	remap_destroy(NULL);
+}
+
+static void test_create_invalid(void **state)
+{
+	struct fx *f = *state;
+	static char rel[] = "remap.sh", rel_lnet[] = "lnetctl";
+	static char abs_lnet[] = "/usr/sbin/lnetctl", bad_net[] = "o2ib@x";
+	static char bad_link[] = "a/b", missing[] = "/nonexistent-fwdalloc";
+	char *relv[] = { rel, NULL };
+	char msg[PATH_MAX + 64];
+	struct {
+		enum policy_driver d;
+		int what;
+		const char *want;
+	} cases[] = {
+		{ POLICY_DRIVER_EXEC, 0, "exec: remap.exec.command is not set" },
+		{ POLICY_DRIVER_EXEC, 1, "exec: remap.exec.command: \"remap.sh\""
+					 " is not an absolute path" },
+		{ POLICY_DRIVER_LWFS, 2, "lwfs: volfile_dir "
+			"/nonexistent-fwdalloc: No such file or directory" },
+		{ POLICY_DRIVER_LWFS, 3, "lwfs: remap.lwfs.link_name \"a/b\" is"
+					 " not a plain file name" },
+		{ POLICY_DRIVER_LNET, 4, "lnet: remap.lnet.lnetctl must be an "
+					 "absolute path" },
+		{ POLICY_DRIVER_LNET, 5, "lnet: remap.lnet.net \"o2ib@x\" is not"
+					 " an LNet network name" },
+		{ POLICY_DRIVER_VERBS, 6, "verbs: remap.verbs.resolve_timeout "
+					  "must be positive, got 0" },
+		{ POLICY_DRIVER_VERBS, 7, "verbs: remap.verbs.connect_probe "
+					  "needs remap.verbs.port" },
+		{ POLICY_DRIVER_NONE, 8, "none: remap.timeout must be positive, "
+					 "got 0" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_remap c = f->cfg;
+		fwd_error_t err = { "" };
+
+		c.driver = cases[i].d;
+		c.lnet.lnetctl = abs_lnet;
+		switch (cases[i].what) {
+		case 1: c.exec.command.argv = relv;
+			c.exec.command.argc = 1; break;
+		case 2: c.lwfs.volfile_dir = missing; break;
+		case 3: c.lwfs.link_name = bad_link; break;
+		case 4: c.lnet.lnetctl = rel_lnet; break;
+		case 5: c.lnet.net = bad_net; break;
+		case 6: c.verbs.resolve_timeout = 0; break;
+		case 7: c.verbs.connect_probe = true; c.verbs.port = 0; break;
+		case 8: c.timeout = 0; break;
+		}
+		errno = 0;
+		assert_null(remap_create(&c, &err));
+		assert_int_equal(errno, cases[i].what == 2 ? ENOENT : EINVAL);
+		snprintf(msg, sizeof(msg), "%s", cases[i].want);
+		assert_string_equal(err.text, msg);
+	}
+}
+
+static void test_bad_names(void **state)
+{
+	struct fx *f = *state;
+	struct remap_target bad = { "fwd 1", NULL, NULL };
+	fwd_error_t err;
+	struct remap *r;
+
+	use_script(f, &f->cfg.exec.command, "exit 0\n");
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "../c1", 1, two, 1, &err), -1);
+	assert_string_equal(err.text, "exec: invalid node name \"../c1\"");
+	assert_int_equal(remap_apply(r, "c1", 1, &bad, 1, &err), -1);
+	assert_string_equal(err.text, "exec: invalid forwarder name \"fwd 1\"");
+	assert_int_equal(remap_apply(r, "c1", 7, two, 0, &err), -1);
+	assert_string_equal(err.text, "exec: job 7: no forwarder to apply");
+	assert_int_equal(remap_revert(r, ".x", 1, &err), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(slurp(f->log), ""); /* never ran */
+	remap_destroy(r);
+}
+
+/* ---- exec --------------------------------------------------------------- */
+
+static void test_exec_env(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	setenv("FWD_TEST_LEAK", "must-not-reach-the-command", 1);
+	use_script(f, &f->cfg.exec.command,
+		   "echo ---- >>\"$LOG\"\n"
+		   "env | LC_ALL=C sort | grep -v -e '^PWD=' -e '^SHLVL=' "
+		   "-e '^_=' >>\"$LOG\"\n");
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 42, two, 2, &err), 0);
+	/* Twice = once: the command does not run again. */
+	assert_int_equal(remap_apply(r, "c1", 42, two, 2, &err), 0);
+	assert_true(exists(f->state, "exec.42.c1"));
+	assert_int_equal(remap_revert(r, "c1", 42, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 42, &err), 0);
+	assert_false(exists(f->state, "exec.42.c1"));
+	assert_string_equal(slurp(f->log),
+		"----\n"
+		"FWD_ACTION=apply\n"
+		"FWD_ADDRESSES=10.1.0.81,10.1.0.82\n"
+		"FWD_FORWARDERS=fwd081,fwd082\n"
+		"FWD_JOB_ID=42\n"
+		"FWD_NODE=c1\n"
+		"PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
+		"----\n"
+		"FWD_ACTION=revert\n"
+		"FWD_ADDRESSES=10.1.0.81,10.1.0.82\n"
+		"FWD_FORWARDERS=fwd081,fwd082\n"
+		"FWD_JOB_ID=42\n"
+		"FWD_NODE=c1\n"
+		"PATH=/usr/sbin:/usr/bin:/sbin:/bin\n");
+	unsetenv("FWD_TEST_LEAK");
+	remap_destroy(r);
+}
+
+static void test_exec_address_defaults_to_name(void **state)
+{
+	struct fx *f = *state;
+	struct remap_target t = { "fwd090", NULL, NULL };
+	fwd_error_t err;
+	struct remap *r;
+
+	use_script(f, &f->cfg.exec.command,
+		   "echo \"$FWD_ACTION $FWD_FORWARDERS $FWD_ADDRESSES\" "
+		   ">>\"$LOG\"\n");
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	/* Revert without apply: a no-op, the command does not run. */
+	assert_int_equal(remap_revert(r, "c2", 5, &err), 0);
+	assert_int_equal(remap_apply(r, "c2", 5, &t, 1, &err), 0);
+	assert_string_equal(slurp(f->log), "apply fwd090 fwd090\n");
+	remap_destroy(r);
+}
+
+static void test_exec_failure_tail(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 64];
+	const char *tail;
+	fwd_error_t err;
+	struct remap *r;
+
+	/* 700 bytes of noise, then the line that matters. */
+	use_script(f, &f->cfg.exec.command,
+		   "echo run >>\"$LOG\"\n"
+		   "i=0; while [ $i -lt 70 ]; do printf 'noise-%03d ' $i >&2;"
+		   " i=$((i+1)); done\n"
+		   "echo >&2; echo 'remap: fabric manager said no' >&2\n"
+		   "exit 3\n");
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 9, two, 1, &err), -1);
+	assert_int_equal(errno, EIO);
+	snprintf(want, sizeof(want), "exec: apply fwd081: %s exited with "
+		 "status 3: ", f->script);
+	assert_int_equal(strncmp(err.text, want, strlen(want)), 0);
+	tail = err.text + strlen(want);
+	assert_true(strlen(tail) <= 512);
+	assert_true(strlen(tail) > 400);
+	assert_non_null(strstr(tail, "noise-069  remap: fabric manager said no"));
+	assert_null(strstr(tail, "noise-000"));
+	assert_string_equal(tail + strlen(tail) - 29,
+			    "remap: fabric manager said no");
+	/* Failed apply leaves no state: revert does not run the command. */
+	assert_false(exists(f->state, "exec.9.c1"));
+	assert_int_equal(remap_revert(r, "c1", 9, &err), 0);
+	assert_string_equal(slurp(f->log), "run\n");
+	remap_destroy(r);
+}
+
+static void test_exec_not_executable(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 128];
+	fwd_error_t err;
+	struct remap *r;
+
+	use_script(f, &f->cfg.exec.command, "exit 0\n");
+	assert_int_equal(chmod(f->script, 0644), 0);
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 8, two, 1, &err), -1);
+	snprintf(want, sizeof(want), "exec: apply fwd081: %s exited with "
+		 "status 127: execve %s failed: errno %d", f->script, f->script,
+		 EACCES);
+	assert_string_equal(err.text, want);
+	assert_false(exists(f->state, "exec.8.c1"));
+	remap_destroy(r);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_exec_timeout_kills_group(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 64];
+	fwd_error_t err;
+	struct remap *r;
+	double t0;
+	pid_t bg;
+	int gone = 0;
+
+	/* A background child in the same group, then a hang. */
+	use_script(f, &f->cfg.exec.command,
+		   "sleep 30 & echo $! >\"$LOG\"\n"
+		   "echo 'waiting for the fabric' >&2\n"
+		   "wait\n");
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	f->cfg.timeout = 0.5;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	t0 = now();
+	assert_int_equal(remap_apply(r, "c1", 3, two, 2, &err), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_true(now() - t0 < 5);
+	snprintf(want, sizeof(want), "exec: apply fwd081,fwd082: %s timed "
+		 "out after 0.5s (killed): waiting for the fabric", f->script);
+	assert_string_equal(err.text, want);
+	bg = (pid_t)atol(slurp(f->log));
+	assert_true(bg > 0);
+	/* The grandchild died with the group (reaped by init shortly). */
+	for (int i = 0; i < 200 && !gone; i++) {
+		if (kill(bg, 0) < 0 && errno == ESRCH)
+			gone = 1;
+		else
+			usleep(10000);
+	}
+	assert_true(gone);
+	remap_destroy(r);
+}
+
+/* ---- lwfs --------------------------------------------------------------- */
+
+static void lwfs_setup(struct fx *f, bool with_link, const char *remount)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/lwfs_default.vol", f->vol);
+	write_file(p, 0644, "volume default\n");
+	snprintf(p, sizeof(p), "%s/lwfs_fwd081.vol", f->vol);
+	write_file(p, 0644, "volume fwd081\n");
+	if (with_link) {
+		snprintf(p, sizeof(p), "%s/%s", f->vol, s_link);
+		assert_int_equal(symlink("lwfs_default.vol", p), 0);
+	}
+	if (remount)
+		use_script(f, &f->cfg.lwfs.remount_command, remount);
+	f->cfg.driver = POLICY_DRIVER_LWFS;
+}
+
+#define REMOUNT_LOG "echo \"$FWD_ACTION $FWD_JOB_ID $FWD_FORWARDERS " \
+		    "$FWD_VOLFILE\" >>\"$LOG\"\n"
+
+static void test_lwfs_apply_revert(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 11, two, 1, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_fwd081.vol");
+	assert_int_equal(remap_apply(r, "c1", 11, two, 1, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_fwd081.vol");
+	assert_true(exists(f->state, "lwfs.11.c1"));
+	assert_int_equal(remap_revert(r, "c1", 11, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_int_equal(remap_revert(r, "c1", 11, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_false(exists(f->state, "lwfs.11.c1"));
+	assert_false(exists(f->vol, ".lwfs.vol.fwdalloc-tmp"));
+	/* One remount per real change. */
+	assert_string_equal(slurp(f->log),
+			    "apply 11 fwd081 lwfs_fwd081.vol\n"
+			    "revert 11 fwd081 lwfs_default.vol\n");
+	remap_destroy(r);
+}
+
+static void test_lwfs_no_previous_link(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, false, NULL);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 12, two, 1, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_fwd081.vol");
+	assert_int_equal(remap_revert(r, "c1", 12, &err), 0);
+	assert_false(exists(f->vol, s_link));
+	remap_destroy(r);
+}
+
+static void test_lwfs_revert_leaves_foreign_link(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX];
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 17, two, 1, &err), 0);
+	/* Someone else repoints the link while the job runs. */
+	snprintf(p, sizeof(p), "%s/%s", f->vol, s_link);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(symlink("lwfs_other.vol", p), 0);
+	assert_int_equal(remap_revert(r, "c1", 17, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_other.vol");
+	assert_false(exists(f->state, "lwfs.17.c1"));
+	assert_string_equal(slurp(f->log), "apply 17 fwd081 lwfs_fwd081.vol\n");
+	remap_destroy(r);
+}
+
+static void test_lwfs_refusals(void **state)
+{
+	struct fx *f = *state;
+	struct remap_target t = { "fwd099", "10.1.0.99", NULL };
+	char want[PATH_MAX + 128], p[PATH_MAX];
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 13, &t, 1, &err), -1);
+	assert_int_equal(errno, ENOENT);
+	snprintf(want, sizeof(want), "lwfs: fwd099 (10.1.0.99): volfile "
+		 "%s/lwfs_fwd099.vol does not exist", f->vol);
+	assert_string_equal(err.text, want);
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_int_equal(remap_apply(r, "c1", 13, two, 2, &err), -1);
+	assert_string_equal(err.text,
+			    "lwfs: fwd081: one forwarder per node, got 2");
+	/* A regular file where the link should be is not ours to replace. */
+	snprintf(p, sizeof(p), "%s/%s", f->vol, s_link);
+	assert_int_equal(unlink(p), 0);
+	write_file(p, 0644, "hand-written\n");
+	assert_int_equal(remap_apply(r, "c1", 13, two, 1, &err), -1);
+	snprintf(want, sizeof(want), "lwfs: fwd081 (10.1.0.81): %s is not a "
+		 "symbolic link; refusing to replace it", p);
+	assert_string_equal(err.text, want);
+	assert_string_equal(slurp(p), "hand-written\n");
+	assert_false(exists(f->state, "lwfs.13.c1"));
+	assert_string_equal(slurp(f->log), "");
+	remap_destroy(r);
+}
+
+static void test_lwfs_remount_failure_rolls_back(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 128];
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG "echo 'mount: /lwfs: busy' >&2\n"
+		   "exit 2\n");
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 14, two, 1, &err), -1);
+	snprintf(want, sizeof(want), "lwfs: fwd081 (10.1.0.81): remount: %s "
+		 "exited with status 2: mount: /lwfs: busy", f->script);
+	assert_string_equal(err.text, want);
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_false(exists(f->state, "lwfs.14.c1"));
+	assert_int_equal(remap_revert(r, "c1", 14, &err), 0);
+	assert_string_equal(slurp(f->log), "apply 14 fwd081 lwfs_fwd081.vol\n");
+	remap_destroy(r);
+}
+
+/* Global, so the memory of a crashed child is still reachable (valgrind
+ * would otherwise count it as lost in the child). */
+static struct remap *crash_r;
+
+/* Apply in a child that dies between symlink() and rename(). */
+static void crash_apply(struct fx *f, uint32_t job)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fwd_error_t err;
+
+		crash_r = remap_create(&f->cfg, &err);
+		crash_on_link_rename = 1;
+		if (crash_r)
+			remap_apply(crash_r, "c1", job, two, 1, &err);
+		_exit(1); /* not reached when the crash happened */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 99);
+	/* The crash left the temp link; the real link never moved. */
+	assert_true(exists(f->vol, ".lwfs.vol.fwdalloc-tmp"));
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_true(exists(f->state, "lwfs.15.c1") || job != 15);
+}
+
+static void test_lwfs_crash_then_apply(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	crash_apply(f, 15);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	/* Apply again after the reboot: recovers and completes. */
+	assert_int_equal(remap_apply(r, "c1", 15, two, 1, &err), 0);
+	assert_false(exists(f->vol, ".lwfs.vol.fwdalloc-tmp"));
+	assert_string_equal(link_of(f), "lwfs_fwd081.vol");
+	/* The saved target is still the pre-crash one. */
+	assert_int_equal(remap_revert(r, "c1", 15, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_string_equal(slurp(f->log),
+			    "apply 15 fwd081 lwfs_fwd081.vol\n"
+			    "revert 15 fwd081 lwfs_default.vol\n");
+	remap_destroy(r);
+}
+
+static void test_lwfs_crash_then_revert(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	crash_apply(f, 16);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	/* The epilog runs after the crash: it restores and cleans up. */
+	assert_int_equal(remap_revert(r, "c1", 16, &err), 0);
+	assert_false(exists(f->vol, ".lwfs.vol.fwdalloc-tmp"));
+	assert_false(exists(f->state, "lwfs.16.c1"));
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_int_equal(remap_revert(r, "c1", 16, &err), 0);
+	remap_destroy(r);
+}
+
+/* ---- lnet --------------------------------------------------------------- */
+
+static void lnet_setup(struct fx *f, const char *fail_on)
+{
+	/* Fake lnetctl: log its argv; fail for one gateway if asked. */
+	snprintf(f->arg1, sizeof(f->arg1), "%s/lnetctl", f->dir);
+	write_file(f->arg1, 0755,
+		   "#!/bin/sh\n"
+		   "echo \"$*\" >>%s\n"
+		   "if [ \"$6\" = '%s' ] && [ -e %s/fail-$2 ]; then\n"
+		   "  echo \"$2:\" >&2\n"
+		   "  echo '    - route: errno: -17 descr: route exists' >&2\n"
+		   "  exit 1\n"
+		   "fi\n",
+		   f->log, fail_on ? fail_on : "-", f->dir);
+	f->cfg.lnet.lnetctl = f->arg1;
+	f->cfg.driver = POLICY_DRIVER_LNET;
+}
+
+static void set_fail(struct fx *f, const char *verb, bool on)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/fail-%s", f->dir, verb);
+	if (on)
+		write_file(p, 0644, "");
+	else
+		unlink(p);
+}
+
+static void test_lnet_apply_revert(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	lnet_setup(f, NULL);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_revert(r, "c1", 20, &err), 0);
+	assert_int_equal(remap_apply(r, "c1", 20, two, 2, &err), 0);
+	assert_int_equal(remap_apply(r, "c1", 20, two, 2, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 20, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 20, &err), 0);
+	assert_false(exists(f->state, "lnet.20.c1"));
+	assert_string_equal(slurp(f->log),
+		"route add --net o2ib --gateway 10.1.0.81@o2ib --hops 1\n"
+		"route add --net o2ib --gateway 10.1.0.82@o2ib --hops 1\n"
+		"route del --net o2ib --gateway 10.1.0.81@o2ib\n"
+		"route del --net o2ib --gateway 10.1.0.82@o2ib\n");
+	remap_destroy(r);
+}
+
+static void test_lnet_missing_nid(void **state)
+{
+	struct fx *f = *state;
+	struct remap_target t[] = {
+		{ "fwd081", "10.1.0.81", "10.1.0.81@o2ib" },
+		{ "fwd083", "10.1.0.83", NULL },
+		{ "fwd084", NULL, "-x" },
+	};
+	fwd_error_t err;
+	struct remap *r;
+
+	lnet_setup(f, NULL);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 21, t, 2, &err), -1);
+	assert_string_equal(err.text, "lnet: fwd083 (10.1.0.83): no LNet NID "
+				      "in the topology");
+	assert_int_equal(remap_apply(r, "c1", 21, &t[2], 1, &err), -1);
+	assert_string_equal(err.text, "lnet: fwd084: invalid NID \"-x\"");
+	assert_string_equal(slurp(f->log), "");
+	remap_destroy(r);
+}
+
+static void test_lnet_add_failure_rolls_back(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 128];
+	fwd_error_t err;
+	struct remap *r;
+
+	lnet_setup(f, "10.1.0.82@o2ib");
+	set_fail(f, "add", true);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 22, two, 2, &err), -1);
+	snprintf(want, sizeof(want), "lnet: fwd082 (10.1.0.82@o2ib): route "
+		 "add: %s exited with status 1: add:     - route: errno: -17 "
+		 "descr: route exists", f->arg1);
+	assert_string_equal(err.text, want);
+	assert_false(exists(f->state, "lnet.22.c1"));
+	assert_int_equal(remap_revert(r, "c1", 22, &err), 0);
+	assert_string_equal(slurp(f->log),
+		"route add --net o2ib --gateway 10.1.0.81@o2ib --hops 1\n"
+		"route add --net o2ib --gateway 10.1.0.82@o2ib --hops 1\n"
+		"route del --net o2ib --gateway 10.1.0.81@o2ib\n");
+	remap_destroy(r);
+}
+
+static void test_lnet_del_failure_retries(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 128];
+	fwd_error_t err;
+	struct remap *r;
+
+	lnet_setup(f, "10.1.0.82@o2ib");
+	f->cfg.lnet.hops = 0; /* no --hops */
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 23, two, 2, &err), 0);
+	set_fail(f, "del", true);
+	assert_int_equal(remap_revert(r, "c1", 23, &err), -1);
+	snprintf(want, sizeof(want), "lnet: 10.1.0.82@o2ib: route del: %s "
+		 "exited with status 1: del:     - route: errno: -17 descr: "
+		 "route exists", f->arg1);
+	assert_string_equal(err.text, want);
+	assert_true(exists(f->state, "lnet.23.c1"));
+	set_fail(f, "del", false);
+	assert_int_equal(remap_revert(r, "c1", 23, &err), 0);
+	assert_false(exists(f->state, "lnet.23.c1"));
+	/* The retry deletes only the route that was left. */
+	assert_string_equal(slurp(f->log),
+		"route add --net o2ib --gateway 10.1.0.81@o2ib\n"
+		"route add --net o2ib --gateway 10.1.0.82@o2ib\n"
+		"route del --net o2ib --gateway 10.1.0.81@o2ib\n"
+		"route del --net o2ib --gateway 10.1.0.82@o2ib\n"
+		"route del --net o2ib --gateway 10.1.0.82@o2ib\n");
+	remap_destroy(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_none),
+		T(test_create_invalid),
+		T(test_bad_names),
+		T(test_exec_env),
+		T(test_exec_address_defaults_to_name),
+		T(test_exec_failure_tail),
+		T(test_exec_not_executable),
+		T(test_exec_timeout_kills_group),
+		T(test_lwfs_apply_revert),
+		T(test_lwfs_no_previous_link),
+		T(test_lwfs_revert_leaves_foreign_link),
+		T(test_lwfs_refusals),
+		T(test_lwfs_remount_failure_rolls_back),
+		T(test_lwfs_crash_then_apply),
+		T(test_lwfs_crash_then_revert),
+		T(test_lnet_apply_revert),
+		T(test_lnet_missing_nid),
+		T(test_lnet_add_failure_rolls_back),
+		T(test_lnet_del_failure_retries),
+#undef T
+	};
+
+	return cmocka_run_group_tests_name("remap", tests, NULL, NULL);
+}

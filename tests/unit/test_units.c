@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Units: every accepted form with its exact value, every refused form with
+ * its exact message and errno, and formatter round trips.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/units.h"
+
+#define SIZE_ALLOWED                                                      \
+	"a size is a number with an optional unit k, M, G, T, P (powers " \
+	"of 1000) or Ki, Mi, Gi, Ti, Pi (powers of 1024), optionally "    \
+	"followed by B, e.g. 20GiB or 512MB"
+#define RATE_ALLOWED                                                       \
+	"a rate is a number of bytes per second with an optional unit k, " \
+	"M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi (powers of "    \
+	"1024) followed by B/s, e.g. 2.5GB/s or 800MiB/s"
+#define DURATION_ALLOWED                                                  \
+	"a duration is a number of seconds, or numbers with units d, h, " \
+	"m, s, ms in that order, e.g. 90s, 60m, 1h30m, 7d or 250ms"
+#define FRACTION_ALLOWED                                                 \
+	"a fraction is a number from 0 to 1 or a percentage from 0% to " \
+	"100%, e.g. 0.3 or 30%"
+
+struct ok_case {
+	const char *in;
+	double want;
+};
+
+struct bad_case {
+	const char *in;
+	int err;
+	const char *msg;
+};
+
+static const struct {
+	const char *in;
+	uint64_t want;
+} size_ok[] = {
+	{"0", 0},
+	{"4096", 4096},
+	{"4096B", 4096},
+	{"512MB", 512000000ULL},
+	{"512M", 512000000ULL},
+	{"20GiB", 20ULL << 30},
+	{"20Gi", 20ULL << 30},
+	{"1.5TB", 1500000000000ULL},
+	{"1kB", 1000},
+	{"1KB", 1000},
+	{"1KiB", 1024},
+	{"2PiB", 2ULL << 50},
+	{"3PB", 3000000000000000ULL},
+	{"0.5KiB", 512},
+	{"18446744073709551615", UINT64_MAX},
+};
+
+static const struct bad_case size_bad[] = {
+	{"", EINVAL, "value '': empty; " SIZE_ALLOWED},
+	{"-1", EINVAL,
+	 "value '-1': negative values are not allowed; " SIZE_ALLOWED},
+	{"GiB", EINVAL, "value 'GiB': not a number; " SIZE_ALLOWED},
+	{" 5", EINVAL, "value ' 5': not a number; " SIZE_ALLOWED},
+	{"5 GiB", EINVAL, "value '5 GiB': unknown unit; " SIZE_ALLOWED},
+	{"20GB/s", EINVAL,
+	 "value '20GB/s': a rate is not a size; " SIZE_ALLOWED},
+	{"20XB", EINVAL, "value '20XB': unknown unit; " SIZE_ALLOWED},
+	{"20gb", EINVAL, "value '20gb': unknown unit; " SIZE_ALLOWED},
+	{"1e9", EINVAL, "value '1e9': unknown unit; " SIZE_ALLOWED},
+	{"0x10", EINVAL, "value '0x10': unknown unit; " SIZE_ALLOWED},
+	{"1.", EINVAL, "value '1.': unknown unit; " SIZE_ALLOWED},
+	{"1.5B", EINVAL,
+	 "value '1.5B': not a whole number of bytes; " SIZE_ALLOWED},
+	{"18446744073709551616", ERANGE,
+	 "value '18446744073709551616': too large; " SIZE_ALLOWED},
+	{"20000PiB", ERANGE, "value '20000PiB': too large; " SIZE_ALLOWED},
+	{"nan", EINVAL, "value 'nan': not a number; " SIZE_ALLOWED},
+};
+
+static const struct ok_case rate_ok[] = {
+	{"100", 100},	       {"100B/s", 100},
+	{"2.5GB/s", 2.5e9},    {"800MiB/s", 800.0 * 1048576},
+	{"1kB/s", 1000},       {"0", 0},
+	{"1.25TB/s", 1.25e12},
+};
+
+static const struct bad_case rate_bad[] = {
+	{"", EINVAL, "value '': empty; " RATE_ALLOWED},
+	{"-2GB/s", EINVAL,
+	 "value '-2GB/s': negative values are not allowed; " RATE_ALLOWED},
+	{"2.5GB", EINVAL,
+	 "value '2.5GB': a size is not a rate (add /s); " RATE_ALLOWED},
+	{"2.5G", EINVAL, "value '2.5G': unknown unit; " RATE_ALLOWED},
+	{"2.5Gb/s", EINVAL, "value '2.5Gb/s': unknown unit; " RATE_ALLOWED},
+	{"2.5GB/h", EINVAL, "value '2.5GB/h': unknown unit; " RATE_ALLOWED},
+	{"fast", EINVAL, "value 'fast': not a number; " RATE_ALLOWED},
+	{"inf", EINVAL, "value 'inf': not a number; " RATE_ALLOWED},
+};
+
+static const struct ok_case duration_ok[] = {
+	{"3600", 3600},	 {"2.5", 2.5},
+	{"60m", 3600},	 {"1h30m", 5400},
+	{"90s", 90},	 {"7d", 7 * 86400},
+	{"250ms", 0.25}, {"1d2h3m4s5ms", 86400 + 7200 + 180 + 4 + 0.005},
+	{"1.5h", 5400},	 {"0s", 0},
+};
+
+static const struct bad_case duration_bad[] = {
+	{"", EINVAL, "value '': empty; " DURATION_ALLOWED},
+	{"-5m", EINVAL,
+	 "value '-5m': negative values are not allowed; " DURATION_ALLOWED},
+	{"30m1h", EINVAL,
+	 "value '30m1h': units out of order; " DURATION_ALLOWED},
+	{"1h1h", EINVAL, "value '1h1h': units out of order; " DURATION_ALLOWED},
+	{"5min", EINVAL, "value '5min': unknown unit; " DURATION_ALLOWED},
+	{"5w", EINVAL, "value '5w': unknown unit; " DURATION_ALLOWED},
+	{"1h30", EINVAL,
+	 "value '1h30': a number without a unit must stand "
+	 "alone; " DURATION_ALLOWED},
+	{"1hm", EINVAL, "value '1hm': unknown unit; " DURATION_ALLOWED},
+	{"1h.5m", EINVAL,
+	 "value '1h.5m': expected a number; " DURATION_ALLOWED},
+	{"h", EINVAL, "value 'h': not a number; " DURATION_ALLOWED},
+	{"1 h", EINVAL, "value '1 h': unknown unit; " DURATION_ALLOWED},
+};
+
+static const struct ok_case fraction_ok[] = {
+	{"0", 0},    {"0.3", 0.3}, {"30%", 0.3},     {"1", 1},
+	{"100%", 1}, {"0%", 0},	   {"12.5%", 0.125},
+};
+
+static const struct bad_case fraction_bad[] = {
+	{"", EINVAL, "value '': empty; " FRACTION_ALLOWED},
+	{"1.5", ERANGE, "value '1.5': out of range; " FRACTION_ALLOWED},
+	{"150%", ERANGE, "value '150%': out of range; " FRACTION_ALLOWED},
+	{"-0.1", EINVAL,
+	 "value '-0.1': negative values are not allowed; " FRACTION_ALLOWED},
+	{"30 %", EINVAL,
+	 "value '30 %': not a number or percentage; " FRACTION_ALLOWED},
+	{"half", EINVAL, "value 'half': not a number; " FRACTION_ALLOWED},
+	{"0.3%%", EINVAL,
+	 "value '0.3%%': not a number or percentage; " FRACTION_ALLOWED},
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_size(void **state)
+{
+	fwd_error_t e;
+	uint64_t v;
+
+	for (size_t i = 0; i < N(size_ok); i++) {
+		v = 12345;
+		if (units_parse_size(size_ok[i].in, &v, &e))
+			fail_msg("%s: %s", size_ok[i].in, e.text);
+		assert_int_equal(v, size_ok[i].want);
+	}
+	for (size_t i = 0; i < N(size_bad); i++) {
+		v = 12345;
+		errno = 0;
+		assert_int_equal(units_parse_size(size_bad[i].in, &v, &e), -1);
+		assert_int_equal(errno, size_bad[i].err);
+		assert_string_equal(e.text, size_bad[i].msg);
+		assert_int_equal(v, 12345); /* output untouched on error */
+	}
+}
+
+typedef int (*parse_fn)(const char *, double *, fwd_error_t *);
+
+static void run_double(parse_fn fn, const struct ok_case *ok, size_t n_ok,
+		       const struct bad_case *bad, size_t n_bad)
+{
+	fwd_error_t e;
+	double v;
+
+	for (size_t i = 0; i < n_ok; i++) {
+		v = -1;
+		if (fn(ok[i].in, &v, &e))
+			fail_msg("%s: %s", ok[i].in, e.text);
+		if (v != ok[i].want)
+			fail_msg("%s: got %.17g want %.17g", ok[i].in, v,
+				 ok[i].want);
+	}
+	for (size_t i = 0; i < n_bad; i++) {
+		v = -1;
+		errno = 0;
+		assert_int_equal(fn(bad[i].in, &v, &e), -1);
+		assert_int_equal(errno, bad[i].err);
+		assert_string_equal(e.text, bad[i].msg);
+		assert_true(v == -1);
+	}
+}
+
+static void test_rate(void **state)
+{
+	run_double(units_parse_rate, rate_ok, N(rate_ok), rate_bad,
+		   N(rate_bad));
+}
+
+static void test_duration(void **state)
+{
+	run_double(units_parse_duration, duration_ok, N(duration_ok),
+		   duration_bad, N(duration_bad));
+}
+
+static void test_fraction(void **state)
+{
+	run_double(units_parse_fraction, fraction_ok, N(fraction_ok),
+		   fraction_bad, N(fraction_bad));
+}
+
+/* A NULL error pointer is allowed: only the return value matters. */
+static void test_null_error(void **state)
+{
+	uint64_t v;
+
+	assert_int_equal(units_parse_size("x", &v, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+static void test_format_exact(void **state)
+{
+	static const struct {
+		uint64_t v;
+		const char *want;
+	} sizes[] = {
+		{0, "0"},	{20ULL << 30, "20GiB"}, {512000000, "512MB"},
+		{1024, "1KiB"}, {1000, "1kB"},		{1536, "1536"},
+		{4097, "4097"},
+	};
+	static const struct {
+		double v;
+		const char *want;
+	} rates[] =
+		{
+			{2.5e9, "2.5GB/s"}, {5e9, "5GB/s"}, {1048576, "1MiB/s"},
+			{100, "100"},	    {0, "0"},	    {1e6, "1MB/s"},
+			{1.5, "1.5"},
+		},
+	  durations[] =
+		  {
+			  {5400, "1h30m"},  {3600, "1h"},      {90, "1m30s"},
+			  {0.25, "250ms"},  {7 * 86400, "7d"}, {0, "0s"},
+			  {1.5, "1s500ms"},
+		  },
+	  fractions[] = {
+		  {0.3, "30%"}, {0.5, "50%"},	  {1, "100%"},
+		  {0, "0%"},	{0.125, "12.5%"},
+	  };
+	char buf[64];
+
+	for (size_t i = 0; i < N(sizes); i++) {
+		units_format_size(sizes[i].v, buf, sizeof(buf));
+		assert_string_equal(buf, sizes[i].want);
+	}
+	for (size_t i = 0; i < N(rates); i++) {
+		units_format_rate(rates[i].v, buf, sizeof(buf));
+		assert_string_equal(buf, rates[i].want);
+	}
+	for (size_t i = 0; i < N(durations); i++) {
+		units_format_duration(durations[i].v, buf, sizeof(buf));
+		assert_string_equal(buf, durations[i].want);
+	}
+	for (size_t i = 0; i < N(fractions); i++) {
+		units_format_fraction(fractions[i].v, buf, sizeof(buf));
+		assert_string_equal(buf, fractions[i].want);
+	}
+}
+
+/* Whatever a formatter prints, the parser reads back the same value. */
+static void test_round_trip(void **state)
+{
+	static const uint64_t sizes[] = {
+		0,	    1,
+		999,	    1000,
+		1023,	    1024,
+		123456789,  20ULL << 30,
+		3ULL << 50, 1500000000000ULL,
+		UINT64_MAX, UINT64_MAX - 1,
+	};
+	static const double rates[] = {
+		0,    1,       0.5,  2.5e9, 123456.789, 1e6, 3.0 * 1048576,
+		1e15, 1.0 / 3, 7e20,
+	};
+	static const double durations[] = {
+		0,	  0.001, 0.25,	1.5,	    59,	     60,	61,
+		3599.999, 5400,	 86399, 90 * 86400, 1.0 / 3, 12345.678,
+	};
+	static const double fractions[] = {
+		0, 0.3, 0.15, 0.6, 1, 1.0 / 3, 0.999, 0.0001,
+	};
+	char buf[64];
+	fwd_error_t e;
+
+	for (size_t i = 0; i < N(sizes); i++) {
+		uint64_t back;
+
+		units_format_size(sizes[i], buf, sizeof(buf));
+		if (units_parse_size(buf, &back, &e))
+			fail_msg("%s: %s", buf, e.text);
+		assert_int_equal(back, sizes[i]);
+	}
+	for (size_t i = 0; i < N(rates); i++) {
+		double back;
+
+		units_format_rate(rates[i], buf, sizeof(buf));
+		if (units_parse_rate(buf, &back, &e))
+			fail_msg("%s: %s", buf, e.text);
+		if (back != rates[i])
+			fail_msg("rate %.17g -> %s -> %.17g", rates[i], buf,
+				 back);
+	}
+	for (size_t i = 0; i < N(durations); i++) {
+		double back;
+
+		units_format_duration(durations[i], buf, sizeof(buf));
+		if (units_parse_duration(buf, &back, &e))
+			fail_msg("%s: %s", buf, e.text);
+		if (back != durations[i])
+			fail_msg("duration %.17g -> %s -> %.17g", durations[i],
+				 buf, back);
+	}
+	for (size_t i = 0; i < N(fractions); i++) {
+		double back;
+
+		units_format_fraction(fractions[i], buf, sizeof(buf));
+		if (units_parse_fraction(buf, &back, &e))
+			fail_msg("%s: %s", buf, e.text);
+		if (back != fractions[i])
+			fail_msg("fraction %.17g -> %s -> %.17g", fractions[i],
+				 buf, back);
+	}
+}
+
+/* Formatters always terminate, even in a tiny buffer. */
+static void test_format_truncates(void **state)
+{
+	char buf[4];
+
+	memset(buf, 'x', sizeof(buf));
+	units_format_size(20ULL << 30, buf, sizeof(buf));
+	assert_string_equal(buf, "20G");
+	units_format_rate(2.5e9, buf, sizeof(buf));
+	assert_int_equal(buf[3], '\0');
+	units_format_duration(5400, buf, sizeof(buf));
+	assert_int_equal(buf[3], '\0');
+	units_format_fraction(0.125, buf, sizeof(buf));
+	assert_int_equal(buf[3], '\0');
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_fraction),
+		cmocka_unit_test(test_null_error),
+		cmocka_unit_test(test_format_exact),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_format_truncates),
+	};
+
+	return cmocka_run_group_tests_name("units", tests, NULL, NULL);
+}
