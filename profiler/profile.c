@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocator/decide.h"
 #include "profiler/profile.h"
 
 uint32_t profile_bucket(uint32_t nodes, uint32_t base)
@@ -330,7 +331,9 @@ json_t *profile_to_json(const struct profile *p)
 			return NULL;
 		}
 	}
-	o = json_pack("{sI sI sf sf sf sf sf ss sI so}",
+	/* An unknown mode (job_stats-only history) is left out: decide's
+	 * job input reads a missing io_mode as unknown. */
+	o = json_pack("{sI sI sf sf sf sf sf s:s* sI so}",
 		      "io_volume_bytes", (json_int_t)p->io_volume_bytes,
 		      "io_nodes", (json_int_t)p->io_nodes,
 		      "node_bandwidth_bps", p->node_bandwidth_bps,
@@ -338,7 +341,8 @@ json_t *profile_to_json(const struct profile *p)
 		      "iops", p->iops,
 		      "mdops", p->mdops,
 		      "metadata_queue", p->metadata_queue,
-		      "io_mode", trace_io_mode_name(p->io_mode),
+		      "io_mode", p->io_mode == TRACE_IO_NONE ?
+					 NULL : trace_io_mode_name(p->io_mode),
 		      "runs", (json_int_t)p->runs,
 		      "bandwidth_by_forwarders", bw);
 	return o;
@@ -432,12 +436,13 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 	}
 	p->runs = (uint32_t)d;
 	v = json_object_get(o, "io_mode");
-	if (!json_is_string(v)) {
+	if (!v) {
+		p->io_mode = TRACE_IO_NONE; /* unknown */
+	} else if (!json_is_string(v)) {
 		errno = EINVAL;
 		return errprintf(err, "profile: \"io_mode\" must be one of "
 				 "\"N-N\", \"N-1\", \"N-M\", \"1-1\"");
-	}
-	if (trace_io_mode_parse(json_string_value(v), &p->io_mode)) {
+	} else if (trace_io_mode_parse(json_string_value(v), &p->io_mode)) {
 		errno = EINVAL;
 		return errprintf(err, "profile: \"io_mode\": \"%s\": must be "
 				 "one of N-N, N-1, N-M, 1-1, none",
@@ -486,4 +491,41 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 		}
 	}
 	return 0;
+}
+
+void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
+		      struct alloc_bw_point *bw)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->io_volume_bytes = src->io_volume_bytes;
+	dst->io_nodes = src->io_nodes;
+	dst->node_bandwidth_bps = src->node_bandwidth_bps;
+	dst->peak_bandwidth_bps = src->peak_bandwidth_bps;
+	dst->iops = src->iops;
+	dst->mdops = src->mdops;
+	dst->metadata_queue = src->metadata_queue;
+	switch (src->io_mode) {
+	case TRACE_IO_N_N:
+		dst->io_mode = ALLOC_IO_N_N;
+		break;
+	case TRACE_IO_N_1:
+		dst->io_mode = ALLOC_IO_N_1;
+		break;
+	case TRACE_IO_N_M:
+		dst->io_mode = ALLOC_IO_N_M;
+		break;
+	case TRACE_IO_1_1:
+		dst->io_mode = ALLOC_IO_1_1;
+		break;
+	default:
+		dst->io_mode = ALLOC_IO_UNKNOWN;
+		break;
+	}
+	dst->runs = src->runs;
+	for (size_t i = 0; i < src->n_bw && i < PROFILE_MAX_BW; i++) {
+		bw[i].k = src->bw[i].k;
+		bw[i].bps = src->bw[i].bps;
+	}
+	dst->bw = src->n_bw ? bw : NULL;
+	dst->n_bw = src->n_bw;
 }

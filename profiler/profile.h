@@ -121,11 +121,24 @@ json_t *profile_to_json(const struct profile *p);
 
 /*
  * Read a profile object.  Required: io_volume_bytes, io_nodes,
- * node_bandwidth_bps, io_mode; the other fields default to 0 (runs to 1).
+ * node_bandwidth_bps; the other fields default to 0 (runs to 1, io_mode
+ * to none = unknown; profile_to_json leaves an unknown mode out, as
+ * decide's job input expects).
  * Unknown keys, wrong types, negative numbers and a bad io_mode are errors
  * naming the key and value.
  */
 int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err);
+
+/*
+ * The allocator's view of a profile (allocator/decide.h), for the
+ * controller prolog: fills dst, with dst->bw pointing at bw (room for
+ * PROFILE_MAX_BW points, caller's storage that must outlive dst).  The
+ * "none" mode maps to ALLOC_IO_UNKNOWN.
+ */
+struct alloc_profile;
+struct alloc_bw_point;
+void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
+		      struct alloc_bw_point *bw);
 
 /* ---- the database (monitor/SCHEMA.md: jobs, job_io, profiles) ---- */
 
@@ -156,8 +169,12 @@ const char *profile_source_name(enum profile_source s);
  *   struct profile_result res;
  *   if (profile_lookup(db, policy, &job, time(NULL), &res, &err) < 0)
  *           fail open: db_err_unavailable(errno) ...
- *   if (res.source != PROFILE_SOURCE_NONE)
- *           use res.profile (the `profile` object of decide's job input)
+ *   if (res.source != PROFILE_SOURCE_NONE) {
+ *           struct alloc_profile ap;
+ *           struct alloc_bw_point bw[PROFILE_MAX_BW];
+ *           profile_to_alloc(&res.profile, &ap, bw);
+ *           job.profile = &ap;  (struct alloc_job for alloc_decide)
+ *   }
  *
  * The key comes from policy->history.key.  The finished runs of that key
  * (jobs JOIN job_io, newest first, at most 500, not older than

@@ -23,6 +23,7 @@ cat >>"$pol" <<'EOF'
 history:
   runs: 5
   bucket_base: 2
+  max_age: 36500d   # the traces are from 2016
 EOF
 fw() { "$fwdctl" --policy "$pol" "$@"; }
 sql() { "$testdb" sql "$d/db" -N -B "$FWDALLOC_TESTDB_NAME" -e "$1"; }
