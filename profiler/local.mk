@@ -24,7 +24,7 @@ TESTS += tests/unit/test_profile
 tests_unit_test_profile_SOURCES = tests/unit/test_profile.c
 tests_unit_test_profile_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_profile_LDADD = $(FWD_TEST_LIBS)
-fwdctl_SOURCES += cli/cmd_trace.c
+fwdctl_SOURCES += cli/cmd_trace.c cli/cmd_trace.h
 
 EXTRA_PROGRAMS += bench/bench_trace
 BENCHES += bench/bench_trace
