@@ -28,7 +28,7 @@ EOF
 fw() { "$fwdctl" --policy "$pol" "$@"; }
 sql() { "$testdb" sql "$d/db" -N -B "$FWDALLOC_TESTDB_NAME" -e "$1"; }
 
-check "db init" fw db init
+check "db init" sh -c "\"$fwdctl\" --policy \"$pol\" db init >/dev/null"
 
 # ---- import -> show -> lookup ----
 cat >"$d/import.json" <<'EOF'
@@ -134,7 +134,8 @@ sql "INSERT INTO jobs (job_id, user, account, name, partition_name, nodelist,
      node_count, start_at, end_at, state, updated_at) VALUES (201, 'bob',
      'p2', 'lmp', 'batch', 'c[1-4]', 4, 1472292880, 1472292990,
      'COMPLETED', 0)"
-check "ingest second run" fw trace ingest --job 201 "$d/c1.trace" "$d/c2.trace" "$d/c3.trace" "$d/c4.trace"
+fw trace ingest --job 201 "$d/c1.trace" "$d/c2.trace" "$d/c3.trace" "$d/c4.trace" >"$d/ingest2.out" 2>&1
+check_eq "ingest second run" 0 $?
 sql "INSERT INTO jobs (job_id, user, name, nodelist, node_count, state,
      updated_at) VALUES (202, 'bob', 'lmp', 'c[1-4]', 4, 'RUNNING', 0)"
 out=$(fw --json profile show --job 202)
