@@ -44,9 +44,15 @@ static long fsize(const char *path)
 static int pattern_ratio(const char *dir, enum trace_synth_pattern pat)
 {
 	struct trace_synth s = {
-		.pattern = pat, .nodes = 16, .procs = 4, .groups = 4,
-		.req_size = 1 << 20, .reqs_per_sec = 16, .seconds = 30,
-		.start = 1472292884, .pid_prefix = true,
+		.pattern = pat,
+		.nodes = 16,
+		.procs = 4,
+		.groups = 4,
+		.req_size = 1 << 20,
+		.reqs_per_sec = 16,
+		.seconds = 30,
+		.start = 1472292884,
+		.pid_prefix = true,
 	};
 	uint64_t in = 0, out = 0, recs = 0, runs = 0;
 	char raw[512], comp[512];
@@ -92,16 +98,22 @@ static int pattern_ratio(const char *dir, enum trace_synth_pattern pat)
 int main(int argc, char **argv)
 {
 	static const enum trace_synth_pattern pats[] = {
-		SYNTH_N_N, SYNTH_N_1, SYNTH_N_M, SYNTH_N_M_AGG, SYNTH_1_1,
-		SYNTH_RANDOM, SYNTH_META,
+		SYNTH_N_N, SYNTH_N_1,	 SYNTH_N_M,  SYNTH_N_M_AGG,
+		SYNTH_1_1, SYNTH_RANDOM, SYNTH_META,
 	};
 	long mb = argc > 1 ? atol(argv[1]) : 1024;
 	char dir[] = "/tmp/bench_trace.XXXXXX";
 	char raw[512], comp[512];
 	struct trace_synth s = {
-		.pattern = SYNTH_N_N, .nodes = 1, .procs = 8, .groups = 1,
-		.req_size = 65536, .reqs_per_sec = 16, .seconds = 1,
-		.start = 1472292884, .pid_prefix = true,
+		.pattern = SYNTH_N_N,
+		.nodes = 1,
+		.procs = 8,
+		.groups = 1,
+		.req_size = 65536,
+		.reqs_per_sec = 16,
+		.seconds = 1,
+		.start = 1472292884,
+		.pid_prefix = true,
 	};
 	struct trace_stats st;
 	uint64_t out_bytes = 0;
@@ -156,11 +168,13 @@ int main(int argc, char **argv)
 	wall = now(CLOCK_MONOTONIC) - w0;
 	cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	printf("parse+compress: %.1f MiB, %" PRIu64 " records -> %" PRIu64
-	       " bytes (%.1fx)\n", (double)st.bytes / 1048576, st.records,
-	       out_bytes, (double)st.bytes / (double)out_bytes);
+	       " bytes (%.1fx)\n",
+	       (double)st.bytes / 1048576, st.records, out_bytes,
+	       (double)st.bytes / (double)out_bytes);
 	printf("parse+compress: %.2f s wall, %.2f s cpu: %.0f MB/s per core "
-	       "(%.2f M records/s)\n", wall, cpu,
-	       (double)st.bytes / 1e6 / cpu, (double)st.records / 1e6 / cpu);
+	       "(%.2f M records/s)\n",
+	       wall, cpu, (double)st.bytes / 1e6 / cpu,
+	       (double)st.records / 1e6 / cpu);
 	unlink(comp);
 
 	/* summary over the same trace (one node) */

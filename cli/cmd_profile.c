@@ -22,46 +22,64 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: fwdctl profile show KEY [--json]\n"
-"       fwdctl profile show --job ID [--json]\n"
-"       fwdctl profile rebuild\n"
-"       fwdctl profile import FILE.json\n"
-"\n"
-"Application profiles: what past runs of an application say about its\n"
-"I/O, used by the allocator at job launch.\n"
-"\n"
-"show KEY     the stored profile of KEY, e.g.\n"
-"             'user=alice;name=wrf;node_bucket=256' (the key fields are\n"
-"             policy history.key; values percent-encode ';', '=', '%%').\n"
-"show --job ID  the prediction for job ID as the controller would make it\n"
-"             now: the job's key from the jobs table, the median of the\n"
-"             last history.runs runs at the nearest scale, scaled to the\n"
-"             job's node count (else its stored profile).\n"
-"rebuild      summaries from Lustre job_stats for finished jobs without\n"
-"             trace summaries, then recompute every computed profile from\n"
-"             the stored summaries (one transaction; imported profiles are\n"
-"             kept unless runs now exist for their key).\n"
-"import FILE  load profiles from other tools: a JSON object or an array\n"
-"             of objects {\"user\", \"name\", \"nodes\", [\"account\"],\n"
-"             [\"partition\"], \"profile\": {\"io_volume_bytes\", \"io_nodes\",\n"
-"             \"node_bandwidth_bps\", \"peak_bandwidth_bps\", \"iops\",\n"
-"             \"mdops\", \"metadata_queue\", \"io_mode\", \"runs\",\n"
-"             \"bandwidth_by_forwarders\": {\"1\": bps, ...}}} (the profile\n"
-"             fields may also sit at the top level).  All or nothing: one\n"
-"             bad entry imports none.\n"
-"\n"
-"Options:\n"
-"  --job ID    show the prediction for a job\n"
-"  --json      machine-readable output\n"
-"  -h, --help  this help\n"
-"\n"
-"Examples:\n"
-"  fwdctl profile show 'user=alice;name=wrf;node_bucket=256'\n"
-"  fwdctl profile show --job 4711 --json\n"
-"  fwdctl profile import history.json && fwdctl profile rebuild\n"
-"\n"
-"Exit status: 0 success, 1 no such profile / no history, 2 usage or input\n"
-"error, 3 database unavailable.\n");
+		"Usage: fwdctl profile show KEY [--json]\n"
+		"       fwdctl profile show --job ID [--json]\n"
+		"       fwdctl profile rebuild\n"
+		"       fwdctl profile import FILE.json\n"
+		"\n"
+		"Application profiles: what past runs of an application say "
+		"about its\n"
+		"I/O, used by the allocator at job launch.\n"
+		"\n"
+		"show KEY     the stored profile of KEY, e.g.\n"
+		"             'user=alice;name=wrf;node_bucket=256' (the key "
+		"fields are\n"
+		"             policy history.key; values percent-encode ';', "
+		"'=', '%%').\n"
+		"show --job ID  the prediction for job ID as the controller "
+		"would make it\n"
+		"             now: the job's key from the jobs table, the "
+		"median of the\n"
+		"             last history.runs runs at the nearest scale, "
+		"scaled to the\n"
+		"             job's node count (else its stored profile).\n"
+		"rebuild      summaries from Lustre job_stats for finished "
+		"jobs without\n"
+		"             trace summaries, then recompute every computed "
+		"profile from\n"
+		"             the stored summaries (one transaction; imported "
+		"profiles are\n"
+		"             kept unless runs now exist for their key).\n"
+		"import FILE  load profiles from other tools: a JSON object or "
+		"an array\n"
+		"             of objects {\"user\", \"name\", \"nodes\", "
+		"[\"account\"],\n"
+		"             [\"partition\"], \"profile\": "
+		"{\"io_volume_bytes\", \"io_nodes\",\n"
+		"             \"node_bandwidth_bps\", \"peak_bandwidth_bps\", "
+		"\"iops\",\n"
+		"             \"mdops\", \"metadata_queue\", \"io_mode\", "
+		"\"runs\",\n"
+		"             \"bandwidth_by_forwarders\": {\"1\": bps, ...}}} "
+		"(the profile\n"
+		"             fields may also sit at the top level).  All or "
+		"nothing: one\n"
+		"             bad entry imports none.\n"
+		"\n"
+		"Options:\n"
+		"  --job ID    show the prediction for a job\n"
+		"  --json      machine-readable output\n"
+		"  -h, --help  this help\n"
+		"\n"
+		"Examples:\n"
+		"  fwdctl profile show 'user=alice;name=wrf;node_bucket=256'\n"
+		"  fwdctl profile show --job 4711 --json\n"
+		"  fwdctl profile import history.json && fwdctl profile "
+		"rebuild\n"
+		"\n"
+		"Exit status: 0 success, 1 no such profile / no history, 2 "
+		"usage or input\n"
+		"error, 3 database unavailable.\n");
 }
 
 static int db_fail(const char *what, const fwd_error_t *err)
@@ -92,7 +110,8 @@ static void print_profile_text(const json_t *pr)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)pr, k, v) {
+	json_object_foreach((json_t *)pr, k, v)
+	{
 		char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 
 		printf("  %-20s %s\n", k, s ? s : "?");
@@ -126,7 +145,8 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 		return db_fail("show", &err);
 	if (r == 0) {
 		fwdctl_err("profile show: job %" PRIu64 " is not in the jobs "
-			   "table", id);
+			   "table",
+			   id);
 		return FWD_EXIT_INVALID;
 	}
 	job.user = row.user;
@@ -141,12 +161,13 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 		return db_fail("show", &err);
 	if (r == 0) {
 		fwdctl_err("profile show: job %" PRIu64 ": no history for key "
-			   "%s", id, res.key);
+			   "%s",
+			   id, res.key);
 		return FWD_EXIT_INVALID;
 	}
-	o = json_pack("{sI ss ss so}", "job_id", (json_int_t)id, "key",
-		      res.key, "source", profile_source_name(res.source),
-		      "profile", profile_to_json(&res.profile));
+	o = json_pack("{sI ss ss so}", "job_id", (json_int_t)id, "key", res.key,
+		      "source", profile_source_name(res.source), "profile",
+		      profile_to_json(&res.profile));
 	if (json) {
 		rc = print_json(o);
 	} else {
@@ -178,7 +199,8 @@ static int show_key(struct db *db, const char *key, bool json)
 		const char *k;
 		json_t *v;
 
-		json_object_foreach(o, k, v) {
+		json_object_foreach(o, k, v)
+		{
 			char *s;
 
 			if (!strcmp(k, "profile"))
@@ -197,10 +219,10 @@ static int show_key(struct db *db, const char *key, bool json)
 static int do_show(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "job", required_argument, NULL, 'J' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"job", required_argument, NULL, 'J'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	bool json = ctx->json, by_job = false;
 	uint64_t id = 0;
@@ -236,8 +258,8 @@ static int do_show(struct fwdctl_ctx *ctx, int argc, char **argv)
 	}
 	if (!(db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc)))
 		return rc;
-	rc = by_job ? show_job(ctx, db, id, json) :
-		      show_key(db, argv[optind], json);
+	rc = by_job ? show_job(ctx, db, id, json)
+		    : show_key(db, argv[optind], json);
 	db_close(db);
 	return rc;
 }
@@ -296,8 +318,8 @@ static int do_import(struct fwdctl_ctx *ctx, int argc, char **argv)
 	}
 	if (!(p = fwdctl_policy(ctx)))
 		return FWD_EXIT_USAGE;
-	doc = strcmp(argv[1], "-") ? json_load_file(argv[1], 0, &jerr) :
-				     json_loadf(stdin, 0, &jerr);
+	doc = strcmp(argv[1], "-") ? json_load_file(argv[1], 0, &jerr)
+				   : json_loadf(stdin, 0, &jerr);
 	if (!doc) {
 		fwdctl_err("profile import: %s:%d:%d: %s", argv[1], jerr.line,
 			   jerr.column, jerr.text);
@@ -325,11 +347,11 @@ static int do_import(struct fwdctl_ctx *ctx, int argc, char **argv)
 
 			db_rollback(db);
 			fwdctl_err("profile import: %s: entry %zu: %s "
-				   "(nothing imported)", argv[1], i + 1,
-				   err.text);
-			rc = db_err_unavailable(e) ? FWD_EXIT_SERVICE :
-			     e == EINVAL	   ? FWD_EXIT_USAGE :
-						     FWD_EXIT_INVALID;
+				   "(nothing imported)",
+				   argv[1], i + 1, err.text);
+			rc = db_err_unavailable(e) ? FWD_EXIT_SERVICE
+			     : e == EINVAL	   ? FWD_EXIT_USAGE
+						   : FWD_EXIT_INVALID;
 			goto out;
 		}
 		printf("imported %s\n", key);
@@ -362,7 +384,8 @@ static int cmd_profile(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (!strcmp(action, "import"))
 		return do_import(ctx, argc - 1, argv + 1);
 	fwdctl_err("profile: unknown action '%s'; see 'fwdctl profile "
-		   "--help'", action);
+		   "--help'",
+		   action);
 	return FWD_EXIT_USAGE;
 }
 

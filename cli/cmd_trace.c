@@ -21,57 +21,83 @@
 void trace_cmd_usage(FILE *f)
 {
 	fprintf(f,
-"Usage: fwdctl trace compress [--node NAME] IN OUT\n"
-"       fwdctl trace expand IN OUT\n"
-"       fwdctl trace summarize [--json] [--nodes N] FILE...\n"
-"       fwdctl trace ingest --job ID [--json] FILE...\n"
-"\n"
-"Work with compute-node I/O traces (LWFS client logs, one file per node):\n"
-"\n"
-"  [2016-08-27 10:14:44] T lwfs-fuse: 69745: WRITE (0x2000, size=161320, offset=0, count=2)\n"
-"  [2016-08-27 10:14:44] T READ 0x2000 size=262144 offset=262144 count=4\n"
-"  ... OPEN() PATH => 0xFD, RELEASE 0xFD, and other FUSE metadata operations\n"
-"\n"
-"compress   Beacon's first-pass compression: adjacent requests with the\n"
-"           same operation, descriptor, size, process and second over\n"
-"           contiguous ranges become one record plus a count.  Lossless:\n"
-"           `expand` gives back the same operation stream (byte for byte\n"
-"           for traces in the canonical form).  Prints the ratio.  The\n"
-"           node name stored in OUT is --node, else IN's name without its\n"
-"           extension.\n"
-"expand     Write a compressed trace back as raw lines.\n"
-"summarize  The job's I/O summary from the traces of all its nodes (raw\n"
-"           or compressed; node name = file name without extension):\n"
-"           io_mode (N-N, N-1, N-M, 1-1 by volume), io_nodes, io_procs,\n"
-"           read_bytes, write_bytes, files, node_bandwidth_bps (B_c in I/O\n"
-"           phases), peak_bandwidth_bps, iops, mdops, mdops_rate, phases.\n"
-"ingest     Summarise the traces for job ID and store the summary in the\n"
-"           database (job_io), then refresh the profile of the job's key.\n"
-"           The job must be in the jobs table: only records between its\n"
-"           start and end count (a node's trace holds every job that ran\n"
-"           there), every FILE must be one of its nodes, and its node\n"
-"           count is the job's.\n"
-"\n"
-"IN, OUT and FILE may be - for standard input / output.  Broken lines are\n"
-"skipped and reported on standard error with file and line number.\n"
-"\n"
-"Options:\n"
-"  --node NAME   node name recorded in the compressed file\n"
-"  --nodes N     the job's node count, when nodes without I/O have no\n"
-"                trace file (it tells N-M aggregation from N-N)\n"
-"  --job ID      the job whose traces these are (ingest)\n"
-"  --json        machine-readable output\n"
-"  -h, --help    this help\n"
-"\n"
-"Examples:\n"
-"  fwdctl trace compress c1.trace c1.ctrace\n"
-"  fwdctl trace expand c1.ctrace c1.trace\n"
-"  fwdctl trace summarize --json traces/job4711/*.trace\n"
-"  fwdctl trace ingest --job 4711 /var/log/lwfs/c*.trace\n"
-"\n"
-"Exit status: 0 success, 1 job not in the jobs table, 2 usage or input\n"
-"error (unreadable file, damaged compressed trace, a file of a node not in\n"
-"the job), 3 database unavailable.\n");
+		"Usage: fwdctl trace compress [--node NAME] IN OUT\n"
+		"       fwdctl trace expand IN OUT\n"
+		"       fwdctl trace summarize [--json] [--nodes N] FILE...\n"
+		"       fwdctl trace ingest --job ID [--json] FILE...\n"
+		"\n"
+		"Work with compute-node I/O traces (LWFS client logs, one file "
+		"per node):\n"
+		"\n"
+		"  [2016-08-27 10:14:44] T lwfs-fuse: 69745: WRITE (0x2000, "
+		"size=161320, offset=0, count=2)\n"
+		"  [2016-08-27 10:14:44] T READ 0x2000 size=262144 "
+		"offset=262144 count=4\n"
+		"  ... OPEN() PATH => 0xFD, RELEASE 0xFD, and other FUSE "
+		"metadata operations\n"
+		"\n"
+		"compress   Beacon's first-pass compression: adjacent requests "
+		"with the\n"
+		"           same operation, descriptor, size, process and "
+		"second over\n"
+		"           contiguous ranges become one record plus a count.  "
+		"Lossless:\n"
+		"           `expand` gives back the same operation stream "
+		"(byte for byte\n"
+		"           for traces in the canonical form).  Prints the "
+		"ratio.  The\n"
+		"           node name stored in OUT is --node, else IN's name "
+		"without its\n"
+		"           extension.\n"
+		"expand     Write a compressed trace back as raw lines.\n"
+		"summarize  The job's I/O summary from the traces of all its "
+		"nodes (raw\n"
+		"           or compressed; node name = file name without "
+		"extension):\n"
+		"           io_mode (N-N, N-1, N-M, 1-1 by volume), io_nodes, "
+		"io_procs,\n"
+		"           read_bytes, write_bytes, files, node_bandwidth_bps "
+		"(B_c in I/O\n"
+		"           phases), peak_bandwidth_bps, iops, mdops, "
+		"mdops_rate, phases.\n"
+		"ingest     Summarise the traces for job ID and store the "
+		"summary in the\n"
+		"           database (job_io), then refresh the profile of the "
+		"job's key.\n"
+		"           The job must be in the jobs table: only records "
+		"between its\n"
+		"           start and end count (a node's trace holds every "
+		"job that ran\n"
+		"           there), every FILE must be one of its nodes, and "
+		"its node\n"
+		"           count is the job's.\n"
+		"\n"
+		"IN, OUT and FILE may be - for standard input / output.  "
+		"Broken lines are\n"
+		"skipped and reported on standard error with file and line "
+		"number.\n"
+		"\n"
+		"Options:\n"
+		"  --node NAME   node name recorded in the compressed file\n"
+		"  --nodes N     the job's node count, when nodes without I/O "
+		"have no\n"
+		"                trace file (it tells N-M aggregation from "
+		"N-N)\n"
+		"  --job ID      the job whose traces these are (ingest)\n"
+		"  --json        machine-readable output\n"
+		"  -h, --help    this help\n"
+		"\n"
+		"Examples:\n"
+		"  fwdctl trace compress c1.trace c1.ctrace\n"
+		"  fwdctl trace expand c1.ctrace c1.trace\n"
+		"  fwdctl trace summarize --json traces/job4711/*.trace\n"
+		"  fwdctl trace ingest --job 4711 /var/log/lwfs/c*.trace\n"
+		"\n"
+		"Exit status: 0 success, 1 job not in the jobs table, 2 usage "
+		"or input\n"
+		"error (unreadable file, damaged compressed trace, a file of a "
+		"node not in\n"
+		"the job), 3 database unavailable.\n");
 }
 
 static void report_bad(const struct trace_stats *st)
@@ -79,16 +105,18 @@ static void report_bad(const struct trace_stats *st)
 	for (size_t i = 0; i < st->n_bad; i++)
 		fprintf(stderr, "fwdctl: skipped %s\n", st->bad[i]);
 	if (st->skipped > st->n_bad)
-		fprintf(stderr, "fwdctl: ... %" PRIu64 " more broken lines "
-			"skipped\n", st->skipped - st->n_bad);
+		fprintf(stderr,
+			"fwdctl: ... %" PRIu64 " more broken lines "
+			"skipped\n",
+			st->skipped - st->n_bad);
 }
 
 static int do_compress(int argc, char **argv, bool expand)
 {
 	static const struct option opts[] = {
-		{ "node", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"node", required_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *node = NULL;
 	struct trace_stats st;
@@ -115,7 +143,8 @@ static int do_compress(int argc, char **argv, bool expand)
 	}
 	if (argc - optind != 2) {
 		fwdctl_err("trace %s: need IN and OUT; see 'fwdctl trace "
-			   "--help'", expand ? "expand" : "compress");
+			   "--help'",
+			   expand ? "expand" : "compress");
 		return FWD_EXIT_USAGE;
 	}
 	if (node && (!*node || strchr(node, '\n'))) {
@@ -139,14 +168,16 @@ static int do_compress(int argc, char **argv, bool expand)
 	FILE *rep = strcmp(argv[optind + 1], "-") ? stdout : stderr;
 
 	if (expand)
-		fprintf(rep, "%s: %" PRIu64 " runs -> %" PRIu64 " records, %"
-			PRIu64 " -> %" PRIu64 " bytes\n", argv[optind],
-			st.runs, st.records, st.bytes, out_bytes);
+		fprintf(rep,
+			"%s: %" PRIu64 " runs -> %" PRIu64 " records, %" PRIu64
+			" -> %" PRIu64 " bytes\n",
+			argv[optind], st.runs, st.records, st.bytes, out_bytes);
 	else
-		fprintf(rep, "%s: %" PRIu64 " records in %" PRIu64 " runs, %"
-			PRIu64 " -> %" PRIu64 " bytes, ratio %.1fx (%" PRIu64
-			" broken lines skipped)\n", argv[optind], st.records,
-			st.runs, st.bytes, out_bytes,
+		fprintf(rep,
+			"%s: %" PRIu64 " records in %" PRIu64 " runs, %" PRIu64
+			" -> %" PRIu64 " bytes, ratio %.1fx (%" PRIu64
+			" broken lines skipped)\n",
+			argv[optind], st.records, st.runs, st.bytes, out_bytes,
 			out_bytes ? (double)st.bytes / (double)out_bytes : 0,
 			st.skipped);
 	return FWD_EXIT_OK;
@@ -174,18 +205,19 @@ static void print_summary(const struct trace_summary *s)
 	printf("io_seconds:         %.0f\n", s->io_seconds);
 	printf("phases:             %zu\n", s->n_phases);
 	for (size_t i = 0; i < s->n_phases && i < 20; i++)
-		printf("  %" PRId64 "..%" PRId64 "  %" PRIu64 " bytes  %"
-		       PRIu64 " ops  %" PRIu64 " mdops\n", s->phases[i].start,
-		       s->phases[i].end, s->phases[i].bytes, s->phases[i].ops,
-		       s->phases[i].mdops);
+		printf("  %" PRId64 "..%" PRId64 "  %" PRIu64 " bytes  %" PRIu64
+		       " ops  %" PRIu64 " mdops\n",
+		       s->phases[i].start, s->phases[i].end, s->phases[i].bytes,
+		       s->phases[i].ops, s->phases[i].mdops);
 	if (s->n_phases > 20)
 		printf("  ... %zu more\n", s->n_phases - 20);
 	printf("records:            %" PRIu64 " (%" PRIu64 " broken lines "
-	       "skipped)\n", s->records, s->skipped);
+	       "skipped)\n",
+	       s->records, s->skipped);
 }
 
-int trace_cmd_summarize(char **files, int n, uint32_t job_nodes,
-			int64_t from, int64_t to, struct trace_summary *s)
+int trace_cmd_summarize(char **files, int n, uint32_t job_nodes, int64_t from,
+			int64_t to, struct trace_summary *s)
 {
 	struct trace_summary_opts o;
 	struct trace_job *j;
@@ -230,7 +262,8 @@ static int parse_nodes(const char *s, uint32_t *out)
 	v = strtoul(s, &end, 10);
 	if (!*s || *end || errno || v == 0 || v > UINT32_MAX || *s == '-') {
 		fwdctl_err("trace summarize: --nodes \"%s\": must be a "
-			   "positive node count", s);
+			   "positive node count",
+			   s);
 		return -1;
 	}
 	*out = (uint32_t)v;
@@ -240,10 +273,10 @@ static int parse_nodes(const char *s, uint32_t *out)
 static int do_summarize(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "nodes", required_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"json", no_argument, NULL, 'j'},
+		{"nodes", required_argument, NULL, 'N'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct trace_summary s;
 	uint32_t job_nodes = 0;
@@ -272,7 +305,7 @@ static int do_summarize(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_USAGE;
 	}
 	rc = trace_cmd_summarize(argv + optind, argc - optind, job_nodes, 0, 0,
-			     &s);
+				 &s);
 	if (rc)
 		return rc;
 	if (json) {

@@ -15,8 +15,8 @@ void trace_cmd_usage(FILE *f);
 /* Summarise files (one per node) into s, counting only records in
  * [from, to] (0 = open); prints errors and skipped lines, returns an
  * exit code. */
-int trace_cmd_summarize(char **files, int n, uint32_t job_nodes,
-			int64_t from, int64_t to, struct trace_summary *s);
+int trace_cmd_summarize(char **files, int n, uint32_t job_nodes, int64_t from,
+			int64_t to, struct trace_summary *s);
 
 /* `fwdctl trace ingest` (cli/cmd_trace_ingest.c): weak, so that fwdctl
  * links without the database part. */

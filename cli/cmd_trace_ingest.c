@@ -51,8 +51,8 @@ static int check_nodes(const struct profile_jobrow *row, char **files, int n)
 		return 0;
 	if (!(hl = slurm_hostlist_create(row->nodelist))) {
 		fwdctl_err("trace ingest: job %" PRIu64 ": bad node list "
-			   "\"%s\" in the jobs table", row->job_id,
-			   row->nodelist);
+			   "\"%s\" in the jobs table",
+			   row->job_id, row->nodelist);
 		return -1;
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
@@ -62,8 +62,8 @@ static int check_nodes(const struct profile_jobrow *row, char **files, int n)
 			rc = -1;
 		} else if (slurm_hostlist_find(hl, node) < 0) {
 			fwdctl_err("trace ingest: %s: node %s is not a node "
-				   "of job %" PRIu64 " (%s)", files[i], node,
-				   row->job_id, row->nodelist);
+				   "of job %" PRIu64 " (%s)",
+				   files[i], node, row->job_id, row->nodelist);
 			rc = -1;
 		}
 	}
@@ -74,13 +74,13 @@ static int check_nodes(const struct profile_jobrow *row, char **files, int n)
 int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "job", required_argument, NULL, 'J' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"job", required_argument, NULL, 'J'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct profile_jobrow row = { 0 };
-	struct trace_summary s = { 0 };
+	struct profile_jobrow row = {0};
+	struct trace_summary s = {0};
 	bool json = ctx->json, have_sum = false;
 	unsigned long long id = 0;
 	int64_t now = time(NULL), to;
@@ -123,11 +123,12 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (r <= 0) {
 		if (r < 0) {
 			fwdctl_err("trace ingest: %s", err.text);
-			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE :
-							 FWD_EXIT_INVALID;
+			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+						       : FWD_EXIT_INVALID;
 		} else {
 			fwdctl_err("trace ingest: job %llu is not in the jobs "
-				   "table", id);
+				   "table",
+				   id);
 			rc = FWD_EXIT_INVALID;
 		}
 		goto out;
@@ -137,32 +138,36 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		goto out;
 	to = row.end_at ? row.end_at : now;
 	rc = trace_cmd_summarize(argv + optind, argc - optind, row.node_count,
-			     row.start_at, to, &s);
+				 row.start_at, to, &s);
 	if (rc)
 		goto out;
 	have_sum = true;
-	runtime = row.start_at && to > row.start_at ?
-			  (double)(to - row.start_at) :
-		  s.end > s.start ? (double)(s.end - s.start + 1) : 0;
+	runtime = row.start_at && to > row.start_at
+			  ? (double)(to - row.start_at)
+		  : s.end > s.start ? (double)(s.end - s.start + 1)
+				    : 0;
 	if (profile_db_store_summary(db, id, &s, runtime, now, &err)) {
 		fwdctl_err("trace ingest: %s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE :
-						 FWD_EXIT_INVALID;
+		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+					       : FWD_EXIT_INVALID;
 		goto out;
 	}
 	if (row.end_at) {
 		struct profile_job job = {
-			row.user, row.has_account ? row.account : NULL,
-			row.name, row.has_partition ? row.partition : NULL,
+			row.user,
+			row.has_account ? row.account : NULL,
+			row.name,
+			row.has_partition ? row.partition : NULL,
 			row.node_count,
 		};
 
-		if (profile_db_update(db, fwdctl_policy(ctx), &job, now,
-				      &err) < 0) {
+		if (profile_db_update(db, fwdctl_policy(ctx), &job, now, &err) <
+		    0) {
 			fwdctl_err("trace ingest: job %llu stored, profile "
-				   "not updated: %s", id, err.text);
-			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE :
-							 FWD_EXIT_INVALID;
+				   "not updated: %s",
+				   id, err.text);
+			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+						       : FWD_EXIT_INVALID;
 			goto out;
 		}
 	}
@@ -178,9 +183,9 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		printf("job %llu: stored %s summary: %" PRIu32 " of %" PRIu32
 		       " nodes did I/O, %" PRIu64 " bytes read, %" PRIu64
 		       " written, %" PRIu64 " records outside the job's "
-		       "time\n", id, trace_io_mode_name(s.io_mode),
-		       s.io_nodes, s.nodes, s.read_bytes, s.write_bytes,
-		       s.outside);
+		       "time\n",
+		       id, trace_io_mode_name(s.io_mode), s.io_nodes, s.nodes,
+		       s.read_bytes, s.write_bytes, s.outside);
 	}
 	rc = FWD_EXIT_OK;
 out:
@@ -190,4 +195,3 @@ out:
 	db_close(db);
 	return rc;
 }
-

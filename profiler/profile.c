@@ -48,7 +48,8 @@ static int put_pair(char *buf, size_t len, size_t *pos, const char *name,
 	if (n < 0 || (size_t)n >= len - p)
 		return -1;
 	p += (size_t)n;
-	for (const unsigned char *v = (const unsigned char *)(value ? value : "");
+	for (const unsigned char *v =
+		     (const unsigned char *)(value ? value : "");
 	     *v; v++) {
 		if (plain(*v)) {
 			if (p + 1 >= len)
@@ -97,14 +98,18 @@ int profile_key(const struct policy *p, const struct profile_job *job,
 			v = num;
 		} else {
 			errno = EINVAL;
-			return errprintf(err, "history.key: unknown field "
+			return errprintf(err,
+					 "history.key: unknown field "
 					 "\"%s\" (allowed: user, account, "
-					 "name, partition, node_bucket)", f);
+					 "name, partition, node_bucket)",
+					 f);
 		}
 		if (put_pair(buf, len, &pos, f, v)) {
 			errno = ENOSPC;
-			return errprintf(err, "profile key longer than %zu "
-					 "bytes", len - 1);
+			return errprintf(err,
+					 "profile key longer than %zu "
+					 "bytes",
+					 len - 1);
 		}
 	}
 	return 0;
@@ -160,8 +165,7 @@ static int bandwidth_by_forwarders(const struct profile_run *const *use,
 		if (k == 0 || out->n_bw == PROFILE_MAX_BW)
 			break;
 		for (size_t i = 0; i < n; i++)
-			if (use[i]->forwarders == k &&
-			    use[i]->achieved_bps > 0)
+			if (use[i]->forwarders == k && use[i]->achieved_bps > 0)
 				v[m++] = use[i]->achieved_bps;
 		out->bw[out->n_bw].k = k;
 		out->bw[out->n_bw].bps = median(v, m);
@@ -220,11 +224,11 @@ int profile_predict(const struct profile_run *runs, size_t n_runs,
 	/* use[0..n_at) are now the K most recent runs at that scale */
 	f = nodes ? (double)nodes / scale : 1;
 
-#define MEDIAN_OF(expr)                                                  \
-	({                                                               \
-		for (size_t i_ = 0; i_ < n_at; i_++)                     \
-			v[i_] = (double)(expr(use[i_]));                 \
-		median(v, n_at);                                         \
+#define MEDIAN_OF(expr)                                  \
+	({                                               \
+		for (size_t i_ = 0; i_ < n_at; i_++)     \
+			v[i_] = (double)(expr(use[i_])); \
+		median(v, n_at);                         \
 	})
 #define VOL(r) ((r)->io_volume_bytes)
 #define RD(r) ((r)->read_bytes)
@@ -253,7 +257,7 @@ int profile_predict(const struct profile_run *runs, size_t n_runs,
 	}
 	/* the mode: most frequent, ties to the most recent run's */
 	{
-		unsigned cnt[TRACE_IO_N_N + 1] = { 0 };
+		unsigned cnt[TRACE_IO_N_N + 1] = {0};
 		enum trace_io_mode best = use[0]->io_mode;
 
 		for (size_t i = 0; i < n_at; i++)
@@ -333,24 +337,22 @@ json_t *profile_to_json(const struct profile *p)
 	}
 	/* An unknown mode (job_stats-only history) is left out: decide's
 	 * job input reads a missing io_mode as unknown. */
-	o = json_pack("{sI sI sf sf sf sf sf s:s* sI so}",
-		      "io_volume_bytes", (json_int_t)p->io_volume_bytes,
-		      "io_nodes", (json_int_t)p->io_nodes,
-		      "node_bandwidth_bps", p->node_bandwidth_bps,
-		      "peak_bandwidth_bps", p->peak_bandwidth_bps,
-		      "iops", p->iops,
-		      "mdops", p->mdops,
-		      "metadata_queue", p->metadata_queue,
-		      "io_mode", p->io_mode == TRACE_IO_NONE ?
-					 NULL : trace_io_mode_name(p->io_mode),
-		      "runs", (json_int_t)p->runs,
-		      "bandwidth_by_forwarders", bw);
+	o = json_pack(
+		"{sI sI sf sf sf sf sf s:s* sI so}", "io_volume_bytes",
+		(json_int_t)p->io_volume_bytes, "io_nodes",
+		(json_int_t)p->io_nodes, "node_bandwidth_bps",
+		p->node_bandwidth_bps, "peak_bandwidth_bps",
+		p->peak_bandwidth_bps, "iops", p->iops, "mdops", p->mdops,
+		"metadata_queue", p->metadata_queue, "io_mode",
+		p->io_mode == TRACE_IO_NONE ? NULL
+					    : trace_io_mode_name(p->io_mode),
+		"runs", (json_int_t)p->runs, "bandwidth_by_forwarders", bw);
 	return o;
 }
 
 /* A non-negative JSON number as double; -1 with err otherwise. */
-static int get_num(const json_t *o, const char *key, bool required,
-		   double *out, fwd_error_t *err)
+static int get_num(const json_t *o, const char *key, bool required, double *out,
+		   fwd_error_t *err)
 {
 	json_t *v = json_object_get(o, key);
 	char *txt;
@@ -378,9 +380,10 @@ static int get_num(const json_t *o, const char *key, bool required,
 int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 {
 	static const char *const known[] = {
-		"io_volume_bytes", "io_nodes", "node_bandwidth_bps",
-		"peak_bandwidth_bps", "iops", "mdops", "metadata_queue",
-		"io_mode", "runs", "bandwidth_by_forwarders",
+		"io_volume_bytes",	   "io_nodes", "node_bandwidth_bps",
+		"peak_bandwidth_bps",	   "iops",     "mdops",
+		"metadata_queue",	   "io_mode",  "runs",
+		"bandwidth_by_forwarders",
 	};
 	const char *key;
 	json_t *v;
@@ -392,7 +395,8 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 		errno = EINVAL;
 		return errprintf(err, "profile: not a JSON object");
 	}
-	json_object_foreach((json_t *)o, key, v) {
+	json_object_foreach((json_t *)o, key, v)
+	{
 		size_t i;
 
 		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -414,8 +418,10 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 		return -1;
 	if (d > UINT32_MAX || d != floor(d)) {
 		errno = EINVAL;
-		return errprintf(err, "profile: \"io_nodes\": %g: must be a "
-				 "whole number of nodes", d);
+		return errprintf(err,
+				 "profile: \"io_nodes\": %g: must be a "
+				 "whole number of nodes",
+				 d);
 	}
 	p->io_nodes = (uint32_t)d;
 	if (get_num(o, "node_bandwidth_bps", true, &p->node_bandwidth_bps,
@@ -431,8 +437,10 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 		return -1;
 	if (d > UINT32_MAX || d != floor(d)) {
 		errno = EINVAL;
-		return errprintf(err, "profile: \"runs\": %g: must be a whole "
-				 "number", d);
+		return errprintf(err,
+				 "profile: \"runs\": %g: must be a whole "
+				 "number",
+				 d);
 	}
 	p->runs = (uint32_t)d;
 	v = json_object_get(o, "io_mode");
@@ -441,10 +449,11 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 	} else if (!json_is_string(v)) {
 		errno = EINVAL;
 		return errprintf(err, "profile: \"io_mode\" must be one of "
-				 "\"N-N\", \"N-1\", \"N-M\", \"1-1\"");
+				      "\"N-N\", \"N-1\", \"N-M\", \"1-1\"");
 	} else if (trace_io_mode_parse(json_string_value(v), &p->io_mode)) {
 		errno = EINVAL;
-		return errprintf(err, "profile: \"io_mode\": \"%s\": must be "
+		return errprintf(err,
+				 "profile: \"io_mode\": \"%s\": must be "
 				 "one of N-N, N-1, N-M, 1-1, none",
 				 json_string_value(v));
 	}
@@ -452,12 +461,13 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 	if (v && !json_is_object(v)) {
 		errno = EINVAL;
 		return errprintf(err, "profile: \"bandwidth_by_forwarders\" "
-				 "must be an object {\"k\": bps}");
+				      "must be an object {\"k\": bps}");
 	}
 	if (v) {
 		json_t *bps;
 
-		json_object_foreach(v, key, bps) {
+		json_object_foreach(v, key, bps)
+		{
 			char *end;
 			unsigned long k;
 			double b = 0;
@@ -468,17 +478,20 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 			if (!*key || *end || errno || k == 0 ||
 			    k > UINT32_MAX || key[0] == '+' || key[0] == '-') {
 				errno = EINVAL;
-				return errprintf(err, "profile: "
+				return errprintf(err,
+						 "profile: "
 						 "bandwidth_by_forwarders: "
 						 "\"%s\": not a forwarder "
-						 "count", key);
+						 "count",
+						 key);
 			}
 			if (get_num(v, key, true, &b, err))
 				return errprefix(err, "bandwidth_by_"
-						 "forwarders");
+						      "forwarders");
 			if (p->n_bw == PROFILE_MAX_BW) {
 				errno = E2BIG;
-				return errprintf(err, "profile: more than %d "
+				return errprintf(err,
+						 "profile: more than %d "
 						 "bandwidth_by_forwarders",
 						 PROFILE_MAX_BW);
 			}

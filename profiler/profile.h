@@ -40,20 +40,20 @@
 
 /* One past run of the application, from a stored job summary. */
 struct profile_run {
-	int64_t end_time;          /* when the run ended, UTC seconds */
-	uint32_t nodes;            /* nodes of the job */
-	uint64_t io_volume_bytes;  /* read + written */
+	int64_t end_time;	  /* when the run ended, UTC seconds */
+	uint32_t nodes;		  /* nodes of the job */
+	uint64_t io_volume_bytes; /* read + written */
 	uint64_t read_bytes, write_bytes;
-	double runtime;            /* seconds; 0: unknown */
+	double runtime; /* seconds; 0: unknown */
 	uint32_t io_nodes;
 	double node_bandwidth_bps; /* B_c in I/O phases */
 	double peak_bandwidth_bps;
 	double iops;
-	double mdops;              /* metadata ops/s in I/O phases */
-	double metadata_queue;     /* < 0: unknown */
+	double mdops;	       /* metadata ops/s in I/O phases */
+	double metadata_queue; /* < 0: unknown */
 	enum trace_io_mode io_mode;
-	uint32_t forwarders;       /* forwarders held; 0: unknown */
-	double achieved_bps;       /* bandwidth achieved with them; 0: unknown */
+	uint32_t forwarders; /* forwarders held; 0: unknown */
+	double achieved_bps; /* bandwidth achieved with them; 0: unknown */
 };
 
 #define PROFILE_MAX_BW 64
@@ -71,13 +71,13 @@ struct profile {
 	double peak_bandwidth_bps;
 	/* not part of the JSON object: stored in the profiles table */
 	uint64_t read_bytes, write_bytes; /* medians, scaled like the volume */
-	double runtime;                   /* median, seconds */
+	double runtime;			  /* median, seconds */
 	double iops;
-	double mdops;              /* metadata ops/s in I/O phases */
+	double mdops; /* metadata ops/s in I/O phases */
 	double metadata_queue;
 	enum trace_io_mode io_mode;
-	uint32_t runs;             /* runs the prediction is based on */
-	uint32_t scale_nodes;      /* node count of those runs (0: unknown) */
+	uint32_t runs;	      /* runs the prediction is based on */
+	uint32_t scale_nodes; /* node count of those runs (0: unknown) */
 	struct profile_bw bw[PROFILE_MAX_BW]; /* sorted by k, unique k */
 	size_t n_bw;
 };
@@ -146,8 +146,8 @@ struct db;
 
 enum profile_source {
 	PROFILE_SOURCE_NONE = 0, /* no history: default mapping */
-	PROFILE_SOURCE_HISTORY,  /* predicted from stored job summaries */
-	PROFILE_SOURCE_STORED,   /* from the profiles table (imported, or
+	PROFILE_SOURCE_HISTORY,	 /* predicted from stored job summaries */
+	PROFILE_SOURCE_STORED,	 /* from the profiles table (imported, or
 				  * computed before the runs were pruned) */
 };
 
@@ -195,7 +195,7 @@ struct profile_jobrow {
 	uint64_t job_id;
 	char user[65], account[65], name[256], partition[65];
 	bool has_account, has_partition;
-	char *nodelist;          /* malloc'd, NULL when unknown */
+	char *nodelist; /* malloc'd, NULL when unknown */
 	uint32_t node_count;
 	int64_t start_at, end_at; /* 0 when unknown */
 };
@@ -234,10 +234,10 @@ int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
 			fwd_error_t *err);
 
 struct profile_rebuild_stats {
-	uint64_t jobstats;  /* job_io rows made from job_stats */
-	uint64_t runs;      /* runs read */
-	uint64_t profiles;  /* profiles written */
-	uint64_t removed;   /* computed profiles cleared before recomputing */
+	uint64_t jobstats; /* job_io rows made from job_stats */
+	uint64_t runs;	   /* runs read */
+	uint64_t profiles; /* profiles written */
+	uint64_t removed;  /* computed profiles cleared before recomputing */
 };
 
 /*

@@ -70,7 +70,8 @@ int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
 	st = db_prepare(db,
 			"SELECT job_id, user, account, name, partition_name,"
 			" nodelist, node_count, start_at, end_at FROM jobs"
-			" WHERE job_id = ?", err);
+			" WHERE job_id = ?",
+			err);
 	if (!st)
 		return -1;
 	db_bind_uint64(st, 0, job_id);
@@ -104,10 +105,10 @@ out:
 /* ---- runs ---- */
 
 /* Columns 0..14 of every runs query. */
-#define RUN_COLS                                                         \
-	"j.job_id, j.node_count, j.end_at, i.read_bytes, i.write_bytes,"  \
+#define RUN_COLS                                                           \
+	"j.job_id, j.node_count, j.end_at, i.read_bytes, i.write_bytes,"   \
 	" i.io_nodes, i.node_bandwidth_bps, i.peak_bandwidth_bps, i.iops," \
-	" i.mdops_rate, i.metadata_queue, i.io_mode, i.forwarders_held,"  \
+	" i.mdops_rate, i.metadata_queue, i.io_mode, i.forwarders_held,"   \
 	" i.bandwidth_achieved_bps, i.runtime"
 
 static void read_run(const struct db_stmt *st, struct profile_run *r,
@@ -126,8 +127,8 @@ static void read_run(const struct db_stmt *st, struct profile_run *r,
 	r->iops = db_col_double(st, 8);
 	r->mdops = db_col_double(st, 9);
 	/* the column is NOT NULL DEFAULT 0: 0 means not measured */
-	r->metadata_queue = db_col_double(st, 10) > 0 ?
-				    db_col_double(st, 10) : -1;
+	r->metadata_queue =
+		db_col_double(st, 10) > 0 ? db_col_double(st, 10) : -1;
 	r->io_mode = mode_of(db_col_text(st, 11));
 	r->forwarders = (uint32_t)db_col_uint64(st, 12);
 	r->achieved_bps = db_col_double(st, 13);
@@ -179,9 +180,9 @@ static int key_runs(struct db *db, const struct policy *p,
 	struct db_stmt *st;
 	unsigned idx = 0;
 	int rv = -1, r;
-	int64_t since = p->history.max_age > 0 ?
-				now - (int64_t)p->history.max_age :
-				INT64_MIN;
+	int64_t since = p->history.max_age > 0
+				? now - (int64_t)p->history.max_age
+				: INT64_MIN;
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT " RUN_COLS " FROM jobs j JOIN job_io i"
@@ -203,8 +204,10 @@ static int key_runs(struct db *db, const struct policy *p,
 			frag = " AND j.node_count >= ? AND j.node_count < ?";
 		if (!frag) {
 			errno = EINVAL;
-			return errprintf(err, "history.key: unknown field "
-					 "\"%s\"", f);
+			return errprintf(err,
+					 "history.key: unknown field "
+					 "\"%s\"",
+					 f);
 		}
 		strncat(sql, frag, sizeof(sql) - strlen(sql) - 1);
 	}
@@ -228,8 +231,9 @@ static int key_runs(struct db *db, const struct policy *p,
 		} else {
 			uint64_t lo = profile_bucket(job->nodes,
 						     p->history.bucket_base);
-			uint64_t base = p->history.bucket_base < 2 ?
-						2 : p->history.bucket_base;
+			uint64_t base = p->history.bucket_base < 2
+						? 2
+						: p->history.bucket_base;
 
 			db_bind_uint64(st, idx++, lo);
 			db_bind_uint64(st, idx++, lo ? lo * base : 1);
@@ -304,7 +308,8 @@ static int write_row(struct db *db, const struct policy *p,
 		errprintf(err, "out of memory");
 		goto out;
 	}
-	st = db_prepare(db,
+	st = db_prepare(
+		db,
 		"INSERT INTO profiles (profile_key, user, account, name,"
 		" partition_name, node_bucket, runs, read_bytes, write_bytes,"
 		" io_nodes, io_mode, node_bandwidth_bps, peak_bandwidth_bps,"
@@ -325,7 +330,8 @@ static int write_row(struct db *db, const struct policy *p,
 		" runtime = VALUES(runtime), figures = VALUES(figures),"
 		" bandwidth_by_forwarders = VALUES(bandwidth_by_forwarders),"
 		" last_job_id = VALUES(last_job_id),"
-		" updated_at = VALUES(updated_at)", err);
+		" updated_at = VALUES(updated_at)",
+		err);
 	if (!st)
 		goto out;
 	db_bind_text(st, 0, key);
@@ -334,8 +340,9 @@ static int write_row(struct db *db, const struct policy *p,
 	db_bind_text(st, 3, name);
 	db_bind_text(st, 4, partition);
 	if (bucket)
-		db_bind_uint64(st, 5, profile_bucket(job->nodes,
-						     p->history.bucket_base));
+		db_bind_uint64(
+			st, 5,
+			profile_bucket(job->nodes, p->history.bucket_base));
 	else
 		db_bind_null(st, 5);
 	db_bind_uint64(st, 6, pr->runs);
@@ -369,16 +376,14 @@ out:
 }
 
 /* figures of a computed profile: where it came from and its scale. */
-static json_t *history_figures(const struct profile *pr,
-			       const struct runs *rs)
+static json_t *history_figures(const struct profile *pr, const struct runs *rs)
 {
 	json_t *ids = json_array();
 	json_t *o;
 
-	for (size_t i = 0; ids && i < rs->n && json_array_size(ids) < 50;
-	     i++)
-		json_array_append_new(ids, json_integer(
-						   (json_int_t)rs->job_ids[i]));
+	for (size_t i = 0; ids && i < rs->n && json_array_size(ids) < 50; i++)
+		json_array_append_new(ids,
+				      json_integer((json_int_t)rs->job_ids[i]));
 	o = json_pack("{ss sI sI so}", "source", "history", "nodes",
 		      (json_int_t)pr->scale_nodes, "io_volume_bytes",
 		      (json_int_t)pr->io_volume_bytes, "recent_job_ids",
@@ -398,8 +403,8 @@ static int store_prediction(struct db *db, const struct policy *p,
 	for (size_t i = 1; i < rs->n; i++)
 		if (rs->v[i].end_time > rs->v[newest].end_time)
 			newest = i;
-	if (profile_predict(rs->v, rs->n, rs->v[newest].nodes,
-			    p->history.runs, p->history.max_age, now, &pr))
+	if (profile_predict(rs->v, rs->n, rs->v[newest].nodes, p->history.runs,
+			    p->history.max_age, now, &pr))
 		return 0;
 	if (write_row(db, p, job, key, &pr, history_figures(&pr, rs),
 		      rs->job_ids[newest], now, err))
@@ -412,7 +417,7 @@ int profile_db_update(struct db *db, const struct policy *p,
 		      fwd_error_t *err)
 {
 	char key[PROFILE_KEY_MAX + 1];
-	struct runs rs = { 0 };
+	struct runs rs = {0};
 	int rv = -1;
 
 	if (profile_key(p, job, key, sizeof(key), err))
@@ -437,7 +442,8 @@ static void parse_bw(const char *text, struct profile *pr)
 	pr->n_bw = 0;
 	if (!json_is_object(o))
 		goto out;
-	json_object_foreach(o, k, v) {
+	json_object_foreach(o, k, v)
+	{
 		char *end;
 		unsigned long n = strtoul(k, &end, 10);
 		size_t i;
@@ -471,7 +477,8 @@ static int stored_profile(struct db *db, const char *key, uint32_t nodes,
 			" io_mode, node_bandwidth_bps, peak_bandwidth_bps,"
 			" iops, mdops_rate, metadata_queue, runtime, figures,"
 			" bandwidth_by_forwarders, node_bucket"
-			" FROM profiles WHERE profile_key = ?", err);
+			" FROM profiles WHERE profile_key = ?",
+			err);
 	if (!st)
 		return -1;
 	db_bind_text(st, 0, key);
@@ -507,8 +514,7 @@ static int stored_profile(struct db *db, const char *key, uint32_t nodes,
 	if (run.nodes == 0)
 		run.nodes = nodes ? nodes : 1;
 	/* the row is one aggregate: predict from it as a single run */
-	if (profile_predict(&run, 1, nodes ? nodes : run.nodes, 1, 0, 0,
-			    &pr)) {
+	if (profile_predict(&run, 1, nodes ? nodes : run.nodes, 1, 0, 0, &pr)) {
 		rv = 0;
 		goto out;
 	}
@@ -526,7 +532,7 @@ int profile_lookup(struct db *db, const struct policy *p,
 		   const struct profile_job *job, int64_t now,
 		   struct profile_result *res, fwd_error_t *err)
 {
-	struct runs rs = { 0 };
+	struct runs rs = {0};
 	int rv = -1, r;
 
 	memset(res, 0, sizeof(*res));
@@ -534,9 +540,9 @@ int profile_lookup(struct db *db, const struct policy *p,
 		return -1;
 	if (key_runs(db, p, job, now, &rs, err))
 		goto out;
-	if (rs.n && profile_predict(rs.v, rs.n, job->nodes, p->history.runs,
-				    p->history.max_age, now,
-				    &res->profile) == 0) {
+	if (rs.n &&
+	    profile_predict(rs.v, rs.n, job->nodes, p->history.runs,
+			    p->history.max_age, now, &res->profile) == 0) {
 		res->source = PROFILE_SOURCE_HISTORY;
 		rv = 1;
 		goto out;
@@ -568,13 +574,13 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		const struct trace_phase *x = &s->phases[i];
 
 		if (json_array_append_new(
-			    ph, json_pack("{sI sI sI sI sI}", "start",
-					  (json_int_t)x->start, "end",
-					  (json_int_t)x->end, "read_bytes",
-					  (json_int_t)x->read_bytes,
-					  "write_bytes",
-					  (json_int_t)x->write_bytes, "mdops",
-					  (json_int_t)x->mdops)))
+			    ph,
+			    json_pack("{sI sI sI sI sI}", "start",
+				      (json_int_t)x->start, "end",
+				      (json_int_t)x->end, "read_bytes",
+				      (json_int_t)x->read_bytes, "write_bytes",
+				      (json_int_t)x->write_bytes, "mdops",
+				      (json_int_t)x->mdops)))
 			break;
 	}
 	if (!ph || !(phases = json_dumps(ph, JSON_COMPACT))) {
@@ -583,7 +589,8 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		return errprintf(err, "out of memory");
 	}
 	json_decref(ph);
-	n = db_execf(db, err,
+	n = db_execf(
+		db, err,
 		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
 		" io_nodes, procs, io_mode, node_bandwidth_bps,"
 		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
@@ -599,11 +606,12 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		" mdops_rate = VALUES(mdops_rate), runtime = VALUES(runtime),"
 		" phases = VALUES(phases), source = 'traces',"
 		" updated_at = VALUES(updated_at)",
-		"uuuuusdddudds" "i",
+		"uuuuusdddudds"
+		"i",
 		job_id, s->read_bytes, s->write_bytes, (uint64_t)s->io_nodes,
 		(uint64_t)s->io_procs, trace_io_mode_name(s->io_mode),
-		s->node_bandwidth_bps, s->peak_bandwidth_bps, s->iops,
-		s->mdops, s->mdops_rate, runtime, phases, now);
+		s->node_bandwidth_bps, s->peak_bandwidth_bps, s->iops, s->mdops,
+		s->mdops_rate, runtime, phases, now);
 	free(phases);
 	return n < 0 ? -1 : 0;
 }
@@ -620,7 +628,8 @@ static int jobstats_one(struct db *db, uint64_t job_id, uint32_t nodes,
 
 	/* the newest snapshot of each (target, Lustre job id, op) holds the
 	 * job's totals on that target */
-	st = db_prepare(db,
+	st = db_prepare(
+		db,
 		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value)"
 		" FROM jobstats_raw r JOIN (SELECT kind, target,"
 		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
@@ -682,7 +691,8 @@ int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
 	int rv = -1, r;
 
 	*made = 0;
-	st = db_prepare(db,
+	st = db_prepare(
+		db,
 		"SELECT j.job_id, j.node_count,"
 		" GREATEST(COALESCE(j.end_at - j.start_at, 0), 0) FROM jobs j"
 		" WHERE j.end_at IS NOT NULL"
@@ -690,7 +700,8 @@ int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
 		"  WHERE i.job_id = j.job_id)"
 		" AND EXISTS (SELECT 1 FROM jobstats_raw r"
 		"  WHERE r.job_id = j.job_id)"
-		" ORDER BY j.job_id LIMIT 100000", err);
+		" ORDER BY j.job_id LIMIT 100000",
+		err);
 	if (!st)
 		return -1;
 	if (db_exec(st, err) < 0)
@@ -755,8 +766,9 @@ static int cmp_keyed(const void *a, const void *b)
 
 	if (c)
 		return c;
-	return x->run.end_time > y->run.end_time ? -1 :
-	       x->run.end_time < y->run.end_time;
+	return x->run.end_time > y->run.end_time
+		       ? -1
+		       : x->run.end_time < y->run.end_time;
 }
 
 int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
@@ -826,14 +838,17 @@ int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
 	del = db_execf(db, err,
 		       "DELETE FROM profiles WHERE"
 		       " COALESCE(JSON_VALUE(figures, '$.source'), '')"
-		       " <> 'import'", "");
+		       " <> 'import'",
+		       "");
 	if (del < 0)
 		goto rollback;
 	for (size_t i = 0; i < n;) {
-		struct runs rs = { 0 };
+		struct runs rs = {0};
 		struct profile_job job = {
-			v[i].user, v[i].has_account ? v[i].account : NULL,
-			v[i].name, v[i].has_partition ? v[i].partition : NULL,
+			v[i].user,
+			v[i].has_account ? v[i].account : NULL,
+			v[i].name,
+			v[i].has_partition ? v[i].partition : NULL,
 			v[i].run.nodes,
 		};
 		size_t j;
@@ -904,9 +919,9 @@ int profile_db_import(struct db *db, const struct policy *p,
 		      const json_t *entry, int64_t now, char *key_out,
 		      size_t key_len, fwd_error_t *err)
 {
-	static const char *const ids[] = { "user", "name", "nodes", "account",
-					   "partition", "profile" };
-	struct profile_job job = { 0 };
+	static const char *const ids[] = {"user",    "name",	  "nodes",
+					  "account", "partition", "profile"};
+	struct profile_job job = {0};
 	struct profile pr;
 	const json_t *obj;
 	json_t *flat = NULL, *nodes, *fig;
@@ -941,7 +956,8 @@ int profile_db_import(struct db *db, const struct policy *p,
 		const char *k;
 		json_t *v;
 
-		json_object_foreach((json_t *)entry, k, v) {
+		json_object_foreach((json_t *)entry, k, v)
+		{
 			size_t i;
 
 			for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
@@ -989,7 +1005,8 @@ int profile_db_show(struct db *db, const char *key, json_t **out,
 			" iops, mdops_rate, metadata_queue, figures,"
 			" bandwidth_by_forwarders, user, account, name,"
 			" partition_name, node_bucket, last_job_id, updated_at,"
-			" runtime FROM profiles WHERE profile_key = ?", err);
+			" runtime FROM profiles WHERE profile_key = ?",
+			err);
 	if (!st)
 		return -1;
 	db_bind_text(st, 0, key);
@@ -1019,22 +1036,18 @@ int profile_db_show(struct db *db, const char *key, json_t **out,
 	po = profile_to_json(&pr);
 #define TEXT_OR_NULL(c) \
 	(db_col_null(st, c) ? json_null() : json_string(db_col_text(st, c)))
-#define INT_OR_NULL(c) \
-	(db_col_null(st, c) ? json_null() : \
-			      json_integer((json_int_t)db_col_int64(st, c)))
-	o = json_pack("{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so}",
-		      "key", key,
-		      "source", json_incref(json_object_get(fig, "source")),
-		      "user", TEXT_OR_NULL(12),
-		      "account", TEXT_OR_NULL(13),
-		      "name", TEXT_OR_NULL(14),
-		      "partition", TEXT_OR_NULL(15),
-		      "node_bucket", INT_OR_NULL(16),
-		      "nodes", json_incref(json_object_get(fig, "nodes")),
-		      "last_job_id", INT_OR_NULL(17),
-		      "updated_at", (json_int_t)db_col_int64(st, 18),
-		      "runtime", db_col_double(st, 19),
-		      "profile", po);
+#define INT_OR_NULL(c)                    \
+	(db_col_null(st, c) ? json_null() \
+			    : json_integer((json_int_t)db_col_int64(st, c)))
+	o = json_pack(
+		"{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so}", "key",
+		key, "source", json_incref(json_object_get(fig, "source")),
+		"user", TEXT_OR_NULL(12), "account", TEXT_OR_NULL(13), "name",
+		TEXT_OR_NULL(14), "partition", TEXT_OR_NULL(15), "node_bucket",
+		INT_OR_NULL(16), "nodes",
+		json_incref(json_object_get(fig, "nodes")), "last_job_id",
+		INT_OR_NULL(17), "updated_at", (json_int_t)db_col_int64(st, 18),
+		"runtime", db_col_double(st, 19), "profile", po);
 #undef TEXT_OR_NULL
 #undef INT_OR_NULL
 	if (!o) {

@@ -69,7 +69,7 @@ static size_t smap_slot(const struct smap *m, const char *key)
 
 static int smap_grow(struct smap *m)
 {
-	struct smap n = { 0 };
+	struct smap n = {0};
 
 	n.cap = m->cap ? m->cap * 2 : 64;
 	n.keys = calloc(n.cap, sizeof(char *));
@@ -143,7 +143,7 @@ static size_t umap_slot(const struct umap *m, uint64_t key)
 
 static int umap_grow(struct umap *m)
 {
-	struct umap n = { 0 };
+	struct umap n = {0};
 
 	n.cap = m->cap ? m->cap * 2 : 64;
 	n.keys = calloc(n.cap, sizeof(uint64_t));
@@ -203,7 +203,7 @@ enum { DIR_READ, DIR_WRITE, DIR_ANY, N_DIR };
 
 struct file_ent {
 	uint64_t bytes[N_DIR];
-	uint32_t nodes[N_DIR];     /* distinct nodes that moved bytes */
+	uint32_t nodes[N_DIR];	   /* distinct nodes that moved bytes */
 	uint32_t last_node[N_DIR]; /* node index + 1 that did it last */
 };
 
@@ -218,9 +218,9 @@ struct trace_job {
 	uint32_t n_nodes;
 	/* the node being added */
 	bool in_node;
-	uint32_t cur;              /* its index + 1 */
-	struct umap fds;           /* fd -> file index */
-	struct umap pids;          /* pids that moved bytes */
+	uint32_t cur;	  /* its index + 1 */
+	struct umap fds;  /* fd -> file index */
+	struct umap pids; /* pids that moved bytes */
 	bool nopid_io;
 	uint64_t node_bytes[N_DIR];
 	/* per node: did it move bytes (per direction) */
@@ -232,7 +232,7 @@ struct trace_job {
 	size_t n_files, files_cap;
 	/* per-second series */
 	struct sec *sec;
-	int64_t base;              /* time of sec[0] */
+	int64_t base; /* time of sec[0] */
 	size_t n_sec, sec_cap;
 	/* totals */
 	uint64_t bytes[2], ops[2], mdops;
@@ -258,9 +258,9 @@ const char *trace_io_mode_name(enum trace_io_mode m)
 
 int trace_io_mode_parse(const char *s, enum trace_io_mode *out)
 {
-	static const enum trace_io_mode all[] = { TRACE_IO_NONE, TRACE_IO_1_1,
-						  TRACE_IO_N_1, TRACE_IO_N_M,
-						  TRACE_IO_N_N };
+	static const enum trace_io_mode all[] = {TRACE_IO_NONE, TRACE_IO_1_1,
+						 TRACE_IO_N_1, TRACE_IO_N_M,
+						 TRACE_IO_N_N};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (!strcmp(s, trace_io_mode_name(all[i]))) {
@@ -442,8 +442,10 @@ static struct sec *sec_at(struct trace_job *j, int64_t t, fwd_error_t *err)
 	return &j->sec[t - j->base];
 span:
 	errno = ERANGE;
-	errprintf(err, "traces span more than %" PRIu32 " seconds "
-		  "(record at %" PRId64 ")", j->o.max_span, t);
+	errprintf(err,
+		  "traces span more than %" PRIu32 " seconds "
+		  "(record at %" PRId64 ")",
+		  j->o.max_span, t);
 	return NULL;
 nomem:
 	errno = ENOMEM;
@@ -524,9 +526,8 @@ nomem:
 	return errprintf(err, "out of memory");
 }
 
-int trace_job_add_file(struct trace_job *j, const char *path,
-		       const char *node, struct trace_stats *st,
-		       fwd_error_t *err)
+int trace_job_add_file(struct trace_job *j, const char *path, const char *node,
+		       struct trace_stats *st, fwd_error_t *err)
 {
 	struct trace_reader *r;
 	struct trace_rec rec;
@@ -586,7 +587,8 @@ static enum trace_io_mode classify(const struct trace_job *j, int d,
 			continue;
 		if (f->nodes[d] >= 2) {
 			shared += f->bytes[d];
-			weighted += (double)f->bytes[d] * f->nodes[d] / io_nodes;
+			weighted +=
+				(double)f->bytes[d] * f->nodes[d] / io_nodes;
 		} else {
 			priv += f->bytes[d];
 			if (!owner[f->last_node[d] - 1]) {
@@ -596,8 +598,8 @@ static enum trace_io_mode classify(const struct trace_job *j, int d,
 		}
 	}
 	if (shared >= priv)
-		return weighted / (double)shared > 0.5 ? TRACE_IO_N_1 :
-							 TRACE_IO_N_M;
+		return weighted / (double)shared > 0.5 ? TRACE_IO_N_1
+						       : TRACE_IO_N_M;
 	if (writers <= 1)
 		return TRACE_IO_1_1;
 	return (uint64_t)writers * 2 > job_nodes ? TRACE_IO_N_N : TRACE_IO_N_M;
@@ -619,8 +621,8 @@ static int find_phases(struct trace_job *j, struct trace_summary *s)
 	thr_b = j->o.phase_fraction * (double)peak_b;
 	thr_md = j->o.phase_fraction * (double)peak_md;
 
-#define ACTIVE(t)                                                        \
-	((j->sec[t].bytes && (double)j->sec[t].bytes >= thr_b) ||        \
+#define ACTIVE(t)                                                 \
+	((j->sec[t].bytes && (double)j->sec[t].bytes >= thr_b) || \
 	 (j->sec[t].md && (double)j->sec[t].md >= thr_md))
 	while (i < j->n_sec) {
 		size_t start, last, t;
@@ -631,8 +633,7 @@ static int find_phases(struct trace_job *j, struct trace_summary *s)
 			continue;
 		}
 		start = last = i;
-		for (t = i + 1; t < j->n_sec && t - last <= j->o.phase_gap;
-		     t++)
+		for (t = i + 1; t < j->n_sec && t - last <= j->o.phase_gap; t++)
 			if (ACTIVE(t))
 				last = t;
 		if (s->n_phases == cap) {
@@ -751,47 +752,40 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
 		const struct trace_phase *p = &s->phases[i];
 
 		if (json_array_append_new(
-			    ph, json_pack("{sI sI sI sI sI sI sI}", "start",
-					  (json_int_t)p->start, "end",
-					  (json_int_t)p->end, "seconds",
-					  (json_int_t)(p->end - p->start + 1),
-					  "read_bytes",
-					  (json_int_t)p->read_bytes,
-					  "write_bytes",
-					  (json_int_t)p->write_bytes, "ops",
-					  (json_int_t)p->ops, "mdops",
-					  (json_int_t)p->mdops))) {
+			    ph,
+			    json_pack("{sI sI sI sI sI sI sI}", "start",
+				      (json_int_t)p->start, "end",
+				      (json_int_t)p->end, "seconds",
+				      (json_int_t)(p->end - p->start + 1),
+				      "read_bytes", (json_int_t)p->read_bytes,
+				      "write_bytes", (json_int_t)p->write_bytes,
+				      "ops", (json_int_t)p->ops, "mdops",
+				      (json_int_t)p->mdops))) {
 			json_decref(ph);
 			return NULL;
 		}
 	}
 	o = json_pack("{ss ss ss sI sI sI sI sI sI sI sI sf sI sI sf sf sf"
 		      " sf sf sI sI so sI sI sI sI}",
-		      "io_mode", trace_io_mode_name(s->io_mode),
-		      "read_mode", trace_io_mode_name(s->read_mode),
-		      "write_mode", trace_io_mode_name(s->write_mode),
-		      "nodes", (json_int_t)s->nodes,
-		      "io_nodes", (json_int_t)s->io_nodes,
-		      "io_procs", (json_int_t)s->io_procs,
-		      "read_bytes", (json_int_t)s->read_bytes,
-		      "write_bytes", (json_int_t)s->write_bytes,
-		      "read_ops", (json_int_t)s->read_ops,
-		      "write_ops", (json_int_t)s->write_ops,
-		      "mdops", (json_int_t)s->mdops,
-		      "mdops_rate", s->mdops_rate,
-		      "files", (json_int_t)s->files,
-		      "shared_files", (json_int_t)s->shared_files,
-		      "node_bandwidth_bps", s->node_bandwidth_bps,
-		      "peak_bandwidth_bps", s->peak_bandwidth_bps,
-		      "phase_bandwidth_bps", s->phase_bandwidth_bps,
-		      "iops", s->iops,
-		      "io_seconds", s->io_seconds,
-		      "start", (json_int_t)s->start,
-		      "end", (json_int_t)s->end,
-		      "phases", ph,
-		      "records", (json_int_t)s->records,
-		      "lines", (json_int_t)s->lines,
-		      "skipped", (json_int_t)s->skipped,
-		      "outside", (json_int_t)s->outside);
+		      "io_mode", trace_io_mode_name(s->io_mode), "read_mode",
+		      trace_io_mode_name(s->read_mode), "write_mode",
+		      trace_io_mode_name(s->write_mode), "nodes",
+		      (json_int_t)s->nodes, "io_nodes", (json_int_t)s->io_nodes,
+		      "io_procs", (json_int_t)s->io_procs, "read_bytes",
+		      (json_int_t)s->read_bytes, "write_bytes",
+		      (json_int_t)s->write_bytes, "read_ops",
+		      (json_int_t)s->read_ops, "write_ops",
+		      (json_int_t)s->write_ops, "mdops", (json_int_t)s->mdops,
+		      "mdops_rate", s->mdops_rate, "files",
+		      (json_int_t)s->files, "shared_files",
+		      (json_int_t)s->shared_files, "node_bandwidth_bps",
+		      s->node_bandwidth_bps, "peak_bandwidth_bps",
+		      s->peak_bandwidth_bps, "phase_bandwidth_bps",
+		      s->phase_bandwidth_bps, "iops", s->iops, "io_seconds",
+		      s->io_seconds, "start", (json_int_t)s->start, "end",
+		      (json_int_t)s->end, "phases", ph, "records",
+		      (json_int_t)s->records, "lines", (json_int_t)s->lines,
+		      "skipped", (json_int_t)s->skipped, "outside",
+		      (json_int_t)s->outside);
 	return o;
 }

@@ -69,33 +69,33 @@ void trace_summary_opts_default(struct trace_summary_opts *o);
 
 struct trace_phase {
 	int64_t start, end; /* first and last second, inclusive */
-	uint64_t bytes;     /* read_bytes + write_bytes */
+	uint64_t bytes;	    /* read_bytes + write_bytes */
 	uint64_t read_bytes, write_bytes, ops, mdops;
 };
 
 struct trace_summary {
-	uint32_t nodes;        /* job nodes */
-	uint32_t io_nodes;     /* nodes that read or wrote */
-	uint32_t io_procs;     /* distinct (node, pid) that read or wrote;
-				* nodes without pids count one each */
+	uint32_t nodes;	   /* job nodes */
+	uint32_t io_nodes; /* nodes that read or wrote */
+	uint32_t io_procs; /* distinct (node, pid) that read or wrote;
+			    * nodes without pids count one each */
 	uint64_t read_bytes, write_bytes;
 	uint64_t read_ops, write_ops; /* requests */
-	uint64_t mdops;        /* OPEN, RELEASE and other metadata records */
-	uint32_t files;        /* distinct files read or written */
+	uint64_t mdops;	       /* OPEN, RELEASE and other metadata records */
+	uint32_t files;	       /* distinct files read or written */
 	uint32_t shared_files; /* of which used by more than one node */
 	enum trace_io_mode io_mode, read_mode, write_mode;
-	double node_bandwidth_bps; /* B_c in I/O phases */
-	double peak_bandwidth_bps; /* busiest second, whole job */
+	double node_bandwidth_bps;  /* B_c in I/O phases */
+	double peak_bandwidth_bps;  /* busiest second, whole job */
 	double phase_bandwidth_bps; /* whole job, in I/O phases */
-	double iops;           /* requests/s in I/O phases */
-	double mdops_rate;     /* metadata ops/s in I/O phases */
-	double io_seconds;     /* total duration of the I/O phases */
-	int64_t start, end;    /* first and last second seen; 0 if none */
+	double iops;		    /* requests/s in I/O phases */
+	double mdops_rate;	    /* metadata ops/s in I/O phases */
+	double io_seconds;	    /* total duration of the I/O phases */
+	int64_t start, end;	    /* first and last second seen; 0 if none */
 	struct trace_phase *phases;
 	size_t n_phases;
 	/* input bookkeeping */
 	uint64_t records, lines, skipped;
-	uint64_t outside;      /* records outside [from, to] */
+	uint64_t outside; /* records outside [from, to] */
 };
 
 struct trace_job;
@@ -106,9 +106,8 @@ void trace_job_destroy(struct trace_job *j);
 /* Add one node's trace file (raw or compressed).  node NULL = the file
  * name without extension.  A node given twice is an error.  Broken lines
  * are skipped; st (may be NULL) receives the reader's stats. */
-int trace_job_add_file(struct trace_job *j, const char *path,
-		       const char *node, struct trace_stats *st,
-		       fwd_error_t *err);
+int trace_job_add_file(struct trace_job *j, const char *path, const char *node,
+		       struct trace_stats *st, fwd_error_t *err);
 
 /* Record-level interface (used by add_file and by tests). */
 int trace_job_node_begin(struct trace_job *j, const char *node,

@@ -115,8 +115,7 @@ int trace_synth_node(FILE *f, const struct trace_synth *s, uint32_t node,
 			for (uint32_t i = 0; i < s->reqs_per_sec; i++) {
 				uint64_t k = (uint64_t)t * s->reqs_per_sec + i;
 
-				r.op = s->read ? TRACE_OP_READ :
-						 TRACE_OP_WRITE;
+				r.op = s->read ? TRACE_OP_READ : TRACE_OP_WRITE;
 				strcpy(r.name, s->read ? "READ" : "WRITE");
 				if (s->pattern == SYNTH_RANDOM) {
 					lcg = lcg * 6364136223846793005ULL +

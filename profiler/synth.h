@@ -27,14 +27,14 @@ enum trace_synth_pattern {
 
 struct trace_synth {
 	enum trace_synth_pattern pattern;
-	uint32_t nodes;        /* nodes of the job */
-	uint32_t procs;        /* I/O processes per node */
+	uint32_t nodes;	       /* nodes of the job */
+	uint32_t procs;	       /* I/O processes per node */
 	uint32_t groups;       /* M for the N-M patterns */
 	uint64_t req_size;     /* bytes per request */
 	uint32_t reqs_per_sec; /* per process */
 	uint32_t seconds;      /* length of the I/O phase */
-	int64_t start;         /* first second (UTC epoch) */
-	bool read;             /* READ instead of WRITE */
+	int64_t start;	       /* first second (UTC epoch) */
+	bool read;	       /* READ instead of WRITE */
 	bool pid_prefix;       /* "lwfs-fuse: PID:" form */
 };
 

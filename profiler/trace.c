@@ -21,12 +21,12 @@
 
 /* FUSE operations other than OPEN/READ/WRITE/RELEASE: metadata records. */
 static const char *const meta_ops[] = {
-	"ACCESS",    "CHMOD",	  "CHOWN",    "CREATE",	   "FLUSH",
-	"FORGET",    "FSYNC",	  "FSYNCDIR", "GETATTR",   "GETXATTR",
-	"LINK",	     "LISTXATTR", "LOOKUP",   "MKDIR",	   "MKNOD",
-	"OPENDIR",   "READDIR",	  "READLINK", "RELEASEDIR", "REMOVEXATTR",
-	"RENAME",    "RMDIR",	  "SETATTR",  "SETXATTR",  "STATFS",
-	"SYMLINK",   "TRUNCATE",  "UNLINK",   "UTIMENS",
+	"ACCESS",  "CHMOD",	"CHOWN",    "CREATE",	  "FLUSH",
+	"FORGET",  "FSYNC",	"FSYNCDIR", "GETATTR",	  "GETXATTR",
+	"LINK",	   "LISTXATTR", "LOOKUP",   "MKDIR",	  "MKNOD",
+	"OPENDIR", "READDIR",	"READLINK", "RELEASEDIR", "REMOVEXATTR",
+	"RENAME",  "RMDIR",	"SETATTR",  "SETXATTR",	  "STATFS",
+	"SYMLINK", "TRUNCATE",	"UNLINK",   "UTIMENS",
 };
 
 uint64_t trace_rec_bytes(const struct trace_rec *r)
@@ -91,8 +91,8 @@ static int digits(const char *s, int n)
 /* "[YYYY-MM-DD HH:MM:SS]" -> seconds; -1 when malformed. */
 static int parse_stamp(const char *s, int64_t *out)
 {
-	static const unsigned mdays[] = { 31, 28, 31, 30, 31, 30,
-					  31, 31, 30, 31, 30, 31 };
+	static const unsigned mdays[] = {31, 28, 31, 30, 31, 30,
+					 31, 31, 30, 31, 30, 31};
 	int y, mo, d, h, mi, se;
 
 	if (s[0] != '[' || s[5] != '-' || s[8] != '-' || s[11] != ' ' ||
@@ -104,8 +104,8 @@ static int parse_stamp(const char *s, int64_t *out)
 	h = digits(s + 12, 2);
 	mi = digits(s + 15, 2);
 	se = digits(s + 18, 2);
-	if (y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 ||
-	    mi < 0 || mi > 59 || se < 0 || se > 60)
+	if (y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 ||
+	    mi > 59 || se < 0 || se > 60)
 		return -1;
 	if ((unsigned)d > mdays[mo - 1] + (mo == 2 && is_leap(y)))
 		return -1;
@@ -216,8 +216,8 @@ static int field(const char **p, bool paren, const char *name, uint64_t *v,
 	if (scan_dec(&e, v) || (*e && *e != ',' && *e != ')' && *e != ' ')) {
 		size_t n = strcspn(q, ", )");
 
-		return errprintf(err, "bad %s=%.*s", name, (int)(n > 24 ? 24 : n),
-				 q);
+		return errprintf(err, "bad %s=%.*s", name,
+				 (int)(n > 24 ? 24 : n), q);
 	}
 	*p = e;
 	return 0;
@@ -274,7 +274,8 @@ int trace_parse_line(char *line, struct trace_rec *rec, fwd_error_t *err)
 		return errprintf(err, "no valid [YYYY-MM-DD HH:MM:SS] stamp");
 	p += 21;
 	if (p[0] != ' ' || p[1] < 'A' || p[1] > 'Z' || p[2] != ' ')
-		return errprintf(err, "expected a level letter after the stamp");
+		return errprintf(err,
+				 "expected a level letter after the stamp");
 	rec->level = p[1];
 	p += 3;
 	if (skip_lit(&p, PID_TAG)) {
@@ -307,8 +308,7 @@ int trace_parse_line(char *line, struct trace_rec *rec, fwd_error_t *err)
 			return errprintf(err, "OPEN: expected \"OPEN() PATH "
 					      "=> 0xFD\"");
 		/* the last " => " separates the path from the descriptor */
-		for (q = line + (end + 3 - line); (q = strstr(q, " => "));
-		     q++)
+		for (q = line + (end + 3 - line); (q = strstr(q, " => ")); q++)
 			arrow = q;
 		if (!arrow || arrow == end + 3)
 			return errprintf(err, "OPEN: no \"PATH => 0xFD\"");
@@ -327,8 +327,10 @@ int trace_parse_line(char *line, struct trace_rec *rec, fwd_error_t *err)
 			return errprintf(err, "RELEASE: bad file descriptor");
 		if (*q) {
 			if (*q != ' ')
-				return errprintf(err, "RELEASE: trailing "
-						      "text \"%.20s\"", q);
+				return errprintf(err,
+						 "RELEASE: trailing "
+						 "text \"%.20s\"",
+						 q);
 			q++;
 		}
 		rec->text = q;
@@ -362,12 +364,12 @@ int trace_format_raw(const struct trace_rec *rec, uint64_t i, char *buf,
 	case TRACE_OP_WRITE:
 		off = rec->offset + i * rec->size * rec->count;
 		n = snprintf(buf, len,
-			     rec->has_pid ?
-				     "%s%s (0x%" PRIx64 ", size=%" PRIu64
-				     ", offset=%" PRIu64 ", count=%" PRIu64
-				     ")\n" :
-				     "%s%s 0x%" PRIx64 " size=%" PRIu64
-				     " offset=%" PRIu64 " count=%" PRIu64 "\n",
+			     rec->has_pid ? "%s%s (0x%" PRIx64 ", size=%" PRIu64
+					    ", offset=%" PRIu64
+					    ", count=%" PRIu64 ")\n"
+					  : "%s%s 0x%" PRIx64 " size=%" PRIu64
+					    " offset=%" PRIu64 " count=%" PRIu64
+					    "\n",
 			     pfx, rec->op == TRACE_OP_READ ? "READ" : "WRITE",
 			     rec->fd, rec->size, off, rec->count);
 		break;
@@ -397,7 +399,7 @@ struct trace_reader {
 	bool own;
 	char *name;
 	bool compressed;
-	bool ended;        /* compressed: saw the #end trailer */
+	bool ended; /* compressed: saw the #end trailer */
 	uint64_t trailer_records;
 	char *node;
 	uint64_t lineno;
@@ -460,8 +462,9 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 	if (c == '#') {
 		int rv = read_line(r);
 
-		if (rv == 1 && !strncmp(r->line, COMPRESSED_MAGIC,
-					strlen(COMPRESSED_MAGIC)) &&
+		if (rv == 1 &&
+		    !strncmp(r->line, COMPRESSED_MAGIC,
+			     strlen(COMPRESSED_MAGIC)) &&
 		    (r->line[strlen(COMPRESSED_MAGIC)] == '\n' ||
 		     r->line[strlen(COMPRESSED_MAGIC)] == '\0')) {
 			r->compressed = true;
@@ -606,8 +609,8 @@ static int parse_compressed(struct trace_reader *r, struct trace_rec *rec,
 	strcpy(rec->name, kind == 'R' ? "READ" : "WRITE");
 	if (*p++ != ' ' || scan_dec(&p, &rec->size) || *p++ != ' ' ||
 	    scan_dec(&p, &rec->offset) || *p++ != ' ' ||
-	    scan_dec(&p, &rec->count) || *p++ != ' ' ||
-	    scan_dec(&p, &rec->n) || *p)
+	    scan_dec(&p, &rec->count) || *p++ != ' ' || scan_dec(&p, &rec->n) ||
+	    *p)
 		return cbad(r, err, "bad READ/WRITE record");
 	if (rec->count == 0 || rec->n == 0 || rec->n > TRACE_MAX_RUN)
 		return cbad(r, err, "count or run length out of range");
@@ -660,14 +663,17 @@ int trace_reader_next(struct trace_reader *r, struct trace_rec *rec,
 		if (rv == 0) {
 			if (r->compressed && !r->ended) {
 				errno = EINVAL;
-				return errprintf(err, "%s: compressed trace "
+				return errprintf(err,
+						 "%s: compressed trace "
 						 "has no #end trailer "
-						 "(truncated?)", r->name);
+						 "(truncated?)",
+						 r->name);
 			}
 			if (r->compressed &&
 			    r->trailer_records != r->st.records) {
 				errno = EINVAL;
-				return errprintf(err, "%s: #end says %" PRIu64
+				return errprintf(err,
+						 "%s: #end says %" PRIu64
 						 " records, found %" PRIu64,
 						 r->name, r->trailer_records,
 						 r->st.records);
@@ -810,11 +816,10 @@ static bool extends(const struct trace_rec *run, const struct trace_rec *r)
 {
 	uint64_t step = run->size * run->count;
 
-	return r->op == run->op && r->fd == run->fd &&
-	       r->size == run->size && r->count == run->count &&
-	       r->time == run->time && r->level == run->level &&
-	       r->has_pid == run->has_pid && r->pid == run->pid &&
-	       run->n + r->n <= TRACE_MAX_RUN &&
+	return r->op == run->op && r->fd == run->fd && r->size == run->size &&
+	       r->count == run->count && r->time == run->time &&
+	       r->level == run->level && r->has_pid == run->has_pid &&
+	       r->pid == run->pid && run->n + r->n <= TRACE_MAX_RUN &&
 	       (step == 0 || run->n <= (UINT64_MAX - run->offset) / step) &&
 	       r->offset == run->offset + run->n * step;
 }
@@ -966,9 +971,8 @@ out:
 	return rv;
 }
 
-int trace_expand_file(const char *in, const char *out,
-		      struct trace_stats *st, uint64_t *out_bytes,
-		      fwd_error_t *err)
+int trace_expand_file(const char *in, const char *out, struct trace_stats *st,
+		      uint64_t *out_bytes, fwd_error_t *err)
 {
 	struct trace_reader *r;
 	struct trace_rec rec;
@@ -984,8 +988,8 @@ int trace_expand_file(const char *in, const char *out,
 		for (uint64_t i = 0; i < rec.n; i++) {
 			int len = trace_format_raw(&rec, i, buf, sizeof(buf));
 
-			if (len < 0 || fwrite(buf, 1, (size_t)len, f) !=
-						(size_t)len) {
+			if (len < 0 ||
+			    fwrite(buf, 1, (size_t)len, f) != (size_t)len) {
 				errprintf(err, "%s: %s", out, strerror(errno));
 				goto out;
 			}

@@ -8,10 +8,11 @@
  *
  * Raw lines (from the DFRA slides and Beacon's released collector):
  *
- *   [2016-08-27 10:14:44] T lwfs-fuse: 69742: OPEN() btio.full.out => 0x2000
- *   [2016-08-27 10:14:44] T lwfs-fuse: 69745: WRITE (0x2000, size=161320, offset=0, count=2)
- *   [2016-08-27 10:14:44] T lwfs-fuse: 69740: RELEASE 0x2000 (FLUSH implied)
- *   [2016-08-27 10:14:49] T READ 0x2000 size=262144 offset=262144 count=4
+ *   [2016-08-27 10:14:44] T lwfs-fuse: 69742: OPEN() btio.out => 0x20
+ *   [2016-08-27 10:14:44] T lwfs-fuse: 69745: WRITE (0x20, size=16, offset=0,
+ *                                                    count=2)    (one line)
+ *   [2016-08-27 10:14:44] T lwfs-fuse: 69740: RELEASE 0x20 (FLUSH implied)
+ *   [2016-08-27 10:14:49] T READ 0x20 size=262144 offset=262144 count=4
  *
  * The "lwfs-fuse: PID:" prefix is optional and both the parenthesised and
  * the bare READ/WRITE argument forms are accepted with or without it.  A
@@ -35,8 +36,8 @@ enum trace_op {
 	TRACE_OP_OPEN = 0, /* OPEN() path => 0xFD */
 	TRACE_OP_READ,
 	TRACE_OP_WRITE,
-	TRACE_OP_RELEASE,  /* RELEASE 0xFD [text] */
-	TRACE_OP_META,     /* another FUSE operation, kept verbatim */
+	TRACE_OP_RELEASE, /* RELEASE 0xFD [text] */
+	TRACE_OP_META,	  /* another FUSE operation, kept verbatim */
 };
 
 #define TRACE_NAME_MAX 16
@@ -44,17 +45,17 @@ enum trace_op {
 #define TRACE_MAX_RUN 1000000 /* longest run one compressed line holds */
 
 struct trace_rec {
-	int64_t time;       /* the timestamp read as UTC, seconds */
-	char level;         /* the letter after the timestamp ('T') */
-	bool has_pid;       /* had the "lwfs-fuse: PID:" prefix */
+	int64_t time; /* the timestamp read as UTC, seconds */
+	char level;   /* the letter after the timestamp ('T') */
+	bool has_pid; /* had the "lwfs-fuse: PID:" prefix */
 	uint32_t pid;
 	enum trace_op op;
 	char name[TRACE_NAME_MAX]; /* META: the operation name ("GETATTR") */
-	uint64_t fd;        /* OPEN, READ, WRITE, RELEASE */
-	uint64_t size;      /* READ, WRITE: bytes per request */
-	uint64_t offset;    /* READ, WRITE: first byte */
-	uint64_t count;     /* READ, WRITE: requests in the record */
-	uint64_t n;         /* run length; 1 for a raw line */
+	uint64_t fd;		   /* OPEN, READ, WRITE, RELEASE */
+	uint64_t size;		   /* READ, WRITE: bytes per request */
+	uint64_t offset;	   /* READ, WRITE: first byte */
+	uint64_t count;		   /* READ, WRITE: requests in the record */
+	uint64_t n;		   /* run length; 1 for a raw line */
 	/* OPEN: the path; RELEASE, META: the rest of the line ("" if none).
 	 * Borrowed from the reader: valid until its next call. */
 	const char *text;
@@ -86,11 +87,11 @@ int trace_format_raw(const struct trace_rec *rec, uint64_t i, char *buf,
 #define TRACE_BAD_KEEP 10 /* broken lines reported individually */
 
 struct trace_stats {
-	uint64_t lines;      /* lines read */
-	uint64_t records;    /* records returned, counting run lengths */
-	uint64_t runs;       /* records returned, one per run */
-	uint64_t skipped;    /* broken lines */
-	uint64_t bytes;      /* bytes read */
+	uint64_t lines;	  /* lines read */
+	uint64_t records; /* records returned, counting run lengths */
+	uint64_t runs;	  /* records returned, one per run */
+	uint64_t skipped; /* broken lines */
+	uint64_t bytes;	  /* bytes read */
 	/* The first TRACE_BAD_KEEP broken lines: "FILE:LINE: reason". */
 	char bad[TRACE_BAD_KEEP][1400];
 	size_t n_bad;
@@ -156,9 +157,8 @@ void trace_writer_destroy(struct trace_writer *w);
 int trace_compress_file(const char *in, const char *out, const char *node,
 			struct trace_stats *st, uint64_t *out_bytes,
 			fwd_error_t *err);
-int trace_expand_file(const char *in, const char *out,
-		      struct trace_stats *st, uint64_t *out_bytes,
-		      fwd_error_t *err);
+int trace_expand_file(const char *in, const char *out, struct trace_stats *st,
+		      uint64_t *out_bytes, fwd_error_t *err);
 
 /* The node name for a trace file: its base name without the extension. */
 void trace_node_from_path(const char *path, char *buf, size_t len);

@@ -33,19 +33,28 @@ static void test_bucket(void **state)
 	static const struct {
 		uint32_t nodes, base, want;
 	} cases[] = {
-		{ 0, 2, 0 },	 { 1, 2, 1 },	  { 2, 2, 2 },
-		{ 3, 2, 2 },	 { 255, 2, 128 }, { 256, 2, 256 },
-		{ 300, 2, 256 }, { 511, 2, 256 }, { 512, 2, 512 },
-		{ 300, 10, 100 }, { 99, 10, 10 }, { 40960, 4, 16384 },
-		{ 4294967295u, 2, 2147483648u }, { 5, 0, 4 },
+		{0, 2, 0},
+		{1, 2, 1},
+		{2, 2, 2},
+		{3, 2, 2},
+		{255, 2, 128},
+		{256, 2, 256},
+		{300, 2, 256},
+		{511, 2, 256},
+		{512, 2, 512},
+		{300, 10, 100},
+		{99, 10, 10},
+		{40960, 4, 16384},
+		{4294967295u, 2, 2147483648u},
+		{5, 0, 4},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (profile_bucket(cases[i].nodes, cases[i].base) !=
 		    cases[i].want)
-			fail_msg("bucket(%u, %u) = %u, want %u",
-				 cases[i].nodes, cases[i].base,
+			fail_msg("bucket(%u, %u) = %u, want %u", cases[i].nodes,
+				 cases[i].base,
 				 profile_bucket(cases[i].nodes, cases[i].base),
 				 cases[i].want);
 }
@@ -64,12 +73,12 @@ static void set_key(struct policy *p, const char *const *f, size_t n)
 static void test_key(void **state)
 {
 	struct policy *p = policy_defaults();
-	struct profile_job job = { "alice", "proj1", "wrf", "batch", 300 };
+	struct profile_job job = {"alice", "proj1", "wrf", "batch", 300};
 	char buf[256];
 	fwd_error_t err;
-	static const char *const all[] = { "account", "partition", "user",
-					   "name", "node_bucket" };
-	static const char *const bad[] = { "user", "qos" };
+	static const char *const all[] = {"account", "partition", "user",
+					  "name", "node_bucket"};
+	static const char *const bad[] = {"user", "qos"};
 
 	(void)state;
 	assert_non_null(p);
@@ -78,8 +87,8 @@ static void test_key(void **state)
 	/* job names can hold anything: encoded, unambiguous */
 	job.name = "my job;x=1%\n";
 	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), 0);
-	assert_string_equal(buf,
-			    "user=alice;name=my job%3Bx%3D1%25%0A;node_bucket=256");
+	assert_string_equal(
+		buf, "user=alice;name=my job%3Bx%3D1%25%0A;node_bucket=256");
 	job.name = "wrf";
 	job.account = NULL;
 	set_key(p, all, 5);
@@ -95,15 +104,20 @@ static void test_key(void **state)
 }
 
 static struct profile_run run(int64_t end, uint32_t nodes, uint64_t vol,
-			      uint32_t ion, double bc, double peak,
-			      double iops, double md,
-			      enum trace_io_mode mode)
+			      uint32_t ion, double bc, double peak, double iops,
+			      double md, enum trace_io_mode mode)
 {
 	struct profile_run r = {
-		.end_time = end, .nodes = nodes, .io_volume_bytes = vol,
-		.io_nodes = ion, .node_bandwidth_bps = bc,
-		.peak_bandwidth_bps = peak, .iops = iops, .mdops = md,
-		.metadata_queue = -1, .io_mode = mode,
+		.end_time = end,
+		.nodes = nodes,
+		.io_volume_bytes = vol,
+		.io_nodes = ion,
+		.node_bandwidth_bps = bc,
+		.peak_bandwidth_bps = peak,
+		.iops = iops,
+		.mdops = md,
+		.metadata_queue = -1,
+		.io_mode = mode,
 	};
 
 	return r;
@@ -262,52 +276,55 @@ struct json_case {
 static void test_from_json(void **state)
 {
 	static const struct json_case cases[] = {
-		{ "{\"io_volume_bytes\": 64000000000, \"io_nodes\": 256,"
-		  " \"node_bandwidth_bps\": 2e8, \"peak_bandwidth_bps\": 6e10,"
-		  " \"iops\": 500, \"mdops\": 12.5, \"metadata_queue\": 0.5,"
-		  " \"io_mode\": \"N-N\", \"runs\": 7,"
-		  " \"bandwidth_by_forwarders\": {\"4\": 9e9, \"1\": 2.5e9}}",
-		  NULL },
-		{ "{\"io_volume_bytes\": 1, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": \"1-1\"}", NULL },
-		{ "[]", "not a JSON object" },
-		{ "{\"io_nodes\": 1, \"node_bandwidth_bps\": 1,"
-		  " \"io_mode\": \"N-N\"}", "missing \"io_volume_bytes\"" },
-		{ "{\"io_volume_bytes\": -5, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
-		  "\"io_volume_bytes\": -5: must be a number >= 0" },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1.5,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
-		  "\"io_nodes\": 1.5: must be a whole number" },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": \"fast\", \"io_mode\": \"N-N\"}",
-		  "\"node_bandwidth_bps\": \"fast\"" },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-2\"}",
-		  "\"io_mode\": \"N-2\"" },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": 1}", NULL },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": 3}",
-		  "\"io_mode\" must be one of" },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1, \"colour\": 1,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
-		  "unknown key \"colour\"" },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
-		  " \"bandwidth_by_forwarders\": {\"0\": 5}}",
-		  "\"0\": not a forwarder count" },
-		{ "{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
-		  " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
-		  " \"bandwidth_by_forwarders\": {\"2\": -1}}",
-		  "\"2\": -1: must be a number >= 0" },
+		{"{\"io_volume_bytes\": 64000000000, \"io_nodes\": 256,"
+		 " \"node_bandwidth_bps\": 2e8, \"peak_bandwidth_bps\": 6e10,"
+		 " \"iops\": 500, \"mdops\": 12.5, \"metadata_queue\": 0.5,"
+		 " \"io_mode\": \"N-N\", \"runs\": 7,"
+		 " \"bandwidth_by_forwarders\": {\"4\": 9e9, \"1\": 2.5e9}}",
+		 NULL},
+		{"{\"io_volume_bytes\": 1, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"1-1\"}",
+		 NULL},
+		{"[]", "not a JSON object"},
+		{"{\"io_nodes\": 1, \"node_bandwidth_bps\": 1,"
+		 " \"io_mode\": \"N-N\"}",
+		 "missing \"io_volume_bytes\""},
+		{"{\"io_volume_bytes\": -5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
+		 "\"io_volume_bytes\": -5: must be a number >= 0"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1.5,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
+		 "\"io_nodes\": 1.5: must be a whole number"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": \"fast\", \"io_mode\": \"N-N\"}",
+		 "\"node_bandwidth_bps\": \"fast\""},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-2\"}",
+		 "\"io_mode\": \"N-2\""},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1}",
+		 NULL},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": 3}",
+		 "\"io_mode\" must be one of"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1, \"colour\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
+		 "unknown key \"colour\""},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
+		 " \"bandwidth_by_forwarders\": {\"0\": 5}}",
+		 "\"0\": not a forwarder count"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
+		 " \"bandwidth_by_forwarders\": {\"2\": -1}}",
+		 "\"2\": -1: must be a number >= 0"},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *o = json_loads(cases[i].text, JSON_DECODE_ANY, NULL);
 		struct profile p;
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 		int rv;
 
 		assert_non_null(o);
@@ -327,15 +344,18 @@ static void test_from_json(void **state)
 			assert_int_equal(p.bw[0].k, 1);
 			assert_int_equal(p.runs, 7);
 			assert_int_equal(p.io_volume_bytes, 64000000000ULL);
-			assert_near(json_number_value(json_object_get(
-					    back, "mdops")), 12.5);
+			assert_near(json_number_value(
+					    json_object_get(back, "mdops")),
+				    12.5);
 			assert_near(json_number_value(json_object_get(
 					    json_object_get(
 						    back,
 						    "bandwidth_by_forwarders"),
-					    "4")), 9e9);
+					    "4")),
+				    9e9);
 			assert_string_equal(json_string_value(json_object_get(
-						    back, "io_mode")), "N-N");
+						    back, "io_mode")),
+					    "N-N");
 			json_decref(back);
 		}
 		json_decref(o);
@@ -349,15 +369,21 @@ static void test_to_alloc(void **state)
 		enum trace_io_mode in;
 		enum alloc_io_mode out;
 	} modes[] = {
-		{ TRACE_IO_NONE, ALLOC_IO_UNKNOWN }, { TRACE_IO_1_1, ALLOC_IO_1_1 },
-		{ TRACE_IO_N_1, ALLOC_IO_N_1 },	     { TRACE_IO_N_M, ALLOC_IO_N_M },
-		{ TRACE_IO_N_N, ALLOC_IO_N_N },
+		{TRACE_IO_NONE, ALLOC_IO_UNKNOWN}, {TRACE_IO_1_1, ALLOC_IO_1_1},
+		{TRACE_IO_N_1, ALLOC_IO_N_1},	   {TRACE_IO_N_M, ALLOC_IO_N_M},
+		{TRACE_IO_N_N, ALLOC_IO_N_N},
 	};
 	struct profile p = {
-		.io_volume_bytes = 123, .io_nodes = 45, .node_bandwidth_bps = 6,
-		.peak_bandwidth_bps = 7, .iops = 8, .mdops = 9,
-		.metadata_queue = 10, .runs = 11, .n_bw = 2,
-		.bw = { { 1, 1e9 }, { 4, 3e9 } },
+		.io_volume_bytes = 123,
+		.io_nodes = 45,
+		.node_bandwidth_bps = 6,
+		.peak_bandwidth_bps = 7,
+		.iops = 8,
+		.mdops = 9,
+		.metadata_queue = 10,
+		.runs = 11,
+		.n_bw = 2,
+		.bw = {{1, 1e9}, {4, 3e9}},
 	};
 	struct alloc_bw_point bw[PROFILE_MAX_BW];
 	struct alloc_profile a;

@@ -57,7 +57,7 @@ static void summarize_synth(const struct trace_synth *s, const char *prefix,
 			    struct trace_summary *out)
 {
 	struct trace_job *j = trace_job_create(NULL);
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 
 	assert_non_null(j);
 	for (uint32_t n = 0; n < s->nodes; n++) {
@@ -84,9 +84,11 @@ static void summarize_synth(const struct trace_synth *s, const char *prefix,
 			fputs("# a comment\n", o);
 			while (fgets(line, sizeof(line), in)) {
 				fputs(line, o);
-				fputs("[2016-08-27 10:14:44] T WRITE (0x1, size=oops)\n",
+				fputs("[2016-08-27 10:14:44] T WRITE (0x1, "
+				      "size=oops)\n",
 				      o);
-				fputs("lwfs-fuse: 1: WRITE (0x1, size=1, offset=0, count=1)\n",
+				fputs("lwfs-fuse: 1: WRITE (0x1, size=1, "
+				      "offset=0, count=1)\n",
 				      o);
 			}
 			fclose(in);
@@ -121,28 +123,33 @@ struct mode_case {
 static void test_modes(void **state)
 {
 	static const struct mode_case cases[] = {
-		{ SYNTH_N_N, 8, 2, 0, true, TRACE_IO_N_N, 8, 16, 16, 0 },
-		{ SYNTH_N_N, 8, 1, 0, false, TRACE_IO_N_N, 8, 8, 8, 0 },
-		{ SYNTH_N_1, 8, 2, 0, true, TRACE_IO_N_1, 8, 16, 1, 1 },
-		{ SYNTH_N_1, 3, 1, 0, false, TRACE_IO_N_1, 3, 3, 1, 1 },
-		{ SYNTH_N_M, 8, 2, 2, true, TRACE_IO_N_M, 8, 16, 2, 2 },
-		{ SYNTH_N_M, 8, 1, 4, true, TRACE_IO_N_M, 8, 8, 4, 4 },
-		{ SYNTH_N_M_AGG, 8, 1, 2, true, TRACE_IO_N_M, 2, 2, 2, 0 },
-		{ SYNTH_N_M_AGG, 16, 2, 4, true, TRACE_IO_N_M, 4, 8, 8, 0 },
-		{ SYNTH_1_1, 8, 1, 0, true, TRACE_IO_1_1, 1, 1, 1, 0 },
-		{ SYNTH_1_1, 1, 1, 0, false, TRACE_IO_1_1, 1, 1, 1, 0 },
-		{ SYNTH_RANDOM, 4, 1, 0, true, TRACE_IO_N_N, 4, 4, 4, 0 },
-		{ SYNTH_META, 4, 1, 0, true, TRACE_IO_N_N, 4, 4, 4, 0 },
+		{SYNTH_N_N, 8, 2, 0, true, TRACE_IO_N_N, 8, 16, 16, 0},
+		{SYNTH_N_N, 8, 1, 0, false, TRACE_IO_N_N, 8, 8, 8, 0},
+		{SYNTH_N_1, 8, 2, 0, true, TRACE_IO_N_1, 8, 16, 1, 1},
+		{SYNTH_N_1, 3, 1, 0, false, TRACE_IO_N_1, 3, 3, 1, 1},
+		{SYNTH_N_M, 8, 2, 2, true, TRACE_IO_N_M, 8, 16, 2, 2},
+		{SYNTH_N_M, 8, 1, 4, true, TRACE_IO_N_M, 8, 8, 4, 4},
+		{SYNTH_N_M_AGG, 8, 1, 2, true, TRACE_IO_N_M, 2, 2, 2, 0},
+		{SYNTH_N_M_AGG, 16, 2, 4, true, TRACE_IO_N_M, 4, 8, 8, 0},
+		{SYNTH_1_1, 8, 1, 0, true, TRACE_IO_1_1, 1, 1, 1, 0},
+		{SYNTH_1_1, 1, 1, 0, false, TRACE_IO_1_1, 1, 1, 1, 0},
+		{SYNTH_RANDOM, 4, 1, 0, true, TRACE_IO_N_N, 4, 4, 4, 0},
+		{SYNTH_META, 4, 1, 0, true, TRACE_IO_N_N, 4, 4, 4, 0},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct mode_case *c = &cases[i];
 		struct trace_synth s = {
-			.pattern = c->pattern, .nodes = c->nodes,
-			.procs = c->procs, .groups = c->groups,
-			.req_size = 4096, .reqs_per_sec = 5, .seconds = 3,
-			.start = T0, .pid_prefix = c->pid,
+			.pattern = c->pattern,
+			.nodes = c->nodes,
+			.procs = c->procs,
+			.groups = c->groups,
+			.req_size = 4096,
+			.reqs_per_sec = 5,
+			.seconds = 3,
+			.start = T0,
+			.pid_prefix = c->pid,
 		};
 		struct trace_summary sum;
 		char prefix[32];
@@ -265,8 +272,7 @@ static void test_phase_math(void **state)
 	assert_non_null(o);
 	assert_string_equal(json_string_value(json_object_get(o, "io_mode")),
 			    "N-1");
-	assert_int_equal(json_integer_value(json_object_get(o, "io_nodes")),
-			 2);
+	assert_int_equal(json_integer_value(json_object_get(o, "io_nodes")), 2);
 	assert_int_equal(json_array_size(json_object_get(o, "phases")), 2);
 	json_decref(o);
 	trace_summary_free(&s);
@@ -294,9 +300,15 @@ static void test_broken_and_compressed(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
 		struct trace_synth s = {
-			.pattern = pats[i], .nodes = 4, .procs = 2,
-			.groups = 2, .req_size = 1 << 20, .reqs_per_sec = 8,
-			.seconds = 5, .start = T0, .pid_prefix = true,
+			.pattern = pats[i],
+			.nodes = 4,
+			.procs = 2,
+			.groups = 2,
+			.req_size = 1 << 20,
+			.reqs_per_sec = 8,
+			.seconds = 5,
+			.start = T0,
+			.pid_prefix = true,
 		};
 		struct trace_summary clean, dirty, comp;
 		json_t *a, *b, *c;
@@ -415,8 +427,7 @@ static void test_time_window(void **state)
 
 static void test_mode_names(void **state)
 {
-	static const char *const names[] = { "none", "1-1", "N-1", "N-M",
-					     "N-N" };
+	static const char *const names[] = {"none", "1-1", "N-1", "N-M", "N-N"};
 	enum trace_io_mode m;
 
 	(void)state;

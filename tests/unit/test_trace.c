@@ -23,15 +23,16 @@
 
 struct parse_case {
 	const char *line;
-	int rv;               /* 1 record, 0 blank, -1 broken */
+	int rv; /* 1 record, 0 blank, -1 broken */
 	enum trace_op op;
 	bool has_pid;
 	uint32_t pid;
 	uint64_t fd, size, offset, count;
-	const char *text;     /* path / rest of line */
-	const char *err;      /* substring of the error for broken lines */
+	const char *text; /* path / rest of line */
+	const char *err;  /* substring of the error for broken lines */
 };
 
+/* clang-format off */
 static const struct parse_case parse_cases[] = {
 	/* the forms in the DFRA slides, verbatim (with trailing blanks) */
 	{ "[2016-08-27 10:14:44] T lwfs-fuse: 69742: OPEN() btio.full.out => 0x200095032d0  ",
@@ -101,6 +102,7 @@ static const struct parse_case parse_cases[] = {
 	{ "[2016-08-27 10:14:44] T READ 0x1 size=18446744073709551615 offset=1 count=1",
 	  -1, 0, false, 0, 0, 0, 0, 0, NULL, "overflows" },
 };
+/* clang-format on */
 
 static void test_parse_table(void **state)
 {
@@ -109,7 +111,7 @@ static void test_parse_table(void **state)
 	     i++) {
 		const struct parse_case *c = &parse_cases[i];
 		struct trace_rec r;
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 		char line[512];
 		int rv;
 
@@ -146,6 +148,7 @@ static void test_parse_table(void **state)
 /* Canonical lines format back to themselves byte for byte. */
 static void test_format_canonical(void **state)
 {
+	/* clang-format off */
 	static const char *const lines[] = {
 		"[2016-08-27 10:14:44] T lwfs-fuse: 69742: OPEN() btio.full.out => 0x200095032d0\n",
 		"[2016-08-27 10:14:44] T lwfs-fuse: 69745: WRITE (0x200095032d0, size=161320, offset=0, count=2)\n",
@@ -154,6 +157,7 @@ static void test_format_canonical(void **state)
 		"[2000-02-29 23:59:59] D lwfs-fuse: 1: MKDIR () /x\n",
 		"[1999-12-31 00:00:00] T RELEASE 0x5\n",
 	};
+	/* clang-format on */
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
@@ -220,13 +224,13 @@ struct rt_case {
 static void test_roundtrip_patterns(void **state)
 {
 	static const struct rt_case cases[] = {
-		{ SYNTH_N_N, true, 2, 50, 20 },
-		{ SYNTH_N_1, false, 4, 50, 20 },
-		{ SYNTH_N_M, true, 1, 10, 3 },
-		{ SYNTH_N_M_AGG, true, 2, 20, 5 },
-		{ SYNTH_1_1, false, 1, 100, 20 },
-		{ SYNTH_RANDOM, true, 2, 20, 0.9 },
-		{ SYNTH_META, true, 1, 20, 0.9 },
+		{SYNTH_N_N, true, 2, 50, 20},
+		{SYNTH_N_1, false, 4, 50, 20},
+		{SYNTH_N_M, true, 1, 10, 3},
+		{SYNTH_N_M_AGG, true, 2, 20, 5},
+		{SYNTH_1_1, false, 1, 100, 20},
+		{SYNTH_RANDOM, true, 2, 20, 0.9},
+		{SYNTH_META, true, 1, 20, 0.9},
 	};
 	char dir[] = "/tmp/test_trace.XXXXXX";
 	char raw[300], comp[300], exp[300];
@@ -235,14 +239,19 @@ static void test_roundtrip_patterns(void **state)
 	assert_non_null(mkdtemp(dir));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct trace_synth s = {
-			.pattern = cases[i].pattern, .nodes = 4,
-			.procs = cases[i].procs, .groups = 2,
-			.req_size = 65536, .reqs_per_sec = cases[i].reqs,
-			.seconds = 3, .start = T0, .pid_prefix = cases[i].pid,
+			.pattern = cases[i].pattern,
+			.nodes = 4,
+			.procs = cases[i].procs,
+			.groups = 2,
+			.req_size = 65536,
+			.reqs_per_sec = cases[i].reqs,
+			.seconds = 3,
+			.start = T0,
+			.pid_prefix = cases[i].pid,
 		};
 		struct trace_stats st;
 		uint64_t out_bytes = 0, exp_bytes = 0;
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 		char *a, *b, *c;
 		size_t alen, blen;
 		FILE *f;
@@ -255,8 +264,7 @@ static void test_roundtrip_patterns(void **state)
 		assert_int_equal(trace_synth_node(f, &s, 0, NULL), 0);
 		fclose(f);
 
-		if (trace_compress_file(raw, comp, NULL, &st, &out_bytes,
-					&err))
+		if (trace_compress_file(raw, comp, NULL, &st, &out_bytes, &err))
 			fail_msg("compress: %s", err.text);
 		assert_int_equal(st.skipped, 0);
 		if (trace_expand_file(comp, exp, NULL, &exp_bytes, &err))
@@ -283,12 +291,11 @@ static void test_roundtrip_patterns(void **state)
 		    cases[i].min_ratio)
 			fail_msg("pattern %s: %llu records in %llu runs",
 				 trace_synth_name(s.pattern),
-				 (unsigned long long)
-					 trace_reader_stats(r)->records,
-				 (unsigned long long)
-					 trace_reader_stats(r)->runs);
-		assert_int_equal(trace_reader_stats(r)->records,
-				 st.records);
+				 (unsigned long long)trace_reader_stats(r)
+					 ->records,
+				 (unsigned long long)trace_reader_stats(r)
+					 ->runs);
+		assert_int_equal(trace_reader_stats(r)->records, st.records);
 		trace_reader_destroy(r);
 		free(a);
 		free(b);
@@ -303,6 +310,7 @@ static void test_roundtrip_patterns(void **state)
 /* The merge rule exactly: what joins a run and what breaks it. */
 static void test_merge_rule(void **state)
 {
+	/* clang-format off */
 	static const char *const in =
 		/* 3 contiguous writes, count=2 each: one run of 3 */
 		"[2016-08-27 10:14:44] T lwfs-fuse: 1: WRITE (0x10, size=100, offset=0, count=2)\n"
@@ -323,9 +331,10 @@ static void test_merge_rule(void **state)
 		"[2016-08-27 10:14:45] T lwfs-fuse: 2: READ (0x10, size=50, offset=1300, count=2)\n"
 		"[2016-08-27 10:14:45] T lwfs-fuse: 2: READ (0x10, size=50, offset=1400, count=2)\n"
 		"[2016-08-27 10:14:45] T lwfs-fuse: 2: READ (0x11, size=50, offset=1500, count=2)\n";
+	/* clang-format on */
 	char dir[] = "/tmp/test_merge.XXXXXX";
 	char raw[300], comp[300], exp[300];
-	static const uint64_t want_n[] = { 3, 1, 1, 1, 1, 1, 0, 2, 1 };
+	static const uint64_t want_n[] = {3, 1, 1, 1, 1, 1, 0, 2, 1};
 	struct trace_reader *r;
 	struct trace_rec rec;
 	size_t k = 0;
@@ -340,8 +349,8 @@ static void test_merge_rule(void **state)
 	f = fopen(raw, "w");
 	fputs(in, f);
 	fclose(f);
-	assert_int_equal(trace_compress_file(raw, comp, NULL, NULL, NULL,
-					     NULL), 0);
+	assert_int_equal(trace_compress_file(raw, comp, NULL, NULL, NULL, NULL),
+			 0);
 	r = trace_reader_open(comp, NULL);
 	assert_non_null(r);
 	while (trace_reader_next(r, &rec, NULL) == 1) {
@@ -369,6 +378,7 @@ static void test_merge_rule(void **state)
  * the operation stream of the good lines is unchanged. */
 static void test_broken_lines(void **state)
 {
+	/* clang-format off */
 	static const char *const good =
 		"[2016-08-27 10:14:44] T lwfs-fuse: 1: OPEN() f => 0x10\n"
 		"[2016-08-27 10:14:44] T lwfs-fuse: 1: WRITE (0x10, size=100, offset=0, count=1)\n"
@@ -383,6 +393,7 @@ static void test_broken_lines(void **state)
 		"\n"
 		"[2016-08-27 10:14:45] T lwfs-fuse: 1: RELEASE 0x10\n"
 		"[2016-08-27 10:14:4";
+	/* clang-format on */
 	char dir[] = "/tmp/test_broken.XXXXXX";
 	char p1[300], p2[300];
 	struct trace_reader *r;
@@ -413,8 +424,8 @@ static void test_broken_lines(void **state)
 	assert_int_equal(trace_reader_stats(r)->skipped, 3);
 	assert_int_equal(trace_reader_stats(r)->n_bad, 3);
 	assert_non_null(strstr(trace_reader_stats(r)->bad[0], "/bad:2: "));
-	assert_non_null(strstr(trace_reader_stats(r)->bad[1],
-			       "/bad:4: bad size=1x0"));
+	assert_non_null(
+		strstr(trace_reader_stats(r)->bad[1], "/bad:4: bad size=1x0"));
 	assert_non_null(strstr(trace_reader_stats(r)->bad[2], "/bad:8: "));
 	trace_reader_destroy(r);
 	free(s1);
@@ -433,6 +444,7 @@ struct cbad_case {
  * silently shorter stream. */
 static void test_compressed_damage(void **state)
 {
+	/* clang-format off */
 	static const struct cbad_case cases[] = {
 		{ "#fwdtrace-compressed 1\nW 1472292884 T 1 0x10 100 0 1 3\n",
 		  "no #end trailer" },
@@ -450,13 +462,14 @@ static void test_compressed_damage(void **state)
 		{ "#fwdtrace-compressed 1\nW 99999999999999 T 1 0x10 1 0 1 1\n#end records=1 runs=1\n",
 		  "time out of range" },
 	};
+	/* clang-format on */
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		FILE *f = fmemopen((void *)cases[i].text,
-				   strlen(cases[i].text), "r");
+		FILE *f = fmemopen((void *)cases[i].text, strlen(cases[i].text),
+				   "r");
 		struct trace_reader *r = trace_reader_fdopen(f, "x.c", NULL);
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 		struct trace_rec rec;
 		int rv;
 
