@@ -566,10 +566,23 @@ out:
 }
 
 /* The I/O mode of one direction (see summary.h). */
-static enum trace_io_mode classify(const struct trace_job *j, int d,
-				   uint32_t job_nodes, unsigned char *owner)
+static int cmp_u64_desc(const void *a, const void *b)
 {
-	uint64_t shared = 0, priv = 0;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * The I/O mode of one direction (see summary.h).  owner: scratch room for
+ * n_nodes counters.  The nodes writing per-node files are counted by
+ * volume: the fewest nodes that carry 90 % of those bytes, so a node
+ * reading a small private file does not turn a 1-1 job into N-N.
+ */
+static enum trace_io_mode classify(const struct trace_job *j, int d,
+				   uint32_t job_nodes, uint64_t *owner)
+{
+	uint64_t shared = 0, priv = 0, acc = 0;
 	double weighted = 0;
 	uint32_t io_nodes = 0, writers = 0;
 
@@ -579,7 +592,7 @@ static enum trace_io_mode classify(const struct trace_job *j, int d,
 		return TRACE_IO_NONE;
 	if (io_nodes == 1)
 		return TRACE_IO_1_1;
-	memset(owner, 0, j->n_nodes);
+	memset(owner, 0, j->n_nodes * sizeof(*owner));
 	for (size_t i = 0; i < j->n_files; i++) {
 		const struct file_ent *f = &j->files[i];
 
@@ -591,15 +604,15 @@ static enum trace_io_mode classify(const struct trace_job *j, int d,
 				(double)f->bytes[d] * f->nodes[d] / io_nodes;
 		} else {
 			priv += f->bytes[d];
-			if (!owner[f->last_node[d] - 1]) {
-				owner[f->last_node[d] - 1] = 1;
-				writers++;
-			}
+			owner[f->last_node[d] - 1] += f->bytes[d];
 		}
 	}
 	if (shared >= priv)
 		return weighted / (double)shared > 0.5 ? TRACE_IO_N_1
 						       : TRACE_IO_N_M;
+	qsort(owner, j->n_nodes, sizeof(*owner), cmp_u64_desc);
+	while (writers < j->n_nodes && (double)acc < 0.9 * (double)priv)
+		acc += owner[writers++];
 	if (writers <= 1)
 		return TRACE_IO_1_1;
 	return (uint64_t)writers * 2 > job_nodes ? TRACE_IO_N_N : TRACE_IO_N_M;
@@ -668,7 +681,7 @@ int trace_job_finish(struct trace_job *j, struct trace_summary *s,
 {
 	uint64_t pb = 0, pops = 0, pmd = 0;
 	uint32_t job_nodes;
-	unsigned char *owner;
+	uint64_t *owner;
 
 	memset(s, 0, sizeof(*s));
 	if (j->in_node || j->finished) {
@@ -693,7 +706,7 @@ int trace_job_finish(struct trace_job *j, struct trace_summary *s,
 			s->shared_files += j->files[i].nodes[DIR_ANY] > 1;
 		}
 	}
-	owner = calloc(j->n_nodes + 1, 1);
+	owner = calloc(j->n_nodes + 1, sizeof(*owner));
 	if (!owner) {
 		errno = ENOMEM;
 		return errprintf(err, "out of memory");

@@ -22,6 +22,8 @@
  *        nodes (the aggregators);
  *   N-N  the bytes go to per-node files written by more than half of the
  *        job's nodes.
+ * Nodes writing per-node files are counted by volume: the fewest nodes
+ * carrying 90 % of those bytes.
  * A file is identified by its OPEN path; a descriptor never opened in the
  * trace is a file private to its node.
  *

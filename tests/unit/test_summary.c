@@ -372,6 +372,64 @@ static void test_job_nodes_option(void **state)
 	trace_job_destroy(j);
 }
 
+/* Dominant by volume: one node writing 1 GB while the others read a
+ * small private file each is 1-1; two nodes carrying most private bytes
+ * out of 8 is N-M; shared-file bytes beat a smaller private volume. */
+static void test_dominant_by_volume(void **state)
+{
+	static const struct {
+		uint64_t big[8]; /* private bytes per node */
+		uint64_t shared; /* bytes per node to one shared file */
+		enum trace_io_mode want;
+	} cases[] = {
+		{{1000000000, 10, 10, 10, 10, 10, 10, 10}, 0, TRACE_IO_1_1},
+		{{500, 500, 1, 1, 1, 1, 1, 1}, 0, TRACE_IO_N_M},
+		{{100, 100, 100, 100, 100, 100, 100, 1}, 0, TRACE_IO_N_N},
+		/* half of the nodes: aggregators; more than half: N-N */
+		{{100, 100, 100, 100, 0, 0, 0, 0}, 0, TRACE_IO_N_M},
+		{{100, 100, 100, 100, 100, 0, 0, 0}, 0, TRACE_IO_N_N},
+		{{10, 10, 10, 10, 10, 10, 10, 10}, 11, TRACE_IO_N_1},
+		{{12, 12, 12, 12, 12, 12, 12, 12}, 11, TRACE_IO_N_N},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct trace_job *j = trace_job_create(NULL);
+		struct trace_summary s;
+		struct trace_rec r;
+
+		for (int n = 0; n < 8; n++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "c%d", n);
+			assert_int_equal(trace_job_node_begin(j, name, NULL),
+					 0);
+			if (cases[i].big[n]) {
+				/* a never-opened fd: private to the node */
+				rec_rw(&r, T0, TRACE_OP_WRITE, 0x10,
+				       cases[i].big[n], 0, 1);
+				assert_int_equal(trace_job_add(j, &r, NULL), 0);
+			}
+			if (cases[i].shared) {
+				rec_rw(&r, T0, TRACE_OP_OPEN, 0x20, 0, 0, 0);
+				r.text = "shared";
+				assert_int_equal(trace_job_add(j, &r, NULL), 0);
+				rec_rw(&r, T0, TRACE_OP_WRITE, 0x20,
+				       cases[i].shared, 0, 1);
+				assert_int_equal(trace_job_add(j, &r, NULL), 0);
+			}
+			assert_int_equal(trace_job_node_end(j, NULL), 0);
+		}
+		assert_int_equal(trace_job_finish(j, &s, NULL), 0);
+		if (s.io_mode != cases[i].want)
+			fail_msg("case %zu: %s, want %s", i,
+				 trace_io_mode_name(s.io_mode),
+				 trace_io_mode_name(cases[i].want));
+		trace_summary_free(&s);
+		trace_job_destroy(j);
+	}
+}
+
 static void test_span_limit(void **state)
 {
 	struct trace_summary_opts o;
@@ -445,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_phase_math),
 		cmocka_unit_test(test_broken_and_compressed),
 		cmocka_unit_test(test_job_nodes_option),
+		cmocka_unit_test(test_dominant_by_volume),
 		cmocka_unit_test(test_span_limit),
 		cmocka_unit_test(test_time_window),
 		cmocka_unit_test(test_mode_names),
