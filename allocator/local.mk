@@ -48,3 +48,25 @@ bench_bench_topology_SOURCES = bench/bench_topology.c
 bench_bench_topology_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS) \
 	-DETCDIR='"$(abs_top_srcdir)/etc"'
 bench_bench_topology_LDADD = $(FWD_ALL_LIBS)
+
+# ---- what-if simulator (allocator/sim*, cli/cmd_sim.c) -------------------
+libfwdalloc_la_SOURCES += \
+	allocator/sim.c allocator/sim.h allocator/sim_internal.h \
+	allocator/sim_input.c allocator/sim_dfra.c allocator/sim_report.c
+fwdctl_SOURCES += cli/cmd_sim.c
+
+check_PROGRAMS += tests/unit/test_sim
+TESTS += tests/unit/test_sim
+tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
+tests_unit_test_sim_CFLAGS = $(FWD_TEST_CFLAGS)
+tests_unit_test_sim_LDADD = $(FWD_TEST_LIBS)
+
+EXTRA_PROGRAMS += bench/bench_sim
+BENCHES += bench/bench_sim
+bench_bench_sim_SOURCES = bench/bench_sim.c
+bench_bench_sim_CFLAGS = $(FWD_TEST_CFLAGS)
+bench_bench_sim_LDADD = $(FWD_ALL_LIBS)
+
+TESTS += tests/integration/cli_sim.sh
+EXTRA_DIST += tests/integration/cli_sim.sh allocator/SIM.md
+# ---- end of simulator ----------------------------------------------------

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_ALLOCATOR_SIM_H
+#define FWD_ALLOCATOR_SIM_H
+
+/*
+ * What-if simulator: replay a job trace against the forwarding layer under
+ * several allocation policies and report what each would have achieved.
+ * The model (placement, bandwidth sharing, interference, I/O time, the
+ * oracle) is documented in allocator/SIM.md; this header is the contract.
+ *
+ * Typical use (cli/cmd_sim.c):
+ *
+ *	struct sim_curves *c = sim_curves_load("curves.csv", &err);
+ *	struct sim_jobs *j = sim_jobs_load("jobs.csv", c, &err);
+ *	struct sim_policy pols[] = { { "static", SIM_POLICY_STATIC, NULL },
+ *				     { "dfra", SIM_POLICY_DFRA, pol },
+ *				     { "oracle", SIM_POLICY_ORACLE, NULL } };
+ *	struct sim_config cfg = { .topo = t, .base = pol, .policies = pols,
+ *				  .n_policies = 3 };
+ *	struct sim_result *r = sim_run(&cfg, c, j, &err);
+ *	char *json = sim_result_to_json(r, j, false);
+ *	sim_result_destroy(r);
+ *
+ * The simulator is a library: it never prints; progress goes through a
+ * callback.  Deterministic: the same inputs give the same report.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+struct policy;
+struct topology;
+
+/* At most this many errors are collected from one input file before
+ * loading stops; the message lists them, one per line. */
+#define SIM_MAX_ERRORS 20
+
+enum sim_io_mode {
+	SIM_IO_UNKNOWN = 0,
+	SIM_IO_N_N,
+	SIM_IO_N_1,
+	SIM_IO_N_M,
+	SIM_IO_1_1,
+};
+
+/*
+ * Interference classes.  A job is in exactly one class, tested in this
+ * order against the base policy's decision.interference thresholds:
+ * N-1 with more than n1_min_nodes nodes, metadata rate above
+ * metadata_heavy_rate, peak bandwidth above high_bandwidth (when > 0),
+ * IOPS above vulnerable_iops, else light.
+ */
+enum sim_class {
+	SIM_CLASS_LIGHT = 0,
+	SIM_CLASS_IOPS,
+	SIM_CLASS_BANDWIDTH,
+	SIM_CLASS_METADATA,
+	SIM_CLASS_N1,
+	SIM_N_CLASSES,
+};
+
+struct sim_point {
+	uint32_t k; /* forwarders */
+	double bps; /* bandwidth the application reaches alone */
+};
+
+struct sim_app {
+	char *name;
+	struct sim_point *pts; /* k >= 1, sorted by k, unique */
+	size_t n_pts;
+	double direct_bps; /* k = 0 point, or 0 when not given */
+	size_t curve_line; /* first curve line, for messages */
+	/* Profile section; has_profile false = all defaults below. */
+	bool has_profile;
+	enum sim_io_mode io_mode; /* default unknown */
+	double volume;		  /* bytes per job; 0 = not given */
+	double iops;		  /* default 0 */
+	double mdops;		  /* metadata ops/s in I/O phases, 0 */
+	size_t profile_line;
+};
+
+struct sim_curves {
+	char *path;
+	struct sim_app *apps;
+	size_t n_apps;
+	/* slowdown[victim][disruptor] >= 1; defaults from the DFRA pairwise
+	 * study (SIM.md), overridden by a `victim,disruptor,slowdown`
+	 * section. */
+	double slowdown[SIM_N_CLASSES][SIM_N_CLASSES];
+};
+
+struct sim_job {
+	char *id;
+	size_t app;		   /* index into curves->apps */
+	uint32_t nodes;		   /* node count */
+	double submit, start, end; /* epoch seconds, start < end */
+	double io_seconds;	   /* measured I/O time under static; < 0 when
+				    * not given */
+	size_t line;
+};
+
+struct sim_jobs {
+	char *path;
+	struct sim_job *jobs;
+	size_t n;
+};
+
+/*
+ * Strict CSV loaders (format in SIM.md).  On any bad line they return NULL
+ * with errno EINVAL and err->text listing "FILE:LINE: what" for up to
+ * SIM_MAX_ERRORS bad lines, one per line.  The jobs loader resolves app
+ * names against `curves` (an unknown app is an error on that job line) and
+ * checks that every job has an I/O size: io_seconds, or a volume in its
+ * app's profile.
+ */
+struct sim_curves *sim_curves_load(const char *path, fwd_error_t *err);
+struct sim_curves *sim_curves_parse(FILE *f, const char *name,
+				    fwd_error_t *err);
+void sim_curves_destroy(struct sim_curves *c);
+struct sim_jobs *sim_jobs_load(const char *path, const struct sim_curves *c,
+			       fwd_error_t *err);
+struct sim_jobs *sim_jobs_parse(FILE *f, const char *name,
+				const struct sim_curves *c, fwd_error_t *err);
+void sim_jobs_destroy(struct sim_jobs *j);
+
+/* Time field: seconds (a decimal number) or ISO-8601 UTC
+ * "YYYY-MM-DDTHH:MM:SS[.fff][Z|+00:00]".  0 or -1 (EINVAL). */
+int sim_parse_time(const char *s, double *out);
+
+/* The application's bandwidth alone with k >= 1 forwarders (SIM.md:
+ * linear between points, proportional below the first, flat above the
+ * last) and its best bandwidth with at most k forwarders. */
+double sim_curve_bw(const struct sim_app *a, uint32_t k);
+double sim_curve_best(const struct sim_app *a, uint32_t k);
+double sim_curve_peak(const struct sim_app *a);
+
+enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
+			    uint32_t nodes);
+const char *sim_class_name(enum sim_class c);
+int sim_class_parse(const char *s, enum sim_class *out);
+const char *sim_io_mode_name(enum sim_io_mode m);
+/* Default slowdown table (SIM.md cites each entry). */
+void sim_default_slowdown(double out[SIM_N_CLASSES][SIM_N_CLASSES]);
+
+enum sim_policy_kind {
+	SIM_POLICY_STATIC = 0, /* FFM: every job on its default forwarders */
+	SIM_POLICY_DFRA,       /* the production decision (alloc_decide) */
+	SIM_POLICY_ORACLE,     /* upper bound by multiple-choice knapsack */
+};
+
+struct sim_policy {
+	const char *name; /* label in the report */
+	enum sim_policy_kind kind;
+	const struct policy *policy; /* DFRA only */
+};
+
+struct sim_config {
+	const struct topology *topo;
+	/* Classification thresholds (interference section).  Required. */
+	const struct policy *base;
+	/* Policies to run.  The static baseline is always simulated first,
+	 * whether listed or not; only listed ones are reported. */
+	const struct sim_policy *policies;
+	size_t n_policies;
+	double cores_per_node; /* for core-hours; 0 = 1 */
+	size_t max_series;     /* utilisation samples kept per policy;
+				* 0 = 512 */
+	/* Called about every 1/64 of a run's events; may be NULL. */
+	void (*progress)(void *arg, const char *policy, size_t done,
+			 size_t total);
+	void *progress_arg;
+};
+
+struct sim_job_result {
+	bool placed;	/* enough free nodes at its start (SIM.md) */
+	uint32_t n_f;	/* distinct default forwarders */
+	uint32_t n_fwd; /* forwarders held (oracle: at start) */
+	bool upgraded;	/* action scale or isolate (oracle: got
+			 * extra forwarders at any time) */
+	bool refused;	/* dfra: action refused */
+	double bw;	/* effective bandwidth, bytes/s */
+	double io_time; /* seconds */
+	double speedup; /* static io_time / io_time */
+};
+
+struct sim_sample {
+	double t;
+	double util; /* carried bandwidth / total capacity */
+	double held; /* share of forwarders with a job on them */
+};
+
+struct sim_policy_result {
+	char *name;
+	enum sim_policy_kind kind;
+	struct sim_job_result *jobs; /* parallel to sim_jobs.jobs */
+	double agg_bw_mean; /* time-mean of the sum of job bandwidths */
+	double agg_bw_peak;
+	double io_time_total;
+	double speedup_median, speedup_mean, speedup_max, speedup_min;
+	size_t n_upgraded;
+	double upgraded_share; /* of placed jobs */
+	double upgraded_core_hours;
+	size_t n_refused;
+	double util_mean, held_mean;
+	struct sim_sample *series;
+	size_t n_series;
+	/* Wall-clock seconds this policy's run took (monotonic clock), for
+	 * benchmarks; not part of any report, which stay deterministic. */
+	double elapsed_s;
+};
+
+struct sim_result {
+	size_t n_jobs, n_placed;
+	double t0, t1; /* first start, last end */
+	size_t n_forwarders, n_pool;
+	struct sim_policy_result *pols; /* as listed in the config */
+	size_t n_pols;
+};
+
+/*
+ * Run every policy of the config.  NULL with errno and err on failure
+ * (bad config, a decision error from the allocator, ENOMEM).
+ */
+struct sim_result *sim_run(const struct sim_config *cfg,
+			   const struct sim_curves *c, const struct sim_jobs *j,
+			   fwd_error_t *err);
+void sim_result_destroy(struct sim_result *r);
+
+/*
+ * Oracle core, exposed for tests: choose extra forwarders e[i] in
+ * [0, max_extra[i]] with sum e <= pool maximising sum value[i][e[i]]
+ * (value[i] has max_extra[i] + 1 entries).  Exact dynamic programme;
+ * ties prefer fewer forwarders, then earlier items.  Returns the best sum,
+ * or -1 with errno ENOMEM.
+ */
+double sim_knapsack(const double *const *value, const uint32_t *max_extra,
+		    size_t n, uint32_t pool, uint32_t *e);
+
+/* Reports.  JSON: malloc'd string (NULL with errno).  Table: printed to f.
+ * SVG: written to files in dir (created if missing); 0 or -1 with err. */
+char *sim_result_to_json(const struct sim_result *r, const struct sim_jobs *j,
+			 bool per_job);
+void sim_result_print(const struct sim_result *r, FILE *f);
+int sim_write_svgs(const struct sim_result *r, const char *dir,
+		   fwd_error_t *err);
+
+#endif

@@ -1,0 +1,997 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Simulator: strict CSV parsing (exact messages), curves, knapsack, and
+ * small hand-checked workloads on 4 forwarders with the expected figures
+ * worked out in the comments.
+ *
+ * Topology of every workload: fwd01 serves c[1-8], fwd02 serves c[9-16],
+ * fwd03 and fwd04 are the idle pool; every forwarder carries 1 GB/s.
+ * Placement is contiguous first fit, so the first 4-node job gets c[1-4]
+ * and the second c[5-8]: both on fwd01.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "allocator/sim.h"
+#include "allocator/topology.h"
+#include "policies/policy.h"
+
+#define GB 1e9
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static struct topology *topo4(void)
+{
+	struct topology *t = topo_create();
+	fwd_error_t err;
+	char name[16];
+
+	assert_non_null(t);
+	for (int i = 0; i < 4; i++) {
+		struct topo_forwarder f = {
+			.name = name,
+			.bandwidth_bps = 1 * GB,
+			.group = (char *)"g0",
+			.role = i < 2 ? TOPO_ROLE_SERVICE : TOPO_ROLE_BACKUP,
+		};
+		snprintf(name, sizeof(name), "fwd%02d", i + 1);
+		assert_int_equal(topo_add_forwarder(t, &f, &err), 0);
+	}
+	assert_int_equal(topo_add_compute_nodes(t, "c[1-16]", &err), 0);
+	assert_int_equal(topo_add_mapping(t, "c[1-8]", 0, &err), 0);
+	assert_int_equal(topo_add_mapping(t, "c[9-16]", 1, &err), 0);
+	assert_int_equal(topo_finalize(t, &err), 0);
+	return t;
+}
+
+static struct sim_curves *curves_str(const char *text, fwd_error_t *err)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct sim_curves *c;
+
+	assert_non_null(f);
+	c = sim_curves_parse(f, "c.csv", err);
+	fclose(f);
+	return c;
+}
+
+static struct sim_jobs *jobs_str(const char *text, const struct sim_curves *c,
+				 fwd_error_t *err)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct sim_jobs *j;
+
+	assert_non_null(f);
+	j = sim_jobs_parse(f, "j.csv", c, err);
+	fclose(f);
+	return j;
+}
+
+/* "bw": bandwidth-heavy, scales to 4 forwarders; light class (peak 3 GB/s
+ * is under the 5 GB/s high_bandwidth default). */
+static const char BW_CURVES[] = "app,forwarders,bandwidth_bps\n"
+				"bw,0,0.5e9\n"
+				"bw,1,0.8e9\n"
+				"bw,2,1.6e9\n"
+				"bw,4,3.0e9\n"
+				"app,io_mode,volume,iops,mdops\n"
+				"bw,N-N,8e9,0,0\n";
+
+struct world {
+	struct topology *t;
+	struct policy *p;
+	struct sim_curves *c;
+	struct sim_jobs *j;
+	struct sim_result *r;
+};
+
+static const struct sim_policy STATIC_ORACLE[] = {
+	{"static", SIM_POLICY_STATIC, NULL},
+	{"oracle", SIM_POLICY_ORACLE, NULL},
+};
+
+static void world_run(struct world *w, const char *curves, const char *jobs)
+{
+	fwd_error_t err = {""};
+	struct sim_config cfg = {0};
+
+	w->t = topo4();
+	w->p = policy_defaults();
+	assert_non_null(w->p);
+	w->c = curves_str(curves, &err);
+	if (!w->c)
+		fail_msg("curves: %s", err.text);
+	w->j = jobs_str(jobs, w->c, &err);
+	if (!w->j)
+		fail_msg("jobs: %s", err.text);
+	cfg.topo = w->t;
+	cfg.base = w->p;
+	cfg.policies = STATIC_ORACLE;
+	cfg.n_policies = 2;
+	w->r = sim_run(&cfg, w->c, w->j, &err);
+	if (!w->r)
+		fail_msg("run: %s", err.text);
+}
+
+static void world_free(struct world *w)
+{
+	sim_result_destroy(w->r);
+	sim_jobs_destroy(w->j);
+	sim_curves_destroy(w->c);
+	policy_destroy(w->p);
+	topo_destroy(w->t);
+}
+
+#define assert_near(a, b) \
+	assert_true(fabs((a) - (b)) <= 1e-6 * fmax(1.0, fabs(b)))
+
+/* The oracle's aggregate bandwidth is at least every policy's. */
+static void assert_oracle_best(const struct sim_result *r)
+{
+	const struct sim_policy_result *o = NULL;
+
+	for (size_t i = 0; i < r->n_pols; i++)
+		if (r->pols[i].kind == SIM_POLICY_ORACLE)
+			o = &r->pols[i];
+	assert_non_null(o);
+	for (size_t i = 0; i < r->n_pols; i++)
+		assert_true(o->agg_bw_mean >=
+			    r->pols[i].agg_bw_mean * (1 - 1e-9));
+}
+
+/* ---- parsing ----------------------------------------------------------- */
+
+struct bad_case {
+	const char *name;
+	const char *text;
+	const char *want;
+};
+
+static const struct bad_case bad_curves[] = {
+	{"bad k", "app,forwarders,bandwidth_bps\nx,1,1e9\nx,two,1e9\n",
+	 "c.csv:3: forwarders 'two': not an integer in 0..100000"},
+	{"negative bw", "app,forwarders,bandwidth_bps\nx,1,-5\n",
+	 "c.csv:2: bandwidth_bps '-5': not a positive number of bytes per "
+	 "second"},
+	{"nan", "app,forwarders,bandwidth_bps\nx,1,nan\n",
+	 "c.csv:2: bandwidth_bps 'nan': not a positive number of bytes per "
+	 "second"},
+	{"fields", "# c\napp,forwarders,bandwidth_bps\nx,1\n",
+	 "c.csv:3: expected 3 fields (app,forwarders,bandwidth_bps), got 2"},
+	{"dup k", "app,forwarders,bandwidth_bps\nx,1,1e9\nx,1,2e9\n",
+	 "c.csv:3: app 'x': forwarders 1 given twice"},
+	{"no header", "x,1,1e9\n",
+	 "c.csv:1: data before a header line; the file starts with "
+	 "'app,forwarders,bandwidth_bps'"},
+	{"bad header", "app,k,bw\n",
+	 "c.csv:1: unknown header; expected 'app,forwarders,bandwidth_bps', "
+	 "'app,io_mode,volume,iops,mdops' or 'victim,disruptor,slowdown'"},
+	{"only k0", "app,forwarders,bandwidth_bps\nx,0,1e9\n",
+	 "c.csv:2: app 'x' has no point with forwarders >= 1"},
+	{"mode",
+	 "app,forwarders,bandwidth_bps\nx,1,1e9\n"
+	 "app,io_mode,volume,iops,mdops\nx,N-2,1,0,0\n",
+	 "c.csv:4: io_mode 'N-2': one of N-N, N-1, N-M, 1-1"},
+	{"profile only", "app,io_mode,volume,iops,mdops\ny,N-1,1,0,0\n",
+	 "c.csv:2: app 'y' has a profile but no curve"},
+	{"dup profile",
+	 "app,forwarders,bandwidth_bps\nx,1,1e9\n"
+	 "app,io_mode,volume,iops,mdops\nx,N-N,1,0,0\n"
+	 "x,N-N,2,0,0\n",
+	 "c.csv:5: app 'x': profile already given on line 4"},
+	{"slowdown",
+	 "app,forwarders,bandwidth_bps\nx,1,1e9\n"
+	 "victim,disruptor,slowdown\nlight,n-1,0.5\n",
+	 "c.csv:4: slowdown '0.5': not a number >= 1"},
+	{"class", "victim,disruptor,slowdown\nheavy,n-1,2\n",
+	 "c.csv:2: victim 'heavy': one of light, iops, bandwidth, metadata, "
+	 "n-1"},
+	{"quote", "app,forwarders,bandwidth_bps\n\"x\",1,1e9\n",
+	 "c.csv:2: quoted fields are not supported"},
+	{"empty", "# nothing\n\n",
+	 "c.csv: no curves (expected a "
+	 "'app,forwarders,bandwidth_bps' section)"},
+	{"several", "app,forwarders,bandwidth_bps\nx,1,a\ny,b,1\nz,1,1\n",
+	 "c.csv:2: bandwidth_bps 'a': not a positive number of bytes per "
+	 "second\nc.csv:3: forwarders 'b': not an integer in 0..100000"},
+};
+
+static void test_curves_errors(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_curves) / sizeof(bad_curves[0]);
+	     i++) {
+		fwd_error_t err = {""};
+		struct sim_curves *c = curves_str(bad_curves[i].text, &err);
+
+		if (c)
+			fail_msg("%s: accepted", bad_curves[i].name);
+		if (strcmp(err.text, bad_curves[i].want))
+			fail_msg("%s:\n want: %s\n got:  %s",
+				 bad_curves[i].name, bad_curves[i].want,
+				 err.text);
+	}
+}
+
+static const char JOB_CURVES[] =
+	"app,forwarders,bandwidth_bps\nbw,1,1e9\nnovol,1,1e9\n"
+	"app,io_mode,volume,iops,mdops\nbw,N-N,1e10,0,0\n";
+
+static const struct bad_case bad_jobs[] = {
+	{"header", "id,app\n",
+	 "j.csv:1: expected the header 'job_id,app,nodes,submit,start,end' "
+	 "or 'job_id,app,nodes,submit,start,end,io_seconds'"},
+	{"nodes",
+	 "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10\n"
+	 "j2,bw,0,0,0,10\n",
+	 "j.csv:3: nodes '0': not a positive node count"},
+	{"app", "job_id,app,nodes,submit,start,end\nj1,wrf,4,0,0,10\n",
+	 "j.csv:2: app 'wrf' has no curve in c.csv"},
+	{"order", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,20,10\n",
+	 "j.csv:2: end '10' is not after start '20'"},
+	{"submit", "job_id,app,nodes,submit,start,end\nj1,bw,4,5,1,10\n",
+	 "j.csv:2: start '1' is before submit '5'"},
+	{"time",
+	 "job_id,app,nodes,submit,start,end\n"
+	 "j1,bw,4,0,2024-13-01T00:00:00Z,10\n",
+	 "j.csv:2: start '2024-13-01T00:00:00Z': not seconds or ISO-8601 "
+	 "UTC (2024-05-01T10:00:00Z)"},
+	{"dup",
+	 "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10\n"
+	 "j1,bw,4,0,0,10\n",
+	 "j.csv:3: job_id 'j1' already used on line 2"},
+	{"io",
+	 "job_id,app,nodes,submit,start,end,io_seconds\n"
+	 "j1,bw,4,0,0,10,x\n",
+	 "j.csv:2: io_seconds 'x': not a positive number"},
+	{"io long",
+	 "job_id,app,nodes,submit,start,end,io_seconds\n"
+	 "j1,bw,4,0,0,10,11\n",
+	 "j.csv:2: io_seconds '11' is longer than the job (10 s)"},
+	{"no size",
+	 "job_id,app,nodes,submit,start,end,io_seconds\n"
+	 "j1,novol,4,0,0,10,\n",
+	 "j.csv:2: job 'j1': no io_seconds and app 'novol' has no volume "
+	 "in c.csv"},
+	{"fields", "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0\n",
+	 "j.csv:2: expected 6 fields (job_id,app,nodes,submit,start,end), "
+	 "got 5"},
+	{"none", "job_id,app,nodes,submit,start,end\n", "j.csv: no jobs"},
+	{"too many",
+	 "job_id,app,nodes,submit,start,end\nj1,bw,4,0,0,10,1,2,3,4,5\n",
+	 "j.csv:2: expected 6 fields (job_id,app,nodes,submit,start,end), "
+	 "got 11"},
+};
+
+static void test_jobs_errors(void **state)
+{
+	fwd_error_t err = {""};
+	struct sim_curves *c = curves_str(JOB_CURVES, &err);
+
+	(void)state;
+	assert_non_null(c);
+	for (size_t i = 0; i < sizeof(bad_jobs) / sizeof(bad_jobs[0]); i++) {
+		struct sim_jobs *j;
+
+		err.text[0] = '\0';
+		j = jobs_str(bad_jobs[i].text, c, &err);
+		if (j)
+			fail_msg("%s: accepted", bad_jobs[i].name);
+		if (strcmp(err.text, bad_jobs[i].want))
+			fail_msg("%s:\n want: %s\n got:  %s", bad_jobs[i].name,
+				 bad_jobs[i].want, err.text);
+	}
+	sim_curves_destroy(c);
+}
+
+/* More bad lines than fit are counted, not silently dropped. */
+static void test_jobs_many_errors(void **state)
+{
+	fwd_error_t err = {""};
+	struct sim_curves *c = curves_str(JOB_CURVES, &err);
+	char text[4096] = "job_id,app,nodes,submit,start,end\n";
+	struct sim_jobs *j;
+
+	(void)state;
+	for (int i = 0; i < 30; i++)
+		strcat(text, "j,bw,x,0,0,1\n");
+	j = jobs_str(text, c, &err);
+	assert_null(j);
+	assert_non_null(strstr(err.text, "j.csv:2: nodes 'x': not a positive "
+					 "node count\nj.csv:3: "));
+	assert_non_null(strstr(err.text,
+			       "\nj.csv:21: nodes 'x': not a "
+			       "positive node count\n(stopped reading "
+			       "after 20 bad lines)"));
+	sim_curves_destroy(c);
+}
+
+static void test_jobs_ok(void **state)
+{
+	fwd_error_t err = {""};
+	struct sim_curves *c = curves_str(JOB_CURVES, &err);
+	struct sim_jobs *j;
+
+	(void)state;
+	assert_non_null(c);
+	j = jobs_str("# trace\r\njob_id,app,nodes,submit,start,end,io_seconds"
+		     "\r\n\r\nj1, bw ,4,2024-05-01T10:00:00Z,"
+		     "2024-05-01T10:00:30Z,1714557660,\n"
+		     "j2,novol,2,0,0,10.5,2.5\n",
+		     c, &err);
+	if (!j)
+		fail_msg("%s", err.text);
+	assert_int_equal(j->n, 2);
+	assert_string_equal(j->jobs[0].id, "j1");
+	assert_int_equal(j->jobs[0].app, 0);
+	assert_near(j->jobs[0].submit, 1714557600.0);
+	assert_near(j->jobs[0].start, 1714557630.0);
+	assert_near(j->jobs[0].end, 1714557660.0);
+	assert_true(j->jobs[0].io_seconds < 0);
+	assert_int_equal(j->jobs[1].app, 1);
+	assert_near(j->jobs[1].io_seconds, 2.5);
+	assert_int_equal(j->jobs[1].line, 5);
+	sim_jobs_destroy(j);
+	sim_curves_destroy(c);
+}
+
+struct time_case {
+	const char *in;
+	int rv;
+	double want;
+};
+
+static const struct time_case time_cases[] = {
+	{"0", 0, 0},
+	{"1714557600", 0, 1714557600},
+	{"12.5", 0, 12.5},
+	{"2024-05-01T10:00:00Z", 0, 1714557600},
+	{"2024-05-01T10:00:00", 0, 1714557600},
+	{"2024-05-01T10:00:00+00:00", 0, 1714557600},
+	{"2024-05-01T10:00:00.25Z", 0, 1714557600.25},
+	{"2024-02-29T00:00:00Z", 0, 1709164800},
+	{"2024-05-01T10:00:00+02:00", -1, 0}, /* only UTC */
+	{"2024-05-01T10:00:00.Z", -1, 0},
+	{"2024-05-01T25:00:00Z", -1, 0},
+	{"2024-05-01 10:00:00", -1, 0},
+	{"-5", -1, 0},
+	{"1e400", -1, 0},
+	{"0x10", -1, 0},
+	{"", -1, 0},
+	{"10s", -1, 0},
+};
+
+static void test_parse_time(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]);
+	     i++) {
+		double v = -1;
+		int rv = sim_parse_time(time_cases[i].in, &v);
+
+		if (rv != time_cases[i].rv)
+			fail_msg("'%s': rv %d, want %d", time_cases[i].in, rv,
+				 time_cases[i].rv);
+		if (rv == 0 && fabs(v - time_cases[i].want) > 1e-6)
+			fail_msg("'%s': %.3f, want %.3f", time_cases[i].in, v,
+				 time_cases[i].want);
+	}
+}
+
+static void test_curve_shape(void **state)
+{
+	fwd_error_t err = {""};
+	struct sim_curves *c = curves_str("app,forwarders,bandwidth_bps\n"
+					  "a,2,2e9\na,4,3e9\na,6,2.5e9\n",
+					  &err);
+	const struct sim_app *a;
+
+	(void)state;
+	assert_non_null(c);
+	a = &c->apps[0];
+	assert_near(sim_curve_bw(a, 1), 1e9);	/* proportional below */
+	assert_near(sim_curve_bw(a, 3), 2.5e9); /* linear between */
+	assert_near(sim_curve_bw(a, 5), 2.75e9);
+	assert_near(sim_curve_bw(a, 9), 2.5e9); /* flat above */
+	assert_near(sim_curve_best(a, 6), 3e9); /* never worse with more */
+	assert_near(sim_curve_peak(a), 3e9);
+	sim_curves_destroy(c);
+}
+
+struct ks_case {
+	const char *name;
+	size_t n;
+	uint32_t pool;
+	uint32_t max[3];
+	double v[3][4];
+	double best;
+	uint32_t e[3];
+};
+
+static const struct ks_case ks_cases[] = {
+	/* concave items: the second unit is worth more on item 0 */
+	{"split", 2, 2, {2, 2}, {{0, 5, 6}, {0, 4, 5}}, 9, {1, 1}},
+	/* all to one: a threshold item (nothing until 3 extras) */
+	{"threshold", 2, 3, {3, 1}, {{1, 1, 1, 10}, {0, 4}}, 10, {3, 0}},
+	/* ties prefer fewer forwarders */
+	{"tie", 2, 3, {2, 2}, {{0, 3, 3}, {0, 2, 2}}, 5, {1, 1}},
+	/* pool 0: everyone keeps the defaults */
+	{"empty pool",
+	 3,
+	 0,
+	 {2, 1, 1},
+	 {{1, 2, 3}, {1, 5}, {2, 9}},
+	 4,
+	 {0, 0, 0}},
+	/* three items, pool 2: 9 (item 2) + 3 (item 0) */
+	{"three",
+	 3,
+	 2,
+	 {2, 1, 1},
+	 {{1, 3, 4}, {1, 2}, {2, 9}},
+	 3 + 1 + 9,
+	 {1, 0, 1}},
+};
+
+static void test_knapsack(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(ks_cases) / sizeof(ks_cases[0]); i++) {
+		const struct ks_case *k = &ks_cases[i];
+		const double *v[3] = {k->v[0], k->v[1], k->v[2]};
+		uint32_t e[3] = {9, 9, 9};
+		double best = sim_knapsack(v, k->max, k->n, k->pool, e);
+
+		if (fabs(best - k->best) > 1e-9)
+			fail_msg("%s: best %g, want %g", k->name, best,
+				 k->best);
+		for (size_t j = 0; j < k->n; j++)
+			if (e[j] != k->e[j])
+				fail_msg("%s: e[%zu] = %u, want %u", k->name, j,
+					 e[j], k->e[j]);
+	}
+}
+
+/* ---- workloads ---------------------------------------------------------- */
+
+/*
+ * Two "bw" jobs of 4 nodes, both on fwd01 for [0, 100).
+ * static: each asks curve(1) = 0.8 GB/s; fwd01 is asked 1.6 GB/s for 1 GB/s
+ *   so each gets 0.8 * 1/1.6 = 0.5 GB/s; I/O time = 8e9 / 0.5e9 = 16 s;
+ *   aggregate 1.0 GB/s; utilisation 1 GB/s of 4 = 25 %; held 1 of 4.
+ * oracle: pool 2; each wants up to 3 extras (peak at k = 4), capped at 2.
+ *   values: e=0 0.8, e=1 1.6, e=2 curve(3) = 2.3 GB/s.  Splits: (2,0) 3.1,
+ *   (1,1) 3.2, (0,2) 3.1 -> (1,1): each 1.6 GB/s, 8e9 / 1.6e9 = 5 s,
+ *   speed-up 16 / 5 = 3.2, aggregate 3.2 GB/s, both upgraded (2 forwarders
+ *   each), core-hours 4 nodes * 100 s / 3600 * 2 jobs = 0.2222.
+ */
+static void test_two_share(void **state)
+{
+	struct world w = {0};
+	const struct sim_policy_result *st, * or ;
+
+	(void)state;
+	world_run(&w, BW_CURVES,
+		  "job_id,app,nodes,submit,start,end\n"
+		  "a,bw,4,0,0,100\nb,bw,4,0,0,100\n");
+	st = &w.r->pols[0];
+	or = &w.r->pols[1];
+	assert_int_equal(w.r->n_placed, 2);
+	assert_int_equal(w.r->n_pool, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(st->jobs[i].n_f, 1);
+		assert_int_equal(st->jobs[i].n_fwd, 1);
+		assert_near(st->jobs[i].bw, 0.5 * GB);
+		assert_near(st->jobs[i].io_time, 16.0);
+		assert_near(st->jobs[i].speedup, 1.0);
+		assert_near(or->jobs[i].bw, 1.6 * GB);
+		assert_near(or->jobs[i].io_time, 5.0);
+		assert_near(or->jobs[i].speedup, 3.2);
+		assert_int_equal(or->jobs[i].n_fwd, 2);
+		assert_true(or->jobs[i].upgraded);
+	}
+	assert_near(st->agg_bw_mean, 1.0 * GB);
+	assert_near(st->io_time_total, 32.0);
+	assert_near(st->util_mean, 0.25);
+	assert_near(st->held_mean, 0.25);
+	assert_int_equal(st->n_upgraded, 0);
+	assert_near(or->agg_bw_mean, 3.2 * GB);
+	assert_near(or->speedup_median, 3.2);
+	assert_near(or->speedup_max, 3.2);
+	assert_int_equal(or->n_upgraded, 2);
+	assert_near(or->upgraded_share, 1.0);
+	assert_near(or->upgraded_core_hours, 2 * 4 * 100 / 3600.0);
+	/* held: fwd01 plus 2 extras = 3 of 4 */
+	assert_near(or->held_mean, 0.75);
+	assert_near(or->util_mean, 3.2 / 4);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/*
+ * Overlapping in time: a [0, 100), b [50, 150), both 4 nodes on fwd01.
+ * static: a alone 0.8 GB/s for 50 s, then 0.5 GB/s for 50 s:
+ *   integral dt/bw = 50/0.8e9 + 50/0.5e9 = 162.5e-9; uniform I/O over the
+ *   100 s run: io = 8e9 * 162.5e-9 / 100 = 13.0 s (b the same, mirrored).
+ *   aggregate = (50*0.8 + 50*1.0 + 50*0.8) / 150 = 0.8667 GB/s.
+ * oracle: alone 2.3 GB/s (2 extras), together 1.6 each:
+ *   a: 8e9 * (50/2.3e9 + 50/1.6e9) / 100 = 4.2391 s; speed-up 3.0667;
+ *   aggregate = (50*2.3 + 50*3.2 + 50*2.3) / 150 = 2.6 GB/s.
+ */
+static void test_overlap(void **state)
+{
+	struct world w = {0};
+	const struct sim_policy_result *st, * or ;
+	double a_or = 8e9 * (50 / 2.3e9 + 50 / 1.6e9) / 100;
+
+	(void)state;
+	world_run(&w, BW_CURVES,
+		  "job_id,app,nodes,submit,start,end\n"
+		  "a,bw,4,0,0,100\nb,bw,4,0,50,150\n");
+	st = &w.r->pols[0];
+	or = &w.r->pols[1];
+	assert_near(st->jobs[0].io_time, 13.0);
+	assert_near(st->jobs[1].io_time, 13.0);
+	assert_near(st->agg_bw_mean, 130e9 / 150);
+	assert_near(st->agg_bw_peak, 1.0 * GB);
+	assert_near(or->jobs[0].io_time, a_or);
+	assert_near(or->jobs[1].io_time, a_or);
+	assert_near(or->jobs[0].speedup, 13.0 / a_or);
+	assert_near(or->agg_bw_mean, 2.6 * GB);
+	assert_near(or->agg_bw_peak, 3.2 * GB);
+	/* a starts alone and gets both extras */
+	assert_int_equal(or->jobs[0].n_fwd, 3);
+	assert_int_equal(or->jobs[1].n_fwd, 2);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/*
+ * io_seconds is the static baseline, scaled by the bandwidth ratio.
+ * Same pair as test_two_share, a with io_seconds 20:
+ *   static: 20 s exactly; oracle: 20 * (100/1.6e9) / (100/0.5e9) = 6.25 s.
+ *   b has no io_seconds: from its volume, 16 s and 5 s as before.
+ */
+static void test_io_seconds(void **state)
+{
+	struct world w = {0};
+
+	(void)state;
+	world_run(&w, BW_CURVES,
+		  "job_id,app,nodes,submit,start,end,io_seconds\n"
+		  "a,bw,4,0,0,100,20\nb,bw,4,0,0,100,\n");
+	assert_near(w.r->pols[0].jobs[0].io_time, 20.0);
+	assert_near(w.r->pols[1].jobs[0].io_time, 6.25);
+	assert_near(w.r->pols[1].jobs[0].speedup, 3.2);
+	assert_near(w.r->pols[0].jobs[1].io_time, 16.0);
+	assert_near(w.r->pols[1].jobs[1].io_time, 5.0);
+	assert_near(w.r->pols[0].io_time_total, 36.0);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/*
+ * Interference: an N-1 job (disruptive: N-1 with 4 > n1_min_nodes nodes,
+ * the policy sets 2) and an IOPS-heavy small job (vulnerable: 5000 > 1000
+ * IOPS) on fwd01.  Demand 0.2 + 0.1 GB/s fits in 1 GB/s, so no sharing
+ * loss; the victim is slowed by slowdown[iops][n-1] = 50 (APT next to
+ * AWP in the DFRA study): 0.1e9 / 50 = 2 MB/s, 1e8 B takes 50 s.  The N-1
+ * job is not slowed by the small one (slowdown[n-1][iops] = 1): 0.2 GB/s,
+ * 2e9 / 0.2e9 = 10 s.
+ * oracle: neither gains from extras (flat curves); no interference:
+ *   small 1e8 / 0.1e9 = 1 s (speed-up 50), n1 10 s; aggregate 0.3 GB/s vs
+ *   static 0.202 GB/s.
+ * Third job "late" [100, 200) on fwd01 alone: nothing to interfere with,
+ * 1e8 / 0.1e9 = 1 s under both.
+ */
+static void test_interference(void **state)
+{
+	static const char curves[] = "app,forwarders,bandwidth_bps\n"
+				     "n1,1,0.2e9\nsmall,1,0.1e9\n"
+				     "app,io_mode,volume,iops,mdops\n"
+				     "n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
+	struct world w = {0};
+	const struct sim_policy_result *st, * or ;
+	fwd_error_t err = {""};
+	struct sim_config cfg = {0};
+
+	(void)state;
+	w.t = topo4();
+	w.p = policy_defaults();
+	w.p->decision.interference.n1_min_nodes = 2;
+	w.c = curves_str(curves, &err);
+	assert_non_null(w.c);
+	w.j = jobs_str("job_id,app,nodes,submit,start,end\n"
+		       "n,n1,4,0,0,100\ns,small,2,0,0,100\n"
+		       "late,small,2,0,100,200\n",
+		       w.c, &err);
+	assert_non_null(w.j);
+	assert_int_equal(sim_classify(w.p, &w.c->apps[0], 4), SIM_CLASS_N1);
+	assert_int_equal(sim_classify(w.p, &w.c->apps[0], 2), SIM_CLASS_LIGHT);
+	assert_int_equal(sim_classify(w.p, &w.c->apps[1], 2), SIM_CLASS_IOPS);
+	cfg.topo = w.t;
+	cfg.base = w.p;
+	cfg.policies = STATIC_ORACLE;
+	cfg.n_policies = 2;
+	w.r = sim_run(&cfg, w.c, w.j, &err);
+	if (!w.r)
+		fail_msg("%s", err.text);
+	st = &w.r->pols[0];
+	or = &w.r->pols[1];
+	assert_near(st->jobs[0].io_time, 10.0);
+	assert_near(st->jobs[1].bw, 2e6);
+	assert_near(st->jobs[1].io_time, 50.0);
+	assert_near(st->jobs[2].io_time, 1.0);
+	assert_near(or->jobs[1].io_time, 1.0);
+	assert_near(or->jobs[1].speedup, 50.0);
+	assert_near(or->jobs[0].speedup, 1.0);
+	assert_near(or->speedup_median, 1.0);
+	assert_near(or->speedup_max, 50.0);
+	assert_near(or->speedup_mean, 52.0 / 3);
+	assert_int_equal(or->n_upgraded, 0);
+	/* span [0, 200): (100 * 0.202 + 100 * 0.1) / 200 */
+	assert_near(st->agg_bw_mean, (100 * 0.202e9 + 100 * 0.1e9) / 200);
+	assert_near(or->agg_bw_mean, (100 * 0.3e9 + 100 * 0.1e9) / 200);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/*
+ * Placement: contiguous first fit, fragmented when no run is long enough,
+ * not placed when the machine is full.
+ *   a 4 [0,100) c1-c4; b 4 [0,50) c5-c8; c 4 [0,100) c9-c12;
+ *   d 6 at 60: free c5-c8 and c13-c16, no run of 6: takes c5-c8 (fwd01)
+ *     and c13-c14 (fwd02): 2 default forwarders, weights 4/6 and 2/6;
+ *   e 8 at 70: 2 free nodes left: not placed.
+ * static bandwidths (bw app, 8e9 B): d asks curve(2) = 1.6 GB/s, 1.0667 on
+ * fwd01 (with a, 0.8: demand 1.8667 -> share 0.5357) and 0.5333 on fwd02
+ * (with c, 0.8: 1.3333 -> 0.75): bw = 1.6 * min(0.5357, 0.75) = 0.857 GB/s.
+ */
+static void test_placement(void **state)
+{
+	struct world w = {0};
+	const struct sim_policy_result *st;
+	double share1 = 1.0 / (0.8 + 1.6 * 4 / 6);
+
+	(void)state;
+	world_run(&w, BW_CURVES,
+		  "job_id,app,nodes,submit,start,end\n"
+		  "a,bw,4,0,0,100\nb,bw,4,0,0,50\nc,bw,4,0,0,100\n"
+		  "d,bw,6,0,60,100\ne,bw,8,0,70,80\n");
+	st = &w.r->pols[0];
+	assert_int_equal(w.r->n_placed, 4);
+	assert_false(st->jobs[4].placed);
+	assert_int_equal(st->jobs[2].n_f, 1);
+	assert_int_equal(st->jobs[3].n_f, 2);
+	assert_near(st->jobs[3].bw, 1.6e9 * share1);
+	/* a: [0,50) shares fwd01 with b (0.5), [50,60) alone (0.8), [60,100)
+	 * with d: 0.8 * share1 */
+	assert_near(st->jobs[0].io_time,
+		    8e9 * (50 / 0.5e9 + 10 / 0.8e9 + 40 / (0.8e9 * share1)) /
+			    100);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/* ---- dfra: the production decision ------------------------------------- */
+
+/* A policy under which these small jobs qualify: V_min 1 GB, N_min 1, no
+ * reserve, a job may take the whole pool. */
+static struct policy *small_policy(void)
+{
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	p->decision.scale.min_volume = 1000000000ULL;
+	p->decision.scale.min_io_nodes = 1;
+	p->decision.caps.reserve = 0;
+	p->decision.caps.max_pool_share = 1.0;
+	return p;
+}
+
+static const struct sim_policy ALL3[] = {
+	{"static", SIM_POLICY_STATIC, NULL},
+	{"dfra", SIM_POLICY_DFRA, NULL}, /* policy set by run_all */
+	{"oracle", SIM_POLICY_ORACLE, NULL},
+};
+
+static void run_all(struct world *w, struct policy *p, const char *curves,
+		    const char *jobs)
+{
+	struct sim_policy pols[3];
+	struct sim_config cfg = {0};
+	fwd_error_t err = {""};
+
+	memcpy(pols, ALL3, sizeof(pols));
+	pols[1].policy = p;
+	w->t = topo4();
+	w->p = p;
+	w->c = curves_str(curves, &err);
+	if (!w->c)
+		fail_msg("curves: %s", err.text);
+	w->j = jobs_str(jobs, w->c, &err);
+	if (!w->j)
+		fail_msg("jobs: %s", err.text);
+	cfg.topo = w->t;
+	cfg.base = p;
+	cfg.policies = pols;
+	cfg.n_policies = 3;
+	w->r = sim_run(&cfg, w->c, w->j, &err);
+	if (!w->r)
+		fail_msg("run: %s", err.text);
+}
+
+/*
+ * One "bw" job alone, 4 nodes on fwd01.  S = ceil(N_io * B_c / B_f) =
+ * ceil(4 * (3e9 / 4) / 1e9) = 3 > N_f = 1: scale, fwd01 + 2 private extras
+ * (fwd03, fwd04); balanced blocks 2, 1, 1 nodes.  It asks curve(3) =
+ * 2.3 GB/s, half of it through fwd01: 1.15 GB/s for 1 GB/s there, so it
+ * gets 2.3 * 1/1.15 = 2.0 GB/s: 8e9 / 2e9 = 4 s against static 8e9 / 0.8e9
+ * = 10 s, speed-up 2.5.  Oracle: 2 extras, 2.3 GB/s, 3.478 s.
+ */
+static void test_dfra_scale(void **state)
+{
+	struct world w = {0};
+	const struct sim_policy_result *st, *df, * or ;
+
+	(void)state;
+	run_all(&w, small_policy(), BW_CURVES,
+		"job_id,app,nodes,submit,start,end\na,bw,4,0,0,100\n");
+	st = &w.r->pols[0];
+	df = &w.r->pols[1];
+	or = &w.r->pols[2];
+	assert_near(st->jobs[0].io_time, 10.0);
+	assert_int_equal(df->jobs[0].n_fwd, 3);
+	assert_true(df->jobs[0].upgraded);
+	assert_near(df->jobs[0].bw, 2.0 * GB);
+	assert_near(df->jobs[0].io_time, 4.0);
+	assert_near(df->speedup_max, 2.5);
+	assert_int_equal(df->n_upgraded, 1);
+	assert_near(df->upgraded_core_hours, 4 * 100 / 3600.0);
+	assert_int_equal(df->n_refused, 0);
+	/* held: 3 of 4 forwarders */
+	assert_near(df->held_mean, 0.75);
+	assert_near(or->jobs[0].io_time, 8e9 / 2.3e9);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/*
+ * Two "bw" jobs start together on fwd01.  The batch grants a first (equal
+ * gains, input order): fwd01 + fwd03 + fwd04; the pool is then empty and
+ * b's scale is refused, b stays on fwd01.  fwd01 carries a's half of
+ * 2.3 GB/s and b's 0.8: 1.95 GB/s for 1, share 1/1.95:
+ *   a = 2.3/1.95 = 1.1795 GB/s, 8e9 / that = 6.783 s (speed-up 2.359);
+ *   b = 0.8/1.95 = 0.4103 GB/s, 19.5 s (speed-up 0.8205: b loses, its
+ *   default forwarder now also carries half of a);
+ *   aggregate 3.1/1.95 = 1.5897 GB/s (static 1.0, oracle 3.2).
+ */
+static void test_dfra_pool_exhausted(void **state)
+{
+	struct world w = {0};
+	const struct sim_policy_result *df;
+
+	(void)state;
+	run_all(&w, small_policy(), BW_CURVES,
+		"job_id,app,nodes,submit,start,end\n"
+		"a,bw,4,0,0,100\nb,bw,4,0,0,100\n");
+	df = &w.r->pols[1];
+	assert_true(df->jobs[0].upgraded);
+	assert_false(df->jobs[1].upgraded);
+	assert_true(df->jobs[1].refused);
+	assert_int_equal(df->n_refused, 1);
+	assert_int_equal(df->jobs[1].n_fwd, 1);
+	assert_near(df->jobs[0].io_time, 8e9 / (2.3e9 / 1.95));
+	assert_near(df->jobs[1].io_time, 19.5);
+	assert_near(df->jobs[1].speedup, 16.0 / 19.5);
+	assert_near(df->agg_bw_mean, 3.1e9 / 1.95);
+	assert_near(df->upgraded_share, 0.5);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+static const char IF_CURVES[] = "app,forwarders,bandwidth_bps\n"
+				"n1,1,0.2e9\nsmall,1,0.1e9\n"
+				"app,io_mode,volume,iops,mdops\n"
+				"n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
+
+/*
+ * The interference pair of test_interference under dfra: the N-1 job is
+ * disruptive (4 > n1_min_nodes 2) and gets max(S, N_f) = 1 private
+ * forwarder (fwd03); the small job then has no disruptive neighbour and
+ * stays on fwd01.  Nothing shares: n1 10 s, small 1e8 / 0.1e9 = 1 s
+ * (speed-up 50 over static's 50 s), aggregate 0.3 GB/s = the oracle's.
+ * With reserve 2 the pool has no room: n1's isolation is refused (action
+ * refused) and it stays on fwd01; the small job, vulnerable next to a
+ * disruptive neighbour, asks for isolation too and is refused as well.
+ * Both stay on fwd01 and dfra equals static.
+ */
+static void test_dfra_isolate(void **state)
+{
+	const char *jobs = "job_id,app,nodes,submit,start,end\n"
+			   "n,n1,4,0,0,100\ns,small,2,0,0,100\n";
+	struct world w = {0};
+	struct policy *p = small_policy();
+	const struct sim_policy_result *df;
+
+	(void)state;
+	p->decision.interference.n1_min_nodes = 2;
+	run_all(&w, p, IF_CURVES, jobs);
+	df = &w.r->pols[1];
+	assert_true(df->jobs[0].upgraded);
+	assert_int_equal(df->jobs[0].n_fwd, 1);
+	assert_false(df->jobs[1].upgraded);
+	assert_near(df->jobs[0].io_time, 10.0);
+	assert_near(df->jobs[1].io_time, 1.0);
+	assert_near(df->jobs[1].speedup, 50.0);
+	assert_near(df->agg_bw_mean, 0.3e9);
+	assert_near(df->agg_bw_mean, w.r->pols[2].agg_bw_mean);
+	assert_oracle_best(w.r);
+	world_free(&w);
+
+	memset(&w, 0, sizeof(w));
+	p = small_policy();
+	p->decision.interference.n1_min_nodes = 2;
+	p->decision.caps.reserve = 2;
+	run_all(&w, p, IF_CURVES, jobs);
+	df = &w.r->pols[1];
+	assert_true(df->jobs[0].refused);
+	assert_true(df->jobs[1].refused);
+	assert_int_equal(df->n_refused, 2);
+	assert_int_equal(df->n_upgraded, 0);
+	assert_near(df->jobs[1].io_time, 50.0);
+	assert_near(df->agg_bw_mean, w.r->pols[0].agg_bw_mean);
+	assert_oracle_best(w.r);
+	world_free(&w);
+}
+
+/*
+ * The oracle bound on random small workloads: 300 traces of 2 to 8 jobs of
+ * random size and time on the 4-forwarder machine, random curves and
+ * classes, random caps; the oracle's aggregate bandwidth must be at least
+ * static's and dfra's on every one.
+ */
+static uint64_t prng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	prng ^= prng << 13;
+	prng ^= prng >> 7;
+	prng ^= prng << 17;
+	return (uint32_t)(prng % n);
+}
+
+static void test_oracle_bound_random(void **state)
+{
+	static const char *const modes[] = {"N-N", "N-1", "1-1", "N-M"};
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		char curves[2048], jobs[2048];
+		size_t cl = 0, jl = 0;
+		struct world w = {0};
+		struct policy *p = small_policy();
+		int n_apps = 1 + (int)rnd(3), n_jobs = 2 + (int)rnd(7);
+
+		p->decision.interference.n1_min_nodes = 2;
+		p->decision.caps.reserve = rnd(3);
+		p->decision.caps.max_pool_share = (1 + rnd(4)) / 4.0;
+		p->decision.caps.max_forwarders_per_job = 1 + rnd(4);
+		cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+				       "app,forwarders,bandwidth_bps\n");
+		for (int a = 0; a < n_apps; a++) {
+			double bw = 0;
+
+			for (int k = 1; k <= 4; k++) {
+				/* may also fall: measured curves do */
+				bw += (rnd(9) - 2) * 0.2e9;
+				if (bw < 0.05e9)
+					bw = 0.05e9;
+				cl += (size_t)snprintf(
+					curves + cl, sizeof(curves) - cl,
+					"a%d,%d,%.0f\n", a, k, bw);
+			}
+		}
+		cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+				       "app,io_mode,volume,iops,mdops\n");
+		for (int a = 0; a < n_apps; a++)
+			cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+					       "a%d,%s,%u,%u,%u\n", a,
+					       modes[rnd(4)],
+					       (1 + rnd(20)) * 1000000000u,
+					       rnd(3) * 1000, rnd(3) * 300);
+		jl += (size_t)snprintf(jobs + jl, sizeof(jobs) - jl,
+				       "job_id,app,nodes,submit,start,end\n");
+		for (int i = 0; i < n_jobs; i++) {
+			uint32_t start = rnd(50) * 10;
+
+			jl += (size_t)snprintf(jobs + jl, sizeof(jobs) - jl,
+					       "j%d,a%u,%u,0,%u,%u\n", i,
+					       rnd((uint32_t)n_apps),
+					       1 + rnd(8), start,
+					       start + 10 + rnd(30) * 10);
+		}
+		run_all(&w, p, curves, jobs);
+		for (size_t k = 0; k < 2; k++) {
+			if (w.r->pols[2].agg_bw_mean <
+			    w.r->pols[k].agg_bw_mean * (1 - 1e-9))
+				fail_msg(
+					"round %d: oracle %.6g < %s %.6g\n%s%s",
+					round, w.r->pols[2].agg_bw_mean,
+					w.r->pols[k].name,
+					w.r->pols[k].agg_bw_mean, curves, jobs);
+		}
+		world_free(&w);
+	}
+}
+
+/* The report renders: JSON fields and SVG files. */
+static void test_report(void **state)
+{
+	struct world w = {0};
+	char dir[] = "/tmp/test_sim.XXXXXX";
+	fwd_error_t err;
+	char *json;
+	char path[64];
+	FILE *f;
+
+	(void)state;
+	world_run(&w, BW_CURVES,
+		  "job_id,app,nodes,submit,start,end\n"
+		  "a,bw,4,0,0,100\nb,bw,4,0,0,100\n");
+	json = sim_result_to_json(w.r, w.j, true);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"name\": \"oracle\""));
+	assert_non_null(
+		strstr(json, "\"aggregate_bandwidth_bps\": 3200000000"));
+	assert_non_null(strstr(json, "\"job_id\": \"b\""));
+	free(json);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sim_write_svgs(w.r, dir, &err), 0);
+	snprintf(path, sizeof(path), "%s/speedup.svg", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fclose(f);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/utilisation.svg", dir);
+	assert_int_equal(unlink(path), 0);
+	rmdir(dir);
+	world_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_curves_errors),
+		cmocka_unit_test(test_jobs_errors),
+		cmocka_unit_test(test_jobs_many_errors),
+		cmocka_unit_test(test_jobs_ok),
+		cmocka_unit_test(test_parse_time),
+		cmocka_unit_test(test_curve_shape),
+		cmocka_unit_test(test_knapsack),
+		cmocka_unit_test(test_two_share),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_io_seconds),
+		cmocka_unit_test(test_interference),
+		cmocka_unit_test(test_placement),
+		cmocka_unit_test(test_dfra_scale),
+		cmocka_unit_test(test_dfra_pool_exhausted),
+		cmocka_unit_test(test_dfra_isolate),
+		cmocka_unit_test(test_oracle_bound_random),
+		cmocka_unit_test(test_report),
+	};
+
+	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
+}
