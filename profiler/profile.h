@@ -206,9 +206,12 @@ int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
 void profile_jobrow_free(struct profile_jobrow *row);
 
 /*
- * Store s as job_id's summary in job_io (source 'traces'; upsert; the
- * columns other components own -- forwarders_held,
- * bandwidth_achieved_bps, metadata_queue -- are kept).
+ * Store s as job_id's summary in job_io (source 'traces'; upsert).
+ * forwarders_held = the distinct forwarders the allocations ledger gave
+ * the job (not shadow decisions; an earlier value is kept when the ledger
+ * has none), bandwidth_achieved_bps = its bandwidth in I/O phases, the
+ * input of bandwidth_by_forwarders.  metadata_queue (from the forwarder
+ * statistics) is left as it is.
  */
 int profile_db_store_summary(struct db *db, uint64_t job_id,
 			     const struct trace_summary *s, double runtime,

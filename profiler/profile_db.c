@@ -589,13 +589,20 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		return errprintf(err, "out of memory");
 	}
 	json_decref(ph);
+	/* k = the forwarders the ledger gave the job (shadow decisions hold
+	 * none); the bandwidth it achieved with them is its bandwidth in
+	 * I/O phases.  Without ledger rows an earlier k is kept. */
 	n = db_execf(
 		db, err,
 		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
 		" io_nodes, procs, io_mode, node_bandwidth_bps,"
 		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
-		" phases, source, updated_at)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'traces',?)"
+		" phases, forwarders_held, bandwidth_achieved_bps, source,"
+		" updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		" (SELECT COUNT(DISTINCT a.forwarder) FROM allocations a"
+		"  WHERE a.job_id = ? AND a.action <> 'shadow'),"
+		" ?,'traces',?)"
 		" ON DUPLICATE KEY UPDATE read_bytes = VALUES(read_bytes),"
 		" write_bytes = VALUES(write_bytes),"
 		" io_nodes = VALUES(io_nodes), procs = VALUES(procs),"
@@ -604,14 +611,16 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		" peak_bandwidth_bps = VALUES(peak_bandwidth_bps),"
 		" iops = VALUES(iops), mdops = VALUES(mdops),"
 		" mdops_rate = VALUES(mdops_rate), runtime = VALUES(runtime),"
-		" phases = VALUES(phases), source = 'traces',"
-		" updated_at = VALUES(updated_at)",
-		"uuuuusdddudds"
-		"i",
-		job_id, s->read_bytes, s->write_bytes, (uint64_t)s->io_nodes,
-		(uint64_t)s->io_procs, trace_io_mode_name(s->io_mode),
-		s->node_bandwidth_bps, s->peak_bandwidth_bps, s->iops, s->mdops,
-		s->mdops_rate, runtime, phases, now);
+		" phases = VALUES(phases),"
+		" forwarders_held = IF(VALUES(forwarders_held) > 0,"
+		"  VALUES(forwarders_held), forwarders_held),"
+		" bandwidth_achieved_bps = VALUES(bandwidth_achieved_bps),"
+		" source = 'traces', updated_at = VALUES(updated_at)",
+		"uuuuusddduddsudi", job_id, s->read_bytes, s->write_bytes,
+		(uint64_t)s->io_nodes, (uint64_t)s->io_procs,
+		trace_io_mode_name(s->io_mode), s->node_bandwidth_bps,
+		s->peak_bandwidth_bps, s->iops, s->mdops, s->mdops_rate,
+		runtime, phases, job_id, s->phase_bandwidth_bps, now);
 	free(phases);
 	return n < 0 ? -1 : 0;
 }

@@ -103,6 +103,12 @@ sql "INSERT INTO jobs (job_id, user, account, name, partition_name, nodelist,
      node_count, start_at, end_at, state, updated_at) VALUES (200, 'bob',
      'p2', 'lmp', 'batch', 'c[1-4]', 4, 1472292880, 1472292980,
      'COMPLETED', 0)"
+# the ledger gave it two forwarders (and a shadow row that holds none)
+sql "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+     acquired_at, released_at) VALUES (200, 'fwd01', 'c[1-2]', 2, 'scale',
+     1472292880, 1472292980), (200, 'fwd02', 'c[3-4]', 2, 'scale',
+     1472292880, 1472292980), (200, 'fwd09', 'c[1-4]', 4, 'shadow',
+     1472292880, 1472292980)"
 fw trace compress "$d/c4.trace" "$d/c4.ctrace" >/dev/null 2>&1
 out=$(fw trace ingest --job 200 "$d/c1.trace" "$d/c2.trace" "$d/c3.trace" "$d/c4.ctrace" 2>&1)
 check_eq "ingest exit" 0 $?
@@ -113,6 +119,8 @@ check_eq "job_io row" "$(printf 'N-1\t4\t4\t167772160\t0\ttraces\t100')" "$row"
 bw=$(sql "SELECT ROUND(node_bandwidth_bps), ROUND(peak_bandwidth_bps), ROUND(iops) FROM job_io WHERE job_id = 200")
 # 160 MiB over the 6 s phase (10:14:44 to the RELEASE at :49) / 4 nodes
 check_eq "job_io rates" "$(printf '6990507\t33554432\t27')" "$bw"
+check_eq "forwarders held, bandwidth achieved" "$(printf '2\t27962027')" \
+	"$(sql "SELECT forwarders_held, ROUND(bandwidth_achieved_bps) FROM job_io WHERE job_id = 200")"
 check_match "phases stored" '"write_bytes": ?167772160' "$(sql "SELECT phases FROM job_io WHERE job_id = 200")"
 prof=$(sql "SELECT runs, io_mode, io_nodes, write_bytes, last_job_id FROM profiles WHERE profile_key = 'user=bob;name=lmp;node_bucket=4'")
 check_eq "ingest refreshed the profile" "$(printf '1\tN-1\t4\t167772160\t200')" "$prof"
@@ -144,6 +152,8 @@ check_match "lookup: 2 runs" '"runs": 2' "$out"
 # volumes 160 MiB and 96 MiB: median 128 MiB
 check_match "lookup: median volume" '"io_volume_bytes": 134217728' "$out"
 check_match "lookup: mode" '"io_mode": "N-1"' "$out"
+# only job 200 held forwarders (2): its phase bandwidth, 160 MiB / 6 s
+check_match "lookup: bandwidth by forwarders" '"2": 27962026\.6' "$out"
 
 # ---- job_stats summaries and rebuild ----
 sql "INSERT INTO jobs (job_id, user, name, nodelist, node_count, start_at,
