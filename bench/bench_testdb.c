@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Private MariaDB for benchmarks (bench/testdb.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/testdb.h"
+
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
+#endif
+
+double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run(char *const argv[], bool quiet)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout); /* or the child would print our buffer again */
+	pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (quiet && !freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void bench_db_start(struct bench_db *b)
+{
+	char *argv[] = {(char *)TOP_SRCDIR "/scripts/testdb", (char *)"start",
+			b->dir, NULL};
+	fwd_error_t err = {{0}};
+
+	snprintf(b->dir, sizeof(b->dir), "/tmp/fwd-bench.XXXXXX");
+	if (!mkdtemp(b->dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	if (run(argv, true) != 0) {
+		fprintf(stderr, "bench: scripts/testdb start %s failed\n",
+			b->dir);
+		exit(1);
+	}
+	snprintf(b->sock, sizeof(b->sock), "%s/mysql.sock", b->dir);
+	snprintf(b->pass, sizeof(b->pass), "%s/db.pass", b->dir);
+	memset(&b->cfg, 0, sizeof(b->cfg));
+	b->cfg.socket = b->sock;
+	b->cfg.name = (char *)"fwdalloc";
+	b->cfg.user = (char *)"fwdalloc";
+	b->cfg.password_file = b->pass;
+	b->cfg.timeout = 600; /* bulk statements, not job launch */
+	b->db = db_connect(&b->cfg, DB_ROLE_CONTROLLER, &err);
+	if (!b->db || db_migrate(b->db, NULL, NULL, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.text);
+		bench_db_stop(b);
+		exit(1);
+	}
+}
+
+void bench_db_stop(struct bench_db *b)
+{
+	char *stop[] = {(char *)TOP_SRCDIR "/scripts/testdb", (char *)"stop",
+			b->dir, NULL};
+	char *rm[] = {(char *)"/bin/rm", (char *)"-rf", b->dir, NULL};
+
+	db_close(b->db);
+	b->db = NULL;
+	run(stop, true);
+	run(rm, true);
+}

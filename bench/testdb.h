@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_BENCH_TESTDB_H
+#define FWD_BENCH_TESTDB_H
+
+/*
+ * Benchmarks that need a database start a private one with
+ * scripts/testdb (no shell: execv with an argument vector) and connect to
+ * it as the controller with a schema created.
+ */
+
+#include "monitor/db.h"
+#include "policies/policy.h"
+
+struct bench_db {
+	char dir[64];
+	char sock[128];
+	char pass[128];
+	struct policy_database cfg;
+	struct db *db;
+};
+
+/* Start, connect, create the schema.  Exits the program on failure. */
+void bench_db_start(struct bench_db *b);
+/* Disconnect, stop the server, remove the directory. */
+void bench_db_stop(struct bench_db *b);
+
+double bench_now(void);
+
+#endif

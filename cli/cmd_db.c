@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fwdctl db: create, migrate, inspect and prune the fwdalloc database.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "allocator/topology.h"
+#include "cli/fwdctl.h"
+#include "cli/fwdctl_db.h"
+#include "monitor/db.h"
+#include "monitor/schema.h"
+#include "policies/policy.h"
+
+/* Long statements (pruning millions of rows) need more than the policy's
+ * per-round-trip timeout meant for job launch. */
+#define ADMIN_TIMEOUT 600.0
+#define PRUNE_CHUNK 10000
+
+/* clang-format off */
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: fwdctl db init [--node-host HOST] [--no-grant] [--json]\n"
+"       fwdctl db migrate [--json]\n"
+"       fwdctl db status [--json]\n"
+"       fwdctl db prune [--dry-run] [--json]\n"
+"\n"
+"Manage the fwdalloc MariaDB database named by the policy's `database:`\n"
+"section (see monitor/SCHEMA.md).\n"
+"\n"
+"  init      create the schema, or bring it to this version; then grant the\n"
+"            read-only node account (database.node_user) SELECT on the\n"
+"            `allocations` and `forwarders` tables, and, when a topology is\n"
+"            available (--topology, or the policy's `topology:` file exists),\n"
+"            mirror its forwarders and OSTs into those tables.  Idempotent;\n"
+"            run it again after changing the topology.\n"
+"  migrate   bring an existing schema up to this version.  Idempotent.\n"
+"            A database with a newer schema than this fwdctl is refused.\n"
+"  status    print the server, the schema version and the row count of\n"
+"            every table.\n"
+"  prune     delete raw samples (samples_raw, samples_hist, jobstats_raw)\n"
+"            older than retention.raw_samples, rollups older than\n"
+"            retention.rollups and audit rows older than retention.audit;\n"
+"            print how many rows went.  Jobs, profiles, health and the\n"
+"            ledger are kept.\n"
+"\n"
+"Options:\n"
+"  --node-host HOST  host part of the node account to grant (default '%%');\n"
+"                    letters, digits, '.', '-', '_', ':' and '%%'\n"
+"  --no-grant        init: do not grant the node account\n"
+"  --dry-run         prune: count what would be deleted, delete nothing\n"
+"  --json            machine-readable output\n"
+"  -h, --help        this help\n"
+"\n"
+"The controller account (database.user) and its owner-only password file\n"
+"(database.password_file) are used.\n"
+"\n"
+"Examples:\n"
+"  fwdctl db init --node-host '10.1.%%'\n"
+"  fwdctl --json db status\n"
+"  fwdctl db prune --dry-run\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  the schema is missing, older or newer than this fwdctl (status)\n"
+"  2  usage error, or the policy does not load\n"
+"  3  the database is unavailable (message names host or socket, error\n"
+"     code and the server's text); also a refused password file\n");
+}
+/* clang-format on */
+
+struct opts {
+	const char *node_host;
+	bool no_grant;
+	bool dry_run;
+	bool json;
+};
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{"node-host", required_argument, NULL, 'H'},
+		{"no-grant", no_argument, NULL, 'G'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "+h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			o->node_host = optarg;
+			break;
+		case 'G':
+			o->no_grant = true;
+			break;
+		case 'n':
+			o->dry_run = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fwdctl_err("db %s: unexpected argument '%s'", argv[0],
+			   argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(o);
+}
+
+static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
+{
+	struct policy *p = fwdctl_policy(ctx);
+	fwd_error_t err = {{0}};
+	const char *grant_warning = NULL;
+	const struct topology *topo = NULL;
+	char grant_msg[1100] = "";
+	struct db *db;
+	int from = 0, to = 0;
+	int rc;
+
+	if (!p)
+		return FWD_EXIT_USAGE;
+	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, ADMIN_TIMEOUT, false,
+			       &rc);
+	if (!db)
+		return rc;
+	if (!init) {
+		/* migrate upgrades an existing schema; creating one is
+		 * init's job, so an empty database is reported. */
+		int cur = 0;
+
+		if (schema_current_version(db, &cur, &err) < 0) {
+			fwdctl_err("%s", err.text);
+			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+						       : FWD_EXIT_INVALID;
+			goto out;
+		}
+	}
+	if (db_migrate(db, &from, &to, &err) < 0) {
+		fwdctl_err("%s", err.text);
+		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+					       : FWD_EXIT_INVALID;
+		goto out;
+	}
+	if (init && !o->no_grant && p->database.node_user) {
+		const char *host = o->node_host ? o->node_host : "%";
+
+		if (db_grant_node(db, p->database.node_user, host, &err) < 0) {
+			if (errno == EINVAL) {
+				fwdctl_err("%s", err.text);
+				rc = FWD_EXIT_USAGE;
+				goto out;
+			}
+			/* The schema is in place; a node account the DB
+			 * admin has not created yet is not fatal. */
+			snprintf(grant_msg, sizeof(grant_msg),
+				 "%.900s; create the node account (see "
+				 "monitor/SCHEMA.md), then run `fwdctl db "
+				 "init` again",
+				 err.text);
+			grant_warning = grant_msg;
+		}
+	}
+	if (init && (ctx->topology_path ||
+		     (p->topology && access(p->topology, R_OK) == 0))) {
+		/* Keep the SQL mirror of the topology current. */
+		topo = fwdctl_topology(ctx);
+		if (!topo) {
+			rc = FWD_EXIT_USAGE;
+			goto out;
+		}
+		if (db_sync_topology(db, topo, &err) < 0) {
+			fwdctl_err("%s", err.text);
+			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+						       : FWD_EXIT_INVALID;
+			goto out;
+		}
+	}
+	if (o->json || ctx->json) {
+		json_t *j = json_pack("{s:s, s:i, s:i, s:i}", "database",
+				      db_where(db), "from_version", from,
+				      "to_version", to, "latest",
+				      schema_latest_version());
+
+		if (j && topo) {
+			json_object_set_new(j, "topology",
+					    json_string(topo->path));
+			json_object_set_new(
+				j, "forwarders",
+				json_integer((json_int_t)topo->n_forwarders));
+			json_object_set_new(
+				j, "osts",
+				json_integer((json_int_t)topo->n_osts));
+		}
+		if (j && init)
+			json_object_set_new(
+				j, "node_grant",
+				grant_warning
+					? json_string(grant_warning)
+					: json_string(o->no_grant ? "skipped"
+								  : "ok"));
+		print_json(j);
+	} else if (from == to) {
+		printf("schema at version %d, nothing to do\n", to);
+	} else {
+		printf("schema migrated from version %d to %d\n", from, to);
+	}
+	if (topo && !(o->json || ctx->json))
+		printf("synced %zu forwarders and %zu OSTs from %s\n",
+		       topo->n_forwarders, topo->n_osts, topo->path);
+	if (grant_warning)
+		fwdctl_err("warning: %s", grant_warning);
+	rc = FWD_EXIT_OK;
+out:
+	db_close(db);
+	return rc;
+}
+
+static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
+{
+	const char *const *tables = schema_table_names();
+	fwd_error_t err = {{0}};
+	json_t *counts = NULL;
+	struct db *db;
+	int cur = 0;
+	int latest = schema_latest_version();
+	int rc;
+
+	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, ADMIN_TIMEOUT, false,
+			       &rc);
+	if (!db)
+		return rc;
+	if (schema_current_version(db, &cur, &err) < 0) {
+		if (db_err_unavailable(errno)) {
+			fwdctl_err("%s", err.text);
+			rc = FWD_EXIT_SERVICE;
+			goto out;
+		}
+		cur = 0; /* no schema_version table: nothing created yet */
+	}
+	counts = json_object();
+	if (!counts) {
+		rc = FWD_EXIT_SERVICE;
+		goto out;
+	}
+	if (cur > 0 && cur <= latest) {
+		for (size_t i = 0; tables[i]; i++) {
+			char sql[128];
+			int64_t n = 0;
+
+			/* Table names come from the fixed schema list. */
+			snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s",
+				 tables[i]);
+			if (db_query_int64(db, &err, &n, sql, "") < 0) {
+				fwdctl_err("%s", err.text);
+				rc = db_err_unavailable(errno)
+					     ? FWD_EXIT_SERVICE
+					     : FWD_EXIT_INVALID;
+				goto out;
+			}
+			json_object_set_new(counts, tables[i], json_integer(n));
+		}
+	}
+	if (o->json || ctx->json) {
+		json_t *j = json_pack("{s:s, s:i, s:i, s:s, s:O}", "database",
+				      db_where(db), "schema_version", cur,
+				      "latest", latest, "state",
+				      cur == 0	     ? "missing"
+				      : cur < latest ? "older"
+				      : cur > latest ? "newer"
+						     : "current",
+				      "tables", counts);
+		print_json(j);
+	} else {
+		const char *k;
+		json_t *v;
+
+		printf("database: %s\n", db_where(db));
+		if (cur == 0)
+			printf("schema:   missing (run `fwdctl db init`)\n");
+		else if (cur < latest)
+			printf("schema:   version %d, older than %d (run "
+			       "`fwdctl db migrate`)\n",
+			       cur, latest);
+		else if (cur > latest)
+			printf("schema:   version %d, newer than this fwdctl "
+			       "knows (%d): upgrade fwdalloc\n",
+			       cur, latest);
+		else
+			printf("schema:   version %d (current)\n", cur);
+		json_object_foreach(counts, k, v)
+			printf("  %-20s %" JSON_INTEGER_FORMAT " rows\n", k,
+			       json_integer_value(v));
+	}
+	rc = cur == latest ? FWD_EXIT_OK : FWD_EXIT_INVALID;
+out:
+	json_decref(counts);
+	db_close(db);
+	return rc;
+}
+
+struct prune_target {
+	const char *table;
+	const char *column;
+	int which; /* 0 raw, 1 rollups, 2 audit */
+};
+
+/* clang-format off */
+static const struct prune_target prune_targets[] = {
+	{ "samples_raw", "ts", 0 },
+	{ "samples_hist", "ts", 0 },
+	{ "jobstats_raw", "ts", 0 },
+	{ "rollups_minute", "minute", 1 },
+	{ "rollups_hist_minute", "minute", 1 },
+	{ "audit", "ts", 2 },
+};
+/* clang-format on */
+
+/* Delete in chunks so no single statement holds locks for long. */
+static int64_t prune_table(struct db *db, const struct prune_target *t,
+			   int64_t cutoff, bool dry_run, fwd_error_t *err)
+{
+	char sql[160];
+	int64_t total = 0;
+
+	if (dry_run) {
+		snprintf(sql, sizeof(sql),
+			 "SELECT COUNT(*) FROM %s WHERE %s < ?", t->table,
+			 t->column);
+		if (db_query_int64(db, err, &total, sql, "i", cutoff) < 0)
+			return -1;
+		return total;
+	}
+	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s < ? LIMIT %d",
+		 t->table, t->column, PRUNE_CHUNK);
+	for (;;) {
+		int64_t n = db_execf(db, err, sql, "i", cutoff);
+
+		if (n < 0)
+			return -1;
+		total += n;
+		if (n < PRUNE_CHUNK)
+			break;
+	}
+	return total;
+}
+
+static void iso_time(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
+{
+	struct policy *p = fwdctl_policy(ctx);
+	fwd_error_t err = {{0}};
+	json_t *out = NULL;
+	struct db *db;
+	int64_t now = (int64_t)time(NULL);
+	int rc;
+
+	if (!p)
+		return FWD_EXIT_USAGE;
+	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, ADMIN_TIMEOUT, true,
+			       &rc);
+	if (!db)
+		return rc;
+	out = json_array();
+	for (size_t i = 0; i < sizeof(prune_targets) / sizeof(prune_targets[0]);
+	     i++) {
+		const struct prune_target *t = &prune_targets[i];
+		double keep = t->which == 0   ? p->retention.raw_samples
+			      : t->which == 1 ? p->retention.rollups
+					      : p->retention.audit;
+		int64_t cutoff, n;
+		char when[32];
+
+		if (keep <= 0)
+			continue; /* 0 = keep forever */
+		cutoff = now - (int64_t)keep;
+		n = prune_table(db, t, cutoff, o->dry_run, &err);
+		if (n < 0) {
+			fwdctl_err("%s", err.text);
+			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+						       : FWD_EXIT_INVALID;
+			goto out;
+		}
+		iso_time(cutoff, when, sizeof(when));
+		if (o->json || ctx->json)
+			json_array_append_new(
+				out,
+				json_pack("{s:s, s:I, s:s, s:I, s:b}", "table",
+					  t->table, "rows", (json_int_t)n,
+					  "older_than", when, "cutoff",
+					  (json_int_t)cutoff, "dry_run",
+					  o->dry_run));
+		else
+			printf("%s %" PRId64 " rows from %s (older than %s)\n",
+			       o->dry_run ? "would remove" : "removed", n,
+			       t->table, when);
+	}
+	if (o->json || ctx->json) {
+		print_json(out);
+		out = NULL;
+	}
+	rc = FWD_EXIT_OK;
+out:
+	json_decref(out);
+	db_close(db);
+	return rc;
+}
+
+static int cmd_db(struct fwdctl_ctx *ctx, int argc, char **argv)
+{
+	struct opts o = {0};
+	const char *sub;
+	int r;
+
+	if (argc < 2) {
+		usage(stderr);
+		return FWD_EXIT_USAGE;
+	}
+	sub = argv[1];
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		usage(stdout);
+		return FWD_EXIT_OK;
+	}
+	r = parse_opts(argc - 1, argv + 1, &o);
+	if (r)
+		return r > 0 ? FWD_EXIT_OK : FWD_EXIT_USAGE;
+	if ((o.node_host || o.no_grant) && strcmp(sub, "init") != 0) {
+		fwdctl_err("db %s: --node-host and --no-grant apply to init",
+			   sub);
+		return FWD_EXIT_USAGE;
+	}
+	if (o.dry_run && strcmp(sub, "prune") != 0) {
+		fwdctl_err("db %s: --dry-run applies to prune", sub);
+		return FWD_EXIT_USAGE;
+	}
+	if (!strcmp(sub, "init"))
+		return do_migrate(ctx, &o, true);
+	if (!strcmp(sub, "migrate"))
+		return do_migrate(ctx, &o, false);
+	if (!strcmp(sub, "status"))
+		return do_status(ctx, &o);
+	if (!strcmp(sub, "prune"))
+		return do_prune(ctx, &o);
+	fwdctl_err("db: unknown subcommand '%s'; see 'fwdctl db --help'", sub);
+	return FWD_EXIT_USAGE;
+}
+
+FWDCTL_COMMAND(db_command, .name = "db",
+	       .summary = "create, migrate, inspect and prune the database",
+	       .order = 60, .run = cmd_db)

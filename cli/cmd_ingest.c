@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fwdctl ingest: load forwarder/OST/MDT statistics into the database.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "allocator/topology.h"
+#include "cli/fwdctl.h"
+#include "cli/fwdctl_db.h"
+#include "monitor/db.h"
+#include "monitor/ingest.h"
+#include "policies/policy.h"
+
+#define SHOW_ERRORS 5
+/* Commit at least this often on a slow stream so readers see new data. */
+#define FLUSH_INTERVAL 2.0
+/* After this long without using the connection, check it before use: a
+ * pipe can sit idle past the server's wait_timeout. */
+#define IDLE_CHECK 1.0
+
+enum format { FMT_BEACON, FMT_INFLUX, FMT_JOBSTATS };
+
+/* clang-format off */
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: fwdctl ingest --format FORMAT [--target NAME] [--batch N] [--json]\n"
+"                     [FILE|-]\n"
+"\n"
+"Load monitoring data into the fwdalloc database (monitor/SCHEMA.md):\n"
+"per-interval deltas of cumulative counters into samples_raw and\n"
+"samples_hist, per-minute rollups, and Lustre job_stats into jobstats_raw.\n"
+"Reads FILE, or standard input when FILE is '-' or absent; works on a pipe\n"
+"(`tail -F log | fwdctl ingest ...`) in bounded memory.\n"
+"\n"
+"Formats:\n"
+"  beacon-lwfs       LWFS server statistics (Beacon):\n"
+"                      <ip> [<local time>]  [Trace]: <Meta|Read|Write> <exe|wait>:\n"
+"                          <8 cumulative latency-bucket counters> <UTC time>\n"
+"                      <ip> [<local time>]  [Trace]: queue length: <n> <UTC time>\n"
+"                    IPs are mapped to forwarder names through the topology's\n"
+"                    forwarder addresses when a topology is available.\n"
+"  influx            InfluxDB line protocol, measurements fwd (tag node=),\n"
+"                    ost and mdt (tag target=); counter fields read_bytes,\n"
+"                    write_bytes, read_ops, write_ops, md_ops; gauge\n"
+"                    queue_len; nanosecond timestamps.  Other measurements\n"
+"                    are ignored.\n"
+"  lustre-jobstats   output of `lctl get_param obdfilter.*.job_stats\n"
+"                    mdt.*.job_stats`.\n"
+"\n"
+"Options:\n"
+"  -f, --format FORMAT  one of the above (required)\n"
+"  --target NAME        lustre-jobstats: target of `lctl get_param -n` output\n"
+"                       that has no 'obdfilter.NAME.job_stats=' line\n"
+"  --batch N            records per transaction (default 1000)\n"
+"  --json               print the summary as JSON\n"
+"  -h, --help           this help\n"
+"\n"
+"Counters are cumulative: the first value of a series is its baseline, a\n"
+"value below its predecessor is a restart (the delta is the new value).\n"
+"Malformed lines are reported (the first %d in full, with line numbers) and\n"
+"skipped; they never abort the run.  Re-ingesting the same data stores\n"
+"nothing twice.  The last line printed is\n"
+"  read N lines, stored M samples, rejected K lines\n"
+"\n"
+"Examples:\n"
+"  fwdctl ingest --format beacon-lwfs /var/log/lwfs/server-stats.log\n"
+"  telegraf --once | fwdctl ingest --format influx -\n"
+"  lctl get_param obdfilter.*.job_stats | fwdctl ingest -f lustre-jobstats\n"
+"\n"
+"Exit status:\n"
+"  0  every line was stored or skipped as a duplicate\n"
+"  1  the schema is missing or of another version\n"
+"  2  usage error, unreadable input, or some lines were rejected\n"
+"  3  the database is unavailable (nothing of the failed batch is kept)\n",
+		SHOW_ERRORS);
+}
+/* clang-format on */
+
+struct run {
+	const char *path; /* for messages */
+	struct fwdctl_ctx *ctx;
+	struct db *db;
+	size_t batch;
+	double last_use;
+	uint64_t prev_stored, prev_skipped; /* of stores before a reconnect */
+	struct ingest_store *store;
+	struct ingest_stats st; /* lines, rejected, ignored */
+	json_t *errors;		/* first SHOW_ERRORS messages */
+	bool json;
+	/* beacon-lwfs address -> forwarder name */
+	const struct topology *topo;
+	long last_fwd;
+	double last_flush;
+};
+
+static double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void reject(struct run *r, long line, const char *msg)
+{
+	r->st.rejected++;
+	if (r->st.rejected > SHOW_ERRORS)
+		return;
+	if (line > 0)
+		fprintf(stderr, "fwdctl: %s:%ld: %s\n", r->path, line, msg);
+	else
+		fprintf(stderr, "fwdctl: %s: %s\n", r->path, msg);
+	if (r->errors) {
+		json_t *e = json_pack("{s:I, s:s}", "line", (json_int_t)line,
+				      "error", msg);
+
+		if (e)
+			json_array_append_new(r->errors, e);
+	}
+}
+
+static const char *forwarder_name(struct run *r, const char *addr)
+{
+	const struct topology *t = r->topo;
+
+	if (!t)
+		return addr;
+	if (r->last_fwd >= 0 && t->forwarders[r->last_fwd].address &&
+	    !strcmp(t->forwarders[r->last_fwd].address, addr))
+		return t->forwarders[r->last_fwd].name;
+	for (size_t i = 0; i < t->n_forwarders; i++) {
+		if (t->forwarders[i].address &&
+		    !strcmp(t->forwarders[i].address, addr)) {
+			r->last_fwd = (long)i;
+			return t->forwarders[i].name;
+		}
+	}
+	return addr;
+}
+
+/*
+ * Before storing after an idle spell, make sure the connection is alive;
+ * if the server dropped it (wait_timeout, restart), connect again.  Only
+ * done between transactions, so nothing buffered is lost; the new store
+ * reloads the counter baselines that were committed.
+ */
+static int ensure_conn(struct run *r, fwd_error_t *err)
+{
+	double now = now_mono();
+	const struct ingest_stats *s;
+	int rc;
+
+	if (ingest_store_pending(r->store) || now - r->last_use < IDLE_CHECK) {
+		r->last_use = now;
+		return 0;
+	}
+	r->last_use = now;
+	if (db_ping(r->db, err) == 0)
+		return 0;
+	if (!db_err_unavailable(errno))
+		return -1;
+	s = ingest_store_stats(r->store);
+	r->prev_stored += s->stored;
+	r->prev_skipped += s->skipped;
+	ingest_store_close(r->store);
+	r->store = NULL;
+	db_close(r->db);
+	r->db = fwdctl_db_connect(r->ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	if (!r->db) {
+		errno = ECONNREFUSED;
+		return errprintf(err,
+				 "%s: giving up after the database "
+				 "connection was lost",
+				 r->path);
+	}
+	r->store = ingest_store_open(r->db, r->batch, err);
+	return r->store ? 0 : -1;
+}
+
+/*
+ * Commit before blocking on a slow pipe (so the rows are visible and no
+ * locks are held while waiting), and at least every FLUSH_INTERVAL.
+ */
+static int maybe_flush(struct run *r, FILE *in, fwd_error_t *err)
+{
+	struct pollfd pfd = {.fd = fileno(in), .events = POLLIN};
+	double now = now_mono();
+
+	if (now - r->last_flush >= FLUSH_INTERVAL || poll(&pfd, 1, 0) == 0) {
+		r->last_flush = now;
+		return ingest_store_flush(r->store, err);
+	}
+	return 0;
+}
+
+static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
+{
+	struct ingest_reader *rd = malloc(sizeof(*rd));
+	int rv = -1;
+
+	if (!rd) {
+		errprintf(err, "%s", strerror(errno));
+		return -1;
+	}
+	ingest_reader_init(rd, in);
+	for (;;) {
+		fwd_error_t perr = {{0}};
+		const char *line;
+		bool trunc;
+		int p;
+
+		if (maybe_flush(r, in, err) < 0)
+			goto out;
+		line = ingest_reader_next(rd, &trunc);
+		if (!line)
+			break;
+		r->st.lines++;
+		if (trunc) {
+			char msg[80];
+
+			snprintf(msg, sizeof(msg), "line longer than %d bytes",
+				 INGEST_MAX_LINE - 1);
+			reject(r, rd->lineno, msg);
+			continue;
+		}
+		if (ensure_conn(r, err) < 0)
+			goto out;
+		if (fmt == FMT_BEACON) {
+			struct beacon_rec rec;
+
+			p = beacon_parse_line(line, &rec, &perr);
+			if (p == INGEST_OK &&
+			    ingest_store_beacon(r->store,
+						forwarder_name(r, rec.addr),
+						&rec, err) < 0) {
+				if (errno == EINVAL) {
+					reject(r, rd->lineno, err->text);
+					continue;
+				}
+				goto out;
+			}
+		} else {
+			struct influx_rec rec;
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			p = influx_parse_line(line,
+					      (int64_t)ts.tv_sec * 1000000000 +
+						      ts.tv_nsec,
+					      &rec, &perr);
+			if (p == INGEST_OK &&
+			    ingest_store_influx(r->store, &rec, err) < 0) {
+				if (errno == EINVAL) {
+					reject(r, rd->lineno, err->text);
+					continue;
+				}
+				goto out;
+			}
+		}
+		if (p < 0)
+			reject(r, rd->lineno, perr.text);
+		else if (p == INGEST_SKIP)
+			r->st.ignored++;
+	}
+	if (ferror(in)) {
+		errprintf(err, "%s: read error: %s", r->path, strerror(errno));
+		errno = EIO;
+		goto out;
+	}
+	rv = 0;
+out:
+	free(rd);
+	return rv;
+}
+
+static int run_jobstats(struct run *r, FILE *in, const char *target,
+			fwd_error_t *err)
+{
+	struct jobstats_rec *rec = malloc(sizeof(*rec));
+	struct jobstats_parser *p;
+	int rv = -1;
+
+	if (!rec) {
+		errprintf(err, "%s", strerror(errno));
+		return -1;
+	}
+	p = jobstats_open(in, target, err);
+	if (!p) {
+		errno = EINVAL;
+		free(rec);
+		return -1;
+	}
+	for (;;) {
+		fwd_error_t perr = {{0}};
+		int n = jobstats_next(p, rec, &perr);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			/* "line N: ..." from the parser */
+			long line = 0;
+
+			if (sscanf(perr.text, "line %ld:", &line) == 1) {
+				const char *m = strchr(perr.text, ':');
+
+				reject(r, line, m ? m + 2 : perr.text);
+			} else {
+				reject(r, 0, perr.text);
+			}
+			continue;
+		}
+		if (ensure_conn(r, err) < 0)
+			goto out;
+		if (ingest_store_jobstats(r->store, rec, err) < 0) {
+			if (errno == EINVAL) {
+				reject(r, rec->line, err->text);
+				continue;
+			}
+			goto out;
+		}
+		if (now_mono() - r->last_flush >= FLUSH_INTERVAL) {
+			r->last_flush = now_mono();
+			if (ingest_store_flush(r->store, err) < 0)
+				goto out;
+		}
+	}
+	if (ferror(in)) {
+		errprintf(err, "%s: read error: %s", r->path, strerror(errno));
+		errno = EIO;
+		goto out;
+	}
+	rv = 0;
+out:
+	r->st.lines = (uint64_t)jobstats_lines(p);
+	jobstats_close(p);
+	free(rec);
+	return rv;
+}
+
+static void summary(struct run *r)
+{
+	struct ingest_stats tot = {0};
+	const struct ingest_stats *s = &tot;
+
+	if (r->store)
+		tot = *ingest_store_stats(r->store);
+	tot.stored += r->prev_stored;
+	tot.skipped += r->prev_skipped;
+	if (r->json) {
+		json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:O}", "lines",
+				      (json_int_t)r->st.lines, "stored",
+				      (json_int_t)s->stored, "rejected",
+				      (json_int_t)r->st.rejected, "skipped",
+				      (json_int_t)s->skipped, "ignored",
+				      (json_int_t)r->st.ignored, "errors",
+				      r->errors);
+		char *txt =
+			j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+			  : NULL;
+
+		if (txt)
+			puts(txt);
+		free(txt);
+		json_decref(j);
+		return;
+	}
+	if (r->st.rejected > SHOW_ERRORS)
+		fprintf(stderr,
+			"fwdctl: %s: %" PRIu64 " more rejected lines "
+			"not shown\n",
+			r->path, r->st.rejected - SHOW_ERRORS);
+	printf("read %" PRIu64 " lines, stored %" PRIu64
+	       " samples, rejected %" PRIu64 " lines",
+	       r->st.lines, s->stored, r->st.rejected);
+	if (s->skipped || r->st.ignored)
+		printf(" (%" PRIu64 " already stored or baselines, %" PRIu64
+		       " ignored)",
+		       s->skipped, r->st.ignored);
+	putchar('\n');
+}
+
+/* The topology for beacon-lwfs: when one is named or the policy's
+ * default file exists; NULL (IPs kept) otherwise. */
+static int load_topology(struct fwdctl_ctx *ctx, const struct topology **out)
+{
+	struct policy *p = fwdctl_policy(ctx);
+
+	*out = NULL;
+	if (!p)
+		return -1;
+	if (!ctx->topology_path &&
+	    (!p->topology || access(p->topology, R_OK) != 0))
+		return 0;
+	*out = fwdctl_topology(ctx);
+	return *out ? 0 : -1;
+}
+
+static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"target", required_argument, NULL, 'T'},
+		{"batch", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct run r = {.last_fwd = -1, .json = ctx->json, .ctx = ctx};
+	const char *format = NULL, *target = NULL;
+	fwd_error_t err = {{0}};
+	unsigned long batch = 0;
+	enum format fmt;
+	FILE *in = NULL;
+	int c, rc, x;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "+f:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'T':
+			target = optarg;
+			break;
+		case 'b': {
+			char *end;
+
+			errno = 0;
+			batch = strtoul(optarg, &end, 10);
+			if (*end || errno || batch == 0 || batch > 1000000 ||
+			    *optarg == '-') {
+				fwdctl_err("ingest: --batch '%s': expected a "
+					   "number from 1 to 1000000",
+					   optarg);
+				return FWD_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'j':
+			r.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return FWD_EXIT_OK;
+		default:
+			usage(stderr);
+			return FWD_EXIT_USAGE;
+		}
+	}
+	if (!format) {
+		fwdctl_err("ingest: --format is required (beacon-lwfs, influx "
+			   "or lustre-jobstats)");
+		return FWD_EXIT_USAGE;
+	}
+	if (!strcmp(format, "beacon-lwfs")) {
+		fmt = FMT_BEACON;
+	} else if (!strcmp(format, "influx")) {
+		fmt = FMT_INFLUX;
+	} else if (!strcmp(format, "lustre-jobstats")) {
+		fmt = FMT_JOBSTATS;
+	} else {
+		fwdctl_err("ingest: unknown format '%s': expected beacon-lwfs, "
+			   "influx or lustre-jobstats",
+			   format);
+		return FWD_EXIT_USAGE;
+	}
+	if (target && fmt != FMT_JOBSTATS) {
+		fwdctl_err("ingest: --target applies to lustre-jobstats");
+		return FWD_EXIT_USAGE;
+	}
+	if (argc - optind > 1) {
+		fwdctl_err("ingest: one input at most, got '%s' and '%s'",
+			   argv[optind], argv[optind + 1]);
+		return FWD_EXIT_USAGE;
+	}
+	r.path = optind < argc ? argv[optind] : "-";
+	if (fmt == FMT_BEACON && load_topology(ctx, &r.topo) < 0)
+		return FWD_EXIT_USAGE;
+	if (!strcmp(r.path, "-")) {
+		in = stdin;
+		r.path = "<stdin>";
+	} else if (!(in = fopen(r.path, "r"))) {
+		fwdctl_err("ingest: %s: %s", r.path, strerror(errno));
+		return FWD_EXIT_USAGE;
+	}
+
+	r.db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	if (!r.db)
+		goto out;
+	r.batch = batch;
+	r.last_use = now_mono();
+	r.store = ingest_store_open(r.db, batch, &err);
+	if (!r.store) {
+		fwdctl_err("%s", err.text);
+		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+					       : FWD_EXIT_INVALID;
+		goto out;
+	}
+	if (r.json)
+		r.errors = json_array();
+	r.last_flush = now_mono();
+
+	if (fmt == FMT_JOBSTATS)
+		x = run_jobstats(&r, in, target, &err);
+	else
+		x = run_lines(&r, in, fmt, &err);
+	if (x == 0)
+		x = ingest_store_flush(r.store, &err);
+	if (x < 0) {
+		int e = errno;
+
+		fwdctl_err("%s", err.text);
+		summary(&r);
+		rc = db_err_unavailable(e)     ? FWD_EXIT_SERVICE
+		     : e == EINVAL || e == EIO ? FWD_EXIT_USAGE
+					       : FWD_EXIT_SERVICE;
+		goto out;
+	}
+	summary(&r);
+	rc = r.st.rejected ? FWD_EXIT_USAGE : FWD_EXIT_OK;
+out:
+	json_decref(r.errors);
+	ingest_store_close(r.store);
+	db_close(r.db);
+	if (in && in != stdin)
+		fclose(in);
+	return rc;
+}
+
+FWDCTL_COMMAND(ingest_command, .name = "ingest",
+	       .summary = "load forwarder/OST/MDT statistics into the database",
+	       .order = 61, .run = cmd_ingest)

@@ -1,0 +1,956 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The database connection and prepared-statement helpers (monitor/db.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+
+#include "monitor/db.h"
+#include "policies/policy.h"
+
+struct db {
+	MYSQL *conn;
+	char where[320];
+	char dbname[72];
+	double timeout;
+	bool in_txn;
+};
+
+enum col_kind { COL_INT, COL_DOUBLE, COL_TEXT };
+
+struct db_param {
+	int64_t i;
+	double d;
+	char *buf;
+	size_t cap;
+	unsigned long len;
+	my_bool is_null;
+};
+
+struct db_col {
+	enum col_kind kind;
+	bool is_unsigned;
+	int64_t i;
+	double d;
+	char *buf;
+	unsigned long cap;
+	unsigned long len;
+	my_bool is_null;
+	my_bool error;
+	char scratch[40];
+};
+
+struct db_stmt {
+	struct db *db;
+	MYSQL_STMT *stmt;
+	unsigned int n_params;
+	MYSQL_BIND *pbind;
+	struct db_param *params;
+	unsigned int n_cols;
+	MYSQL_BIND *rbind;
+	struct db_col *cols;
+	bool has_result;
+	uint64_t affected;
+	uint64_t insert_id;
+};
+
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static int lib_rc;
+
+static void lib_init(void)
+{
+	lib_rc = mysql_library_init(0, NULL, NULL);
+}
+
+bool db_err_unavailable(int errnum)
+{
+	return errnum == ECONNREFUSED || errnum == ETIMEDOUT ||
+	       errnum == ECONNRESET || errnum == EACCES ||
+	       errnum == EHOSTUNREACH;
+}
+
+static bool mentions_timeout(const char *msg)
+{
+	return msg && (strstr(msg, "timeout") || strstr(msg, "timed out") ||
+		       strstr(msg, "Timeout"));
+}
+
+/* errno for a client or server error code (see db.h). */
+static int code_errno(unsigned int code, const char *msg)
+{
+	switch (code) {
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_UNKNOWN_HOST:
+	case CR_SERVER_LOST_EXTENDED:
+	case CR_IPSOCK_ERROR:
+	case CR_SOCKET_CREATE_ERROR:
+	case ER_SERVER_SHUTDOWN:
+	case ER_CON_COUNT_ERROR:
+	case ER_TOO_MANY_USER_CONNECTIONS:
+		return mentions_timeout(msg) ? ETIMEDOUT : ECONNREFUSED;
+	case ER_ACCESS_DENIED_ERROR:
+	case ER_DBACCESS_DENIED_ERROR:
+	case ER_TABLEACCESS_DENIED_ERROR:
+	case ER_COLUMNACCESS_DENIED_ERROR:
+	case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+		return EACCES;
+	case ER_NO_SUCH_TABLE:
+	case ER_BAD_DB_ERROR:
+		return ENOENT;
+	case ER_DUP_ENTRY:
+	case ER_DUP_KEY:
+	case ER_DUP_ENTRY_WITH_KEY_NAME:
+		return EEXIST;
+	case ER_LOCK_WAIT_TIMEOUT:
+	case ER_LOCK_DEADLOCK:
+		return EAGAIN;
+	case ER_STATEMENT_TIMEOUT:
+		return ETIMEDOUT;
+	default:
+		if (code >= CR_MIN_ERROR && code <= CR_MAX_ERROR &&
+		    mentions_timeout(msg))
+			return ETIMEDOUT;
+		return EPROTO;
+	}
+}
+
+/* Fill err from a code and message, set errno, return -1. */
+static int db_fail(const struct db *db, fwd_error_t *err, unsigned int code,
+		   const char *msg)
+{
+	int e = code_errno(code, msg);
+
+	if (e == ENOENT && code == ER_BAD_DB_ERROR)
+		errprintf(err,
+			  "database %s: (%u) %s: create the database (see "
+			  "monitor/SCHEMA.md), then run `fwdctl db init`",
+			  db->where, code, msg);
+	else if (e == ENOENT)
+		errprintf(err,
+			  "database %s: (%u) %s: the fwdalloc schema is "
+			  "missing: run `fwdctl db init`",
+			  db->where, code, msg);
+	else
+		errprintf(err, "database %s: (%u) %s", db->where, code, msg);
+	errno = e;
+	return -1;
+}
+
+static int conn_fail(const struct db *db, fwd_error_t *err)
+{
+	return db_fail(db, err, mysql_errno(db->conn), mysql_error(db->conn));
+}
+
+static int stmt_fail(const struct db_stmt *st, fwd_error_t *err)
+{
+	return db_fail(st->db, err, mysql_stmt_errno(st->stmt),
+		       mysql_stmt_error(st->stmt));
+}
+
+/*
+ * Read the first line of an owner-only password file into buf.  The file
+ * is opened without following a symlink at the last component, then
+ * checked on the open descriptor so it cannot be swapped in between.
+ */
+static int read_password(const char *path, char *buf, size_t len,
+			 fwd_error_t *err)
+{
+	struct stat sb;
+	ssize_t n;
+	size_t got = 0;
+	int fd;
+	int rv = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return errprintf(err, "password file %s: %s", path,
+				 strerror(errno));
+	if (fstat(fd, &sb) < 0) {
+		errprintf(err, "password file %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		errno = EPERM;
+		errprintf(err, "password file %s: not a regular file", path);
+		goto out;
+	}
+	if (sb.st_uid != geteuid()) {
+		errno = EPERM;
+		errprintf(err,
+			  "password file %s: owned by uid %u, not by the "
+			  "caller (uid %u): refusing it",
+			  path, (unsigned int)sb.st_uid,
+			  (unsigned int)geteuid());
+		goto out;
+	}
+	if (sb.st_mode & (S_IRWXG | S_IRWXO)) {
+		errno = EPERM;
+		errprintf(err,
+			  "password file %s: mode %04o gives access to group "
+			  "or others: refusing it (chmod 600 %s)",
+			  path, (unsigned int)(sb.st_mode & 07777), path);
+		goto out;
+	}
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			errprintf(err, "password file %s: %s", path,
+				  strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!*buf) {
+		errno = EINVAL;
+		errprintf(err, "password file %s: first line is empty", path);
+		goto out;
+	}
+	rv = 0;
+out:
+	close(fd);
+	return rv;
+}
+
+static int session_setup(struct db *db, fwd_error_t *err)
+{
+	int64_t wait = (int64_t)ceil(db->timeout);
+
+	if (wait < 1)
+		wait = 1;
+	/* UTC and strict mode so stored values never depend on the
+	 * server's defaults; row-lock waits bounded like everything else. */
+	if (db_execf(db, err,
+		     "SET SESSION time_zone = '+00:00', sql_mode = "
+		     "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,"
+		     "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',"
+		     " innodb_lock_wait_timeout = ?",
+		     "i", wait) < 0)
+		return -1;
+	return 0;
+}
+
+struct db *db_connect(const struct policy_database *cfg, enum db_role role,
+		      fwd_error_t *err)
+{
+	const char *user, *pwfile;
+	char password[512] = "";
+	unsigned int tmo;
+	my_bool off = 0;
+	unsigned int proto;
+	struct db *db;
+
+	pthread_once(&lib_once, lib_init);
+	if (lib_rc != 0) {
+		errno = ENOMEM;
+		errprintf(err, "database: cannot initialise the client "
+			       "library");
+		return NULL;
+	}
+	if (!cfg || !cfg->name) {
+		errno = EINVAL;
+		errprintf(err, "database: no database configured");
+		return NULL;
+	}
+	db = calloc(1, sizeof(*db));
+	if (!db) {
+		errprintf(err, "database: %s", strerror(errno));
+		return NULL;
+	}
+	db->timeout = cfg->timeout > 0 ? cfg->timeout : 5;
+	if (cfg->socket)
+		snprintf(db->where, sizeof(db->where), "socket %s",
+			 cfg->socket);
+	else
+		snprintf(db->where, sizeof(db->where), "%s:%u",
+			 cfg->host ? cfg->host : "localhost",
+			 (unsigned int)(cfg->port ? cfg->port : 3306));
+	snprintf(db->dbname, sizeof(db->dbname), "%s", cfg->name);
+
+	if (role == DB_ROLE_NODE) {
+		user = cfg->node_user;
+		pwfile = cfg->node_password_file;
+	} else {
+		user = cfg->user;
+		pwfile = cfg->password_file;
+	}
+	if (pwfile &&
+	    read_password(pwfile, password, sizeof(password), err) < 0)
+		goto fail;
+
+	db->conn = mysql_init(NULL);
+	if (!db->conn) {
+		errno = ENOMEM;
+		errprintf(err, "database %s: out of memory", db->where);
+		goto fail;
+	}
+	tmo = (unsigned int)ceil(db->timeout);
+	if (tmo < 1)
+		tmo = 1;
+	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &tmo);
+	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &tmo);
+	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &tmo);
+	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
+	mysql_options(db->conn, MYSQL_OPT_LOCAL_INFILE, &off);
+	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	proto = cfg->socket ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
+	mysql_options(db->conn, MYSQL_OPT_PROTOCOL, &proto);
+	if (!mysql_real_connect(db->conn,
+				cfg->socket
+					? "localhost"
+					: (cfg->host ? cfg->host : "localhost"),
+				user, pwfile ? password : NULL, cfg->name,
+				cfg->port ? cfg->port : 3306, cfg->socket, 0)) {
+		conn_fail(db, err);
+		goto fail;
+	}
+	explicit_bzero(password, sizeof(password));
+	if (session_setup(db, err) < 0)
+		goto fail;
+	return db;
+fail:
+	explicit_bzero(password, sizeof(password));
+	db_close(db);
+	return NULL;
+}
+
+void db_close(struct db *db)
+{
+	int saved = errno;
+
+	if (db) {
+		if (db->conn)
+			mysql_close(db->conn);
+		free(db);
+	}
+	errno = saved;
+}
+
+int db_ping(struct db *db, fwd_error_t *err)
+{
+	if (mysql_ping(db->conn))
+		return conn_fail(db, err);
+	return 0;
+}
+
+const char *db_where(const struct db *db)
+{
+	return db->where;
+}
+
+/* ---- statements ---- */
+
+static void free_result(struct db_stmt *st)
+{
+	if (st->has_result) {
+		mysql_stmt_free_result(st->stmt);
+		st->has_result = false;
+	}
+	for (unsigned int i = 0; i < st->n_cols; i++)
+		free(st->cols[i].buf);
+	free(st->cols);
+	free(st->rbind);
+	st->cols = NULL;
+	st->rbind = NULL;
+	st->n_cols = 0;
+}
+
+void db_stmt_close(struct db_stmt *st)
+{
+	int saved = errno;
+
+	if (!st)
+		return;
+	free_result(st);
+	if (st->stmt)
+		mysql_stmt_close(st->stmt);
+	for (unsigned int i = 0; i < st->n_params; i++)
+		free(st->params[i].buf);
+	free(st->params);
+	free(st->pbind);
+	free(st);
+	errno = saved;
+}
+
+struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	my_bool on = 1;
+
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		errprintf(err, "database: %s", strerror(errno));
+		return NULL;
+	}
+	st->db = db;
+	st->stmt = mysql_stmt_init(db->conn);
+	if (!st->stmt) {
+		conn_fail(db, err);
+		goto fail;
+	}
+	mysql_stmt_attr_set(st->stmt, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
+	if (mysql_stmt_prepare(st->stmt, sql, (unsigned long)strlen(sql))) {
+		stmt_fail(st, err);
+		goto fail;
+	}
+	st->n_params = (unsigned int)mysql_stmt_param_count(st->stmt);
+	if (st->n_params) {
+		st->pbind = calloc(st->n_params, sizeof(*st->pbind));
+		st->params = calloc(st->n_params, sizeof(*st->params));
+		if (!st->pbind || !st->params) {
+			errprintf(err, "database: %s", strerror(errno));
+			goto fail;
+		}
+		for (unsigned int i = 0; i < st->n_params; i++) {
+			st->params[i].is_null = 1;
+			st->pbind[i].buffer_type = MYSQL_TYPE_NULL;
+			st->pbind[i].is_null = &st->params[i].is_null;
+		}
+	}
+	return st;
+fail:
+	db_stmt_close(st);
+	return NULL;
+}
+
+static struct db_param *param(struct db_stmt *st, unsigned int idx)
+{
+	if (!st || idx >= st->n_params) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &st->params[idx];
+}
+
+int db_bind_int64(struct db_stmt *st, unsigned int idx, int64_t v)
+{
+	struct db_param *p = param(st, idx);
+	MYSQL_BIND *b;
+
+	if (!p)
+		return -1;
+	b = &st->pbind[idx];
+	p->i = v;
+	p->is_null = 0;
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = &p->i;
+	b->is_unsigned = 0;
+	return 0;
+}
+
+int db_bind_uint64(struct db_stmt *st, unsigned int idx, uint64_t v)
+{
+	struct db_param *p = param(st, idx);
+	MYSQL_BIND *b;
+
+	if (!p)
+		return -1;
+	b = &st->pbind[idx];
+	memcpy(&p->i, &v, sizeof(v));
+	p->is_null = 0;
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = &p->i;
+	b->is_unsigned = 1;
+	return 0;
+}
+
+int db_bind_double(struct db_stmt *st, unsigned int idx, double v)
+{
+	struct db_param *p = param(st, idx);
+	MYSQL_BIND *b;
+
+	if (!p)
+		return -1;
+	if (!isfinite(v))
+		return db_bind_null(st, idx);
+	b = &st->pbind[idx];
+	p->d = v;
+	p->is_null = 0;
+	b->buffer_type = MYSQL_TYPE_DOUBLE;
+	b->buffer = &p->d;
+	return 0;
+}
+
+int db_bind_textn(struct db_stmt *st, unsigned int idx, const char *s,
+		  size_t len)
+{
+	struct db_param *p = param(st, idx);
+	MYSQL_BIND *b;
+
+	if (!p)
+		return -1;
+	if (!s)
+		return db_bind_null(st, idx);
+	if (len + 1 > p->cap) {
+		size_t cap = len + 1 < 64 ? 64 : len + 1;
+		char *nb = realloc(p->buf, cap);
+
+		if (!nb)
+			return -1;
+		p->buf = nb;
+		p->cap = cap;
+	}
+	memcpy(p->buf, s, len);
+	p->buf[len] = '\0';
+	p->len = (unsigned long)len;
+	p->is_null = 0;
+	b = &st->pbind[idx];
+	b->buffer_type = MYSQL_TYPE_STRING;
+	b->buffer = p->buf;
+	b->buffer_length = (unsigned long)p->cap;
+	b->length = &p->len;
+	return 0;
+}
+
+int db_bind_text(struct db_stmt *st, unsigned int idx, const char *s)
+{
+	return db_bind_textn(st, idx, s, s ? strlen(s) : 0);
+}
+
+int db_bind_null(struct db_stmt *st, unsigned int idx)
+{
+	struct db_param *p = param(st, idx);
+
+	if (!p)
+		return -1;
+	p->is_null = 1;
+	st->pbind[idx].buffer_type = MYSQL_TYPE_NULL;
+	return 0;
+}
+
+static int setup_result(struct db_stmt *st, fwd_error_t *err)
+{
+	MYSQL_RES *meta;
+	MYSQL_FIELD *f;
+	int rv = -1;
+
+	meta = mysql_stmt_result_metadata(st->stmt);
+	if (!meta)
+		return stmt_fail(st, err);
+	st->n_cols = mysql_num_fields(meta);
+	f = mysql_fetch_fields(meta);
+	st->rbind = calloc(st->n_cols, sizeof(*st->rbind));
+	st->cols = calloc(st->n_cols, sizeof(*st->cols));
+	if (!st->rbind || !st->cols) {
+		errprintf(err, "database: %s", strerror(errno));
+		goto out;
+	}
+	for (unsigned int i = 0; i < st->n_cols; i++) {
+		struct db_col *c = &st->cols[i];
+		MYSQL_BIND *b = &st->rbind[i];
+
+		switch (f[i].type) {
+		case MYSQL_TYPE_TINY:
+		case MYSQL_TYPE_SHORT:
+		case MYSQL_TYPE_LONG:
+		case MYSQL_TYPE_INT24:
+		case MYSQL_TYPE_LONGLONG:
+		case MYSQL_TYPE_YEAR:
+			c->kind = COL_INT;
+			c->is_unsigned = f[i].flags & UNSIGNED_FLAG;
+			b->buffer_type = MYSQL_TYPE_LONGLONG;
+			b->buffer = &c->i;
+			b->is_unsigned = c->is_unsigned;
+			break;
+		case MYSQL_TYPE_FLOAT:
+		case MYSQL_TYPE_DOUBLE:
+			c->kind = COL_DOUBLE;
+			b->buffer_type = MYSQL_TYPE_DOUBLE;
+			b->buffer = &c->d;
+			break;
+		default:
+			/* Strings, JSON, DECIMAL (SUM() of integers), dates:
+			 * fetched as text, sized by the buffered maximum. */
+			c->kind = COL_TEXT;
+			c->cap = f[i].max_length + 1;
+			c->buf = malloc(c->cap);
+			if (!c->buf) {
+				errprintf(err, "database: %s", strerror(errno));
+				goto out;
+			}
+			b->buffer_type = MYSQL_TYPE_STRING;
+			b->buffer = c->buf;
+			b->buffer_length = c->cap;
+			b->length = &c->len;
+			break;
+		}
+		b->is_null = &c->is_null;
+		b->error = &c->error;
+	}
+	if (mysql_stmt_bind_result(st->stmt, st->rbind)) {
+		stmt_fail(st, err);
+		goto out;
+	}
+	rv = 0;
+out:
+	mysql_free_result(meta);
+	return rv;
+}
+
+int db_exec(struct db_stmt *st, fwd_error_t *err)
+{
+	free_result(st);
+	st->affected = 0;
+	st->insert_id = 0;
+	if (st->n_params && mysql_stmt_bind_param(st->stmt, st->pbind))
+		return stmt_fail(st, err);
+	if (mysql_stmt_execute(st->stmt))
+		return stmt_fail(st, err);
+	if (mysql_stmt_field_count(st->stmt) == 0) {
+		my_ulonglong n = mysql_stmt_affected_rows(st->stmt);
+
+		st->affected = n == (my_ulonglong)-1 ? 0 : (uint64_t)n;
+		st->insert_id = mysql_stmt_insert_id(st->stmt);
+		return 0;
+	}
+	/* Buffer the rows so the maximum lengths are known. */
+	if (mysql_stmt_store_result(st->stmt))
+		return stmt_fail(st, err);
+	st->has_result = true;
+	return setup_result(st, err);
+}
+
+int db_fetch(struct db_stmt *st, fwd_error_t *err)
+{
+	int r;
+
+	if (!st->has_result)
+		return 0;
+	r = mysql_stmt_fetch(st->stmt);
+	if (r == 0 || r == MYSQL_DATA_TRUNCATED) {
+		for (unsigned int i = 0; i < st->n_cols; i++) {
+			struct db_col *c = &st->cols[i];
+
+			if (c->kind == COL_TEXT && !c->is_null)
+				c->buf[c->len < c->cap ? c->len : c->cap - 1] =
+					'\0';
+		}
+		return 1;
+	}
+	if (r == MYSQL_NO_DATA)
+		return 0;
+	return stmt_fail(st, err);
+}
+
+uint64_t db_affected(const struct db_stmt *st)
+{
+	return st->affected;
+}
+
+uint64_t db_insert_id(const struct db_stmt *st)
+{
+	return st->insert_id;
+}
+
+unsigned int db_col_count(const struct db_stmt *st)
+{
+	return st->n_cols;
+}
+
+static const struct db_col *col(const struct db_stmt *st, unsigned int i)
+{
+	if (i >= st->n_cols || st->cols[i].is_null)
+		return NULL;
+	return &st->cols[i];
+}
+
+bool db_col_null(const struct db_stmt *st, unsigned int i)
+{
+	return col(st, i) == NULL;
+}
+
+int64_t db_col_int64(const struct db_stmt *st, unsigned int i)
+{
+	const struct db_col *c = col(st, i);
+
+	if (!c)
+		return 0;
+	switch (c->kind) {
+	case COL_INT:
+		return c->i;
+	case COL_DOUBLE:
+		return (int64_t)c->d;
+	default:
+		return strtoll(c->buf, NULL, 10);
+	}
+}
+
+uint64_t db_col_uint64(const struct db_stmt *st, unsigned int i)
+{
+	const struct db_col *c = col(st, i);
+	uint64_t v;
+
+	if (!c)
+		return 0;
+	switch (c->kind) {
+	case COL_INT:
+		memcpy(&v, &c->i, sizeof(v));
+		return v;
+	case COL_DOUBLE:
+		return c->d > 0 ? (uint64_t)c->d : 0;
+	default:
+		return strtoull(c->buf, NULL, 10);
+	}
+}
+
+double db_col_double(const struct db_stmt *st, unsigned int i)
+{
+	const struct db_col *c = col(st, i);
+
+	if (!c)
+		return 0;
+	switch (c->kind) {
+	case COL_INT:
+		return c->is_unsigned ? (double)(uint64_t)c->i : (double)c->i;
+	case COL_DOUBLE:
+		return c->d;
+	default:
+		return strtod(c->buf, NULL);
+	}
+}
+
+const char *db_col_text(const struct db_stmt *st, unsigned int i)
+{
+	struct db_col *c;
+
+	if (i >= st->n_cols || st->cols[i].is_null)
+		return NULL;
+	c = &st->cols[i];
+	switch (c->kind) {
+	case COL_INT:
+		if (c->is_unsigned)
+			snprintf(c->scratch, sizeof(c->scratch), "%" PRIu64,
+				 (uint64_t)c->i);
+		else
+			snprintf(c->scratch, sizeof(c->scratch), "%" PRId64,
+				 c->i);
+		return c->scratch;
+	case COL_DOUBLE:
+		snprintf(c->scratch, sizeof(c->scratch), "%.17g", c->d);
+		return c->scratch;
+	default:
+		return c->buf;
+	}
+}
+
+/* ---- one-shot helpers ---- */
+
+static int bind_va(struct db_stmt *st, const char *types, va_list ap,
+		   fwd_error_t *err)
+{
+	unsigned int idx = 0;
+	int r = 0;
+
+	for (const char *t = types; *t; t++, idx++) {
+		if (idx >= st->n_params) {
+			errno = EINVAL;
+			return errprintf(err,
+					 "database: %zu values for %u "
+					 "parameters",
+					 strlen(types), st->n_params);
+		}
+		switch (*t) {
+		case 'i':
+			r = db_bind_int64(st, idx, va_arg(ap, int64_t));
+			break;
+		case 'u':
+			r = db_bind_uint64(st, idx, va_arg(ap, uint64_t));
+			break;
+		case 'd':
+			r = db_bind_double(st, idx, va_arg(ap, double));
+			break;
+		case 's':
+			r = db_bind_text(st, idx, va_arg(ap, const char *));
+			break;
+		case 'n':
+			r = db_bind_null(st, idx);
+			break;
+		default:
+			errno = EINVAL;
+			return errprintf(err, "database: bad type letter '%c'",
+					 *t);
+		}
+		if (r < 0)
+			return errprintf(err, "database: binding value %u: %s",
+					 idx + 1, strerror(errno));
+	}
+	if (idx != st->n_params) {
+		errno = EINVAL;
+		return errprintf(err, "database: %u values for %u parameters",
+				 idx, st->n_params);
+	}
+	return 0;
+}
+
+int64_t db_execf(struct db *db, fwd_error_t *err, const char *sql,
+		 const char *types, ...)
+{
+	struct db_stmt *st;
+	int64_t rv = -1;
+	va_list ap;
+
+	st = db_prepare(db, sql, err);
+	if (!st)
+		return -1;
+	va_start(ap, types);
+	if (bind_va(st, types, ap, err) < 0) {
+		va_end(ap);
+		goto out;
+	}
+	va_end(ap);
+	if (db_exec(st, err) < 0)
+		goto out;
+	rv = (int64_t)db_affected(st);
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
+		   const char *sql, const char *types, ...)
+{
+	struct db_stmt *st;
+	int rv = -1;
+	va_list ap;
+	int r;
+
+	st = db_prepare(db, sql, err);
+	if (!st)
+		return -1;
+	va_start(ap, types);
+	if (bind_va(st, types, ap, err) < 0) {
+		va_end(ap);
+		goto out;
+	}
+	va_end(ap);
+	if (db_exec(st, err) < 0)
+		goto out;
+	r = db_fetch(st, err);
+	if (r < 0)
+		goto out;
+	if (r > 0)
+		*out = db_col_int64(st, 0);
+	rv = r;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+/* ---- transactions and locks ---- */
+
+int db_begin(struct db *db, fwd_error_t *err)
+{
+	if (db_execf(db, err, "START TRANSACTION", "") < 0)
+		return -1;
+	db->in_txn = true;
+	return 0;
+}
+
+int db_commit(struct db *db, fwd_error_t *err)
+{
+	db->in_txn = false;
+	if (mysql_commit(db->conn))
+		return conn_fail(db, err);
+	return 0;
+}
+
+int db_rollback(struct db *db)
+{
+	int saved = errno;
+
+	if (db && db->conn)
+		mysql_rollback(db->conn);
+	if (db)
+		db->in_txn = false;
+	errno = saved;
+	return 0;
+}
+
+static void lock_name(const struct db *db, const char *name, char *buf,
+		      size_t len)
+{
+	/* Named locks are server-wide: scope them to this database. */
+	snprintf(buf, len, "%s.%s", db->dbname, name);
+}
+
+static double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err)
+{
+	char full[200];
+	double deadline = now_mono() + (timeout > 0 ? timeout : 0);
+	int64_t got = 0;
+	int r;
+
+	lock_name(db, name, full, sizeof(full));
+	/*
+	 * Wait in steps shorter than the read timeout, so a long lock wait
+	 * is never mistaken by the client for a dead server.
+	 */
+	for (;;) {
+		double left = deadline - now_mono();
+		double step = left;
+
+		if (step > db->timeout / 2)
+			step = db->timeout / 2;
+		if (step > 1)
+			step = 1;
+		if (step < 0)
+			step = 0;
+		r = db_query_int64(db, err, &got, "SELECT GET_LOCK(?, ?)", "sd",
+				   full, step);
+		if (r < 0)
+			return -1;
+		if (r > 0 && got == 1)
+			return 0;
+		if (now_mono() >= deadline)
+			break;
+	}
+	errno = EAGAIN;
+	return errprintf(err,
+			 "database %s: lock %s held elsewhere for more than "
+			 "%gs",
+			 db->where, full, timeout);
+}
+
+int db_unlock(struct db *db, const char *name, fwd_error_t *err)
+{
+	char full[200];
+	int64_t got = 0;
+
+	lock_name(db, name, full, sizeof(full));
+	if (db_query_int64(db, err, &got, "SELECT RELEASE_LOCK(?)", "s", full) <
+	    0)
+		return -1;
+	return 0;
+}

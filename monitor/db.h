@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_MONITOR_DB_H
+#define FWD_MONITOR_DB_H
+
+/*
+ * The fwdalloc database: a thin C API over mariadb-connector-c.
+ *
+ * Every statement is a PREPARED statement: values travel as bound
+ * parameters, never inside SQL text.  Connect, read and write timeouts come
+ * from the policy, so no call blocks longer than policy.database.timeout
+ * (per network round trip).
+ *
+ * Errors: functions return -1 (or NULL) with errno set and, when err is
+ * not NULL, a message of the form
+ *     database <where>: (<code>) <server or client message>
+ * where <where> is "socket /path" or "host:port".  errno tells the caller
+ * what kind of failure it was:
+ *     ECONNREFUSED  the server is down, unreachable, or went away
+ *                   (db_err_unavailable() is true: exit 3 / fail open)
+ *     ETIMEDOUT     a connect, read or write timed out (unavailable too)
+ *     EACCES        the server refused the account or password
+ *     EPERM         the password file is not owner-only / not ours
+ *     ENOENT        the schema (or a table) is missing; the message says
+ *                   to run `fwdctl db init`
+ *     EEXIST        a unique key refused the row (duplicate)
+ *     EPROTO        any other SQL error (message has the server's text)
+ *     EINVAL        misuse (bad bind index, bad type letter, ...)
+ * A struct db is not thread-safe; use one per thread.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct policy_database;
+
+enum db_role {
+	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
+	DB_ROLE_NODE,		/* database.node_user / node_password_file:
+				 * read-only, SELECT on allocations and
+				 * forwarders only */
+};
+
+struct db;
+struct db_stmt;
+
+/*
+ * Connect as `role`.  The password is the first line of the role's
+ * password file (trailing CR/LF removed); the file must be a regular file
+ * owned by the calling user with no group or world permission bits, else
+ * EPERM and a message naming the file and its mode.  No password file
+ * configured = connect without a password.  The session uses utf8mb4,
+ * UTC (time_zone '+00:00') and strict SQL mode; auto-reconnect is off.
+ */
+struct db *db_connect(const struct policy_database *cfg, enum db_role role,
+		      fwd_error_t *err);
+
+/* Close the connection; NULL is fine; errno is preserved. */
+void db_close(struct db *db);
+
+/*
+ * Check that the connection still works (one round trip, no reconnect).
+ * Long-running readers (a pipe that was idle for hours, past the server's
+ * wait_timeout) call it before reusing a connection and reconnect when it
+ * fails with db_err_unavailable(errno).
+ */
+int db_ping(struct db *db, fwd_error_t *err);
+
+/* "socket /run/mysqld/mysqld.sock" or "dbhost:3306". */
+const char *db_where(const struct db *db);
+
+/* True for the errno values that mean "database unavailable"
+ * (ECONNREFUSED, ETIMEDOUT, ECONNRESET, EACCES, EHOSTUNREACH): the CLI
+ * exits 3 and the controller prolog fails open. */
+bool db_err_unavailable(int errnum);
+
+/*
+ * Transactions.  db_begin starts one (InnoDB, REPEATABLE READ);
+ * db_commit/db_rollback end it.  db_rollback is safe to call when no
+ * transaction is open and keeps errno and err of an earlier failure.
+ */
+int db_begin(struct db *db, fwd_error_t *err);
+int db_commit(struct db *db, fwd_error_t *err);
+int db_rollback(struct db *db);
+
+/*
+ * A global named lock (GET_LOCK), held by this connection until
+ * db_unlock() or db_close().  Waits at most timeout seconds (rounded up,
+ * at least 1; 0 means "try once"); on timeout returns -1 with errno
+ * EAGAIN and "lock <name> held elsewhere for more than <t>s".
+ */
+int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err);
+int db_unlock(struct db *db, const char *name, fwd_error_t *err);
+
+/*
+ * Prepared statements.
+ *
+ *   st = db_prepare(db, "SELECT a, b FROM t WHERE x = ? AND y = ?", err);
+ *   db_bind_int64(st, 0, 42);
+ *   db_bind_text(st, 1, "alice");
+ *   if (db_exec(st, err) < 0) ...
+ *   while ((r = db_fetch(st, err)) > 0)
+ *           use(db_col_int64(st, 0), db_col_text(st, 1));
+ *   if (r < 0) ...
+ *   db_stmt_close(st);
+ *
+ * Parameter indexes start at 0.  Bound values are copied, so the caller's
+ * buffers may go away after the bind call.  Bindings persist across
+ * db_exec() calls: rebind what changes and execute again (batch inserts).
+ * An unbound parameter is NULL.  db_exec() of a statement that returns
+ * rows buffers the whole result on the client (keep SELECTs bounded with
+ * LIMIT); db_fetch() then returns 1 per row and 0 at the end.
+ * Column accessors read the current row; column indexes start at 0.
+ */
+struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err);
+void db_stmt_close(struct db_stmt *st);
+
+int db_bind_int64(struct db_stmt *st, unsigned int idx, int64_t v);
+int db_bind_uint64(struct db_stmt *st, unsigned int idx, uint64_t v);
+int db_bind_double(struct db_stmt *st, unsigned int idx, double v);
+/* s == NULL binds NULL.  _textn binds exactly len bytes. */
+int db_bind_text(struct db_stmt *st, unsigned int idx, const char *s);
+int db_bind_textn(struct db_stmt *st, unsigned int idx, const char *s,
+		  size_t len);
+int db_bind_null(struct db_stmt *st, unsigned int idx);
+
+int db_exec(struct db_stmt *st, fwd_error_t *err);
+int db_fetch(struct db_stmt *st, fwd_error_t *err);
+
+/* Rows changed by the last db_exec (INSERT/UPDATE/DELETE; for
+ * INSERT ... ON DUPLICATE KEY UPDATE: 1 inserted, 2 updated, 0 unchanged),
+ * and the AUTO_INCREMENT id it generated. */
+uint64_t db_affected(const struct db_stmt *st);
+uint64_t db_insert_id(const struct db_stmt *st);
+
+unsigned int db_col_count(const struct db_stmt *st);
+bool db_col_null(const struct db_stmt *st, unsigned int col);
+/* NULL reads as 0 / 0.0 / NULL.  Text of a numeric column is formatted;
+ * numbers of a text column are parsed (0 if not a number).  The text
+ * pointer is valid until the next db_fetch/db_exec/db_stmt_close. */
+int64_t db_col_int64(const struct db_stmt *st, unsigned int col);
+uint64_t db_col_uint64(const struct db_stmt *st, unsigned int col);
+double db_col_double(const struct db_stmt *st, unsigned int col);
+const char *db_col_text(const struct db_stmt *st, unsigned int col);
+
+/*
+ * One-shot helpers: prepare, bind from a type string, execute, close.
+ * Type letters, one per '?': 'i' int64_t, 'u' uint64_t, 'd' double,
+ * 's' const char * (NULL binds NULL), 'n' NULL (no argument consumed).
+ *
+ *   db_execf(db, err, "UPDATE health SET state = ? WHERE name = ?",
+ *            "ss", "excluded", "fwd012");
+ *
+ * db_execf returns the number of affected rows (>= 0) or -1.
+ * db_query_int64 runs a query and stores the first column of the first
+ * row in *out; returns 1 if there was a row, 0 if none (*out untouched),
+ * -1 on error.
+ */
+int64_t db_execf(struct db *db, fwd_error_t *err, const char *sql,
+		 const char *types, ...);
+int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
+		   const char *sql, const char *types, ...);
+
+/*
+ * Schema (monitor/schema.c, documented in monitor/SCHEMA.md).
+ *
+ * db_migrate creates the schema or brings it up to the version this binary
+ * knows; idempotent, serialised by a named lock.  *from and *to (may be
+ * NULL) receive the versions before and after.  A database whose version
+ * is newer than this binary knows is refused (EPROTO, "upgrade fwdalloc").
+ *
+ * db_check_schema succeeds when the database holds exactly the version
+ * this binary knows; else ENOENT ("run `fwdctl db init`" when missing,
+ * "run `fwdctl db migrate`" when older) or EPROTO (newer).
+ *
+ * db_grant_node grants the read-only node account `user`@`host` SELECT on
+ * allocations and forwarders (the only tables node prologs read).  The
+ * account must exist.  Names are checked against a strict character set.
+ */
+int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err);
+int db_check_schema(struct db *db, fwd_error_t *err);
+int db_grant_node(struct db *db, const char *user, const char *host,
+		  fwd_error_t *err);
+
+/*
+ * Mirror the topology's forwarders (name, address, group, role, peak) and
+ * OSTs into the forwarders and osts tables, in one transaction.  Rows are
+ * upserted by name; forwarders.last_used_at (the ledger's) is kept; rows
+ * no longer in the topology are left alone (the ledger may name them).
+ */
+struct topology;
+int db_sync_topology(struct db *db, const struct topology *t, fwd_error_t *err);
+
+#endif

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_MONITOR_INGEST_H
+#define FWD_MONITOR_INGEST_H
+
+/*
+ * Ingestion of forwarder, OST and MDT statistics.
+ *
+ * Three layers, each usable alone:
+ *   1. parsers (pure, no I/O beyond the given line or stream) turn one
+ *      input line / job_stats entry into a record or a precise error;
+ *   2. the series engine turns cumulative counters into per-interval
+ *      deltas (restarts handled, never negative);
+ *   3. the store writes records to the database in batched transactions
+ *      with prepared statements, keeps the per-minute rollups and the
+ *      counter baselines, and never stores a duplicate.
+ * `fwdctl ingest` drives them; see monitor/SCHEMA.md for the tables.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+struct db;
+
+enum ingest_kind { INGEST_FWD = 0, INGEST_OST, INGEST_MDT };
+const char *ingest_kind_name(enum ingest_kind k); /* "fwd" "ost" "mdt" */
+
+/* Parse results of the line parsers. */
+enum {
+	INGEST_OK = 0,	 /* a record was produced */
+	INGEST_SKIP = 1, /* blank line, comment, or data we do not keep
+			  * (another influx measurement): not an error */
+};
+
+/* Lines longer than this are rejected (bounded memory on a pipe). */
+#define INGEST_MAX_LINE 65536
+
+/*
+ * Bounded line reader: lines of any length are consumed, but only the
+ * first INGEST_MAX_LINE - 1 bytes are kept and *truncated is set.
+ * Returns the line without its newline, or NULL at end of input / error
+ * (ferror tells which).
+ */
+struct ingest_reader {
+	FILE *f;
+	long lineno; /* 1-based number of the line returned */
+	char buf[INGEST_MAX_LINE];
+};
+void ingest_reader_init(struct ingest_reader *r, FILE *f);
+const char *ingest_reader_next(struct ingest_reader *r, bool *truncated);
+
+/* ---- beacon-lwfs ---- */
+
+enum beacon_op { BEACON_META = 0, BEACON_READ, BEACON_WRITE };
+enum beacon_phase { BEACON_EXE = 0, BEACON_WAIT };
+
+#define BEACON_BUCKETS 8
+
+struct beacon_rec {
+	char addr[64];	   /* the forwarder's IP as printed */
+	int64_t ts;	   /* the trailing ISO-8601 UTC time */
+	bool is_queue;	   /* "queue length: <n>" line */
+	enum beacon_op op; /* histogram lines */
+	enum beacon_phase phase;
+	uint64_t v[BEACON_BUCKETS]; /* cumulative counters */
+	uint64_t queue_len;	    /* queue lines */
+};
+
+/* clang-format off */
+/*
+ * One line of Beacon's LWFS server statistics:
+ *   <ip> [<local time>]  [Trace]: <Meta|Read|Write> <exe|wait>: <8 counters> <ISO-8601 UTC>
+ *   <ip> [<local time>]  [Trace]: queue length: <n> <ISO-8601 UTC>
+ * Returns INGEST_OK, INGEST_SKIP (blank line) or -1 with err saying what is
+ * wrong and quoting the offending text (no file:line prefix; the caller
+ * adds it).
+ */
+/* clang-format on */
+int beacon_parse_line(const char *line, struct beacon_rec *out,
+		      fwd_error_t *err);
+const char *beacon_op_name(enum beacon_op op);	     /* "meta" ... */
+const char *beacon_phase_name(enum beacon_phase ph); /* "exe" "wait" */
+
+/*
+ * ISO-8601 UTC time: YYYY-MM-DDTHH:MM:SS[.frac](Z|+00:00|-00:00); also a
+ * space instead of 'T'.  Fractions are truncated.  0 or -1 (EINVAL).
+ */
+int ingest_parse_iso8601(const char *s, size_t len, int64_t *out);
+
+/* ---- influx line protocol ---- */
+
+enum influx_field {
+	INFLUX_READ_BYTES = 0,
+	INFLUX_WRITE_BYTES,
+	INFLUX_READ_OPS,
+	INFLUX_WRITE_OPS,
+	INFLUX_MD_OPS,
+	INFLUX_N_COUNTERS,
+};
+const char *influx_field_name(enum influx_field f); /* "read_bytes" ... */
+
+struct influx_rec {
+	enum ingest_kind kind; /* measurement fwd / ost / mdt */
+	char name[128];	       /* tag node= (fwd) or target= (ost/mdt),
+				* unescaped */
+	int64_t ts_ns;	       /* timestamp (ns); now when absent */
+	bool has[INFLUX_N_COUNTERS];
+	uint64_t counter[INFLUX_N_COUNTERS]; /* cumulative */
+	bool has_queue;
+	double queue_len; /* gauge */
+};
+
+/*
+ * One line of InfluxDB line protocol
+ *   measurement[,tag=value...] field=value[,field=value...] [timestamp]
+ * with the protocol's escaping (backslash before comma, space and, in tag
+ * keys/values and field keys, '='; double-quoted string fields with \" and
+ * \\), typed values (float, 12i, 12u, true/false, "string").  Measurements
+ * other than fwd, ost and mdt, comments (#) and blank lines give
+ * INGEST_SKIP; so does a kept measurement without any known field.
+ * Counter fields must be non-negative integers (or integral floats);
+ * queue_len any non-negative number.  -1 with err on malformed input.
+ * `now_ns` is used when the line has no timestamp.
+ */
+int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
+		      fwd_error_t *err);
+
+/* ---- Lustre job_stats ---- */
+
+#define JOBSTATS_MAX_OPS 64
+
+struct jobstats_op {
+	char name[32]; /* read_bytes, open, getattr, ... */
+	char unit[16]; /* bytes, usecs, reqs ("" if absent) */
+	uint64_t samples, min, max, sum;
+};
+
+struct jobstats_rec {
+	enum ingest_kind kind; /* INGEST_OST (obdfilter) or INGEST_MDT */
+	char target[128];      /* lustre-OST0000 */
+	char job_id[256];      /* as printed */
+	bool has_slurm_id;
+	uint64_t slurm_id; /* numeric job id, see SCHEMA.md */
+	int64_t ts;	   /* snapshot_time, seconds */
+	long line;	   /* input line of "- job_id:" */
+	size_t n_ops;
+	struct jobstats_op ops[JOBSTATS_MAX_OPS];
+};
+
+/*
+ * Streaming parser for the output of `lctl get_param obdfilter.*.job_stats
+ * mdt.*.job_stats`: target lines ("obdfilter.lustre-OST0000.job_stats=")
+ * each followed by a YAML document ("job_stats:" and a list of entries),
+ * parsed with libyaml one entry at a time (memory bounded by one entry).
+ * Output of `lctl get_param -n` (no target line) needs default_target
+ * ("lustre-OST0000"; kind from its -OST/-MDT part), else it is an error.
+ *
+ * jobstats_next returns 1 with a record, 0 at the end, or -1 with err
+ * ("line N: ...") for a bad entry or a YAML syntax error; after -1 the
+ * caller may call jobstats_next again: a bad entry is skipped, a syntax
+ * error skips to the next target line.  jobstats_lines() is the number of
+ * input lines consumed so far.
+ */
+struct jobstats_parser;
+struct jobstats_parser *jobstats_open(FILE *f, const char *default_target,
+				      fwd_error_t *err);
+int jobstats_next(struct jobstats_parser *p, struct jobstats_rec *out,
+		  fwd_error_t *err);
+long jobstats_lines(const struct jobstats_parser *p);
+void jobstats_close(struct jobstats_parser *p);
+
+/* ---- series engine: cumulative counters -> deltas ---- */
+
+#define SERIES_MAX_VALUES 8
+
+enum {
+	SERIES_BASELINE = 0, /* first value of the series: no delta yet */
+	SERIES_DELTA = 1,    /* deltas and dt produced */
+	SERIES_RESTART = 2,  /* a counter went backwards: deltas from 0 */
+	SERIES_OLD = 3,	     /* ts not after the last one: already seen or
+			      * out of order; nothing produced */
+};
+
+struct series_table;
+
+struct series_table *series_create(void);
+void series_destroy(struct series_table *t);
+
+/*
+ * Feed cumulative values of series `key` at time ts.  Writes n deltas and
+ * *dt (seconds since the previous value) for SERIES_DELTA and
+ * SERIES_RESTART.  A restart (any value below its predecessor) is a
+ * counter reset: each delta is the new value itself.  -1 on ENOMEM or
+ * when n exceeds SERIES_MAX_VALUES (EINVAL).
+ */
+int series_update(struct series_table *t, const char *key, int64_t ts,
+		  const uint64_t *values, size_t n, uint64_t *deltas,
+		  double *dt);
+
+/* Seed a series with a stored baseline (it wins only if newer than what
+ * the table has).  Same limits as series_update. */
+int series_seed(struct series_table *t, const char *key, int64_t ts,
+		const uint64_t *values, size_t n);
+
+/* True if the table already knows `key` (seeded or updated). */
+bool series_known(const struct series_table *t, const char *key);
+
+/* Visit every series (for saving baselines). */
+typedef int (*series_visit_fn)(const char *key, int64_t ts,
+			       const uint64_t *values, size_t n, void *arg);
+int series_foreach(const struct series_table *t, series_visit_fn fn, void *arg);
+/* Visit only the series changed by series_update() since the last call,
+ * clearing their mark after fn succeeds.  A non-zero fn result stops the
+ * walk and is returned. */
+int series_foreach_dirty(struct series_table *t, series_visit_fn fn, void *arg);
+
+/* ---- the store ---- */
+
+struct ingest_stats {
+	uint64_t lines;	   /* input lines read */
+	uint64_t stored;   /* records that added or changed rows */
+	uint64_t rejected; /* malformed lines / entries */
+	uint64_t skipped;  /* already stored / out of order / baseline */
+	uint64_t ignored;  /* comments, blank lines, other measurements */
+};
+
+struct ingest_store;
+
+/*
+ * A writer on an open connection (controller role, schema checked).
+ * Records are buffered into transactions of `batch` records (0 = 1000);
+ * each commit also recomputes the per-minute rollups of the minutes it
+ * touched and saves the counter baselines.  A failed batch is rolled back
+ * and the error returned; nothing partial stays.
+ */
+struct ingest_store *ingest_store_open(struct db *db, size_t batch,
+				       fwd_error_t *err);
+
+/* One beacon-lwfs record; `name` is the forwarder name (or the IP when
+ * it maps to no forwarder). */
+int ingest_store_beacon(struct ingest_store *s, const char *name,
+			const struct beacon_rec *r, fwd_error_t *err);
+int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
+			fwd_error_t *err);
+int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
+			  fwd_error_t *err);
+
+/* Commit what is pending (also done every `batch` records). */
+int ingest_store_flush(struct ingest_store *s, fwd_error_t *err);
+
+/* True while records are buffered in an open transaction. */
+bool ingest_store_pending(const struct ingest_store *s);
+
+/* Counters so far (stored, skipped). */
+const struct ingest_stats *ingest_store_stats(const struct ingest_store *s);
+
+/* Rolls back anything not flushed.  NULL is fine. */
+void ingest_store_close(struct ingest_store *s);
+
+#endif

@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The ingestion writer: parsed records -> samples_raw, samples_hist,
+ * jobstats_raw, rollups and counter baselines (monitor/SCHEMA.md).
+ *
+ * Idempotence: every sample row has a natural primary key (component,
+ * time[, op, phase]); rows are written with INSERT IGNORE or an upsert that
+ * only fills columns, so the same input stored twice changes nothing.
+ * Counter baselines live in counter_state and are saved in the same
+ * transaction as the samples derived from them, so a crash never leaves a
+ * baseline that disagrees with the stored deltas.  Rollups are recomputed
+ * from the raw rows of each minute a batch touched, which is idempotent
+ * too.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "monitor/db.h"
+#include "monitor/ingest.h"
+
+#define DEFAULT_BATCH 1000
+#define MAX_TOUCHED 1024
+
+struct touched {
+	enum ingest_kind kind;
+	char name[128];
+	int64_t min_ts, max_ts;
+	bool hist;
+};
+
+struct ingest_store {
+	struct db *db;
+	size_t batch;
+	size_t pending; /* records in the open transaction */
+	bool in_txn;
+	struct series_table *series;
+	struct ingest_stats stats;
+	struct db_stmt *raw_upsert;
+	struct db_stmt *hist_insert;
+	/* [n]: inserts the n operations of one entry in one statement */
+	struct db_stmt *jobstats_insert[JOBSTATS_MAX_OPS + 1];
+	struct db_stmt *state_load;
+	struct db_stmt *state_save;
+	struct db_stmt *rollup;
+	struct db_stmt *rollup_hist;
+	struct db_stmt *target_insert;
+	struct touched *touched;
+	size_t n_touched;
+	char last_target[128];
+};
+
+/* clang-format off */
+static const char raw_upsert_sql[] =
+	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes,"
+	" read_ops, write_ops, md_ops, queue_len)"
+	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	" ON DUPLICATE KEY UPDATE"
+	" dt = COALESCE(VALUES(dt), dt),"
+	" read_bytes = COALESCE(VALUES(read_bytes), read_bytes),"
+	" write_bytes = COALESCE(VALUES(write_bytes), write_bytes),"
+	" read_ops = COALESCE(VALUES(read_ops), read_ops),"
+	" write_ops = COALESCE(VALUES(write_ops), write_ops),"
+	" md_ops = COALESCE(VALUES(md_ops), md_ops),"
+	" queue_len = COALESCE(VALUES(queue_len), queue_len)";
+
+static const char hist_insert_sql[] =
+	"INSERT IGNORE INTO samples_hist (kind, name, ts, op, phase, dt,"
+	" b0, b1, b2, b3, b4, b5, b6, b7)"
+	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+static const char jobstats_insert_sql[] =
+	"INSERT IGNORE INTO jobstats_raw (kind, target, lustre_job_id, job_id,"
+	" ts, op, samples, unit, min_value, max_value, sum_value) VALUES ";
+#define JOBSTATS_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define JOBSTATS_COLS 11
+
+static const char state_load_sql[] =
+	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7 FROM counter_state"
+	" WHERE kind = ? AND name = ? AND metric = ?";
+
+/* ts is assigned last: MariaDB evaluates the assignments in order, and
+ * the value tests must see the old ts. */
+static const char state_save_sql[] =
+	"INSERT INTO counter_state (kind, name, metric, ts,"
+	" v0, v1, v2, v3, v4, v5, v6, v7)"
+	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	" ON DUPLICATE KEY UPDATE"
+	" v0 = IF(VALUES(ts) > ts, VALUES(v0), v0),"
+	" v1 = IF(VALUES(ts) > ts, VALUES(v1), v1),"
+	" v2 = IF(VALUES(ts) > ts, VALUES(v2), v2),"
+	" v3 = IF(VALUES(ts) > ts, VALUES(v3), v3),"
+	" v4 = IF(VALUES(ts) > ts, VALUES(v4), v4),"
+	" v5 = IF(VALUES(ts) > ts, VALUES(v5), v5),"
+	" v6 = IF(VALUES(ts) > ts, VALUES(v6), v6),"
+	" v7 = IF(VALUES(ts) > ts, VALUES(v7), v7),"
+	" ts = GREATEST(ts, VALUES(ts))";
+
+static const char rollup_sql[] =
+	"INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,"
+	" write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
+	" write_bps_max, queue_len_avg, queue_len_max)"
+	" SELECT kind, name, ts - MOD(ts, 60) AS m, COUNT(*),"
+	" COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0),"
+	" COALESCE(SUM(read_ops), 0), COALESCE(SUM(write_ops), 0),"
+	" COALESCE(SUM(md_ops), 0),"
+	" MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)),"
+	" AVG(queue_len), MAX(queue_len)"
+	" FROM samples_raw WHERE kind = ? AND name = ? AND ts >= ? AND ts < ?"
+	" GROUP BY kind, name, m"
+	" ON DUPLICATE KEY UPDATE samples = VALUES(samples),"
+	" read_bytes = VALUES(read_bytes), write_bytes = VALUES(write_bytes),"
+	" read_ops = VALUES(read_ops), write_ops = VALUES(write_ops),"
+	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
+	" write_bps_max = VALUES(write_bps_max),"
+	" queue_len_avg = VALUES(queue_len_avg),"
+	" queue_len_max = VALUES(queue_len_max)";
+
+static const char rollup_hist_sql[] =
+	"INSERT INTO rollups_hist_minute (kind, name, minute, op, phase,"
+	" b0, b1, b2, b3, b4, b5, b6, b7)"
+	" SELECT kind, name, ts - MOD(ts, 60) AS m, op, phase,"
+	" SUM(b0), SUM(b1), SUM(b2), SUM(b3), SUM(b4), SUM(b5), SUM(b6),"
+	" SUM(b7)"
+	" FROM samples_hist WHERE kind = ? AND name = ? AND ts >= ? AND ts < ?"
+	" GROUP BY kind, name, m, op, phase"
+	" ON DUPLICATE KEY UPDATE b0 = VALUES(b0), b1 = VALUES(b1),"
+	" b2 = VALUES(b2), b3 = VALUES(b3), b4 = VALUES(b4), b5 = VALUES(b5),"
+	" b6 = VALUES(b6), b7 = VALUES(b7)";
+
+static const char target_insert_sql[] =
+	"INSERT IGNORE INTO osts (name, kind, bandwidth_bps, updated_at)"
+	" VALUES (?, ?, 0, ?)";
+
+void ingest_store_close(struct ingest_store *s)
+{
+	int saved = errno;
+
+	if (!s)
+		return;
+	if (s->in_txn)
+		db_rollback(s->db);
+	db_stmt_close(s->raw_upsert);
+	db_stmt_close(s->hist_insert);
+	for (size_t i = 0; i <= JOBSTATS_MAX_OPS; i++)
+		db_stmt_close(s->jobstats_insert[i]);
+	db_stmt_close(s->state_load);
+	db_stmt_close(s->state_save);
+	db_stmt_close(s->rollup);
+	db_stmt_close(s->rollup_hist);
+	db_stmt_close(s->target_insert);
+	series_destroy(s->series);
+	free(s->touched);
+	free(s);
+	errno = saved;
+}
+/* clang-format on */
+
+struct ingest_store *ingest_store_open(struct db *db, size_t batch,
+				       fwd_error_t *err)
+{
+	struct ingest_store *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		errprintf(err, "ingest: %s", strerror(errno));
+		return NULL;
+	}
+	s->db = db;
+	s->batch = batch ? batch : DEFAULT_BATCH;
+	s->series = series_create();
+	s->touched = calloc(MAX_TOUCHED, sizeof(*s->touched));
+	if (!s->series || !s->touched) {
+		errprintf(err, "ingest: %s", strerror(errno));
+		goto fail;
+	}
+	if (!(s->raw_upsert = db_prepare(db, raw_upsert_sql, err)) ||
+	    !(s->hist_insert = db_prepare(db, hist_insert_sql, err)) ||
+	    !(s->state_load = db_prepare(db, state_load_sql, err)) ||
+	    !(s->state_save = db_prepare(db, state_save_sql, err)) ||
+	    !(s->rollup = db_prepare(db, rollup_sql, err)) ||
+	    !(s->rollup_hist = db_prepare(db, rollup_hist_sql, err)) ||
+	    !(s->target_insert = db_prepare(db, target_insert_sql, err)))
+		goto fail;
+	return s;
+fail:
+	ingest_store_close(s);
+	return NULL;
+}
+
+bool ingest_store_pending(const struct ingest_store *s)
+{
+	return s->in_txn;
+}
+
+const struct ingest_stats *ingest_store_stats(const struct ingest_store *s)
+{
+	return &s->stats;
+}
+
+static bool name_ok(const char *name, fwd_error_t *err)
+{
+	for (const char *p = name; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			errno = EINVAL;
+			errprintf(err, "name '%s' contains a control character",
+				  name);
+			return false;
+		}
+	}
+	if (!*name) {
+		errno = EINVAL;
+		errprintf(err, "empty component name");
+		return false;
+	}
+	return true;
+}
+
+static int begin(struct ingest_store *s, fwd_error_t *err)
+{
+	if (s->in_txn)
+		return 0;
+	if (db_begin(s->db, err) < 0)
+		return -1;
+	s->in_txn = true;
+	return 0;
+}
+
+static void touch(struct ingest_store *s, enum ingest_kind kind,
+		  const char *name, int64_t ts, bool hist)
+{
+	struct touched *t = NULL;
+
+	/* Input is usually grouped by component: look at the newest
+	 * entries first. */
+	for (size_t i = s->n_touched; i-- > 0;) {
+		if (s->touched[i].kind == kind &&
+		    !strcmp(s->touched[i].name, name)) {
+			t = &s->touched[i];
+			break;
+		}
+	}
+	if (!t) {
+		t = &s->touched[s->n_touched++];
+		t->kind = kind;
+		snprintf(t->name, sizeof(t->name), "%s", name);
+		t->min_ts = t->max_ts = ts;
+		t->hist = false;
+	}
+	if (ts < t->min_ts)
+		t->min_ts = ts;
+	if (ts > t->max_ts)
+		t->max_ts = ts;
+	t->hist |= hist;
+}
+
+static int run_rollups(struct ingest_store *s, fwd_error_t *err)
+{
+	for (size_t i = 0; i < s->n_touched; i++) {
+		const struct touched *t = &s->touched[i];
+		int64_t lo = t->min_ts - ((t->min_ts % 60) + 60) % 60;
+		int64_t hi = t->max_ts - ((t->max_ts % 60) + 60) % 60 + 60;
+		struct db_stmt *sts[2] = {s->rollup, s->rollup_hist};
+
+		for (int k = 0; k < (t->hist ? 2 : 1); k++) {
+			db_bind_text(sts[k], 0, ingest_kind_name(t->kind));
+			db_bind_text(sts[k], 1, t->name);
+			db_bind_int64(sts[k], 2, lo);
+			db_bind_int64(sts[k], 3, hi);
+			if (db_exec(sts[k], err) < 0)
+				return -1;
+		}
+	}
+	s->n_touched = 0;
+	return 0;
+}
+
+/* Series keys are "kind\tname\tmetric". */
+static int save_state(const char *key, int64_t ts, const uint64_t *v, size_t n,
+		      void *arg)
+{
+	struct ingest_store *s = ((void **)arg)[0];
+	fwd_error_t *err = ((void **)arg)[1];
+	const char *t1 = strchr(key, '\t');
+	const char *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	struct db_stmt *st = s->state_save;
+
+	if (!t2)
+		return 0;
+	db_bind_textn(st, 0, key, (size_t)(t1 - key));
+	db_bind_textn(st, 1, t1 + 1, (size_t)(t2 - t1 - 1));
+	db_bind_text(st, 2, t2 + 1);
+	db_bind_int64(st, 3, ts);
+	for (unsigned int i = 0; i < SERIES_MAX_VALUES; i++)
+		db_bind_uint64(st, 4 + i, i < n ? v[i] : 0);
+	return db_exec(st, err) < 0 ? -1 : 0;
+}
+
+int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
+{
+	void *arg[2] = {s, err};
+
+	if (!s->in_txn)
+		return 0;
+	if (run_rollups(s, err) < 0 ||
+	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
+	    db_commit(s->db, err) < 0) {
+		db_rollback(s->db);
+		s->in_txn = false;
+		return -1;
+	}
+	s->in_txn = false;
+	s->pending = 0;
+	return 0;
+}
+
+/* Count one record and commit when the batch is full. */
+static int record_done(struct ingest_store *s, fwd_error_t *err)
+{
+	if (++s->pending >= s->batch || s->n_touched >= MAX_TOUCHED - 1)
+		return ingest_store_flush(s, err);
+	return 0;
+}
+
+static int fail(struct ingest_store *s)
+{
+	if (s->in_txn) {
+		db_rollback(s->db);
+		s->in_txn = false;
+	}
+	return -1;
+}
+
+/* Make sure the series knows the stored baseline before its first use in
+ * this run. */
+static int load_state(struct ingest_store *s, const char *key,
+		      enum ingest_kind kind, const char *name,
+		      const char *metric, size_t n, fwd_error_t *err)
+{
+	struct db_stmt *st = s->state_load;
+	uint64_t v[SERIES_MAX_VALUES];
+	int r;
+
+	if (series_known(s->series, key))
+		return 0;
+	db_bind_text(st, 0, ingest_kind_name(kind));
+	db_bind_text(st, 1, name);
+	db_bind_text(st, 2, metric);
+	if (db_exec(st, err) < 0)
+		return -1;
+	r = db_fetch(st, err);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return 0;
+	for (unsigned int i = 0; i < SERIES_MAX_VALUES; i++)
+		v[i] = db_col_uint64(st, 1 + i);
+	return series_seed(s->series, key, db_col_int64(st, 0), v, n);
+}
+
+static int bind_opt_u64(struct db_stmt *st, unsigned int idx, bool has,
+			uint64_t v)
+{
+	return has ? db_bind_uint64(st, idx, v) : db_bind_null(st, idx);
+}
+
+struct raw_row {
+	enum ingest_kind kind;
+	const char *name;
+	int64_t ts;
+	bool has_dt;
+	double dt;
+	bool has[INFLUX_N_COUNTERS];
+	uint64_t v[INFLUX_N_COUNTERS];
+	bool has_queue;
+	double queue;
+};
+
+static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
+		      uint64_t *affected, fwd_error_t *err)
+{
+	struct db_stmt *st = s->raw_upsert;
+
+	db_bind_text(st, 0, ingest_kind_name(r->kind));
+	db_bind_text(st, 1, r->name);
+	db_bind_int64(st, 2, r->ts);
+	if (r->has_dt)
+		db_bind_double(st, 3, r->dt);
+	else
+		db_bind_null(st, 3);
+	for (unsigned int i = 0; i < INFLUX_N_COUNTERS; i++)
+		bind_opt_u64(st, 4 + i, r->has[i], r->v[i]);
+	if (r->has_queue)
+		db_bind_double(st, 9, r->queue);
+	else
+		db_bind_null(st, 9);
+	if (db_exec(st, err) < 0)
+		return -1;
+	*affected = db_affected(st);
+	return 0;
+}
+
+int ingest_store_beacon(struct ingest_store *s, const char *name,
+			const struct beacon_rec *r, fwd_error_t *err)
+{
+	struct raw_row row = {.kind = INGEST_FWD, .name = name, .ts = r->ts};
+	uint64_t d[BEACON_BUCKETS], affected = 0, sum = 0;
+	char key[256], metric[16];
+	double dt = 0;
+	int u;
+
+	if (!name_ok(name, err))
+		return -1;
+	if (begin(s, err) < 0)
+		return -1;
+	if (r->is_queue) {
+		row.has_queue = true;
+		row.queue = (double)r->queue_len;
+		if (upsert_raw(s, &row, &affected, err) < 0)
+			return fail(s);
+		if (affected)
+			s->stats.stored++;
+		else
+			s->stats.skipped++;
+		touch(s, INGEST_FWD, name, r->ts, false);
+		return record_done(s, err);
+	}
+
+	snprintf(metric, sizeof(metric), "%s_%s", beacon_op_name(r->op),
+		 beacon_phase_name(r->phase));
+	snprintf(key, sizeof(key), "fwd\t%s\t%s", name, metric);
+	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS, err) <
+	    0)
+		return fail(s);
+	u = series_update(s->series, key, r->ts, r->v, BEACON_BUCKETS, d, &dt);
+	if (u < 0) {
+		errprintf(err, "ingest: %s", strerror(errno));
+		return fail(s);
+	}
+	if (u == SERIES_BASELINE || u == SERIES_OLD) {
+		s->stats.skipped++;
+		return record_done(s, err);
+	}
+
+	{
+		struct db_stmt *st = s->hist_insert;
+
+		db_bind_text(st, 0, "fwd");
+		db_bind_text(st, 1, name);
+		db_bind_int64(st, 2, r->ts);
+		db_bind_text(st, 3, beacon_op_name(r->op));
+		db_bind_text(st, 4, beacon_phase_name(r->phase));
+		db_bind_double(st, 5, dt);
+		for (unsigned int i = 0; i < BEACON_BUCKETS; i++)
+			db_bind_uint64(st, 6 + i, d[i]);
+		if (db_exec(st, err) < 0)
+			return fail(s);
+		affected = db_affected(st);
+	}
+	/* Requests completed in the interval = the exe histogram's delta. */
+	if (r->phase == BEACON_EXE) {
+		static const enum influx_field col[] = {
+			[BEACON_META] = INFLUX_MD_OPS,
+			[BEACON_READ] = INFLUX_READ_OPS,
+			[BEACON_WRITE] = INFLUX_WRITE_OPS,
+		};
+		uint64_t a2 = 0;
+
+		for (unsigned int i = 0; i < BEACON_BUCKETS; i++)
+			sum += d[i];
+		row.has_dt = true;
+		row.dt = dt;
+		row.has[col[r->op]] = true;
+		row.v[col[r->op]] = sum;
+		if (upsert_raw(s, &row, &a2, err) < 0)
+			return fail(s);
+		affected |= a2;
+	}
+	if (affected)
+		s->stats.stored++;
+	else
+		s->stats.skipped++;
+	touch(s, INGEST_FWD, name, r->ts, true);
+	return record_done(s, err);
+}
+
+int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
+			fwd_error_t *err)
+{
+	const char *kind = ingest_kind_name(r->kind);
+	struct raw_row row = {.kind = r->kind, .name = r->name};
+	uint64_t affected = 0;
+	bool old = false, any_delta = false;
+	int64_t ts;
+
+	if (!name_ok(r->name, err))
+		return -1;
+	/* floor division: ns before 1970 are refused by the parser */
+	ts = r->ts_ns / 1000000000;
+	row.ts = ts;
+	if (begin(s, err) < 0)
+		return -1;
+	for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
+		char key[256];
+		uint64_t d = 0;
+		double dt = 0;
+		int u;
+
+		if (!r->has[i])
+			continue;
+		snprintf(key, sizeof(key), "%s\t%s\t%s", kind, r->name,
+			 influx_field_name((enum influx_field)i));
+		if (load_state(s, key, r->kind, r->name,
+			       influx_field_name((enum influx_field)i), 1,
+			       err) < 0)
+			return fail(s);
+		u = series_update(s->series, key, ts, &r->counter[i], 1, &d,
+				  &dt);
+		if (u < 0) {
+			errprintf(err, "ingest: %s", strerror(errno));
+			return fail(s);
+		}
+		if (u == SERIES_OLD) {
+			old = true;
+		} else if (u != SERIES_BASELINE) {
+			row.has[i] = true;
+			row.v[i] = d;
+			row.has_dt = true;
+			row.dt = dt;
+			any_delta = true;
+		}
+	}
+	row.has_queue = r->has_queue;
+	row.queue = r->queue_len;
+	if (old || (!any_delta && !row.has_queue)) {
+		s->stats.skipped++;
+		return record_done(s, err);
+	}
+	if (upsert_raw(s, &row, &affected, err) < 0)
+		return fail(s);
+	if (affected)
+		s->stats.stored++;
+	else
+		s->stats.skipped++;
+	touch(s, r->kind, r->name, ts, false);
+	return record_done(s, err);
+}
+
+/* The multi-row insert for n operations, prepared on first use: one
+ * round trip per entry instead of one per operation. */
+static struct db_stmt *jobstats_stmt(struct ingest_store *s, size_t n,
+				     fwd_error_t *err)
+{
+	size_t len =
+		sizeof(jobstats_insert_sql) + n * (sizeof(JOBSTATS_ROW) + 2);
+	char *sql;
+
+	if (s->jobstats_insert[n])
+		return s->jobstats_insert[n];
+	sql = malloc(len);
+	if (!sql) {
+		errprintf(err, "ingest: %s", strerror(errno));
+		return NULL;
+	}
+	strcpy(sql, jobstats_insert_sql);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(sql, ", ");
+		strcat(sql, JOBSTATS_ROW);
+	}
+	s->jobstats_insert[n] = db_prepare(s->db, sql, err);
+	free(sql);
+	return s->jobstats_insert[n];
+}
+
+int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
+			  fwd_error_t *err)
+{
+	const char *kind = ingest_kind_name(r->kind);
+	uint64_t affected = 0;
+	struct db_stmt *st;
+
+	if (!name_ok(r->target, err) || !name_ok(r->job_id, err))
+		return -1;
+	if (begin(s, err) < 0)
+		return -1;
+	if (strcmp(s->last_target, r->target) != 0) {
+		/* Record targets as they are first seen. */
+		db_bind_text(s->target_insert, 0, r->target);
+		db_bind_text(s->target_insert, 1, kind);
+		db_bind_int64(s->target_insert, 2, (int64_t)time(NULL));
+		if (db_exec(s->target_insert, err) < 0)
+			return fail(s);
+		snprintf(s->last_target, sizeof(s->last_target), "%s",
+			 r->target);
+	}
+	if (r->n_ops == 0 || r->n_ops > JOBSTATS_MAX_OPS) {
+		s->stats.skipped++; /* an entry without operations */
+		return record_done(s, err);
+	}
+	st = jobstats_stmt(s, r->n_ops, err);
+	if (!st)
+		return fail(s);
+	for (size_t i = 0; i < r->n_ops; i++) {
+		const struct jobstats_op *op = &r->ops[i];
+		unsigned int b = (unsigned int)(i * JOBSTATS_COLS);
+
+		db_bind_text(st, b + 0, kind);
+		db_bind_text(st, b + 1, r->target);
+		db_bind_text(st, b + 2, r->job_id);
+		if (r->has_slurm_id)
+			db_bind_uint64(st, b + 3, r->slurm_id);
+		else
+			db_bind_null(st, b + 3);
+		db_bind_int64(st, b + 4, r->ts);
+		db_bind_text(st, b + 5, op->name);
+		db_bind_uint64(st, b + 6, op->samples);
+		db_bind_text(st, b + 7, op->unit);
+		db_bind_uint64(st, b + 8, op->min);
+		db_bind_uint64(st, b + 9, op->max);
+		db_bind_uint64(st, b + 10, op->sum);
+	}
+	if (db_exec(st, err) < 0)
+		return fail(s);
+	affected = db_affected(st);
+	if (affected)
+		s->stats.stored++;
+	else
+		s->stats.skipped++;
+	return record_done(s, err);
+}

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The database schema as a list of numbered migrations.
+ *
+ * Each migration is a list of DDL statements written to be re-runnable
+ * (IF NOT EXISTS everywhere): MariaDB commits DDL implicitly, so a
+ * migration interrupted half-way is finished by running it again, and its
+ * number is recorded in schema_version only once all of its statements
+ * succeeded.  Never edit a released migration; append a new one.
+ * monitor/SCHEMA.md documents every table and column.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "monitor/db.h"
+#include "monitor/schema.h"
+
+#define TABLE_OPTS " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+
+/* clang-format off */
+static const char *const v1_stmts[] = {
+	"CREATE TABLE IF NOT EXISTS forwarders ("
+	" name VARCHAR(64) NOT NULL,"
+	" address VARCHAR(255) NULL,"
+	" net_group VARCHAR(64) NOT NULL DEFAULT '',"
+	" role ENUM('service','backup') NOT NULL DEFAULT 'service',"
+	" bandwidth_bps DOUBLE NOT NULL DEFAULT 0,"
+	" last_used_at BIGINT NULL,"
+	" updated_at BIGINT NOT NULL,"
+	" PRIMARY KEY (name)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS osts ("
+	" name VARCHAR(128) NOT NULL,"
+	" kind ENUM('ost','mdt') NOT NULL DEFAULT 'ost',"
+	" bandwidth_bps DOUBLE NOT NULL DEFAULT 0,"
+	" updated_at BIGINT NOT NULL,"
+	" PRIMARY KEY (name)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS jobs ("
+	" job_id BIGINT UNSIGNED NOT NULL,"
+	" user VARCHAR(64) NOT NULL,"
+	" account VARCHAR(64) NULL,"
+	" name VARCHAR(255) NOT NULL DEFAULT '',"
+	" partition_name VARCHAR(64) NULL,"
+	" nodelist TEXT NULL,"
+	" node_count INT UNSIGNED NOT NULL DEFAULT 0,"
+	" submit_at BIGINT NULL,"
+	" start_at BIGINT NULL,"
+	" end_at BIGINT NULL,"
+	" state VARCHAR(32) NOT NULL DEFAULT 'UNKNOWN',"
+	" request VARCHAR(16) NULL,"
+	" updated_at BIGINT NOT NULL,"
+	" PRIMARY KEY (job_id),"
+	" KEY jobs_app (user, name, node_count, end_at),"
+	" KEY jobs_end (end_at),"
+	" KEY jobs_state (state)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS job_io ("
+	" job_id BIGINT UNSIGNED NOT NULL,"
+	" read_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" write_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" io_nodes INT UNSIGNED NOT NULL DEFAULT 0,"
+	" procs INT UNSIGNED NOT NULL DEFAULT 0,"
+	" io_mode ENUM('N-N','N-1','N-M','1-1','none') NOT NULL"
+	"  DEFAULT 'none',"
+	" node_bandwidth_bps DOUBLE NOT NULL DEFAULT 0,"
+	" peak_bandwidth_bps DOUBLE NOT NULL DEFAULT 0,"
+	" iops DOUBLE NOT NULL DEFAULT 0,"
+	" mdops BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" mdops_rate DOUBLE NOT NULL DEFAULT 0,"
+	" metadata_queue DOUBLE NOT NULL DEFAULT 0,"
+	" forwarders_held INT UNSIGNED NOT NULL DEFAULT 0,"
+	" bandwidth_achieved_bps DOUBLE NOT NULL DEFAULT 0,"
+	" runtime DOUBLE NOT NULL DEFAULT 0,"
+	" phases JSON NULL,"
+	" source ENUM('traces','jobstats') NOT NULL,"
+	" updated_at BIGINT NOT NULL,"
+	" PRIMARY KEY (job_id)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS profiles ("
+	" profile_key VARCHAR(512) NOT NULL,"
+	" user VARCHAR(64) NULL,"
+	" account VARCHAR(64) NULL,"
+	" name VARCHAR(255) NULL,"
+	" partition_name VARCHAR(64) NULL,"
+	" node_bucket INT UNSIGNED NULL,"
+	" runs INT UNSIGNED NOT NULL DEFAULT 0,"
+	" read_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" write_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" io_nodes INT UNSIGNED NOT NULL DEFAULT 0,"
+	" io_mode ENUM('N-N','N-1','N-M','1-1','none') NOT NULL"
+	"  DEFAULT 'none',"
+	" node_bandwidth_bps DOUBLE NOT NULL DEFAULT 0,"
+	" peak_bandwidth_bps DOUBLE NOT NULL DEFAULT 0,"
+	" iops DOUBLE NOT NULL DEFAULT 0,"
+	" mdops_rate DOUBLE NOT NULL DEFAULT 0,"
+	" metadata_queue DOUBLE NOT NULL DEFAULT 0,"
+	" runtime DOUBLE NOT NULL DEFAULT 0,"
+	" figures JSON NULL,"
+	" bandwidth_by_forwarders JSON NULL,"
+	" last_job_id BIGINT UNSIGNED NULL,"
+	" updated_at BIGINT NOT NULL,"
+	" PRIMARY KEY (profile_key),"
+	" KEY profiles_app (user, name, node_bucket)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS samples_raw ("
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" ts BIGINT NOT NULL,"
+	" dt DOUBLE NULL,"
+	" read_bytes BIGINT UNSIGNED NULL,"
+	" write_bytes BIGINT UNSIGNED NULL,"
+	" read_ops BIGINT UNSIGNED NULL,"
+	" write_ops BIGINT UNSIGNED NULL,"
+	" md_ops BIGINT UNSIGNED NULL,"
+	" queue_len DOUBLE NULL,"
+	" PRIMARY KEY (kind, name, ts),"
+	" KEY samples_raw_ts (ts)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS samples_hist ("
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" ts BIGINT NOT NULL,"
+	" op ENUM('meta','read','write') NOT NULL,"
+	" phase ENUM('exe','wait') NOT NULL,"
+	" dt DOUBLE NOT NULL,"
+	" b0 BIGINT UNSIGNED NOT NULL, b1 BIGINT UNSIGNED NOT NULL,"
+	" b2 BIGINT UNSIGNED NOT NULL, b3 BIGINT UNSIGNED NOT NULL,"
+	" b4 BIGINT UNSIGNED NOT NULL, b5 BIGINT UNSIGNED NOT NULL,"
+	" b6 BIGINT UNSIGNED NOT NULL, b7 BIGINT UNSIGNED NOT NULL,"
+	" PRIMARY KEY (kind, name, ts, op, phase),"
+	" KEY samples_hist_ts (ts)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS rollups_minute ("
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" minute BIGINT NOT NULL,"
+	" samples INT UNSIGNED NOT NULL,"
+	" read_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" write_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" read_ops BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" write_ops BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" md_ops BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" read_bps_max DOUBLE NULL,"
+	" write_bps_max DOUBLE NULL,"
+	" queue_len_avg DOUBLE NULL,"
+	" queue_len_max DOUBLE NULL,"
+	" PRIMARY KEY (kind, name, minute),"
+	" KEY rollups_minute_minute (minute)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS rollups_hist_minute ("
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" minute BIGINT NOT NULL,"
+	" op ENUM('meta','read','write') NOT NULL,"
+	" phase ENUM('exe','wait') NOT NULL,"
+	" b0 BIGINT UNSIGNED NOT NULL, b1 BIGINT UNSIGNED NOT NULL,"
+	" b2 BIGINT UNSIGNED NOT NULL, b3 BIGINT UNSIGNED NOT NULL,"
+	" b4 BIGINT UNSIGNED NOT NULL, b5 BIGINT UNSIGNED NOT NULL,"
+	" b6 BIGINT UNSIGNED NOT NULL, b7 BIGINT UNSIGNED NOT NULL,"
+	" PRIMARY KEY (kind, name, minute, op, phase),"
+	" KEY rollups_hist_minute_minute (minute)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS jobstats_raw ("
+	" kind ENUM('ost','mdt') NOT NULL,"
+	" target VARCHAR(128) NOT NULL,"
+	" lustre_job_id VARCHAR(255) NOT NULL,"
+	" job_id BIGINT UNSIGNED NULL,"
+	" ts BIGINT NOT NULL,"
+	" op VARCHAR(32) NOT NULL,"
+	" samples BIGINT UNSIGNED NOT NULL,"
+	" unit VARCHAR(16) NOT NULL DEFAULT '',"
+	" min_value BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" max_value BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" sum_value BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (target, lustre_job_id, ts, op),"
+	" KEY jobstats_raw_job (job_id),"
+	" KEY jobstats_raw_ts (ts)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS counter_state ("
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" metric VARCHAR(32) NOT NULL,"
+	" ts BIGINT NOT NULL,"
+	" v0 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" v1 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" v2 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" v3 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" v4 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" v5 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" v6 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" v7 BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (kind, name, metric)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS health ("
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" state ENUM('ok','suspect','excluded') NOT NULL DEFAULT 'ok',"
+	" since BIGINT NOT NULL,"
+	" reason TEXT NULL,"
+	" source ENUM('scanner','admin') NOT NULL DEFAULT 'scanner',"
+	" bad_windows INT UNSIGNED NOT NULL DEFAULT 0,"
+	" good_windows INT UNSIGNED NOT NULL DEFAULT 0,"
+	" last_scan_at BIGINT NULL,"
+	" updated_at BIGINT NOT NULL,"
+	" PRIMARY KEY (kind, name),"
+	" KEY health_state (state)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS health_history ("
+	" id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,"
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" state ENUM('ok','suspect','excluded') NOT NULL,"
+	" start_at BIGINT NOT NULL,"
+	" end_at BIGINT NULL,"
+	" duration DOUBLE NULL,"
+	" reason TEXT NULL,"
+	" source ENUM('scanner','admin') NOT NULL DEFAULT 'scanner',"
+	" PRIMARY KEY (id),"
+	" KEY health_history_comp (kind, name, start_at),"
+	" KEY health_history_start (start_at)"
+	")" TABLE_OPTS,
+
+	/*
+	 * private_holder is set only while a private allocation is held; the
+	 * unique key on it makes the database itself refuse a second holder
+	 * of the same private forwarder, whatever the allocator's locking.
+	 */
+	"CREATE TABLE IF NOT EXISTS allocations ("
+	" id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,"
+	" job_id BIGINT UNSIGNED NOT NULL,"
+	" forwarder VARCHAR(64) NOT NULL,"
+	" is_private TINYINT(1) NOT NULL DEFAULT 0,"
+	" nodes TEXT NOT NULL,"
+	" node_count INT UNSIGNED NOT NULL DEFAULT 0,"
+	" action VARCHAR(16) NOT NULL,"
+	" acquired_at BIGINT NOT NULL,"
+	" released_at BIGINT NULL,"
+	" release_reason VARCHAR(64) NULL,"
+	" io_mode ENUM('N-N','N-1','N-M','1-1','none') NOT NULL"
+	"  DEFAULT 'none',"
+	" mdops_rate DOUBLE NOT NULL DEFAULT 0,"
+	" bandwidth_bps DOUBLE NOT NULL DEFAULT 0,"
+	" iops DOUBLE NOT NULL DEFAULT 0,"
+	" private_holder VARCHAR(64) AS"
+	"  (IF(is_private <> 0 AND released_at IS NULL, forwarder, NULL))"
+	"  PERSISTENT,"
+	" PRIMARY KEY (id),"
+	" UNIQUE KEY allocations_private (private_holder),"
+	" KEY allocations_job (job_id, released_at),"
+	" KEY allocations_fwd (forwarder, released_at)"
+	")" TABLE_OPTS,
+
+	"CREATE TABLE IF NOT EXISTS audit ("
+	" id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,"
+	" ts BIGINT NOT NULL,"
+	" job_id BIGINT UNSIGNED NOT NULL,"
+	" user VARCHAR(64) NULL,"
+	" account VARCHAR(64) NULL,"
+	" request VARCHAR(16) NULL,"
+	" action VARCHAR(16) NOT NULL,"
+	" reasons JSON NULL,"
+	" inputs JSON NULL,"
+	" forwarders_before JSON NULL,"
+	" forwarders_after JSON NULL,"
+	" outcome VARCHAR(255) NOT NULL,"
+	" elapsed_us BIGINT NOT NULL DEFAULT 0,"
+	" record JSON NULL,"
+	" PRIMARY KEY (id),"
+	" KEY audit_job (job_id),"
+	" KEY audit_ts (ts),"
+	" KEY audit_user (user, ts)"
+	")" TABLE_OPTS,
+};
+/* clang-format on */
+
+#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* clang-format off */
+static const struct schema_migration migrations[] = {
+	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
+};
+/* clang-format on */
+
+const struct schema_migration *schema_migrations(size_t *count)
+{
+	*count = N_ELEM(migrations);
+	return migrations;
+}
+
+int schema_latest_version(void)
+{
+	return migrations[N_ELEM(migrations) - 1].version;
+}
+
+/* clang-format off */
+static const char *const schema_tables[] = {
+	"forwarders", "osts", "jobs", "job_io", "profiles",
+	"samples_raw", "samples_hist", "rollups_minute",
+	"rollups_hist_minute", "jobstats_raw", "counter_state",
+	"health", "health_history", "allocations", "audit",
+	NULL,
+};
+/* clang-format on */
+
+const char *const *schema_table_names(void)
+{
+	return schema_tables;
+}
+
+#define VERSION_TABLE                                 \
+	"CREATE TABLE IF NOT EXISTS schema_version (" \
+	" version INT NOT NULL,"                      \
+	" description VARCHAR(255) NOT NULL,"         \
+	" applied_at BIGINT NOT NULL,"                \
+	" PRIMARY KEY (version)"                      \
+	")" TABLE_OPTS
+
+#define MIGRATE_LOCK "fwdalloc.schema"
+
+int schema_current_version(struct db *db, int *version, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+	int r;
+
+	st = db_prepare(db,
+			"SELECT COALESCE(MAX(version), 0) FROM schema_version",
+			err);
+	if (!st)
+		return -1;
+	if (db_exec(st, err) < 0)
+		goto out;
+	r = db_fetch(st, err);
+	if (r < 0)
+		goto out;
+	*version = r ? (int)db_col_int64(st, 0) : 0;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+static int apply(struct db *db, const struct schema_migration *m,
+		 fwd_error_t *err)
+{
+	for (size_t i = 0; i < m->n_stmts; i++) {
+		if (db_execf(db, err, m->stmts[i], "") < 0)
+			return errprefix(err,
+					 "migration %d (%s), statement %zu",
+					 m->version, m->description, i + 1);
+	}
+	return db_execf(db, err,
+			"INSERT INTO schema_version (version, description,"
+			" applied_at) VALUES (?, ?, ?)",
+			"isi", (int64_t)m->version, m->description,
+			(int64_t)time(NULL));
+}
+
+int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err)
+{
+	int latest = schema_latest_version();
+	int cur = 0;
+	int rv = -1;
+	bool locked = false;
+
+	if (db_execf(db, err, VERSION_TABLE, "") < 0)
+		return -1;
+	/* Two `fwdctl db migrate` at once would race on the same DDL. */
+	if (db_lock(db, MIGRATE_LOCK, 30, err) < 0)
+		return -1;
+	locked = true;
+	if (schema_current_version(db, &cur, err) < 0)
+		goto out;
+	if (from)
+		*from = cur;
+	if (cur > latest) {
+		errno = EPROTO;
+		errprintf(err,
+			  "database schema version %d is newer than this "
+			  "fwdalloc knows (%d): upgrade fwdalloc before "
+			  "using this database",
+			  cur, latest);
+		goto out;
+	}
+	for (size_t i = 0; i < N_ELEM(migrations); i++) {
+		if (migrations[i].version <= cur)
+			continue;
+		if (apply(db, &migrations[i], err) < 0)
+			goto out;
+		cur = migrations[i].version;
+	}
+	if (to)
+		*to = cur;
+	rv = 0;
+out:
+	if (locked)
+		db_unlock(db, MIGRATE_LOCK, NULL);
+	return rv;
+}
+
+int db_check_schema(struct db *db, fwd_error_t *err)
+{
+	int latest = schema_latest_version();
+	int cur = 0;
+
+	if (schema_current_version(db, &cur, err) < 0)
+		return -1;
+	if (cur == latest)
+		return 0;
+	if (cur > latest) {
+		errno = EPROTO;
+		return errprintf(err,
+				 "database schema version %d is newer than "
+				 "this fwdalloc knows (%d): upgrade fwdalloc",
+				 cur, latest);
+	}
+	errno = ENOENT;
+	return errprintf(err,
+			 "database schema version %d is older than %d: run "
+			 "`fwdctl db migrate`",
+			 cur, latest);
+}
+
+static bool ident_ok(const char *s, const char *extra)
+{
+	if (!s || !*s || strlen(s) > 80)
+		return false;
+	for (const char *p = s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+		    *p == '.')
+			continue;
+		if (strchr(extra, *p))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* Tables the read-only node account may read (DESIGN.md: node prologs
+ * read only their allocation rows and the forwarders' addresses). */
+/* clang-format off */
+static const char *const node_tables[] = { "allocations", "forwarders" };
+
+int db_grant_node(struct db *db, const char *user, const char *host,
+		  fwd_error_t *err)
+{
+	char sql[256];
+
+	/* Account names are identifiers, not values: they cannot be bound
+	 * as parameters, so they are checked against a strict character
+	 * set instead and quoted. */
+	if (!ident_ok(user, "")) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "node account user '%s': use letters, digits, "
+				 "'_', '-' and '.'",
+				 user ? user : "");
+	}
+	if (!ident_ok(host, "%:")) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "node account host '%s': use letters, digits, "
+				 "'_', '-', '.', ':' and '%%'",
+				 host ? host : "");
+	}
+	for (size_t i = 0; i < N_ELEM(node_tables); i++) {
+		snprintf(sql, sizeof(sql), "GRANT SELECT ON %s TO '%s'@'%s'",
+			 node_tables[i], user, host);
+		if (db_execf(db, err, sql, "") < 0)
+			return errprefix(err, "granting %s to '%s'@'%s'",
+					 node_tables[i], user, host);
+	}
+	return 0;
+}
+/* clang-format on */

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Mirror the topology's forwarders and OSTs into the database, so that SQL
+ * readers (node prologs reading forwarder addresses, reports, the anomaly
+ * scanner) see the same names, roles and peaks as the allocator.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "allocator/topology.h"
+#include "monitor/db.h"
+
+int db_sync_topology(struct db *db, const struct topology *t, fwd_error_t *err)
+{
+	struct db_stmt *fs = NULL, *os = NULL;
+	int64_t now = (int64_t)time(NULL);
+	int rv = -1;
+
+	if (db_begin(db, err) < 0)
+		return -1;
+	/* last_used_at belongs to the ledger: never overwritten here. */
+	fs = db_prepare(
+		db,
+		"INSERT INTO forwarders (name, address, net_group, role,"
+		" bandwidth_bps, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
+		" ON DUPLICATE KEY UPDATE address = VALUES(address),"
+		" net_group = VALUES(net_group), role = VALUES(role),"
+		" bandwidth_bps = VALUES(bandwidth_bps),"
+		" updated_at = VALUES(updated_at)",
+		err);
+	os = fs ? db_prepare(db,
+			     "INSERT INTO osts (name, kind, bandwidth_bps,"
+			     " updated_at) VALUES (?, ?, ?, ?)"
+			     " ON DUPLICATE KEY UPDATE kind = VALUES(kind),"
+			     " bandwidth_bps = VALUES(bandwidth_bps),"
+			     " updated_at = VALUES(updated_at)",
+			     err)
+		: NULL;
+	if (!fs || !os)
+		goto out;
+	for (size_t i = 0; i < t->n_forwarders; i++) {
+		const struct topo_forwarder *f = &t->forwarders[i];
+
+		db_bind_text(fs, 0, f->name);
+		db_bind_text(fs, 1, f->address);
+		db_bind_text(fs, 2, f->group ? f->group : "");
+		db_bind_text(fs, 3,
+			     f->role == TOPO_ROLE_BACKUP ? "backup"
+							 : "service");
+		db_bind_double(fs, 4, f->bandwidth_bps);
+		db_bind_int64(fs, 5, now);
+		if (db_exec(fs, err) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < t->n_osts; i++) {
+		const struct topo_ost *o = &t->osts[i];
+
+		db_bind_text(os, 0, o->name);
+		db_bind_text(os, 1, strstr(o->name, "-MDT") ? "mdt" : "ost");
+		db_bind_double(os, 2, o->bandwidth_bps);
+		db_bind_int64(os, 3, now);
+		if (db_exec(os, err) < 0)
+			goto out;
+	}
+	if (db_commit(db, err) < 0)
+		goto out;
+	rv = 0;
+out:
+	if (rv < 0)
+		db_rollback(db);
+	db_stmt_close(fs);
+	db_stmt_close(os);
+	return rv;
+}

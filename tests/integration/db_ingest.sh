@@ -1,0 +1,215 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# fwdctl ingest against a private MariaDB: every format, deltas and
+# restarts, duplicates, bad lines, pipes, baselines across runs, rollups.
+. "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
+db_start
+fx=$top_srcdir/tests/fixtures/monitor
+
+fw db init
+check_eq "schema created" 0 "$rc"
+
+# ---- beacon-lwfs ----
+fw ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
+check_eq "beacon-lwfs: exit 0" 0 "$rc"
+check_eq "beacon-lwfs: summary" \
+	"read 14 lines, stored 9 samples, rejected 0 lines (5 already stored or baselines, 0 ignored)" "$out"
+check_eq "beacon-lwfs: histogram deltas (Read exe, 30 s)" \
+	"30	100	50	1	0	0	0	0	0" \
+	"$(q "SELECT dt, b0, b1, b2, b3, b4, b5, b6, b7 FROM samples_hist WHERE name = '10.0.1.17' AND ts = 1472292870 AND op = 'read' AND phase = 'exe'")"
+check_eq "beacon-lwfs: a counter going backwards is a restart" \
+	"20	5	0" \
+	"$(q "SELECT b0, b1, b2 FROM samples_hist WHERE name = '10.0.1.17' AND ts = 1472292930 AND op = 'read'")"
+check_eq "beacon-lwfs: no negative or wrapped delta anywhere" 0 \
+	"$(q "SELECT COUNT(*) FROM samples_hist WHERE b0 > 1000000 OR b1 > 1000000")"
+check_eq "beacon-lwfs: exe deltas give read/write/md ops and the queue gauge" \
+	"151	31	12	7" \
+	"$(q "SELECT read_ops, write_ops, md_ops, queue_len FROM samples_raw WHERE name = '10.0.1.17' AND ts = 1472292870")"
+check_eq "beacon-lwfs: the first sample keeps only the gauge" "NULL	NULL	3" \
+	"$(q "SELECT IFNULL(dt, 'NULL'), IFNULL(read_ops, 'NULL'), queue_len FROM samples_raw WHERE name = '10.0.1.17' AND ts = 1472292840")"
+check_eq "beacon-lwfs: per-minute rollups" \
+	"1472292840	2	151	31	12	5	7
+1472292900	2	85	0	0	NULL	NULL" \
+	"$(q "SELECT minute, samples, read_ops, write_ops, md_ops, IFNULL(queue_len_avg, 'NULL'), IFNULL(queue_len_max, 'NULL') FROM rollups_minute WHERE name = '10.0.1.17' ORDER BY minute")"
+check_eq "beacon-lwfs: per-minute histogram rollup" "70	15" \
+	"$(q "SELECT b0, b1 FROM rollups_hist_minute WHERE name = '10.0.1.17' AND minute = 1472292900 AND op = 'read'")"
+before=$(q "SELECT (SELECT COUNT(*) FROM samples_raw), (SELECT COUNT(*) FROM samples_hist), (SELECT SUM(read_ops) FROM rollups_minute)")
+
+fw ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
+check_eq "beacon-lwfs: re-ingest stores nothing" \
+	"read 14 lines, stored 0 samples, rejected 0 lines (14 already stored or baselines, 0 ignored)" "$out"
+check_eq "beacon-lwfs: re-ingest leaves rows and rollups as they were" \
+	"$before" \
+	"$(q "SELECT (SELECT COUNT(*) FROM samples_raw), (SELECT COUNT(*) FROM samples_hist), (SELECT SUM(read_ops) FROM rollups_minute)")"
+
+# Bad lines: reported with line numbers, first five in full, never abort.
+{
+	cat "$fx/beacon-bad.txt"
+	echo "10.0.1.99 [x]  [Trace]: Read exe: 1 2 3 4 5 6 7 8 2016-08-27T10:20:00Z"
+	echo "10.0.1.99 [x]  [Trace]: Read exe: 1 2 3 4 5 6 7 8"
+	echo "10.0.1.99 [x]  [Trace]: Read exe: 2 2 3 4 5 6 7 8 2016-08-27T10:20:30Z"
+} >"$d/bad.log"
+fw ingest --format beacon-lwfs "$d/bad.log"
+check_eq "bad lines: exit 2" 2 "$rc"
+check_eq "bad lines: summary" \
+	"read 11 lines, stored 1 samples, rejected 6 lines (3 already stored or baselines, 1 ignored)" "$out"
+check_eq "bad lines: the first five in full, then a count" \
+	"fwdctl: $d/bad.log:2: expected 8 histogram counters, got 7
+fwdctl: $d/bad.log:3: counter 4 'x' is not a non-negative integer
+fwdctl: $d/bad.log:4: unknown statistic 'Open': expected Meta, Read, Write or 'queue length'
+fwdctl: $d/bad.log:5: bad time 'yesterday': expected ISO-8601 UTC such as 2016-08-27T10:14:44Z
+fwdctl: $d/bad.log:7: expected '[<local time>]' after address 'garbage'
+fwdctl: $d/bad.log: 1 more rejected lines not shown" "$err"
+check_eq "bad lines: the good lines around them were stored" "1	0	0" \
+	"$(q "SELECT b0, b1, b2 FROM samples_hist WHERE name = '10.0.1.99'")"
+check_eq "bad lines: no partial rows from rejected lines" 0 \
+	"$(q "SELECT COUNT(*) FROM samples_raw WHERE name NOT IN ('10.0.1.17', '10.0.1.18', '10.0.1.99')")"
+
+# Over-long line.
+awk 'BEGIN { s = "10.0.1.17 ["; for (i = 0; i < 70000; i++) s = s "x"; print s; print "" }' >"$d/long.log"
+fw ingest --format beacon-lwfs "$d/long.log"
+check_eq "over-long line rejected" "fwdctl: $d/long.log:1: line longer than 65535 bytes" "$err"
+
+# ---- influx ----
+fw ingest --format influx "$fx/influx.lp"
+check_eq "influx: exit 0" 0 "$rc"
+check_eq "influx: summary" \
+	"read 10 lines, stored 5 samples, rejected 0 lines (3 already stored or baselines, 2 ignored)" "$out"
+check_eq "influx: counters to deltas over 30 s" "30	60000	0	60	0	4	5" \
+	"$(q "SELECT dt, read_bytes, write_bytes, read_ops, write_ops, md_ops, queue_len FROM samples_raw WHERE kind = 'fwd' AND name = 'fwd012' AND ts = 1472292870")"
+check_eq "influx: ost deltas (unsigned fields, extra tags)" "60	3000	1000" \
+	"$(q "SELECT dt, read_bytes, write_bytes FROM samples_raw WHERE kind = 'ost' AND name = 'lustre-OST0004'")"
+check_eq "influx: mdt counter going backwards is a restart" 40 \
+	"$(q "SELECT md_ops FROM samples_raw WHERE kind = 'mdt'")"
+check_eq "influx: escaped tag value" "10" \
+	"$(q "SELECT read_bytes FROM samples_raw WHERE name = 'fwd 13'")"
+check_eq "influx: rollup bandwidth peak" "2000" \
+	"$(q "SELECT read_bps_max FROM rollups_minute WHERE name = 'fwd012'")"
+fw ingest --format influx "$fx/influx.lp"
+check_eq "influx: re-ingest stores nothing" \
+	"read 10 lines, stored 0 samples, rejected 0 lines (8 already stored or baselines, 2 ignored)" "$out"
+
+# Baselines carry across runs and pipes: a series split over two runs gives
+# the same deltas as one run; a restart between runs is seen.
+printf 'ost,target=lustre-OST0009 read_bytes=100i 1472300000000000000\nost,target=lustre-OST0009 read_bytes=250i 1472300010000000000\n' |
+	"$fwdctl" --policy "$policy" ingest --format influx - >"$d/o1" 2>&1
+check_eq "pipe: first run" "read 2 lines, stored 1 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" "$(cat "$d/o1")"
+printf 'ost,target=lustre-OST0009 read_bytes=400i 1472300020000000000\nost,target=lustre-OST0009 read_bytes=30i 1472300030000000000\n' |
+	"$fwdctl" --policy "$policy" ingest --format influx >"$d/o2" 2>&1
+check_eq "pipe: second run continues from the stored baseline" \
+	"read 2 lines, stored 2 samples, rejected 0 lines" "$(cat "$d/o2")"
+check_eq "pipe: deltas 150, 150, then restart 30" "150
+150
+30" "$(q "SELECT read_bytes FROM samples_raw WHERE name = 'lustre-OST0009' AND dt IS NOT NULL ORDER BY ts")"
+
+echo "10.0.1.50 [x]  [Trace]: Write wait: 5 5 5 5 5 5 5 5 2016-09-01T00:00:00Z" |
+	"$fwdctl" --policy "$policy" ingest --format beacon-lwfs - >/dev/null 2>&1
+echo "10.0.1.50 [x]  [Trace]: Write wait: 6 7 8 9 10 11 12 13 2016-09-01T00:00:10Z" |
+	"$fwdctl" --policy "$policy" ingest --format beacon-lwfs - >/dev/null 2>&1
+check_eq "beacon-lwfs: histogram baseline carries across runs" \
+	"10	1	2	3	4	5	6	7	8" \
+	"$(q "SELECT dt, b0, b1, b2, b3, b4, b5, b6, b7 FROM samples_hist WHERE name = '10.0.1.50'")"
+
+# With a topology, forwarder IPs become forwarder names.
+printf '%s\n' \
+	"10.1.0.17 [x]  [Trace]: Read exe: 1 0 0 0 0 0 0 0 2016-09-02T00:00:00Z" \
+	"10.1.0.17 [x]  [Trace]: Read exe: 4 0 0 0 0 0 0 0 2016-09-02T00:00:30Z" \
+	"10.9.9.9 [x]  [Trace]: queue length: 2 2016-09-02T00:00:30Z" |
+	"$fwdctl" --policy "$policy" --topology "$top_srcdir/etc/topology.yaml" \
+		ingest --format beacon-lwfs - >"$d/o4" 2>&1
+check_eq "beacon-lwfs: with a topology: summary" \
+	"read 3 lines, stored 2 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" "$(cat "$d/o4")"
+check_eq "beacon-lwfs: known IP stored under the forwarder's name" "3" \
+	"$(q "SELECT read_ops FROM samples_raw WHERE name = 'fwd07'")"
+check_eq "beacon-lwfs: unknown IP stored as the IP" "2" \
+	"$(q "SELECT queue_len FROM samples_raw WHERE name = '10.9.9.9'")"
+printf 'x: [\n' >"$d/bad-topo.yaml"
+fw --topology "$d/bad-topo.yaml" ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
+check_eq "beacon-lwfs: a topology that does not load: exit 2" 2 "$rc"
+
+# A slow stream: rows are committed while the writer waits for input.
+{
+	echo 'ost,target=lustre-OST0010 read_bytes=1i 1472400000000000000'
+	echo 'ost,target=lustre-OST0010 read_bytes=5i 1472400010000000000'
+	sleep 2
+	q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-OST0010'" >"$d/mid"
+	echo 'ost,target=lustre-OST0010 read_bytes=9i 1472400020000000000'
+} | "$fwdctl" --policy "$policy" ingest --format influx - >/dev/null 2>&1
+check_eq "slow pipe: the first sample was visible before the stream ended" 1 "$(cat "$d/mid")"
+check_eq "slow pipe: all samples stored" 2 \
+	"$(q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-OST0010'")"
+
+# A pipe idle past the server's wait_timeout, and a server restart while
+# the pipe waits: the writer reconnects and continues from the baselines.
+q "SET GLOBAL wait_timeout = 2"
+{
+	echo 'ost,target=lustre-OST0011 read_bytes=10i 1472500000000000000'
+	echo 'ost,target=lustre-OST0011 read_bytes=30i 1472500010000000000'
+	sleep 4
+	echo 'ost,target=lustre-OST0011 read_bytes=70i 1472500020000000000'
+	"$testdb" stop "$d" >/dev/null 2>&1
+	"$testdb" start "$d" >/dev/null 2>&1
+	echo 'ost,target=lustre-OST0011 read_bytes=150i 1472500030000000000'
+} | "$fwdctl" --policy "$policy" ingest --format influx - >"$d/o5" 2>&1
+check_eq "idle pipe and server restart: all deltas stored" \
+	"read 4 lines, stored 3 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" \
+	"$(cat "$d/o5")"
+check_eq "idle pipe and server restart: deltas continue" "20
+40
+80" "$(q "SELECT read_bytes FROM samples_raw WHERE name = 'lustre-OST0011' ORDER BY ts")"
+
+printf 'fwd,node=f1 read_bytes=-1i 1\nfwd,node=f2 read_bytes=1i 1\n' >"$d/bad.lp"
+fw ingest --format influx --json "$d/bad.lp"
+check_eq "influx --json: exit 2 with a rejected line" 2 "$rc"
+check_match "influx --json: counts" '"lines": 2,' "$out"
+check_match "influx --json: error with its line" \
+	"\"line\": 1,.*\"error\": \"field 'read_bytes': a cumulative counter must be a non-negative integer\"" \
+	"$(printf '%s' "$out" | tr -d '\n')"
+
+# ---- lustre-jobstats ----
+fw ingest --format lustre-jobstats "$fx/jobstats.yaml"
+check_eq "jobstats: exit 0" 0 "$rc"
+check_eq "jobstats: summary" "read 23 lines, stored 3 samples, rejected 0 lines" "$out"
+check_eq "jobstats: one row per job, target and operation" 9 \
+	"$(q "SELECT COUNT(*) FROM jobstats_raw")"
+check_eq "jobstats: values as Lustre printed them" \
+	"ost	12345	1472292840	7	bytes	4096	1048576	7340032" \
+	"$(q "SELECT kind, job_id, ts, samples, unit, min_value, max_value, sum_value FROM jobstats_raw WHERE target = 'lustre-OST0000' AND lustre_job_id = '12345' AND op = 'read_bytes'")"
+check_eq "jobstats: non-numeric job ids keep a NULL Slurm id" "NULL" \
+	"$(q "SELECT DISTINCT IFNULL(job_id, 'NULL') FROM jobstats_raw WHERE lustre_job_id = 'dd.0'")"
+check_eq "jobstats: mdt operations" "open	300" \
+	"$(q "SELECT op, samples FROM jobstats_raw WHERE kind = 'mdt' AND op = 'open'")"
+check_eq "jobstats: targets recorded" "lustre-MDT0000	mdt
+lustre-OST0000	ost" "$(q "SELECT name, kind FROM osts ORDER BY name")"
+fw ingest --format lustre-jobstats "$fx/jobstats.yaml"
+check_eq "jobstats: re-ingest stores nothing" \
+	"read 23 lines, stored 0 samples, rejected 0 lines (3 already stored or baselines, 0 ignored)" "$out"
+check_eq "jobstats: no duplicate rows" 9 "$(q "SELECT COUNT(*) FROM jobstats_raw")"
+
+printf 'job_stats:\n- job_id: 77\n  snapshot_time: 1472300000\n  open: { samples: 4, unit: reqs }\n' |
+	"$fwdctl" --policy "$policy" ingest -f lustre-jobstats --target lustre-MDT0003 - >"$d/o3" 2>&1
+check_eq "jobstats: lctl -n output from a pipe with --target" \
+	"read 4 lines, stored 1 samples, rejected 0 lines" "$(cat "$d/o3")"
+check_eq "jobstats: --target gives the kind" "mdt	4" \
+	"$(q "SELECT kind, samples FROM jobstats_raw WHERE target = 'lustre-MDT0003'")"
+printf 'job_stats:\n- job_id: 77\n' >"$d/nt.yaml"
+fw ingest -f lustre-jobstats "$d/nt.yaml"
+check_eq "jobstats: no target line and no --target: exit 2" 2 "$rc"
+check_match "jobstats: says what is missing" \
+	"nt.yaml:1: expected a target line such as 'obdfilter.lustre-OST0000.job_stats='" "$err"
+
+# ---- usage ----
+fw ingest "$fx/influx.lp"
+check_eq "missing --format: exit 2" 2 "$rc"
+fw ingest --format csv "$fx/influx.lp"
+check_eq "unknown format: exit 2" 2 "$rc"
+check_eq "unknown format: message" \
+	"fwdctl: ingest: unknown format 'csv': expected beacon-lwfs, influx or lustre-jobstats" "$err"
+fw ingest --format influx "$d/none.lp"
+check_eq "missing file: exit 2" 2 "$rc"
+check_eq "missing file: message" "fwdctl: ingest: $d/none.lp: No such file or directory" "$err"
+fw ingest --help
+check_match "--help documents the exit status" "Exit status:" "$out"
+
+tap_done

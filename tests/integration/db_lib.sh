@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared set-up for the db_*.sh integration tests: a private MariaDB from
+# scripts/testdb in a temporary directory, removed on exit.
+#   db_start            start it (skip_all when it cannot run) and export
+#                       FWDALLOC_TESTDB_* ; sets $d, $policy, $fwdctl
+#   q SQL               run SQL as the server's root, print rows (no header)
+#   fw ARGS...          run fwdctl with the test policy; sets $out, $err, $rc
+
+fwdctl=$top_builddir/fwdctl
+testdb=$top_srcdir/scripts/testdb
+
+db_cleanup() {
+	if [ -n "${d:-}" ]; then
+		"$testdb" stop "$d" >/dev/null 2>&1 || true
+		rm -rf "$d"
+	fi
+}
+
+db_start() {
+	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] ||
+		skip_all "mariadbd not installed (Debian package mariadb-server)"
+	[ -x "$fwdctl" ] || skip_all "fwdctl not built"
+	d=$(mktemp -d /tmp/fwd-dbtest.XXXXXX)
+	trap db_cleanup EXIT
+	if ! env_lines=$("$testdb" start "$d" 2>"$d/start.err"); then
+		cat "$d/start.err" >&2
+		skip_all "cannot start a private MariaDB"
+	fi
+	eval "$env_lines"
+	policy=$FWDALLOC_TESTDB_POLICY
+}
+
+q() {
+	"$testdb" sql "$d" -N fwdalloc -e "$1"
+}
+
+fw() {
+	out=$("$fwdctl" --policy "$policy" "$@" 2>"$d/fw.err")
+	rc=$?
+	err=$(cat "$d/fw.err")
+}

@@ -1,0 +1,172 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# fwdctl db against a private MariaDB: init/migrate idempotent, a newer
+# schema refused, node account grants, password file permissions, prune,
+# and the database being down.
+. "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
+db_start
+
+fw db status
+check_eq "status before init exits 1" 1 "$rc"
+check_match "status says the schema is missing" \
+	'schema: +missing \(run `fwdctl db init`\)' "$out"
+
+fw db migrate
+check_eq "migrate on an empty database exits 1" 1 "$rc"
+check_match "and says to run db init" \
+	"Table 'fwdalloc.schema_version' doesn't exist: the fwdalloc schema is missing: run \`fwdctl db init\`" "$err"
+
+fw db init
+check_eq "init exits 0" 0 "$rc"
+check_eq "init creates version 1" "schema migrated from version 0 to 1" "$out"
+check_eq "init grants the node account silently" "" "$err"
+
+fw db init
+check_eq "init again is a no-op" "schema at version 1, nothing to do" "$out"
+fw db migrate
+check_eq "migrate on a current schema is a no-op" \
+	"schema at version 1, nothing to do" "$out"
+check_eq "schema_version has one row" "1	initial schema" \
+	"$(q 'SELECT version, description FROM schema_version')"
+
+fw --json db status
+check_eq "status --json exits 0" 0 "$rc"
+check_match "status --json reports current" '"state": "current"' "$out"
+n=$(printf '%s\n' "$out" | grep -c '": 0,\{0,1\}$')
+check_eq "status --json counts all 15 tables" 15 "$n"
+fw db status --json
+check_match "--json is accepted after the subcommand" '"schema_version": 1' "$out"
+
+tables=$(q "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'fwdalloc'")
+check_eq "16 tables exist (15 + schema_version)" 16 "$tables"
+
+# The node account reads allocations and forwarders and nothing else.
+node() {
+	mariadb --no-defaults --socket="$FWDALLOC_TESTDB_SOCKET" -N --batch \
+		-ufwdalloc_node -p"$(cat "$FWDALLOC_TESTDB_NODE_PASSFILE")" \
+		fwdalloc -e "$1" 2>&1
+}
+check_eq "node account may read allocations" 0 \
+	"$(node 'SELECT COUNT(*) FROM allocations')"
+check_eq "node account may read forwarders" 0 \
+	"$(node 'SELECT COUNT(*) FROM forwarders')"
+check_match "node account may not read jobs" "SELECT command denied" \
+	"$(node 'SELECT COUNT(*) FROM jobs')"
+check_match "node account may not write allocations" "INSERT command denied" \
+	"$(node "INSERT INTO allocations (job_id, forwarder, nodes, action, acquired_at) VALUES (1, 'f', 'c1', 'scale', 1)")"
+
+# A node account the DB admin has not created yet: warn, do not fail.
+sed 's/node_user: fwdalloc_node/node_user: nosuch/' "$policy" >"$d/nonode.yaml"
+out=$("$fwdctl" --policy "$d/nonode.yaml" db init 2>"$d/fw.err"); rc=$?
+check_eq "init with a missing node account: exit 0" 0 "$rc"
+check_match "and a warning saying what to do" \
+	"^fwdctl: warning: granting allocations to 'nosuch'@'%': .*create the node account \(see monitor/SCHEMA.md\), then run \`fwdctl db init\` again$" \
+	"$(cat "$d/fw.err")"
+
+# The topology's forwarders and OSTs are mirrored into the database.
+fw --topology "$top_srcdir/etc/topology.yaml" db init
+check_eq "init with a topology: exit 0" 0 "$rc"
+check_eq "init with a topology: output" "schema at version 1, nothing to do
+synced 8 forwarders and 4 OSTs from $top_srcdir/etc/topology.yaml" "$out"
+check_eq "forwarders mirrored" "fwd01	10.1.0.11	rack1	service	2500000000
+fwd08	10.1.0.18	rack4	backup	2500000000" \
+	"$(q "SELECT name, address, net_group, role, bandwidth_bps FROM forwarders WHERE name IN ('fwd01', 'fwd08') ORDER BY name")"
+check_eq "OSTs mirrored" "4" "$(q "SELECT COUNT(*) FROM osts WHERE kind = 'ost'")"
+check_eq "node account reads forwarder addresses" "10.1.0.13" \
+	"$(node "SELECT address FROM forwarders WHERE name = 'fwd03'")"
+q "UPDATE forwarders SET last_used_at = 1234 WHERE name = 'fwd05'"
+fw --topology "$top_srcdir/etc/topology.yaml" db init
+check_eq "re-sync keeps the ledger's last_used_at" "1234	8" \
+	"$(q "SELECT (SELECT last_used_at FROM forwarders WHERE name = 'fwd05'), (SELECT COUNT(*) FROM forwarders)")"
+
+# The ledger itself refuses two holders of one private forwarder.
+q "INSERT INTO allocations (job_id, forwarder, is_private, nodes, action, acquired_at) VALUES (1, 'fwd9', 1, 'c[1-4]', 'scale', 10)"
+dup=$(q "INSERT INTO allocations (job_id, forwarder, is_private, nodes, action, acquired_at) VALUES (2, 'fwd9', 1, 'c[5-8]', 'isolate', 11)" 2>&1)
+check_match "a second private holder is a duplicate key" \
+	"Duplicate entry 'fwd9' for key 'allocations_private'" "$dup"
+q "UPDATE allocations SET released_at = 20 WHERE job_id = 1"
+q "INSERT INTO allocations (job_id, forwarder, is_private, nodes, action, acquired_at) VALUES (2, 'fwd9', 1, 'c[5-8]', 'isolate', 21)"
+check_eq "after release the forwarder can be held again" 2 \
+	"$(q 'SELECT COUNT(*) FROM allocations')"
+
+# A newer schema is refused everywhere.
+q "INSERT INTO schema_version VALUES (99, 'from the future', 0)"
+fw db migrate
+check_eq "migrate refuses a newer schema (exit 1)" 1 "$rc"
+check_eq "with a clear message" \
+	"fwdctl: database schema version 99 is newer than this fwdalloc knows (1): upgrade fwdalloc before using this database" "$err"
+fw db status
+check_eq "status on a newer schema exits 1" 1 "$rc"
+check_match "status names both versions" "version 99, newer than this fwdctl knows \(1\)" "$out"
+fw ingest --format influx "$top_srcdir/tests/fixtures/monitor/influx.lp"
+check_eq "ingest refuses a newer schema (exit 1)" 1 "$rc"
+check_eq "schema_version untouched" "1
+99" "$(q 'SELECT version FROM schema_version ORDER BY version')"
+q "DELETE FROM schema_version WHERE version = 99"
+
+# Password files must be owner-only.
+chmod 640 "$FWDALLOC_TESTDB_PASSFILE"
+fw db status
+check_eq "group-readable password file: exit 3" 3 "$rc"
+check_eq "group-readable password file: message" \
+	"fwdctl: password file $FWDALLOC_TESTDB_PASSFILE: mode 0640 gives access to group or others: refusing it (chmod 600 $FWDALLOC_TESTDB_PASSFILE)" "$err"
+chmod 604 "$FWDALLOC_TESTDB_PASSFILE"
+fw db init
+check_eq "world-readable password file refused for init too" 3 "$rc"
+chmod 600 "$FWDALLOC_TESTDB_PASSFILE"
+fw db status
+check_eq "owner-only password file works again" 0 "$rc"
+
+# A wrong password is "unavailable" with the server's text.
+cp "$FWDALLOC_TESTDB_PASSFILE" "$d/saved.pass"
+printf 'wrong\n' >"$FWDALLOC_TESTDB_PASSFILE"
+fw db status
+check_eq "wrong password: exit 3" 3 "$rc"
+check_match "wrong password: code and message" \
+	"^fwdctl: database socket $FWDALLOC_TESTDB_SOCKET: \(1045\) Access denied for user 'fwdalloc'@'localhost'" "$err"
+cat "$d/saved.pass" >"$FWDALLOC_TESTDB_PASSFILE"
+
+# Prune: raw rows older than retention.raw_samples go, rollups stay.
+now=$(date +%s)
+old=$((now - 10 * 86400))
+q "INSERT INTO samples_raw (kind, name, ts, read_bytes) VALUES ('fwd', 'f1', $old, 1), ('fwd', 'f1', $((old + 1)), 1), ('fwd', 'f1', $now, 1)"
+q "INSERT INTO samples_hist (kind, name, ts, op, phase, dt, b0, b1, b2, b3, b4, b5, b6, b7) VALUES ('fwd', 'f1', $old, 'read', 'exe', 30, 1, 0, 0, 0, 0, 0, 0, 0)"
+q "INSERT INTO jobstats_raw (kind, target, lustre_job_id, ts, op, samples) VALUES ('ost', 'lustre-OST0000', '1', $old, 'open', 1), ('ost', 'lustre-OST0000', '1', $now, 'open', 2)"
+q "INSERT INTO rollups_minute (kind, name, minute, samples) VALUES ('fwd', 'f1', $((old - old % 60)), 2)"
+cat >"$d/prune.yaml" <<EOT
+$(cat "$policy")
+retention:
+  raw_samples: 86400
+EOT
+out=$("$fwdctl" --policy "$d/prune.yaml" db prune --dry-run 2>&1)
+check_match "dry run counts 2 raw samples" "would remove 2 rows from samples_raw" "$out"
+check_eq "dry run deletes nothing" 3 "$(q 'SELECT COUNT(*) FROM samples_raw')"
+out=$("$fwdctl" --policy "$d/prune.yaml" db prune 2>&1)
+rc=$?
+check_eq "prune exits 0" 0 "$rc"
+check_match "prune reports samples_raw" "removed 2 rows from samples_raw \(older than 20[0-9-]+T[0-9:]+Z\)" "$out"
+check_match "prune reports samples_hist" "removed 1 rows from samples_hist" "$out"
+check_match "prune reports jobstats_raw" "removed 1 rows from jobstats_raw" "$out"
+check_match "prune reports rollups (none old enough)" "removed 0 rows from rollups_minute" "$out"
+check_eq "the recent raw sample is kept" "$now" "$(q 'SELECT ts FROM samples_raw')"
+check_eq "rollups are kept" 1 "$(q 'SELECT COUNT(*) FROM rollups_minute')"
+
+# Database down.
+"$testdb" stop "$d" >/dev/null
+fw db status
+check_eq "db status with the server down: exit 3" 3 "$rc"
+check_match "names the socket, code and message" \
+	"^fwdctl: database socket $FWDALLOC_TESTDB_SOCKET: \(2002\) Can't connect to local server through socket" "$err"
+fw ingest --format influx "$top_srcdir/tests/fixtures/monitor/influx.lp"
+check_eq "ingest with the server down: exit 3" 3 "$rc"
+fw db init
+check_eq "init with the server down: exit 3" 3 "$rc"
+
+# It comes back with the data intact.
+"$testdb" start "$d" >/dev/null
+fw db status
+check_eq "after restart status is 0" 0 "$rc"
+check_eq "data survived" 2 "$(q 'SELECT COUNT(*) FROM allocations')"
+
+tap_done

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* db_connect's password-file checks and "server down" errors; no server. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "monitor/db.h"
+#include "policies/policy.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	strcpy(dir, "/tmp/fwd-test-db.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static struct policy_database cfg(const char *pw, const char *node_pw)
+{
+	static char sock[128];
+	struct policy_database c = {
+		.name = (char *)"fwdalloc",
+		.user = (char *)"fwdalloc",
+		.node_user = (char *)"fwdalloc_node",
+		.timeout = 1,
+	};
+
+	snprintf(sock, sizeof(sock), "%s/no-server.sock", dir);
+	c.socket = sock;
+	c.password_file = (char *)pw;
+	c.node_password_file = (char *)node_pw;
+	return c;
+}
+
+struct pwcase {
+	const char *file;    /* under dir */
+	const char *content; /* NULL: do not create */
+	mode_t mode;
+	bool symlink;
+	int want_errno;
+	const char *want; /* message after "password file <path>: " */
+	bool chmod_hint;  /* followed by " (chmod 600 <path>)" */
+};
+
+/* clang-format off */
+static const struct pwcase pwcases[] = {
+	{ "g.pass", "secret\n", 0640, false, EPERM,
+	  "mode 0640 gives access to group or others: refusing it", true },
+	{ "w.pass", "secret\n", 0604, false, EPERM,
+	  "mode 0604 gives access to group or others: refusing it", true },
+	{ "x.pass", "secret\n", 0610, false, EPERM,
+	  "mode 0610 gives access to group or others: refusing it", true },
+	{ "missing.pass", NULL, 0, false, ENOENT,
+	  "No such file or directory" },
+	{ "empty.pass", "\nsecond\n", 0600, false, EINVAL,
+	  "first line is empty" },
+	{ "link.pass", "secret\n", 0600, true, ELOOP,
+	  "Too many levels of symbolic links" },
+};
+/* clang-format on */
+
+static void test_password_files(void **state)
+{
+	for (size_t i = 0; i < sizeof(pwcases) / sizeof(pwcases[0]); i++) {
+		const struct pwcase *c = &pwcases[i];
+		char path[256], want[1024];
+		struct policy_database d;
+		fwd_error_t err = {{0}};
+
+		snprintf(path, sizeof(path), "%s/%s", dir, c->file);
+		if (c->symlink) {
+			char target[256];
+
+			snprintf(target, sizeof(target), "%s/real.pass", dir);
+			write_file(target, c->content, c->mode);
+			unlink(path);
+			assert_int_equal(symlink(target, path), 0);
+		} else if (c->content) {
+			write_file(path, c->content, c->mode);
+		}
+		d = cfg(path, NULL);
+		errno = 0;
+		assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+		assert_int_equal(errno, c->want_errno);
+		snprintf(want, sizeof(want), "password file %s: %s", path,
+			 c->want);
+		if (c->chmod_hint)
+			snprintf(want + strlen(want),
+				 sizeof(want) - strlen(want), " (chmod 600 %s)",
+				 path);
+		assert_string_equal(err.text, want);
+	}
+}
+
+static void test_foreign_owner(void **state)
+{
+	char path[256], want[400];
+	struct policy_database d;
+	fwd_error_t err = {{0}};
+
+	if (geteuid() != 0)
+		skip(); /* only root can give a file away */
+	snprintf(path, sizeof(path), "%s/other.pass", dir);
+	write_file(path, "secret\n", 0600);
+	assert_int_equal(chown(path, 1, 1), 0);
+	d = cfg(path, NULL);
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(errno, EPERM);
+	snprintf(want, sizeof(want),
+		 "password file %s: owned by uid 1, not by the caller (uid 0): "
+		 "refusing it",
+		 path);
+	assert_string_equal(err.text, want);
+}
+
+static void test_node_role_uses_node_file(void **state)
+{
+	char good[256], bad[256], want[600];
+	struct policy_database d;
+	fwd_error_t err = {{0}};
+
+	snprintf(good, sizeof(good), "%s/ctl.pass", dir);
+	snprintf(bad, sizeof(bad), "%s/node.pass", dir);
+	write_file(good, "secret\n", 0600);
+	write_file(bad, "secret\n", 0644);
+	d = cfg(good, bad);
+	assert_null(db_connect(&d, DB_ROLE_NODE, &err));
+	assert_int_equal(errno, EPERM);
+	snprintf(want, sizeof(want),
+		 "password file %s: mode 0644 gives access to group or others: "
+		 "refusing it (chmod 600 %s)",
+		 bad, bad);
+	assert_string_equal(err.text, want);
+}
+
+static void test_server_down(void **state)
+{
+	char good[256], want[300];
+	struct policy_database d;
+	fwd_error_t err = {{0}};
+
+	snprintf(good, sizeof(good), "%s/ctl.pass", dir);
+	write_file(good, "secret\r\n", 0600);
+	d = cfg(good, NULL);
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(errno, ECONNREFUSED);
+	assert_true(db_err_unavailable(errno));
+	snprintf(want, sizeof(want),
+		 "database socket %s: (2002) Can't connect to local server "
+		 "through socket '%s'",
+		 d.socket, d.socket);
+	assert_int_equal(strncmp(err.text, want, strlen(want)), 0);
+
+	/* TCP to a closed port on loopback */
+	d.socket = NULL;
+	d.host = (char *)"127.0.0.1";
+	d.port = 1;
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_true(db_err_unavailable(errno));
+	assert_int_equal(strncmp(err.text, "database 127.0.0.1:1: (2002) ",
+				 strlen("database 127.0.0.1:1: (2002) ")),
+			 0);
+}
+
+static void test_unavailable_table(void **state)
+{
+	/* clang-format off */
+	static const struct {
+		int e;
+		bool want;
+	} t[] = {
+		{ ECONNREFUSED, true }, { ETIMEDOUT, true }, { EACCES, true },
+		{ ECONNRESET, true },   { ENOENT, false },   { EPROTO, false },
+		{ EEXIST, false },      { EPERM, false },    { EAGAIN, false },
+	};
+	/* clang-format on */
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(db_err_unavailable(t[i].e), t[i].want);
+	db_close(NULL);
+}
+
+static void test_no_config(void **state)
+{
+	fwd_error_t err = {{0}};
+	struct policy_database d = {0};
+
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err.text, "database: no database configured");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_password_files),
+		cmocka_unit_test(test_foreign_owner),
+		cmocka_unit_test(test_node_role_uses_node_file),
+		cmocka_unit_test(test_server_down),
+		cmocka_unit_test(test_unavailable_table),
+		cmocka_unit_test(test_no_config),
+	};
+
+	return cmocka_run_group_tests_name("db", tests, setup, teardown);
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* beacon-lwfs line parser and ISO-8601 times: table-driven. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "monitor/ingest.h"
+
+#define P "10.0.1.17 [2016-08-27 18:14:44]  [Trace]: "
+#define T " 2016-08-27T10:14:44Z"
+#define TS 1472292884
+
+struct good {
+	const char *line;
+	const char *addr;
+	bool is_queue;
+	enum beacon_op op;
+	enum beacon_phase phase;
+	uint64_t v[8];
+	uint64_t queue;
+	int64_t ts;
+};
+
+/* clang-format off */
+static const struct good goods[] = {
+	{ P "Meta exe: 1 2 3 4 5 6 7 8" T, "10.0.1.17", false, BEACON_META,
+	  BEACON_EXE, { 1, 2, 3, 4, 5, 6, 7, 8 }, 0, TS },
+	{ P "Read wait: 0 0 0 0 0 0 0 18446744073709551615" T, "10.0.1.17",
+	  false, BEACON_READ, BEACON_WAIT,
+	  { 0, 0, 0, 0, 0, 0, 0, UINT64_MAX }, 0, TS },
+	{ P "Write exe: 9 8 7 6 5 4 3 2 2016-08-27T10:14:44.250Z",
+	  "10.0.1.17", false, BEACON_WRITE, BEACON_EXE,
+	  { 9, 8, 7, 6, 5, 4, 3, 2 }, 0, TS },
+	{ P "queue length: 42" T, "10.0.1.17", true, 0, 0, { 0 }, 42, TS },
+	{ "\t10.0.1.17 [x] [Trace]:   queue length:  5   "
+	  "2016-08-27T10:14:44+00:00  ",
+	  "10.0.1.17", true, 0, 0, { 0 }, 5, TS },
+	{ "fwd-3.cab0 [2016-08-27 18:14:44] [Trace]: Write wait: "
+	  "1 1 1 1 1 1 1 1 1970-01-01T00:00:00Z",
+	  "fwd-3.cab0", false, BEACON_WRITE, BEACON_WAIT,
+	  { 1, 1, 1, 1, 1, 1, 1, 1 }, 0, 0 },
+};
+/* clang-format on */
+
+static void test_good(void **state)
+{
+	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
+		const struct good *g = &goods[i];
+		struct beacon_rec r;
+		fwd_error_t err = {{0}};
+
+		assert_int_equal(beacon_parse_line(g->line, &r, &err),
+				 INGEST_OK);
+		assert_string_equal(r.addr, g->addr);
+		assert_int_equal(r.is_queue, g->is_queue);
+		assert_int_equal(r.ts, g->ts);
+		if (g->is_queue) {
+			assert_int_equal(r.queue_len, g->queue);
+			continue;
+		}
+		assert_int_equal(r.op, g->op);
+		assert_int_equal(r.phase, g->phase);
+		assert_memory_equal(r.v, g->v, sizeof(g->v));
+	}
+}
+
+struct bad {
+	const char *line;
+	const char *error;
+};
+
+/* clang-format off */
+static const struct bad bads[] = {
+	{ P "Read exe: 1 2 3 4 5 6 7" T,
+	  "expected 8 histogram counters, got 7" },
+	{ P "Read exe: 1 2 3 4 5 6 7 8 9" T,
+	  "expected 8 histogram counters, got 9" },
+	{ P "Read exe: 1 2 3 -4 5 6 7 8" T,
+	  "counter 4 '-4' is not a non-negative integer" },
+	{ P "Read exe: 1 2 3 4 5 6 7 18446744073709551616" T,
+	  "counter 8 '18446744073709551616' is not a non-negative integer" },
+	{ P "Open exe: 1 2 3 4 5 6 7 8" T,
+	  "unknown statistic 'Open': expected Meta, Read, Write or 'queue "
+	  "length'" },
+	{ P "Read run: 1 2 3 4 5 6 7 8" T,
+	  "unknown phase 'run:' after Read: expected 'exe:' or 'wait:'" },
+	{ P "Read exe: 1 2 3 4 5 6 7 8 2016-08-27T10:14:44",
+	  "bad time '2016-08-27T10:14:44': expected ISO-8601 UTC such as "
+	  "2016-08-27T10:14:44Z" },
+	{ P "Read exe: 1 2 3 4 5 6 7 8 2016-08-27T10:14:44+02:00",
+	  "bad time '2016-08-27T10:14:44+02:00': expected ISO-8601 UTC such "
+	  "as 2016-08-27T10:14:44Z" },
+	{ P "Read exe: 1 2 3 4 5 6 7 8 2016-02-30T10:14:44Z",
+	  "bad time '2016-02-30T10:14:44Z': expected ISO-8601 UTC such as "
+	  "2016-08-27T10:14:44Z" },
+	{ P "queue length: 3 4" T, "expected one queue length value, got 2" },
+	{ P "queue length: many" T,
+	  "queue length 'many' is not a non-negative integer" },
+	{ P "queue length:", "missing values and ISO-8601 UTC time" },
+	{ "10.0.1.17 [Trace]: Read exe: 1 2 3 4 5 6 7 8" T,
+	  "expected '[Trace]:' after the local time, got ':'" },
+	{ "10.0.1.17 2016-08-27 [Trace]: Read exe: 1 2 3 4 5 6 7 8" T,
+	  "expected '[<local time>]' after address '10.0.1.17'" },
+	{ "10.0.1.17 [2016-08-27 18:14:44] Read exe: 1 2 3 4 5 6 7 8" T,
+	  "expected '[Trace]:' after the local time, got 'Read'" },
+	{ "bad/addr [x] [Trace]: queue length: 1" T,
+	  "bad forwarder address 'bad/addr': expected an IP address or host "
+	  "name" },
+	{ P "Read exe: 1 2 3 4 5 6 7 8 9 10 11 12 13" T,
+	  "too many fields after 'exe:/wait:'" },
+};
+/* clang-format on */
+
+static void test_bad(void **state)
+{
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		struct beacon_rec r;
+		fwd_error_t err = {{0}};
+
+		assert_int_equal(beacon_parse_line(bads[i].line, &r, &err), -1);
+		assert_string_equal(err.text, bads[i].error);
+	}
+}
+
+static void test_blank(void **state)
+{
+	struct beacon_rec r;
+
+	assert_int_equal(beacon_parse_line("", &r, NULL), INGEST_SKIP);
+	assert_int_equal(beacon_parse_line("  \t ", &r, NULL), INGEST_SKIP);
+}
+
+static void test_iso8601(void **state)
+{
+	/* clang-format off */
+	static const struct {
+		const char *s;
+		int rc;
+		int64_t t;
+	} cases[] = {
+		{ "2016-08-27T10:14:44Z", 0, 1472292884 },
+		{ "2016-08-27 10:14:44Z", 0, 1472292884 },
+		{ "2016-08-27T10:14:44.999999Z", 0, 1472292884 },
+		{ "2016-08-27T10:14:44-00:00", 0, 1472292884 },
+		{ "2024-02-29T00:00:00Z", 0, 1709164800 },
+		{ "2023-02-29T00:00:00Z", -1, 0 },
+		{ "2016-13-01T00:00:00Z", -1, 0 },
+		{ "2016-08-27T24:00:00Z", -1, 0 },
+		{ "2016-08-27T10:14:44.Z", -1, 0 },
+		{ "2016-08-27T10:14Z", -1, 0 },
+		{ "1969-12-31T23:59:59Z", -1, 0 },
+		{ "2016-08-27T10:14:44ZZ", -1, 0 },
+	};
+	/* clang-format on */
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t t = 0;
+
+		assert_int_equal(ingest_parse_iso8601(cases[i].s,
+						      strlen(cases[i].s), &t),
+				 cases[i].rc);
+		if (cases[i].rc == 0)
+			assert_int_equal(t, cases[i].t);
+	}
+}
+
+static void test_reader(void **state)
+{
+	/* A line longer than the limit is consumed whole and flagged; the
+	 * next line is intact. */
+	size_t big = INGEST_MAX_LINE + 100;
+	char *data = malloc(big + 32);
+	struct ingest_reader *rd = malloc(sizeof(*rd));
+	const char *l;
+	bool trunc;
+	FILE *f;
+
+	assert_non_null(data);
+	assert_non_null(rd);
+	memset(data, 'x', big);
+	strcpy(data + big, "\nnext\r\nlast");
+	f = fmemopen(data, strlen(data), "r");
+	assert_non_null(f);
+	ingest_reader_init(rd, f);
+	l = ingest_reader_next(rd, &trunc);
+	assert_non_null(l);
+	assert_true(trunc);
+	assert_int_equal(rd->lineno, 1);
+	l = ingest_reader_next(rd, &trunc);
+	assert_string_equal(l, "next");
+	assert_false(trunc);
+	l = ingest_reader_next(rd, &trunc);
+	assert_string_equal(l, "last");
+	assert_int_equal(rd->lineno, 3);
+	assert_null(ingest_reader_next(rd, &trunc));
+	fclose(f);
+	free(rd);
+	free(data);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),   cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_blank),  cmocka_unit_test(test_iso8601),
+		cmocka_unit_test(test_reader),
+	};
+
+	return cmocka_run_group_tests_name("ingest_beacon", tests, NULL, NULL);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* InfluxDB line protocol parser: table-driven. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "monitor/ingest.h"
+
+#define NOW 1700000000000000000LL
+#define NA UINT64_MAX /* field absent */
+
+struct good {
+	const char *line;
+	enum ingest_kind kind;
+	const char *name;
+	int64_t ts;
+	uint64_t c[INFLUX_N_COUNTERS]; /* NA = absent */
+	double queue;		       /* < 0 = absent */
+};
+
+/* clang-format off */
+static const struct good goods[] = {
+	{ "fwd,node=fwd012 read_bytes=1000i,write_bytes=2000i,read_ops=10i,"
+	  "write_ops=20i,md_ops=5i,queue_len=3 1472292840000000000",
+	  INGEST_FWD, "fwd012", 1472292840000000000LL,
+	  { 1000, 2000, 10, 20, 5 }, 3 },
+	{ "ost,target=lustre-OST0004,fs=lustre read_bytes=500u,write_bytes=7 1",
+	  INGEST_OST, "lustre-OST0004", 1, { 500, 7, NA, NA, NA }, -1 },
+	{ "mdt,target=lustre-MDT0000 md_ops=1e3", INGEST_MDT,
+	  "lustre-MDT0000", NOW, { NA, NA, NA, NA, 1000 }, -1 },
+	/* escaped space and comma in tag values, '=' in a tag key */
+	{ "fwd,rack=a\\,b,node=fwd\\ 13,x\\=y=1 read_bytes=5i 10",
+	  INGEST_FWD, "fwd 13", 10, { 5, NA, NA, NA, NA }, -1 },
+	/* string and boolean fields are skipped but must be well-formed */
+	{ "fwd,node=f1 note=\"a, b=c \\\"q\\\" \\\\\",ok=true,read_ops=3i,"
+	  "up=F 20",
+	  INGEST_FWD, "f1", 20, { NA, NA, 3, NA, NA }, -1 },
+	{ "fwd,node=f1 queue_len=2.5  30  ", INGEST_FWD, "f1", 30,
+	  { NA, NA, NA, NA, NA }, 2.5 },
+	{ "fwd,node=f1 read_bytes=12.0,other=-3 40", INGEST_FWD, "f1", 40,
+	  { 12, NA, NA, NA, NA }, -1 },
+	{ "fwd,node=f\\1 write_ops=0i", INGEST_FWD, "f\\1", NOW,
+	  { NA, NA, NA, 0, NA }, -1 },
+};
+/* clang-format on */
+
+static void test_good(void **state)
+{
+	for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
+		const struct good *g = &goods[i];
+		struct influx_rec r;
+		fwd_error_t err = {{0}};
+		int rc = influx_parse_line(g->line, NOW, &r, &err);
+
+		if (rc != INGEST_OK)
+			fail_msg("line %zu: %d %s", i, rc, err.text);
+		assert_int_equal(r.kind, g->kind);
+		assert_string_equal(r.name, g->name);
+		assert_int_equal(r.ts_ns, g->ts);
+		for (int k = 0; k < INFLUX_N_COUNTERS; k++) {
+			assert_int_equal(r.has[k], g->c[k] != NA);
+			if (g->c[k] != NA)
+				assert_int_equal(r.counter[k], g->c[k]);
+		}
+		assert_int_equal(r.has_queue, g->queue >= 0);
+		if (g->queue >= 0)
+			assert_true(r.queue_len == g->queue);
+	}
+}
+
+static void test_skip(void **state)
+{
+	static const char *const lines[] = {
+		"",
+		"   ",
+		"# a comment",
+		"cpu,host=n1 usage_idle=99.5 1",
+		"fwd_other,node=x read_bytes=1i",
+		"fwd,node=f1 unrelated=1i 5",
+	};
+	struct influx_rec r;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		assert_int_equal(influx_parse_line(lines[i], NOW, &r, NULL),
+				 INGEST_SKIP);
+}
+
+struct bad {
+	const char *line;
+	const char *error;
+};
+
+/* clang-format off */
+static const struct bad bads[] = {
+	{ "fwd,node=f1", "missing fields after 'fwd'" },
+	{ "fwd,node=f1 ", "missing fields after 'fwd'" },
+	{ "fwd read_bytes=1i", "measurement 'fwd' needs a node= tag" },
+	{ "ost,node=x read_bytes=1i", "measurement 'ost' needs a target= tag" },
+	{ "fwd,node read_bytes=1i", "tag 'node' without '=value'" },
+	{ "fwd,node= read_bytes=1i", "tag 'node': empty value" },
+	{ "fwd,node=f1 read_bytes", "field 'read_bytes' without '=value'" },
+	{ "fwd,node=f1 read_bytes=", "field 'read_bytes': missing value" },
+	{ "fwd,node=f1 =1", "empty field key" },
+	{ "fwd,node=f1 read_bytes=-1i",
+	  "field 'read_bytes': a cumulative counter must be a non-negative "
+	  "integer" },
+	{ "fwd,node=f1 read_bytes=1.5",
+	  "field 'read_bytes': a cumulative counter must be a non-negative "
+	  "integer" },
+	{ "fwd,node=f1 read_bytes=\"12\"",
+	  "field 'read_bytes': a cumulative counter must be a non-negative "
+	  "integer" },
+	{ "fwd,node=f1 read_bytes=true",
+	  "field 'read_bytes': a cumulative counter must be a non-negative "
+	  "integer" },
+	{ "fwd,node=f1 queue_len=-2", "field 'queue_len': negative value" },
+	{ "fwd,node=f1 queue_len=\"x\"", "field 'queue_len': expected a number" },
+	{ "fwd,node=f1 read_bytes=12x",
+	  "field 'read_bytes': bad value '12x' (expected a float, an integer "
+	  "such as 12i or 12u, a boolean or a quoted string)" },
+	{ "fwd,node=f1 read_bytes=-5u",
+	  "field 'read_bytes': bad value '-5u' (expected a float, an integer "
+	  "such as 12i or 12u, a boolean or a quoted string)" },
+	{ "fwd,node=f1 read_bytes=99999999999999999999i",
+	  "field 'read_bytes': bad value '99999999999999999999i' (expected a "
+	  "float, an integer such as 12i or 12u, a boolean or a quoted "
+	  "string)" },
+	{ "fwd,node=f1 note=\"open", "field 'note': unterminated string value" },
+	{ "fwd,node=f1 note=\"a\"b", "field 'note': unexpected 'b' after the "
+				    "value" },
+	{ "fwd,node=f1 read_bytes=1i 12abc",
+	  "bad timestamp '12abc': expected non-negative nanoseconds since the "
+	  "epoch" },
+	{ "fwd,node=f1 read_bytes=1i -5",
+	  "bad timestamp '-5': expected non-negative nanoseconds since the "
+	  "epoch" },
+	{ "fwd,node=f1 read_bytes=1i 5 6",
+	  "unexpected text after the timestamp: '6'" },
+	{ ",node=f1 read_bytes=1i", "missing measurement name" },
+};
+/* clang-format on */
+
+static void test_bad(void **state)
+{
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		struct influx_rec r;
+		fwd_error_t err = {{0}};
+		int rc = influx_parse_line(bads[i].line, NOW, &r, &err);
+
+		if (rc != -1)
+			fail_msg("line %zu '%s': rc %d", i, bads[i].line, rc);
+		assert_string_equal(err.text, bads[i].error);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_skip),
+		cmocka_unit_test(test_bad),
+	};
+
+	return cmocka_run_group_tests_name("ingest_influx", tests, NULL, NULL);
+}
