@@ -338,7 +338,7 @@ static int cmd_trace(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return do_compress(argc - 1, argv + 1, true);
 	if (!strcmp(action, "summarize") || !strcmp(action, "summarise"))
 		return do_summarize(ctx, argc - 1, argv + 1);
-	if (!strcmp(action, "ingest") && trace_cmd_ingest)
+	if (!strcmp(action, "ingest"))
 		return trace_cmd_ingest(ctx, argc - 1, argv + 1);
 	fwdctl_err("trace: unknown action '%s'; see 'fwdctl trace --help'",
 		   action);

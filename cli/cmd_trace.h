@@ -18,9 +18,7 @@ void trace_cmd_usage(FILE *f);
 int trace_cmd_summarize(char **files, int n, uint32_t job_nodes, int64_t from,
 			int64_t to, struct trace_summary *s);
 
-/* `fwdctl trace ingest` (cli/cmd_trace_ingest.c): weak, so that fwdctl
- * links without the database part. */
-int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
-	__attribute__((weak));
+/* `fwdctl trace ingest` (cli/cmd_trace_ingest.c). */
+int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv);
 
 #endif
