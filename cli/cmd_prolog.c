@@ -32,6 +32,7 @@
 #include "cli/fwdctl.h"
 #include "monitor/db.h"
 #include "policies/policy.h"
+#include "profiler/profile.h"
 
 /* The named lock every controller decision takes (DESIGN.md). */
 #define DECIDE_LOCK "decide" /* db_lock() scopes it: "<database>.decide" */
@@ -242,6 +243,9 @@ static int prolog_child(void *arg, int fd)
 	struct alloc_ledger *l = NULL;
 	struct alloc_decision *d = NULL;
 	struct alloc_profile prof;
+	struct alloc_bw_point bw[PROFILE_MAX_BW];
+	struct profile_job pj;
+	struct profile_result pres;
 	struct alloc_health health = {NULL, NULL};
 	enum alloc_health_state *hf = NULL, *ho = NULL;
 	struct alloc_job aj;
@@ -277,9 +281,20 @@ static int prolog_child(void *arg, int fd)
 	now = now_real();
 	if (ctl_store_job_start(db, j, now, &err) < 0)
 		goto fallback;
-	have_prof = ctl_store_profile(db, p, j, &prof, &err);
+	/* The profiler's prediction: the last runs at the nearest scale,
+	 * else the stored (imported) profile, scaled to this job. */
+	pj.user = j->user;
+	pj.account = j->account;
+	pj.name = j->name;
+	pj.partition = j->partition;
+	pj.nodes = j->n_nodes;
+	have_prof = profile_lookup(db, p, &pj, (int64_t)now, &pres, &err);
 	if (have_prof < 0)
 		goto fallback;
+	if (have_prof > 0 && pres.source != PROFILE_SOURCE_NONE)
+		profile_to_alloc(&pres.profile, &prof, bw);
+	else
+		have_prof = 0;
 	if (db_lock(db, DECIDE_LOCK, p->database.lock_timeout, &err) < 0)
 		goto fallback;
 	locked = 1;
@@ -347,7 +362,6 @@ out:
 	alloc_decision_destroy(d);
 	alloc_ledger_destroy(l);
 	alloc_ctx_destroy(cx);
-	ctl_profile_free(&prof);
 	free(hf);
 	free(ho);
 	free(ids);

@@ -4,7 +4,7 @@
 
 /*
  * The controller's reads and writes of the fwdalloc database (tables in
- * monitor/SCHEMA.md): the jobs table, profiles, health, the allocations
+ * monitor/SCHEMA.md): the jobs table, health, the allocations
  * ledger and the audit table.  Every statement is prepared (monitor/db.h).
  * Functions return 0 / -1 with errno and err; they never print.
  */
@@ -50,25 +50,6 @@ int ctl_store_job_start(struct db *db, const struct ctl_job *j, double now,
 /* Set end_at and state (COMPLETED, or the given state) of the job. */
 int ctl_store_job_end(struct db *db, uint64_t job_num, const char *state,
 		      double now, fwd_error_t *err);
-
-/*
- * The application's profile for this job from the `profiles` table, keyed
- * by the policy's history.key fields (user, account, name, partition,
- * node_bucket).  Returns 1 with *out filled (out->bw malloc'd, free with
- * ctl_profile_free), 0 when there is no history, -1 on error.
- */
-int ctl_store_profile(struct db *db, const struct policy *p,
-		      const struct ctl_job *j, struct alloc_profile *out,
-		      fwd_error_t *err);
-void ctl_profile_free(struct alloc_profile *pr);
-
-/* The profiles table key for this job (SCHEMA.md): history.key fields in
- * policy order, "user=alice;name=wrf;node_bucket=256".  -1 if too long. */
-int ctl_profile_key(const struct policy *p, const struct ctl_job *j, char *key,
-		    size_t len);
-
-/* Node-count bucket: the largest power of `base` not above n (>= 1). */
-uint32_t ctl_node_bucket(uint32_t n, uint32_t base);
 
 /*
  * Health states of the topology's forwarders and OSTs (absent = ok).

@@ -39,16 +39,10 @@ fwdctl() { "$top_builddir/fwdctl" "$@"; }
 sql() { "$top_srcdir/scripts/testdb" sql "$M/db" -N fwdalloc -e "$1"; }
 
 now=$(date +%s)
-# History: three applications (profile rows as the profiler stores them).
-sql "INSERT INTO profiles (profile_key, user, name, node_bucket, runs,
-	read_bytes, write_bytes, io_nodes, io_mode, node_bandwidth_bps,
-	peak_bandwidth_bps, iops, mdops_rate, updated_at) VALUES
-	('user=root;name=bwapp;node_bucket=4', 'root', 'bwapp', 4, 5, 0, 107374182400, 4, 'N-N',
-	 2.5e9, 1e10, 200, 10, $now),
-	('user=root;name=n1app;node_bucket=2', 'root', 'n1app', 2, 5, 0, 10737418240, 2, 'N-1',
-	 1e8, 2e8, 50, 10, $now),
-	('user=root;name=small;node_bucket=1', 'root', 'small', 1, 5, 0, 104857600, 1, 'N-N',
-	 1e7, 1e7, 10, 1, $now)"
+# History: three applications (bandwidth-heavy N-N, disruptive N-1, small).
+fwdctl profile import "$top_srcdir/tests/fixtures/minicluster/history.json" \
+	>"$T/import.out" 2>&1
+check_eq "history imported" 0 "$?"
 check_eq "history loaded" 3 "$(sql 'SELECT COUNT(*) FROM profiles')"
 
 # wait_gone JOB...: bounded wait until Slurm no longer lists the jobs.

@@ -294,33 +294,6 @@ static void test_job_from_env(void **state)
 	}
 }
 
-static void test_profile_key(void **state)
-{
-	static const struct {
-		const char *user, *name;
-		uint32_t nodes;
-		const char *key;
-	} cases[] = {
-		{"alice", "wrf", 300, "user=alice;name=wrf;node_bucket=256"},
-		{"bob", "a;b=c%", 1,
-		 "user=bob;name=a%3Bb%3Dc%25;node_bucket=1"},
-		{"carol", "", 7, "user=carol;name=;node_bucket=4"},
-	};
-	struct policy *p = policy_defaults();
-
-	assert_non_null(p);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct ctl_job j = {.user = cases[i].user,
-				    .name = cases[i].name,
-				    .n_nodes = cases[i].nodes};
-		char key[512];
-
-		assert_int_equal(ctl_profile_key(p, &j, key, sizeof(key)), 0);
-		assert_string_equal(key, cases[i].key);
-	}
-	policy_destroy(p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,7 +302,6 @@ int main(void)
 		cmocka_unit_test(test_audit_concurrent),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_job_from_env),
-		cmocka_unit_test(test_profile_key),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, setup, teardown);
