@@ -447,7 +447,11 @@ static int run_bounded_and_audit(struct run *rn, int (*child)(void *, int),
 	}
 	json_decref(rec);
 	free(out);
-	if (fallback && p->access.fail == POLICY_FAIL_CLOSED)
+	/* Only the prolog can fail closed: a failed release leaves rows
+	 * that reconcile frees, and failing the epilog would not undo
+	 * anything. */
+	if (fallback && p->access.fail == POLICY_FAIL_CLOSED &&
+	    !strcmp(event, "prolog"))
 		return FWD_EXIT_INVALID;
 	return FWD_EXIT_OK;
 }

@@ -192,6 +192,23 @@ check_match "DB down: audit file says fallback" '"outcome":"fallback: ' "$(file_
 check_eq "DB down: nothing applied" 0 "$(grep -c " apply $j " "$M/remap.log")"
 check_match "DB down: node prolog logged why" "job $j node c1: request auto: reading the decision: .*keeping the default mapping" \
 	"$(cat "$M/log/slurmd-c1.log")"
+# 7b. Policy fail: closed: a fallback stops the job instead (Slurm
+#     requeues it when PrologSlurmctld fails).
+sed -i 's/^  fail: open$/  fail: closed/' "$M/policy.yaml"
+j=$(sbatch --parsable -N1 -w c1 -J bwapp --io-upgrade --wrap true)
+for i in $(seq 1 100); do
+	restarts=$(scontrol show job "$j" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
+	[ "${restarts:-0}" -ge 1 ] && break
+	sleep 0.1
+done
+check "fail closed: the job was requeued, not run" test "${restarts:-0}" -ge 1
+check_eq "fail closed: the job is not running" PENDING "$(job_state "$j")"
+check_match "fail closed: audit says fallback" '"outcome":"fallback: ' \
+	"$(file_record "$j")"
+scancel "$j"
+wait_gone "$j"
+sed -i 's/^  fail: closed$/  fail: open/' "$M/policy.yaml"
+
 "$top_srcdir/scripts/testdb" start "$M/db" >/dev/null 2>&1
 check "database back" eval "sql 'SELECT 1' >/dev/null"
 

@@ -94,6 +94,18 @@ check "bad #SBATCH value refused" test "$rc" -ne 0
 check_match "bad #SBATCH value names it" \
 	'--io-upgrade=everything: invalid value' "$bad"
 
+# salloc and srun know the option too (same registration).
+for cmd in salloc srun; do
+	check_match "$cmd --help shows --io-upgrade" '--io-upgrade=mode' \
+		"$($cmd --help 2>&1)"
+done
+bad=$(srun -N1 --io-upgrade=bogus true 2>&1)
+check "srun refuses a bad value" test $? -ne 0
+check_match "srun names the allowed values" \
+	'--io-upgrade=bogus: invalid value; allowed values: auto, scale' "$bad"
+jsrun=$(srun --quiet -N2 --io-upgrade=shadow sh -c 'echo $SLURM_JOB_ID' | head -1)
+check_match "srun --io-upgrade=shadow runs" '^[0-9]+$' "$jsrun"
+
 # Wait (bounded) until every job has left the queue.
 all="$jscale $jiso $jauto $jnone"
 for _ in $(seq 1 600); do
@@ -112,6 +124,8 @@ check_eq "PrologSlurmctld sees SPANK_IO_UPGRADE=auto (bare option)" auto \
 	"$(ctld_env "$jauto" SPANK_IO_UPGRADE)"
 check_eq "no option: no SPANK_IO_UPGRADE" "" \
 	"$(ctld_env "$jnone" SPANK_IO_UPGRADE)"
+check_eq "PrologSlurmctld sees srun's SPANK_IO_UPGRADE=shadow" shadow \
+	"$(ctld_env "$jsrun" SPANK_IO_UPGRADE)"
 check_eq "EpilogSlurmctld sees SPANK_IO_UPGRADE too" scale \
 	"$(grep '^SPANK_IO_UPGRADE=' "$T/ctld/epilog.$jscale.env" | cut -d= -f2-)"
 
