@@ -393,7 +393,7 @@ static void prolog_usage(FILE *f)
 "Exit status:\n"
 "  0  done, or failed open (the audit record says why)\n"
 "  1  failed while the policy says access.fail: closed (Slurm then\n"
-"     requeues and holds the job)\n"
+"     requeues the job)\n"
 "  2  not run by Slurm (no SLURM_JOB_ID) or bad usage\n");
 }
 /* clang-format on */
