@@ -8,3 +8,5 @@ EXTRA_DIST += scripts/gen-taihulight-topology
 dist_fwdallocconf_DATA += etc/sim-jobs.csv etc/sim-curves.csv
 # Slurm configuration snippets for the plugin and the controller prolog.
 dist_fwdallocconf_DATA += etc/plugstack.conf.fwdalloc etc/slurm.conf.fwdalloc
+dist_fwdallocconf_DATA += etc/fwdalloc-reconcile.service \
+	etc/fwdalloc-reconcile.timer
