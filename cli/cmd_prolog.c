@@ -550,4 +550,4 @@ FWDCTL_COMMAND(
 
 FWDCTL_COMMAND(cmd_epilog, .name = "epilog",
 	       .summary = "EpilogSlurmctld: release a job's forwarders",
-	       .order = 61, .run = cmd_prolog_epilog);
+	       .order = 60, .run = cmd_prolog_epilog);
