@@ -156,6 +156,9 @@ struct opts {
 	const char *name;
 };
 
+/* Latest time accepted: 9999-12-31T23:59:59Z. */
+#define TIME_MAX 253402300799.0
+
 /* Unix seconds, ISO 8601 UTC, or -N[smhd]. */
 static int parse_time(const char *s, double *out)
 {
@@ -166,8 +169,12 @@ static int parse_time(const char *s, double *out)
 	if (s[0] == '-') {
 		double mult = 1;
 
+		/* Digits only: strtod would also take nan, inf, hex. */
+		if (!isdigit((unsigned char)s[1]))
+			return -1;
+		errno = 0;
 		v = strtod(s + 1, &end);
-		if (end == s + 1 || v < 0)
+		if (end == s + 1 || errno || !(v >= 0) || v > TIME_MAX)
 			return -1;
 		switch (*end) {
 		case 's':
@@ -189,12 +196,14 @@ static int parse_time(const char *s, double *out)
 		*out = (double)time(NULL) - v * mult;
 		return 0;
 	}
-	if (isdigit((unsigned char)s[0])) {
+	if (s[strspn(s, "0123456789.")] == '\0') {
+		errno = 0;
 		v = strtod(s, &end);
-		if (!*end && v >= 0) {
+		if (end != s && !*end && !errno && v <= TIME_MAX) {
 			*out = v;
 			return 0;
 		}
+		return -1;
 	}
 	memset(&tm, 0, sizeof(tm));
 	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);

@@ -109,6 +109,16 @@ check_eq "  message" "fwdctl: health: --kind 'router': use forwarder or ost" \
 check_eq "bad time: exit 2" 2 $?
 check_match "  message quotes it" "time 'yesterday': use Unix seconds" \
 	"$(cat "$d/e4")"
+# strtod alone would take these as times (nan, inf, hex, overflow).
+for t in -nand -infd 1e999 99999999999999999999999 0x10 . -.h; do
+	"$fwdctl" health scan --since "$t" >"$d/e4" 2>&1
+	check_eq "bad time '$t': exit 2" 2 $?
+	check_match "  message quotes it" "time '$t': use Unix seconds" \
+		"$(cat "$d/e4")"
+done
+"$fwdctl" health scan --since 253402300799 --until 253402300799 \
+	>"$d/e4" 2>&1
+check_eq "last second of year 9999: exit 0" 0 $?
 "$fwdctl" health frobnicate >"$d/e5" 2>&1
 check_eq "unknown subcommand: exit 2" 2 $?
 "$fwdctl" health exclude fwd01 fwd02 --reason x >"$d/e6" 2>&1
