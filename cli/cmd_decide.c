@@ -154,7 +154,7 @@ static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("decide");
 			return FWD_EXIT_USAGE;
 		}
 	}

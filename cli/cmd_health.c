@@ -267,7 +267,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 			o->json = true;
 			break;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("health");
 			return -1;
 		}
 	}

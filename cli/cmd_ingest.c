@@ -456,7 +456,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("ingest");
 			return FWD_EXIT_USAGE;
 		}
 	}

@@ -380,7 +380,7 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 			json = true;
 			break;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("remap");
 			return FWD_EXIT_USAGE;
 		}
 	}

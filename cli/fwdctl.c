@@ -39,6 +39,14 @@ void fwdctl_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void fwdctl_usage_hint(const char *cmd)
+{
+	if (cmd)
+		fwdctl_err("see 'fwdctl %s --help'", cmd);
+	else
+		fwdctl_err("see 'fwdctl --help'");
+}
+
 bool fwdctl_wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -142,6 +150,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	qsort(commands, n_commands, sizeof(commands[0]), cmp_order);
+	argv[0] = (char *)"fwdctl"; /* getopt_long's messages name it */
 	ctx.policy_path = DEFAULT_POLICY;
 	if (env && *env) {
 		ctx.policy_path = env;
@@ -167,7 +176,7 @@ int main(int argc, char **argv)
 			printf("fwdctl %s\n", PACKAGE_VERSION);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint(NULL);
 			return FWD_EXIT_USAGE;
 		}
 	}

@@ -49,6 +49,20 @@ run "$fwdctl" topology check a b
 check_eq "extra argument exits 2" 2 "$rc"
 check_eq "extra argument message" \
 	"fwdctl: topology check: unexpected argument 'b'" "$err"
+# A bad option: getopt's line naming it and a pointer to the help, not
+# the whole usage burying it.
+nl='
+'
+run "$fwdctl" policy check --bogus
+check_eq "unknown option exits 2" 2 "$rc"
+check_eq "unknown option: named, then the help pointer" \
+	"policy: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl policy --help'" \
+	"$err"
+run "$fwdctl" --policy
+check_eq "global option without its value exits 2" 2 "$rc"
+check_eq "missing value: named, then the help pointer" \
+	"fwdctl: option '--policy' requires an argument${nl}fwdctl: see 'fwdctl --help'" \
+	"$err"
 
 # --- policy check / show on the example -----------------------------------
 digest=$(sha256sum "$etc/fwdalloc.yaml" | cut -d' ' -f1)
