@@ -22,28 +22,8 @@
 
 #define ETC FIXTURES "/../../etc"
 
-/* As in test_policy.c: EACCES simulated for paths ending in
- * "/eacces.yaml", since the suite runs as root. */
-int __real_open(const char *path, int flags, ...);
-int __wrap_open(const char *path, int flags, ...);
-
-int __wrap_open(const char *path, int flags, ...)
-{
-	size_t n = strlen(path);
-	mode_t mode = 0;
-	va_list ap;
-
-	if (n >= 12 && !strcmp(path + n - 12, "/eacces.yaml")) {
-		errno = EACCES;
-		return -1;
-	}
-	if (flags & O_CREAT) {
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	return __real_open(path, flags, mode);
-}
+/* open() is wrapped by tests/unit/wrap_eacces.c: paths ending in
+ * "/eacces.yaml" fail with EACCES, since the suite runs as root. */
 
 static char tmpdir[64];
 
