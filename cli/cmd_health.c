@@ -529,6 +529,19 @@ static int resolve_kind(struct fwdctl_ctx *ctx, struct opts *o,
 	return FWD_EXIT_OK;
 }
 
+/* Index of the first control character (or space, with no_space) in s,
+ * else -1. */
+static long first_control(const char *s, bool no_space)
+{
+	for (const char *c = s; *c; c++) {
+		unsigned char u = (unsigned char)*c;
+
+		if (u < 0x20 || u == 0x7f || (no_space && u == ' '))
+			return (long)(c - s);
+	}
+	return -1;
+}
+
 static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 		    enum health_override action)
 {
@@ -541,6 +554,7 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 	const char *reason = o->reason;
 	char buf[HEALTH_REASON_MAX];
 	struct db *db;
+	long bad;
 	int rc, r;
 
 	if (!reason && action != HEALTH_OVERRIDE_NONE) {
@@ -552,6 +566,28 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 	if (strlen(o->name) >= HEALTH_NAME_MAX || !*o->name) {
 		fwdctl_err("health %s: name '%.40s': 1 to %d characters", verb,
 			   o->name, HEALTH_NAME_MAX - 1);
+		return FWD_EXIT_USAGE;
+	}
+	/* Both are stored, printed one per line by `list` and handed to the
+	 * alert commands: no control characters, and no silent cut. */
+	if ((bad = first_control(o->name, true)) >= 0) {
+		fwdctl_err("health %s: name: a space or control character "
+			   "(0x%02x) at byte %ld",
+			   verb, (unsigned char)o->name[bad], bad + 1);
+		return FWD_EXIT_USAGE;
+	}
+	if ((bad = first_control(reason, false)) >= 0) {
+		fwdctl_err("health %s: --reason: a control character (0x%02x) "
+			   "at byte %ld",
+			   verb, (unsigned char)reason[bad], bad + 1);
+		return FWD_EXIT_USAGE;
+	}
+	if (strlen("admin : ") + strlen(verb) + strlen(reason) >=
+	    HEALTH_REASON_MAX) {
+		fwdctl_err("health %s: --reason: %zu characters, at most %zu",
+			   verb, strlen(reason),
+			   HEALTH_REASON_MAX - 1 - strlen("admin : ") -
+				   strlen(verb));
 		return FWD_EXIT_USAGE;
 	}
 	rc = resolve_kind(ctx, o, &kind);
