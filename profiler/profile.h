@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_PROFILER_PROFILE_H
+#define FWD_PROFILER_PROFILE_H
+
+/*
+ * Application profiles: the prediction of a job's I/O behaviour from the
+ * past runs of the same application ("HPC applications have consistent
+ * I/O behavior across runs").
+ *
+ * Key: the fields named by policy.history.key, in that order, as
+ * "field=value" pairs joined by ';' (e.g. "user=alice;name=wrf;
+ * node_bucket=256", monitor/SCHEMA.md).  In values ';', '=', '%' and
+ * control characters are percent-encoded (%3B), so the key is
+ * unambiguous whatever the job name holds.  node_bucket is
+ * the largest power of policy.history.bucket_base not above the job's node
+ * count (300 nodes, base 2 -> 256).
+ *
+ * Prediction (profile_predict): among the runs not older than max_age,
+ * the runs at the nearest scale (the node count closest to the new job's,
+ * ties to the larger), the K most recent of them; each figure is their
+ * median (the mean of the two middle values for an even count).  Volume,
+ * I/O nodes, peak bandwidth, IOPS and metadata ops/s are per-node figures
+ * scaled to the new job: median * nodes / scale_nodes (I/O nodes rounded,
+ * kept within [1, nodes]; a 1-1 application keeps one I/O node).  B_c
+ * (per-node bandwidth) and the metadata queue length are not scaled.  The
+ * I/O mode is the most frequent among those runs (ties: the most recent).
+ * bandwidth_by_forwarders: over all runs of the key that held k
+ * forwarders and recorded the bandwidth they achieved, the median per k.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "common/error.h"
+#include "policies/policy.h"
+#include "profiler/summary.h"
+
+/* One past run of the application, from a stored job summary. */
+struct profile_run {
+	int64_t end_time;	  /* when the run ended, UTC seconds */
+	uint32_t nodes;		  /* nodes of the job */
+	uint64_t io_volume_bytes; /* read + written */
+	uint64_t read_bytes, write_bytes;
+	double runtime; /* seconds; 0: unknown */
+	uint32_t io_nodes;
+	double node_bandwidth_bps; /* B_c in I/O phases */
+	double peak_bandwidth_bps;
+	double iops;
+	double mdops;	       /* metadata ops/s in I/O phases */
+	double metadata_queue; /* < 0: unknown */
+	enum trace_io_mode io_mode;
+	uint32_t forwarders; /* forwarders held; 0: unknown */
+	double achieved_bps; /* bandwidth achieved with them; 0: unknown */
+};
+
+#define PROFILE_MAX_BW 64
+
+struct profile_bw {
+	uint32_t k;
+	double bps;
+};
+
+/* The `profile` object of `fwdctl decide`'s job input. */
+struct profile {
+	uint64_t io_volume_bytes;
+	uint32_t io_nodes;
+	double node_bandwidth_bps;
+	double peak_bandwidth_bps;
+	/* not part of the JSON object: stored in the profiles table */
+	uint64_t read_bytes, write_bytes; /* medians, scaled like the volume */
+	double runtime;			  /* median, seconds */
+	double iops;
+	double mdops; /* metadata ops/s in I/O phases */
+	double metadata_queue;
+	enum trace_io_mode io_mode;
+	uint32_t runs;	      /* runs the prediction is based on */
+	uint32_t scale_nodes; /* node count of those runs (0: unknown) */
+	struct profile_bw bw[PROFILE_MAX_BW]; /* sorted by k, unique k */
+	size_t n_bw;
+};
+
+/* Who the job is; strings may be NULL (empty). */
+struct profile_job {
+	const char *user;
+	const char *account;
+	const char *name;
+	const char *partition;
+	uint32_t nodes;
+};
+
+/* Largest power of base (>= 2) not above nodes; 0 for 0 nodes. */
+uint32_t profile_bucket(uint32_t nodes, uint32_t base);
+
+/*
+ * The profile key of job under policy p (see above).  -1 with errno
+ * ENOSPC / EINVAL and err when buf is too small or a key field is unknown.
+ */
+int profile_key(const struct policy *p, const struct profile_job *job,
+		char *buf, size_t len, fwd_error_t *err);
+
+/*
+ * Predict for a job of `nodes` nodes from runs (any order), using the K
+ * most recent runs at the nearest scale and ignoring runs that ended
+ * before now - max_age (max_age <= 0: no limit).  Returns 0, or -1 with
+ * errno ENOENT when no run is usable (out->runs is then 0).
+ */
+int profile_predict(const struct profile_run *runs, size_t n_runs,
+		    uint32_t nodes, uint32_t k, double max_age, int64_t now,
+		    struct profile *out);
+
+/* The run a job summary makes (nodes, forwarders, achieved may be 0). */
+void profile_run_from_summary(const struct trace_summary *s, int64_t end,
+			      uint32_t forwarders, double achieved_bps,
+			      struct profile_run *run);
+
+/* The profile as the JSON object decide reads (NULL on ENOMEM). */
+json_t *profile_to_json(const struct profile *p);
+
+/*
+ * Read a profile object.  Required: io_volume_bytes, io_nodes,
+ * node_bandwidth_bps; the other fields default to 0 (runs to 1, io_mode
+ * to none = unknown; profile_to_json leaves an unknown mode out, as
+ * decide's job input expects).
+ * Unknown keys, wrong types, negative numbers and a bad io_mode are errors
+ * naming the key and value.
+ */
+int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err);
+
+/*
+ * The allocator's view of a profile (allocator/decide.h), for the
+ * controller prolog: fills dst, with dst->bw pointing at bw (room for
+ * PROFILE_MAX_BW points, caller's storage that must outlive dst).  The
+ * "none" mode maps to ALLOC_IO_UNKNOWN.
+ */
+struct alloc_profile;
+struct alloc_bw_point;
+void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
+		      struct alloc_bw_point *bw);
+
+/* ---- the database (monitor/SCHEMA.md: jobs, job_io, profiles) ---- */
+
+struct db;
+
+enum profile_source {
+	PROFILE_SOURCE_NONE = 0, /* no history: default mapping */
+	PROFILE_SOURCE_HISTORY,	 /* predicted from stored job summaries */
+	PROFILE_SOURCE_STORED,	 /* from the profiles table (imported, or
+				  * computed before the runs were pruned) */
+};
+
+#define PROFILE_KEY_MAX 512
+
+struct profile_result {
+	enum profile_source source;
+	char key[PROFILE_KEY_MAX + 1];
+	struct profile profile; /* runs == 0 when source is NONE */
+};
+
+const char *profile_source_name(enum profile_source s);
+
+/*
+ * profile_lookup - the profile of a job about to start.  Called by the
+ * controller prolog (PrologSlurmctld) before the decision.
+ *
+ *   struct profile_job job = { user, account, name, partition, nodes };
+ *   struct profile_result res;
+ *   if (profile_lookup(db, policy, &job, time(NULL), &res, &err) < 0)
+ *           fail open: db_err_unavailable(errno) ...
+ *   if (res.source != PROFILE_SOURCE_NONE) {
+ *           struct alloc_profile ap;
+ *           struct alloc_bw_point bw[PROFILE_MAX_BW];
+ *           profile_to_alloc(&res.profile, &ap, bw);
+ *           job.profile = &ap;  (struct alloc_job for alloc_decide)
+ *   }
+ *
+ * The key comes from policy->history.key.  The finished runs of that key
+ * (jobs JOIN job_io, newest first, at most 500, not older than
+ * history.max_age) are read with one prepared statement and predicted
+ * from as in profile_predict() (K = history.runs).  Without runs, the
+ * profiles row of the key (imported profiles) is scaled to the job's node
+ * count.  Returns 1 with res filled, 0 when there is no history
+ * (res->source NONE, res->key still set), -1 with errno and err on a
+ * database error.  At most two round trips; each bounded by the
+ * connection's timeout.  Strings in job may be NULL.
+ */
+int profile_lookup(struct db *db, const struct policy *p,
+		   const struct profile_job *job, int64_t now,
+		   struct profile_result *res, fwd_error_t *err);
+
+/* A row of the jobs table. */
+struct profile_jobrow {
+	uint64_t job_id;
+	char user[65], account[65], name[256], partition[65];
+	bool has_account, has_partition;
+	char *nodelist; /* malloc'd, NULL when unknown */
+	uint32_t node_count;
+	int64_t start_at, end_at; /* 0 when unknown */
+};
+
+/* Read job_id's row: 1 found, 0 not found, -1 error. */
+int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
+		   fwd_error_t *err);
+void profile_jobrow_free(struct profile_jobrow *row);
+
+/*
+ * Store s as job_id's summary in job_io (source 'traces'; upsert).
+ * forwarders_held = the distinct forwarders the allocations ledger gave
+ * the job (not shadow decisions; an earlier value is kept when the ledger
+ * has none), bandwidth_achieved_bps = its bandwidth in I/O phases, the
+ * input of bandwidth_by_forwarders.  metadata_queue (from the forwarder
+ * statistics) is left as it is.
+ */
+int profile_db_store_summary(struct db *db, uint64_t job_id,
+			     const struct trace_summary *s, double runtime,
+			     int64_t now, fwd_error_t *err);
+
+/*
+ * Recompute the profiles row of the key job falls in, from its stored
+ * runs.  Returns 1 when a row was written, 0 when the key has no usable
+ * run (nothing changed), -1 on error.
+ */
+int profile_db_update(struct db *db, const struct policy *p,
+		      const struct profile_job *job, int64_t now,
+		      fwd_error_t *err);
+
+/*
+ * Summaries from Lustre job_stats (jobstats_raw) for finished jobs that
+ * have none: volumes, operations and metadata operations from the newest
+ * snapshot of each target; rates over the job's runtime; io_nodes = the
+ * job's node count and io_mode 'none' (job_stats cannot tell which nodes
+ * did I/O or how files were shared).  *made gets the rows written.
+ */
+int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
+			fwd_error_t *err);
+
+struct profile_rebuild_stats {
+	uint64_t jobstats; /* job_io rows made from job_stats */
+	uint64_t runs;	   /* runs read */
+	uint64_t profiles; /* profiles written */
+	uint64_t removed;  /* computed profiles cleared before recomputing */
+};
+
+/*
+ * Recompute every computed profile from the stored summaries, in one
+ * transaction (imported profiles are kept unless runs now exist for their
+ * key).
+ */
+int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
+		       struct profile_rebuild_stats *st, fwd_error_t *err);
+
+/*
+ * Import one profile: {"user", "name", "nodes", ["account"],
+ * ["partition"], "profile": {...}} or the same with the profile's fields
+ * at the top level.  Writes the profiles row of its key (key_out, may be
+ * NULL, gets it).
+ */
+int profile_db_import(struct db *db, const struct policy *p,
+		      const json_t *entry, int64_t now, char *key_out,
+		      size_t key_len, fwd_error_t *err);
+
+/*
+ * The profiles row of key as a JSON object {"key", "source", "user",
+ * "account", "name", "partition", "node_bucket", "nodes", "last_job_id",
+ * "updated_at", "profile": {...}}.  1 found (*out set), 0 not found, -1
+ * error.
+ */
+int profile_db_show(struct db *db, const char *key, json_t **out,
+		    fwd_error_t *err);
+
+#endif

@@ -1,0 +1,1073 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Profiles in the database: job summaries in, predictions out.  Every
+ * statement is prepared; the only SQL assembled at run time is the WHERE
+ * clause of the runs query, from constant fragments chosen by which key
+ * fields the policy names (never from values), so the jobs_app index is
+ * usable for the default key.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor/db.h"
+#include "profiler/profile.h"
+
+#define MAX_RUNS 500 /* newest runs of a key considered at launch */
+
+const char *profile_source_name(enum profile_source s)
+{
+	switch (s) {
+	case PROFILE_SOURCE_HISTORY:
+		return "history";
+	case PROFILE_SOURCE_STORED:
+		return "stored";
+	default:
+		return "none";
+	}
+}
+
+static enum trace_io_mode mode_of(const char *s)
+{
+	enum trace_io_mode m = TRACE_IO_NONE;
+
+	if (s)
+		trace_io_mode_parse(s, &m);
+	return m;
+}
+
+/* ---- jobs ---- */
+
+static void copy_col(const struct db_stmt *st, unsigned c, char *dst,
+		     size_t len, bool *has)
+{
+	const char *v = db_col_null(st, c) ? NULL : db_col_text(st, c);
+
+	if (has)
+		*has = v != NULL;
+	snprintf(dst, len, "%s", v ? v : "");
+}
+
+void profile_jobrow_free(struct profile_jobrow *row)
+{
+	if (!row)
+		return;
+	free(row->nodelist);
+	row->nodelist = NULL;
+}
+
+int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
+		   fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1, r;
+
+	memset(row, 0, sizeof(*row));
+	st = db_prepare(db,
+			"SELECT job_id, user, account, name, partition_name,"
+			" nodelist, node_count, start_at, end_at FROM jobs"
+			" WHERE job_id = ?",
+			err);
+	if (!st)
+		return -1;
+	db_bind_uint64(st, 0, job_id);
+	if (db_exec(st, err) < 0)
+		goto out;
+	r = db_fetch(st, err);
+	if (r <= 0) {
+		rv = r;
+		goto out;
+	}
+	row->job_id = db_col_uint64(st, 0);
+	copy_col(st, 1, row->user, sizeof(row->user), NULL);
+	copy_col(st, 2, row->account, sizeof(row->account), &row->has_account);
+	copy_col(st, 3, row->name, sizeof(row->name), NULL);
+	copy_col(st, 4, row->partition, sizeof(row->partition),
+		 &row->has_partition);
+	if (!db_col_null(st, 5) &&
+	    !(row->nodelist = strdup(db_col_text(st, 5)))) {
+		errprintf(err, "out of memory");
+		goto out;
+	}
+	row->node_count = (uint32_t)db_col_uint64(st, 6);
+	row->start_at = db_col_int64(st, 7);
+	row->end_at = db_col_int64(st, 8);
+	rv = 1;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+/* ---- runs ---- */
+
+/* Columns 0..14 of every runs query. */
+#define RUN_COLS                                                           \
+	"j.job_id, j.node_count, j.end_at, i.read_bytes, i.write_bytes,"   \
+	" i.io_nodes, i.node_bandwidth_bps, i.peak_bandwidth_bps, i.iops," \
+	" i.mdops_rate, i.metadata_queue, i.io_mode, i.forwarders_held,"   \
+	" i.bandwidth_achieved_bps, i.runtime"
+
+static void read_run(const struct db_stmt *st, struct profile_run *r,
+		     uint64_t *job_id)
+{
+	memset(r, 0, sizeof(*r));
+	*job_id = db_col_uint64(st, 0);
+	r->nodes = (uint32_t)db_col_uint64(st, 1);
+	r->end_time = db_col_int64(st, 2);
+	r->read_bytes = db_col_uint64(st, 3);
+	r->write_bytes = db_col_uint64(st, 4);
+	r->io_volume_bytes = r->read_bytes + r->write_bytes;
+	r->io_nodes = (uint32_t)db_col_uint64(st, 5);
+	r->node_bandwidth_bps = db_col_double(st, 6);
+	r->peak_bandwidth_bps = db_col_double(st, 7);
+	r->iops = db_col_double(st, 8);
+	r->mdops = db_col_double(st, 9);
+	/* the column is NOT NULL DEFAULT 0: 0 means not measured */
+	r->metadata_queue =
+		db_col_double(st, 10) > 0 ? db_col_double(st, 10) : -1;
+	r->io_mode = mode_of(db_col_text(st, 11));
+	r->forwarders = (uint32_t)db_col_uint64(st, 12);
+	r->achieved_bps = db_col_double(st, 13);
+	r->runtime = db_col_double(st, 14);
+}
+
+struct runs {
+	struct profile_run *v;
+	uint64_t *job_ids;
+	size_t n, cap;
+};
+
+static void runs_free(struct runs *r)
+{
+	free(r->v);
+	free(r->job_ids);
+	memset(r, 0, sizeof(*r));
+}
+
+static int runs_push(struct runs *r, const struct profile_run *run,
+		     uint64_t job_id)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct profile_run *v = realloc(r->v, cap * sizeof(*v));
+		uint64_t *ids;
+
+		if (!v)
+			return -1;
+		r->v = v;
+		ids = realloc(r->job_ids, cap * sizeof(*ids));
+		if (!ids)
+			return -1;
+		r->job_ids = ids;
+		r->cap = cap;
+	}
+	r->v[r->n] = *run;
+	r->job_ids[r->n] = job_id;
+	r->n++;
+	return 0;
+}
+
+/* The finished runs of job's key, newest first. */
+static int key_runs(struct db *db, const struct policy *p,
+		    const struct profile_job *job, int64_t now,
+		    struct runs *out, fwd_error_t *err)
+{
+	char sql[1024];
+	struct db_stmt *st;
+	unsigned idx = 0;
+	int rv = -1, r;
+	int64_t since = p->history.max_age > 0
+				? now - (int64_t)p->history.max_age
+				: INT64_MIN;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT " RUN_COLS " FROM jobs j JOIN job_io i"
+		 " ON i.job_id = j.job_id"
+		 " WHERE j.end_at IS NOT NULL AND j.end_at >= ?");
+	for (size_t i = 0; i < p->history.key.count; i++) {
+		const char *f = p->history.key.items[i];
+		const char *frag = NULL;
+
+		if (!strcmp(f, "user"))
+			frag = " AND j.user = ?";
+		else if (!strcmp(f, "account"))
+			frag = " AND j.account <=> ?";
+		else if (!strcmp(f, "name"))
+			frag = " AND j.name = ?";
+		else if (!strcmp(f, "partition"))
+			frag = " AND j.partition_name <=> ?";
+		else if (!strcmp(f, "node_bucket"))
+			frag = " AND j.node_count >= ? AND j.node_count < ?";
+		if (!frag) {
+			errno = EINVAL;
+			return errprintf(err,
+					 "history.key: unknown field "
+					 "\"%s\"",
+					 f);
+		}
+		strncat(sql, frag, sizeof(sql) - strlen(sql) - 1);
+	}
+	strncat(sql, " ORDER BY j.end_at DESC LIMIT 500",
+		sizeof(sql) - strlen(sql) - 1);
+
+	if (!(st = db_prepare(db, sql, err)))
+		return -1;
+	db_bind_int64(st, idx++, since);
+	for (size_t i = 0; i < p->history.key.count; i++) {
+		const char *f = p->history.key.items[i];
+
+		if (!strcmp(f, "user")) {
+			db_bind_text(st, idx++, job->user ? job->user : "");
+		} else if (!strcmp(f, "account")) {
+			db_bind_text(st, idx++, job->account);
+		} else if (!strcmp(f, "name")) {
+			db_bind_text(st, idx++, job->name ? job->name : "");
+		} else if (!strcmp(f, "partition")) {
+			db_bind_text(st, idx++, job->partition);
+		} else {
+			uint64_t lo = profile_bucket(job->nodes,
+						     p->history.bucket_base);
+			uint64_t base = p->history.bucket_base < 2
+						? 2
+						: p->history.bucket_base;
+
+			db_bind_uint64(st, idx++, lo);
+			db_bind_uint64(st, idx++, lo ? lo * base : 1);
+		}
+	}
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		struct profile_run run;
+		uint64_t id;
+
+		read_run(st, &run, &id);
+		if (runs_push(out, &run, id)) {
+			errno = ENOMEM;
+			errprintf(err, "out of memory");
+			goto out;
+		}
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+/* ---- the profiles row ---- */
+
+static json_t *bw_json(const struct profile *pr)
+{
+	json_t *o = profile_to_json(pr), *bw;
+
+	if (!o)
+		return NULL;
+	bw = json_incref(json_object_get(o, "bandwidth_by_forwarders"));
+	json_decref(o);
+	return bw;
+}
+
+/* Upsert a profiles row.  figures is stolen. */
+static int write_row(struct db *db, const struct policy *p,
+		     const struct profile_job *job, const char *key,
+		     const struct profile *pr, json_t *figures,
+		     uint64_t last_job_id, int64_t now, fwd_error_t *err)
+{
+	const char *user = NULL, *account = NULL, *name = NULL,
+		   *partition = NULL;
+	bool bucket = false;
+	char *fig = NULL, *bw = NULL;
+	json_t *bwj = bw_json(pr);
+	struct db_stmt *st = NULL;
+	int rv = -1;
+
+	for (size_t i = 0; i < p->history.key.count; i++) {
+		const char *f = p->history.key.items[i];
+
+		if (!strcmp(f, "user"))
+			user = job->user ? job->user : "";
+		else if (!strcmp(f, "account"))
+			account = job->account ? job->account : "";
+		else if (!strcmp(f, "name"))
+			name = job->name ? job->name : "";
+		else if (!strcmp(f, "partition"))
+			partition = job->partition ? job->partition : "";
+		else if (!strcmp(f, "node_bucket"))
+			bucket = true;
+	}
+	fig = figures ? json_dumps(figures, JSON_COMPACT) : NULL;
+	bw = bwj ? json_dumps(bwj, JSON_COMPACT) : NULL;
+	if ((figures && !fig) || !bw) {
+		errno = ENOMEM;
+		errprintf(err, "out of memory");
+		goto out;
+	}
+	st = db_prepare(
+		db,
+		"INSERT INTO profiles (profile_key, user, account, name,"
+		" partition_name, node_bucket, runs, read_bytes, write_bytes,"
+		" io_nodes, io_mode, node_bandwidth_bps, peak_bandwidth_bps,"
+		" iops, mdops_rate, metadata_queue, runtime, figures,"
+		" bandwidth_by_forwarders, last_job_id, updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+		" ON DUPLICATE KEY UPDATE user = VALUES(user),"
+		" account = VALUES(account), name = VALUES(name),"
+		" partition_name = VALUES(partition_name),"
+		" node_bucket = VALUES(node_bucket), runs = VALUES(runs),"
+		" read_bytes = VALUES(read_bytes),"
+		" write_bytes = VALUES(write_bytes),"
+		" io_nodes = VALUES(io_nodes), io_mode = VALUES(io_mode),"
+		" node_bandwidth_bps = VALUES(node_bandwidth_bps),"
+		" peak_bandwidth_bps = VALUES(peak_bandwidth_bps),"
+		" iops = VALUES(iops), mdops_rate = VALUES(mdops_rate),"
+		" metadata_queue = VALUES(metadata_queue),"
+		" runtime = VALUES(runtime), figures = VALUES(figures),"
+		" bandwidth_by_forwarders = VALUES(bandwidth_by_forwarders),"
+		" last_job_id = VALUES(last_job_id),"
+		" updated_at = VALUES(updated_at)",
+		err);
+	if (!st)
+		goto out;
+	db_bind_text(st, 0, key);
+	db_bind_text(st, 1, user);
+	db_bind_text(st, 2, account);
+	db_bind_text(st, 3, name);
+	db_bind_text(st, 4, partition);
+	if (bucket)
+		db_bind_uint64(
+			st, 5,
+			profile_bucket(job->nodes, p->history.bucket_base));
+	else
+		db_bind_null(st, 5);
+	db_bind_uint64(st, 6, pr->runs);
+	db_bind_uint64(st, 7, pr->read_bytes);
+	db_bind_uint64(st, 8, pr->write_bytes);
+	db_bind_uint64(st, 9, pr->io_nodes);
+	db_bind_text(st, 10, trace_io_mode_name(pr->io_mode));
+	db_bind_double(st, 11, pr->node_bandwidth_bps);
+	db_bind_double(st, 12, pr->peak_bandwidth_bps);
+	db_bind_double(st, 13, pr->iops);
+	db_bind_double(st, 14, pr->mdops);
+	db_bind_double(st, 15, pr->metadata_queue);
+	db_bind_double(st, 16, pr->runtime);
+	db_bind_text(st, 17, fig);
+	db_bind_text(st, 18, bw);
+	if (last_job_id)
+		db_bind_uint64(st, 19, last_job_id);
+	else
+		db_bind_null(st, 19);
+	db_bind_int64(st, 20, now);
+	if (db_exec(st, err) < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	json_decref(figures);
+	json_decref(bwj);
+	free(fig);
+	free(bw);
+	return rv;
+}
+
+/* figures of a computed profile: where it came from and its scale. */
+static json_t *history_figures(const struct profile *pr, const struct runs *rs)
+{
+	json_t *ids = json_array();
+	json_t *o;
+
+	for (size_t i = 0; ids && i < rs->n && json_array_size(ids) < 50; i++)
+		json_array_append_new(ids,
+				      json_integer((json_int_t)rs->job_ids[i]));
+	o = json_pack("{ss sI sI so}", "source", "history", "nodes",
+		      (json_int_t)pr->scale_nodes, "io_volume_bytes",
+		      (json_int_t)pr->io_volume_bytes, "recent_job_ids",
+		      ids ? ids : json_array());
+	return o;
+}
+
+/* Predict from rs at the scale of its newest run and store the row. */
+static int store_prediction(struct db *db, const struct policy *p,
+			    const struct profile_job *job, const char *key,
+			    const struct runs *rs, int64_t now,
+			    fwd_error_t *err)
+{
+	struct profile pr;
+	size_t newest = 0;
+
+	for (size_t i = 1; i < rs->n; i++)
+		if (rs->v[i].end_time > rs->v[newest].end_time)
+			newest = i;
+	if (profile_predict(rs->v, rs->n, rs->v[newest].nodes, p->history.runs,
+			    p->history.max_age, now, &pr))
+		return 0;
+	if (write_row(db, p, job, key, &pr, history_figures(&pr, rs),
+		      rs->job_ids[newest], now, err))
+		return -1;
+	return 1;
+}
+
+int profile_db_update(struct db *db, const struct policy *p,
+		      const struct profile_job *job, int64_t now,
+		      fwd_error_t *err)
+{
+	char key[PROFILE_KEY_MAX + 1];
+	struct runs rs = {0};
+	int rv = -1;
+
+	if (profile_key(p, job, key, sizeof(key), err))
+		return -1;
+	if (key_runs(db, p, job, now, &rs, err))
+		goto out;
+	rv = rs.n ? store_prediction(db, p, job, key, &rs, now, err) : 0;
+out:
+	runs_free(&rs);
+	return rv;
+}
+
+/* ---- lookup at launch ---- */
+
+/* Read bandwidth_by_forwarders text into pr->bw. */
+static void parse_bw(const char *text, struct profile *pr)
+{
+	json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+	const char *k;
+	json_t *v;
+
+	pr->n_bw = 0;
+	if (!json_is_object(o))
+		goto out;
+	json_object_foreach(o, k, v)
+	{
+		char *end;
+		unsigned long n = strtoul(k, &end, 10);
+		size_t i;
+
+		if (*end || n == 0 || n > UINT32_MAX || !json_is_number(v) ||
+		    pr->n_bw == PROFILE_MAX_BW)
+			continue;
+		for (i = pr->n_bw; i > 0 && pr->bw[i - 1].k > n; i--)
+			pr->bw[i] = pr->bw[i - 1];
+		pr->bw[i].k = (uint32_t)n;
+		pr->bw[i].bps = json_number_value(v);
+		pr->n_bw++;
+	}
+out:
+	json_decref(o);
+}
+
+/* The profiles row of key, scaled to job->nodes.  1 found, 0 none. */
+static int stored_profile(struct db *db, const char *key, uint32_t nodes,
+			  struct profile *out, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	struct profile_run run;
+	struct profile pr;
+	json_t *fig = NULL;
+	uint32_t runs;
+	int rv = -1, r;
+
+	st = db_prepare(db,
+			"SELECT runs, read_bytes, write_bytes, io_nodes,"
+			" io_mode, node_bandwidth_bps, peak_bandwidth_bps,"
+			" iops, mdops_rate, metadata_queue, runtime, figures,"
+			" bandwidth_by_forwarders, node_bucket"
+			" FROM profiles WHERE profile_key = ?",
+			err);
+	if (!st)
+		return -1;
+	db_bind_text(st, 0, key);
+	if (db_exec(st, err) < 0)
+		goto out;
+	r = db_fetch(st, err);
+	if (r <= 0) {
+		rv = r;
+		goto out;
+	}
+	memset(&run, 0, sizeof(run));
+	runs = (uint32_t)db_col_uint64(st, 0);
+	run.read_bytes = db_col_uint64(st, 1);
+	run.write_bytes = db_col_uint64(st, 2);
+	run.io_volume_bytes = run.read_bytes + run.write_bytes;
+	run.io_nodes = (uint32_t)db_col_uint64(st, 3);
+	run.io_mode = mode_of(db_col_text(st, 4));
+	run.node_bandwidth_bps = db_col_double(st, 5);
+	run.peak_bandwidth_bps = db_col_double(st, 6);
+	run.iops = db_col_double(st, 7);
+	run.mdops = db_col_double(st, 8);
+	run.metadata_queue = db_col_double(st, 9);
+	run.runtime = db_col_double(st, 10);
+	run.nodes = (uint32_t)db_col_uint64(st, 13);
+	if (!db_col_null(st, 11))
+		fig = json_loads(db_col_text(st, 11), 0, NULL);
+	if (json_integer_value(json_object_get(fig, "nodes")) > 0)
+		run.nodes = (uint32_t)json_integer_value(
+			json_object_get(fig, "nodes"));
+	if (json_integer_value(json_object_get(fig, "io_volume_bytes")) > 0)
+		run.io_volume_bytes = (uint64_t)json_integer_value(
+			json_object_get(fig, "io_volume_bytes"));
+	if (run.nodes == 0)
+		run.nodes = nodes ? nodes : 1;
+	/* the row is one aggregate: predict from it as a single run */
+	if (profile_predict(&run, 1, nodes ? nodes : run.nodes, 1, 0, 0, &pr)) {
+		rv = 0;
+		goto out;
+	}
+	pr.runs = runs;
+	parse_bw(db_col_null(st, 12) ? NULL : db_col_text(st, 12), &pr);
+	*out = pr;
+	rv = 1;
+out:
+	json_decref(fig);
+	db_stmt_close(st);
+	return rv;
+}
+
+int profile_lookup(struct db *db, const struct policy *p,
+		   const struct profile_job *job, int64_t now,
+		   struct profile_result *res, fwd_error_t *err)
+{
+	struct runs rs = {0};
+	int rv = -1, r;
+
+	memset(res, 0, sizeof(*res));
+	if (profile_key(p, job, res->key, sizeof(res->key), err))
+		return -1;
+	if (key_runs(db, p, job, now, &rs, err))
+		goto out;
+	if (rs.n &&
+	    profile_predict(rs.v, rs.n, job->nodes, p->history.runs,
+			    p->history.max_age, now, &res->profile) == 0) {
+		res->source = PROFILE_SOURCE_HISTORY;
+		rv = 1;
+		goto out;
+	}
+	r = stored_profile(db, res->key, job->nodes, &res->profile, err);
+	if (r < 0)
+		goto out;
+	if (r > 0)
+		res->source = PROFILE_SOURCE_STORED;
+	else
+		memset(&res->profile, 0, sizeof(res->profile));
+	rv = r;
+out:
+	runs_free(&rs);
+	return rv;
+}
+
+/* ---- job summaries ---- */
+
+int profile_db_store_summary(struct db *db, uint64_t job_id,
+			     const struct trace_summary *s, double runtime,
+			     int64_t now, fwd_error_t *err)
+{
+	json_t *ph = json_array();
+	char *phases = NULL;
+	int64_t n;
+
+	for (size_t i = 0; ph && i < s->n_phases; i++) {
+		const struct trace_phase *x = &s->phases[i];
+
+		if (json_array_append_new(
+			    ph,
+			    json_pack("{sI sI sI sI sI}", "start",
+				      (json_int_t)x->start, "end",
+				      (json_int_t)x->end, "read_bytes",
+				      (json_int_t)x->read_bytes, "write_bytes",
+				      (json_int_t)x->write_bytes, "mdops",
+				      (json_int_t)x->mdops)))
+			break;
+	}
+	if (!ph || !(phases = json_dumps(ph, JSON_COMPACT))) {
+		json_decref(ph);
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
+	json_decref(ph);
+	/* k = the forwarders the ledger gave the job (shadow decisions hold
+	 * none); the bandwidth it achieved with them is its bandwidth in
+	 * I/O phases.  Without ledger rows an earlier k is kept. */
+	n = db_execf(
+		db, err,
+		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
+		" io_nodes, procs, io_mode, node_bandwidth_bps,"
+		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
+		" phases, forwarders_held, bandwidth_achieved_bps, source,"
+		" updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		" (SELECT COUNT(DISTINCT a.forwarder) FROM allocations a"
+		"  WHERE a.job_id = ? AND a.action <> 'shadow'),"
+		" ?,'traces',?)"
+		" ON DUPLICATE KEY UPDATE read_bytes = VALUES(read_bytes),"
+		" write_bytes = VALUES(write_bytes),"
+		" io_nodes = VALUES(io_nodes), procs = VALUES(procs),"
+		" io_mode = VALUES(io_mode),"
+		" node_bandwidth_bps = VALUES(node_bandwidth_bps),"
+		" peak_bandwidth_bps = VALUES(peak_bandwidth_bps),"
+		" iops = VALUES(iops), mdops = VALUES(mdops),"
+		" mdops_rate = VALUES(mdops_rate), runtime = VALUES(runtime),"
+		" phases = VALUES(phases),"
+		" forwarders_held = IF(VALUES(forwarders_held) > 0,"
+		"  VALUES(forwarders_held), forwarders_held),"
+		" bandwidth_achieved_bps = VALUES(bandwidth_achieved_bps),"
+		" source = 'traces', updated_at = VALUES(updated_at)",
+		"uuuuusddduddsudi", job_id, s->read_bytes, s->write_bytes,
+		(uint64_t)s->io_nodes, (uint64_t)s->io_procs,
+		trace_io_mode_name(s->io_mode), s->node_bandwidth_bps,
+		s->peak_bandwidth_bps, s->iops, s->mdops, s->mdops_rate,
+		runtime, phases, job_id, s->phase_bandwidth_bps, now);
+	free(phases);
+	return n < 0 ? -1 : 0;
+}
+
+/* ---- Lustre job_stats ---- */
+
+static int jobstats_one(struct db *db, uint64_t job_id, uint32_t nodes,
+			double runtime, int64_t now, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	uint64_t rb = 0, wb = 0, rops = 0, wops = 0, md = 0;
+	int rv = -1, r;
+	double vol, t = runtime > 1 ? runtime : 1;
+
+	/* the newest snapshot of each (target, Lustre job id, op) holds the
+	 * job's totals on that target */
+	st = db_prepare(
+		db,
+		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value)"
+		" FROM jobstats_raw r JOIN (SELECT kind, target,"
+		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
+		"  WHERE job_id = ? GROUP BY kind, target, lustre_job_id, op) m"
+		" ON m.kind = r.kind AND m.target = r.target"
+		" AND m.lustre_job_id = r.lustre_job_id AND m.op = r.op"
+		" AND m.ts = r.ts WHERE r.job_id = ? GROUP BY r.kind, r.op",
+		err);
+	if (!st)
+		return -1;
+	db_bind_uint64(st, 0, job_id);
+	db_bind_uint64(st, 1, job_id);
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *kind = db_col_text(st, 0), *op = db_col_text(st, 1);
+
+		if (!kind || !op)
+			continue;
+		if (!strcmp(kind, "mdt")) {
+			md += db_col_uint64(st, 2);
+		} else if (!strcmp(op, "read_bytes")) {
+			rops += db_col_uint64(st, 2);
+			rb += db_col_uint64(st, 3);
+		} else if (!strcmp(op, "write_bytes")) {
+			wops += db_col_uint64(st, 2);
+			wb += db_col_uint64(st, 3);
+		}
+	}
+	if (r < 0)
+		goto out;
+	vol = (double)(rb + wb);
+	if (db_execf(db, err,
+		     "INSERT INTO job_io (job_id, read_bytes, write_bytes,"
+		     " io_nodes, procs, io_mode, node_bandwidth_bps,"
+		     " peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
+		     " source, updated_at) VALUES"
+		     " (?,?,?,?,0,'none',?,?,?,?,?,?,'jobstats',?)",
+		     "uuuuddduddi", job_id, rb, wb,
+		     (uint64_t)(rb + wb ? nodes : 0),
+		     nodes ? vol / t / nodes : 0, vol / t,
+		     (double)(rops + wops) / t, md, (double)md / t, runtime,
+		     now) < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
+			fwd_error_t *err)
+{
+	struct db_stmt *st;
+	uint64_t *ids = NULL;
+	uint32_t *nodes = NULL;
+	double *rt = NULL;
+	size_t n = 0, cap = 0;
+	int rv = -1, r;
+
+	*made = 0;
+	st = db_prepare(
+		db,
+		"SELECT j.job_id, j.node_count,"
+		" GREATEST(COALESCE(j.end_at - j.start_at, 0), 0) FROM jobs j"
+		" WHERE j.end_at IS NOT NULL"
+		" AND NOT EXISTS (SELECT 1 FROM job_io i"
+		"  WHERE i.job_id = j.job_id)"
+		" AND EXISTS (SELECT 1 FROM jobstats_raw r"
+		"  WHERE r.job_id = j.job_id)"
+		" ORDER BY j.job_id LIMIT 100000",
+		err);
+	if (!st)
+		return -1;
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			void *a = realloc(ids, c * sizeof(*ids));
+
+			if (!a)
+				goto nomem;
+			ids = a;
+			if (!(a = realloc(nodes, c * sizeof(*nodes))))
+				goto nomem;
+			nodes = a;
+			if (!(a = realloc(rt, c * sizeof(*rt))))
+				goto nomem;
+			rt = a;
+			cap = c;
+		}
+		ids[n] = db_col_uint64(st, 0);
+		nodes[n] = (uint32_t)db_col_uint64(st, 1);
+		rt[n] = db_col_double(st, 2);
+		n++;
+	}
+	if (r < 0)
+		goto out;
+	db_stmt_close(st);
+	st = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (jobstats_one(db, ids[i], nodes[i], rt[i], now, err))
+			goto out;
+		(*made)++;
+	}
+	rv = 0;
+	goto out;
+nomem:
+	errno = ENOMEM;
+	errprintf(err, "out of memory");
+out:
+	db_stmt_close(st);
+	free(ids);
+	free(nodes);
+	free(rt);
+	return rv;
+}
+
+/* ---- rebuild ---- */
+
+struct keyed {
+	char *key;
+	struct profile_run run;
+	uint64_t job_id;
+	char user[65], account[65], name[256], partition[65];
+	bool has_account, has_partition;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->run.end_time > y->run.end_time
+		       ? -1
+		       : x->run.end_time < y->run.end_time;
+}
+
+int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
+		       struct profile_rebuild_stats *stats, fwd_error_t *err)
+{
+	struct db_stmt *st = NULL;
+	struct keyed *v = NULL;
+	size_t n = 0, cap = 0;
+	int64_t del;
+	int rv = -1, r;
+
+	memset(stats, 0, sizeof(*stats));
+	if (profile_db_jobstats(db, now, &stats->jobstats, err))
+		return -1;
+	st = db_prepare(db,
+			"SELECT " RUN_COLS ", j.user, j.account, j.name,"
+			" j.partition_name FROM jobs j JOIN job_io i"
+			" ON i.job_id = j.job_id WHERE j.end_at IS NOT NULL",
+			err);
+	if (!st)
+		return -1;
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		struct keyed *k;
+		struct profile_job job;
+		char key[PROFILE_KEY_MAX + 1];
+
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			struct keyed *a = realloc(v, c * sizeof(*v));
+
+			if (!a)
+				goto nomem;
+			v = a;
+			cap = c;
+		}
+		k = &v[n];
+		memset(k, 0, sizeof(*k));
+		read_run(st, &k->run, &k->job_id);
+		copy_col(st, 15, k->user, sizeof(k->user), NULL);
+		copy_col(st, 16, k->account, sizeof(k->account),
+			 &k->has_account);
+		copy_col(st, 17, k->name, sizeof(k->name), NULL);
+		copy_col(st, 18, k->partition, sizeof(k->partition),
+			 &k->has_partition);
+		job.user = k->user;
+		job.account = k->has_account ? k->account : NULL;
+		job.name = k->name;
+		job.partition = k->has_partition ? k->partition : NULL;
+		job.nodes = k->run.nodes;
+		if (profile_key(p, &job, key, sizeof(key), err))
+			goto out;
+		if (!(k->key = strdup(key)))
+			goto nomem;
+		n++;
+	}
+	if (r < 0)
+		goto out;
+	db_stmt_close(st);
+	st = NULL;
+	stats->runs = n;
+	qsort(v, n, sizeof(*v), cmp_keyed);
+
+	if (db_begin(db, err))
+		goto out;
+	del = db_execf(db, err,
+		       "DELETE FROM profiles WHERE"
+		       " COALESCE(JSON_VALUE(figures, '$.source'), '')"
+		       " <> 'import'",
+		       "");
+	if (del < 0)
+		goto rollback;
+	for (size_t i = 0; i < n;) {
+		struct runs rs = {0};
+		struct profile_job job = {
+			v[i].user,
+			v[i].has_account ? v[i].account : NULL,
+			v[i].name,
+			v[i].has_partition ? v[i].partition : NULL,
+			v[i].run.nodes,
+		};
+		size_t j;
+
+		for (j = i; j < n && !strcmp(v[j].key, v[i].key); j++) {
+			if (runs_push(&rs, &v[j].run, v[j].job_id)) {
+				runs_free(&rs);
+				goto nomem_tx;
+			}
+		}
+		r = store_prediction(db, p, &job, v[i].key, &rs, now, err);
+		runs_free(&rs);
+		if (r < 0)
+			goto rollback;
+		stats->profiles += (uint64_t)r;
+		i = j;
+	}
+	if (db_commit(db, err))
+		goto rollback;
+	stats->removed = (uint64_t)del;
+	rv = 0;
+	goto out;
+nomem_tx:
+	errno = ENOMEM;
+	errprintf(err, "out of memory");
+rollback:
+	db_rollback(db);
+	goto out;
+nomem:
+	errno = ENOMEM;
+	errprintf(err, "out of memory");
+out:
+	db_stmt_close(st);
+	for (size_t i = 0; i < n; i++)
+		free(v[i].key);
+	free(v);
+	return rv;
+}
+
+/* ---- import and show ---- */
+
+static int opt_str(const json_t *e, const char *k, const char **out,
+		   bool required, fwd_error_t *err)
+{
+	json_t *v = json_object_get(e, k);
+
+	*out = NULL;
+	if (!v || json_is_null(v)) {
+		if (required) {
+			errno = EINVAL;
+			return errprintf(err, "missing \"%s\"", k);
+		}
+		return 0;
+	}
+	if (!json_is_string(v)) {
+		errno = EINVAL;
+		return errprintf(err, "\"%s\" must be a string", k);
+	}
+	*out = json_string_value(v);
+	if (strlen(*out) > 255) {
+		errno = EINVAL;
+		return errprintf(err, "\"%s\" longer than 255 bytes", k);
+	}
+	return 0;
+}
+
+int profile_db_import(struct db *db, const struct policy *p,
+		      const json_t *entry, int64_t now, char *key_out,
+		      size_t key_len, fwd_error_t *err)
+{
+	static const char *const ids[] = {"user",    "name",	  "nodes",
+					  "account", "partition", "profile"};
+	struct profile_job job = {0};
+	struct profile pr;
+	const json_t *obj;
+	json_t *flat = NULL, *nodes, *fig;
+	char key[PROFILE_KEY_MAX + 1];
+	int rv = -1;
+
+	if (!json_is_object(entry)) {
+		errno = EINVAL;
+		return errprintf(err, "not a JSON object");
+	}
+	if (opt_str(entry, "user", &job.user, true, err) ||
+	    opt_str(entry, "name", &job.name, true, err) ||
+	    opt_str(entry, "account", &job.account, false, err) ||
+	    opt_str(entry, "partition", &job.partition, false, err))
+		return -1;
+	nodes = json_object_get(entry, "nodes");
+	if (!json_is_integer(nodes) || json_integer_value(nodes) < 1 ||
+	    json_integer_value(nodes) > UINT32_MAX) {
+		errno = EINVAL;
+		return errprintf(err, "\"nodes\" must be a node count >= 1");
+	}
+	job.nodes = (uint32_t)json_integer_value(nodes);
+	obj = json_object_get(entry, "profile");
+	if (!obj) {
+		/* the profile's fields at the top level */
+		if (!(flat = json_deep_copy(entry)))
+			return errprintf(err, "out of memory");
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+			json_object_del(flat, ids[i]);
+		obj = flat;
+	} else {
+		const char *k;
+		json_t *v;
+
+		json_object_foreach((json_t *)entry, k, v)
+		{
+			size_t i;
+
+			for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+				if (!strcmp(k, ids[i]))
+					break;
+			if (i == sizeof(ids) / sizeof(ids[0])) {
+				errno = EINVAL;
+				return errprintf(err, "unknown key \"%s\"", k);
+			}
+		}
+	}
+	if (profile_from_json(obj, &pr, err))
+		goto out;
+	/* the split into read and write is not in the profile object */
+	pr.read_bytes = 0;
+	pr.write_bytes = pr.io_volume_bytes;
+	pr.scale_nodes = job.nodes;
+	if (profile_key(p, &job, key, sizeof(key), err))
+		goto out;
+	fig = json_pack("{ss sI sI}", "source", "import", "nodes",
+			(json_int_t)job.nodes, "io_volume_bytes",
+			(json_int_t)pr.io_volume_bytes);
+	if (write_row(db, p, &job, key, &pr, fig, 0, now, err))
+		goto out;
+	if (key_out)
+		snprintf(key_out, key_len, "%s", key);
+	rv = 0;
+out:
+	json_decref(flat);
+	return rv;
+}
+
+int profile_db_show(struct db *db, const char *key, json_t **out,
+		    fwd_error_t *err)
+{
+	struct db_stmt *st;
+	struct profile pr;
+	json_t *fig = NULL, *o = NULL, *po;
+	int rv = -1, r;
+
+	*out = NULL;
+	st = db_prepare(db,
+			"SELECT runs, read_bytes, write_bytes, io_nodes,"
+			" io_mode, node_bandwidth_bps, peak_bandwidth_bps,"
+			" iops, mdops_rate, metadata_queue, figures,"
+			" bandwidth_by_forwarders, user, account, name,"
+			" partition_name, node_bucket, last_job_id, updated_at,"
+			" runtime FROM profiles WHERE profile_key = ?",
+			err);
+	if (!st)
+		return -1;
+	db_bind_text(st, 0, key);
+	if (db_exec(st, err) < 0)
+		goto out;
+	r = db_fetch(st, err);
+	if (r <= 0) {
+		rv = r;
+		goto out;
+	}
+	memset(&pr, 0, sizeof(pr));
+	pr.runs = (uint32_t)db_col_uint64(st, 0);
+	pr.io_volume_bytes = db_col_uint64(st, 1) + db_col_uint64(st, 2);
+	pr.io_nodes = (uint32_t)db_col_uint64(st, 3);
+	pr.io_mode = mode_of(db_col_text(st, 4));
+	pr.node_bandwidth_bps = db_col_double(st, 5);
+	pr.peak_bandwidth_bps = db_col_double(st, 6);
+	pr.iops = db_col_double(st, 7);
+	pr.mdops = db_col_double(st, 8);
+	pr.metadata_queue = db_col_double(st, 9);
+	if (!db_col_null(st, 10))
+		fig = json_loads(db_col_text(st, 10), 0, NULL);
+	if (json_integer_value(json_object_get(fig, "io_volume_bytes")) > 0)
+		pr.io_volume_bytes = (uint64_t)json_integer_value(
+			json_object_get(fig, "io_volume_bytes"));
+	parse_bw(db_col_null(st, 11) ? NULL : db_col_text(st, 11), &pr);
+	po = profile_to_json(&pr);
+#define TEXT_OR_NULL(c) \
+	(db_col_null(st, c) ? json_null() : json_string(db_col_text(st, c)))
+#define INT_OR_NULL(c)                    \
+	(db_col_null(st, c) ? json_null() \
+			    : json_integer((json_int_t)db_col_int64(st, c)))
+	o = json_pack(
+		"{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so}", "key",
+		key, "source", json_incref(json_object_get(fig, "source")),
+		"user", TEXT_OR_NULL(12), "account", TEXT_OR_NULL(13), "name",
+		TEXT_OR_NULL(14), "partition", TEXT_OR_NULL(15), "node_bucket",
+		INT_OR_NULL(16), "nodes",
+		json_incref(json_object_get(fig, "nodes")), "last_job_id",
+		INT_OR_NULL(17), "updated_at", (json_int_t)db_col_int64(st, 18),
+		"runtime", db_col_double(st, 19), "profile", po);
+#undef TEXT_OR_NULL
+#undef INT_OR_NULL
+	if (!o) {
+		errno = ENOMEM;
+		errprintf(err, "out of memory");
+		goto out;
+	}
+	*out = o;
+	rv = 1;
+out:
+	json_decref(fig);
+	db_stmt_close(st);
+	return rv;
+}

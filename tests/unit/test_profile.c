@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Profile keys, buckets and predictions with hand-checked numbers.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "allocator/decide.h"
+#include "policies/policy.h"
+#include "profiler/profile.h"
+
+#define assert_near(a, b) assert_near_((a), (b), #a)
+static void assert_near_(double a, double b, const char *what)
+{
+	double eps = 1e-9 * (b < 0 ? -b : b) + 1e-9;
+
+	if (!(a - b <= eps && b - a <= eps))
+		fail_msg("%s = %.17g, want %.17g", what, a, b);
+}
+
+static void test_bucket(void **state)
+{
+	static const struct {
+		uint32_t nodes, base, want;
+	} cases[] = {
+		{0, 2, 0},
+		{1, 2, 1},
+		{2, 2, 2},
+		{3, 2, 2},
+		{255, 2, 128},
+		{256, 2, 256},
+		{300, 2, 256},
+		{511, 2, 256},
+		{512, 2, 512},
+		{300, 10, 100},
+		{99, 10, 10},
+		{40960, 4, 16384},
+		{4294967295u, 2, 2147483648u},
+		{5, 0, 4},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (profile_bucket(cases[i].nodes, cases[i].base) !=
+		    cases[i].want)
+			fail_msg("bucket(%u, %u) = %u, want %u", cases[i].nodes,
+				 cases[i].base,
+				 profile_bucket(cases[i].nodes, cases[i].base),
+				 cases[i].want);
+}
+
+static void set_key(struct policy *p, const char *const *f, size_t n)
+{
+	for (size_t i = 0; i < p->history.key.count; i++)
+		free(p->history.key.items[i]);
+	free(p->history.key.items);
+	p->history.key.items = calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		p->history.key.items[i] = strdup(f[i]);
+	p->history.key.count = n;
+}
+
+static void test_key(void **state)
+{
+	struct policy *p = policy_defaults();
+	struct profile_job job = {"alice", "proj1", "wrf", "batch", 300};
+	char buf[256];
+	fwd_error_t err;
+	static const char *const all[] = {"account", "partition", "user",
+					  "name", "node_bucket"};
+	static const char *const bad[] = {"user", "qos"};
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), 0);
+	assert_string_equal(buf, "user=alice;name=wrf;node_bucket=256");
+	/* job names can hold anything: encoded, unambiguous */
+	job.name = "my job;x=1%\n";
+	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), 0);
+	assert_string_equal(
+		buf, "user=alice;name=my job%3Bx%3D1%25%0A;node_bucket=256");
+	job.name = "wrf";
+	job.account = NULL;
+	set_key(p, all, 5);
+	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), 0);
+	assert_string_equal(buf, "account=;partition=batch;user=alice;"
+				 "name=wrf;node_bucket=256");
+	assert_int_equal(profile_key(p, &job, buf, 20, &err), -1);
+	assert_int_equal(errno, ENOSPC);
+	set_key(p, bad, 2);
+	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), -1);
+	assert_non_null(strstr(err.text, "unknown field \"qos\""));
+	policy_destroy(p);
+}
+
+static struct profile_run run(int64_t end, uint32_t nodes, uint64_t vol,
+			      uint32_t ion, double bc, double peak, double iops,
+			      double md, enum trace_io_mode mode)
+{
+	struct profile_run r = {
+		.end_time = end,
+		.nodes = nodes,
+		.io_volume_bytes = vol,
+		.io_nodes = ion,
+		.node_bandwidth_bps = bc,
+		.peak_bandwidth_bps = peak,
+		.iops = iops,
+		.mdops = md,
+		.metadata_queue = -1,
+		.io_mode = mode,
+	};
+
+	return r;
+}
+
+/*
+ * Runs at 256 nodes (ends 1..6) and 512 nodes (ends 7..8); a job of 300
+ * nodes: nearest scale 256; K = 5 keeps ends 6,5,4,3,2 (drops end 1).
+ *   volumes (GB) at ends 2..6: 10, 30, 20, 1000, 40 -> median 30
+ *     -> scaled 30 * 300/256 = 35.15625 GB
+ *   io_nodes 256, 200, 128, 256, 256 -> median 256 -> 300
+ *   B_c (MB/s) 100, 300, 200, 50, 400 -> median 200 (not scaled)
+ *   peak 8, 6, 4, 2, 10 GB/s -> 6 -> 7.03125 GB/s
+ *   iops 1000,1000,3000,2000,4000 -> 2000 -> 2343.75
+ *   md   10, 20, 30, 40, 50 -> 30 -> 35.15625
+ *   modes N-1, N-N, N-N, N-1, N-1 -> N-1
+ * The outlier of end 1 (and its volume) plays no part.
+ */
+static void test_predict_nearest_scale(void **state)
+{
+	struct profile_run runs[] = {
+		run(1, 256, 999000000000ULL, 1, 1, 1, 1, 1, TRACE_IO_1_1),
+		run(2, 256, 10000000000ULL, 256, 100e6, 8e9, 1000, 10,
+		    TRACE_IO_N_1),
+		run(3, 256, 30000000000ULL, 200, 300e6, 6e9, 1000, 20,
+		    TRACE_IO_N_N),
+		run(4, 256, 20000000000ULL, 128, 200e6, 4e9, 3000, 30,
+		    TRACE_IO_N_N),
+		run(5, 256, 1000000000000ULL, 256, 50e6, 2e9, 2000, 40,
+		    TRACE_IO_N_1),
+		run(6, 256, 40000000000ULL, 256, 400e6, 10e9, 4000, 50,
+		    TRACE_IO_N_1),
+		run(7, 512, 1, 512, 1, 1, 1, 1, TRACE_IO_N_N),
+		run(8, 512, 1, 512, 1, 1, 1, 1, TRACE_IO_N_N),
+	};
+	struct profile p;
+
+	(void)state;
+	assert_int_equal(profile_predict(runs, 8, 300, 5, 0, 100, &p), 0);
+	assert_int_equal(p.runs, 5);
+	assert_int_equal(p.scale_nodes, 256);
+	assert_int_equal(p.io_volume_bytes, 35156250000ULL);
+	assert_int_equal(p.io_nodes, 300);
+	assert_near(p.node_bandwidth_bps, 200e6);
+	assert_near(p.peak_bandwidth_bps, 7.03125e9);
+	assert_near(p.iops, 2343.75);
+	assert_near(p.mdops, 35.15625);
+	assert_int_equal(p.io_mode, TRACE_IO_N_1);
+	assert_int_equal(p.n_bw, 0);
+
+	/* 400 nodes: 512 is nearer (112 vs 144): the two 512 runs */
+	assert_int_equal(profile_predict(runs, 8, 400, 5, 0, 100, &p), 0);
+	assert_int_equal(p.scale_nodes, 512);
+	assert_int_equal(p.runs, 2);
+	assert_int_equal(p.io_nodes, 400);
+	assert_int_equal(p.io_mode, TRACE_IO_N_N);
+
+	/* 384 nodes: 128 from both; ties go to the larger scale */
+	assert_int_equal(profile_predict(runs, 8, 384, 5, 0, 100, &p), 0);
+	assert_int_equal(p.scale_nodes, 512);
+
+	/* max_age: at now = 100 with max_age 94.5 only ends >= 5.5 count:
+	 * runs 6, 7, 8; for 256 nodes run 6 alone */
+	assert_int_equal(profile_predict(runs, 8, 256, 5, 94.5, 100, &p), 0);
+	assert_int_equal(p.runs, 1);
+	assert_int_equal(p.io_volume_bytes, 40000000000ULL);
+
+	/* even count: mean of the middle two.  K = 2 at 256: ends 6 and 5:
+	 * volume (40 + 1000) / 2 = 520 GB; B_c (400 + 50) / 2 = 225 MB/s */
+	assert_int_equal(profile_predict(runs, 8, 256, 2, 0, 100, &p), 0);
+	assert_int_equal(p.io_volume_bytes, 520000000000ULL);
+	assert_near(p.node_bandwidth_bps, 225e6);
+
+	/* no usable run */
+	assert_int_equal(profile_predict(runs, 8, 256, 5, 1, 100, &p), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(p.runs, 0);
+	assert_int_equal(profile_predict(NULL, 0, 256, 5, 0, 100, &p), -1);
+}
+
+/* 1-1 applications keep one I/O node whatever the scale; I/O nodes never
+ * exceed the job's nodes. */
+static void test_predict_scaling_limits(void **state)
+{
+	struct profile_run r1[] = {
+		run(1, 64, 1000, 1, 5e6, 5e6, 10, 1, TRACE_IO_1_1),
+	};
+	struct profile_run r2[] = {
+		run(1, 100, 1000, 100, 5e6, 5e8, 10, 1, TRACE_IO_N_N),
+	};
+	struct profile p;
+
+	(void)state;
+	assert_int_equal(profile_predict(r1, 1, 1024, 5, 0, 0, &p), 0);
+	assert_int_equal(p.io_nodes, 1);
+	assert_int_equal(p.io_volume_bytes, 16000);
+	assert_int_equal(profile_predict(r2, 1, 150, 5, 0, 0, &p), 0);
+	assert_int_equal(p.io_nodes, 150);
+	assert_int_equal(profile_predict(r2, 1, 1, 5, 0, 0, &p), 0);
+	assert_int_equal(p.io_nodes, 1);
+	assert_int_equal(p.io_volume_bytes, 10);
+	assert_near(p.peak_bandwidth_bps, 5e6);
+}
+
+/* bandwidth_by_forwarders: median per k over all runs of the key. */
+static void test_bandwidth_by_forwarders(void **state)
+{
+	struct profile_run runs[] = {
+		run(1, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
+		run(2, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
+		run(3, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
+		run(4, 512, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
+		run(5, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
+	};
+	struct profile p;
+	json_t *o, *bw;
+
+	(void)state;
+	runs[0].forwarders = 1, runs[0].achieved_bps = 2.0e9;
+	runs[1].forwarders = 4, runs[1].achieved_bps = 7.0e9;
+	runs[2].forwarders = 1, runs[2].achieved_bps = 2.4e9;
+	runs[3].forwarders = 4, runs[3].achieved_bps = 9.0e9;
+	runs[4].forwarders = 2; /* achieved unknown: ignored */
+	runs[0].metadata_queue = 3;
+	runs[2].metadata_queue = 5;
+	assert_int_equal(profile_predict(runs, 5, 256, 5, 0, 10, &p), 0);
+	assert_int_equal(p.n_bw, 2);
+	assert_int_equal(p.bw[0].k, 1);
+	assert_near(p.bw[0].bps, 2.2e9);
+	assert_int_equal(p.bw[1].k, 4);
+	assert_near(p.bw[1].bps, 8.0e9);
+	assert_near(p.metadata_queue, 4);
+
+	o = profile_to_json(&p);
+	assert_non_null(o);
+	bw = json_object_get(o, "bandwidth_by_forwarders");
+	assert_near(json_real_value(json_object_get(bw, "1")), 2.2e9);
+	assert_near(json_real_value(json_object_get(bw, "4")), 8.0e9);
+	assert_string_equal(json_string_value(json_object_get(o, "io_mode")),
+			    "N-N");
+	assert_int_equal(json_integer_value(json_object_get(o, "runs")), 4);
+	json_decref(o);
+	/* an unknown mode is left out, as decide's input expects */
+	p.io_mode = TRACE_IO_NONE;
+	o = profile_to_json(&p);
+	assert_null(json_object_get(o, "io_mode"));
+	assert_non_null(json_object_get(o, "io_nodes"));
+	json_decref(o);
+}
+
+struct json_case {
+	const char *text;
+	const char *err; /* NULL = valid */
+};
+
+static void test_from_json(void **state)
+{
+	static const struct json_case cases[] = {
+		{"{\"io_volume_bytes\": 64000000000, \"io_nodes\": 256,"
+		 " \"node_bandwidth_bps\": 2e8, \"peak_bandwidth_bps\": 6e10,"
+		 " \"iops\": 500, \"mdops\": 12.5, \"metadata_queue\": 0.5,"
+		 " \"io_mode\": \"N-N\", \"runs\": 7,"
+		 " \"bandwidth_by_forwarders\": {\"4\": 9e9, \"1\": 2.5e9}}",
+		 NULL},
+		{"{\"io_volume_bytes\": 1, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"1-1\"}",
+		 NULL},
+		{"[]", "not a JSON object"},
+		{"{\"io_nodes\": 1, \"node_bandwidth_bps\": 1,"
+		 " \"io_mode\": \"N-N\"}",
+		 "missing \"io_volume_bytes\""},
+		{"{\"io_volume_bytes\": -5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
+		 "\"io_volume_bytes\": -5: must be a number >= 0"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1.5,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
+		 "\"io_nodes\": 1.5: must be a whole number"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": \"fast\", \"io_mode\": \"N-N\"}",
+		 "\"node_bandwidth_bps\": \"fast\""},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-2\"}",
+		 "\"io_mode\": \"N-2\""},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1}",
+		 NULL},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": 3}",
+		 "\"io_mode\" must be one of"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1, \"colour\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\"}",
+		 "unknown key \"colour\""},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
+		 " \"bandwidth_by_forwarders\": {\"0\": 5}}",
+		 "\"0\": not a forwarder count"},
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
+		 " \"bandwidth_by_forwarders\": {\"2\": -1}}",
+		 "\"2\": -1: must be a number >= 0"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *o = json_loads(cases[i].text, JSON_DECODE_ANY, NULL);
+		struct profile p;
+		fwd_error_t err = {""};
+		int rv;
+
+		assert_non_null(o);
+		rv = profile_from_json(o, &p, &err);
+		if (cases[i].err == NULL) {
+			if (rv)
+				fail_msg("case %zu: %s", i, err.text);
+		} else if (rv != -1 || !strstr(err.text, cases[i].err)) {
+			fail_msg("case %zu: rv %d \"%s\" lacks \"%s\"", i, rv,
+				 err.text, cases[i].err);
+		}
+		if (i == 0) {
+			/* round trip through profile_to_json */
+			json_t *back = profile_to_json(&p);
+
+			assert_int_equal(p.n_bw, 2);
+			assert_int_equal(p.bw[0].k, 1);
+			assert_int_equal(p.runs, 7);
+			assert_int_equal(p.io_volume_bytes, 64000000000ULL);
+			assert_near(json_number_value(
+					    json_object_get(back, "mdops")),
+				    12.5);
+			assert_near(json_number_value(json_object_get(
+					    json_object_get(
+						    back,
+						    "bandwidth_by_forwarders"),
+					    "4")),
+				    9e9);
+			assert_string_equal(json_string_value(json_object_get(
+						    back, "io_mode")),
+					    "N-N");
+			json_decref(back);
+		}
+		json_decref(o);
+	}
+}
+
+/* The allocator's struct gets every figure; the mode names agree. */
+static void test_to_alloc(void **state)
+{
+	static const struct {
+		enum trace_io_mode in;
+		enum alloc_io_mode out;
+	} modes[] = {
+		{TRACE_IO_NONE, ALLOC_IO_UNKNOWN}, {TRACE_IO_1_1, ALLOC_IO_1_1},
+		{TRACE_IO_N_1, ALLOC_IO_N_1},	   {TRACE_IO_N_M, ALLOC_IO_N_M},
+		{TRACE_IO_N_N, ALLOC_IO_N_N},
+	};
+	struct profile p = {
+		.io_volume_bytes = 123,
+		.io_nodes = 45,
+		.node_bandwidth_bps = 6,
+		.peak_bandwidth_bps = 7,
+		.iops = 8,
+		.mdops = 9,
+		.metadata_queue = 10,
+		.runs = 11,
+		.n_bw = 2,
+		.bw = {{1, 1e9}, {4, 3e9}},
+	};
+	struct alloc_bw_point bw[PROFILE_MAX_BW];
+	struct alloc_profile a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		p.io_mode = modes[i].in;
+		profile_to_alloc(&p, &a, bw);
+		assert_int_equal(a.io_mode, modes[i].out);
+		if (modes[i].out != ALLOC_IO_UNKNOWN)
+			assert_string_equal(alloc_io_mode_name(a.io_mode),
+					    trace_io_mode_name(p.io_mode));
+	}
+	assert_int_equal(a.io_volume_bytes, 123);
+	assert_int_equal(a.io_nodes, 45);
+	assert_near(a.node_bandwidth_bps, 6);
+	assert_near(a.peak_bandwidth_bps, 7);
+	assert_near(a.iops, 8);
+	assert_near(a.mdops, 9);
+	assert_near(a.metadata_queue, 10);
+	assert_int_equal(a.runs, 11);
+	assert_int_equal(a.n_bw, 2);
+	assert_ptr_equal(a.bw, bw);
+	assert_int_equal(a.bw[1].k, 4);
+	assert_near(a.bw[1].bps, 3e9);
+	p.n_bw = 0;
+	profile_to_alloc(&p, &a, bw);
+	assert_null(a.bw);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bucket),
+		cmocka_unit_test(test_key),
+		cmocka_unit_test(test_predict_nearest_scale),
+		cmocka_unit_test(test_predict_scaling_limits),
+		cmocka_unit_test(test_bandwidth_by_forwarders),
+		cmocka_unit_test(test_from_json),
+		cmocka_unit_test(test_to_alloc),
+	};
+
+	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
+}
