@@ -30,12 +30,29 @@ void fwdctl_register(const struct fwdctl_command *cmd)
 
 void fwdctl_err(const char *fmt, ...)
 {
+	char buf[8192];
 	va_list ap;
 
-	fputs("fwdctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* Control characters a quoted value holds (from a file, a job
+	 * name, a log line) are shown escaped rather than sent to the
+	 * terminal.  Newlines stay: some messages list one problem a line
+	 * (fwdctl sim on a bad trace). */
+	fputs("fwdctl: ", stderr);
+	for (const char *c = buf; *c; c++) {
+		unsigned char u = (unsigned char)*c;
+
+		if (u == '\n')
+			fputc(u, stderr);
+		else if (u == '\t')
+			fputs("\\t", stderr);
+		else if (u < 0x20 || u == 0x7f)
+			fprintf(stderr, "\\x%02x", u);
+		else
+			fputc(u, stderr);
+	}
 	fputc('\n', stderr);
 }
 

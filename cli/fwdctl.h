@@ -62,7 +62,8 @@ struct policy *fwdctl_policy(struct fwdctl_ctx *ctx);
 /* The topology from --topology or the policy's `topology:` key. */
 struct topology *fwdctl_topology(struct fwdctl_ctx *ctx);
 
-/* "fwdctl: <fmt>\n" on stderr. */
+/* "fwdctl: <fmt>\n" on stderr; control characters in the text other
+ * than newlines are written escaped (\t, \xNN). */
 void fwdctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*

@@ -208,4 +208,14 @@ check_eq "missing topology: exit 1" 1 "$rc"
 check_eq "missing topology: message" \
 	"fwdctl: $tmp/none.yaml: cannot open: No such file or directory" "$err"
 
+# Control characters in an offending value reach the terminal escaped.
+printf '%s\n' 'forwarders:' \
+	'  - {name: f1, address: "a\tb\x1b[2J", bandwidth: 1GB/s, role: service}' \
+	'compute_nodes: c1' >"$tmp/ctl.yaml"
+run "$fwdctl" topology check "$tmp/ctl.yaml"
+check_eq "control characters in a value: exit 1" 1 "$rc"
+check_eq "control characters in a value: escaped" \
+	"fwdctl: $tmp/ctl.yaml:2:25: forwarders[0].address: value 'a\\tb\\x1b[2J': expected an IP address or host name of at most 253 letters, digits, '.', '-', '_', ':' and '%', not starting with '-'" \
+	"$err"
+
 tap_done
