@@ -112,7 +112,7 @@ static void usage(FILE *f)
 		"                later (default all)\n"
 		"  --until TIME  scan: last window end (default now - 5 min, "
 		"for late\n"
-		"                statistics)\n"
+		"                statistics); not in the future\n"
 		"  --state STATE list: only the components in this state (ok,\n"
 		"                suspect, excluded)\n"
 		"  --kind KIND   forwarder or ost; needed only when the "
@@ -148,6 +148,7 @@ static void usage(FILE *f)
 
 struct opts {
 	double since, until;
+	const char *since_arg, *until_arg; /* as given, for messages */
 	bool has_since, has_until;
 	const char *kind;
 	const char *state;
@@ -248,11 +249,13 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 			if (parse_time(optarg, &o->since) < 0)
 				goto bad_time;
 			o->has_since = true;
+			o->since_arg = optarg;
 			break;
 		case 'u':
 			if (parse_time(optarg, &o->until) < 0)
 				goto bad_time;
 			o->has_until = true;
+			o->until_arg = optarg;
 			break;
 		case 'k':
 			o->kind = optarg;
@@ -352,6 +355,7 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	struct topology *t;
 	fwd_error_t err;
 	struct db *db;
+	double now;
 	int rc = FWD_EXIT_OK;
 
 	t = fwdctl_topology(ctx);
@@ -365,8 +369,22 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 			       "(anomaly.enabled: false)\n");
 		return FWD_EXIT_OK;
 	}
-	so_opts.until =
-		o->has_until ? o->until : (double)time(NULL) - DEFAULT_GRACE;
+	now = (double)time(NULL);
+	/* A window is applied once: one in the future would be marked
+	 * scanned before its statistics arrive and never looked at again. */
+	if (o->has_until && o->until > now) {
+		fwdctl_err("health scan: --until '%s' is in the future: its "
+			   "windows are not complete yet",
+			   o->until_arg);
+		return FWD_EXIT_USAGE;
+	}
+	so_opts.until = o->has_until ? o->until : now - DEFAULT_GRACE;
+	if (o->has_since && o->since >= so_opts.until) {
+		fwdctl_err("health scan: --since '%s' is not before --until "
+			   "'%s'",
+			   o->since_arg, o->has_until ? o->until_arg : "now");
+		return FWD_EXIT_USAGE;
+	}
 	so_opts.since = o->has_since ? o->since : 0;
 	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, SCAN_TIMEOUT, true,
 			       &rc);
