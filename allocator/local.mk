@@ -37,7 +37,8 @@ libfwdalloc_la_SOURCES += allocator/topology_load.c
 fwdctl_SOURCES += cli/cmd_topology.c
 check_PROGRAMS += tests/unit/test_topology_load
 TESTS += tests/unit/test_topology_load
-tests_unit_test_topology_load_SOURCES = tests/unit/test_topology_load.c
+tests_unit_test_topology_load_SOURCES = tests/unit/test_topology_load.c \
+	tests/unit/wrap_eacces.c
 tests_unit_test_topology_load_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_topology_load_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_topology_load_LDFLAGS = -Wl,--wrap=open

@@ -1099,17 +1099,19 @@ struct sim_result *sim_run(const struct sim_config *cfg,
 			   const struct sim_curves *c, const struct sim_jobs *j,
 			   fwd_error_t *err)
 {
-	struct sim s = {.cfg = cfg, .c = c, .j = j, .t = cfg->topo};
+	struct sim s = {.cfg = cfg, .c = c, .j = j};
 	struct sim_result *res = NULL, *rv = NULL;
 	struct sim_policy_result base = {0};
-	size_t n = j->n ? j->n : 1;
+	size_t n;
 
-	if (!cfg->topo || !cfg->base || !c || !j) {
+	if (!cfg || !cfg->topo || !cfg->base || !c || !j) {
 		errno = EINVAL;
 		errprintf(err, "simulator: topology, base policy, curves and "
 			       "jobs are required");
 		return NULL;
 	}
+	s.t = cfg->topo;
+	n = j->n ? j->n : 1;
 	s.n_bins = cfg->max_series ? cfg->max_series : 512;
 	s.inv_static = malloc(n * sizeof(*s.inv_static));
 	s.volume = malloc(n * sizeof(*s.volume));

@@ -134,6 +134,35 @@ static int check_name(struct tloader *l, const struct ydoc_node *map,
 	return 0;
 }
 
+/*
+ * The address and NID of a forwarder reach remap state files (one
+ * key=value a line), the remap drivers' argument vectors and the
+ * database: host-name characters only, and nothing an option parser
+ * could take for an option.
+ */
+static int check_word(struct tloader *l, const struct ydoc_node *map,
+		      const char *key, const char *extra, size_t max,
+		      const char *what)
+{
+	const struct ydoc_node *n = ydoc_get(map, key);
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789";
+	size_t len;
+
+	if (!n || n->kind != YDOC_SCALAR)
+		return 0;
+	len = strlen(n->value);
+	/* i < len: never the NUL, which strchr() would find. */
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(alnum, n->value[i]) && !strchr(extra, n->value[i]))
+			goto bad;
+	if (len <= max && n->value[0] != '-')
+		return 0;
+bad:
+	return terr(l, n, "value '%s': expected %s", n->value, what);
+}
+
 static int get_bandwidth(struct tloader *l, const struct ydoc_node *map,
 			 double *out)
 {
@@ -181,8 +210,17 @@ static int load_forwarders(struct tloader *l, const struct ydoc_node *seq)
 		    get_string(l, m, "name", true, &name) ||
 		    check_name(l, m, "name") ||
 		    get_string(l, m, "address", false, &address) ||
+		    check_word(l, m, "address", ".-_:%", 253,
+			       "an IP address or host name of at most 253 "
+			       "letters, digits, '.', '-', '_', ':' and '%', "
+			       "not starting with '-'") ||
 		    get_string(l, m, "group", false, &group) ||
+		    check_name(l, m, "group") ||
 		    get_string(l, m, "nid", false, &nid) ||
+		    check_word(l, m, "nid", ".@:_-", 128,
+			       "an LNet NID of at most 128 letters, digits, "
+			       "'.', '@', ':', '_' and '-', not starting with "
+			       "'-'") ||
 		    get_bandwidth(l, m, &f.bandwidth_bps))
 			return -1;
 		if (!(role = ydoc_get(m, "role")))

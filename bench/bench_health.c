@@ -22,11 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "allocator/topology.h"
+#include "bench/testdb.h"
 #include "monitor/anomaly.h"
 #include "monitor/db.h"
 #include "monitor/health.h"
@@ -44,14 +44,6 @@
 
 static const int slow_fwd[] = {5, 77, 150};
 static const int slow_ost[] = {10, 200, 333, 400, 431};
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t rng = 88172645463325252ULL;
 
@@ -118,7 +110,7 @@ static int bench_memory(const struct policy *p, double t0)
 	}
 	for (int c = 0; c < N_COMP; c++)
 		gen_series(c, t0, s + (size_t)c * (MINUTES + PRE));
-	t = now_s();
+	t = bench_now();
 	for (int c = 0; c < N_COMP; c++) {
 		const struct anomaly_sample *cs =
 			s + (size_t)c * (MINUTES + PRE);
@@ -146,7 +138,7 @@ static int bench_memory(const struct policy *p, double t0)
 			}
 		}
 	}
-	t = now_s() - t;
+	t = bench_now() - t;
 	printf("in memory: %d forwarders + %d OSTs, %d min of rollups each, "
 	       "%zu windows (%zu bad): %.1f ms (%.1f us per component); "
 	       "%zu state changes, %zu exclusions (%zu slow components "
@@ -161,26 +153,6 @@ static int bench_memory(const struct policy *p, double t0)
 }
 
 /* ---- against MariaDB ----------------------------------------------------- */
-
-static int run(char *const argv[], bool quiet)
-{
-	pid_t pid;
-	int st;
-
-	fflush(NULL); /* or the child's freopen() writes our buffer again */
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (quiet && !freopen("/dev/null", "w", stdout))
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
 
 static struct topology *make_topology(fwd_error_t *err)
 {
@@ -352,17 +324,17 @@ static int bench_db(struct policy *p, double t0)
 	db_execf(db, NULL, "DELETE FROM jobstats_raw", "");
 	db_execf(db, NULL, "DELETE FROM health", "");
 	db_execf(db, NULL, "DELETE FROM health_history", "");
-	a = now_s();
+	a = bench_now();
 	if (load_rollups(db, t0, &err) < 0 || load_jobs(db, t0, &err) < 0) {
 		fprintf(stderr, "bench_health: loading: %s\n", err.text);
 		goto out;
 	}
-	b = now_s();
+	b = bench_now();
 	if (health_db_scan(db, p, t, &o, &st, &err) < 0) {
 		fprintf(stderr, "bench_health: scan: %s\n", err.text);
 		goto out;
 	}
-	c = now_s();
+	c = bench_now();
 	printf("MariaDB: loaded %d rollup rows and %d jobs in %.1f s\n",
 	       N_COMP * (MINUTES + PRE), N_JOBS, b - a);
 	printf("MariaDB: scan of 24 h for %zu components: %.2f s (%zu windows, "
@@ -373,19 +345,19 @@ static int bench_db(struct policy *p, double t0)
 		fprintf(stderr, "bench_health: rescan: %s\n", err.text);
 		goto out;
 	}
-	d = now_s();
+	d = bench_now();
 	printf("MariaDB: rescan of the same period (nothing to apply): %.3f s "
 	       "(%zu windows)\n",
 	       d - c, st.windows);
 	o.since = 0;
 	o.until = t0 + MINUTES * 60 + p->anomaly.window;
-	a = now_s();
+	a = bench_now();
 	if (health_db_scan(db, p, t, &o, &st, &err) < 0) {
 		fprintf(stderr, "bench_health: next scan: %s\n", err.text);
 		goto out;
 	}
 	printf("MariaDB: the next timer run (one new window): %.3f s\n",
-	       now_s() - a);
+	       bench_now() - a);
 	rv = 0;
 out:
 	db_close(db);
@@ -415,7 +387,7 @@ int main(void)
 				(char *)"start", dir, NULL};
 
 		started = true;
-		if (run(argv, true) < 0) {
+		if (bench_run(argv, true) != 0) {
 			printf("MariaDB: skipped (scripts/testdb could not "
 			       "start a server)\n");
 			rv = 0;
@@ -444,8 +416,8 @@ out:
 				(char *)"stop", dir, NULL};
 		char *rm[] = {(char *)"/bin/rm", (char *)"-rf", dir, NULL};
 
-		run(stop, true);
-		run(rm, true);
+		bench_run(stop, true);
+		bench_run(rm, true);
 	}
 	return rv;
 }

@@ -24,14 +24,13 @@ double bench_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int run(char *const argv[], bool quiet)
+int bench_run(char *const argv[], bool quiet)
 {
 	pid_t pid;
 	int st;
 
-	fflush(stdout); /* or the child would print our buffer again */
+	fflush(NULL); /* or the child would write our buffers again */
 	pid = fork();
-
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -56,7 +55,7 @@ void bench_db_start(struct bench_db *b)
 		perror("mkdtemp");
 		exit(1);
 	}
-	if (run(argv, true) != 0) {
+	if (bench_run(argv, true) != 0) {
 		fprintf(stderr, "bench: scripts/testdb start %s failed\n",
 			b->dir);
 		exit(1);
@@ -85,6 +84,6 @@ void bench_db_stop(struct bench_db *b)
 
 	db_close(b->db);
 	b->db = NULL;
-	run(stop, true);
-	run(rm, true);
+	bench_run(stop, true);
+	bench_run(rm, true);
 }

@@ -8,6 +8,8 @@
  * it as the controller with a schema created.
  */
 
+#include <stdbool.h>
+
 #include "monitor/db.h"
 #include "policies/policy.h"
 
@@ -24,6 +26,14 @@ void bench_db_start(struct bench_db *b);
 /* Disconnect, stop the server, remove the directory. */
 void bench_db_stop(struct bench_db *b);
 
+/*
+ * Run argv (argv[0] an absolute path; execv, no shell) and wait for it;
+ * with quiet, its stdout goes to /dev/null.  Its exit status, or -1 when
+ * it could not be started or was killed.
+ */
+int bench_run(char *const argv[], bool quiet);
+
+/* CLOCK_MONOTONIC in seconds. */
 double bench_now(void);
 
 #endif

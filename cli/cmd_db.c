@@ -118,7 +118,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			return 1;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("db");
 			return -1;
 		}
 	}

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,7 @@ static void usage(FILE *f)
 "                     \"iops\"}, ...] (default: none)\n"
 "  --health FILE      [{\"kind\": forwarder|ost, \"name\", \"state\":\n"
 "                     ok|suspect|excluded}, ...] (default: all ok)\n"
-"  --now EPOCH        decision time in seconds (default: the clock)\n"
+"  --now EPOCH        decision time, Unix seconds (default: the clock)\n"
 "  --compact          print the JSON on one line\n"
 "  --json             accepted for symmetry; the output is always JSON\n"
 "  -h, --help         this help\n"
@@ -135,9 +136,11 @@ static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 		case 'n':
 			errno = 0;
 			now = strtod(optarg, &end);
-			if (errno || end == optarg || *end || now < 0) {
+			if (errno || end == optarg || *end || !isfinite(now) ||
+			    now < 0 || now > 253402300799.0) {
 				fwdctl_err("decide: --now %s: not a "
-					   "non-negative epoch in seconds",
+					   "non-negative epoch in seconds "
+					   "(up to year 9999)",
 					   optarg);
 				return FWD_EXIT_USAGE;
 			}
@@ -151,7 +154,7 @@ static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("decide");
 			return FWD_EXIT_USAGE;
 		}
 	}

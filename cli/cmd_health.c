@@ -112,7 +112,7 @@ static void usage(FILE *f)
 		"                later (default all)\n"
 		"  --until TIME  scan: last window end (default now - 5 min, "
 		"for late\n"
-		"                statistics)\n"
+		"                statistics); not in the future\n"
 		"  --state STATE list: only the components in this state (ok,\n"
 		"                suspect, excluded)\n"
 		"  --kind KIND   forwarder or ost; needed only when the "
@@ -148,6 +148,7 @@ static void usage(FILE *f)
 
 struct opts {
 	double since, until;
+	const char *since_arg, *until_arg; /* as given, for messages */
 	bool has_since, has_until;
 	const char *kind;
 	const char *state;
@@ -155,6 +156,9 @@ struct opts {
 	bool json;
 	const char *name;
 };
+
+/* Latest time accepted: 9999-12-31T23:59:59Z. */
+#define TIME_MAX 253402300799.0
 
 /* Unix seconds, ISO 8601 UTC, or -N[smhd]. */
 static int parse_time(const char *s, double *out)
@@ -166,8 +170,12 @@ static int parse_time(const char *s, double *out)
 	if (s[0] == '-') {
 		double mult = 1;
 
+		/* Digits only: strtod would also take nan, inf, hex. */
+		if (!isdigit((unsigned char)s[1]))
+			return -1;
+		errno = 0;
 		v = strtod(s + 1, &end);
-		if (end == s + 1 || v < 0)
+		if (end == s + 1 || errno || !(v >= 0) || v > TIME_MAX)
 			return -1;
 		switch (*end) {
 		case 's':
@@ -189,12 +197,14 @@ static int parse_time(const char *s, double *out)
 		*out = (double)time(NULL) - v * mult;
 		return 0;
 	}
-	if (isdigit((unsigned char)s[0])) {
+	if (s[strspn(s, "0123456789.")] == '\0') {
+		errno = 0;
 		v = strtod(s, &end);
-		if (!*end && v >= 0) {
+		if (end != s && !*end && !errno && v <= TIME_MAX) {
 			*out = v;
 			return 0;
 		}
+		return -1;
 	}
 	memset(&tm, 0, sizeof(tm));
 	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
@@ -239,11 +249,13 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 			if (parse_time(optarg, &o->since) < 0)
 				goto bad_time;
 			o->has_since = true;
+			o->since_arg = optarg;
 			break;
 		case 'u':
 			if (parse_time(optarg, &o->until) < 0)
 				goto bad_time;
 			o->has_until = true;
+			o->until_arg = optarg;
 			break;
 		case 'k':
 			o->kind = optarg;
@@ -258,7 +270,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 			o->json = true;
 			break;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("health");
 			return -1;
 		}
 	}
@@ -343,6 +355,7 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	struct topology *t;
 	fwd_error_t err;
 	struct db *db;
+	double now;
 	int rc = FWD_EXIT_OK;
 
 	t = fwdctl_topology(ctx);
@@ -356,8 +369,22 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 			       "(anomaly.enabled: false)\n");
 		return FWD_EXIT_OK;
 	}
-	so_opts.until =
-		o->has_until ? o->until : (double)time(NULL) - DEFAULT_GRACE;
+	now = (double)time(NULL);
+	/* A window is applied once: one in the future would be marked
+	 * scanned before its statistics arrive and never looked at again. */
+	if (o->has_until && o->until > now) {
+		fwdctl_err("health scan: --until '%s' is in the future: its "
+			   "windows are not complete yet",
+			   o->until_arg);
+		return FWD_EXIT_USAGE;
+	}
+	so_opts.until = o->has_until ? o->until : now - DEFAULT_GRACE;
+	if (o->has_since && o->since >= so_opts.until) {
+		fwdctl_err("health scan: --since '%s' is not before --until "
+			   "'%s'",
+			   o->since_arg, o->has_until ? o->until_arg : "now");
+		return FWD_EXIT_USAGE;
+	}
 	so_opts.since = o->has_since ? o->since : 0;
 	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, SCAN_TIMEOUT, true,
 			       &rc);
@@ -520,6 +547,19 @@ static int resolve_kind(struct fwdctl_ctx *ctx, struct opts *o,
 	return FWD_EXIT_OK;
 }
 
+/* Index of the first control character (or space, with no_space) in s,
+ * else -1. */
+static long first_control(const char *s, bool no_space)
+{
+	for (const char *c = s; *c; c++) {
+		unsigned char u = (unsigned char)*c;
+
+		if (u < 0x20 || u == 0x7f || (no_space && u == ' '))
+			return (long)(c - s);
+	}
+	return -1;
+}
+
 static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 		    enum health_override action)
 {
@@ -532,6 +572,7 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 	const char *reason = o->reason;
 	char buf[HEALTH_REASON_MAX];
 	struct db *db;
+	long bad;
 	int rc, r;
 
 	if (!reason && action != HEALTH_OVERRIDE_NONE) {
@@ -543,6 +584,28 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 	if (strlen(o->name) >= HEALTH_NAME_MAX || !*o->name) {
 		fwdctl_err("health %s: name '%.40s': 1 to %d characters", verb,
 			   o->name, HEALTH_NAME_MAX - 1);
+		return FWD_EXIT_USAGE;
+	}
+	/* Both are stored, printed one per line by `list` and handed to the
+	 * alert commands: no control characters, and no silent cut. */
+	if ((bad = first_control(o->name, true)) >= 0) {
+		fwdctl_err("health %s: name: a space or control character "
+			   "(0x%02x) at byte %ld",
+			   verb, (unsigned char)o->name[bad], bad + 1);
+		return FWD_EXIT_USAGE;
+	}
+	if ((bad = first_control(reason, false)) >= 0) {
+		fwdctl_err("health %s: --reason: a control character (0x%02x) "
+			   "at byte %ld",
+			   verb, (unsigned char)reason[bad], bad + 1);
+		return FWD_EXIT_USAGE;
+	}
+	if (strlen("admin : ") + strlen(verb) + strlen(reason) >=
+	    HEALTH_REASON_MAX) {
+		fwdctl_err("health %s: --reason: %zu characters, at most %zu",
+			   verb, strlen(reason),
+			   HEALTH_REASON_MAX - 1 - strlen("admin : ") -
+				   strlen(verb));
 		return FWD_EXIT_USAGE;
 	}
 	rc = resolve_kind(ctx, o, &kind);

@@ -120,9 +120,9 @@ static void reject(struct run *r, long line, const char *msg)
 	if (r->st.rejected > SHOW_ERRORS)
 		return;
 	if (line > 0)
-		fprintf(stderr, "fwdctl: %s:%ld: %s\n", r->path, line, msg);
+		fwdctl_err("%s:%ld: %s", r->path, line, msg);
 	else
-		fprintf(stderr, "fwdctl: %s: %s\n", r->path, msg);
+		fwdctl_err("%s: %s", r->path, msg);
 	if (r->errors) {
 		json_t *e = json_pack("{s:I, s:s}", "line", (json_int_t)line,
 				      "error", msg);
@@ -456,7 +456,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("ingest");
 			return FWD_EXIT_USAGE;
 		}
 	}

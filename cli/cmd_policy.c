@@ -132,7 +132,7 @@ static int policy_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("policy");
 			return FWD_EXIT_USAGE;
 		}
 	}

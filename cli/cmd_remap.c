@@ -123,6 +123,15 @@ static int parse_targets(const char *list, const struct topology *topo,
 
 		ts->names[ts->n++] = h;
 		t->name = h;
+		/* libslurm is lenient with malformed brackets ("fwd[01-"
+		 * yields "fwd]"): check what it expanded to. */
+		if (!*h || strspn(h, "abcdefghijklmnopqrstuvwxyz"
+				     "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				     "0123456789-_.") != strlen(h)) {
+			fwdctl_err("remap: --forwarders: invalid list \"%s\"",
+				   list);
+			goto out;
+		}
 		if (!topo)
 			continue;
 		idx = topo_forwarder_index(topo, h);
@@ -380,7 +389,7 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 			json = true;
 			break;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("remap");
 			return FWD_EXIT_USAGE;
 		}
 	}

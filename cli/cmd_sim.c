@@ -188,7 +188,7 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("sim");
 			return FWD_EXIT_USAGE;
 		}
 	}

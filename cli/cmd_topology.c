@@ -220,7 +220,7 @@ static int topology_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint("topology");
 			return FWD_EXIT_USAGE;
 		}
 	}

@@ -30,13 +30,38 @@ void fwdctl_register(const struct fwdctl_command *cmd)
 
 void fwdctl_err(const char *fmt, ...)
 {
+	char buf[8192];
 	va_list ap;
 
-	fputs("fwdctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* Control characters a quoted value holds (from a file, a job
+	 * name, a log line) are shown escaped rather than sent to the
+	 * terminal.  Newlines stay: some messages list one problem a line
+	 * (fwdctl sim on a bad trace). */
+	fputs("fwdctl: ", stderr);
+	for (const char *c = buf; *c; c++) {
+		unsigned char u = (unsigned char)*c;
+
+		if (u == '\n')
+			fputc(u, stderr);
+		else if (u == '\t')
+			fputs("\\t", stderr);
+		else if (u < 0x20 || u == 0x7f)
+			fprintf(stderr, "\\x%02x", u);
+		else
+			fputc(u, stderr);
+	}
 	fputc('\n', stderr);
+}
+
+void fwdctl_usage_hint(const char *cmd)
+{
+	if (cmd)
+		fwdctl_err("see 'fwdctl %s --help'", cmd);
+	else
+		fwdctl_err("see 'fwdctl --help'");
 }
 
 bool fwdctl_wants_help(int argc, char **argv)
@@ -142,6 +167,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	qsort(commands, n_commands, sizeof(commands[0]), cmp_order);
+	argv[0] = (char *)"fwdctl"; /* getopt_long's messages name it */
 	ctx.policy_path = DEFAULT_POLICY;
 	if (env && *env) {
 		ctx.policy_path = env;
@@ -167,7 +193,7 @@ int main(int argc, char **argv)
 			printf("fwdctl %s\n", PACKAGE_VERSION);
 			return FWD_EXIT_OK;
 		default:
-			usage(stderr);
+			fwdctl_usage_hint(NULL);
 			return FWD_EXIT_USAGE;
 		}
 	}

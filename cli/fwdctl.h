@@ -62,8 +62,16 @@ struct policy *fwdctl_policy(struct fwdctl_ctx *ctx);
 /* The topology from --topology or the policy's `topology:` key. */
 struct topology *fwdctl_topology(struct fwdctl_ctx *ctx);
 
-/* "fwdctl: <fmt>\n" on stderr. */
+/* "fwdctl: <fmt>\n" on stderr; control characters in the text other
+ * than newlines are written escaped (\t, \xNN). */
 void fwdctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * "fwdctl: see 'fwdctl CMD --help'" on stderr (CMD NULL: the global help).
+ * For a bad option: getopt_long has already named it on one line, and the
+ * full usage would bury that line.
+ */
+void fwdctl_usage_hint(const char *cmd);
 
 /* True if argv[i] is -h or --help; subcommands print their usage then. */
 bool fwdctl_wants_help(int argc, char **argv);

@@ -18,7 +18,8 @@ tests_unit_test_units_LDADD = libfwdcommon.la $(CMOCKA_LIBS)
 tests_unit_test_sha256_SOURCES = tests/unit/test_sha256.c
 tests_unit_test_sha256_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_sha256_LDADD = libfwdcommon.la $(CMOCKA_LIBS)
-tests_unit_test_yamldoc_SOURCES = tests/unit/test_yamldoc.c
+tests_unit_test_yamldoc_SOURCES = tests/unit/test_yamldoc.c \
+	tests/unit/wrap_eacces.c
 tests_unit_test_yamldoc_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_yamldoc_LDADD = libfwdcommon.la $(CMOCKA_LIBS)
 tests_unit_test_yamldoc_LDFLAGS = -Wl,--wrap=open

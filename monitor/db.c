@@ -170,6 +170,8 @@ static int stmt_fail(const struct db_stmt *st, fwd_error_t *err)
  * Read the first line of an owner-only password file into buf.  The file
  * is opened without following a symlink at the last component, then
  * checked on the open descriptor so it cannot be swapped in between.
+ * O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+ * writer; it changes nothing for the regular file we then insist on.
  */
 static int read_password(const char *path, char *buf, size_t len,
 			 fwd_error_t *err)
@@ -180,7 +182,8 @@ static int read_password(const char *path, char *buf, size_t len,
 	int fd;
 	int rv = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	fd = open(path,
+		  O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return errprintf(err, "password file %s: %s", path,
 				 strerror(errno));

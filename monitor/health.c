@@ -268,6 +268,12 @@ int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
 			if (fd != STDIN_FILENO)
 				close(fd);
 		}
+		/* What the command prints goes to our stderr (the journal
+		 * under the timer), never into our stdout, which may be
+		 * JSON; and it gets none of our descriptors, such as the
+		 * database connection. */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		closefrom(3);
 		execve(argv[0], argv, envp);
 		_exit(127);
 	}

@@ -150,7 +150,8 @@ const char *health_bin_name(int bin);
  * fork + execve (argv[0] must be an absolute path; no shell, no PATH
  * search) with an environment of only PATH=/usr/sbin:/usr/bin:/sbin:/bin,
  * FWD_COMPONENT_KIND, FWD_COMPONENT, FWD_STATE, FWD_PREVIOUS_STATE and
- * FWD_REASON, stdin from /dev/null, in its own process group, killed with
+ * FWD_REASON, stdin from /dev/null, stdout sent to our stderr, no other
+ * inherited descriptors, in its own process group, killed with
  * SIGKILL after `timeout` seconds.  Returns 0 when every command that ran
  * exited 0, else -1 with err naming the command and what happened (the
  * others still ran).

@@ -85,8 +85,10 @@ EXTRA_DIST += tests/integration/health_scan.sh \
 # and against a private MariaDB (scripts/testdb).
 EXTRA_PROGRAMS += bench/bench_health
 BENCHES += bench/bench_health
-bench_bench_health_SOURCES = bench/bench_health.c
+bench_bench_health_SOURCES = bench/bench_health.c bench/bench_testdb.c \
+	bench/testdb.h
 bench_bench_health_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS) \
+	-DTOP_SRCDIR='"$(abs_top_srcdir)"' \
 	-DTESTDB='"$(abs_top_srcdir)/scripts/testdb"'
 bench_bench_health_LDADD = $(FWD_ALL_LIBS)
 

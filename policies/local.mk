@@ -10,7 +10,8 @@ fwdctl_SOURCES += cli/cmd_policy.c
 
 check_PROGRAMS += tests/unit/test_policy
 TESTS += tests/unit/test_policy
-tests_unit_test_policy_SOURCES = tests/unit/test_policy.c
+tests_unit_test_policy_SOURCES = tests/unit/test_policy.c \
+	tests/unit/wrap_eacces.c
 tests_unit_test_policy_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_policy_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_policy_LDFLAGS = -Wl,--wrap=open

@@ -136,5 +136,11 @@ bad nofile "missing job file" 'nope.json: No such file or directory' \
 	--job "$fx/nope.json"
 bad now "bad --now" '--now x: not a non-negative epoch' --now x \
 	--job "$fx/job-n1.json"
+bad nownan "--now nan" '--now nan: not a non-negative epoch' --now nan \
+	--job "$fx/job-n1.json"
+bad nowinf "--now inf" '--now inf: not a non-negative epoch' --now inf \
+	--job "$fx/job-n1.json"
+bad nowhuge "--now past year 9999" '--now 1e23: not a non-negative epoch' \
+	--now 1e23 --job "$fx/job-n1.json"
 
 tap_done

@@ -49,6 +49,20 @@ run "$fwdctl" topology check a b
 check_eq "extra argument exits 2" 2 "$rc"
 check_eq "extra argument message" \
 	"fwdctl: topology check: unexpected argument 'b'" "$err"
+# A bad option: getopt's line naming it and a pointer to the help, not
+# the whole usage burying it.
+nl='
+'
+run "$fwdctl" policy check --bogus
+check_eq "unknown option exits 2" 2 "$rc"
+check_eq "unknown option: named, then the help pointer" \
+	"policy: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl policy --help'" \
+	"$err"
+run "$fwdctl" --policy
+check_eq "global option without its value exits 2" 2 "$rc"
+check_eq "missing value: named, then the help pointer" \
+	"fwdctl: option '--policy' requires an argument${nl}fwdctl: see 'fwdctl --help'" \
+	"$err"
 
 # --- policy check / show on the example -----------------------------------
 digest=$(sha256sum "$etc/fwdalloc.yaml" | cut -d' ' -f1)
@@ -193,5 +207,15 @@ run "$fwdctl" topology check "$tmp/none.yaml"
 check_eq "missing topology: exit 1" 1 "$rc"
 check_eq "missing topology: message" \
 	"fwdctl: $tmp/none.yaml: cannot open: No such file or directory" "$err"
+
+# Control characters in an offending value reach the terminal escaped.
+printf '%s\n' 'forwarders:' \
+	'  - {name: f1, address: "a\tb\x1b[2J", bandwidth: 1GB/s, role: service}' \
+	'compute_nodes: c1' >"$tmp/ctl.yaml"
+run "$fwdctl" topology check "$tmp/ctl.yaml"
+check_eq "control characters in a value: exit 1" 1 "$rc"
+check_eq "control characters in a value: escaped" \
+	"fwdctl: $tmp/ctl.yaml:2:25: forwarders[0].address: value 'a\\tb\\x1b[2J': expected an IP address or host name of at most 253 letters, digits, '.', '-', '_', ':' and '%', not starting with '-'" \
+	"$err"
 
 tap_done

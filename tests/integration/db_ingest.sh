@@ -71,6 +71,13 @@ awk 'BEGIN { s = "10.0.1.17 ["; for (i = 0; i < 70000; i++) s = s "x"; print s; 
 fw ingest --format beacon-lwfs "$d/long.log"
 check_eq "over-long line rejected" "fwdctl: $d/long.log:1: line longer than 65535 bytes" "$err"
 
+# A terminal escape in a rejected line reaches stderr escaped.
+printf '\033[31mRED [x]\n' >"$d/esc.log"
+fw ingest --format beacon-lwfs "$d/esc.log"
+check_eq "escape in a rejected line shown escaped" \
+	"fwdctl: $d/esc.log:1: bad forwarder address '\\x1b[31mRED': expected an IP address or host name" \
+	"$err"
+
 # ---- influx ----
 fw ingest --format influx "$fx/influx.lp"
 check_eq "influx: exit 0" 0 "$rc"

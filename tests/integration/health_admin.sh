@@ -109,12 +109,55 @@ check_eq "  message" "fwdctl: health: --kind 'router': use forwarder or ost" \
 check_eq "bad time: exit 2" 2 $?
 check_match "  message quotes it" "time 'yesterday': use Unix seconds" \
 	"$(cat "$d/e4")"
+# strtod alone would take these as times (nan, inf, hex, overflow).
+for t in -nand -infd 1e999 99999999999999999999999 0x10 . -.h; do
+	"$fwdctl" health scan --since "$t" >"$d/e4" 2>&1
+	check_eq "bad time '$t': exit 2" 2 $?
+	check_match "  message quotes it" "time '$t': use Unix seconds" \
+		"$(cat "$d/e4")"
+done
+"$fwdctl" health report --since 253402300799 >"$d/e4" 2>&1
+check_eq "last second of year 9999 is a time: exit 0" 0 $?
+# Stored and printed one per line: no control characters, no silent cut.
+long=$(printf '%0241d' 0)
+"$fwdctl" health exclude fwd01 --reason "$long" >"$d/e7" 2>&1
+check_eq "overlong reason: exit 2" 2 $?
+check_eq "  message" \
+	"fwdctl: health exclude: --reason: 241 characters, at most 240" \
+	"$(cat "$d/e7")"
+"$fwdctl" health exclude fwd01 --reason "$(printf 'two\nlines')" \
+	>"$d/e7" 2>&1
+check_eq "newline in the reason: exit 2" 2 $?
+check_eq "  message" \
+	"fwdctl: health exclude: --reason: a control character (0x0a) at byte 4" \
+	"$(cat "$d/e7")"
+"$fwdctl" health exclude "$(printf 'ost\033[2J')" --kind ost --reason x \
+	>"$d/e7" 2>&1
+check_eq "escape in a name: exit 2" 2 $?
+check_eq "  message" \
+	"fwdctl: health exclude: name: a space or control character (0x1b) at byte 4" \
+	"$(cat "$d/e7")"
+# A window in the future would be marked scanned before its statistics
+# arrive, and never looked at again.
+future=$(($(date +%s) + 3600))
+"$fwdctl" health scan --until "$future" >"$d/e8" 2>&1
+check_eq "scan --until in the future: exit 2" 2 $?
+check_eq "  message" \
+	"fwdctl: health scan: --until '$future' is in the future: its windows are not complete yet" \
+	"$(cat "$d/e8")"
+check_eq "  nothing marked scanned" 0 \
+	"$(q "SELECT COUNT(*) FROM health WHERE last_scan_at > UNIX_TIMESTAMP()")"
+"$fwdctl" health scan --since 2000 --until 1000 >"$d/e8" 2>&1
+check_eq "scan --since after --until: exit 2" 2 $?
+check_eq "  message" \
+	"fwdctl: health scan: --since '2000' is not before --until '1000'" \
+	"$(cat "$d/e8")"
 "$fwdctl" health frobnicate >"$d/e5" 2>&1
 check_eq "unknown subcommand: exit 2" 2 $?
 "$fwdctl" health exclude fwd01 fwd02 --reason x >"$d/e6" 2>&1
 check_eq "extra argument: exit 2" 2 $?
 check_eq "nothing stored for refused input" "0 scanner" \
-	"$(q "SELECT COUNT(*) FROM health WHERE name = 'nosuch'") $(q "SELECT source FROM health WHERE name = 'fwd01'")"
+	"$(q "SELECT COUNT(*) FROM health WHERE name = 'nosuch' OR name LIKE 'ost%'") $(q "SELECT source FROM health WHERE name = 'fwd01'")"
 
 # ---- database unavailable: exit 3
 sed "s|socket: .*|socket: $d/none.sock|" "$d/policy.yaml" >"$d/down.yaml"

@@ -104,6 +104,13 @@ check_eq "unknown forwarder message" \
 	"fwdctl: remap: forwarder fwd99 is not in the topology $d/topology.yaml" \
 	"$err"
 
+# libslurm is lenient with malformed brackets ("fwd[01-" yields "fwd]"):
+# the list is refused as given.
+err=$(run apply --job 45 --node c1 --forwarders 'fwd[01-' 2>&1); rc=$?
+check_eq "malformed list exits 2" 2 "$rc"
+check_eq "malformed list message quotes the list" \
+	'fwdctl: remap: --forwarders: invalid list "fwd[01-"' "$err"
+
 # lwfs: the link moves and comes back.
 run apply --driver lwfs --job 50 --node c2 --forwarders fwd02 >/dev/null
 check_eq "lwfs apply repoints the link" lwfs_fwd02.vol \

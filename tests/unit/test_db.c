@@ -124,6 +124,28 @@ static void test_password_files(void **state)
 	}
 }
 
+/* A FIFO (or device) given as the password file must be refused, not
+ * block the caller in open(2) until someone writes to it: the node prolog
+ * must never hang.  The alarm turns a hang into a failure. */
+static void test_password_fifo(void **state)
+{
+	char path[256], want[400];
+	struct policy_database d;
+	fwd_error_t err = {{0}};
+
+	snprintf(path, sizeof(path), "%s/fifo.pass", dir);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	d = cfg(path, NULL);
+	alarm(10);
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	alarm(0);
+	assert_int_equal(errno, EPERM);
+	snprintf(want, sizeof(want), "password file %s: not a regular file",
+		 path);
+	assert_string_equal(err.text, want);
+}
+
 static void test_foreign_owner(void **state)
 {
 	char path[256], want[400];
@@ -226,6 +248,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_password_files),
+		cmocka_unit_test(test_password_fifo),
 		cmocka_unit_test(test_foreign_owner),
 		cmocka_unit_test(test_node_role_uses_node_file),
 		cmocka_unit_test(test_server_down),

@@ -83,8 +83,11 @@ static int setup(void **state)
 	f->c = *state; /* prestate: the case, or NULL */
 	f->t = make_topo();
 	f->cx = alloc_ctx_create(f->t, &err);
-	if (!f->cx)
+	if (!f->cx) {
+		topo_destroy(f->t);
+		free(f);
 		return -1;
+	}
 	*state = f;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -310,7 +312,7 @@ static int setup_tmp(void **state)
 static int teardown_tmp(void **state)
 {
 	/* Remove the files this test made, by name. */
-	for (const char *f = "env\0alert\0exclude\0restore\0"; *f;
+	for (const char *f = "env\0alert\0exclude\0restore\0stdout\0"; *f;
 	     f += strlen(f) + 1) {
 		char path[128];
 
@@ -390,6 +392,42 @@ static void test_command_environment(void **state)
 		snprintf(pwned, sizeof(pwned), "%s/pwned", tmpdir);
 		assert_int_not_equal(access(pwned, F_OK), 0);
 	}
+}
+
+/* A command's output must not land in our stdout (it would corrupt
+ * `fwdctl health scan --json`), and it must not inherit our descriptors
+ * (the database connection).  Its stdout goes to our stderr. */
+static void test_command_io(void **state)
+{
+	char out_path[256], script[256];
+	char *argv[4] = {(char *)"/bin/sh", (char *)"-c", script, NULL};
+	struct policy_argv a = {argv, 3};
+	struct health_entry e;
+	fwd_error_t err = {""};
+	int saved, fd, spare, rc;
+	struct stat sb;
+
+	health_entry_init(&e, HEALTH_FORWARDER, "fwd3");
+	snprintf(out_path, sizeof(out_path), "%s/stdout", tmpdir);
+	spare = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose */
+	assert_true(spare > 2);
+	snprintf(script, sizeof(script),
+		 "echo to-stdout; [ -e /proc/$$/fd/%d ] && exit 9; exit 0",
+		 spare);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, STDOUT_FILENO);
+	close(fd);
+	rc = health_run_argv(&a, &e, HEALTH_OK, false, 10, &err);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(spare);
+	assert_string_equal(err.text, "");
+	assert_int_equal(rc, 0);
+	assert_int_equal(stat(out_path, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
 }
 
 static void test_command_failures(void **state)
@@ -485,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_command_environment),
+		cmocka_unit_test(test_command_io),
 		cmocka_unit_test(test_command_failures),
 		cmocka_unit_test(test_run_commands),
 	};

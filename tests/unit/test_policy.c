@@ -26,32 +26,8 @@
 #define EXAMPLE FIXTURES "/../../etc/fwdalloc.yaml"
 #define GiB (1024ULL * 1024 * 1024)
 
-/*
- * The suite runs as root, where chmod 000 does not stop open(); open() is
- * wrapped to fail with EACCES for paths ending in "/eacces.yaml" so the
- * message for an unreadable file is checked anyway.  The integration test
- * checks a really unreadable file as an unprivileged user.
- */
-int __real_open(const char *path, int flags, ...);
-int __wrap_open(const char *path, int flags, ...);
-
-int __wrap_open(const char *path, int flags, ...)
-{
-	size_t n = strlen(path);
-	mode_t mode = 0;
-	va_list ap;
-
-	if (n >= 12 && !strcmp(path + n - 12, "/eacces.yaml")) {
-		errno = EACCES;
-		return -1;
-	}
-	if (flags & O_CREAT) {
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	return __real_open(path, flags, mode);
-}
+/* open() is wrapped by tests/unit/wrap_eacces.c: paths ending in
+ * "/eacces.yaml" fail with EACCES, since the suite runs as root. */
 
 static char tmpdir[64];
 

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,6 +133,33 @@ static void world_free(struct world *w)
 	sim_curves_destroy(w->c);
 	policy_destroy(w->p);
 	topo_destroy(w->t);
+}
+
+/* sim_run() reports missing inputs as a bad config (its contract), and
+ * must not dereference them first. */
+static void test_run_requires_inputs(void **state)
+{
+	fwd_error_t err = {""};
+	struct sim_config cfg = {0};
+	struct world w = {0};
+
+	(void)state;
+	w.t = topo4();
+	w.p = policy_defaults();
+	assert_non_null(w.p);
+	w.c = curves_str("app,forwarders,bandwidth_bps\na,1,1e6\n", &err);
+	if (!w.c)
+		fail_msg("curves: %s", err.text);
+	cfg.topo = w.t;
+	cfg.base = w.p;
+	cfg.policies = STATIC_ORACLE;
+	cfg.n_policies = 2;
+	errno = 0;
+	assert_null(sim_run(&cfg, w.c, NULL, &err));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err.text, "simulator: topology, base policy, "
+				      "curves and jobs are required");
+	world_free(&w);
 }
 
 #define assert_near(a, b) \
@@ -991,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_dfra_isolate),
 		cmocka_unit_test(test_oracle_bound_random),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_run_requires_inputs),
 	};
 
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);

@@ -22,28 +22,8 @@
 
 #define ETC FIXTURES "/../../etc"
 
-/* As in test_policy.c: EACCES simulated for paths ending in
- * "/eacces.yaml", since the suite runs as root. */
-int __real_open(const char *path, int flags, ...);
-int __wrap_open(const char *path, int flags, ...);
-
-int __wrap_open(const char *path, int flags, ...)
-{
-	size_t n = strlen(path);
-	mode_t mode = 0;
-	va_list ap;
-
-	if (n >= 12 && !strcmp(path + n - 12, "/eacces.yaml")) {
-		errno = EACCES;
-		return -1;
-	}
-	if (flags & O_CREAT) {
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	return __real_open(path, flags, mode);
-}
+/* open() is wrapped by tests/unit/wrap_eacces.c: paths ending in
+ * "/eacces.yaml" fail with EACCES, since the suite runs as root. */
 
 static char tmpdir[64];
 
@@ -280,6 +260,29 @@ static const struct {
 	 "service}\n",
 	 "FILE:2:12: forwarders[0].name: value 'fwd 1': expected a name of at "
 	 "most 64 letters, digits, '.', '_' and '-'"},
+	{"address with a newline",
+	 "forwarders:\n  - {name: f1, address: \"10.0.0.1\\nprevious=/x\", "
+	 "bandwidth: 1GB/s, role: service}\n",
+	 "FILE:2:25: forwarders[0].address: value '10.0.0.1\nprevious=/x': "
+	 "expected an IP address or host name of at most 253 letters, "
+	 "digits, '.', '-', '_', ':' and '%', not starting with '-'"},
+	{"address like an option",
+	 "forwarders:\n  - {name: f1, address: -oX, bandwidth: 1GB/s, "
+	 "role: service}\n",
+	 "FILE:2:25: forwarders[0].address: value '-oX': expected an IP "
+	 "address or host name of at most 253 letters, digits, '.', '-', "
+	 "'_', ':' and '%', not starting with '-'"},
+	{"group with a tab",
+	 "forwarders:\n  - {name: f1, group: \"a\\tb\", bandwidth: 1GB/s, "
+	 "role: service}\n",
+	 "FILE:2:23: forwarders[0].group: value 'a\tb': expected a name of at "
+	 "most 64 letters, digits, '.', '_' and '-'"},
+	{"NID with a space",
+	 "forwarders:\n  - {name: f1, nid: \"1@o2ib 2\", bandwidth: 1GB/s, "
+	 "role: service}\n",
+	 "FILE:2:21: forwarders[0].nid: value '1@o2ib 2': expected an LNet "
+	 "NID of at most 128 letters, digits, '.', '@', ':', '_' and '-', "
+	 "not starting with '-'"},
 	{"OST name with a semicolon",
 	 FWD2 "osts:\n  - {name: \"o1;rm\", bandwidth: 1GB/s}\n",
 	 "FILE:5:12: osts[0].name: value 'o1;rm': expected a name of at most "

@@ -20,33 +20,8 @@
 
 #include "common/yamldoc.h"
 
-/*
- * Tests run as root, where chmod 000 does not stop open().  To check the
- * EACCES message regardless, open() is wrapped (-Wl,--wrap=open) and fails
- * with EACCES for any path ending in "/eacces.yaml"; everything else goes
- * to the real open().  The integration test checks a real unreadable file
- * as an unprivileged user.
- */
-int __real_open(const char *path, int flags, ...);
-int __wrap_open(const char *path, int flags, ...);
-
-int __wrap_open(const char *path, int flags, ...)
-{
-	size_t n = strlen(path);
-	mode_t mode = 0;
-	va_list ap;
-
-	if (n >= 12 && !strcmp(path + n - 12, "/eacces.yaml")) {
-		errno = EACCES;
-		return -1;
-	}
-	if (flags & O_CREAT) {
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	return __real_open(path, flags, mode);
-}
+/* open() is wrapped by tests/unit/wrap_eacces.c: paths ending in
+ * "/eacces.yaml" fail with EACCES, since the suite runs as root. */
 
 static const struct {
 	const char *name;
