@@ -42,6 +42,12 @@ struct alloc_ctx {
 
 /* ---- names ------------------------------------------------------------ */
 
+/* "s" to follow a count's noun in a reason, so that 1 reads singular. */
+static const char *plural(uintmax_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static const char *const action_names[] = {
 	[ALLOC_ACT_DEFAULT] = "default",
 	[ALLOC_ACT_SCALE] = "scale",
@@ -399,8 +405,8 @@ static void disruptive_why(const struct policy *p, enum alloc_io_mode mode,
 
 	buf[0] = '\0';
 	if (mode == ALLOC_IO_N_1 && n_nodes > in->n1_min_nodes)
-		snprintf(buf, len, "N-1 I/O on %zu nodes > %u", n_nodes,
-			 in->n1_min_nodes);
+		snprintf(buf, len, "N-1 I/O on %zu node%s > %u", n_nodes,
+			 plural(n_nodes), in->n1_min_nodes);
 	else if (mdops > in->metadata_heavy_rate)
 		snprintf(buf, len, "metadata-heavy: %.0f ops/s > %.0f ops/s",
 			 mdops, in->metadata_heavy_rate);
@@ -792,14 +798,15 @@ static int cap_reasons(struct work *w, const char *what, size_t wanted,
 	if (wanted > share_cap &&
 	    reason(d,
 		   "%s capped by max_pool_share %.2f: at most %zu of %zu "
-		   "idle forwarders",
-		   what, c->max_pool_share, share_cap, w->pool_base) < 0)
+		   "idle forwarder%s",
+		   what, c->max_pool_share, share_cap, w->pool_base,
+		   plural(w->pool_base)) < 0)
 		return -1;
 	if (wanted > reserve_room &&
 	    reason(d,
-		   "%s capped by the pool: %zu idle healthy forwarders, %u "
+		   "%s capped by the pool: %zu idle healthy forwarder%s, %u "
 		   "kept in reserve",
-		   what, pool_left(w), c->reserve) < 0)
+		   what, pool_left(w), plural(pool_left(w)), c->reserve) < 0)
 		return -1;
 	return 0;
 }
@@ -895,16 +902,16 @@ static int try_scale(struct work *w, bool anomalies)
 		total = c->max_forwarders_per_job;
 	}
 	if (total > w->job->n_nodes) {
-		if (reason(d, "scale capped at the job's %zu nodes",
-			   w->job->n_nodes) < 0)
+		if (reason(d, "scale capped at the job's %zu node%s",
+			   w->job->n_nodes, plural(w->job->n_nodes)) < 0)
 			return -1;
 		total = w->job->n_nodes;
 	}
 	if (total <= nd) {
 		if (reason(d,
 			   "scale refused: the caps leave no forwarder beyond "
-			   "the %zu default ones",
-			   nd) < 0)
+			   "the %zu default one%s",
+			   nd, plural(nd)) < 0)
 			return -1;
 		return 0;
 	}
@@ -948,8 +955,8 @@ static int try_scale(struct work *w, bool anomalies)
 	if (set_forwarders(d, fw, priv, nd + extras) < 0 ||
 	    balanced_blocks(d, w->job->n_nodes) < 0)
 		goto out;
-	if (reason(d, "scale: %zu forwarders (%zu default + %zu private)",
-		   nd + extras, nd, extras) < 0)
+	if (reason(d, "scale: %zu forwarder%s (%zu default + %zu private)",
+		   nd + extras, plural(nd + extras), nd, extras) < 0)
 		goto out;
 	d->rule_action = ALLOC_ACT_SCALE;
 	rv = 1;
@@ -980,10 +987,11 @@ static int try_isolate(struct work *w)
 	if (got < d->n_f || !got) {
 		return reason(d,
 			      "isolation refused: needs at least N_f = %u "
-			      "private forwarders, %zu available (%zu idle "
+			      "private forwarder%s, %zu available (%zu idle "
 			      "healthy, %u in reserve, pool share cap %zu, "
 			      "max_forwarders_per_job %u)",
-			      d->n_f, got, pool_left(w), c->reserve, share_cap,
+			      d->n_f, plural(d->n_f), got, pool_left(w),
+			      c->reserve, share_cap,
 			      c->max_forwarders_per_job) < 0
 			       ? -1
 			       : 0;
@@ -1006,7 +1014,7 @@ static int try_isolate(struct work *w)
 	if (set_forwarders(d, fw, priv, got) < 0 ||
 	    balanced_blocks(d, w->job->n_nodes) < 0)
 		goto out;
-	if (reason(d, "isolate: %zu private forwarders", got) < 0)
+	if (reason(d, "isolate: %zu private forwarder%s", got, plural(got)) < 0)
 		goto out;
 	d->rule_action = ALLOC_ACT_ISOLATE;
 	rv = 1;
@@ -1056,9 +1064,10 @@ static int scale_check(struct work *w, bool *want)
 			      size_str(sc->min_volume, b, sizeof(b)));
 	if (pr->io_nodes <= sc->min_io_nodes)
 		return reason(d,
-			      "not eligible for scaling: %u I/O nodes <= "
+			      "not eligible for scaling: %u I/O node%s <= "
 			      "N_min %u",
-			      pr->io_nodes, sc->min_io_nodes);
+			      pr->io_nodes, plural(pr->io_nodes),
+			      sc->min_io_nodes);
 	if (pr->mdops >= sc->max_metadata_rate)
 		return reason(d,
 			      "not eligible for scaling: metadata-bound "
@@ -1499,13 +1508,14 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 		    reason(d,
 			   "pool contention: ranked %zu of %zu (%s, expected "
 			   "gain %s); alone it would get %zu pool "
-			   "forwarders, got %zu",
+			   "forwarder%s, got %zu",
 			   r + 1, n_jobs,
 			   p->decision.contention == POLICY_CONTENTION_GAIN
 				   ? "by expected gain"
 				   : "first come, first served",
 			   rate_str(alone[i]->gain_bps, g, sizeof(g)),
-			   pool_taken(alone[i]), pool_taken(d)) < 0) {
+			   pool_taken(alone[i]), plural(pool_taken(alone[i])),
+			   pool_taken(d)) < 0) {
 			errno = ENOMEM;
 			errprintf(err, "batch: out of memory");
 			goto out;

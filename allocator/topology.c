@@ -21,9 +21,9 @@
 #include "allocator/topology.h"
 
 struct topo_priv {
-	int32_t *slots;   /* node id or -1; capacity is a power of two */
+	int32_t *slots; /* node id or -1; capacity is a power of two */
 	size_t cap;
-	size_t node_cap;  /* allocated length of node_names/node_forwarder */
+	size_t node_cap; /* allocated length of node_names/node_forwarder */
 };
 
 static uint64_t hash_name(const char *s)
@@ -159,7 +159,7 @@ long topo_node_default(const struct topology *t, const char *node)
 int topo_add_forwarder(struct topology *t, const struct topo_forwarder *f,
 		       fwd_error_t *err)
 {
-	struct topo_forwarder *v, n = { 0 };
+	struct topo_forwarder *v, n = {0};
 
 	if (!f->name || !*f->name) {
 		errno = EINVAL;
@@ -195,8 +195,7 @@ int topo_add_forwarder(struct topology *t, const struct topo_forwarder *f,
 	return 0;
 }
 
-int topo_add_ost(struct topology *t, const struct topo_ost *o,
-		 fwd_error_t *err)
+int topo_add_ost(struct topology *t, const struct topo_ost *o, fwd_error_t *err)
 {
 	struct topo_ost *v;
 	char *name;
@@ -283,8 +282,10 @@ static hostlist_t parse_hostlist(const char *hosts, fwd_error_t *err)
 		if (hl)
 			slurm_hostlist_destroy(hl);
 		errno = EINVAL;
-		errprintf(err, "invalid node list '%s' (want a Slurm "
-			       "hostlist such as c[1-512])", hosts);
+		errprintf(err,
+			  "invalid node list '%s' (want a Slurm "
+			  "hostlist such as c[1-512])",
+			  hosts);
 		return NULL;
 	}
 	return hl;
@@ -300,8 +301,10 @@ static int check_name(const char *host, const char *list, fwd_error_t *err)
 				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				   "0123456789-_.") != strlen(host)) {
 		errno = EINVAL;
-		return errprintf(err, "invalid node list '%s' (want a Slurm "
-				      "hostlist such as c[1-512])", list);
+		return errprintf(err,
+				 "invalid node list '%s' (want a Slurm "
+				 "hostlist such as c[1-512])",
+				 list);
 	}
 	return 0;
 }
@@ -366,8 +369,8 @@ static int push_mapping(struct topology *t, hostlist_t hl, size_t forwarder,
 	return 0;
 }
 
-int topo_add_mapping(struct topology *t, const char *hostlist,
-		     size_t forwarder, fwd_error_t *err)
+int topo_add_mapping(struct topology *t, const char *hostlist, size_t forwarder,
+		     fwd_error_t *err)
 {
 	bool declared = t->n_nodes > 0;
 	hostlist_t hl, mapped = NULL;
@@ -393,8 +396,10 @@ int topo_add_mapping(struct topology *t, const char *hostlist,
 			goto out;
 		if (id < 0 && declared) {
 			errno = ENOENT;
-			errprintf(err, "node '%s' is not a declared compute "
-				       "node", host);
+			errprintf(err,
+				  "node '%s' is not a declared compute "
+				  "node",
+				  host);
 			goto out;
 		}
 		if (id < 0) {
@@ -404,8 +409,10 @@ int topo_add_mapping(struct topology *t, const char *hostlist,
 		}
 		if (t->node_forwarder[id] >= 0) {
 			errno = EEXIST;
-			errprintf(err, "node '%s' is mapped to both '%s' and "
-				       "'%s'", host,
+			errprintf(err,
+				  "node '%s' is mapped to both '%s' and "
+				  "'%s'",
+				  host,
 				  t->forwarders[t->node_forwarder[id]].name,
 				  t->forwarders[forwarder].name);
 			goto out;
@@ -529,10 +536,11 @@ char *topo_to_json(const struct topology *t)
 	}
 	for (size_t i = 0; i < t->n_mapping; i++) {
 		if (json_array_append_new(
-			    map, json_pack("{s:s, s:s}", "nodes",
-					   t->mapping[i].nodes, "forwarder",
-					   t->forwarders[t->mapping[i].forwarder]
-						   .name)) < 0)
+			    map,
+			    json_pack("{s:s, s:s}", "nodes",
+				      t->mapping[i].nodes, "forwarder",
+				      t->forwarders[t->mapping[i].forwarder]
+					      .name)) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < t->n_osts; i++) {

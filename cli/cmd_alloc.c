@@ -249,16 +249,31 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 			alloc_usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			alloc_usage(stderr);
+			fwdctl_usage_hint("alloc");
 			return FWD_EXIT_USAGE;
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1 || (!strcmp(argv[0], "list") && argc != 1) ||
-	    (!strcmp(argv[0], "show") && argc != 2) ||
-	    (strcmp(argv[0], "list") && strcmp(argv[0], "show"))) {
-		alloc_usage(stderr);
+	if (argc < 1) {
+		fwdctl_err("alloc: missing action (list or show); see 'fwdctl "
+			   "alloc --help'");
+		return FWD_EXIT_USAGE;
+	}
+	if (strcmp(argv[0], "list") && strcmp(argv[0], "show")) {
+		fwdctl_err("alloc: unknown action '%s'; see 'fwdctl alloc "
+			   "--help'",
+			   argv[0]);
+		return FWD_EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "show") && argc < 2) {
+		fwdctl_err("alloc show: JOBID missing; see 'fwdctl alloc "
+			   "--help'");
+		return FWD_EXIT_USAGE;
+	}
+	if (argc > (!strcmp(argv[0], "show") ? 2 : 1)) {
+		fwdctl_err("alloc %s: unexpected argument '%s'", argv[0],
+			   argv[!strcmp(argv[0], "show") ? 2 : 1]);
 		return FWD_EXIT_USAGE;
 	}
 	if (!(p = fwdctl_policy(ctx)))

@@ -168,7 +168,7 @@ static int cmd_audit(struct fwdctl_ctx *ctx, int argc, char **argv)
 			audit_usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			audit_usage(stderr);
+			fwdctl_usage_hint("audit");
 			return FWD_EXIT_USAGE;
 		}
 	}

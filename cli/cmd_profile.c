@@ -243,6 +243,7 @@ static int do_show(struct fwdctl_ctx *ctx, int argc, char **argv)
 			usage(stdout);
 			return FWD_EXIT_OK;
 		default:
+			fwdctl_usage_hint("profile");
 			return FWD_EXIT_USAGE;
 		}
 	}
@@ -373,9 +374,14 @@ static int cmd_profile(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	const char *action = argc > 1 ? argv[1] : NULL;
 
-	if (!action || !strcmp(action, "-h") || !strcmp(action, "--help")) {
-		usage(action ? stdout : stderr);
-		return action ? FWD_EXIT_OK : FWD_EXIT_USAGE;
+	if (!action) {
+		fwdctl_err("profile: missing action (show, rebuild or import); "
+			   "see 'fwdctl profile --help'");
+		return FWD_EXIT_USAGE;
+	}
+	if (!strcmp(action, "-h") || !strcmp(action, "--help")) {
+		usage(stdout);
+		return FWD_EXIT_OK;
 	}
 	if (!strcmp(action, "show"))
 		return do_show(ctx, argc - 1, argv + 1);

@@ -512,7 +512,11 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_OK;
 	}
 	if (argc > 1) {
-		prolog_usage(stderr);
+		/* Slurm passes no arguments: the job comes from the
+		 * environment. */
+		fwdctl_err("%s: unexpected argument '%s'; see 'fwdctl %s "
+			   "--help'",
+			   argv[0], argv[1], argv[0]);
 		return FWD_EXIT_USAGE;
 	}
 	if (ctl_job_from_env(&rn.job, &err) < 0) {

@@ -103,7 +103,7 @@ static int cmd_reconcile(struct fwdctl_ctx *ctx, int argc, char **argv)
 			rc = FWD_EXIT_OK;
 			goto out;
 		default:
-			reconcile_usage(stderr);
+			fwdctl_usage_hint("reconcile");
 			rc = FWD_EXIT_USAGE;
 			goto out;
 		}

@@ -20,6 +20,7 @@
 #include "policies/policy.h"
 #include "spank/remap.h"
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -80,6 +81,7 @@ static void usage(FILE *f)
 "  2  usage or input error (including an invalid remap configuration)\n"
 "  3  no RDMA device on this node (verbs driver, probe)\n");
 }
+/* clang-format on */
 
 struct targets {
 	struct remap_target *t;
@@ -137,7 +139,8 @@ static int parse_targets(const char *list, const struct topology *topo,
 		idx = topo_forwarder_index(topo, h);
 		if (idx < 0) {
 			fwdctl_err("remap: forwarder %s is not in the topology "
-				   "%s", h, topo->path ? topo->path : "");
+				   "%s",
+				   h, topo->path ? topo->path : "");
 			rc = FWD_EXIT_INVALID;
 			goto out;
 		}
@@ -152,8 +155,8 @@ out:
 }
 
 /* The topology if one is configured and present; *rc on a load error. */
-static struct topology *maybe_topology(struct fwdctl_ctx *ctx,
-				       struct policy *p, int *rc)
+static struct topology *maybe_topology(struct fwdctl_ctx *ctx, struct policy *p,
+				       int *rc)
 {
 	struct topology *t;
 
@@ -205,7 +208,7 @@ static const char *link_layer_name(int l)
 static int run_probe(struct policy *p, const struct targets *ts, bool json)
 {
 	struct remap_probe *pr = NULL;
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 	int rc, failed = 0;
 
 	rc = remap_probe(&p->remap, ts->t, ts->n, &pr, &err);
@@ -223,30 +226,39 @@ static int run_probe(struct policy *p, const struct targets *ts, bool json)
 			const struct remap_probe_device *d = &pr->devices[i];
 			json_t *ports = json_array();
 
-			for (size_t k = 0; k < d->n_ports; k++)
-				json_array_append_new(ports, json_pack(
-					"{s:i, s:s, s:s}",
-					"port", (int)d->ports[k].num,
-					"state", d->ports[k].state,
-					"link_layer",
-					link_layer_name(d->ports[k].link_layer)));
-			json_array_append_new(devs, json_pack(
-				"{s:s, s:o, s:s?}", "name", d->name,
-				"ports", ports, "error",
-				d->error ? strerror(d->error) : NULL));
+			for (size_t k = 0; k < d->n_ports; k++) {
+				const struct remap_probe_port *pt =
+					&d->ports[k];
+
+				json_array_append_new(
+					ports,
+					json_pack("{s:i, s:s, s:s}", "port",
+						  (int)pt->num, "state",
+						  pt->state, "link_layer",
+						  link_layer_name(
+							  pt->link_layer)));
+			}
+			json_array_append_new(
+				devs,
+				json_pack("{s:s, s:o, s:s?}", "name", d->name,
+					  "ports", ports, "error",
+					  d->error ? strerror(d->error)
+						   : NULL));
 		}
 		for (size_t i = 0; i < pr->n_targets; i++) {
 			const struct remap_probe_target *t = &pr->targets[i];
 
-			json_array_append_new(fw, json_pack(
-				"{s:s, s:s, s:b, s:s}", "name", t->name,
-				"address", t->address, "ok", t->ok,
-				"message", t->message));
+			json_array_append_new(
+				fw,
+				json_pack("{s:s, s:s, s:b, s:s}", "name",
+					  t->name, "address", t->address, "ok",
+					  t->ok, "message", t->message));
 		}
 		json_object_set_new(o, "devices", devs);
 		json_object_set_new(o, "forwarders", fw);
-		json_object_set_new(o, "error", rc < 0 ? json_string(err.text)
-						       : json_null());
+		json_object_set_new(o, "error",
+				    rc < 0 ? json_string(err.text)
+					   : json_null());
 		print_json(o);
 	} else {
 		printf("RDMA devices:%s\n", pr->n_devices ? "" : " none");
@@ -282,13 +294,13 @@ static int run_probe(struct policy *p, const struct targets *ts, bool json)
 	return rc;
 }
 
-static int run_remap(struct policy *p, enum policy_driver driver,
-		     bool apply, const char *node, uint32_t job,
-		     const struct targets *ts, bool json)
+static int run_remap(struct policy *p, enum policy_driver driver, bool apply,
+		     const char *node, uint32_t job, const struct targets *ts,
+		     bool json)
 {
 	struct policy_remap cfg = p->remap;
 	const char *action = apply ? "apply" : "revert";
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 	struct remap *r;
 	int rv, rc;
 
@@ -302,14 +314,15 @@ static int run_remap(struct policy *p, enum policy_driver driver,
 		rv = remap_apply(r, node, job, ts->t, ts->n, &err);
 	else
 		rv = remap_revert(r, node, job, &err);
-	rc = rv == 0 ? FWD_EXIT_OK
-		     : errno == ENODEV ? FWD_EXIT_SERVICE : FWD_EXIT_INVALID;
+	rc = rv == 0	       ? FWD_EXIT_OK
+	     : errno == ENODEV ? FWD_EXIT_SERVICE
+			       : FWD_EXIT_INVALID;
 	if (json) {
-		json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:[], s:b}",
-				      "action", action,
-				      "driver", remap_driver_name(r),
-				      "job_id", (json_int_t)job, "node", node,
-				      "forwarders", "ok", rv == 0);
+		json_t *o =
+			json_pack("{s:s, s:s, s:I, s:s, s:[], s:b}", "action",
+				  action, "driver", remap_driver_name(r),
+				  "job_id", (json_int_t)job, "node", node,
+				  "forwarders", "ok", rv == 0);
 
 		for (size_t i = 0; o && i < ts->n; i++)
 			json_array_append_new(json_object_get(o, "forwarders"),
@@ -336,17 +349,17 @@ static int run_remap(struct policy *p, enum policy_driver driver,
 static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "job", required_argument, NULL, 'j' },
-		{ "node", required_argument, NULL, 'n' },
-		{ "forwarders", required_argument, NULL, 'f' },
-		{ "driver", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"job", required_argument, NULL, 'j'},
+		{"node", required_argument, NULL, 'n'},
+		{"forwarders", required_argument, NULL, 'f'},
+		{"driver", required_argument, NULL, 'd'},
+		{"json", no_argument, NULL, 'J'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *action, *node = NULL, *list = NULL, *drv = NULL;
 	const char *job_s = NULL;
-	struct targets ts = { NULL, NULL, 0 };
+	struct targets ts = {NULL, NULL, 0};
 	struct topology *topo = NULL;
 	enum policy_driver driver;
 	char host[256];
@@ -367,11 +380,12 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (strcmp(action, "apply") && strcmp(action, "revert") &&
 	    strcmp(action, "probe")) {
 		fwdctl_err("remap: unknown action '%s'; see 'fwdctl remap "
-			   "--help'", action);
+			   "--help'",
+			   action);
 		return FWD_EXIT_USAGE;
 	}
-	while ((c = getopt_long(argc - 1, argv + 1, "j:n:f:d:h", opts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, "j:n:f:d:h", opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'j':
 			job_s = optarg;
@@ -410,7 +424,8 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 		if (errno || *end || end == job_s || job == 0 ||
 		    job > UINT32_MAX || *job_s == '-') {
 			fwdctl_err("remap %s: --job \"%s\": not a job id "
-				   "(1..4294967295)", action, job_s);
+				   "(1..4294967295)",
+				   action, job_s);
 			return FWD_EXIT_USAGE;
 		}
 		if (!strcmp(action, "apply") && !list) {
@@ -421,8 +436,8 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 			node = short_hostname(host, sizeof(host));
 			if (!node) {
 				fwdctl_err("remap %s: no --node and no host "
-					   "name: %s", action,
-					   strerror(errno));
+					   "name: %s",
+					   action, strerror(errno));
 				return FWD_EXIT_USAGE;
 			}
 		}
@@ -433,7 +448,8 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 	driver = p->remap.driver;
 	if (drv && policy_driver_parse(drv, &driver) < 0) {
 		fwdctl_err("remap %s: --driver \"%s\": expected none, exec, "
-			   "lwfs, lnet or verbs", action, drv);
+			   "lwfs, lnet or verbs",
+			   action, drv);
 		return FWD_EXIT_USAGE;
 	}
 	if (list) {

@@ -138,6 +138,7 @@ static int do_compress(int argc, char **argv, bool expand)
 			trace_cmd_usage(stdout);
 			return FWD_EXIT_OK;
 		default:
+			fwdctl_usage_hint("trace");
 			return FWD_EXIT_USAGE;
 		}
 	}
@@ -296,6 +297,7 @@ static int do_summarize(struct fwdctl_ctx *ctx, int argc, char **argv)
 			trace_cmd_usage(stdout);
 			return FWD_EXIT_OK;
 		default:
+			fwdctl_usage_hint("trace");
 			return FWD_EXIT_USAGE;
 		}
 	}
@@ -328,9 +330,14 @@ static int cmd_trace(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	const char *action = argc > 1 ? argv[1] : NULL;
 
-	if (!action || !strcmp(action, "-h") || !strcmp(action, "--help")) {
-		trace_cmd_usage(action ? stdout : stderr);
-		return action ? FWD_EXIT_OK : FWD_EXIT_USAGE;
+	if (!action) {
+		fwdctl_err("trace: missing action (compress, expand, summarize "
+			   "or ingest); see 'fwdctl trace --help'");
+		return FWD_EXIT_USAGE;
+	}
+	if (!strcmp(action, "-h") || !strcmp(action, "--help")) {
+		trace_cmd_usage(stdout);
+		return FWD_EXIT_OK;
 	}
 	if (!strcmp(action, "compress"))
 		return do_compress(argc - 1, argv + 1, false);

@@ -109,6 +109,7 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			trace_cmd_usage(stdout);
 			return FWD_EXIT_OK;
 		default:
+			fwdctl_usage_hint("trace");
 			return FWD_EXIT_USAGE;
 		}
 	}

@@ -115,14 +115,17 @@ struct topology *fwdctl_topology(struct fwdctl_ctx *ctx)
 
 static int cmp_order(const void *a, const void *b)
 {
-	const struct fwdctl_command *x = *(const struct fwdctl_command *const *)a;
-	const struct fwdctl_command *y = *(const struct fwdctl_command *const *)b;
+	const struct fwdctl_command *x =
+		*(const struct fwdctl_command *const *)a;
+	const struct fwdctl_command *y =
+		*(const struct fwdctl_command *const *)b;
 
 	if (x->order != y->order)
 		return x->order < y->order ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -151,18 +154,19 @@ static void usage(FILE *f)
 "  2  usage or input error\n"
 "  3  a service (database, Slurm) is unavailable\n");
 }
+/* clang-format on */
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "topology", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{"policy", required_argument, NULL, 'p'},
+		{"topology", required_argument, NULL, 't'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
 	};
-	struct fwdctl_ctx ctx = { .prog = "fwdctl" };
+	struct fwdctl_ctx ctx = {.prog = "fwdctl"};
 	const char *env = getenv("FWDALLOC_POLICY");
 	int c, rc;
 

@@ -6,3 +6,7 @@ bin_PROGRAMS += fwdctl
 fwdctl_SOURCES += cli/fwdctl.c cli/fwdctl.h
 fwdctl_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS)
 fwdctl_LDADD += $(FWD_ALL_LIBS)
+
+# Usage errors of the controller commands: one line and a pointer to --help.
+TESTS += tests/integration/cli_usage.sh
+EXTRA_DIST += tests/integration/cli_usage.sh

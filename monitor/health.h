@@ -211,7 +211,8 @@ struct health_scan_opts {
 				 * (and the earliest window considered);
 				 * 0 = 24 h before `until` */
 	double until;		/* scan windows ending at or before this;
-				 * 0 = now */
+				 * 0 = now; later than now (or NaN) is
+				 * refused with EINVAL */
 	double command_timeout; /* per feedback command, seconds */
 	/* Called after the commit for every state change, with the error of
 	 * its feedback commands (NULL when they all succeeded). */
@@ -248,7 +249,9 @@ struct health_scan_stats {
  * a second scan with the same `until` applies no window and changes
  * nothing.  Returns 0 (command failures are only counted and reported
  * through on_change), or -1 with errno and err set; on error nothing is
- * written.
+ * written.  An `until` in the future fails with EINVAL before the
+ * database is touched: its windows would be marked scanned before their
+ * statistics arrive.
  */
 int health_db_scan(struct db *db, const struct policy *p,
 		   const struct topology *t, const struct health_scan_opts *o,

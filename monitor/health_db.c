@@ -784,6 +784,16 @@ int health_db_scan(struct db *db, const struct policy *p,
 		return errprintf(err, "anomaly.window %g: must be positive",
 				 s.window);
 	}
+	/* A window is applied once: one in the future would be marked
+	 * scanned before its statistics arrive and never looked at again.
+	 * NaN and infinity are refused here too. */
+	if (!(o->until <= now)) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "scan until %.0f: in the future (now %.0f): "
+				 "its windows are not complete yet",
+				 o->until, now);
+	}
 	until = o->until > 0 ? o->until : now;
 	end = floor(until / s.window) * s.window;
 	since = o->since > 0 ? o->since : end - 86400;

@@ -67,7 +67,7 @@ static void argv_free(struct policy_argv *a)
 
 struct policy *policy_defaults(void)
 {
-	static const char *const key[] = { "user", "name", "node_bucket" };
+	static const char *const key[] = {"user", "name", "node_bucket"};
 	struct policy *p = calloc(1, sizeof(*p));
 
 	if (!p)
@@ -137,8 +137,7 @@ struct policy *policy_defaults(void)
 		    LOCALSTATEDIR "/log/fwdalloc/audit.jsonl") ||
 	    set_str(&p->remap.lwfs.volfile_dir, "/etc/lwfs") ||
 	    set_str(&p->remap.lwfs.link_name, "lwfs.vol") ||
-	    set_str(&p->remap.lwfs.state_dir,
-		    LOCALSTATEDIR "/lib/fwdalloc") ||
+	    set_str(&p->remap.lwfs.state_dir, LOCALSTATEDIR "/lib/fwdalloc") ||
 	    set_str(&p->remap.lnet.lnetctl, "/usr/sbin/lnetctl") ||
 	    set_str(&p->remap.lnet.net, "o2ib")) {
 		policy_destroy(p);
@@ -194,11 +193,15 @@ static const char *const mode_names[] = {
 	[POLICY_MODE_SHADOW] = "shadow",
 };
 
+/* clang-format off */
 static const char *const driver_names[] = {
-	[POLICY_DRIVER_NONE] = "none",   [POLICY_DRIVER_EXEC] = "exec",
-	[POLICY_DRIVER_VERBS] = "verbs", [POLICY_DRIVER_LWFS] = "lwfs",
+	[POLICY_DRIVER_NONE] = "none",
+	[POLICY_DRIVER_EXEC] = "exec",
+	[POLICY_DRIVER_VERBS] = "verbs",
+	[POLICY_DRIVER_LWFS] = "lwfs",
 	[POLICY_DRIVER_LNET] = "lnet",
 };
+/* clang-format on */
 
 const char *policy_mode_name(enum policy_mode m)
 {
@@ -278,10 +281,10 @@ bool policy_job_allowed(const struct policy *p, const char *user,
 		snprintf(reason, reason_len, "fwdalloc is off (access.mode)");
 		return false;
 	}
-	return check_one(&a->allow_users, &a->deny_users, "user", user,
-			 reason, reason_len) &&
+	return check_one(&a->allow_users, &a->deny_users, "user", user, reason,
+			 reason_len) &&
 	       check_one(&a->allow_accounts, &a->deny_accounts, "account",
 			 account, reason, reason_len) &&
-	       check_one(&a->allow_partitions, &a->deny_partitions,
-			 "partition", partition, reason, reason_len);
+	       check_one(&a->allow_partitions, &a->deny_partitions, "partition",
+			 partition, reason, reason_len);
 }

@@ -36,7 +36,9 @@ tests_unit_test_profile_db_CFLAGS = $(FWD_TEST_CFLAGS)
 tests_unit_test_profile_db_LDADD = $(FWD_TEST_LIBS)
 tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 	-Wl,--wrap=db_prepare,--wrap=db_exec,--wrap=db_fetch \
-	-Wl,--wrap=db_stmt_close
+	-Wl,--wrap=db_stmt_close \
+	-Wl,--wrap=db_bind_int64,--wrap=db_bind_uint64,--wrap=db_bind_double \
+	-Wl,--wrap=db_bind_text,--wrap=db_bind_null
 
 TESTS += tests/integration/profile_db.sh
 EXTRA_DIST += tests/integration/profile_db.sh

@@ -66,15 +66,28 @@ spank_fwdalloc_la_SOURCES = \
 	spank/fwdalloc_remote.c \
 	spank/fwdalloc_job.c \
 	spank/fwdalloc_node.c
-spank_fwdalloc_la_CFLAGS = $(AM_CFLAGS) $(FWD_EXT_CFLAGS)
-spank_fwdalloc_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
-	-Wl,--version-script=$(srcdir)/spank/fwdalloc.lds
+# Never built with sanitizers (PLUGIN_HARDEN_*, see configure.ac): their
+# runtime must be the first library of the process, and slurmd, slurmstepd
+# (which also runs the node prolog with an environment of its own, so
+# LD_PRELOAD cannot reach it) and the Slurm clients are not built with it.
+spank_fwdalloc_la_CFLAGS = $(WARN_CFLAGS) $(PLUGIN_HARDEN_CFLAGS) \
+	$(FWD_EXT_CFLAGS)
+spank_fwdalloc_la_LDFLAGS = $(PLUGIN_HARDEN_LDFLAGS) -module -avoid-version \
+	-shared -Wl,--version-script=$(srcdir)/spank/fwdalloc.lds
 # Convenience libraries go into a shared object whole, so the plugin takes
 # only the database client it needs from monitor/, not the monitor library.
 spank_fwdalloc_la_SOURCES += monitor/db.c monitor/db.h
-spank_fwdalloc_la_LIBADD = $(FWD_REMAP_LIB) $(FWD_POLICY_LIB) \
-	libfwdcommon.la $(YAML_LIBS) $(MARIADB_LIBS) $(JANSSON_LIBS) \
-	$(IBVERBS_LIBS) $(RDMACM_LIBS) $(LIBM)
+if SANITIZERS
+# The libraries are built with sanitizers: the plugin compiles its own
+# copies of their sources instead (the unit tests cover them sanitized).
+spank_fwdalloc_la_SOURCES += $(libfwdremap_la_SOURCES) \
+	$(libfwdpolicy_la_SOURCES) $(libfwdcommon_la_SOURCES)
+PLUGIN_FWD_LIBS =
+else
+PLUGIN_FWD_LIBS = $(FWD_REMAP_LIB) $(FWD_POLICY_LIB) libfwdcommon.la
+endif
+spank_fwdalloc_la_LIBADD = $(PLUGIN_FWD_LIBS) $(YAML_LIBS) $(MARIADB_LIBS) \
+	$(JANSSON_LIBS) $(IBVERBS_LIBS) $(RDMACM_LIBS) $(LIBM)
 EXTRA_DIST += spank/fwdalloc.lds spank/SLURM.md
 EXTRA_spank_fwdalloc_la_DEPENDENCIES = spank/fwdalloc.lds
 

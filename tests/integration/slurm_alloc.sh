@@ -202,6 +202,11 @@ for i in $(seq 1 100); do
 	sleep 0.1
 done
 check "fail closed: the job was requeued, not run" test "${restarts:-0}" -ge 1
+# A requeued job passes through COMPLETING on its way back to PENDING.
+for i in $(seq 1 100); do
+	[ "$(job_state "$j")" != COMPLETING ] && break
+	sleep 0.1
+done
 check_eq "fail closed: the job is not running" PENDING "$(job_state "$j")"
 check_match "fail closed: audit says fallback" '"outcome":"fallback: ' \
 	"$(file_record "$j")"

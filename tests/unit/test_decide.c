@@ -206,7 +206,8 @@ struct dcase {
 	uint32_t s;
 	const char *forwarders; /* space-separated, in block order */
 	const char *mapping;    /* "nodes>fwd ..." */
-	const char *reason;     /* a substring of some reason */
+	const char *reason;     /* a substring of some reason; a final '$'
+				 * anchors it at the reason's end */
 };
 
 static void tw_optout(struct policy *p) { p->access.mode = POLICY_MODE_OPT_OUT; }
@@ -430,7 +431,11 @@ static const struct dcase cases[] = {
 	  ALLOC_REQ_ISOLATE, &p_demanding, .action = ALLOC_ACT_DEFAULT,
 	  .n_f = 2, .reason = "scaling not considered: isolate requested" },
 	{ "isolate-only request isolates", "c[1-128]", ALLOC_REQ_ISOLATE,
-	  &p_n1, .action = ALLOC_ACT_ISOLATE, .n_f = 2 },
+	  &p_n1, .action = ALLOC_ACT_ISOLATE, .n_f = 2,
+	  .reason = "isolate: 2 private forwarders$" },
+	{ "one private forwarder reads singular", "c[1-64]", ALLOC_REQ_AUTO,
+	  &p_mdheavy, .action = ALLOC_ACT_ISOLATE, .n_f = 1,
+	  .forwarders = "fwd009", .reason = "isolate: 1 private forwarder$" },
 	{ "scaling disabled: isolation still sized by S", "c[1-128]",
 	  ALLOC_REQ_AUTO, &p_mdheavy, tw_noscale,
 	  .action = ALLOC_ACT_ISOLATE, .n_f = 2,
@@ -520,9 +525,20 @@ static void join_mapping(const struct alloc_decision *d, char *buf, size_t len)
 
 static bool has_reason(const struct alloc_decision *d, const char *sub)
 {
-	for (size_t i = 0; i < d->n_reasons; i++)
-		if (strstr(d->reasons[i], sub))
+	size_t n = strlen(sub);
+	bool anchored = n && sub[n - 1] == '$';
+
+	if (anchored)
+		n--;
+	for (size_t i = 0; i < d->n_reasons; i++) {
+		const char *r = d->reasons[i];
+		size_t len = strlen(r);
+
+		if (!anchored && strstr(r, sub))
 			return true;
+		if (anchored && len >= n && !strncmp(r + len - n, sub, n))
+			return true;
+	}
 	return false;
 }
 

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -512,6 +514,57 @@ static void test_run_commands(void **state)
 	policy_destroy(p);
 }
 
+/*
+ * A scan up to a time in the future is refused before the database is
+ * touched (db is NULL here): its windows would be marked scanned before
+ * their statistics arrive and never looked at again.
+ */
+static void test_scan_until_future(void **state)
+{
+	static const struct {
+		double until;
+		const char *text; /* message up to "(now " */
+	} cases[] = {
+		{9999999999.0, "scan until 9999999999: in the future (now "},
+		{1e18, "scan until 1000000000000000000: in the future (now "},
+		{INFINITY, "scan until inf: in the future (now "},
+		{NAN, "scan until nan: in the future (now "},
+	};
+	struct policy *p = policy_defaults();
+	struct health_scan_stats st;
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct health_scan_opts o = {.until = cases[i].until};
+		fwd_error_t err = {""};
+		const char *tail = "): its windows are not complete yet";
+
+		errno = 0;
+		assert_int_equal(health_db_scan(NULL, p, NULL, &o, &st, &err),
+				 -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(
+			strncmp(err.text, cases[i].text, strlen(cases[i].text)),
+			0);
+		assert_string_equal(err.text + strlen(err.text) - strlen(tail),
+				    tail);
+	}
+	/* one hour ahead of the real clock */
+	{
+		struct health_scan_opts o = {0};
+		fwd_error_t err = {""};
+
+		o.until = (double)time(NULL) + 3600;
+
+		assert_int_equal(health_db_scan(NULL, p, NULL, &o, &st, &err),
+				 -1);
+		assert_int_equal(errno, EINVAL);
+		assert_non_null(strstr(err.text, "in the future"));
+	}
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_command_io),
 		cmocka_unit_test(test_command_failures),
 		cmocka_unit_test(test_run_commands),
+		cmocka_unit_test(test_scan_until_future),
 	};
 
 	return cmocka_run_group_tests_name("health", tests, setup_tmp,

@@ -77,8 +77,7 @@ static void test_large_index(void **state)
 	fwd_error_t err;
 	char name[32];
 
-	assert_int_equal(topo_add_compute_nodes(t, "cn[00000-40959]", &err),
-			 0);
+	assert_int_equal(topo_add_compute_nodes(t, "cn[00000-40959]", &err), 0);
 	assert_int_equal(topo_map_per_forwarder(t, 512, &err), 0);
 	assert_int_equal(topo_finalize(t, &err), 0);
 	for (long i = 0; i < 40960; i += 97) {
@@ -98,20 +97,20 @@ struct err_case {
 };
 
 static const struct err_case err_cases[] = {
-	{ "overlap", "c[1-8]", "c[1-5]", "c[5-8]", 0,
-	  "node 'c5' is mapped to both 'fwd01' and 'fwd02'" },
-	{ "uncovered", "c[1-8]", "c[1-4]", "c[5-7]", 0,
-	  "1 compute node is not covered by the mapping, first 'c8'" },
-	{ "undeclared", "c[1-8]", "c[1-4]", "c[5-9]", 0,
-	  "node 'c9' is not a declared compute node" },
-	{ "declared twice", "c[1-8],c3", NULL, NULL, 0,
-	  "compute node 'c3' is declared twice" },
-	{ "bad hostlist", "c[1-", NULL, NULL, 0,
-	  "invalid node list 'c[1-' (want a Slurm hostlist such as "
-	  "c[1-512])" },
-	{ "too few service", "c[1-20]", NULL, NULL, 4,
-	  "12 compute nodes from 'c9' on are left unmapped: not enough "
-	  "service forwarders at 4 nodes each" },
+	{"overlap", "c[1-8]", "c[1-5]", "c[5-8]", 0,
+	 "node 'c5' is mapped to both 'fwd01' and 'fwd02'"},
+	{"uncovered", "c[1-8]", "c[1-4]", "c[5-7]", 0,
+	 "1 compute node is not covered by the mapping, first 'c8'"},
+	{"undeclared", "c[1-8]", "c[1-4]", "c[5-9]", 0,
+	 "node 'c9' is not a declared compute node"},
+	{"declared twice", "c[1-8],c3", NULL, NULL, 0,
+	 "compute node 'c3' is declared twice"},
+	{"bad hostlist", "c[1-", NULL, NULL, 0,
+	 "invalid node list 'c[1-' (want a Slurm hostlist such as "
+	 "c[1-512])"},
+	{"too few service", "c[1-20]", NULL, NULL, 4,
+	 "12 compute nodes from 'c9' on are left unmapped: not enough "
+	 "service forwarders at 4 nodes each"},
 };
 
 static void test_errors(void **state)
@@ -119,7 +118,7 @@ static void test_errors(void **state)
 	for (size_t i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++) {
 		const struct err_case *c = &err_cases[i];
 		struct topology *t = make(2, 2);
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 		int rv = topo_add_compute_nodes(t, c->declare, &err);
 
 		if (rv == 0 && c->map_a)
@@ -140,8 +139,8 @@ static void test_errors(void **state)
 static void test_duplicate_forwarder(void **state)
 {
 	struct topology *t = make(1, 0);
-	struct topo_forwarder f = { .name = (char *)"fwd01", .bandwidth_bps = 1 };
-	struct topo_forwarder z = { .name = (char *)"fwd09", .bandwidth_bps = 0 };
+	struct topo_forwarder f = {.name = (char *)"fwd01", .bandwidth_bps = 1};
+	struct topo_forwarder z = {.name = (char *)"fwd09", .bandwidth_bps = 0};
 	fwd_error_t err;
 
 	assert_int_equal(topo_add_forwarder(t, &f, &err), -1);
@@ -155,7 +154,8 @@ static void test_duplicate_forwarder(void **state)
 static void test_json(void **state)
 {
 	struct topology *t = make(1, 1);
-	struct topo_ost o = { .name = (char *)"lustre-OST0000", .bandwidth_bps = 1e9 };
+	struct topo_ost o = {.name = (char *)"lustre-OST0000",
+			     .bandwidth_bps = 1e9};
 	char *s;
 
 	assert_int_equal(topo_add_mapping(t, "c[1-2]", 0, NULL), 0);
