@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,40 +114,12 @@ static int show(struct fwdctl_ctx *ctx, const char *path)
 
 static int policy_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *action, *file = NULL;
-	int c;
+	const char *action, *file;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return FWD_EXIT_OK;
-		default:
-			fwdctl_usage_hint("policy");
-			return FWD_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		fwdctl_err("policy: missing action (check or show)");
-		usage(stderr);
-		return FWD_EXIT_USAGE;
-	}
-	action = argv[optind++];
-	if (optind < argc)
-		file = argv[optind++];
-	if (optind < argc) {
-		fwdctl_err("policy %s: unexpected argument '%s'", action,
-			   argv[optind]);
-		return FWD_EXIT_USAGE;
-	}
+	if (!fwdctl_action_file_args(ctx, "policy", argc, argv, usage, &action,
+				     &file, &rc))
+		return rc;
 	if (!strcmp(action, "check"))
 		return check(ctx, file ? file : ctx->policy_path);
 	if (!strcmp(action, "show"))

@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,40 +202,12 @@ static int run(struct fwdctl_ctx *ctx, bool show, const char *file)
 
 static int topology_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *action, *file = NULL;
-	int c;
+	const char *action, *file;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return FWD_EXIT_OK;
-		default:
-			fwdctl_usage_hint("topology");
-			return FWD_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		fwdctl_err("topology: missing action (check or show)");
-		usage(stderr);
-		return FWD_EXIT_USAGE;
-	}
-	action = argv[optind++];
-	if (optind < argc)
-		file = argv[optind++];
-	if (optind < argc) {
-		fwdctl_err("topology %s: unexpected argument '%s'", action,
-			   argv[optind]);
-		return FWD_EXIT_USAGE;
-	}
+	if (!fwdctl_action_file_args(ctx, "topology", argc, argv, usage, &action,
+				     &file, &rc))
+		return rc;
 	if (!strcmp(action, "check"))
 		return run(ctx, false, file);
 	if (!strcmp(action, "show"))

@@ -64,6 +64,49 @@ void fwdctl_usage_hint(const char *cmd)
 		fwdctl_err("see 'fwdctl --help'");
 }
 
+bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd,
+			     int argc, char **argv, void (*usage)(FILE *),
+			     const char **action, const char **file, int *rc)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	*rc = FWD_EXIT_USAGE;
+	*file = NULL;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			*rc = FWD_EXIT_OK;
+			return false;
+		default:
+			fwdctl_usage_hint(cmd);
+			return false;
+		}
+	}
+	if (optind >= argc) {
+		fwdctl_err("%s: missing action (check or show)", cmd);
+		usage(stderr);
+		return false;
+	}
+	*action = argv[optind++];
+	if (optind < argc)
+		*file = argv[optind++];
+	if (optind < argc) {
+		fwdctl_err("%s %s: unexpected argument '%s'", cmd, *action,
+			   argv[optind]);
+		return false;
+	}
+	return true;
+}
+
 bool fwdctl_wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {

@@ -76,4 +76,14 @@ void fwdctl_usage_hint(const char *cmd);
 /* True if argv[i] is -h or --help; subcommands print their usage then. */
 bool fwdctl_wants_help(int argc, char **argv);
 
+/*
+ * Arguments of `fwdctl CMD ACTION [FILE] [--json]`, for commands whose only
+ * options are --json and --help.  Returns true with *action and *file (NULL
+ * when absent) set; otherwise false with *rc the exit code to return (help
+ * printed, or a usage error reported).
+ */
+bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd,
+			     int argc, char **argv, void (*usage)(FILE *),
+			     const char **action, const char **file, int *rc);
+
 #endif
