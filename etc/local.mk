@@ -8,5 +8,12 @@ EXTRA_DIST += scripts/gen-taihulight-topology
 dist_fwdallocconf_DATA += etc/sim-jobs.csv etc/sim-curves.csv
 # Slurm configuration snippets for the plugin and the controller prolog.
 dist_fwdallocconf_DATA += etc/plugstack.conf.fwdalloc etc/slurm.conf.fwdalloc
-dist_fwdallocconf_DATA += etc/fwdalloc-reconcile.service \
-	etc/fwdalloc-reconcile.timer
+# The reconcile timer (frees allocations of lost epilogs), installed
+# beside the health-scan units (monitor/local.mk) in $(healthunitdir).
+healthunit_DATA += etc/fwdalloc-reconcile.service etc/fwdalloc-reconcile.timer
+EXTRA_DIST += etc/fwdalloc-reconcile.service.in etc/fwdalloc-reconcile.timer
+CLEANFILES += etc/fwdalloc-reconcile.service
+etc/fwdalloc-reconcile.service: etc/fwdalloc-reconcile.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) etc && sed -e 's|@bindir[@]|$(bindir)|g' \
+		$(srcdir)/etc/fwdalloc-reconcile.service.in >$@.tmp && \
+		mv $@.tmp $@
