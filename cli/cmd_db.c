@@ -32,7 +32,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: fwdctl db init [--node-host HOST] [--no-grant] [--json]\n"
-"       fwdctl db migrate [--json]\n"
+"       fwdctl db migrate [--node-host HOST] [--no-grant] [--json]\n"
 "       fwdctl db status [--json]\n"
 "       fwdctl db prune [--dry-run] [--json]\n"
 "\n"
@@ -41,12 +41,15 @@ static void usage(FILE *f)
 "\n"
 "  init      create the schema, or bring it to this version; then grant the\n"
 "            read-only node account (database.node_user) SELECT on the\n"
-"            `allocations` and `forwarders` tables, and, when a topology is\n"
-"            available (--topology, or the policy's `topology:` file exists),\n"
-"            mirror its forwarders and OSTs into those tables.  Idempotent;\n"
+"            `node_allocations` view only (held allocations, the columns\n"
+"            node prologs read), revoking any older table grants; and,\n"
+"            when a topology is available (--topology, or the policy's\n"
+"            `topology:` file exists), mirror its forwarders and OSTs into\n"
+"            the `forwarders` and `osts` tables.  Idempotent;\n"
 "            run it again after changing the topology.\n"
-"  migrate   bring an existing schema up to this version.  Idempotent.\n"
-"            A database with a newer schema than this fwdctl is refused.\n"
+"  migrate   bring an existing schema up to this version and grant the\n"
+"            node account as init does.  Idempotent.  A database with a\n"
+"            newer schema than this fwdctl is refused.\n"
 "  status    print the server, the schema version and the row count of\n"
 "            every table.\n"
 "  prune     delete raw samples (samples_raw, samples_hist, jobstats_raw)\n"
@@ -58,7 +61,7 @@ static void usage(FILE *f)
 "Options:\n"
 "  --node-host HOST  host part of the node account to grant (default '%%');\n"
 "                    letters, digits, '.', '-', '_', ':' and '%%'\n"
-"  --no-grant        init: do not grant the node account\n"
+"  --no-grant        init, migrate: do not grant the node account\n"
 "  --dry-run         prune: count what would be deleted, delete nothing\n"
 "  --json            machine-readable output\n"
 "  -h, --help        this help\n"
@@ -175,7 +178,7 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 					       : FWD_EXIT_INVALID;
 		goto out;
 	}
-	if (init && !o->no_grant && p->database.node_user) {
+	if (!o->no_grant && p->database.node_user) {
 		const char *host = o->node_host ? o->node_host : "%";
 
 		if (db_grant_node(db, p->database.node_user, host, &err) < 0) {
@@ -225,7 +228,7 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 				j, "osts",
 				json_integer((json_int_t)topo->n_osts));
 		}
-		if (j && init)
+		if (j)
 			json_object_set_new(
 				j, "node_grant",
 				grant_warning

@@ -176,8 +176,10 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
  * "run `fwdctl db migrate`" when older) or EPROTO (newer).
  *
  * db_grant_node grants the read-only node account `user`@`host` SELECT on
- * allocations and forwarders (the only tables node prologs read).  The
- * account must exist.  Names are checked against a strict character set.
+ * the node_allocations view (held rows, the columns node prologs read) and
+ * revokes the table grants on allocations and forwarders that schema
+ * version 1 gave it; idempotent.  The account must exist.  Names are
+ * checked against a strict character set.
  */
 int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err);
 int db_check_schema(struct db *db, fwd_error_t *err);

@@ -291,11 +291,33 @@ static const char *const v1_stmts[] = {
 };
 /* clang-format on */
 
+/*
+ * The node account's whole window on the database (DESIGN.md: node prologs
+ * read only the allocation rows they need): held rows only, and only the
+ * columns fwdalloc_node.c reads.  SQL SECURITY DEFINER runs it with the
+ * rights of its definer, the controller account that ran `fwdctl db
+ * init/migrate`, so the node account needs SELECT on the view alone.
+ * MERGE keeps `WHERE job_id = ?` on the allocations_job index.
+ */
+/* clang-format off */
+static const char *const v2_stmts[] = {
+	"CREATE OR REPLACE ALGORITHM=MERGE SQL SECURITY DEFINER"
+	" VIEW node_allocations AS"
+	" SELECT a.id AS id, a.job_id AS job_id, a.nodes AS nodes,"
+	" a.action AS action, a.forwarder AS forwarder,"
+	" f.address AS address"
+	" FROM allocations a LEFT JOIN forwarders f ON f.name = a.forwarder"
+	" WHERE a.released_at IS NULL",
+};
+/* clang-format on */
+
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* clang-format off */
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
+	{ 2, "node_allocations view for the node account",
+	  v2_stmts, N_ELEM(v2_stmts) },
 };
 /* clang-format on */
 
@@ -455,10 +477,12 @@ static bool ident_ok(const char *s, const char *extra)
 	return true;
 }
 
-/* Tables the read-only node account may read (DESIGN.md: node prologs
- * read only their allocation rows and the forwarders' addresses). */
+/* What the read-only node account may read (DESIGN.md: node prologs read
+ * only their allocation rows and the forwarders' addresses), and the
+ * table grants schema version 1 gave it, taken back. */
 /* clang-format off */
-static const char *const node_tables[] = { "allocations", "forwarders" };
+static const char *const node_views[] = { "node_allocations" };
+static const char *const node_old_tables[] = { "allocations", "forwarders" };
 
 int db_grant_node(struct db *db, const char *user, const char *host,
 		  fwd_error_t *err)
@@ -482,12 +506,29 @@ int db_grant_node(struct db *db, const char *user, const char *host,
 				 "'_', '-', '.', ':' and '%%'",
 				 host ? host : "");
 	}
-	for (size_t i = 0; i < N_ELEM(node_tables); i++) {
+	for (size_t i = 0; i < N_ELEM(node_views); i++) {
 		snprintf(sql, sizeof(sql), "GRANT SELECT ON %s TO '%s'@'%s'",
-			 node_tables[i], user, host);
+			 node_views[i], user, host);
 		if (db_execf(db, err, sql, "") < 0)
 			return errprefix(err, "granting %s to '%s'@'%s'",
-					 node_tables[i], user, host);
+					 node_views[i], user, host);
+	}
+	/* MariaDB has no REVOKE IF EXISTS: a REVOKE of a grant that was
+	 * never given fails (1147).  Granting first makes the REVOKE always
+	 * valid, so this is idempotent whether or not the account ever had
+	 * the version 1 table grants. */
+	for (size_t i = 0; i < N_ELEM(node_old_tables); i++) {
+		snprintf(sql, sizeof(sql), "GRANT SELECT ON %s TO '%s'@'%s'",
+			 node_old_tables[i], user, host);
+		if (db_execf(db, err, sql, "") < 0)
+			return errprefix(err, "revoking %s from '%s'@'%s'",
+					 node_old_tables[i], user, host);
+		snprintf(sql, sizeof(sql),
+			 "REVOKE SELECT ON %s FROM '%s'@'%s'",
+			 node_old_tables[i], user, host);
+		if (db_execf(db, err, sql, "") < 0)
+			return errprefix(err, "revoking %s from '%s'@'%s'",
+					 node_old_tables[i], user, host);
 	}
 	return 0;
 }

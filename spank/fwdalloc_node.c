@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * This node's part of a job's decision, read with the read-only node
- * database account.  Kept apart from the SPANK callbacks so that the
+ * database account through the node_allocations view, which holds only
+ * held rows (monitor/SCHEMA.md).  The epilog's revert reads nothing: the
+ * remap driver keeps what it applied per job, so it still works after
+ * EpilogSlurmctld has released the rows.  Kept apart from the SPANK callbacks so that the
  * benchmark can time exactly what the job prolog does.
  */
 #include "config.h"
@@ -41,11 +44,8 @@ int fwdalloc_node_decision(const struct policy *p, uint32_t job_id,
 	if (!(db = db_connect(&p->database, DB_ROLE_NODE, err)))
 		return -1;
 	st = db_prepare(db,
-			"SELECT a.forwarder, a.nodes, a.action, f.address "
-			"FROM allocations a LEFT JOIN forwarders f "
-			"ON f.name = a.forwarder "
-			"WHERE a.job_id = ? AND a.released_at IS NULL "
-			"ORDER BY a.id",
+			"SELECT forwarder, nodes, action, address "
+			"FROM node_allocations WHERE job_id = ? ORDER BY id",
 			err);
 	if (!st)
 		goto out;
