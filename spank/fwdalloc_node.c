@@ -4,8 +4,8 @@
  * database account through the node_allocations view, which holds only
  * held rows (monitor/SCHEMA.md).  The epilog's revert reads nothing: the
  * remap driver keeps what it applied per job, so it still works after
- * EpilogSlurmctld has released the rows.  Kept apart from the SPANK callbacks so that the
- * benchmark can time exactly what the job prolog does.
+ * EpilogSlurmctld has released the rows.  Kept apart from the SPANK callbacks
+ * so that the benchmark can time exactly what the job prolog does.
  */
 #include "config.h"
 
