@@ -461,56 +461,115 @@ out:
 	json_decref(o);
 }
 
+/* Columns of one profiles row, in PROFILE_ROW_SQL order. */
+enum {
+	PR_RUNS,
+	PR_READ,
+	PR_WRITE,
+	PR_IO_NODES,
+	PR_MODE,
+	PR_NODE_BW,
+	PR_PEAK_BW,
+	PR_IOPS,
+	PR_MDOPS,
+	PR_MDQUEUE,
+	PR_RUNTIME,
+	PR_FIGURES,
+	PR_BW,
+	PR_BUCKET,
+	PR_USER,
+	PR_ACCOUNT,
+	PR_NAME,
+	PR_PARTITION,
+	PR_LAST_JOB,
+	PR_UPDATED,
+};
+
+#define PROFILE_ROW_SQL                                                    \
+	"SELECT runs, read_bytes, write_bytes, io_nodes, io_mode,"         \
+	" node_bandwidth_bps, peak_bandwidth_bps, iops, mdops_rate,"       \
+	" metadata_queue, runtime, figures, bandwidth_by_forwarders,"      \
+	" node_bucket, user, account, name, partition_name, last_job_id,"  \
+	" updated_at FROM profiles WHERE profile_key = ?"
+
+/*
+ * Fetch the profiles row of key and decode its figures into *pr (volume
+ * from the figures JSON when it has one, bandwidth by forwarders).
+ * Returns 1 with *stp on the row (for the other columns) and *fig the
+ * figures JSON (NULL if absent), both for the caller to release; 0 when
+ * there is no row; -1 on error.  On 0 and -1 nothing is left open.
+ */
+static int profile_row(struct db *db, const char *key, struct profile *pr,
+		       struct db_stmt **stp, json_t **fig, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	json_int_t vol;
+	int r;
+
+	*stp = NULL;
+	*fig = NULL;
+	st = db_prepare(db, PROFILE_ROW_SQL, err);
+	if (!st)
+		return -1;
+	db_bind_text(st, 0, key);
+	r = db_exec(st, err) < 0 ? -1 : db_fetch(st, err);
+	if (r <= 0) {
+		db_stmt_close(st);
+		return r;
+	}
+	memset(pr, 0, sizeof(*pr));
+	pr->runs = (uint32_t)db_col_uint64(st, PR_RUNS);
+	pr->read_bytes = db_col_uint64(st, PR_READ);
+	pr->write_bytes = db_col_uint64(st, PR_WRITE);
+	pr->io_volume_bytes = pr->read_bytes + pr->write_bytes;
+	pr->io_nodes = (uint32_t)db_col_uint64(st, PR_IO_NODES);
+	pr->io_mode = mode_of(db_col_text(st, PR_MODE));
+	pr->node_bandwidth_bps = db_col_double(st, PR_NODE_BW);
+	pr->peak_bandwidth_bps = db_col_double(st, PR_PEAK_BW);
+	pr->iops = db_col_double(st, PR_IOPS);
+	pr->mdops = db_col_double(st, PR_MDOPS);
+	pr->metadata_queue = db_col_double(st, PR_MDQUEUE);
+	pr->runtime = db_col_double(st, PR_RUNTIME);
+	if (!db_col_null(st, PR_FIGURES))
+		*fig = json_loads(db_col_text(st, PR_FIGURES), 0, NULL);
+	vol = json_integer_value(json_object_get(*fig, "io_volume_bytes"));
+	if (vol > 0)
+		pr->io_volume_bytes = (uint64_t)vol;
+	parse_bw(db_col_null(st, PR_BW) ? NULL : db_col_text(st, PR_BW), pr);
+	*stp = st;
+	return 1;
+}
+
 /* The profiles row of key, scaled to job->nodes.  1 found, 0 none. */
 static int stored_profile(struct db *db, const char *key, uint32_t nodes,
 			  struct profile *out, fwd_error_t *err)
 {
 	struct db_stmt *st;
 	struct profile_run run;
-	struct profile pr;
-	json_t *fig = NULL;
-	uint32_t runs;
-	int rv = -1, r;
+	struct profile row, pr;
+	json_t *fig;
+	json_int_t fig_nodes;
+	int rv;
 
-	st = db_prepare(db,
-			"SELECT runs, read_bytes, write_bytes, io_nodes,"
-			" io_mode, node_bandwidth_bps, peak_bandwidth_bps,"
-			" iops, mdops_rate, metadata_queue, runtime, figures,"
-			" bandwidth_by_forwarders, node_bucket"
-			" FROM profiles WHERE profile_key = ?",
-			err);
-	if (!st)
-		return -1;
-	db_bind_text(st, 0, key);
-	if (db_exec(st, err) < 0)
-		goto out;
-	r = db_fetch(st, err);
-	if (r <= 0) {
-		rv = r;
-		goto out;
-	}
+	rv = profile_row(db, key, &row, &st, &fig, err);
+	if (rv <= 0)
+		return rv;
 	memset(&run, 0, sizeof(run));
-	runs = (uint32_t)db_col_uint64(st, 0);
-	run.read_bytes = db_col_uint64(st, 1);
-	run.write_bytes = db_col_uint64(st, 2);
-	run.io_volume_bytes = run.read_bytes + run.write_bytes;
-	run.io_nodes = (uint32_t)db_col_uint64(st, 3);
-	run.io_mode = mode_of(db_col_text(st, 4));
-	run.node_bandwidth_bps = db_col_double(st, 5);
-	run.peak_bandwidth_bps = db_col_double(st, 6);
-	run.iops = db_col_double(st, 7);
-	run.mdops = db_col_double(st, 8);
-	run.metadata_queue = db_col_double(st, 9);
-	run.runtime = db_col_double(st, 10);
-	run.nodes = (uint32_t)db_col_uint64(st, 13);
-	if (!db_col_null(st, 11))
-		fig = json_loads(db_col_text(st, 11), 0, NULL);
-	if (json_integer_value(json_object_get(fig, "nodes")) > 0)
-		run.nodes = (uint32_t)json_integer_value(
-			json_object_get(fig, "nodes"));
-	if (json_integer_value(json_object_get(fig, "io_volume_bytes")) > 0)
-		run.io_volume_bytes = (uint64_t)json_integer_value(
-			json_object_get(fig, "io_volume_bytes"));
+	run.read_bytes = row.read_bytes;
+	run.write_bytes = row.write_bytes;
+	run.io_volume_bytes = row.io_volume_bytes;
+	run.io_nodes = row.io_nodes;
+	run.io_mode = row.io_mode;
+	run.node_bandwidth_bps = row.node_bandwidth_bps;
+	run.peak_bandwidth_bps = row.peak_bandwidth_bps;
+	run.iops = row.iops;
+	run.mdops = row.mdops;
+	run.metadata_queue = row.metadata_queue;
+	run.runtime = row.runtime;
+	run.nodes = (uint32_t)db_col_uint64(st, PR_BUCKET);
+	fig_nodes = json_integer_value(json_object_get(fig, "nodes"));
+	if (fig_nodes > 0)
+		run.nodes = (uint32_t)fig_nodes;
 	if (run.nodes == 0)
 		run.nodes = nodes ? nodes : 1;
 	/* the row is one aggregate: predict from it as a single run */
@@ -518,8 +577,9 @@ static int stored_profile(struct db *db, const char *key, uint32_t nodes,
 		rv = 0;
 		goto out;
 	}
-	pr.runs = runs;
-	parse_bw(db_col_null(st, 12) ? NULL : db_col_text(st, 12), &pr);
+	pr.runs = row.runs;
+	memcpy(pr.bw, row.bw, sizeof(pr.bw));
+	pr.n_bw = row.n_bw;
 	*out = pr;
 	rv = 1;
 out:
@@ -1004,44 +1064,13 @@ int profile_db_show(struct db *db, const char *key, json_t **out,
 {
 	struct db_stmt *st;
 	struct profile pr;
-	json_t *fig = NULL, *o = NULL, *po;
-	int rv = -1, r;
+	json_t *fig, *o, *po;
+	int rv;
 
 	*out = NULL;
-	st = db_prepare(db,
-			"SELECT runs, read_bytes, write_bytes, io_nodes,"
-			" io_mode, node_bandwidth_bps, peak_bandwidth_bps,"
-			" iops, mdops_rate, metadata_queue, figures,"
-			" bandwidth_by_forwarders, user, account, name,"
-			" partition_name, node_bucket, last_job_id, updated_at,"
-			" runtime FROM profiles WHERE profile_key = ?",
-			err);
-	if (!st)
-		return -1;
-	db_bind_text(st, 0, key);
-	if (db_exec(st, err) < 0)
-		goto out;
-	r = db_fetch(st, err);
-	if (r <= 0) {
-		rv = r;
-		goto out;
-	}
-	memset(&pr, 0, sizeof(pr));
-	pr.runs = (uint32_t)db_col_uint64(st, 0);
-	pr.io_volume_bytes = db_col_uint64(st, 1) + db_col_uint64(st, 2);
-	pr.io_nodes = (uint32_t)db_col_uint64(st, 3);
-	pr.io_mode = mode_of(db_col_text(st, 4));
-	pr.node_bandwidth_bps = db_col_double(st, 5);
-	pr.peak_bandwidth_bps = db_col_double(st, 6);
-	pr.iops = db_col_double(st, 7);
-	pr.mdops = db_col_double(st, 8);
-	pr.metadata_queue = db_col_double(st, 9);
-	if (!db_col_null(st, 10))
-		fig = json_loads(db_col_text(st, 10), 0, NULL);
-	if (json_integer_value(json_object_get(fig, "io_volume_bytes")) > 0)
-		pr.io_volume_bytes = (uint64_t)json_integer_value(
-			json_object_get(fig, "io_volume_bytes"));
-	parse_bw(db_col_null(st, 11) ? NULL : db_col_text(st, 11), &pr);
+	rv = profile_row(db, key, &pr, &st, &fig, err);
+	if (rv <= 0)
+		return rv;
 	po = profile_to_json(&pr);
 #define TEXT_OR_NULL(c) \
 	(db_col_null(st, c) ? json_null() : json_string(db_col_text(st, c)))
@@ -1051,22 +1080,21 @@ int profile_db_show(struct db *db, const char *key, json_t **out,
 	o = json_pack(
 		"{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so}", "key",
 		key, "source", json_incref(json_object_get(fig, "source")),
-		"user", TEXT_OR_NULL(12), "account", TEXT_OR_NULL(13), "name",
-		TEXT_OR_NULL(14), "partition", TEXT_OR_NULL(15), "node_bucket",
-		INT_OR_NULL(16), "nodes",
-		json_incref(json_object_get(fig, "nodes")), "last_job_id",
-		INT_OR_NULL(17), "updated_at", (json_int_t)db_col_int64(st, 18),
-		"runtime", db_col_double(st, 19), "profile", po);
+		"user", TEXT_OR_NULL(PR_USER), "account", TEXT_OR_NULL(PR_ACCOUNT),
+		"name", TEXT_OR_NULL(PR_NAME), "partition",
+		TEXT_OR_NULL(PR_PARTITION), "node_bucket", INT_OR_NULL(PR_BUCKET),
+		"nodes", json_incref(json_object_get(fig, "nodes")),
+		"last_job_id", INT_OR_NULL(PR_LAST_JOB), "updated_at",
+		(json_int_t)db_col_int64(st, PR_UPDATED), "runtime", pr.runtime,
+		"profile", po);
 #undef TEXT_OR_NULL
 #undef INT_OR_NULL
 	if (!o) {
 		errno = ENOMEM;
-		errprintf(err, "out of memory");
-		goto out;
+		rv = errprintf(err, "out of memory");
+	} else {
+		*out = o;
 	}
-	*out = o;
-	rv = 1;
-out:
 	json_decref(fig);
 	db_stmt_close(st);
 	return rv;
