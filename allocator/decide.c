@@ -19,7 +19,7 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
 #define NO_DIGITS 0xff

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "allocator/ledger.h"
-#include "allocator/topology.h"
+#include "topology/topology.h"
 
 struct fwd_slot {
 	struct alloc_ledger_entry **holders;

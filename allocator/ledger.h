@@ -9,7 +9,7 @@
  * the time it was last released (for least-recent-load selection).
  *
  * The database layer fills one from its rows (alloc_ledger_add()) or from
- * STATE.json (jobio.h); the decision reads it; the controller prolog
+ * STATE.json (decision_json.h); the decision reads it; the controller prolog
  * acquires and the epilog releases.  Acquire and release are idempotent: a
  * job already present keeps its entry, releasing an absent job is a no-op.
  * Not thread-safe; callers serialise (the controller holds the global

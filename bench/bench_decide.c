@@ -20,11 +20,11 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
-#ifndef TOPSRCDIR
-#define TOPSRCDIR "."
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
 #endif
 
 #define GiB (1024ULL * 1024 * 1024)
@@ -193,7 +193,7 @@ static int run(const char *label, const struct alloc_ctx *cx,
 int main(int argc, char **argv)
 {
 	const char *path =
-		argc > 1 ? argv[1] : TOPSRCDIR "/etc/topology-taihulight.yaml";
+		argc > 1 ? argv[1] : TOP_SRCDIR "/etc/topology-taihulight.yaml";
 	/* Demanding: 40,960 I/O nodes at 5 MB/s -> S = 82 > N_f = 80, capped
 	 * at 16 per job; a 512-node job at 50 MB/s -> S = 11. */
 	struct alloc_profile big = {

@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "bench/testdb.h"
 #include "monitor/anomaly.h"
-#include "monitor/db.h"
+#include "db/db.h"
 #include "monitor/health.h"
 #include "policies/policy.h"
 
@@ -382,8 +382,8 @@ int main(void)
 		goto out;
 	if (env && *env) {
 		snprintf(policy_path, sizeof(policy_path), "%s", env);
-	} else if (access(TESTDB, X_OK) == 0 && mkdtemp(dir)) {
-		char *argv[] = {(char *)"/bin/sh", (char *)TESTDB,
+	} else if (access(TOP_SRCDIR "/scripts/testdb", X_OK) == 0 && mkdtemp(dir)) {
+		char *argv[] = {(char *)"/bin/sh", (char *)TOP_SRCDIR "/scripts/testdb",
 				(char *)"start", dir, NULL};
 
 		started = true;
@@ -412,7 +412,7 @@ int main(void)
 out:
 	policy_destroy(p);
 	if (started) {
-		char *stop[] = {(char *)"/bin/sh", (char *)TESTDB,
+		char *stop[] = {(char *)"/bin/sh", (char *)TOP_SRCDIR "/scripts/testdb",
 				(char *)"stop", dir, NULL};
 		char *rm[] = {(char *)"/bin/rm", (char *)"-rf", dir, NULL};
 

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "allocator/sim.h"
-#include "allocator/topology.h"
+#include "sim/sim.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
 #define N_JOBS 100000

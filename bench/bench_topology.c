@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
 #define RUNS 11
@@ -41,8 +41,8 @@ static double median(double *v, size_t n)
 int main(int argc, char **argv)
 {
 	const char *topo_path =
-		argc > 1 ? argv[1] : ETCDIR "/topology-taihulight.yaml";
-	const char *policy_path = argc > 2 ? argv[2] : ETCDIR "/fwdalloc.yaml";
+		argc > 1 ? argv[1] : TOP_SRCDIR "/etc/topology-taihulight.yaml";
+	const char *policy_path = argc > 2 ? argv[2] : TOP_SRCDIR "/etc/fwdalloc.yaml";
 	double t_topo[RUNS], t_policy[RUNS], t0, dt, med_topo, med_policy;
 	struct topology *t = NULL;
 	fwd_error_t err;

@@ -10,14 +10,14 @@
 
 #include <stdbool.h>
 
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 
 struct bench_db {
 	char dir[64];
 	char sock[128];
 	char pass[128];
-	struct policy_database cfg;
+	struct db_config cfg;
 	struct db *db;
 };
 

@@ -12,9 +12,9 @@
 
 #include <jansson.h>
 
-#include "cli/audit.h"
+#include "controller/audit.h"
 #include "cli/fwdctl.h"
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 
 /* clang-format off */

@@ -15,11 +15,12 @@
 
 #include <jansson.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
-#include "monitor/db.h"
-#include "monitor/schema.h"
+#include "db/db.h"
+#include "db/schema.h"
+#include "monitor/inventory.h"
 #include "policies/policy.h"
 
 /* Long statements (pruning millions of rows) need more than the policy's
@@ -205,7 +206,7 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 			rc = FWD_EXIT_USAGE;
 			goto out;
 		}
-		if (db_sync_topology(db, topo, &err) < 0) {
+		if (inventory_sync(db, topo, &err) < 0) {
 			fwdctl_err("%s", err.text);
 			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
 						       : FWD_EXIT_INVALID;

@@ -16,9 +16,9 @@
 #include <jansson.h>
 
 #include "allocator/decide.h"
-#include "allocator/jobio.h"
+#include "allocator/decision_json.h"
 #include "allocator/ledger.h"
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
 

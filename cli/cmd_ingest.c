@@ -16,10 +16,10 @@
 
 #include <jansson.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
-#include "monitor/db.h"
+#include "db/db.h"
 #include "monitor/ingest.h"
 #include "policies/policy.h"
 

@@ -25,12 +25,12 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
-#include "allocator/topology.h"
-#include "cli/audit.h"
-#include "cli/bounded.h"
-#include "cli/ctl_store.h"
+#include "topology/topology.h"
+#include "controller/audit.h"
+#include "common/run.h"
+#include "controller/ctl_store.h"
 #include "cli/fwdctl.h"
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 #include "profiler/profile.h"
 

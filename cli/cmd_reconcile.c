@@ -18,10 +18,10 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
-#include "cli/audit.h"
-#include "cli/ctl_store.h"
+#include "controller/audit.h"
+#include "controller/ctl_store.h"
 #include "cli/fwdctl.h"
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 
 #define DECIDE_LOCK "decide" /* db_lock() scopes it: "<database>.decide" */

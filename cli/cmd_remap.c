@@ -15,7 +15,7 @@
 
 #include <slurm/slurm.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
 #include "spank/remap.h"

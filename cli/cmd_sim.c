@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/sim.h"
-#include "allocator/topology.h"
+#include "sim/sim.h"
+#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
 

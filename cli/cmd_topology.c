@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "common/units.h"
 #include "policies/policy.h"

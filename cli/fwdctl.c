@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
 

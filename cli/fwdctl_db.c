@@ -14,7 +14,7 @@ struct db *fwdctl_db_connect(struct fwdctl_ctx *ctx, enum db_role role,
 			     int *exit_code)
 {
 	struct policy *p = fwdctl_policy(ctx);
-	struct policy_database cfg;
+	struct db_config cfg;
 	fwd_error_t err = {{0}};
 	struct db *db;
 

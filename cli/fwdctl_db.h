@@ -8,7 +8,7 @@
  */
 
 #include "cli/fwdctl.h"
-#include "monitor/db.h"
+#include "db/db.h"
 
 /*
  * Connect as `role` using the policy named by the global options.  The

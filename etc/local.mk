@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# etc/: examples installed to $(sysconfdir)/fwdalloc.
+# etc/: examples installed to $(sysconfdir)/fwdalloc, Slurm snippets and
+# systemd units.
 fwdallocconfdir = $(sysconfdir)/fwdalloc
 dist_fwdallocconf_DATA = etc/fwdalloc.yaml etc/topology.yaml \
 	etc/topology-taihulight.yaml
@@ -8,12 +9,20 @@ EXTRA_DIST += scripts/gen-taihulight-topology
 dist_fwdallocconf_DATA += etc/sim-jobs.csv etc/sim-curves.csv
 # Slurm configuration snippets for the plugin and the controller prolog.
 dist_fwdallocconf_DATA += etc/plugstack.conf.fwdalloc etc/slurm.conf.fwdalloc
-# The reconcile timer (frees allocations of lost epilogs), installed
-# beside the health-scan units (monitor/local.mk) in $(healthunitdir).
-healthunit_DATA += etc/fwdalloc-reconcile.service etc/fwdalloc-reconcile.timer
-EXTRA_DIST += etc/fwdalloc-reconcile.service.in etc/fwdalloc-reconcile.timer
-CLEANFILES += etc/fwdalloc-reconcile.service
-etc/fwdalloc-reconcile.service: etc/fwdalloc-reconcile.service.in Makefile
+
+# systemd units for the periodic health scan and reconcile, installed under
+# the prefix (copy or link them into /etc/systemd/system when the prefix is
+# not /usr).
+systemdunitdir = $(prefix)/lib/systemd/system
+systemdunit_DATA = etc/fwdalloc-health-scan.service \
+	etc/fwdalloc-health-scan.timer \
+	etc/fwdalloc-reconcile.service etc/fwdalloc-reconcile.timer
+EXTRA_DIST += etc/fwdalloc-health-scan.service.in \
+	etc/fwdalloc-health-scan.timer \
+	etc/fwdalloc-reconcile.service.in etc/fwdalloc-reconcile.timer
+CLEANFILES += etc/fwdalloc-health-scan.service etc/fwdalloc-reconcile.service
+etc/fwdalloc-health-scan.service etc/fwdalloc-reconcile.service: Makefile
 	$(AM_V_GEN)$(MKDIR_P) etc && sed -e 's|@bindir[@]|$(bindir)|g' \
-		$(srcdir)/etc/fwdalloc-reconcile.service.in >$@.tmp && \
-		mv $@.tmp $@
+		$(srcdir)/$@.in >$@.tmp && mv $@.tmp $@
+etc/fwdalloc-health-scan.service: $(srcdir)/etc/fwdalloc-health-scan.service.in
+etc/fwdalloc-reconcile.service: $(srcdir)/etc/fwdalloc-reconcile.service.in

@@ -16,9 +16,9 @@
 #include <jansson.h>
 #include <slurm/slurm.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "monitor/anomaly.h"
-#include "monitor/db.h"
+#include "db/db.h"
 #include "monitor/health.h"
 
 #define HEALTH_LOCK "fwdalloc.health"

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "monitor/db.h"
+#include "db/db.h"
 #include "monitor/ingest.h"
 
 #define DEFAULT_BATCH 1000

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "db/db.h"
 
 /* A NULL-terminated argument vector; argc does not count the NULL. */
 struct policy_argv {
@@ -119,20 +120,6 @@ struct policy_history {
 					  * seconds; default 90 days */
 };
 
-struct policy_database {
-	char *socket;                    /* unix socket; NULL = use host/port */
-	char *host;                      /* default "localhost" */
-	uint32_t port;                   /* default 3306 */
-	char *name;                      /* default "fwdalloc" */
-	char *user;                      /* controller account, "fwdalloc" */
-	char *password_file;             /* owner-only file; NULL = none */
-	char *node_user;                 /* read-only node account,
-					  * "fwdalloc_node" */
-	char *node_password_file;        /* root-only file on compute nodes */
-	double timeout;                  /* connect/read/write, s; default 5 */
-	double lock_timeout;             /* global decision lock wait, s; 5 */
-};
-
 struct policy_audit {
 	char *file;                      /* JSON lines; default
 					  * LOCALSTATEDIR/log/fwdalloc/audit.jsonl */
@@ -229,7 +216,7 @@ struct policy {
 	struct policy_access access;
 	struct policy_decision decision;
 	struct policy_history history;
-	struct policy_database database;
+	struct db_config database;
 	struct policy_audit audit;
 	struct policy_retention retention;
 	struct policy_anomaly anomaly;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "monitor/db.h"
+#include "db/db.h"
 #include "profiler/profile.h"
 
 #define MAX_RUNS 500 /* newest runs of a key considered at launch */

@@ -16,7 +16,7 @@
 
 #include <slurm/slurm.h>
 
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 

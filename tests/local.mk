@@ -14,3 +14,140 @@ EXTRA_DIST += build-aux/tap-driver.sh
 FWD_TEST_TIMEOUT = timeout --kill-after=15 900
 LOG_COMPILER = $(FWD_TEST_TIMEOUT)
 SH_LOG_COMPILER = $(FWD_TEST_TIMEOUT) $(SHELL)
+
+# ---- unit tests: each links the library it tests and what lies below it --
+# common/
+UNIT_COMMON = tests/unit/test_units tests/unit/test_sha256 \
+	tests/unit/test_yamldoc
+tests_unit_test_units_SOURCES = tests/unit/test_units.c
+tests_unit_test_units_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_sha256_SOURCES = tests/unit/test_sha256.c
+tests_unit_test_sha256_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_yamldoc_SOURCES = tests/unit/test_yamldoc.c \
+	tests/unit/wrap_eacces.c
+tests_unit_test_yamldoc_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_yamldoc_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
+
+# db/
+UNIT_DB = tests/unit/test_db
+tests_unit_test_db_SOURCES = tests/unit/test_db.c
+tests_unit_test_db_LDADD = $(FWD_DB_LIBS) $(CMOCKA_LIBS)
+
+# topology/
+UNIT_TOPOLOGY = tests/unit/test_topology tests/unit/test_topology_load
+tests_unit_test_topology_SOURCES = tests/unit/test_topology.c
+tests_unit_test_topology_LDADD = $(FWD_TOPOLOGY_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_topology_load_SOURCES = tests/unit/test_topology_load.c \
+	tests/unit/wrap_eacces.c
+tests_unit_test_topology_load_LDADD = $(FWD_TOPOLOGY_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_topology_load_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
+
+# policies/
+UNIT_POLICY = tests/unit/test_policy
+tests_unit_test_policy_SOURCES = tests/unit/test_policy.c \
+	tests/unit/wrap_eacces.c
+tests_unit_test_policy_LDADD = $(FWD_POLICY_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_policy_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
+
+# allocator/
+UNIT_ALLOCATOR = tests/unit/test_decide
+tests_unit_test_decide_SOURCES = tests/unit/test_decide.c
+tests_unit_test_decide_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
+
+# sim/
+UNIT_SIM = tests/unit/test_sim
+tests_unit_test_sim_SOURCES = tests/unit/test_sim.c
+tests_unit_test_sim_LDADD = $(FWD_SIM_LIBS) $(CMOCKA_LIBS)
+
+# monitor/
+UNIT_MONITOR = tests/unit/test_ingest_beacon tests/unit/test_ingest_influx \
+	tests/unit/test_ingest_jobstats tests/unit/test_ingest_series \
+	tests/unit/test_dbscan tests/unit/test_anomaly tests/unit/test_health
+tests_unit_test_ingest_beacon_SOURCES = tests/unit/test_ingest_beacon.c
+tests_unit_test_ingest_beacon_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_ingest_influx_SOURCES = tests/unit/test_ingest_influx.c
+tests_unit_test_ingest_influx_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_ingest_jobstats_SOURCES = tests/unit/test_ingest_jobstats.c
+tests_unit_test_ingest_jobstats_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_ingest_series_SOURCES = tests/unit/test_ingest_series.c
+tests_unit_test_ingest_series_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_dbscan_SOURCES = tests/unit/test_dbscan.c
+tests_unit_test_dbscan_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_anomaly_SOURCES = tests/unit/test_anomaly.c
+tests_unit_test_anomaly_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_health_SOURCES = tests/unit/test_health.c
+tests_unit_test_health_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
+
+# profiler/
+UNIT_PROFILER = tests/unit/test_trace tests/unit/test_summary \
+	tests/unit/test_profile tests/unit/test_profile_db
+tests_unit_test_trace_SOURCES = tests/unit/test_trace.c
+tests_unit_test_trace_LDADD = $(FWD_PROFILER_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_summary_SOURCES = tests/unit/test_summary.c
+tests_unit_test_summary_LDADD = $(FWD_PROFILER_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_profile_SOURCES = tests/unit/test_profile.c
+tests_unit_test_profile_LDADD = $(FWD_PROFILER_LIBS) $(CMOCKA_LIBS)
+# the database failing during a lookup, faked (the working paths run
+# against a real MariaDB in tests/integration/profile_db.sh)
+tests_unit_test_profile_db_SOURCES = tests/unit/test_profile_db.c
+tests_unit_test_profile_db_LDADD = $(FWD_PROFILER_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
+	-Wl,--wrap=db_prepare,--wrap=db_exec,--wrap=db_fetch \
+	-Wl,--wrap=db_stmt_close \
+	-Wl,--wrap=db_bind_int64,--wrap=db_bind_uint64,--wrap=db_bind_double \
+	-Wl,--wrap=db_bind_text,--wrap=db_bind_null
+
+# controller/: the pieces that need neither Slurm nor MariaDB.
+UNIT_CONTROLLER = tests/unit/test_ctl
+tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c
+tests_unit_test_ctl_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
+
+# spank/: the remap drivers.
+UNIT_SPANK = tests/unit/test_remap tests/unit/test_remap_verbs
+tests_unit_test_remap_SOURCES = tests/unit/test_remap.c
+# rename(2) is wrapped to simulate a crash between link and rename.
+tests_unit_test_remap_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=rename
+tests_unit_test_remap_LDADD = $(FWD_REMAP_LIBS) $(CMOCKA_LIBS)
+# Every rdma-core call of the verbs driver is faked through its seam.
+tests_unit_test_remap_verbs_SOURCES = tests/unit/test_remap_verbs.c
+tests_unit_test_remap_verbs_LDFLAGS = $(AM_LDFLAGS) \
+	-Wl,--wrap=remap_rdma_get_device_list \
+	-Wl,--wrap=remap_rdma_free_device_list \
+	-Wl,--wrap=remap_rdma_get_device_name \
+	-Wl,--wrap=remap_rdma_open_device \
+	-Wl,--wrap=remap_rdma_close_device \
+	-Wl,--wrap=remap_rdma_query_device \
+	-Wl,--wrap=remap_rdma_query_port \
+	-Wl,--wrap=remap_rdma_create_event_channel \
+	-Wl,--wrap=remap_rdma_destroy_event_channel \
+	-Wl,--wrap=remap_rdma_create_id \
+	-Wl,--wrap=remap_rdma_destroy_id \
+	-Wl,--wrap=remap_rdma_resolve_addr \
+	-Wl,--wrap=remap_rdma_resolve_route \
+	-Wl,--wrap=remap_rdma_get_cm_event \
+	-Wl,--wrap=remap_rdma_ack_cm_event \
+	-Wl,--wrap=remap_rdma_create_qp \
+	-Wl,--wrap=remap_rdma_destroy_qp \
+	-Wl,--wrap=remap_rdma_connect \
+	-Wl,--wrap=remap_rdma_disconnect
+tests_unit_test_remap_verbs_LDADD = $(FWD_REMAP_LIBS) $(CMOCKA_LIBS)
+
+UNIT_TESTS = $(UNIT_COMMON) $(UNIT_DB) $(UNIT_TOPOLOGY) $(UNIT_POLICY) \
+	$(UNIT_ALLOCATOR) $(UNIT_SIM) $(UNIT_MONITOR) $(UNIT_PROFILER) \
+	$(UNIT_CONTROLLER) $(UNIT_SPANK)
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+
+# ---- integration tests: shell scripts that start their own servers -------
+INTEGRATION_TESTS = \
+	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
+	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
+	tests/integration/remap_cli.sh \
+	tests/integration/db_schema.sh tests/integration/db_ingest.sh \
+	tests/integration/health_scan.sh tests/integration/health_admin.sh \
+	tests/integration/health_job.sh tests/integration/health_ingest.sh \
+	tests/integration/profile_db.sh \
+	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh
+TESTS += $(INTEGRATION_TESTS)
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh \
+	tests/integration/health_common.sh

@@ -24,9 +24,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "cli/audit.h"
-#include "cli/bounded.h"
-#include "cli/ctl_store.h"
+#include "controller/audit.h"
+#include "common/run.h"
+#include "controller/ctl_store.h"
 #include "policies/policy.h"
 
 static char tmpdir[] = "/tmp/fwd-test-ctl.XXXXXX";

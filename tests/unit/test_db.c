@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 
 static char dir[64];
@@ -47,10 +47,10 @@ static void write_file(const char *path, const char *text, mode_t mode)
 	close(fd);
 }
 
-static struct policy_database cfg(const char *pw, const char *node_pw)
+static struct db_config cfg(const char *pw, const char *node_pw)
 {
 	static char sock[128];
-	struct policy_database c = {
+	struct db_config c = {
 		.name = (char *)"fwdalloc",
 		.user = (char *)"fwdalloc",
 		.node_user = (char *)"fwdalloc_node",
@@ -96,7 +96,7 @@ static void test_password_files(void **state)
 	for (size_t i = 0; i < sizeof(pwcases) / sizeof(pwcases[0]); i++) {
 		const struct pwcase *c = &pwcases[i];
 		char path[256], want[1024];
-		struct policy_database d;
+		struct db_config d;
 		fwd_error_t err = {{0}};
 
 		snprintf(path, sizeof(path), "%s/%s", dir, c->file);
@@ -130,7 +130,7 @@ static void test_password_files(void **state)
 static void test_password_fifo(void **state)
 {
 	char path[256], want[400];
-	struct policy_database d;
+	struct db_config d;
 	fwd_error_t err = {{0}};
 
 	snprintf(path, sizeof(path), "%s/fifo.pass", dir);
@@ -149,7 +149,7 @@ static void test_password_fifo(void **state)
 static void test_foreign_owner(void **state)
 {
 	char path[256], want[400];
-	struct policy_database d;
+	struct db_config d;
 	fwd_error_t err = {{0}};
 
 	if (geteuid() != 0)
@@ -170,7 +170,7 @@ static void test_foreign_owner(void **state)
 static void test_node_role_uses_node_file(void **state)
 {
 	char good[256], bad[256], want[600];
-	struct policy_database d;
+	struct db_config d;
 	fwd_error_t err = {{0}};
 
 	snprintf(good, sizeof(good), "%s/ctl.pass", dir);
@@ -190,7 +190,7 @@ static void test_node_role_uses_node_file(void **state)
 static void test_server_down(void **state)
 {
 	char good[256], want[300];
-	struct policy_database d;
+	struct db_config d;
 	fwd_error_t err = {{0}};
 
 	snprintf(good, sizeof(good), "%s/ctl.pass", dir);
@@ -237,7 +237,7 @@ static void test_unavailable_table(void **state)
 static void test_no_config(void **state)
 {
 	fwd_error_t err = {{0}};
-	struct policy_database d = {0};
+	struct db_config d = {0};
 
 	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
 	assert_int_equal(errno, EINVAL);

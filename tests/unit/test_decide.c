@@ -27,9 +27,9 @@
 #include <jansson.h>
 
 #include "allocator/decide.h"
-#include "allocator/jobio.h"
+#include "allocator/decision_json.h"
 #include "allocator/ledger.h"
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
 #define GiB (1024ULL * 1024 * 1024)

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "monitor/db.h"
+#include "db/db.h"
 #include "policies/policy.h"
 #include "profiler/profile.h"
 

@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "allocator/sim.h"
-#include "allocator/topology.h"
+#include "sim/sim.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
 #define GB 1e9

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 
 static struct topology *make(size_t n_service, size_t n_backup)
 {

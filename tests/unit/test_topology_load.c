@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 
 #define ETC FIXTURES "/../../etc"
 

@@ -18,7 +18,7 @@
 #include <jansson.h>
 #include <slurm/slurm.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 
 struct topo_priv {
 	int32_t *slots; /* node id or -1; capacity is a power of two */

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/bounded.h"
+#include "common/run.h"
 
 static double now_mono(void)
 {

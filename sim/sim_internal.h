@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_ALLOCATOR_SIM_INTERNAL_H
-#define FWD_ALLOCATOR_SIM_INTERNAL_H
+#ifndef FWD_SIM_SIM_INTERNAL_H
+#define FWD_SIM_SIM_INTERNAL_H
 
 /*
  * Between the simulator's engine (sim.c) and its adapter to the production
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "allocator/sim.h"
+#include "sim/sim.h"
 
 /* One job starting, as the adapter needs it. */
 struct sim_dfra_job {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_MONITOR_DB_H
-#define FWD_MONITOR_DB_H
+#ifndef FWD_DB_DB_H
+#define FWD_DB_DB_H
 
 /*
  * The fwdalloc database: a thin C API over mariadb-connector-c.
@@ -34,7 +34,21 @@
 
 #include "common/error.h"
 
-struct policy_database;
+/* Where the store is and how long any call may take (policy `database:`). */
+struct db_config {
+	char *socket;                    /* unix socket; NULL = use host/port */
+	char *host;                      /* default "localhost" */
+	uint32_t port;                   /* default 3306 */
+	char *name;                      /* default "fwdalloc" */
+	char *user;                      /* controller account, "fwdalloc" */
+	char *password_file;             /* owner-only file; NULL = none */
+	char *node_user;                 /* read-only node account,
+					  * "fwdalloc_node" */
+	char *node_password_file;        /* root-only file on compute nodes */
+	double timeout;                  /* connect/read/write, s; default 5 */
+	double lock_timeout;             /* global decision lock wait, s; 5 */
+};
+
 
 enum db_role {
 	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
@@ -54,7 +68,7 @@ struct db_stmt;
  * configured = connect without a password.  The session uses utf8mb4,
  * UTC (time_zone '+00:00') and strict SQL mode; auto-reconnect is off.
  */
-struct db *db_connect(const struct policy_database *cfg, enum db_role role,
+struct db *db_connect(const struct db_config *cfg, enum db_role role,
 		      fwd_error_t *err);
 
 /* Close the connection; NULL is fine; errno is preserved. */
@@ -185,14 +199,5 @@ int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err);
 int db_check_schema(struct db *db, fwd_error_t *err);
 int db_grant_node(struct db *db, const char *user, const char *host,
 		  fwd_error_t *err);
-
-/*
- * Mirror the topology's forwarders (name, address, group, role, peak) and
- * OSTs into the forwarders and osts tables, in one transaction.  Rows are
- * upserted by name; forwarders.last_used_at (the ledger's) is kept; rows
- * no longer in the topology are left alone (the ledger may name them).
- */
-struct topology;
-int db_sync_topology(struct db *db, const struct topology *t, fwd_error_t *err);
 
 #endif

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/topology.h"
-#include "cli/ctl_store.h"
-#include "monitor/db.h"
+#include "topology/topology.h"
+#include "controller/ctl_store.h"
+#include "db/db.h"
 #include "policies/policy.h"
 
 /* Slurm writes "(null)" for unset job fields (e.g. no account). */

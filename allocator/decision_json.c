@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * JOB.json, STATE.json and HEALTH.json (see jobio.h), and the decision's
+ * JOB.json, STATE.json and HEALTH.json (see decision_json.h), and the decision's
  * JSON form.  Parsing is strict: unknown keys, wrong types, negative
  * numbers, unknown names are errors naming the field path and the value.
  */
@@ -16,8 +16,8 @@
 
 #include <jansson.h>
 
-#include "allocator/jobio.h"
-#include "allocator/topology.h"
+#include "allocator/decision_json.h"
+#include "topology/topology.h"
 
 #define JOBIO_MAX_INPUT (256L * 1024 * 1024)
 

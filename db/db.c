@@ -21,8 +21,7 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
-#include "monitor/db.h"
-#include "policies/policy.h"
+#include "db/db.h"
 
 struct db {
 	MYSQL *conn;
@@ -257,7 +256,7 @@ static int session_setup(struct db *db, fwd_error_t *err)
 	return 0;
 }
 
-struct db *db_connect(const struct policy_database *cfg, enum db_role role,
+struct db *db_connect(const struct db_config *cfg, enum db_role role,
 		      fwd_error_t *err)
 {
 	const char *user, *pwfile;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_CLI_CTL_STORE_H
-#define FWD_CLI_CTL_STORE_H
+#ifndef FWD_CONTROLLER_CTL_STORE_H
+#define FWD_CONTROLLER_CTL_STORE_H
 
 /*
  * The controller's reads and writes of the fwdalloc database (tables in

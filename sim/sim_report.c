@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "allocator/sim.h"
+#include "sim/sim.h"
 
 static const char *kind_name(enum sim_policy_kind k)
 {

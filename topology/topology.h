@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_ALLOCATOR_TOPOLOGY_H
-#define FWD_ALLOCATOR_TOPOLOGY_H
+#ifndef FWD_TOPOLOGY_TOPOLOGY_H
+#define FWD_TOPOLOGY_TOPOLOGY_H
 
 /*
  * The machine's forwarding layer (etc/topology.yaml): forwarders, the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_ALLOCATOR_JOBIO_H
-#define FWD_ALLOCATOR_JOBIO_H
+#ifndef FWD_ALLOCATOR_DECISION_JSON_H
+#define FWD_ALLOCATOR_DECISION_JSON_H
 
 /*
  * JSON inputs of the offline decision (`fwdctl decide`) and of the

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "allocator/sim.h"
-#include "allocator/sim_internal.h"
-#include "allocator/topology.h"
+#include "sim/sim.h"
+#include "sim/sim_internal.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
 enum { EV_END = 0, EV_START = 1 };

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/topology.h"
+#include "topology/topology.h"
 #include "common/units.h"
 #include "common/yamldoc.h"
 

@@ -13,8 +13,8 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
-#include "allocator/sim_internal.h"
-#include "allocator/topology.h"
+#include "sim/sim_internal.h"
+#include "topology/topology.h"
 #include "policies/policy.h"
 
 struct sim_dfra {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_ALLOCATOR_SIM_H
-#define FWD_ALLOCATOR_SIM_H
+#ifndef FWD_SIM_SIM_H
+#define FWD_SIM_SIM_H
 
 /*
  * What-if simulator: replay a job trace against the forwarding layer under

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_CLI_BOUNDED_H
-#define FWD_CLI_BOUNDED_H
+#ifndef FWD_COMMON_RUN_H
+#define FWD_COMMON_RUN_H
 
 /*
  * Run a piece of work in a child process under a deadline.  The

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_MONITOR_SCHEMA_H
-#define FWD_MONITOR_SCHEMA_H
+#ifndef FWD_DB_SCHEMA_H
+#define FWD_DB_SCHEMA_H
 
 /*
  * The numbered schema migrations behind db_migrate() (monitor/db.h).

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "allocator/sim.h"
+#include "sim/sim.h"
 #include "policies/policy.h"
 
 #define MAX_FIELDS 8

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#ifndef FWD_CLI_AUDIT_H
-#define FWD_CLI_AUDIT_H
+#ifndef FWD_CONTROLLER_AUDIT_H
+#define FWD_CONTROLLER_AUDIT_H
 
 /*
  * The audit trail's file half: one JSON object per line, appended with a

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/audit.h"
+#include "controller/audit.h"
 
 void audit_time(double t, char *buf, size_t len)
 {

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "monitor/db.h"
-#include "monitor/schema.h"
+#include "db/db.h"
+#include "db/schema.h"
 
 #define TABLE_OPTS " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
 

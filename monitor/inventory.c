@@ -9,10 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "allocator/topology.h"
-#include "monitor/db.h"
+#include "topology/topology.h"
+#include "db/db.h"
+#include "monitor/inventory.h"
 
-int db_sync_topology(struct db *db, const struct topology *t, fwd_error_t *err)
+int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err)
 {
 	struct db_stmt *fs = NULL, *os = NULL;
 	int64_t now = (int64_t)time(NULL);

@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# topology/: forwarders, OSTs, compute nodes, the default mapping, node
+# sets, and the topology YAML loader.
+noinst_LTLIBRARIES += libfwdtopology.la
+libfwdtopology_la_SOURCES = \
+	topology/topology.c topology/topology.h \
+	topology/topology_load.c
