@@ -8,18 +8,25 @@
 
 #include "common/error.h"
 
-int errprintf(fwd_error_t *e, const char *fmt, ...)
+int verrprintf(fwd_error_t *e, const char *fmt, va_list ap)
 {
 	int saved = errno;
-	va_list ap;
 
-	if (e) {
-		va_start(ap, fmt);
+	if (e)
 		vsnprintf(e->text, sizeof(e->text), fmt, ap);
-		va_end(ap);
-	}
 	errno = saved;
 	return -1;
+}
+
+int errprintf(fwd_error_t *e, const char *fmt, ...)
+{
+	va_list ap;
+	int rv;
+
+	va_start(ap, fmt);
+	rv = verrprintf(e, fmt, ap);
+	va_end(ap);
+	return rv;
 }
 
 int errprefix(fwd_error_t *e, const char *fmt, ...)

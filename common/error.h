@@ -9,6 +9,7 @@
  * SPANK plugin decide where the message goes.
  */
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct fwd_error {
@@ -21,6 +22,11 @@ typedef struct fwd_error {
  */
 int errprintf(fwd_error_t *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* errprintf() with a va_list, for functions that take a format of their
+ * own. */
+int verrprintf(fwd_error_t *e, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /*
  * Prefix an existing message: "<prefix>: <old message>".  Returns -1 and

@@ -5,6 +5,9 @@ noinst_LTLIBRARIES += libfwdcommon.la
 libfwdcommon_la_SOURCES = \
 	common/error.c common/error.h \
 	common/units.c common/units.h \
+	common/vocab.c common/vocab.h \
+	common/timeutil.c common/timeutil.h \
+	common/array.c common/array.h \
 	common/run.c common/run.h \
 	common/sha256.c common/sha256.h \
 	common/yamldoc.c common/yamldoc.h

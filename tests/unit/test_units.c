@@ -223,6 +223,7 @@ static void test_null_error(void **state)
 {
 	uint64_t v;
 
+	errno = 0;
 	assert_int_equal(units_parse_size("x", &v, NULL), -1);
 	assert_int_equal(errno, EINVAL);
 }

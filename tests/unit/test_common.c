@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * common/: the vocabulary (every word both ways, refusals), the time parser
+ * (every accepted form with its exact value, every refused form), the
+ * timestamp style, and array growth.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/array.h"
+#include "common/error.h"
+#include "common/timeutil.h"
+#include "common/vocab.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_io_modes(void **state)
+{
+	static const struct {
+		enum fwd_io_mode m;
+		const char *name;
+	} t[] = {
+		{FWD_IO_NONE, "none"}, {FWD_IO_N_N, "N-N"}, {FWD_IO_N_1, "N-1"},
+		{FWD_IO_N_M, "N-M"},   {FWD_IO_1_1, "1-1"},
+	};
+	enum fwd_io_mode m;
+
+	(void)state;
+	for (size_t i = 0; i < N(t); i++) {
+		assert_string_equal(fwd_io_mode_name(t[i].m), t[i].name);
+		m = FWD_IO_N_M;
+		if (t[i].m == FWD_IO_N_M)
+			m = FWD_IO_NONE;
+		assert_int_equal(fwd_io_mode_parse(t[i].name, &m), 0);
+		assert_int_equal(m, t[i].m);
+	}
+	m = FWD_IO_N_N;
+	assert_int_equal(fwd_io_mode_parse("unknown", &m), 0);
+	assert_int_equal(m, FWD_IO_NONE);
+	errno = 0;
+	assert_int_equal(fwd_io_mode_parse("n-n", &m), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fwd_io_mode_parse(NULL, &m), -1);
+	assert_string_equal(fwd_io_mode_name((enum fwd_io_mode)99), "?");
+}
+
+static void test_actions_requests_health(void **state)
+{
+	static const char *const actions[] = {
+		"default",	 "scale",  "isolate",
+		"avoid-anomaly", "shadow", "refused",
+	};
+	static const char *const requests[] = {
+		"none", "auto", "scale", "isolate", "off", "shadow",
+	};
+	static const char *const health[] = {"ok", "suspect", "excluded"};
+	enum fwd_action a;
+	enum fwd_request r;
+	enum fwd_health h;
+
+	(void)state;
+	for (size_t i = 0; i < N(actions); i++) {
+		assert_string_equal(fwd_action_name((enum fwd_action)i),
+				    actions[i]);
+		a = (enum fwd_action)(i + 1);
+		assert_int_equal(fwd_action_parse(actions[i], &a), 0);
+		assert_int_equal(a, (enum fwd_action)i);
+	}
+	for (size_t i = 0; i < N(requests); i++) {
+		assert_string_equal(fwd_request_name((enum fwd_request)i),
+				    requests[i]);
+		r = FWD_REQ_NONE;
+		errno = 0;
+		if (i == FWD_REQ_NONE) {
+			/* the absence of a request is not a value */
+			assert_int_equal(fwd_request_parse(requests[i], &r),
+					 -1);
+			assert_int_equal(errno, EINVAL);
+			continue;
+		}
+		assert_int_equal(fwd_request_parse(requests[i], &r), 0);
+		assert_int_equal(r, (enum fwd_request)i);
+		assert_non_null(strstr(fwd_request_choices(), requests[i]));
+	}
+	for (size_t i = 0; i < N(health); i++) {
+		assert_string_equal(fwd_health_name((enum fwd_health)i),
+				    health[i]);
+		h = (enum fwd_health)((i + 1) % N(health));
+		assert_int_equal(fwd_health_parse(health[i], &h), 0);
+		assert_int_equal(h, (enum fwd_health)i);
+	}
+	errno = 0;
+	assert_int_equal(fwd_health_parse("OK", &h), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fwd_action_parse("avoid_anomaly", &a), -1);
+}
+
+/* 2026-11-22T10:00:00Z */
+#define T0 1795341600.0
+#define NOW 1795400000.0
+
+static void test_time_parse_ok(void **state)
+{
+	static const struct {
+		const char *in;
+		double want;
+	} t[] = {
+		{"1700000000", 1700000000.0},
+		{"1700000000.25", 1700000000.25},
+		{"0", 0},
+		{"2026-11-22T10:00:00Z", T0},
+		{"2026-11-22T10:00:00", T0},
+		{"2026-11-22T10:00:00+00:00", T0},
+		{"2026-11-22T10:00:00-00:00", T0},
+		{"2026-11-22 10:00:00", T0},
+		{"2026-11-22T10:00", T0},
+		{"2026-11-22T10:00Z", T0},
+		{"2026-11-22", T0 - 36000},
+		{"2026-11-22T10:00:00.5Z", T0 + 0.5},
+		{"2026-11-22T10:00:00,25", T0 + 0.25},
+		{"2024-02-29T00:00:00Z", 1709164800.0},
+		{"1970-01-01T00:00:00Z", 0},
+		{"9999-12-31T23:59:59Z", FWD_TIME_MAX},
+		{"now", NOW},
+		{"now-30days", NOW - 30 * 86400.0},
+		{"now-1day", NOW - 86400.0},
+		{"now+1hour", NOW + 3600.0},
+		{"now-90", NOW - 90.0},
+		{"now-2weeks", NOW - 14 * 86400.0},
+		{"now-5minutes", NOW - 300.0},
+		{"-30d", NOW - 30 * 86400.0},
+		{"30d", NOW - 30 * 86400.0},
+		{"2h", NOW - 7200.0},
+		{"-90m", NOW - 5400.0},
+		{"10s", NOW - 10.0},
+		{"1w", NOW - 604800.0},
+		{"3hours", NOW - 10800.0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < N(t); i++) {
+		double v = -1;
+
+		if (fwd_time_parse(t[i].in, NOW, &v) != 0)
+			fail_msg("refused '%s'", t[i].in);
+		if (v != t[i].want)
+			fail_msg("'%s': %.3f, want %.3f", t[i].in, v,
+				 t[i].want);
+	}
+}
+
+static void test_time_parse_bad(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"nan",
+		"inf",
+		"0x10",
+		"1e9",
+		"+5",
+		"-5",
+		"5x",
+		"now-",
+		"now-5parsecs",
+		"nowish",
+		"2026-02-29",
+		"2026-02-31T00:00:00Z",
+		"2026-13-01",
+		"2026-11-22T24:00:00Z",
+		"2026-11-22T10:60Z",
+		"2026-11-22T10:00:61Z",
+		"2026-11-22T10:00:00+02:00",
+		"2026-11-22T10:00:00ZZ",
+		"2026-11-22T10:00:00.",
+		"1969-12-31",
+		"10000-01-01",
+		"26-11-22",
+		"2026/11/22",
+		"1e400",
+		"99999999999999999999",
+		"-999999999999999d",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < N(bad); i++) {
+		double v = 42;
+
+		errno = 0;
+		if (fwd_time_parse(bad[i], NOW, &v) != -1)
+			fail_msg("accepted '%s' as %f", bad[i], v);
+		assert_int_equal(errno, EINVAL);
+		assert_true(v == 42);
+	}
+}
+
+static void test_time_parse_iso_strict(void **state)
+{
+	static const char *const bad[] = {
+		"2026-11-22",
+		"2026-11-22T10:00Z",
+		"2026-11-22T10:00:00",
+	};
+	const char *ok = "2026-11-22T10:00:00.123Z trailing";
+	double v = 0;
+
+	(void)state;
+	/* the length bounds the text: what follows is not read */
+	assert_int_equal(fwd_time_parse_iso(ok, 24, FWD_TIME_STRICT, &v), 0);
+	assert_true(v > T0 + 0.1229 && v < T0 + 0.1231);
+	assert_int_equal(fwd_time_parse_iso(ok, strlen(ok), 0, &v), -1);
+	for (size_t i = 0; i < N(bad); i++) {
+		errno = 0;
+		assert_int_equal(fwd_time_parse_iso(bad[i], strlen(bad[i]),
+						    FWD_TIME_STRICT, &v),
+				 -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(
+			fwd_time_parse_iso(bad[i], strlen(bad[i]), 0, &v), 0);
+	}
+}
+
+static void test_time_format(void **state)
+{
+	char buf[64];
+	double back = 0;
+
+	(void)state;
+	fwd_time_format(T0, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-22T10:00:00Z");
+	assert_int_equal(fwd_time_parse(buf, NOW, &back), 0);
+	assert_true(back == T0);
+	fwd_time_format(0, buf, sizeof(buf));
+	assert_string_equal(buf, "-");
+	fwd_time_format_ms(T0 + 0.123, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-22T10:00:00.123Z");
+	fwd_time_format_ms(T0 + 0.9999, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-22T10:00:00.999Z");
+}
+
+static void test_clock(void **state)
+{
+	double a = fwd_clock_mono(), b = fwd_clock_mono();
+	double r = fwd_clock_real();
+
+	(void)state;
+	assert_true(b >= a);
+	assert_true(r > 1.7e9 && r < FWD_TIME_MAX);
+}
+
+static void test_grow(void **state)
+{
+	int *a = NULL;
+	size_t cap = 0;
+
+	(void)state;
+	assert_int_equal(FWD_GROW(a, cap, 1, 16), 0);
+	assert_non_null(a);
+	assert_int_equal(cap, 16);
+	for (int i = 0; i < 16; i++)
+		a[i] = i;
+	assert_int_equal(FWD_GROW(a, cap, 16, 16), 0); /* fits: unchanged */
+	assert_int_equal(cap, 16);
+	assert_int_equal(FWD_GROW(a, cap, 17, 16), 0);
+	assert_int_equal(cap, 32);
+	assert_int_equal(FWD_GROW(a, cap, 100, 16), 0);
+	assert_int_equal(cap, 128);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(a[i], i); /* contents kept */
+	/* an impossible size: refused, the array kept */
+	errno = 0;
+	assert_int_equal(fwd_grow(&a, &cap, SIZE_MAX / 2, sizeof(*a), 16), -1);
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(cap, 128);
+	assert_int_equal(a[15], 15);
+	free(a);
+}
+
+static void vfail(fwd_error_t *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	errno = ENOENT;
+	assert_int_equal(verrprintf(e, fmt, ap), -1);
+	va_end(ap);
+}
+
+static void test_verrprintf(void **state)
+{
+	fwd_error_t e;
+
+	(void)state;
+	vfail(&e, "%s: %d", "x", 7);
+	assert_string_equal(e.text, "x: 7");
+	assert_int_equal(errno, ENOENT); /* preserved */
+	vfail(NULL, "%s", "ignored");
+	assert_int_equal(errno, ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_io_modes),
+		cmocka_unit_test(test_actions_requests_health),
+		cmocka_unit_test(test_time_parse_ok),
+		cmocka_unit_test(test_time_parse_bad),
+		cmocka_unit_test(test_time_parse_iso_strict),
+		cmocka_unit_test(test_time_format),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_verrprintf),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
