@@ -17,7 +17,6 @@
 #include "policies/policy.h"
 
 #define MAX_COMMANDS 64
-#define DEFAULT_POLICY SYSCONFDIR "/fwdalloc/fwdalloc.yaml"
 
 static const struct fwdctl_command *commands[MAX_COMMANDS];
 static size_t n_commands;
@@ -179,7 +178,7 @@ static void usage(FILE *f)
 "\n"
 "Global options:\n"
 "  --policy FILE     policy YAML (default: $FWDALLOC_POLICY, else\n"
-"                    " DEFAULT_POLICY ")\n"
+"                    " POLICY_DEFAULT_PATH ")\n"
 "  --topology FILE   topology YAML (default: the policy's `topology:` key)\n"
 "  --json            machine-readable output where a command supports it\n"
 "  -h, --help        this help; `fwdctl COMMAND --help` for a command\n"
@@ -215,7 +214,7 @@ int main(int argc, char **argv)
 
 	qsort(commands, n_commands, sizeof(commands[0]), cmp_order);
 	argv[0] = (char *)"fwdctl"; /* getopt_long's messages name it */
-	ctx.policy_path = DEFAULT_POLICY;
+	ctx.policy_path = POLICY_DEFAULT_PATH;
 	if (env && *env) {
 		ctx.policy_path = env;
 		ctx.policy_explicit = true;

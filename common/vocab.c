@@ -96,7 +96,7 @@ int fwd_request_parse(const char *s, enum fwd_request *out)
 
 const char *fwd_request_choices(void)
 {
-	return "auto|scale|isolate|off|shadow";
+	return "auto, scale, isolate, off, shadow";
 }
 
 const char *fwd_health_name(enum fwd_health s)

@@ -58,7 +58,7 @@ int fwd_action_parse(const char *s, enum fwd_action *out);
 const char *fwd_request_name(enum fwd_request r);
 /* A value one can ask for: "none" (no request) is refused. */
 int fwd_request_parse(const char *s, enum fwd_request *out);
-/* "auto|scale|isolate|off|shadow", for messages and --help. */
+/* "auto, scale, isolate, off, shadow", for messages and --help. */
 const char *fwd_request_choices(void);
 
 const char *fwd_health_name(enum fwd_health s);

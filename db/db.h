@@ -3,7 +3,10 @@
 #define FWD_DB_DB_H
 
 /*
- * The fwdalloc database: a thin C API over mariadb-connector-c.
+ * The fwdalloc database: a thin C API over mariadb-connector-c (the
+ * connection, prepared statements, the schema and its migrations in
+ * schema.h).  No table's queries live here: each table has one owning
+ * module (db/README.md).
  *
  * Every statement is a PREPARED statement: values travel as bound
  * parameters, never inside SQL text.  Connect, read and write timeouts come
@@ -49,12 +52,10 @@ struct db_config {
 	double lock_timeout;             /* global decision lock wait, s; 5 */
 };
 
-
 enum db_role {
 	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
 	DB_ROLE_NODE,		/* database.node_user / node_password_file:
-				 * read-only, SELECT on allocations and
-				 * forwarders only */
+				 * may only read the node_allocations view */
 };
 
 struct db;
@@ -164,7 +165,7 @@ const char *db_col_text(const struct db_stmt *st, unsigned int col);
  * Type letters, one per '?': 'i' int64_t, 'u' uint64_t, 'd' double,
  * 's' const char * (NULL binds NULL), 'n' NULL (no argument consumed).
  *
- *   db_execf(db, err, "UPDATE health SET state = ? WHERE name = ?",
+ *   db_execf(db, err, "UPDATE t SET state = ? WHERE name = ?",
  *            "ss", "excluded", "fwd012");
  *
  * db_execf returns the number of affected rows (>= 0) or -1.
@@ -178,7 +179,7 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 		   const char *sql, const char *types, ...);
 
 /*
- * Schema (monitor/schema.c, documented in monitor/SCHEMA.md).
+ * Schema (db/schema.c; the tables are documented in monitor/SCHEMA.md).
  *
  * db_migrate creates the schema or brings it up to the version this binary
  * knows; idempotent, serialised by a named lock.  *from and *to (may be

@@ -3,7 +3,7 @@
 #define FWD_DB_SCHEMA_H
 
 /*
- * The numbered schema migrations behind db_migrate() (monitor/db.h).
+ * The numbered schema migrations behind db_migrate() (db/db.h).
  * monitor/SCHEMA.md documents the tables.
  */
 

@@ -22,6 +22,13 @@
 #include "common/error.h"
 #include "db/db.h"
 
+/* Where fwdctl, the plugin and the controller prolog look for the policy
+ * when none is named. */
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define POLICY_DEFAULT_PATH SYSCONFDIR "/fwdalloc/fwdalloc.yaml"
+
 /* A NULL-terminated argument vector; argc does not count the NULL. */
 struct policy_argv {
 	char **argv;

@@ -57,8 +57,6 @@ const char *fwdalloc_option_mode(void);
 /* Is s one of auto|scale|isolate|off|shadow? */
 int fwdalloc_mode_valid(const char *s);
 
-/* The list of allowed values for messages: "auto, scale, ...". */
-extern const char fwdalloc_modes_text[];
 
 #define FWDALLOC_MAX_TARGETS 64
 

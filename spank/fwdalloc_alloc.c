@@ -14,10 +14,6 @@
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 
-#ifndef SYSCONFDIR
-#define SYSCONFDIR "/etc"
-#endif
-
 /*
  * The mode a job gets without --io-upgrade: "auto" under the policy's
  * access.mode opt-out, else none (the controller records "not
@@ -28,8 +24,7 @@
 static const char *default_mode(void)
 {
 	const char *path = fwdalloc_conf.policy[0] ? fwdalloc_conf.policy
-						   : SYSCONFDIR
-				   "/fwdalloc/fwdalloc.yaml";
+						   : POLICY_DEFAULT_PATH;
 	fwd_error_t err;
 	struct policy *p = policy_load(path, &err);
 	const char *mode = NULL;

@@ -9,15 +9,10 @@
 
 #include <slurm/spank.h>
 
+#include "common/vocab.h"
 #include "spank/fwdalloc.h"
 
 struct fwdalloc_conf fwdalloc_conf;
-
-static const char *const modes[] = {
-	"auto", "scale", "isolate", "off", "shadow",
-};
-
-const char fwdalloc_modes_text[] = "auto, scale, isolate, off, shadow";
 
 /* Holds the validated value; the option callback may run twice with the
  * same value (once per parse pass), which is harmless. */
@@ -25,10 +20,9 @@ static char option_mode[16];
 
 int fwdalloc_mode_valid(const char *s)
 {
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (!strcmp(s, modes[i]))
-			return 1;
-	return 0;
+	enum fwd_request r;
+
+	return fwd_request_parse(s, &r) == 0;
 }
 
 static int option_cb(int val, const char *optarg, int remote)
@@ -42,7 +36,7 @@ static int option_cb(int val, const char *optarg, int remote)
 		if (!remote)
 			slurm_error("fwdalloc: --io-upgrade=%s: invalid value; "
 				    "allowed values: %s",
-				    v, fwdalloc_modes_text);
+				    v, fwd_request_choices());
 		return -1;
 	}
 	snprintf(option_mode, sizeof(option_mode), "%s", v);

@@ -27,10 +27,6 @@
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"
 
-#ifndef SYSCONFDIR
-#define SYSCONFDIR "/etc"
-#endif
-#define DEFAULT_POLICY SYSCONFDIR "/fwdalloc/fwdalloc.yaml"
 
 struct fa_job {
 	uint32_t job_id;
@@ -64,7 +60,7 @@ static int job_info_get(spank_t sp, const char *phase, struct fa_job *fj)
 static struct policy *load_policy(const char *phase, uint32_t job)
 {
 	const char *path =
-		fwdalloc_conf.policy[0] ? fwdalloc_conf.policy : DEFAULT_POLICY;
+		fwdalloc_conf.policy[0] ? fwdalloc_conf.policy : POLICY_DEFAULT_PATH;
 	fwd_error_t err;
 	struct policy *p = policy_load(path, &err);
 

@@ -149,7 +149,8 @@ INTEGRATION_TESTS = \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh \
-	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh
+	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
+	tests/integration/tree_layout.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh \
 	tests/integration/health_common.sh

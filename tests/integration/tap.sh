@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Minimal TAP helpers for shell integration tests.  Source it, call
-# `ok COND-CMD... -- DESCRIPTION` style helpers below, end with `tap_done`.
+# Minimal TAP helpers for shell integration tests.  Source it, record
+# results with the helpers below, end with `tap_done` (it prints the plan,
+# counted as the tests ran, and fails if any test failed).
 #
-#   plan_later            count tests as they run, print the plan at the end
-#   pass DESC / fail DESC record one result
-#   check DESC CMD...     run CMD; pass if it exits 0
+#   pass DESC / fail DESC    record one result
+#   diag LINE...             print diagnostic lines
+#   check DESC CMD...        run CMD; pass if it exits 0
 #   check_eq DESC WANT GOT   pass if the strings are equal (shows both)
-#   skip_all REASON       skip the whole file (exit 77 unless
-#                         FWDALLOC_NO_SKIP=1, then it is a failure)
+#   check_match DESC RE STR  pass if STR matches the extended regex RE
+#   skip_all REASON          skip the whole file (a TAP "1..0 # SKIP"
+#                            plan, exit 0), unless FWDALLOC_NO_SKIP=1:
+#                            then it is one failed test
 
 _tap_n=0
 _tap_failed=0
