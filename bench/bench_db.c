@@ -106,15 +106,15 @@ int main(void)
 	printf("bench_db: %d jobs, %d users x %d applications\n", JOBS, USERS,
 	       APPS);
 
-	t0 = bench_now();
+	t0 = fwd_clock_mono();
 	if (db_execf(b.db, &err, fill_jobs, "iiiiiii", (int64_t)USERS,
 		     (int64_t)USERS, (int64_t)APPS, base, base, base, base) < 0)
 		goto fail;
-	printf("  filled jobs in %.1f s\n", bench_now() - t0);
-	t0 = bench_now();
+	printf("  filled jobs in %.1f s\n", fwd_clock_mono() - t0);
+	t0 = fwd_clock_mono();
 	if (db_execf(b.db, &err, fill_io, "i", base) < 0)
 		goto fail;
-	printf("  filled job_io in %.1f s\n", bench_now() - t0);
+	printf("  filled job_io in %.1f s\n", fwd_clock_mono() - t0);
 	if (db_execf(b.db, &err, fill_profiles, "iiiii", (int64_t)USERS,
 		     (int64_t)USERS, (int64_t)USERS, (int64_t)USERS, base) < 0)
 		goto fail;
@@ -142,14 +142,14 @@ int main(void)
 		db_bind_int64(st, 2, 1 << bucket);
 		db_bind_int64(st, 3, 2 << bucket);
 		db_bind_int64(st, 4, base);
-		t = bench_now();
+		t = fwd_clock_mono();
 		if (db_exec(st, &err) < 0)
 			goto fail;
 		while ((r = db_fetch(st, &err)) > 0)
 			rows++;
 		if (r < 0)
 			goto fail;
-		lat[i] = bench_now() - t;
+		lat[i] = fwd_clock_mono() - t;
 	}
 	stats("history (last 5 runs, join)", lat, LOOKUPS, rows);
 	db_stmt_close(st);
@@ -167,14 +167,14 @@ int main(void)
 		snprintf(key, sizeof(key), "user=u%d;name=app%d;node_bucket=%d",
 			 s % USERS, s / USERS, 1 << (s % 10));
 		db_bind_text(st, 0, key);
-		t = bench_now();
+		t = fwd_clock_mono();
 		if (db_exec(st, &err) < 0)
 			goto fail;
 		while ((r = db_fetch(st, &err)) > 0)
 			rows++;
 		if (r < 0)
 			goto fail;
-		lat[i] = bench_now() - t;
+		lat[i] = fwd_clock_mono() - t;
 	}
 	stats("profile row by key", lat, LOOKUPS, rows);
 	db_stmt_close(st);

@@ -110,7 +110,7 @@ static int bench_memory(const struct policy *p, double t0)
 	}
 	for (int c = 0; c < N_COMP; c++)
 		gen_series(c, t0, s + (size_t)c * (MINUTES + PRE));
-	t = bench_now();
+	t = fwd_clock_mono();
 	for (int c = 0; c < N_COMP; c++) {
 		const struct anomaly_sample *cs =
 			s + (size_t)c * (MINUTES + PRE);
@@ -138,7 +138,7 @@ static int bench_memory(const struct policy *p, double t0)
 			}
 		}
 	}
-	t = bench_now() - t;
+	t = fwd_clock_mono() - t;
 	printf("in memory: %d forwarders + %d OSTs, %d min of rollups each, "
 	       "%zu windows (%zu bad): %.1f ms (%.1f us per component); "
 	       "%zu state changes, %zu exclusions (%zu slow components "
@@ -324,17 +324,17 @@ static int bench_db(struct policy *p, double t0)
 	db_execf(db, NULL, "DELETE FROM jobstats_raw", "");
 	db_execf(db, NULL, "DELETE FROM health", "");
 	db_execf(db, NULL, "DELETE FROM health_history", "");
-	a = bench_now();
+	a = fwd_clock_mono();
 	if (load_rollups(db, t0, &err) < 0 || load_jobs(db, t0, &err) < 0) {
 		fprintf(stderr, "bench_health: loading: %s\n", err.text);
 		goto out;
 	}
-	b = bench_now();
+	b = fwd_clock_mono();
 	if (health_db_scan(db, p, t, &o, &st, &err) < 0) {
 		fprintf(stderr, "bench_health: scan: %s\n", err.text);
 		goto out;
 	}
-	c = bench_now();
+	c = fwd_clock_mono();
 	printf("MariaDB: loaded %d rollup rows and %d jobs in %.1f s\n",
 	       N_COMP * (MINUTES + PRE), N_JOBS, b - a);
 	printf("MariaDB: scan of 24 h for %zu components: %.2f s (%zu windows, "
@@ -345,19 +345,19 @@ static int bench_db(struct policy *p, double t0)
 		fprintf(stderr, "bench_health: rescan: %s\n", err.text);
 		goto out;
 	}
-	d = bench_now();
+	d = fwd_clock_mono();
 	printf("MariaDB: rescan of the same period (nothing to apply): %.3f s "
 	       "(%zu windows)\n",
 	       d - c, st.windows);
 	o.since = 0;
 	o.until = t0 + MINUTES * 60 + p->anomaly.window;
-	a = bench_now();
+	a = fwd_clock_mono();
 	if (health_db_scan(db, p, t, &o, &st, &err) < 0) {
 		fprintf(stderr, "bench_health: next scan: %s\n", err.text);
 		goto out;
 	}
 	printf("MariaDB: the next timer run (one new window): %.3f s\n",
-	       bench_now() - a);
+	       fwd_clock_mono() - a);
 	rv = 0;
 out:
 	db_close(db);

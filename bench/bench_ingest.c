@@ -154,7 +154,7 @@ int main(void)
 	if (!s)
 		goto fail;
 	ingest_reader_init(rd, f);
-	t0 = bench_now();
+	t0 = fwd_clock_mono();
 	while ((line = ingest_reader_next(rd, &trunc))) {
 		struct beacon_rec r;
 
@@ -167,7 +167,7 @@ int main(void)
 	report("beacon-lwfs", ingest_store_stats(s)->stored,
 	       (uint64_t)(count(b.db, "SELECT COUNT(*) FROM samples_raw") +
 			  count(b.db, "SELECT COUNT(*) FROM samples_hist")),
-	       (uint64_t)rd->lineno, bench_now() - t0);
+	       (uint64_t)rd->lineno, fwd_clock_mono() - t0);
 	ingest_store_close(s);
 	fclose(f);
 
@@ -178,7 +178,7 @@ int main(void)
 	if (!s)
 		goto fail;
 	ingest_reader_init(rd, f);
-	t0 = bench_now();
+	t0 = fwd_clock_mono();
 	while ((line = ingest_reader_next(rd, &trunc))) {
 		struct influx_rec r;
 
@@ -191,7 +191,7 @@ int main(void)
 	report("influx", ingest_store_stats(s)->stored,
 	       (uint64_t)(count(b.db, "SELECT COUNT(*) FROM samples_raw") -
 			  rows0),
-	       (uint64_t)rd->lineno, bench_now() - t0);
+	       (uint64_t)rd->lineno, fwd_clock_mono() - t0);
 	ingest_store_close(s);
 	fclose(f);
 
@@ -206,7 +206,7 @@ int main(void)
 
 		if (!p)
 			goto fail;
-		t0 = bench_now();
+		t0 = fwd_clock_mono();
 		while ((r = jobstats_next(p, jr, &err)) != 0) {
 			if (r > 0 && ingest_store_jobstats(s, jr, &err) < 0)
 				goto fail;
@@ -216,7 +216,7 @@ int main(void)
 		report("lustre-jobstats", ingest_store_stats(s)->stored,
 		       (uint64_t)count(b.db,
 				       "SELECT COUNT(*) FROM jobstats_raw"),
-		       (uint64_t)jobstats_lines(p), bench_now() - t0);
+		       (uint64_t)jobstats_lines(p), fwd_clock_mono() - t0);
 		jobstats_close(p);
 	}
 	ingest_store_close(s);

@@ -29,20 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/timeutil.h"
 #include "db/db.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"
 
 extern char **environ;
-
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int run(const char *const argv[], const char *const envp[], int quiet)
 {
@@ -216,15 +209,15 @@ int main(void)
 		double t0;
 
 		snprintf(id, sizeof(id), "SLURM_JOB_ID=%zu", 1000 + i);
-		t0 = now_mono();
+		t0 = fwd_clock_mono();
 		if (run(pro, envp, 1) != 0)
 			goto out;
-		tc[nc++] = now_mono() - t0;
+		tc[nc++] = fwd_clock_mono() - t0;
 		for (size_t k = 0; k < 4; k++) {
 			struct fwdalloc_node_decision nd;
 			int f;
 
-			t0 = now_mono();
+			t0 = fwd_clock_mono();
 			f = fwdalloc_node_decision(p, (uint32_t)(1000 + i),
 						   nodes[k], &nd, &err);
 			if (f <= 0 || nd.n == 0) {
@@ -242,12 +235,12 @@ int main(void)
 				fprintf(stderr, "bench_prolog: %s\n", err.text);
 				goto out;
 			}
-			tn[nn++] = now_mono() - t0;
+			tn[nn++] = fwd_clock_mono() - t0;
 		}
-		t0 = now_mono();
+		t0 = fwd_clock_mono();
 		if (run(epi, envp, 1) != 0)
 			goto out;
-		te[ne++] = now_mono() - t0;
+		te[ne++] = fwd_clock_mono() - t0;
 	}
 	printf("bench_prolog: %zu jobs of 4 nodes, scale to 4 forwarders, "
 	       "MariaDB on a unix socket\n",

@@ -16,14 +16,6 @@
 #define TOP_SRCDIR "."
 #endif
 
-double bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int bench_run(char *const argv[], bool quiet)
 {
 	pid_t pid;

@@ -12,18 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "topology/topology.h"
+#include "common/timeutil.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 #define RUNS 11
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -42,7 +35,8 @@ int main(int argc, char **argv)
 {
 	const char *topo_path =
 		argc > 1 ? argv[1] : TOP_SRCDIR "/etc/topology-taihulight.yaml";
-	const char *policy_path = argc > 2 ? argv[2] : TOP_SRCDIR "/etc/fwdalloc.yaml";
+	const char *policy_path =
+		argc > 2 ? argv[2] : TOP_SRCDIR "/etc/fwdalloc.yaml";
 	double t_topo[RUNS], t_policy[RUNS], t0, dt, med_topo, med_policy;
 	struct topology *t = NULL;
 	fwd_error_t err;
@@ -51,9 +45,9 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < RUNS; i++) {
 		topo_destroy(t);
-		t0 = now();
+		t0 = fwd_clock_mono();
 		t = topo_load(topo_path, &err);
-		t_topo[i] = now() - t0;
+		t_topo[i] = fwd_clock_mono() - t0;
 		if (!t) {
 			fprintf(stderr, "bench_topology: %s\n", err.text);
 			return 1;
@@ -62,9 +56,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < RUNS; i++) {
 		struct policy *p;
 
-		t0 = now();
+		t0 = fwd_clock_mono();
 		p = policy_load(policy_path, &err);
-		t_policy[i] = now() - t0;
+		t_policy[i] = fwd_clock_mono() - t0;
 		if (!p) {
 			fprintf(stderr, "bench_topology: %s\n", err.text);
 			return 1;
@@ -72,12 +66,12 @@ int main(int argc, char **argv)
 		policy_destroy(p);
 	}
 	/* Look every node up, round after round, for about half a second. */
-	t0 = now();
+	t0 = fwd_clock_mono();
 	do {
 		for (size_t n = 0; n < t->n_nodes; n++)
 			sum += topo_node_default(t, t->node_names[n]);
 		lookups += t->n_nodes;
-		dt = now() - t0;
+		dt = fwd_clock_mono() - t0;
 	} while (dt < 0.5);
 
 	med_topo = median(t_topo, RUNS); /* sorts: [0] is min, [RUNS-1] max */

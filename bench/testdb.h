@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "common/timeutil.h"
 #include "db/db.h"
 #include "policies/policy.h"
 
@@ -32,8 +33,5 @@ void bench_db_stop(struct bench_db *b);
  * it could not be started or was killed.
  */
 int bench_run(char *const argv[], bool quiet);
-
-/* CLOCK_MONOTONIC in seconds. */
-double bench_now(void);
 
 #endif

@@ -15,13 +15,14 @@
 
 #include <jansson.h>
 
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/timeutil.h"
 #include "db/db.h"
 #include "db/schema.h"
 #include "monitor/inventory.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 /* Long statements (pruning millions of rows) need more than the policy's
  * per-round-trip timeout meant for job launch. */
@@ -382,15 +383,6 @@ static int64_t prune_table(struct db *db, const struct prune_target *t,
 	return total;
 }
 
-static void iso_time(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 {
 	struct policy *p = fwdctl_policy(ctx);
@@ -426,7 +418,7 @@ static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 						       : FWD_EXIT_INVALID;
 			goto out;
 		}
-		iso_time(cutoff, when, sizeof(when));
+		fwd_time_format((double)cutoff, when, sizeof(when));
 		if (o->json || ctx->json)
 			json_array_append_new(
 				out,

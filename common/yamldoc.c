@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/array.h"
 #include "common/yamldoc.h"
 
 /* Configuration files are small; refuse anything absurd early. */
@@ -67,30 +68,27 @@ static int pos_error(struct builder *b, unsigned long line, unsigned long col,
 static int pos_error(struct builder *b, unsigned long line, unsigned long col,
 		     const char *fmt, ...)
 {
-	char msg[sizeof(b->err->text)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	verrprintf(b->err, fmt, ap);
 	va_end(ap);
 	errno = EINVAL;
-	return errprintf(b->err, "%s:%lu:%lu: %s", b->name, line, col, msg);
+	return errprefix(b->err, "%s:%lu:%lu", b->name, line, col);
 }
 
 int ydoc_error(fwd_error_t *err, const struct ydoc *d,
 	       const struct ydoc_node *n, const char *fmt, ...)
 {
-	char msg[sizeof(err->text)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	verrprintf(err, fmt, ap);
 	va_end(ap);
 	errno = EINVAL;
 	if (!n)
-		return errprintf(err, "%s: %s", d->path, msg);
-	return errprintf(err, "%s:%lu:%lu: %s", d->path, n->line, n->column,
-			 msg);
+		return errprefix(err, "%s", d->path);
+	return errprefix(err, "%s:%lu:%lu", d->path, n->line, n->column);
 }
 
 /* Line and column (in characters) of a byte offset, for reader errors. */
@@ -519,8 +517,6 @@ struct ydoc *ydoc_load(const char *path, fwd_error_t *err)
 		ssize_t n;
 
 		if (len == cap) {
-			unsigned char *nb;
-
 			if (cap >= MAX_FILE_SIZE) {
 				errno = EFBIG;
 				errprintf(err,
@@ -529,12 +525,10 @@ struct ydoc *ydoc_load(const char *path, fwd_error_t *err)
 					  path, MAX_FILE_SIZE >> 20);
 				goto out;
 			}
-			cap = cap ? cap * 2 : 8192;
-			if (!(nb = realloc(buf, cap))) {
+			if (FWD_GROW(buf, cap, len + 1, 8192) < 0) {
 				errprintf(err, "%s: out of memory", path);
 				goto out;
 			}
-			buf = nb;
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)

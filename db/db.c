@@ -21,6 +21,8 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
+#include "common/array.h"
+#include "common/timeutil.h"
 #include "db/db.h"
 
 struct db {
@@ -507,15 +509,8 @@ int db_bind_textn(struct db_stmt *st, unsigned int idx, const char *s,
 		return -1;
 	if (!s)
 		return db_bind_null(st, idx);
-	if (len + 1 > p->cap) {
-		size_t cap = len + 1 < 64 ? 64 : len + 1;
-		char *nb = realloc(p->buf, cap);
-
-		if (!nb)
-			return -1;
-		p->buf = nb;
-		p->cap = cap;
-	}
+	if (FWD_GROW(p->buf, p->cap, len + 1, 64) < 0)
+		return -1;
 	memcpy(p->buf, s, len);
 	p->buf[len] = '\0';
 	p->len = (unsigned long)len;
@@ -899,18 +894,10 @@ static void lock_name(const struct db *db, const char *name, char *buf,
 	snprintf(buf, len, "%s.%s", db->dbname, name);
 }
 
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err)
 {
 	char full[200];
-	double deadline = now_mono() + (timeout > 0 ? timeout : 0);
+	double deadline = fwd_clock_mono() + (timeout > 0 ? timeout : 0);
 	int64_t got = 0;
 	int r;
 
@@ -920,7 +907,7 @@ int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err)
 	 * is never mistaken by the client for a dead server.
 	 */
 	for (;;) {
-		double left = deadline - now_mono();
+		double left = deadline - fwd_clock_mono();
 		double step = left;
 
 		if (step > db->timeout / 2)
@@ -935,7 +922,7 @@ int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err)
 			return -1;
 		if (r > 0 && got == 1)
 			return 0;
-		if (now_mono() >= deadline)
+		if (fwd_clock_mono() >= deadline)
 			break;
 	}
 	errno = EAGAIN;

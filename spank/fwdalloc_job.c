@@ -27,7 +27,6 @@
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"
 
-
 struct fa_job {
 	uint32_t job_id;
 	const char *node;    /* this node's Slurm name */
@@ -59,8 +58,8 @@ static int job_info_get(spank_t sp, const char *phase, struct fa_job *fj)
 
 static struct policy *load_policy(const char *phase, uint32_t job)
 {
-	const char *path =
-		fwdalloc_conf.policy[0] ? fwdalloc_conf.policy : POLICY_DEFAULT_PATH;
+	const char *path = fwdalloc_conf.policy[0] ? fwdalloc_conf.policy
+						   : POLICY_DEFAULT_PATH;
 	fwd_error_t err;
 	struct policy *p = policy_load(path, &err);
 
