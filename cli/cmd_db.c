@@ -169,15 +169,13 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 
 		if (schema_current_version(db, &cur, &err) < 0) {
 			fwdctl_err("%s", err.text);
-			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-						       : FWD_EXIT_INVALID;
+			rc = fwdctl_exit_code(errno);
 			goto out;
 		}
 	}
 	if (db_migrate(db, &from, &to, &err) < 0) {
 		fwdctl_err("%s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
+		rc = fwdctl_exit_code(errno);
 		goto out;
 	}
 	if (!o->no_grant && p->database.node_user) {
@@ -209,8 +207,7 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 		}
 		if (inventory_sync(db, topo, &err) < 0) {
 			fwdctl_err("%s", err.text);
-			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-						       : FWD_EXIT_INVALID;
+			rc = fwdctl_exit_code(errno);
 			goto out;
 		}
 	}
@@ -291,9 +288,7 @@ static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
 				 tables[i]);
 			if (db_query_int64(db, &err, &n, sql, "") < 0) {
 				fwdctl_err("%s", err.text);
-				rc = db_err_unavailable(errno)
-					     ? FWD_EXIT_SERVICE
-					     : FWD_EXIT_INVALID;
+				rc = fwdctl_exit_code(errno);
 				goto out;
 			}
 			json_object_set_new(counts, tables[i], json_integer(n));
@@ -326,7 +321,7 @@ static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
 			       cur, latest);
 		else
 			printf("schema:   version %d (current)\n", cur);
-		json_object_foreach(counts, k, v)
+		json_object_foreach (counts, k, v)
 			printf("  %-20s %" JSON_INTEGER_FORMAT " rows\n", k,
 			       json_integer_value(v));
 	}
@@ -414,8 +409,7 @@ static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 		n = prune_table(db, t, cutoff, o->dry_run, &err);
 		if (n < 0) {
 			fwdctl_err("%s", err.text);
-			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-						       : FWD_EXIT_INVALID;
+			rc = fwdctl_exit_code(errno);
 			goto out;
 		}
 		fwd_time_format((double)cutoff, when, sizeof(when));

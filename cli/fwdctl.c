@@ -12,14 +12,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
+#include "db/db.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 #define MAX_COMMANDS 64
 
 static const struct fwdctl_command *commands[MAX_COMMANDS];
 static size_t n_commands;
+
+int fwdctl_exit_code(int errnum)
+{
+	return db_err_unavailable(errnum) ? FWD_EXIT_SERVICE : FWD_EXIT_INVALID;
+}
 
 void fwdctl_register(const struct fwdctl_command *cmd)
 {
@@ -63,8 +69,8 @@ void fwdctl_usage_hint(const char *cmd)
 		fwdctl_err("see 'fwdctl --help'");
 }
 
-bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd,
-			     int argc, char **argv, void (*usage)(FILE *),
+bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
+			     char **argv, void (*usage)(FILE *),
 			     const char **action, const char **file, int *rc)
 {
 	static const struct option opts[] = {

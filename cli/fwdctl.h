@@ -21,34 +21,39 @@ enum {
 	FWD_EXIT_SERVICE = 3, /* a service (database, Slurm) unavailable */
 };
 
+/* The exit code for a library failure with errno `errnum`: a service
+ * unavailable (db_err_unavailable()) is FWD_EXIT_SERVICE, anything else
+ * FWD_EXIT_INVALID. */
+int fwdctl_exit_code(int errnum);
+
 struct policy;
 struct topology;
 
 struct fwdctl_ctx {
-	const char *prog;          /* "fwdctl" */
+	const char *prog;	   /* "fwdctl" */
 	const char *policy_path;   /* --policy, FWDALLOC_POLICY or default */
-	bool policy_explicit;      /* given by --policy or the environment */
+	bool policy_explicit;	   /* given by --policy or the environment */
 	const char *topology_path; /* --topology, or NULL = from the policy */
-	bool json;                 /* --json given before the subcommand */
-	struct policy *policy;     /* loaded on demand by fwdctl_policy() */
+	bool json;		   /* --json given before the subcommand */
+	struct policy *policy;	   /* loaded on demand by fwdctl_policy() */
 	struct topology *topology; /* loaded on demand by fwdctl_topology() */
 };
 
 struct fwdctl_command {
-	const char *name;      /* "policy" */
-	const char *summary;   /* one line for `fwdctl --help` */
-	int order;             /* position in `fwdctl --help` */
+	const char *name;    /* "policy" */
+	const char *summary; /* one line for `fwdctl --help` */
+	int order;	     /* position in `fwdctl --help` */
 	/* argv[0] is the subcommand name; returns an exit code. */
 	int (*run)(struct fwdctl_ctx *ctx, int argc, char **argv);
 };
 
 void fwdctl_register(const struct fwdctl_command *cmd);
 
-#define FWDCTL_COMMAND(ident, ...)                                          \
-	static const struct fwdctl_command ident = { __VA_ARGS__ };         \
-	__attribute__((constructor)) static void ident##_register(void)     \
-	{                                                                   \
-		fwdctl_register(&ident);                                    \
+#define FWDCTL_COMMAND(ident, ...)                                      \
+	static const struct fwdctl_command ident = {__VA_ARGS__};       \
+	__attribute__((constructor)) static void ident##_register(void) \
+	{                                                               \
+		fwdctl_register(&ident);                                \
 	}
 
 /*
@@ -82,8 +87,8 @@ bool fwdctl_wants_help(int argc, char **argv);
  * when absent) set; otherwise false with *rc the exit code to return (help
  * printed, or a usage error reported).
  */
-bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd,
-			     int argc, char **argv, void (*usage)(FILE *),
+bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
+			     char **argv, void (*usage)(FILE *),
 			     const char **action, const char **file, int *rc);
 
 #endif

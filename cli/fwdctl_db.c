@@ -33,8 +33,7 @@ struct db *fwdctl_db_connect(struct fwdctl_ctx *ctx, enum db_role role,
 	}
 	if (check_schema && db_check_schema(db, &err) < 0) {
 		fwdctl_err("%s", err.text);
-		*exit_code = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-						       : FWD_EXIT_INVALID;
+		*exit_code = fwdctl_exit_code(errno);
 		db_close(db);
 		return NULL;
 	}
