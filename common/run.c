@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Bounded child execution for the controller prolog and epilog.
+ * Child processes under a deadline: our own work for the controller
+ * prolog and epilog, external commands for the remap drivers and the
+ * health feedback.  See common/run.h.
  */
 #include "config.h"
 
@@ -8,15 +10,20 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/run.h"
+
+/* Without a pidfd the status is polled this often. */
+#define POLL_MS 10
 
 static double now_mono(void)
 {
@@ -26,23 +33,199 @@ static double now_mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int buf_add(char **buf, size_t *len, size_t *cap, const char *data,
-		   size_t n)
+/* ---- supervision -------------------------------------------------------- */
+
+/* Where the child's output goes: 0, or -1 with errno to give up. */
+typedef int (*take_fn)(void *arg, const char *data, size_t n);
+
+struct child {
+	pid_t pid;
+	int pidfd;    /* readable once the child exits; -1: none */
+	int fd;	      /* our end of its output pipe, non-blocking; -1: none */
+	bool eof;     /* nobody holds the write end any more */
+	bool group;   /* it leads a process group of its own */
+	int status;   /* wait status, once reaped */
+	take_fn take; /* NULL: the output is thrown away */
+	void *take_arg;
+};
+
+enum ending {
+	END_EXITED,    /* reaped; status says how */
+	END_TIMED_OUT, /* killed at the deadline and reaped */
+	END_LOST,      /* reaped by the kernel: SIGCHLD is ignored */
+};
+
+static int open_pidfd(pid_t pid)
 {
-	if (*len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
+#ifdef SYS_pidfd_open
+	/* Close-on-exec by default. */
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+/* The parent's half of starting a child. */
+static void child_started(struct child *c, pid_t pid)
+{
+	c->pid = pid;
+	/* Also in the parent: whichever runs first, the group exists
+	 * before anyone can kill it. */
+	if (c->group)
+		setpgid(pid, pid);
+	c->pidfd = open_pidfd(pid);
+}
+
+/* Read what the pipe holds now.  Descendants that still hold its write
+ * end after the child exited hold nobody up: we never block on it. */
+static int drain(struct child *c)
+{
+	char buf[4096];
+	ssize_t k;
+
+	while (c->fd >= 0 && !c->eof) {
+		k = read(c->fd, buf, sizeof(buf));
+		if (k > 0) {
+			if (c->take && c->take(c->take_arg, buf, (size_t)k) < 0)
+				return -1;
+		} else if (k == 0) {
+			c->eof = true;
+		} else if (errno != EINTR) {
+			break; /* EAGAIN: nothing more for now */
+		}
+	}
+	return 0;
+}
+
+/* SIGKILL the child (its whole group when it has one), reap it and
+ * collect its last output.  errno is preserved. */
+static void kill_and_reap(struct child *c)
+{
+	int saved = errno;
+
+	if (c->group)
+		kill(-c->pid, SIGKILL);
+	kill(c->pid, SIGKILL);
+	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+		;
+	drain(c);
+	errno = saved;
+}
+
+/*
+ * Wait until the child exits or the deadline passes, feeding its output
+ * to c->take.  Returns an enum ending, or -1 with err after killing and
+ * reaping the child when we cannot go on watching it.
+ */
+static int watch(struct child *c, double deadline, fwd_error_t *err)
+{
+	for (;;) {
+		struct pollfd p[2];
+		nfds_t np = 0;
+		double left = deadline - now_mono();
+		int ms, k;
+		pid_t w;
+
+		if (!(left > 0)) {
+			kill_and_reap(c);
+			return END_TIMED_OUT;
+		}
+		ms = (int)(left * 1000) + 1;
+		if (c->pidfd < 0 && ms > POLL_MS)
+			ms = POLL_MS;
+		if (c->fd >= 0 && !c->eof) {
+			p[np].fd = c->fd;
+			p[np++].events = POLLIN;
+		}
+		if (c->pidfd >= 0) {
+			p[np].fd = c->pidfd;
+			p[np++].events = POLLIN;
+		}
+		k = np ? poll(p, np, ms) : usleep((useconds_t)ms * 1000);
+		if (k < 0 && errno != EINTR) {
+			kill_and_reap(c);
+			return errprintf(err, "killed: poll: %s",
+					 strerror(errno));
+		}
+		if (drain(c) < 0) {
+			kill_and_reap(c);
+			return errprintf(err, "killed: keeping its output: %s",
+					 strerror(errno));
+		}
+		w = waitpid(c->pid, &c->status, WNOHANG);
+		if (w == c->pid) {
+			/* Collect what it wrote last. */
+			if (drain(c) < 0)
+				return errprintf(err, "keeping its output: %s",
+						 strerror(errno));
+			return END_EXITED;
+		}
+		if (w < 0 && errno == ECHILD)
+			return END_LOST;
+	}
+}
+
+/*
+ * How it ended, as 0 or -1 with errno and err.  A command (not our own
+ * work) also says "(killed)" on a timeout, as its whole group was, and
+ * reads exit status 127 as a failed execve.  tail: its stderr, or NULL.
+ */
+static int explain(int end, int status, double timeout, bool command,
+		   const char *tail, fwd_error_t *err)
+{
+	const char *sep = tail && *tail ? ": " : "";
+
+	if (!tail)
+		tail = "";
+	if (end == END_LOST) {
+		errno = ECHILD;
+		return errprintf(err, "ended but its exit status was lost "
+				      "(SIGCHLD is ignored)");
+	}
+	if (end == END_TIMED_OUT) {
+		errno = ETIMEDOUT;
+		return errprintf(err, "timed out after %g s%s%s%s", timeout,
+				 command ? " (killed)" : "", sep, tail);
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	errno = EIO;
+	if (WIFSIGNALED(status))
+		return errprintf(err, "killed by signal %d%s%s",
+				 WTERMSIG(status), sep, tail);
+	if (command && WEXITSTATUS(status) == 127)
+		return errprintf(err, "could not be executed (exit 127)%s%s",
+				 sep, tail);
+	return errprintf(err, "exited with status %d%s%s", WEXITSTATUS(status),
+			 sep, tail);
+}
+
+/* ---- our own work ------------------------------------------------------- */
+
+struct grow {
+	char *buf;
+	size_t len, cap;
+};
+
+static int grow_take(void *arg, const char *data, size_t n)
+{
+	struct grow *g = arg;
+
+	if (g->len + n + 1 > g->cap) {
+		size_t ncap = g->cap ? g->cap * 2 : 4096;
 		char *nb;
 
-		while (ncap < *len + n + 1)
+		while (ncap < g->len + n + 1)
 			ncap *= 2;
-		if (!(nb = realloc(*buf, ncap)))
+		if (!(nb = realloc(g->buf, ncap)))
 			return -1;
-		*buf = nb;
-		*cap = ncap;
+		g->buf = nb;
+		g->cap = ncap;
 	}
-	memcpy(*buf + *len, data, n);
-	*len += n;
-	(*buf)[*len] = '\0';
+	memcpy(g->buf + g->len, data, n);
+	g->len += n;
+	g->buf[g->len] = '\0';
 	return 0;
 }
 
@@ -50,19 +233,27 @@ int ctl_run_bounded(double timeout, int (*fn)(void *arg, int fd), void *arg,
 		    char **out, fwd_error_t *err)
 {
 	double deadline = now_mono() + timeout;
-	char *buf = NULL, chunk[4096];
-	size_t len = 0, cap = 0;
+	struct grow g = {NULL, 0, 0};
+	struct child c = {.pid = -1, .pidfd = -1, .fd = -1, .take = grow_take};
 	int pfd[2] = {-1, -1};
-	int status = 0, rv = -1, timed_out = 0, eof = 0;
-	pid_t pid = -1, w;
+	int rv = -1, end;
+	pid_t pid;
 
+	c.take_arg = &g;
 	*out = NULL;
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return errprintf(err, "pipe: %s", strerror(errno));
+	/* Only our end is non-blocking: fn writes with ordinary blocking
+	 * writes. */
+	if (pipe2(pfd, O_CLOEXEC) < 0 ||
+	    fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0) {
+		errprintf(err, "could not be started: pipe: %s",
+			  strerror(errno));
+		goto out;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		errprintf(err, "fork: %s", strerror(errno));
+		errprintf(err, "could not be started: fork: %s",
+			  strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {
@@ -76,74 +267,203 @@ int ctl_run_bounded(double timeout, int (*fn)(void *arg, int fd), void *arg,
 	}
 	close(pfd[1]);
 	pfd[1] = -1;
-
-	/* Read until EOF (child exited or closed) or the deadline. */
-	while (!eof) {
-		double left = deadline - now_mono();
-		struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-		ssize_t n;
-		int pr;
-
-		if (left <= 0) {
-			timed_out = 1;
-			break;
-		}
-		pr = poll(&p, 1, (int)(left * 1000) + 1);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0) {
-			errprintf(err, "poll: %s", strerror(errno));
-			break;
-		}
-		if (pr == 0)
-			continue;
-		n = read(pfd[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			eof = 1;
-			break;
-		}
-		if (buf_add(&buf, &len, &cap, chunk, (size_t)n) < 0) {
-			errprintf(err, "result: %s", strerror(errno));
-			break;
-		}
-	}
-	/* The child may have closed the pipe but not exited yet: give it
-	 * the rest of the deadline, then kill it. */
-	for (;;) {
-		w = waitpid(pid, &status, WNOHANG);
-		if (w == pid || (w < 0 && errno != EINTR))
-			break;
-		if (timed_out || now_mono() >= deadline) {
-			timed_out = 1;
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-		usleep(1000);
-	}
-	if (timed_out) {
-		errno = ETIMEDOUT;
-		errprintf(err, "timed out after %g s", timeout);
-	} else if (WIFSIGNALED(status)) {
-		errno = EINTR;
-		errprintf(err, "killed by signal %d", WTERMSIG(status));
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-		errno = EIO;
-		errprintf(err, "exited with status %d", WEXITSTATUS(status));
-	} else if (eof) {
-		rv = 0;
-	}
+	c.fd = pfd[0];
+	child_started(&c, pid);
+	end = watch(&c, deadline, err);
+	if (end >= 0)
+		rv = explain(end, c.status, timeout, false, NULL, err);
 out:
+	if (c.pidfd >= 0)
+		close(c.pidfd);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
-	if (!buf && rv == 0 && !(buf = strdup(""))) {
+	if (rv == 0 && !g.buf && !(g.buf = strdup("")))
 		rv = errprintf(err, "result: %s", strerror(errno));
+	*out = g.buf;
+	return rv;
+}
+
+/* ---- external commands -------------------------------------------------- */
+
+/* The last FWD_RUN_TAIL_MAX bytes written to the pipe. */
+struct tail {
+	char buf[FWD_RUN_TAIL_MAX];
+	size_t len;
+};
+
+static int tail_take(void *arg, const char *p, size_t n)
+{
+	struct tail *t = arg;
+
+	if (n >= FWD_RUN_TAIL_MAX) {
+		memcpy(t->buf, p + n - FWD_RUN_TAIL_MAX, FWD_RUN_TAIL_MAX);
+		t->len = FWD_RUN_TAIL_MAX;
+		return 0;
 	}
-	*out = buf;
+	if (t->len + n > FWD_RUN_TAIL_MAX) {
+		size_t drop = t->len + n - FWD_RUN_TAIL_MAX;
+
+		memmove(t->buf, t->buf + drop, t->len - drop);
+		t->len -= drop;
+	}
+	memcpy(t->buf + t->len, p, n);
+	t->len += n;
+	return 0;
+}
+
+/* The tail as one printable line: trailing newlines cut, control
+ * characters (including inner newlines) shown as '?' or ' '. */
+static void tail_text(const struct tail *t, char *out, size_t outlen)
+{
+	size_t n = t->len, j = 0;
+
+	while (n > 0 && (t->buf[n - 1] == '\n' || t->buf[n - 1] == '\r' ||
+			 t->buf[n - 1] == ' '))
+		n--;
+	for (size_t i = 0; i < n && j + 1 < outlen; i++) {
+		unsigned char ch = (unsigned char)t->buf[i];
+
+		if (ch == '\n' || ch == '\t')
+			out[j++] = ' ';
+		else if (ch < 0x20 || ch == 0x7f)
+			out[j++] = '?';
+		else
+			out[j++] = (char)ch;
+	}
+	out[j] = '\0';
+}
+
+/* write(2) a string to stderr; async-signal-safe. */
+static void put(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0) {
+		ssize_t k = write(STDERR_FILENO, s, n);
+
+		if (k <= 0)
+			return;
+		s += k;
+		n -= (size_t)k;
+	}
+}
+
+/* A descriptor moved above stderr, so that setting up 0-2 cannot
+ * overwrite it (our own 0-2 may be closed). */
+static int above_stderr(int fd)
+{
+	return fd >= 0 && fd <= STDERR_FILENO ? fcntl(fd, F_DUPFD, 3) : fd;
+}
+
+/*
+ * The child, between fork and execve: only async-signal-safe calls (the
+ * caller may be a multi-threaded daemon such as slurmstepd).  errfd: the
+ * pipe for its stderr, or -1 to pass both outputs to our stderr.
+ */
+static void child_exec(char *const argv[], char *const envp[], int errfd)
+{
+	char num[16], *p = num + sizeof(num) - 1;
+	sigset_t none;
+	int null, e;
+
+	/* A group of its own, so that a timeout kills everything it
+	 * started. */
+	setpgid(0, 0);
+	/* What we block or ignore is ours, not the command's. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int s = 1; s < NSIG; s++) {
+		struct sigaction sa = {.sa_handler = SIG_DFL};
+
+		if (s != SIGKILL && s != SIGSTOP)
+			sigaction(s, &sa, NULL);
+	}
+	errfd = above_stderr(errfd);
+	null = above_stderr(open("/dev/null", O_RDWR));
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0)
+		_exit(126);
+	if (errfd >= 0) {
+		/* dup2 clears close-on-exec on the copy. */
+		if (dup2(null, STDOUT_FILENO) < 0 ||
+		    dup2(errfd, STDERR_FILENO) < 0)
+			_exit(126);
+	} else if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0 &&
+		   dup2(null, STDOUT_FILENO) < 0) {
+		/* No stderr of ours: /dev/null rather than our stdout. */
+		_exit(126);
+	}
+	/* None of our descriptors (database connections, locks, pipes). */
+	closefrom(3);
+	execve(argv[0], argv, envp);
+	e = errno;
+	*p = '\0';
+	do {
+		*--p = (char)('0' + e % 10);
+		e /= 10;
+	} while (e > 0 && p > num);
+	put("execve ");
+	put(argv[0]);
+	put(" failed: errno ");
+	put(p);
+	put("\n");
+	_exit(127);
+}
+
+int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
+		double deadline, unsigned flags, fwd_error_t *err)
+{
+	struct tail tail = {.len = 0};
+	struct child c = {.pid = -1, .pidfd = -1, .fd = -1, .group = true};
+	bool capture = flags & FWD_RUN_CAPTURE_STDERR;
+	char text[FWD_RUN_TAIL_MAX + 1] = "";
+	int pfd[2] = {-1, -1};
+	int rv = -1, end;
+	pid_t pid;
+
+	if (!argv || !argv[0] || argv[0][0] != '/') {
+		errno = EINVAL;
+		return errprintf(err, "is not an absolute path");
+	}
+	if (deadline == 0)
+		deadline = now_mono() + timeout;
+	if (capture) {
+		/* Only our end is non-blocking: the command writes its
+		 * stderr with ordinary blocking writes. */
+		if (pipe2(pfd, O_CLOEXEC) < 0 ||
+		    fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0) {
+			errprintf(err, "could not be started: pipe: %s",
+				  strerror(errno));
+			goto out;
+		}
+		c.take = tail_take;
+		c.take_arg = &tail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		errprintf(err, "could not be started: fork: %s",
+			  strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(argv, envp, pfd[1]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	pfd[1] = -1;
+	c.fd = pfd[0];
+	child_started(&c, pid);
+	end = watch(&c, deadline, err);
+	if (end >= 0) {
+		tail_text(&tail, text, sizeof(text));
+		rv = explain(end, c.status, timeout, true, text, err);
+	}
+out:
+	if (c.pidfd >= 0)
+		close(c.pidfd);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
 	return rv;
 }

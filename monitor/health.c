@@ -6,17 +6,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "common/run.h"
 #include "monitor/anomaly.h"
 #include "monitor/health.h"
 
@@ -206,14 +202,6 @@ const char *health_bin_name(int bin)
 
 /* ---- commands ----------------------------------------------------------- */
 
-static double monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
 		    enum health_state from, bool append_name, double timeout,
 		    fwd_error_t *err)
@@ -224,9 +212,7 @@ int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
 	static char env_path[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
 	char *envp[] = {env_path, env_kind,   env_name, env_state,
 			env_prev, env_reason, NULL};
-	double deadline;
-	int status = 0;
-	pid_t pid, r;
+	int rv;
 
 	if (!cmd->argc)
 		return 0;
@@ -253,64 +239,13 @@ int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
 	snprintf(env_prev, sizeof(env_prev), "FWD_PREVIOUS_STATE=%s",
 		 health_state_name(from));
 	snprintf(env_reason, sizeof(env_reason), "FWD_REASON=%s", e->reason);
-	pid = fork();
-	if (pid < 0) {
-		free(argv);
-		return errprintf(err, "command %s: fork: %s", cmd->argv[0],
-				 strerror(errno));
-	}
-	if (pid == 0) {
-		int fd = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (fd >= 0) {
-			dup2(fd, STDIN_FILENO);
-			if (fd != STDIN_FILENO)
-				close(fd);
-		}
-		/* What the command prints goes to our stderr (the journal
-		 * under the timer), never into our stdout, which may be
-		 * JSON; and it gets none of our descriptors, such as the
-		 * database connection. */
-		dup2(STDERR_FILENO, STDOUT_FILENO);
-		closefrom(3);
-		execve(argv[0], argv, envp);
-		_exit(127);
-	}
+	/* What the command prints goes to our stderr (the journal under
+	 * the timer), never into our stdout, which may be JSON. */
+	rv = fwd_run_cmd(argv, envp, timeout, 0, FWD_RUN_PASS_OUTPUT, err);
 	free(argv);
-	setpgid(pid, pid); /* also from the parent: no race with the kill */
-	deadline = monotonic() + timeout;
-	for (;;) {
-		r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return errprintf(err, "command %s: waitpid: %s",
-					 cmd->argv[0], strerror(errno));
-		if (monotonic() >= deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			errno = ETIMEDOUT;
-			return errprintf(err, "command %s: killed after %g s",
-					 cmd->argv[0], timeout);
-		}
-		usleep(10000);
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	errno = ECHILD;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return errprintf(err,
-				 "command %s: could not be executed "
-				 "(exit 127)",
-				 cmd->argv[0]);
-	if (WIFEXITED(status))
-		return errprintf(err, "command %s: exited with status %d",
-				 cmd->argv[0], WEXITSTATUS(status));
-	return errprintf(err, "command %s: killed by signal %d", cmd->argv[0],
-			 WTERMSIG(status));
+	if (rv < 0)
+		return errprefix(err, "command %s", cmd->argv[0]);
+	return 0;
 }
 
 int health_run_commands(const struct policy_anomaly *p,

@@ -49,13 +49,15 @@ const char *remap_target_address(const struct remap_target *t);
 
 /*
  * Run argv (argv[0] an absolute path) with exactly the environment envp,
- * stdin and stdout on /dev/null, stderr captured, in its own process group.
- * Waits until r->deadline at most; then the process group gets SIGKILL.
- * Returns 0 when the command exited 0.  Otherwise -1 and err says
- * "<argv[0]> exited with status N: <stderr tail>", "... killed by signal
- * S: ..." or "... timed out after <remap.timeout>s (killed): ..."; errno is
- * EIO, or ETIMEDOUT on timeout.  The stderr tail is at most the last 512
- * bytes, on one line, with control characters replaced by '?'.
+ * stdin and stdout on /dev/null, stderr captured, in its own process group
+ * (fwd_run_cmd() in common/run.h).  Waits until r->deadline at most; then
+ * the process group gets SIGKILL.  Returns 0 when the command exited 0.
+ * Otherwise -1 and err says "<argv[0]> exited with status N: <stderr
+ * tail>", "... killed by signal S: ...", "... could not be executed (exit
+ * 127): execve ... failed: errno E" or "... timed out after
+ * <remap.timeout> s (killed): ..."; errno is EIO, or ETIMEDOUT on timeout.
+ * The stderr tail is at most the last 512 bytes, on one line, with control
+ * characters replaced by '?'.
  */
 int remap_run(const struct remap *r, char *const argv[], char *const envp[],
 	      fwd_error_t *err);

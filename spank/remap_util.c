@@ -8,21 +8,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/run.h"
 #include "spank/remap_priv.h"
-
-#define TAIL_MAX 512
 
 /* ---- environment -------------------------------------------------------- */
 
@@ -57,239 +51,20 @@ void remap_env_free(struct remap_env *e)
 
 /* ---- child processes ---------------------------------------------------- */
 
-/* Keep the last TAIL_MAX bytes written to the pipe. */
-struct tail {
-	char buf[TAIL_MAX];
-	size_t len;
-};
-
-static void tail_add(struct tail *t, const char *p, size_t n)
-{
-	if (n >= TAIL_MAX) {
-		memcpy(t->buf, p + n - TAIL_MAX, TAIL_MAX);
-		t->len = TAIL_MAX;
-		return;
-	}
-	if (t->len + n > TAIL_MAX) {
-		size_t drop = t->len + n - TAIL_MAX;
-
-		memmove(t->buf, t->buf + drop, t->len - drop);
-		t->len -= drop;
-	}
-	memcpy(t->buf + t->len, p, n);
-	t->len += n;
-}
-
-/* The tail as one printable line: trailing newlines cut, control
- * characters (including inner newlines) shown as '?' or ' '. */
-static void tail_text(const struct tail *t, char *out, size_t outlen)
-{
-	size_t n = t->len, j = 0;
-
-	while (n > 0 && (t->buf[n - 1] == '\n' || t->buf[n - 1] == '\r' ||
-			 t->buf[n - 1] == ' '))
-		n--;
-	for (size_t i = 0; i < n && j + 1 < outlen; i++) {
-		unsigned char c = (unsigned char)t->buf[i];
-
-		if (c == '\n' || c == '\t')
-			out[j++] = ' ';
-		else if (c < 0x20 || c == 0x7f)
-			out[j++] = '?';
-		else
-			out[j++] = (char)c;
-	}
-	out[j] = '\0';
-}
-
-static void drain(int fd, struct tail *t, bool *eof)
-{
-	char buf[4096];
-	ssize_t k;
-
-	for (;;) {
-		k = read(fd, buf, sizeof(buf));
-		if (k > 0) {
-			tail_add(t, buf, (size_t)k);
-			continue;
-		}
-		if (k == 0)
-			*eof = true;
-		else if (errno == EINTR)
-			continue;
-		return;
-	}
-}
-
-/* write(2) a string; async-signal-safe, for the child after fork. */
-static void put(const char *s)
-{
-	size_t n = strlen(s);
-
-	while (n > 0) {
-		ssize_t k = write(STDERR_FILENO, s, n);
-
-		if (k <= 0)
-			return;
-		s += k;
-		n -= (size_t)k;
-	}
-}
-
-/*
- * Between fork and execve only async-signal-safe calls: the caller may be
- * a multi-threaded daemon (slurmstepd).
- */
-static void child_exec(char *const argv[], char *const envp[], int errfd)
-{
-	char num[16], *p = num + sizeof(num) - 1;
-	sigset_t all;
-	int null, e;
-
-	/* Our own process group, so a timeout kills everything it spawned. */
-	setpgid(0, 0);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	for (int s = 1; s < NSIG; s++) {
-		struct sigaction sa = {.sa_handler = SIG_DFL};
-
-		if (s != SIGKILL && s != SIGSTOP)
-			sigaction(s, &sa, NULL);
-	}
-	null = open("/dev/null", O_RDWR);
-	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
-	    dup2(null, STDOUT_FILENO) < 0 || dup2(errfd, STDERR_FILENO) < 0)
-		_exit(126);
-	closefrom(3);
-	execve(argv[0], argv, envp);
-	e = errno;
-	*p = '\0';
-	do {
-		*--p = (char)('0' + e % 10);
-		e /= 10;
-	} while (e > 0 && p > num);
-	put("execve ");
-	put(argv[0]);
-	put(" failed: errno ");
-	put(p);
-	_exit(127);
-}
-
 int remap_run(const struct remap *r, char *const argv[], char *const envp[],
 	      fwd_error_t *err)
 {
-	struct tail tail = {.len = 0};
-	char text[TAIL_MAX + 1];
-	int pfd[2] = {-1, -1}, pidfd = -1, status = 0, rv = -1;
-	bool eof = false, exited = false, timed_out = false;
-	double deadline = r->deadline;
-	pid_t pid;
+	fwd_error_t why;
 
 	if (!argv || !argv[0] || argv[0][0] != '/') {
 		errno = EINVAL;
 		return errprintf(err, "command \"%s\" is not an absolute path",
 				 argv && argv[0] ? argv[0] : "");
 	}
-	/* Only our end is non-blocking: the child writes its stderr with
-	 * ordinary blocking writes. */
-	if (pipe2(pfd, O_CLOEXEC) < 0 ||
-	    fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0) {
-		errprintf(err, "%s: pipe: %s", argv[0], strerror(errno));
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		errprintf(err, "%s: fork: %s", argv[0], strerror(errno));
-		goto out;
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		/* The write end survives exec as stderr: dup2 clears
-		 * O_CLOEXEC on the copy. */
-		child_exec(argv, envp, pfd[1]);
-	}
-	setpgid(pid, pid); /* also in the parent: no race with kill(-pid) */
-	close(pfd[1]);
-	pfd[1] = -1;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-
-	while (!exited) {
-		struct pollfd p[2];
-		nfds_t np = 0;
-		double left = deadline - remap_now();
-		int ms, k;
-
-		if (left <= 0) {
-			timed_out = true;
-			break;
-		}
-		ms = left > 0.05 && pidfd < 0 ? 50 : (int)(left * 1000) + 1;
-		if (!eof) {
-			p[np].fd = pfd[0];
-			p[np++].events = POLLIN;
-		}
-		if (pidfd >= 0) {
-			p[np].fd = pidfd;
-			p[np++].events = POLLIN;
-		}
-		k = np ? poll(p, np, ms) : (usleep(ms * 1000), 0);
-		if (k < 0 && errno != EINTR) {
-			errprintf(err, "%s: poll: %s", argv[0],
-				  strerror(errno));
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			goto out;
-		}
-		if (!eof)
-			drain(pfd[0], &tail, &eof);
-		k = waitpid(pid, &status, WNOHANG);
-		if (k == pid)
-			exited = true;
-		else if (k < 0 && errno == ECHILD) {
-			/* SIGCHLD ignored by the caller: the kernel reaped
-			 * the child and its status is lost. */
-			errno = ECHILD;
-			errprintf(err,
-				  "%s: exit status lost (SIGCHLD is "
-				  "ignored)",
-				  argv[0]);
-			goto out;
-		}
-	}
-	if (timed_out) {
-		kill(-pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		drain(pfd[0], &tail, &eof);
-		tail_text(&tail, text, sizeof(text));
-		errno = ETIMEDOUT;
-		errprintf(err, "%s timed out after %gs (killed)%s%s", argv[0],
-			  r->cfg.timeout, *text ? ": " : "", text);
-		goto out;
-	}
-	/* The command exited; collect what it wrote last (descendants that
-	 * still hold the pipe do not hold us up: the pipe is non-blocking). */
-	drain(pfd[0], &tail, &eof);
-	tail_text(&tail, text, sizeof(text));
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		rv = 0;
-	} else if (WIFEXITED(status)) {
-		errno = EIO;
-		errprintf(err, "%s exited with status %d%s%s", argv[0],
-			  WEXITSTATUS(status), *text ? ": " : "", text);
-	} else {
-		errno = EIO;
-		errprintf(err, "%s killed by signal %d%s%s", argv[0],
-			  WTERMSIG(status), *text ? ": " : "", text);
-	}
-out:
-	if (pidfd >= 0)
-		close(pidfd);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	return rv;
+	if (fwd_run_cmd(argv, envp, r->cfg.timeout, r->deadline,
+			FWD_RUN_CAPTURE_STDERR, &why) < 0)
+		return errprintf(err, "%s %s", argv[0], why.text);
+	return 0;
 }
 
 /* ---- state files ------------------------------------------------------- */

@@ -18,7 +18,7 @@ SH_LOG_COMPILER = $(FWD_TEST_TIMEOUT) $(SHELL)
 # ---- unit tests: each links the library it tests and what lies below it --
 # common/
 UNIT_COMMON = tests/unit/test_units tests/unit/test_sha256 \
-	tests/unit/test_yamldoc tests/unit/test_common
+	tests/unit/test_yamldoc tests/unit/test_common tests/unit/test_run
 tests_unit_test_common_SOURCES = tests/unit/test_common.c
 tests_unit_test_common_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_units_SOURCES = tests/unit/test_units.c
@@ -29,6 +29,8 @@ tests_unit_test_yamldoc_SOURCES = tests/unit/test_yamldoc.c \
 	tests/unit/wrap_eacces.c
 tests_unit_test_yamldoc_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_yamldoc_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
+tests_unit_test_run_SOURCES = tests/unit/test_run.c
+tests_unit_test_run_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
 
 # db/
 UNIT_DB = tests/unit/test_db

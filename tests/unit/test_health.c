@@ -443,13 +443,13 @@ static void test_command_failures(void **state)
 	} fc[] = {
 		{"false", NULL, 5, EINVAL,
 		 "command false: must be an absolute path"},
-		{"/bin/false", NULL, 5, ECHILD,
+		{"/bin/false", NULL, 5, EIO,
 		 "command /bin/false: exited with status 1"},
-		{"/nonexistent/alert", NULL, 5, ECHILD,
+		{"/nonexistent/alert", NULL, 5, EIO,
 		 "command /nonexistent/alert: could not be executed (exit "
 		 "127)"},
 		{"/bin/sleep", "30", 0.5, ETIMEDOUT,
-		 "command /bin/sleep: killed after 0.5 s"},
+		 "command /bin/sleep: timed out after 0.5 s (killed)"},
 	};
 	struct health_entry e;
 

@@ -378,9 +378,9 @@ static void test_exec_not_executable(void **state)
 	r = remap_create(&f->cfg, &err);
 	assert_non_null(r);
 	assert_int_equal(remap_apply(r, "c1", 8, two, 1, &err), -1);
-	snprintf(want, sizeof(want), "exec: apply fwd081: %s exited with "
-		 "status 127: execve %s failed: errno %d", f->script, f->script,
-		 EACCES);
+	snprintf(want, sizeof(want), "exec: apply fwd081: %s could not be "
+		 "executed (exit 127): execve %s failed: errno %d", f->script,
+		 f->script, EACCES);
 	assert_string_equal(err.text, want);
 	assert_false(exists(f->state, "exec.8.c1"));
 	remap_destroy(r);
@@ -418,7 +418,7 @@ static void test_exec_timeout_kills_group(void **state)
 	assert_int_equal(errno, ETIMEDOUT);
 	assert_true(now() - t0 < 5);
 	snprintf(want, sizeof(want), "exec: apply fwd081,fwd082: %s timed "
-		 "out after 0.5s (killed): waiting for the fabric", f->script);
+		 "out after 0.5 s (killed): waiting for the fabric", f->script);
 	assert_string_equal(err.text, want);
 	bg = (pid_t)atol(slurp(f->log));
 	assert_true(bg > 0);
