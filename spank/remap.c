@@ -10,20 +10,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/timeutil.h"
 #include "spank/remap.h"
 #include "spank/remap_priv.h"
 
-double remap_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 double remap_remaining(const struct remap *r)
 {
-	double left = r->deadline - remap_now();
+	double left = r->deadline - fwd_clock_mono();
 
 	return left > 0 ? left : 0;
 }
@@ -256,7 +249,7 @@ int remap_apply(struct remap *r, const char *node, uint32_t job_id,
 		return errprintf(err, "%s: job %u: no forwarder to apply",
 				 r->ops->name, job_id);
 	}
-	r->deadline = remap_now() + r->cfg.timeout;
+	r->deadline = fwd_clock_mono() + r->cfg.timeout;
 	return r->ops->apply(r, node, job_id, fwds, n, err);
 }
 
@@ -269,7 +262,7 @@ int remap_revert(struct remap *r, const char *node, uint32_t job_id,
 	}
 	if (check_node(r, node, err) < 0)
 		return -1;
-	r->deadline = remap_now() + r->cfg.timeout;
+	r->deadline = fwd_clock_mono() + r->cfg.timeout;
 	return r->ops->revert(r, node, job_id, err);
 }
 

@@ -36,8 +36,6 @@ extern const struct remap_ops remap_lwfs_ops;
 extern const struct remap_ops remap_lnet_ops;
 extern const struct remap_ops remap_verbs_ops;
 
-/* Monotonic clock, seconds. */
-double remap_now(void);
 /* Seconds left before r->deadline, never negative. */
 double remap_remaining(const struct remap *r);
 

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/timeutil.h"
 #include "spank/remap_priv.h"
 #include "spank/remap_rdma.h"
 
@@ -186,13 +187,13 @@ static int wait_event(struct rdma_event_channel *ch,
 		      enum rdma_cm_event_type want, double timeout,
 		      const char *what, unsigned int port, fwd_error_t *err)
 {
-	double deadline = remap_now() + timeout;
+	double deadline = fwd_clock_mono() + timeout;
 
 	for (;;) {
 		struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
 		struct rdma_cm_event *ev = NULL;
 		enum rdma_cm_event_type type;
-		double left = deadline - remap_now();
+		double left = deadline - fwd_clock_mono();
 		int k, status;
 
 		if (left <= 0) {
@@ -508,7 +509,7 @@ int remap_probe(const struct policy_remap *cfg, const struct remap_target *fwds,
 		errprintf(err, "verbs: out of memory");
 		goto out;
 	}
-	r.deadline = remap_now() + r.cfg.timeout;
+	r.deadline = fwd_clock_mono() + r.cfg.timeout;
 	for (size_t i = 0; i < n; i++) {
 		struct remap_probe_target *pt = &p->targets[p->n_targets++];
 		char via[256] = "";
