@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Controller-side database access: jobs, health, allocations,
- * audit.  Prepared statements only (monitor/db.h).
+ * The stored ledger: every statement on `allocations` and `jobs`
+ * (controller/ledger_store.h).
  */
 #include "config.h"
 
@@ -10,71 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology/topology.h"
-#include "controller/ctl_store.h"
+#include "controller/ledger_store.h"
 #include "db/db.h"
-#include "policies/policy.h"
+#include "topology/topology.h"
 
-/* Slurm writes "(null)" for unset job fields (e.g. no account). */
-static const char *env_str(const char *name)
+int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
 {
-	const char *s = getenv(name);
-
-	return s && *s && strcmp(s, "(null)") ? s : NULL;
+	return db_lock(db, LEDGER_STORE_LOCK, timeout, err);
 }
 
-int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
+void ledger_store_unlock(struct db *db)
 {
-	const char *id = env_str("SLURM_JOB_ID");
-	const char *req = env_str("SPANK_IO_UPGRADE");
-	const char *nn = env_str("SLURM_JOB_NUM_NODES");
-	char *end;
-
-	memset(j, 0, sizeof(*j));
-	if (!id) {
-		errno = EINVAL;
-		return errprintf(err,
-				 "SLURM_JOB_ID is not set: this command "
-				 "is run by slurmctld as PrologSlurmctld or "
-				 "EpilogSlurmctld");
-	}
-	errno = 0;
-	j->job_num = strtoull(id, &end, 10);
-	if (errno || *end || j->job_num == 0) {
-		errno = EINVAL;
-		return errprintf(err, "SLURM_JOB_ID=%s: not a job id", id);
-	}
-	snprintf(j->job_id, sizeof(j->job_id), "%llu",
-		 (unsigned long long)j->job_num);
-	j->user = env_str("SLURM_JOB_USER");
-	if (!j->user)
-		j->user = "";
-	j->account = env_str("SLURM_JOB_ACCOUNT");
-	j->name = env_str("SLURM_JOB_NAME");
-	if (!j->name)
-		j->name = "";
-	j->partition = env_str("SLURM_JOB_PARTITION");
-	j->nodes = env_str("SLURM_JOB_NODELIST");
-	if (nn)
-		j->n_nodes = (uint32_t)strtoul(nn, NULL, 10);
-	j->request = ALLOC_REQ_NONE;
-	j->request_name = "not requested";
-	if (req) {
-		if (alloc_request_parse(req, &j->request) < 0 ||
-		    j->request == ALLOC_REQ_NONE) {
-			errno = EINVAL;
-			return errprintf(err,
-					 "SPANK_IO_UPGRADE=%s: unknown "
-					 "mode",
-					 req);
-		}
-		j->request_name = alloc_request_name(j->request);
-	}
-	return 0;
+	db_unlock(db, LEDGER_STORE_LOCK, NULL);
 }
 
-int ctl_store_job_start(struct db *db, const struct ctl_job *j, double now,
-			fwd_error_t *err)
+int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,
+			   fwd_error_t *err)
 {
 	int64_t t = (int64_t)now;
 
@@ -99,8 +50,8 @@ int ctl_store_job_start(struct db *db, const struct ctl_job *j, double now,
 	return 0;
 }
 
-int ctl_store_job_end(struct db *db, uint64_t job_num, const char *state,
-		      double now, fwd_error_t *err)
+int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
+			 double now, fwd_error_t *err)
 {
 	int64_t t = (int64_t)now;
 
@@ -111,54 +62,6 @@ int ctl_store_job_end(struct db *db, uint64_t job_num, const char *state,
 		return errprefix(err, "recording the end of job %llu",
 				 (unsigned long long)job_num);
 	return 0;
-}
-
-int ctl_store_health(struct db *db, const struct topology *t,
-		     enum alloc_health_state **fwd,
-		     enum alloc_health_state **ost, fwd_error_t *err)
-{
-	struct db_stmt *st = NULL;
-	int rv = -1, r;
-
-	*fwd = calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(**fwd));
-	*ost = calloc(t->n_osts ? t->n_osts : 1, sizeof(**ost));
-	if (!*fwd || !*ost) {
-		errprintf(err, "health: %s", strerror(errno));
-		goto out;
-	}
-	st = db_prepare(db,
-			"SELECT kind, name, state FROM health "
-			"WHERE state <> 'ok'",
-			err);
-	if (!st || db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		enum alloc_health_state s;
-		const char *kind = db_col_text(st, 0);
-		const char *name = db_col_text(st, 1);
-		long i;
-
-		if (alloc_health_parse(db_col_text(st, 2), &s) < 0)
-			continue;
-		if (!strcmp(kind, "fwd") &&
-		    (i = topo_forwarder_index(t, name)) >= 0)
-			(*fwd)[i] = s;
-		else if (!strcmp(kind, "ost") &&
-			 (i = topo_ost_index(t, name)) >= 0)
-			(*ost)[i] = s;
-	}
-	if (r < 0)
-		goto out;
-	rv = 0;
-out:
-	if (rv < 0) {
-		errprefix(err, "loading forwarder health");
-		free(*fwd);
-		free(*ost);
-		*fwd = *ost = NULL;
-	}
-	db_stmt_close(st);
-	return rv;
 }
 
 static enum alloc_action action_parse(const char *a)
@@ -189,8 +92,8 @@ static int pending_flush(struct alloc_ledger *l, struct pending *pe,
 	return rv;
 }
 
-int ctl_store_ledger(struct db *db, struct alloc_ledger *l, size_t *skipped,
-		     fwd_error_t *err)
+int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
+		      fwd_error_t *err)
 {
 	const struct topology *t = alloc_ledger_topology(l);
 	struct pending pe;
@@ -251,7 +154,12 @@ int ctl_store_ledger(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		goto out;
 	db_stmt_close(st);
 
-	/* Least recently released first: each forwarder's last release. */
+	/*
+	 * Least recently released first: each forwarder's last release.
+	 * Read from the ledger itself rather than forwarders.last_used_at,
+	 * which exists only for forwarders `fwdctl db init --topology` has
+	 * mirrored and only for releases since it has been written.
+	 */
 	st = db_prepare(db,
 			"SELECT forwarder, MAX(released_at) FROM allocations "
 			"WHERE released_at IS NOT NULL GROUP BY forwarder",
@@ -279,21 +187,9 @@ out:
 	return rv;
 }
 
-int ctl_store_job_held(struct db *db, uint64_t job_num, fwd_error_t *err)
-{
-	int64_t n = 0;
-
-	if (db_query_int64(db, err, &n,
-			   "SELECT COUNT(*) FROM allocations WHERE job_id = ? "
-			   "AND released_at IS NULL",
-			   "u", job_num) < 0)
-		return -1;
-	return n > 0;
-}
-
-int ctl_store_allocation(struct db *db, const struct topology *t,
-			 const struct alloc_decision *d,
-			 const struct ctl_job *j, double now, fwd_error_t *err)
+int ledger_store_write(struct db *db, const struct topology *t,
+		       const struct alloc_decision *d, const struct ctl_job *j,
+		       double now, fwd_error_t *err)
 {
 	const struct alloc_profile *pr = d->has_profile ? &d->profile : NULL;
 	const char *action = alloc_action_name(d->action);
@@ -353,8 +249,8 @@ out:
 	return rv;
 }
 
-int ctl_store_release(struct db *db, uint64_t job_num, const char *reason,
-		      double now, uint64_t *released, fwd_error_t *err)
+int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
+			 double now, uint64_t *released, fwd_error_t *err)
 {
 	int64_t n;
 
@@ -371,64 +267,229 @@ int ctl_store_release(struct db *db, uint64_t job_num, const char *reason,
 	return 0;
 }
 
-static char *dump_member(const json_t *record, const char *key)
+void ledger_store_names_free(char **names, size_t n)
 {
-	json_t *v = json_object_get(record, key);
-
-	if (!v || json_is_null(v))
-		return NULL;
-	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
-/* The audit table stores NULL for "not requested" (SCHEMA.md). */
-static const char *audit_request(const json_t *record)
+/* Append a copy of s to a growing array of strings. */
+static int names_push(char ***names, size_t *n, size_t *cap, const char *s,
+		      fwd_error_t *err)
 {
-	const char *r = json_string_value(json_object_get(record, "request"));
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 16;
+		char **nv = realloc(*names, nc * sizeof(**names));
 
-	return r && strcmp(r, "not requested") ? r : NULL;
+		if (!nv)
+			return errprintf(err, "%s", strerror(errno));
+		*names = nv;
+		*cap = nc;
+	}
+	if (!((*names)[*n] = strdup(s ? s : "")))
+		return errprintf(err, "%s", strerror(errno));
+	(*n)++;
+	return 0;
 }
 
-int ctl_store_audit(struct db *db, const json_t *record, fwd_error_t *err)
+int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,
+				size_t *n, fwd_error_t *err)
 {
-	char *reasons = dump_member(record, "reasons");
-	char *inputs = dump_member(record, "inputs");
-	char *before = dump_member(record, "forwarders_before");
-	char *after = dump_member(record, "forwarders_after");
-	char *all = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	const char *job = json_string_value(json_object_get(record, "job_id"));
-	int rv = -1;
+	struct db_stmt *st;
+	size_t cap = 0;
+	int rv = -1, r;
 
-	if (!all) {
-		errno = ENOMEM;
-		errprintf(err, "audit record: cannot serialise");
+	*names = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT DISTINCT forwarder FROM allocations"
+			" WHERE job_id = ? AND action <> 'shadow'"
+			" ORDER BY forwarder LIMIT 100000",
+			err);
+	if (!st)
 		goto out;
-	}
-	if (db_execf(db, err,
-		     "INSERT INTO audit (ts, job_id, user, account, request, "
-		     "action, reasons, inputs, forwarders_before, "
-		     "forwarders_after, outcome, elapsed_us, record) "
-		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		     "iusssssssssis",
-		     (int64_t)json_number_value(json_object_get(record, "ts")),
-		     (uint64_t)strtoull(job ? job : "0", NULL, 10),
-		     json_string_value(json_object_get(record, "user")),
-		     json_string_value(json_object_get(record, "account")),
-		     audit_request(record),
-		     json_string_value(json_object_get(record, "action")),
-		     reasons, inputs, before, after,
-		     json_string_value(json_object_get(record, "outcome")),
-		     (int64_t)json_integer_value(
-			     json_object_get(record, "elapsed_us")),
-		     all) < 0) {
-		errprefix(err, "writing the audit record");
+	db_bind_uint64(st, 0, job_num);
+	if (db_exec(st, err) < 0)
 		goto out;
-	}
+	while ((r = db_fetch(st, err)) > 0)
+		if (names_push(names, n, &cap, db_col_text(st, 0), err) < 0)
+			goto out;
+	if (r < 0)
+		goto out;
 	rv = 0;
 out:
-	free(reasons);
-	free(inputs);
-	free(before);
-	free(after);
-	free(all);
+	if (rv < 0) {
+		errprefix(err, "reading the forwarders job %llu held",
+			  (unsigned long long)job_num);
+		ledger_store_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
+int ledger_store_held_jobs(struct db *db, uint64_t **jobs, size_t *n,
+			   fwd_error_t *err)
+{
+	struct db_stmt *st;
+	size_t cap = 0;
+	int rv = -1, r;
+
+	*jobs = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT DISTINCT job_id FROM allocations "
+			"WHERE released_at IS NULL ORDER BY job_id",
+			err);
+	if (!st || db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			uint64_t *nv = realloc(*jobs, nc * sizeof(**jobs));
+
+			if (!nv) {
+				errprintf(err, "%s", strerror(errno));
+				goto out;
+			}
+			*jobs = nv;
+			cap = nc;
+		}
+		(*jobs)[(*n)++] = db_col_uint64(st, 0);
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	if (rv < 0) {
+		errprefix(err, "reading the jobs holding allocations");
+		free(*jobs);
+		*jobs = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
+void ledger_store_rows_free(struct ledger_row *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++) {
+		free(rows[i].action);
+		free(rows[i].forwarder);
+		free(rows[i].nodes);
+		free(rows[i].release_reason);
+	}
+	free(rows);
+}
+
+#define ROW_COLUMNS                                                 \
+	"job_id, action, forwarder, is_private, nodes, node_count," \
+	" acquired_at, released_at, release_reason"
+
+static char *dup_col(struct db_stmt *st, unsigned int col)
+{
+	const char *s = db_col_text(st, col);
+
+	return s ? strdup(s) : NULL;
+}
+
+/* Run st (bound) and collect its rows of ROW_COLUMNS. */
+static int read_rows(struct db_stmt *st, struct ledger_row **rows, size_t *n,
+		     fwd_error_t *err)
+{
+	size_t cap = 0;
+	int r;
+
+	*rows = NULL;
+	*n = 0;
+	if (db_exec(st, err) < 0)
+		return -1;
+	while ((r = db_fetch(st, err)) > 0) {
+		struct ledger_row *w;
+
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			struct ledger_row *nv =
+				realloc(*rows, nc * sizeof(**rows));
+
+			if (!nv)
+				goto oom;
+			*rows = nv;
+			cap = nc;
+		}
+		w = &(*rows)[(*n)++];
+		memset(w, 0, sizeof(*w));
+		w->job_id = db_col_uint64(st, 0);
+		w->is_private = db_col_int64(st, 3) != 0;
+		w->node_count = db_col_uint64(st, 5);
+		w->acquired_at = db_col_int64(st, 6);
+		w->released = !db_col_null(st, 7);
+		w->released_at = db_col_int64(st, 7);
+		if (!(w->action = dup_col(st, 1)) ||
+		    !(w->forwarder = dup_col(st, 2)) ||
+		    !(w->nodes = dup_col(st, 4)))
+			goto oom;
+		if (!db_col_null(st, 8) &&
+		    !(w->release_reason = dup_col(st, 8)))
+			goto oom;
+	}
+	if (r < 0)
+		return -1;
+	return 0;
+oom:
+	return errprintf(err, "%s", strerror(errno));
+}
+
+int ledger_store_held(struct db *db, struct ledger_row **rows, size_t *n,
+		      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+
+	*rows = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM allocations"
+			" WHERE released_at IS NULL ORDER BY job_id, id",
+			err);
+	if (st && read_rows(st, rows, n, err) == 0)
+		rv = 0;
+	if (rv < 0) {
+		errprefix(err, "reading the held allocations");
+		ledger_store_rows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
+int ledger_store_job_rows(struct db *db, uint64_t job_num,
+			  struct ledger_row **rows, size_t *n, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+
+	*rows = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM allocations"
+			" WHERE job_id = ? ORDER BY id",
+			err);
+	if (st) {
+		db_bind_uint64(st, 0, job_num);
+		if (read_rows(st, rows, n, err) == 0)
+			rv = 0;
+	}
+	if (rv < 0) {
+		errprefix(err, "reading the allocations of job %llu",
+			  (unsigned long long)job_num);
+		ledger_store_rows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
 	return rv;
 }
