@@ -12,6 +12,7 @@
 
 #include "controller/ledger_store.h"
 #include "db/db.h"
+#include "monitor/inventory.h"
 #include "topology/topology.h"
 
 int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
@@ -252,7 +253,10 @@ out:
 int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			 double now, uint64_t *released, fwd_error_t *err)
 {
+	char **names = NULL;
+	size_t n_names = 0;
 	int64_t n;
+	int rv = -1;
 
 	n = db_execf(db, err,
 		     "UPDATE allocations SET released_at = ?, "
@@ -260,11 +264,21 @@ int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 		     "released_at IS NULL",
 		     "isu", (int64_t)now, reason, job_num);
 	if (n < 0)
-		return errprefix(err, "releasing the allocation of job %llu",
-				 (unsigned long long)job_num);
+		goto out;
+	if (n > 0 && (ledger_store_job_forwarders(db, job_num, &names, &n_names,
+						  err) < 0 ||
+		      inventory_touch_forwarders(db, (const char *const *)names,
+						 n_names, now, err) < 0))
+		goto out;
 	if (released)
 		*released = (uint64_t)n;
-	return 0;
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err, "releasing the allocation of job %llu",
+			  (unsigned long long)job_num);
+	ledger_store_names_free(names, n_names);
+	return rv;
 }
 
 void ledger_store_names_free(char **names, size_t n)

@@ -67,7 +67,9 @@ int ledger_store_write(struct db *db, const struct topology *t,
 /*
  * Release the job's unreleased rows (idempotent) with `reason`
  * ("epilog", "reconcile").  *released (may be NULL) receives the number of
- * rows released.
+ * rows released.  When rows were released, the forwarders the job held
+ * (ledger_store_job_forwarders()) get forwarders.last_used_at = now
+ * (monitor/inventory.h).
  */
 int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			 double now, uint64_t *released, fwd_error_t *err);
