@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * JOB.json, STATE.json and HEALTH.json (see decision_json.h), and the decision's
- * JSON form.  Parsing is strict: unknown keys, wrong types, negative
+ * JOB.json, STATE.json and HEALTH.json (see decision_json.h), and the
+ * decision's JSON form.  Parsing is strict: unknown keys, wrong types, negative
  * numbers, unknown names are errors naming the field path and the value.
  */
 #include "config.h"
@@ -891,11 +891,10 @@ static json_t *profile_json(const struct alloc_profile *p)
 	return o;
 }
 
-char *alloc_decision_to_json(const struct alloc_decision *d, size_t flags)
+json_t *alloc_decision_json(const struct alloc_decision *d)
 {
 	json_t *o = NULL, *reasons = json_array(), *fw = json_array(),
 	       *map = json_array(), *osts = json_array(), *prof;
-	char *s = NULL;
 
 	if (!reasons || !fw || !map || !osts)
 		goto out;
@@ -928,13 +927,19 @@ char *alloc_decision_to_json(const struct alloc_decision *d, size_t flags)
 		      fw, "mapping", map, "excluded_osts", osts, "profile",
 		      prof, "policy_digest", d->policy_digest, "elapsed_us",
 		      (json_int_t)d->elapsed_us);
-	if (o)
-		s = json_dumps(o, flags | JSON_PRESERVE_ORDER);
 out:
-	json_decref(o);
 	json_decref(reasons);
 	json_decref(fw);
 	json_decref(map);
 	json_decref(osts);
+	return o;
+}
+
+char *alloc_decision_to_json(const struct alloc_decision *d, size_t flags)
+{
+	json_t *o = alloc_decision_json(d);
+	char *s = o ? json_dumps(o, flags | JSON_PRESERVE_ORDER) : NULL;
+
+	json_decref(o);
 	return s;
 }

@@ -3,8 +3,9 @@
 #define FWD_ALLOCATOR_DECISION_JSON_H
 
 /*
- * JSON inputs of the offline decision (`fwdctl decide`) and of the
- * simulator, parsed strictly with jansson.  Every error names the file,
+ * The decision's JSON: the inputs of the offline decision (`fwdctl
+ * decide`) and of the simulator, parsed strictly with jansson, and the
+ * ledger and the decision written back out.  Every error names the file,
  * the field path and the value: `job.json: profile.iops: -3: must not be
  * negative`, `state.json: [2].forwarders[0]: "fwd999": unknown forwarder`.
  * Unknown keys are errors too (a typo must not silently change a decision).
@@ -36,6 +37,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
@@ -82,5 +85,12 @@ struct alloc_healthfile *alloc_healthfile_load(const struct topology *t,
 					       const char *path,
 					       fwd_error_t *err);
 void alloc_healthfile_destroy(struct alloc_healthfile *h);
+
+/*
+ * The decision as a JSON object, the fields alloc_decision_to_json()
+ * (decide.h) serialises, for callers that embed it in a larger record.
+ * New reference, or NULL when out of memory.
+ */
+json_t *alloc_decision_json(const struct alloc_decision *d);
 
 #endif

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fwdctl alloc list | show JOBID: the allocation ledger as stored.
+ * fwdctl alloc list | show JOBID: the allocation ledger as stored
+ * (controller/ledger_store.h) and the decision that made it (the audit
+ * table).
  */
 #include "config.h"
 
@@ -12,8 +14,9 @@
 
 #include <jansson.h>
 
-#include "controller/audit.h"
 #include "cli/fwdctl.h"
+#include "controller/audit.h"
+#include "controller/ledger_store.h"
 #include "db/db.h"
 #include "policies/policy.h"
 
@@ -53,130 +56,93 @@ static int exit_for(int errnum)
 	return db_err_unavailable(errnum) ? FWD_EXIT_SERVICE : FWD_EXIT_INVALID;
 }
 
-static json_t *row_json(struct db_stmt *st, bool with_release)
+static json_t *row_json(const struct ledger_row *w, bool with_release)
 {
-	json_t *o = json_pack(
-		"{s:I,s:s,s:s,s:b,s:s,s:I,s:I}", "job_id",
-		(json_int_t)db_col_uint64(st, 0), "action", db_col_text(st, 1),
-		"forwarder", db_col_text(st, 2), "private",
-		db_col_int64(st, 3) != 0, "nodes", db_col_text(st, 4),
-		"node_count", (json_int_t)db_col_uint64(st, 5), "acquired_at",
-		(json_int_t)db_col_int64(st, 6));
+	json_t *o = json_pack("{s:I,s:s,s:s,s:b,s:s,s:I,s:I}", "job_id",
+			      (json_int_t)w->job_id, "action", w->action,
+			      "forwarder", w->forwarder, "private",
+			      w->is_private, "nodes", w->nodes, "node_count",
+			      (json_int_t)w->node_count, "acquired_at",
+			      (json_int_t)w->acquired_at);
 
 	if (with_release) {
-		json_object_set_new(
-			o, "released_at",
-			db_col_null(st, 7) ? json_null()
-					   : json_integer(db_col_int64(st, 7)));
+		json_object_set_new(o, "released_at",
+				    w->released ? json_integer(w->released_at)
+						: json_null());
 		json_object_set_new(o, "release_reason",
-				    db_col_null(st, 8)
-					    ? json_null()
-					    : json_string(db_col_text(st, 8)));
+				    w->release_reason
+					    ? json_string(w->release_reason)
+					    : json_null());
 	}
 	return o;
 }
 
 static int alloc_list(struct db *db, bool json)
 {
-	struct db_stmt *st;
+	struct ledger_row *rows;
+	size_t n;
 	fwd_error_t err;
-	json_t *arr = json_array();
-	int r, rc = FWD_EXIT_OK, n = 0;
 
-	st = db_prepare(db,
-			"SELECT job_id, action, forwarder, is_private, nodes, "
-			"node_count, acquired_at FROM allocations "
-			"WHERE released_at IS NULL ORDER BY job_id, id",
-			&err);
-	if (!st || db_exec(st, &err) < 0) {
-		fwdctl_err("%s", err.text);
-		rc = exit_for(errno);
-		goto out;
-	}
-	if (!json)
-		printf("%-10s %-14s %-10s %-8s %-6s %-20s %s\n", "JOB",
-		       "ACTION", "FORWARDER", "HOLD", "NODES", "NODELIST",
-		       "SINCE");
-	while ((r = db_fetch(st, &err)) > 0) {
-		char when[40];
+	if (ledger_store_held(db, &rows, &n, &err) < 0) {
+		int cause = errno;
 
-		n++;
-		if (json) {
-			json_array_append_new(arr, row_json(st, false));
-			continue;
-		}
-		audit_time((double)db_col_int64(st, 6), when, sizeof(when));
-		printf("%-10s %-14s %-10s %-8s %-6llu %-20s %s\n",
-		       db_col_text(st, 0), db_col_text(st, 1),
-		       db_col_text(st, 2),
-		       db_col_int64(st, 3) ? "private" : "shared",
-		       (unsigned long long)db_col_uint64(st, 5),
-		       db_col_text(st, 4), when);
-	}
-	if (r < 0) {
 		fwdctl_err("%s", err.text);
-		rc = exit_for(errno);
-		goto out;
+		return exit_for(cause);
 	}
 	if (json) {
+		json_t *arr = json_array();
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(arr, row_json(&rows[i], false));
 		json_dumpf(arr, stdout, JSON_INDENT(2));
 		putchar('\n');
-	} else if (n == 0) {
-		printf("(no allocation held)\n");
+		json_decref(arr);
+		goto out;
 	}
+	printf("%-10s %-14s %-10s %-8s %-6s %-20s %s\n", "JOB", "ACTION",
+	       "FORWARDER", "HOLD", "NODES", "NODELIST", "SINCE");
+	for (size_t i = 0; i < n; i++) {
+		const struct ledger_row *w = &rows[i];
+		char id[24], when[40];
+
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)w->job_id);
+		audit_time((double)w->acquired_at, when, sizeof(when));
+		printf("%-10s %-14s %-10s %-8s %-6llu %-20s %s\n", id,
+		       w->action, w->forwarder,
+		       w->is_private ? "private" : "shared",
+		       (unsigned long long)w->node_count, w->nodes, when);
+	}
+	if (n == 0)
+		printf("(no allocation held)\n");
 out:
-	json_decref(arr);
-	db_stmt_close(st);
-	return rc;
+	ledger_store_rows_free(rows, n);
+	return FWD_EXIT_OK;
 }
 
 static int alloc_show(struct db *db, const char *id, bool json)
 {
-	struct db_stmt *st = NULL;
+	struct ledger_row *rows = NULL;
+	size_t n = 0;
 	fwd_error_t err;
-	json_t *arr = json_array(), *dec = NULL;
+	json_t *dec = NULL;
 	unsigned long long job;
 	char *end;
-	int r, rc = FWD_EXIT_OK, n = 0;
+	int rc = FWD_EXIT_OK;
 
 	errno = 0;
 	job = strtoull(id, &end, 10);
 	if (errno || *end || !*id || job == 0) {
 		fwdctl_err("alloc show: '%s' is not a job id", id);
-		rc = FWD_EXIT_USAGE;
+		return FWD_EXIT_USAGE;
+	}
+	if (ledger_store_job_rows(db, job, &rows, &n, &err) < 0 ||
+	    audit_store_job_decision(db, job, &dec, &err) < 0) {
+		int cause = errno;
+
+		fwdctl_err("%s", err.text);
+		rc = exit_for(cause);
 		goto out;
 	}
-	st = db_prepare(db,
-			"SELECT job_id, action, forwarder, is_private, nodes, "
-			"node_count, acquired_at, released_at, release_reason "
-			"FROM allocations WHERE job_id = ? ORDER BY id",
-			&err);
-	if (!st)
-		goto dberr;
-	db_bind_uint64(st, 0, job);
-	if (db_exec(st, &err) < 0)
-		goto dberr;
-	while ((r = db_fetch(st, &err)) > 0) {
-		n++;
-		json_array_append_new(arr, row_json(st, true));
-	}
-	if (r < 0)
-		goto dberr;
-	db_stmt_close(st);
-	st = db_prepare(db,
-			"SELECT record FROM audit WHERE job_id = ? AND "
-			"JSON_VALUE(record, '$.event') = 'prolog' "
-			"ORDER BY id DESC LIMIT 1",
-			&err);
-	if (!st)
-		goto dberr;
-	db_bind_uint64(st, 0, job);
-	if (db_exec(st, &err) < 0)
-		goto dberr;
-	if ((r = db_fetch(st, &err)) < 0)
-		goto dberr;
-	if (r > 0 && db_col_text(st, 0))
-		dec = json_loads(db_col_text(st, 0), 0, NULL);
 	if (n == 0 && !dec) {
 		fwdctl_err("alloc show: no allocation recorded for job %llu",
 			   job);
@@ -184,10 +150,13 @@ static int alloc_show(struct db *db, const char *id, bool json)
 		goto out;
 	}
 	if (json) {
-		json_t *o = json_pack("{s:I,s:O,s:O}", "job_id",
-				      (json_int_t)job, "allocations", arr,
-				      "audit", dec ? dec : json_null());
+		json_t *arr = json_array(), *o;
 
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(arr, row_json(&rows[i], true));
+		o = json_pack("{s:I,s:o,s:O}", "job_id", (json_int_t)job,
+			      "allocations", arr, "audit",
+			      dec ? dec : json_null());
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
@@ -205,25 +174,13 @@ static int alloc_show(struct db *db, const char *id, bool json)
 		json_array_foreach(rs, i, v)
 			printf("  reason:   %s\n", json_string_value(v));
 	}
-	for (size_t i = 0; i < json_array_size(arr); i++) {
-		json_t *o = json_array_get(arr, i);
-		json_t *rel = json_object_get(o, "released_at");
-
-		printf("  %-10s %-8s %-20s %s\n",
-		       json_string_value(json_object_get(o, "forwarder")),
-		       json_is_true(json_object_get(o, "private")) ? "private"
-								   : "shared",
-		       json_string_value(json_object_get(o, "nodes")),
-		       json_is_null(rel) ? "held" : "released");
-	}
-	goto out;
-dberr:
-	fwdctl_err("%s", err.text);
-	rc = exit_for(errno);
+	for (size_t i = 0; i < n; i++)
+		printf("  %-10s %-8s %-20s %s\n", rows[i].forwarder,
+		       rows[i].is_private ? "private" : "shared", rows[i].nodes,
+		       rows[i].released ? "released" : "held");
 out:
 	json_decref(dec);
-	json_decref(arr);
-	db_stmt_close(st);
+	ledger_store_rows_free(rows, n);
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fwdctl audit: list and filter the audit trail (the JSON lines file; the
- * database table holds the same records).
+ * fwdctl audit: list and filter the audit trail (the JSON lines file,
+ * read by controller/audit.h; the database table holds the same records).
  */
 #include "config.h"
 
@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/fwdctl.h"
+#include "controller/audit.h"
 #include "policies/policy.h"
 
 /* clang-format off */
@@ -120,6 +121,38 @@ static void print_row(const json_t *r)
 	       json_string_value(json_object_get(r, "outcome")));
 }
 
+struct show {
+	const char *file;
+	bool json;
+	bool header; /* the table's header is printed */
+};
+
+/* The table's header, once the file is open. */
+static void show_header(struct show *sh)
+{
+	if (sh->json || sh->header)
+		return;
+	printf("%-24s %-8s %-8s %-10s %-14s %-14s %-16s %s\n", "TIME", "EVENT",
+	       "JOB", "USER", "REQUEST", "ACTION", "FORWARDERS", "OUTCOME");
+	sh->header = true;
+}
+
+static int show_record(void *arg, unsigned long lineno, const char *line,
+		       const json_t *rec)
+{
+	struct show *sh = arg;
+
+	show_header(sh);
+	if (!rec)
+		fwdctl_err("audit: %s:%lu: not a JSON record; skipped",
+			   sh->file, lineno);
+	else if (sh->json)
+		printf("%s\n", line);
+	else
+		print_row(rec);
+	return 0;
+}
+
 static int cmd_audit(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -131,35 +164,32 @@ static int cmd_audit(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *job = NULL, *user = NULL, *file = NULL;
-	bool json = ctx->json, have_since = false;
-	double since = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	FILE *f;
-	int c, lineno = 0;
+	struct audit_filter f = {NULL};
+	struct show sh = {NULL};
+	bool json = ctx->json;
+	fwd_error_t err;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
-			job = optarg;
+			f.job_id = optarg;
 			break;
 		case 'u':
-			user = optarg;
+			f.user = optarg;
 			break;
 		case 's':
-			if (parse_since(optarg, &since) < 0) {
+			if (parse_since(optarg, &f.since) < 0) {
 				fwdctl_err("audit: --since %s: not a time; use "
 					   "epoch seconds, YYYY-MM-DD[THH:MM"
 					   "[:SS]] or an age like 2h",
 					   optarg);
 				return FWD_EXIT_USAGE;
 			}
-			have_since = true;
+			f.have_since = true;
 			break;
 		case 'f':
-			file = optarg;
+			sh.file = optarg;
 			break;
 		case 'j':
 			json = true;
@@ -176,58 +206,25 @@ static int cmd_audit(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("audit: unexpected argument '%s'", argv[optind]);
 		return FWD_EXIT_USAGE;
 	}
-	if (!file) {
+	if (!sh.file) {
 		struct policy *p = fwdctl_policy(ctx);
 
 		if (!p)
 			return FWD_EXIT_USAGE;
-		file = p->audit.file;
+		sh.file = p->audit.file;
 	}
-	if (!(f = fopen(file, "r"))) {
+	sh.json = json;
+	if (audit_read(sh.file, &f, show_record, &sh, &err) < 0) {
 		if (errno == ENOENT) {
 			/* No decision taken yet. */
 			if (!json)
-				printf("(no audit record in %s)\n", file);
+				printf("(no audit record in %s)\n", sh.file);
 			return FWD_EXIT_OK;
 		}
-		fwdctl_err("audit: %s: %s", file, strerror(errno));
+		fwdctl_err("audit: %s", err.text);
 		return FWD_EXIT_USAGE;
 	}
-	if (!json)
-		printf("%-24s %-8s %-8s %-10s %-14s %-14s %-16s %s\n", "TIME",
-		       "EVENT", "JOB", "USER", "REQUEST", "ACTION",
-		       "FORWARDERS", "OUTCOME");
-	while ((n = getline(&line, &cap, f)) > 0) {
-		json_t *r;
-		const char *v;
-
-		lineno++;
-		if (line[n - 1] == '\n')
-			line[--n] = '\0';
-		if (!(r = json_loads(line, 0, NULL))) {
-			fwdctl_err("audit: %s:%d: not a JSON record; skipped",
-				   file, lineno);
-			continue;
-		}
-		if ((job &&
-		     (!(v = json_string_value(json_object_get(r, "job_id"))) ||
-		      strcmp(v, job))) ||
-		    (user &&
-		     (!(v = json_string_value(json_object_get(r, "user"))) ||
-		      strcmp(v, user))) ||
-		    (have_since && json_number_value(json_object_get(r, "ts")) <
-					   since - 0.5)) {
-			json_decref(r);
-			continue;
-		}
-		if (json)
-			printf("%s\n", line);
-		else
-			print_row(r);
-		json_decref(r);
-	}
-	free(line);
-	fclose(f);
+	show_header(&sh);
 	return FWD_EXIT_OK;
 }
 

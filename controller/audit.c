@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Audit file writer: one record, one write(2), O_APPEND.
+ * The audit trail (controller/audit.h): records, the file writer (one
+ * record, one write(2), O_APPEND) and reader, and the audit table.
  */
 #include "config.h"
 
@@ -15,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocator/decision_json.h"
 #include "controller/audit.h"
+#include "db/db.h"
+#include "topology/topology.h"
 
 void audit_time(double t, char *buf, size_t len)
 {
@@ -118,4 +122,342 @@ int audit_append(const char *path, const json_t *record, fwd_error_t *err)
 	rv = audit_append_line(path, line, err);
 	free(line);
 	return rv;
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* The fields every record has, in the documented order. */
+static json_t *record_base(const struct ctl_job *j, const char *event, double t)
+{
+	char when[40];
+	json_t *r = json_object();
+
+	audit_time(t, when, sizeof(when));
+	json_object_set_new(r, "time", json_string(when));
+	json_object_set_new(r, "ts", json_integer((json_int_t)t));
+	json_object_set_new(r, "event", json_string(event));
+	json_object_set_new(r, "job_id", json_string(j->job_id));
+	json_object_set_new(r, "user", json_string(j->user));
+	json_object_set_new(r, "account", str_or_null(j->account));
+	json_object_set_new(r, "partition", str_or_null(j->partition));
+	json_object_set_new(r, "name", json_string(j->name));
+	json_object_set_new(r, "nodes", str_or_null(j->nodes));
+	json_object_set_new(r, "request", json_string(j->request_name));
+	return r;
+}
+
+static json_t *names_json(const struct topology *t, const uint32_t *idx,
+			  size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a,
+				      json_string(t->forwarders[idx[i]].name));
+	return a;
+}
+
+/* Default forwarders of the job's nodes, for fallback records; empty when
+ * the topology or node list is unusable. */
+static json_t *defaults_json(const struct topology *t, const char *nodes)
+{
+	json_t *a = json_array();
+	uint32_t *ids = NULL, *seen = NULL;
+	size_t n = 0, ns = 0;
+
+	if (!t || !nodes || alloc_job_nodes(t, nodes, &ids, &n, NULL) < 0)
+		return a;
+	seen = calloc(n ? n : 1, sizeof(*seen));
+	for (size_t i = 0; seen && i < n; i++) {
+		int32_t f = t->node_forwarder[ids[i]];
+		bool dup = false;
+
+		if (f < 0)
+			continue;
+		for (size_t k = 0; k < ns; k++)
+			dup |= seen[k] == (uint32_t)f;
+		if (!dup) {
+			seen[ns++] = (uint32_t)f;
+			json_array_append_new(
+				a, json_string(t->forwarders[f].name));
+		}
+	}
+	free(seen);
+	free(ids);
+	return a;
+}
+
+json_t *audit_record_fallback(const struct ctl_job *j, const struct topology *t,
+			      const char *event, const char *why, double now,
+			      uint64_t elapsed_us)
+{
+	json_t *r = record_base(j, event, now);
+	char outcome[1100];
+	json_t *defs = defaults_json(t, j->nodes);
+
+	snprintf(outcome, sizeof(outcome), "fallback: %s", why);
+	json_object_set_new(r, "action", json_string("default"));
+	json_object_set_new(r, "reasons", json_pack("[s]", outcome));
+	json_object_set_new(r, "inputs", json_null());
+	json_object_set_new(r, "forwarders_before", json_deep_copy(defs));
+	json_object_set_new(r, "forwarders_after", defs);
+	json_object_set_new(r, "mapping", json_array());
+	json_object_set_new(r, "outcome", json_string(outcome));
+	json_object_set_new(r, "decision", json_null());
+	json_object_set_new(r, "elapsed_us",
+			    json_integer((json_int_t)elapsed_us));
+	return r;
+}
+
+static const char *outcome_of(const struct alloc_decision *d)
+{
+	switch (d->action) {
+	case ALLOC_ACT_SCALE:
+	case ALLOC_ACT_ISOLATE:
+	case ALLOC_ACT_AVOID_ANOMALY:
+		return "applied";
+	case ALLOC_ACT_SHADOW:
+		return "shadow";
+	default:
+		return "default";
+	}
+}
+
+json_t *audit_record_decision(const struct ctl_job *j, const struct topology *t,
+			      const struct alloc_decision *d, double now)
+{
+	json_t *r = record_base(j, "prolog", now);
+	json_t *reasons = json_array(), *mapping = json_array();
+	json_t *dec = alloc_decision_json(d);
+
+	for (size_t i = 0; i < d->n_reasons; i++)
+		json_array_append_new(reasons, json_string(d->reasons[i]));
+	if (j->request == ALLOC_REQ_NONE)
+		json_array_append_new(reasons,
+				      json_string("upgrade not requested"));
+	for (size_t i = 0; i < d->n_mapping; i++)
+		json_array_append_new(
+			mapping,
+			json_pack("{s:s,s:s}", "nodes", d->mapping[i].nodes,
+				  "forwarder",
+				  t->forwarders[d->mapping[i].forwarder].name));
+	json_object_set_new(r, "action",
+			    json_string(alloc_action_name(d->action)));
+	json_object_set_new(r, "reasons", reasons);
+	json_object_set_new(
+		r, "inputs",
+		dec && json_object_get(dec, "profile")
+			? json_incref(json_object_get(dec, "profile"))
+			: json_null());
+	json_object_set_new(r, "forwarders_before",
+			    names_json(t, d->defaults, d->n_defaults));
+	/* Shadow changes nothing: the job stays on its defaults. */
+	if (d->action == ALLOC_ACT_SHADOW)
+		json_object_set_new(r, "forwarders_after",
+				    names_json(t, d->defaults, d->n_defaults));
+	else
+		json_object_set_new(
+			r, "forwarders_after",
+			names_json(t, d->forwarders, d->n_forwarders));
+	json_object_set_new(r, "mapping", mapping);
+	json_object_set_new(r, "outcome", json_string(outcome_of(d)));
+	json_object_set_new(r, "policy_digest", json_string(d->policy_digest));
+	json_object_set_new(r, "decision", dec ? dec : json_null());
+	json_object_set_new(r, "elapsed_us",
+			    json_integer((json_int_t)d->elapsed_us));
+	return r;
+}
+
+json_t *audit_record_release(const struct ctl_job *j, double now,
+			     uint64_t released, const char *failed,
+			     uint64_t elapsed_us)
+{
+	json_t *rec = record_base(j, "epilog", now);
+	char outcome[1100];
+
+	if (failed)
+		snprintf(outcome, sizeof(outcome), "fallback: %s", failed);
+	else
+		snprintf(outcome, sizeof(outcome),
+			 "released %llu allocation row(s)",
+			 (unsigned long long)released);
+	json_object_set_new(rec, "action", json_string("release"));
+	json_object_set_new(rec, "reasons", json_array());
+	json_object_set_new(rec, "inputs", json_null());
+	json_object_set_new(rec, "forwarders_before", json_null());
+	json_object_set_new(rec, "forwarders_after", json_null());
+	json_object_set_new(rec, "mapping", json_null());
+	json_object_set_new(rec, "outcome", json_string(outcome));
+	json_object_set_new(rec, "decision", json_null());
+	json_object_set_new(rec, "elapsed_us",
+			    json_integer((json_int_t)elapsed_us));
+	return rec;
+}
+
+json_t *audit_record_reconcile(uint64_t job_num, double now, uint64_t released)
+{
+	char when[40], id[24], outcome[64];
+
+	audit_time(now, when, sizeof(when));
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)job_num);
+	snprintf(outcome, sizeof(outcome), "released %llu allocation row(s)",
+		 (unsigned long long)released);
+	return json_pack("{s:s,s:I,s:s,s:s,s:n,s:n,s:n,s:n,s:n,"
+			 "s:s,s:s,s:[s],s:n,s:n,s:n,s:n,s:s,s:n,"
+			 "s:i}",
+			 "time", when, "ts", (json_int_t)now, "event",
+			 "reconcile", "job_id", id, "user", "account",
+			 "partition", "name", "nodes", "request", "-", "action",
+			 "release", "reasons", "Slurm no longer runs this job",
+			 "inputs", "forwarders_before", "forwarders_after",
+			 "mapping", "outcome", outcome, "decision",
+			 "elapsed_us", 0);
+}
+
+/* ---- the audit table -------------------------------------------------- */
+
+static char *dump_member(const json_t *record, const char *key)
+{
+	json_t *v = json_object_get(record, key);
+
+	if (!v || json_is_null(v))
+		return NULL;
+	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* The audit table stores NULL for "not requested" (SCHEMA.md). */
+static const char *audit_request(const json_t *record)
+{
+	const char *r = json_string_value(json_object_get(record, "request"));
+
+	return r && strcmp(r, "not requested") ? r : NULL;
+}
+
+int audit_store(struct db *db, const json_t *record, fwd_error_t *err)
+{
+	char *reasons = dump_member(record, "reasons");
+	char *inputs = dump_member(record, "inputs");
+	char *before = dump_member(record, "forwarders_before");
+	char *after = dump_member(record, "forwarders_after");
+	char *all = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	const char *job = json_string_value(json_object_get(record, "job_id"));
+	int rv = -1;
+
+	if (!all) {
+		errno = ENOMEM;
+		errprintf(err, "audit record: cannot serialise");
+		goto out;
+	}
+	if (db_execf(db, err,
+		     "INSERT INTO audit (ts, job_id, user, account, request, "
+		     "action, reasons, inputs, forwarders_before, "
+		     "forwarders_after, outcome, elapsed_us, record) "
+		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     "iusssssssssis",
+		     (int64_t)json_number_value(json_object_get(record, "ts")),
+		     (uint64_t)strtoull(job ? job : "0", NULL, 10),
+		     json_string_value(json_object_get(record, "user")),
+		     json_string_value(json_object_get(record, "account")),
+		     audit_request(record),
+		     json_string_value(json_object_get(record, "action")),
+		     reasons, inputs, before, after,
+		     json_string_value(json_object_get(record, "outcome")),
+		     (int64_t)json_integer_value(
+			     json_object_get(record, "elapsed_us")),
+		     all) < 0) {
+		errprefix(err, "writing the audit record");
+		goto out;
+	}
+	rv = 0;
+out:
+	free(reasons);
+	free(inputs);
+	free(before);
+	free(after);
+	free(all);
+	return rv;
+}
+
+int audit_store_job_decision(struct db *db, uint64_t job_num, json_t **record,
+			     fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1, r;
+
+	*record = NULL;
+	st = db_prepare(db,
+			"SELECT record FROM audit WHERE job_id = ? AND "
+			"JSON_VALUE(record, '$.event') = 'prolog' "
+			"ORDER BY id DESC LIMIT 1",
+			err);
+	if (!st)
+		goto out;
+	db_bind_uint64(st, 0, job_num);
+	if (db_exec(st, err) < 0 || (r = db_fetch(st, err)) < 0)
+		goto out;
+	if (r > 0 && db_col_text(st, 0))
+		*record = json_loads(db_col_text(st, 0), 0, NULL);
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+/* ---- reading the file ------------------------------------------------- */
+
+static bool passes(const struct audit_filter *f, const json_t *r)
+{
+	const char *v;
+
+	if (!f)
+		return true;
+	if (f->job_id &&
+	    (!(v = json_string_value(json_object_get(r, "job_id"))) ||
+	     strcmp(v, f->job_id)))
+		return false;
+	if (f->user && (!(v = json_string_value(json_object_get(r, "user"))) ||
+			strcmp(v, f->user)))
+		return false;
+	if (f->have_since &&
+	    json_number_value(json_object_get(r, "ts")) < f->since - 0.5)
+		return false;
+	return true;
+}
+
+int audit_read(const char *path, const struct audit_filter *f,
+	       int (*fn)(void *arg, unsigned long lineno, const char *line,
+			 const json_t *rec),
+	       void *arg, fwd_error_t *err)
+{
+	unsigned long lineno = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *in;
+	int rv = 0;
+
+	if (!(in = fopen(path, "r")))
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	while (rv >= 0 && (n = getline(&line, &cap, in)) > 0) {
+		json_t *r;
+
+		lineno++;
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (!(r = json_loads(line, 0, NULL))) {
+			rv = fn(arg, lineno, line, NULL);
+			continue;
+		}
+		if (passes(f, r))
+			rv = fn(arg, lineno, line, r);
+		json_decref(r);
+	}
+	free(line);
+	fclose(in);
+	return rv < 0 ? -1 : 0;
 }

@@ -3,11 +3,14 @@
 #define FWD_CONTROLLER_AUDIT_H
 
 /*
- * The audit trail's file half: one JSON object per line, appended with a
- * single write(2) on an O_APPEND descriptor, so records from concurrent
+ * The audit trail: its records, the file and the database's `audit`
+ * table (owned here: every statement on it is in audit.c).
+ *
+ * The file holds one JSON object per line, appended with a single
+ * write(2) on an O_APPEND descriptor, so records from concurrent
  * controller prologs never interleave or overwrite each other (the kernel
  * positions every O_APPEND write at the end of the file under the inode
- * lock).  The same record goes to the database's audit table.
+ * lock).  The same record goes to the audit table.
  *
  * Record fields (DESIGN.md "Audit"):
  *   time (ISO-8601 UTC, ms), job_id, user, account, partition, name,
@@ -18,11 +21,18 @@
  *   elapsed_us, event ("prolog", "epilog", "reconcile").
  */
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
+#include "allocator/decide.h"
 #include "common/error.h"
+#include "controller/job.h"
+
+struct db;
+struct topology;
 
 /*
  * Append `record` (serialised compactly, plus '\n') to `path`, creating
@@ -36,5 +46,66 @@ int audit_append_line(const char *path, const char *line, fwd_error_t *err);
 
 /* "2026-11-22T02:30:00.123Z" for `t` (epoch seconds) into buf (>= 32). */
 void audit_time(double t, char *buf, size_t len);
+
+/*
+ * Records.  Each returns a new object (NULL when out of memory) with the
+ * fields above in that order, plus "ts" (epoch seconds) and "decision"
+ * (the allocator's decision object, or null).
+ */
+
+/* The prolog's decision for j, taken at `now` (event "prolog"). */
+json_t *audit_record_decision(const struct ctl_job *j, const struct topology *t,
+			      const struct alloc_decision *d, double now);
+
+/*
+ * The job was left on its default mapping because of `why` (outcome
+ * "fallback: <why>").  With a topology the record names the job's default
+ * forwarders; t may be NULL.
+ */
+json_t *audit_record_fallback(const struct ctl_job *j, const struct topology *t,
+			      const char *event, const char *why, double now,
+			      uint64_t elapsed_us);
+
+/*
+ * The epilog's release at `now`: `released` rows, or the failure `failed`
+ * (outcome "fallback: <failed>") when not NULL.
+ */
+json_t *audit_record_release(const struct ctl_job *j, double now,
+			     uint64_t released, const char *failed,
+			     uint64_t elapsed_us);
+
+/* Reconcile freed `released` rows of a job Slurm no longer runs. */
+json_t *audit_record_reconcile(uint64_t job_num, double now, uint64_t released);
+
+/* Insert the record into the audit table. */
+int audit_store(struct db *db, const json_t *record, fwd_error_t *err);
+
+/*
+ * The job's latest "prolog" record from the audit table: *record a new
+ * reference, or NULL when there is none.
+ */
+int audit_store_job_decision(struct db *db, uint64_t job_num, json_t **record,
+			     fwd_error_t *err);
+
+/* Which records of the file audit_read() passes on; NULL fields match all. */
+struct audit_filter {
+	const char *job_id;
+	const char *user;
+	bool have_since;
+	double since; /* epoch seconds; records at or after it */
+};
+
+/*
+ * Read the audit file at `path`, oldest first, and call fn for each line:
+ * with the parsed record when it passes `f` (NULL: every record), or with
+ * rec NULL for a line that is not a JSON object (fn decides whether that
+ * matters).  `line` is the text without its newline.  fn returning < 0
+ * stops the reading and makes audit_read return -1.  A missing file is -1 with
+ * errno ENOENT; other errors -1 with errno and err.
+ */
+int audit_read(const char *path, const struct audit_filter *f,
+	       int (*fn)(void *arg, unsigned long lineno, const char *line,
+			 const json_t *rec),
+	       void *arg, fwd_error_t *err);
 
 #endif

@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # controller/: what runs on the controller at job start and end: decide a
-# job, the ledger, audit, release, reconcile.
+# job, the ledger (owns the allocations and jobs tables), audit (owns the
+# audit table), release, reconcile.
 noinst_LTLIBRARIES += libfwdcontroller.la
 libfwdcontroller_la_SOURCES = \
+	controller/job.c controller/job.h \
+	controller/ledger_store.c controller/ledger_store.h \
 	controller/audit.c controller/audit.h \
-	controller/ctl_store.c controller/ctl_store.h
+	controller/hooks.c controller/hooks.h controller/hook_run.h \
+	controller/prolog.c controller/epilog.c \
+	controller/reconcile.c controller/reconcile.h

@@ -2,16 +2,17 @@
 /*
  * Mirror the topology's forwarders and OSTs into the database, so that SQL
  * readers (node prologs reading forwarder addresses, reports, the anomaly
- * scanner) see the same names, roles and peaks as the allocator.
+ * scanner) see the same names, roles and peaks as the allocator; and
+ * record, for the ledger, when each forwarder was last used.
  */
 #include "config.h"
 
 #include <string.h>
 #include <time.h>
 
-#include "topology/topology.h"
 #include "db/db.h"
 #include "monitor/inventory.h"
+#include "topology/topology.h"
 
 int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err)
 {
@@ -73,5 +74,34 @@ out:
 		db_rollback(db);
 	db_stmt_close(fs);
 	db_stmt_close(os);
+	return rv;
+}
+
+int inventory_touch_forwarders(struct db *db, const char *const *names,
+			       size_t n, double when, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+
+	if (!n)
+		return 0;
+	st = db_prepare(db,
+			"UPDATE forwarders SET last_used_at ="
+			" GREATEST(COALESCE(last_used_at, 0), ?)"
+			" WHERE name = ?",
+			err);
+	if (!st)
+		goto out;
+	db_bind_int64(st, 0, (int64_t)when);
+	for (size_t i = 0; i < n; i++) {
+		db_bind_text(st, 1, names[i]);
+		if (db_exec(st, err) < 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err, "recording when forwarders were last used");
+	db_stmt_close(st);
 	return rv;
 }

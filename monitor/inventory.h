@@ -4,6 +4,8 @@
 /*
  * The component inventory: the `forwarders` and `osts` tables, owned here.
  */
+#include <stddef.h>
+
 #include "common/error.h"
 
 struct db;
@@ -16,5 +18,13 @@ struct topology;
  * no longer in the topology are left alone (the ledger may name them).
  */
 int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err);
+
+/*
+ * The ledger released an allocation on these forwarders at `when`: set
+ * their last_used_at to it (never moving it backwards).  Names without a
+ * row (never mirrored) are skipped.  0, or -1 with errno and err.
+ */
+int inventory_touch_forwarders(struct db *db, const char *const *names,
+			       size_t n, double when, fwd_error_t *err);
 
 #endif

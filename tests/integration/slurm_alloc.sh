@@ -102,6 +102,8 @@ check_eq "scale: epilogs reverted every node" 0 \
 check_eq "scale: 4 revert records" 4 \
 	"$(grep -c " revert $j " "$M/remap.log")"
 check_eq "scale: epilog released the allocation" "" "$(held_fwds "$j")"
+check_eq "scale: the release stamped the 4 forwarders' last_used_at" 4 \
+	"$(sql "SELECT COUNT(*) FROM forwarders WHERE name IN (SELECT forwarder FROM allocations WHERE job_id = $j) AND last_used_at = (SELECT MAX(released_at) FROM allocations WHERE job_id = $j)")"
 check_match "scale: audit has the release" '"event":"epilog".*"outcome":"released 4 allocation row' \
 	"$(grep "\"job_id\":\"$j\"" "$M/audit.jsonl" | grep '"event":"epilog"')"
 check_eq "scale: file and DB audit records agree" "$(file_record "$j")" \

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Controller-side pieces that need no Slurm and no database: the audit
- * file writer (one write per record, concurrent writers), the bounded
- * child runner (result, timeout, crash, exit status, large output), the
- * job read from the prolog environment, the profile key.
+ * file writer (one write per record, concurrent writers) and reader
+ * (filters), the audit records, the bounded child runner (result,
+ * timeout, crash, exit status, large output), the job read from the
+ * prolog environment.
  */
 #include "config.h"
 
@@ -24,9 +25,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "controller/audit.h"
 #include "common/run.h"
-#include "controller/ctl_store.h"
+#include "controller/audit.h"
+#include "controller/job.h"
 #include "policies/policy.h"
 
 static char tmpdir[] = "/tmp/fwd-test-ctl.XXXXXX";
@@ -154,6 +155,145 @@ static void test_audit_concurrent(void **state)
 	}
 	assert_int_equal(lines, WRITERS * RECORDS);
 	free(text);
+}
+
+struct seen {
+	char ids[8][24];
+	size_t n;
+	size_t bad;
+};
+
+static int collect(void *arg, unsigned long lineno, const char *line,
+		   const json_t *rec)
+{
+	struct seen *s = arg;
+
+	if (!rec) {
+		s->bad++;
+		return 0;
+	}
+	if (s->n < 8)
+		snprintf(s->ids[s->n++], sizeof(s->ids[0]), "%s",
+			 json_string_value(json_object_get(rec, "job_id")));
+	return 0;
+}
+
+static void test_audit_read(void **state)
+{
+	static const struct {
+		struct audit_filter f;
+		const char *ids; /* matching job ids, in file order */
+	} cases[] = {
+		{{NULL, NULL, false, 0}, "1 2 3"},
+		{{"2", NULL, false, 0}, "2"},
+		{{NULL, "bob", false, 0}, "2 3"},
+		{{"3", "alice", false, 0}, ""},
+		{{NULL, NULL, true, 200}, "2 3"},
+		{{NULL, "bob", true, 300}, "3"},
+		{{"9", NULL, false, 0}, ""},
+	};
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/read.jsonl", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"job_id\":\"1\",\"user\":\"alice\",\"ts\":100}\n"
+	      "not json\n"
+	      "{\"job_id\":\"2\",\"user\":\"bob\",\"ts\":200}\n"
+	      "{\"job_id\":\"3\",\"user\":\"bob\",\"ts\":300}",
+	      f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct seen s = {.n = 0};
+		fwd_error_t err;
+		char got[64] = "";
+
+		assert_int_equal(
+			audit_read(path, &cases[i].f, collect, &s, &err), 0);
+		for (size_t k = 0; k < s.n; k++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+				 "%s%s", k ? " " : "", s.ids[k]);
+		assert_string_equal(got, cases[i].ids);
+		/* A line that is not JSON is always reported. */
+		assert_int_equal(s.bad, 1);
+	}
+
+	/* No file yet: ENOENT, so callers can say "no record". */
+	{
+		struct seen s = {.n = 0};
+		fwd_error_t err;
+
+		snprintf(path, sizeof(path), "%s/none.jsonl", tmpdir);
+		errno = 0;
+		assert_int_equal(audit_read(path, NULL, collect, &s, &err), -1);
+		assert_int_equal(errno, ENOENT);
+		assert_int_equal(s.n, 0);
+	}
+}
+
+/* Every record has the documented fields, in the documented order. */
+static void test_audit_records(void **state)
+{
+	static const char *const keys =
+		"time ts event job_id user account partition name nodes "
+		"request action reasons inputs forwarders_before "
+		"forwarders_after mapping outcome decision elapsed_us";
+	struct ctl_job j = {.job_num = 42,
+			    .job_id = "42",
+			    .user = "alice",
+			    .name = "app",
+			    .nodes = "c[1-2]",
+			    .request = ALLOC_REQ_SCALE,
+			    .request_name = "scale"};
+	const struct {
+		json_t *rec;
+		const char *event, *outcome;
+		json_int_t elapsed;
+	} cases[] = {
+		{audit_record_fallback(&j, NULL, "prolog", "db down", 1000.25,
+				       250),
+		 "prolog", "fallback: db down", 250},
+		{audit_record_fallback(&j, NULL, "epilog", "killed", 1000, 9),
+		 "epilog", "fallback: killed", 9},
+		{audit_record_release(&j, 1000, 3, NULL, 7), "epilog",
+		 "released 3 allocation row(s)", 7},
+		{audit_record_release(&j, 1000, 0, "gone", 7), "epilog",
+		 "fallback: gone", 7},
+		{audit_record_reconcile(42, 1000, 2), "reconcile",
+		 "released 2 allocation row(s)", 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *r = cases[i].rec;
+		char got[512] = "";
+
+		assert_non_null(r);
+		for (void *it = json_object_iter(r); it;
+		     it = json_object_iter_next(r, it)) {
+			const char *k = json_object_iter_key(it);
+
+			if (!strcmp(k, "policy_digest"))
+				continue;
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+				 "%s%s", got[0] ? " " : "", k);
+		}
+		assert_string_equal(got, keys);
+		assert_string_equal(
+			json_string_value(json_object_get(r, "event")),
+			cases[i].event);
+		assert_string_equal(
+			json_string_value(json_object_get(r, "outcome")),
+			cases[i].outcome);
+		assert_string_equal(
+			json_string_value(json_object_get(r, "job_id")), "42");
+		assert_int_equal(
+			json_integer_value(json_object_get(r, "elapsed_us")),
+			cases[i].elapsed);
+		assert_int_equal(json_integer_value(json_object_get(r, "ts")),
+				 1000);
+		json_decref(r);
+	}
 }
 
 static int child_ok(void *arg, int fd)
@@ -300,6 +440,8 @@ int main(void)
 		cmocka_unit_test(test_audit_append),
 		cmocka_unit_test(test_audit_refusals),
 		cmocka_unit_test(test_audit_concurrent),
+		cmocka_unit_test(test_audit_read),
+		cmocka_unit_test(test_audit_records),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_job_from_env),
 	};

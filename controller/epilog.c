@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * EpilogSlurmctld (controller/hooks.h): release the job's forwarders, in
+ * the bounded child.
+ */
+#include "config.h"
+
+#include "controller/audit.h"
+#include "controller/hook_run.h"
+#include "controller/ledger_store.h"
+#include "db/db.h"
+#include "policies/policy.h"
+
+static int epilog_child(void *arg, int fd)
+{
+	struct ctl_hook *h = arg;
+	const struct policy *p = h->p;
+	const struct ctl_job *j = h->j;
+	struct db *db = NULL;
+	uint64_t released = 0;
+	fwd_error_t err = {""};
+	json_t *rec;
+	int rc, failed = 0;
+	double now = ctl_hook_now();
+
+	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)) ||
+	    ledger_store_release(db, j->job_num, "epilog", now, &released,
+				 &err) < 0 ||
+	    ledger_store_job_end(db, j->job_num, "COMPLETED", now, &err) < 0)
+		failed = 1;
+	rec = audit_record_release(j, now, released, failed ? err.text : NULL,
+				   (uint64_t)((ctl_hook_now() - h->t0) * 1e6));
+	if (!failed && p->audit.database)
+		audit_store(db, rec, &err);
+	rc = ctl_hook_send(fd, failed, rec) < 0 ? 1 : 0;
+	json_decref(rec);
+	db_close(db);
+	return rc;
+}
+
+void ctl_epilog(const struct policy *p, const struct ctl_job *j, double t0,
+		struct ctl_outcome *out)
+{
+	struct ctl_hook h = {.p = p, .j = j, .t0 = t0};
+
+	ctl_hook_run(&h, epilog_child, "epilog", out);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CONTROLLER_HOOK_RUN_H
+#define FWD_CONTROLLER_HOOK_RUN_H
+
+/*
+ * Internal to controller/: the half the prolog and the epilog share (run
+ * the work in a bounded child, write the audit line it hands back, or a
+ * fallback record when it hands back nothing).
+ */
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "controller/hooks.h"
+
+struct ctl_hook {
+	const struct policy *p;
+	const struct topology *t; /* prolog only; may be NULL */
+	const struct ctl_job *j;
+	double t0; /* when the command started */
+};
+
+/* Wall-clock time, epoch seconds. */
+double ctl_hook_now(void);
+
+/*
+ * Child side: hand the audit record to the parent.  Protocol: "A <json>"
+ * (done) or "F <json>" (fallback), one line.  0, or -1.
+ */
+int ctl_hook_send(int fd, bool fallback, const json_t *rec);
+
+/*
+ * Parent side: run child(h, fd) under the policy's decide_timeout and
+ * append the record it sends to the audit file; when it sends none (timed
+ * out, killed, failed), record a fallback for `event` in the file and, if
+ * the child did not hang, in the audit table.
+ */
+void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
+		  const char *event, struct ctl_outcome *out);
+
+#endif

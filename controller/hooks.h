@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CONTROLLER_HOOKS_H
+#define FWD_CONTROLLER_HOOKS_H
+
+/*
+ * slurmctld's PrologSlurmctld and EpilogSlurmctld: one decision per job,
+ * taken on the controller under the decision lock and persisted before
+ * any node prolog runs; the release at the job's end.
+ *
+ * Reliability: the work runs in a child process under the policy's
+ * decide_timeout (common/run.h); the parent only waits and writes the
+ * audit line.  A timeout, a crash, an unreachable database or any other
+ * error leaves the job on its default mapping (no allocation rows: node
+ * prologs keep the default) with an audit record "fallback: <error>".
+ * The hooks therefore never fail; what went wrong is in the outcome.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/error.h"
+#include "controller/job.h"
+
+struct policy;
+struct topology;
+
+#define CTL_MAX_NOTES 4
+
+struct ctl_outcome {
+	/* prolog: the job was left on its default mapping; epilog: the
+	 * release failed (reconcile frees the rows later). */
+	bool fallback;
+	/* The prolog fell back and the policy says access.fail: closed:
+	 * slurmctld should stop the job (a failing PrologSlurmctld makes
+	 * Slurm requeue it). */
+	bool stop_job;
+	/* Messages for the operator (slurmctld's log), in order. */
+	size_t n_notes;
+	fwd_error_t notes[CTL_MAX_NOTES];
+};
+
+/*
+ * The prolog for job j: record the job, look up its profile, take the
+ * decision lock, load the ledger and health, decide, write the allocation
+ * and the audit record (file and, with audit.database, table).  t is the
+ * topology (NULL when it could not be loaded: the job falls back).  t0 is
+ * when the command started (the audit records' elapsed time).  Callers
+ * skip it under access.mode off.
+ */
+void ctl_prolog(const struct policy *p, const struct topology *t,
+		const struct ctl_job *j, double t0, struct ctl_outcome *out);
+
+/* The epilog: release the job's allocation (idempotent), record its end,
+ * audit the release. */
+void ctl_epilog(const struct policy *p, const struct ctl_job *j, double t0,
+		struct ctl_outcome *out);
+
+/*
+ * No policy could be loaded: nothing can be decided and the job runs on
+ * its default mapping.  Append a fallback record for it to the built-in
+ * default audit file.  0, or -1 with errno and err.
+ */
+int ctl_no_policy(const struct ctl_job *j, double t0, fwd_error_t *err);
+
+#endif

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The stored ledger: every statement on `allocations` and `jobs`
+ * (controller/ledger_store.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ledger_store.h"
+#include "db/db.h"
+#include "monitor/inventory.h"
+#include "topology/topology.h"
+
+int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
+{
+	return db_lock(db, LEDGER_STORE_LOCK, timeout, err);
+}
+
+void ledger_store_unlock(struct db *db)
+{
+	db_unlock(db, LEDGER_STORE_LOCK, NULL);
+}
+
+int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,
+			   fwd_error_t *err)
+{
+	int64_t t = (int64_t)now;
+
+	if (db_execf(db, err,
+		     "INSERT INTO jobs (job_id, user, account, name, "
+		     "partition_name, nodelist, node_count, start_at, state, "
+		     "request, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+		     "'RUNNING', ?, ?) ON DUPLICATE KEY UPDATE "
+		     "user = VALUES(user), account = VALUES(account), "
+		     "name = VALUES(name), "
+		     "partition_name = VALUES(partition_name), "
+		     "nodelist = VALUES(nodelist), "
+		     "node_count = VALUES(node_count), "
+		     "start_at = VALUES(start_at), end_at = NULL, "
+		     "state = 'RUNNING', request = VALUES(request), "
+		     "updated_at = VALUES(updated_at)",
+		     "usssssiisi", j->job_num, j->user, j->account, j->name,
+		     j->partition, j->nodes, (int64_t)j->n_nodes, t,
+		     j->request == ALLOC_REQ_NONE ? NULL : j->request_name,
+		     t) < 0)
+		return errprefix(err, "recording job %s", j->job_id);
+	return 0;
+}
+
+int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
+			 double now, fwd_error_t *err)
+{
+	int64_t t = (int64_t)now;
+
+	if (db_execf(db, err,
+		     "UPDATE jobs SET end_at = ?, state = ?, updated_at = ? "
+		     "WHERE job_id = ?",
+		     "isiu", t, state, t, job_num) < 0)
+		return errprefix(err, "recording the end of job %llu",
+				 (unsigned long long)job_num);
+	return 0;
+}
+
+static enum alloc_action action_parse(const char *a)
+{
+	for (int k = ALLOC_ACT_DEFAULT; k <= ALLOC_ACT_REFUSED; k++)
+		if (a && !strcmp(a, alloc_action_name((enum alloc_action)k)))
+			return (enum alloc_action)k;
+	return ALLOC_ACT_DEFAULT;
+}
+
+struct pending {
+	struct alloc_ledger_entry e;
+	size_t cap;
+	char job_id[24];
+};
+
+static int pending_flush(struct alloc_ledger *l, struct pending *pe,
+			 fwd_error_t *err)
+{
+	int rv = 0;
+
+	if (pe->e.n_forwarders > 0) {
+		pe->e.job_id = pe->job_id;
+		rv = alloc_ledger_add(l, &pe->e, err);
+	}
+	pe->e.n_forwarders = 0;
+	pe->e.n_nodes = 0;
+	return rv;
+}
+
+int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
+		      fwd_error_t *err)
+{
+	const struct topology *t = alloc_ledger_topology(l);
+	struct pending pe;
+	struct db_stmt *st = NULL;
+	uint64_t cur = 0;
+	size_t skip = 0;
+	int rv = -1, r;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.cap = t->n_forwarders ? t->n_forwarders : 1;
+	pe.e.forwarders = calloc(pe.cap, sizeof(*pe.e.forwarders));
+	pe.e.private_fwd = calloc(pe.cap, sizeof(*pe.e.private_fwd));
+	if (!pe.e.forwarders || !pe.e.private_fwd) {
+		errprintf(err, "ledger: %s", strerror(errno));
+		goto out;
+	}
+	st = db_prepare(db,
+			"SELECT job_id, forwarder, is_private, node_count, "
+			"action, acquired_at, io_mode, mdops_rate, "
+			"bandwidth_bps, iops FROM allocations "
+			"WHERE released_at IS NULL ORDER BY job_id, id",
+			err);
+	if (!st || db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		uint64_t job = db_col_uint64(st, 0);
+		long f = topo_forwarder_index(t, db_col_text(st, 1));
+		bool dup = false;
+
+		if (job != cur) {
+			if (pending_flush(l, &pe, err) < 0)
+				goto out;
+			cur = job;
+			snprintf(pe.job_id, sizeof(pe.job_id), "%llu",
+				 (unsigned long long)job);
+		}
+		if (f < 0) {
+			skip++;
+			continue;
+		}
+		for (size_t i = 0; i < pe.e.n_forwarders; i++)
+			dup |= pe.e.forwarders[i] == (uint32_t)f;
+		if (!dup && pe.e.n_forwarders < pe.cap) {
+			pe.e.forwarders[pe.e.n_forwarders] = (uint32_t)f;
+			pe.e.private_fwd[pe.e.n_forwarders++] =
+				db_col_int64(st, 2) != 0;
+		}
+		pe.e.n_nodes += (size_t)db_col_uint64(st, 3);
+		pe.e.action = action_parse(db_col_text(st, 4));
+		pe.e.acquired_at = db_col_double(st, 5);
+		if (alloc_io_mode_parse(db_col_text(st, 6), &pe.e.io_mode) < 0)
+			pe.e.io_mode = ALLOC_IO_UNKNOWN;
+		pe.e.mdops = db_col_double(st, 7);
+		pe.e.bandwidth_bps = db_col_double(st, 8);
+		pe.e.iops = db_col_double(st, 9);
+	}
+	if (r < 0 || pending_flush(l, &pe, err) < 0)
+		goto out;
+	db_stmt_close(st);
+
+	/*
+	 * Least recently released first: each forwarder's last release.
+	 * Read from the ledger itself rather than forwarders.last_used_at,
+	 * which exists only for forwarders `fwdctl db init --topology` has
+	 * mirrored and only for releases since it has been written.
+	 */
+	st = db_prepare(db,
+			"SELECT forwarder, MAX(released_at) FROM allocations "
+			"WHERE released_at IS NOT NULL GROUP BY forwarder",
+			err);
+	if (!st || db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		long f = topo_forwarder_index(t, db_col_text(st, 0));
+
+		if (f >= 0)
+			alloc_ledger_set_last_release(l, (uint32_t)f,
+						      db_col_double(st, 1));
+	}
+	if (r < 0)
+		goto out;
+	if (skipped)
+		*skipped = skip;
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err, "loading the allocation ledger");
+	db_stmt_close(st);
+	free(pe.e.forwarders);
+	free(pe.e.private_fwd);
+	return rv;
+}
+
+int ledger_store_write(struct db *db, const struct topology *t,
+		       const struct alloc_decision *d, const struct ctl_job *j,
+		       double now, fwd_error_t *err)
+{
+	const struct alloc_profile *pr = d->has_profile ? &d->profile : NULL;
+	const char *action = alloc_action_name(d->action);
+	struct db_stmt *st;
+	int rv = -1;
+
+	st = db_prepare(db,
+			"INSERT INTO allocations (job_id, forwarder, "
+			"is_private, nodes, node_count, action, acquired_at, "
+			"io_mode, mdops_rate, bandwidth_bps, iops) "
+			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			err);
+	if (!st)
+		goto out;
+	db_bind_uint64(st, 0, j->job_num);
+	db_bind_text(st, 5, action);
+	db_bind_int64(st, 6, (int64_t)now);
+	db_bind_text(st, 7,
+		     pr && pr->io_mode != ALLOC_IO_UNKNOWN
+			     ? alloc_io_mode_name(pr->io_mode)
+			     : "none");
+	db_bind_double(st, 8, pr ? pr->mdops : 0);
+	db_bind_double(st, 9, pr ? pr->peak_bandwidth_bps : 0);
+	db_bind_double(st, 10, pr ? pr->iops : 0);
+	for (size_t i = 0; i < d->n_mapping; i++) {
+		uint32_t f = d->mapping[i].forwarder;
+		size_t count = 0;
+		bool priv = false;
+
+		for (size_t b = 0; b < d->n_blocks; b++)
+			if (d->blocks[b].forwarder == f)
+				count += d->blocks[b].count;
+		for (size_t k = 0; k < d->n_forwarders; k++)
+			if (d->forwarders[k] == f)
+				priv = d->private_fwd[k];
+		/* A shadow decision holds the defaults, shared. */
+		if (d->action == ALLOC_ACT_SHADOW)
+			priv = false;
+		db_bind_text(st, 1, t->forwarders[f].name);
+		db_bind_int64(st, 2, priv);
+		db_bind_text(st, 3, d->mapping[i].nodes);
+		db_bind_int64(st, 4, (int64_t)count);
+		if (db_exec(st, err) < 0) {
+			if (errno == EEXIST)
+				errprintf(err,
+					  "forwarder %s is already held "
+					  "privately by another job",
+					  t->forwarders[f].name);
+			goto out;
+		}
+	}
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err, "writing the allocation of job %s", j->job_id);
+	db_stmt_close(st);
+	return rv;
+}
+
+int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
+			 double now, uint64_t *released, fwd_error_t *err)
+{
+	char **names = NULL;
+	size_t n_names = 0;
+	int64_t n;
+	int rv = -1;
+
+	n = db_execf(db, err,
+		     "UPDATE allocations SET released_at = ?, "
+		     "release_reason = ? WHERE job_id = ? AND "
+		     "released_at IS NULL",
+		     "isu", (int64_t)now, reason, job_num);
+	if (n < 0)
+		goto out;
+	if (n > 0 && (ledger_store_job_forwarders(db, job_num, &names, &n_names,
+						  err) < 0 ||
+		      inventory_touch_forwarders(db, (const char *const *)names,
+						 n_names, now, err) < 0))
+		goto out;
+	if (released)
+		*released = (uint64_t)n;
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err, "releasing the allocation of job %llu",
+			  (unsigned long long)job_num);
+	ledger_store_names_free(names, n_names);
+	return rv;
+}
+
+void ledger_store_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Append a copy of s to a growing array of strings. */
+static int names_push(char ***names, size_t *n, size_t *cap, const char *s,
+		      fwd_error_t *err)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 16;
+		char **nv = realloc(*names, nc * sizeof(**names));
+
+		if (!nv)
+			return errprintf(err, "%s", strerror(errno));
+		*names = nv;
+		*cap = nc;
+	}
+	if (!((*names)[*n] = strdup(s ? s : "")))
+		return errprintf(err, "%s", strerror(errno));
+	(*n)++;
+	return 0;
+}
+
+int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,
+				size_t *n, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	size_t cap = 0;
+	int rv = -1, r;
+
+	*names = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT DISTINCT forwarder FROM allocations"
+			" WHERE job_id = ? AND action <> 'shadow'"
+			" ORDER BY forwarder LIMIT 100000",
+			err);
+	if (!st)
+		goto out;
+	db_bind_uint64(st, 0, job_num);
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0)
+		if (names_push(names, n, &cap, db_col_text(st, 0), err) < 0)
+			goto out;
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	if (rv < 0) {
+		errprefix(err, "reading the forwarders job %llu held",
+			  (unsigned long long)job_num);
+		ledger_store_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
+int ledger_store_held_jobs(struct db *db, uint64_t **jobs, size_t *n,
+			   fwd_error_t *err)
+{
+	struct db_stmt *st;
+	size_t cap = 0;
+	int rv = -1, r;
+
+	*jobs = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT DISTINCT job_id FROM allocations "
+			"WHERE released_at IS NULL ORDER BY job_id",
+			err);
+	if (!st || db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			uint64_t *nv = realloc(*jobs, nc * sizeof(**jobs));
+
+			if (!nv) {
+				errprintf(err, "%s", strerror(errno));
+				goto out;
+			}
+			*jobs = nv;
+			cap = nc;
+		}
+		(*jobs)[(*n)++] = db_col_uint64(st, 0);
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	if (rv < 0) {
+		errprefix(err, "reading the jobs holding allocations");
+		free(*jobs);
+		*jobs = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
+void ledger_store_rows_free(struct ledger_row *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++) {
+		free(rows[i].action);
+		free(rows[i].forwarder);
+		free(rows[i].nodes);
+		free(rows[i].release_reason);
+	}
+	free(rows);
+}
+
+#define ROW_COLUMNS                                                 \
+	"job_id, action, forwarder, is_private, nodes, node_count," \
+	" acquired_at, released_at, release_reason"
+
+static char *dup_col(struct db_stmt *st, unsigned int col)
+{
+	const char *s = db_col_text(st, col);
+
+	return s ? strdup(s) : NULL;
+}
+
+/* Run st (bound) and collect its rows of ROW_COLUMNS. */
+static int read_rows(struct db_stmt *st, struct ledger_row **rows, size_t *n,
+		     fwd_error_t *err)
+{
+	size_t cap = 0;
+	int r;
+
+	*rows = NULL;
+	*n = 0;
+	if (db_exec(st, err) < 0)
+		return -1;
+	while ((r = db_fetch(st, err)) > 0) {
+		struct ledger_row *w;
+
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			struct ledger_row *nv =
+				realloc(*rows, nc * sizeof(**rows));
+
+			if (!nv)
+				goto oom;
+			*rows = nv;
+			cap = nc;
+		}
+		w = &(*rows)[(*n)++];
+		memset(w, 0, sizeof(*w));
+		w->job_id = db_col_uint64(st, 0);
+		w->is_private = db_col_int64(st, 3) != 0;
+		w->node_count = db_col_uint64(st, 5);
+		w->acquired_at = db_col_int64(st, 6);
+		w->released = !db_col_null(st, 7);
+		w->released_at = db_col_int64(st, 7);
+		if (!(w->action = dup_col(st, 1)) ||
+		    !(w->forwarder = dup_col(st, 2)) ||
+		    !(w->nodes = dup_col(st, 4)))
+			goto oom;
+		if (!db_col_null(st, 8) &&
+		    !(w->release_reason = dup_col(st, 8)))
+			goto oom;
+	}
+	if (r < 0)
+		return -1;
+	return 0;
+oom:
+	return errprintf(err, "%s", strerror(errno));
+}
+
+int ledger_store_held(struct db *db, struct ledger_row **rows, size_t *n,
+		      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+
+	*rows = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM allocations"
+			" WHERE released_at IS NULL ORDER BY job_id, id",
+			err);
+	if (st && read_rows(st, rows, n, err) == 0)
+		rv = 0;
+	if (rv < 0) {
+		errprefix(err, "reading the held allocations");
+		ledger_store_rows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
+int ledger_store_job_rows(struct db *db, uint64_t job_num,
+			  struct ledger_row **rows, size_t *n, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+
+	*rows = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM allocations"
+			" WHERE job_id = ? ORDER BY id",
+			err);
+	if (st) {
+		db_bind_uint64(st, 0, job_num);
+		if (read_rows(st, rows, n, err) == 0)
+			rv = 0;
+	}
+	if (rv < 0) {
+		errprefix(err, "reading the allocations of job %llu",
+			  (unsigned long long)job_num);
+		ledger_store_rows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * PrologSlurmctld (controller/hooks.h): the decision for one job at
+ * launch, in the bounded child.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/decide.h"
+#include "allocator/ledger.h"
+#include "controller/audit.h"
+#include "controller/hook_run.h"
+#include "controller/ledger_store.h"
+#include "db/db.h"
+#include "monitor/health.h"
+#include "policies/policy.h"
+#include "profiler/profile.h"
+#include "topology/topology.h"
+
+/*
+ * Health states of the topology's forwarders and OSTs from the health
+ * table (absent = ok).  The arrays are malloc'd, n_forwarders / n_osts
+ * entries.
+ */
+static int load_health(struct db *db, const struct policy *p,
+		       const struct topology *t, enum alloc_health_state **fwd,
+		       enum alloc_health_state **ost, fwd_error_t *err)
+{
+	struct health_entry *h = NULL;
+	size_t n = 0;
+	int rv = -1;
+
+	*fwd = calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(**fwd));
+	*ost = calloc(t->n_osts ? t->n_osts : 1, sizeof(**ost));
+	if (!*fwd || !*ost) {
+		errprintf(err, "health: %s", strerror(errno));
+		goto out;
+	}
+	if (health_db_load(db, p->anomaly.window, &h, &n, err) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		enum alloc_health_state s;
+		long k;
+
+		if (h[i].state == HEALTH_OK ||
+		    alloc_health_parse(health_state_name(h[i].state), &s) < 0)
+			continue;
+		if (h[i].kind == HEALTH_FORWARDER &&
+		    (k = topo_forwarder_index(t, h[i].name)) >= 0)
+			(*fwd)[k] = s;
+		else if (h[i].kind == HEALTH_OST &&
+			 (k = topo_ost_index(t, h[i].name)) >= 0)
+			(*ost)[k] = s;
+	}
+	rv = 0;
+out:
+	if (rv < 0) {
+		errprefix(err, "loading forwarder health");
+		free(*fwd);
+		free(*ost);
+		*fwd = *ost = NULL;
+	}
+	free(h);
+	return rv;
+}
+
+static int prolog_child(void *arg, int fd)
+{
+	struct ctl_hook *h = arg;
+	const struct policy *p = h->p;
+	const struct topology *t = h->t;
+	struct ctl_job job = *h->j, *j = &job;
+	struct alloc_ctx *cx = NULL;
+	struct alloc_ledger *l = NULL;
+	struct alloc_decision *d = NULL;
+	struct alloc_profile prof;
+	struct alloc_bw_point bw[PROFILE_MAX_BW];
+	struct profile_job pj;
+	struct profile_result pres;
+	struct alloc_health health = {NULL, NULL};
+	enum alloc_health_state *hf = NULL, *ho = NULL;
+	struct alloc_job aj;
+	struct db *db = NULL;
+	uint32_t *ids = NULL;
+	size_t n_ids = 0;
+	json_t *rec = NULL;
+	fwd_error_t err = {""};
+	int have_prof = 0, locked = 0, in_tx = 0, rc = 1, cause;
+	double now;
+
+	memset(&prof, 0, sizeof(prof));
+	if (!t) {
+		errprintf(&err, "topology %s could not be loaded", p->topology);
+		goto fallback;
+	}
+	if (!j->nodes) {
+		errprintf(&err, "SLURM_JOB_NODELIST is not set");
+		goto fallback;
+	}
+	if (alloc_job_nodes(t, j->nodes, &ids, &n_ids, &err) < 0)
+		goto fallback;
+	if (!j->n_nodes)
+		j->n_nodes = (uint32_t)n_ids;
+	if (!(cx = alloc_ctx_create(t, &err)) ||
+	    !(l = alloc_ledger_create(t))) {
+		if (!err.text[0])
+			errprintf(&err, "allocator: %s", strerror(errno));
+		goto fallback;
+	}
+	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
+		goto fallback;
+	now = ctl_hook_now();
+	if (ledger_store_job_start(db, j, now, &err) < 0)
+		goto fallback;
+	/* The profiler's prediction: the last runs at the nearest scale,
+	 * else the stored (imported) profile, scaled to this job. */
+	pj.user = j->user;
+	pj.account = j->account;
+	pj.name = j->name;
+	pj.partition = j->partition;
+	pj.nodes = j->n_nodes;
+	have_prof = profile_lookup(db, p, &pj, (int64_t)now, &pres, &err);
+	if (have_prof < 0)
+		goto fallback;
+	if (have_prof > 0 && pres.source != PROFILE_SOURCE_NONE)
+		profile_to_alloc(&pres.profile, &prof, bw);
+	else
+		have_prof = 0;
+	if (ledger_store_lock(db, p->database.lock_timeout, &err) < 0)
+		goto fallback;
+	locked = 1;
+	if (db_begin(db, &err) < 0)
+		goto fallback;
+	in_tx = 1;
+	if (ledger_store_load(db, l, NULL, &err) < 0 ||
+	    load_health(db, p, t, &hf, &ho, &err) < 0)
+		goto fallback;
+	health.forwarder = hf;
+	health.ost = ho;
+
+	memset(&aj, 0, sizeof(aj));
+	aj.job_id = j->job_id;
+	aj.user = j->user;
+	aj.account = j->account;
+	aj.name = j->name;
+	aj.partition = j->partition;
+	aj.nodes = j->nodes;
+	aj.node_ids = ids;
+	aj.n_nodes = n_ids;
+	aj.request = j->request;
+	aj.profile = have_prof ? &prof : NULL;
+	/* A requeued job that still holds rows gets them back as they are
+	 * (alloc_decide answers from the ledger); nothing new is written. */
+	now = ctl_hook_now();
+	if (!(d = alloc_decide(cx, p, l, &health, &aj, now, &err)))
+		goto fallback;
+	d->elapsed_us = (uint64_t)((ctl_hook_now() - h->t0) * 1e6);
+	if (!alloc_ledger_find(l, j->job_id) &&
+	    ledger_store_write(db, t, d, j, now, &err) < 0)
+		goto fallback;
+	rec = audit_record_decision(j, t, d, now);
+	if (p->audit.database && audit_store(db, rec, &err) < 0)
+		goto fallback;
+	if (db_commit(db, &err) < 0)
+		goto fallback;
+	in_tx = 0;
+	if (ctl_hook_send(fd, false, rec) < 0)
+		goto out;
+	rc = 0;
+	goto out;
+
+fallback:
+	cause = errno; /* what failed, before cleanup can change errno */
+	if (in_tx)
+		db_rollback(db);
+	in_tx = 0;
+	json_decref(rec);
+	now = ctl_hook_now();
+	rec = audit_record_fallback(j, t, "prolog",
+				    err.text[0] ? err.text : "unknown error",
+				    now, (uint64_t)((now - h->t0) * 1e6));
+	/* The database row is best effort: the database may be the very
+	 * thing that failed.  The file record is written by the parent. */
+	if (db && p->audit.database && !db_err_unavailable(cause)) {
+		fwd_error_t e2;
+
+		audit_store(db, rec, &e2);
+	}
+	rc = ctl_hook_send(fd, true, rec) < 0 ? 1 : 0;
+out:
+	if (locked)
+		ledger_store_unlock(db);
+	db_close(db);
+	json_decref(rec);
+	alloc_decision_destroy(d);
+	alloc_ledger_destroy(l);
+	alloc_ctx_destroy(cx);
+	free(hf);
+	free(ho);
+	free(ids);
+	return rc;
+}
+
+void ctl_prolog(const struct policy *p, const struct topology *t,
+		const struct ctl_job *j, double t0, struct ctl_outcome *out)
+{
+	struct ctl_hook h = {.p = p, .t = t, .j = j, .t0 = t0};
+
+	ctl_hook_run(&h, prolog_child, "prolog", out);
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reconcile the ledger with the jobs Slurm runs (controller/reconcile.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <jansson.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "controller/audit.h"
+#include "controller/ledger_store.h"
+#include "controller/reconcile.h"
+#include "db/db.h"
+#include "policies/policy.h"
+
+/* Is the job still holding its nodes, per Slurm? */
+static bool job_alive(const slurm_job_info_t *j)
+{
+	uint32_t base = j->job_state & JOB_STATE_BASE;
+
+	if (j->job_state & (JOB_CONFIGURING | JOB_COMPLETING))
+		return true;
+	return base == JOB_RUNNING || base == JOB_SUSPENDED;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The jobs slurmctld says still hold their nodes, sorted. */
+static int alive_jobs(uint64_t **alive, size_t *n, fwd_error_t *err)
+{
+	job_info_msg_t *jobs = NULL;
+
+	*alive = NULL;
+	*n = 0;
+	slurm_init(NULL);
+	if (slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS) {
+		int e = slurm_get_errno();
+
+		errno = ECONNREFUSED; /* slurmctld could not be asked */
+		return errprintf(err, "asking slurmctld for its jobs: %s",
+				 slurm_strerror(e));
+	}
+	*alive = calloc(jobs->record_count + 1, sizeof(**alive));
+	if (!*alive) {
+		slurm_free_job_info_msg(jobs);
+		return errprintf(err, "%s", strerror(errno));
+	}
+	for (uint32_t i = 0; i < jobs->record_count; i++)
+		if (job_alive(&jobs->job_array[i]))
+			(*alive)[(*n)++] = jobs->job_array[i].job_id;
+	slurm_free_job_info_msg(jobs);
+	qsort(*alive, *n, sizeof(**alive), cmp_u64);
+	return 0;
+}
+
+int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
+		  fwd_error_t *err)
+{
+	struct db *db = NULL;
+	uint64_t *held = NULL, *alive = NULL;
+	size_t n_held = 0, n_alive = 0;
+	int rv = -1, locked = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->unavailable = true;
+	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, err)) ||
+	    ledger_store_lock(db, p->database.lock_timeout, err) < 0)
+		goto out;
+	locked = 1;
+	/* Ask Slurm only after taking the lock: a prolog deciding now for a
+	 * brand-new job then either finished (job known to Slurm) or has not
+	 * written yet. */
+	if (alive_jobs(&alive, &n_alive, err) < 0)
+		goto out;
+	r->unavailable = false;
+	if (ledger_store_held_jobs(db, &held, &n_held, err) < 0)
+		goto out;
+	r->freed = calloc(n_held + 1, sizeof(*r->freed));
+	r->kept = calloc(n_held + 1, sizeof(*r->kept));
+	if (!r->freed || !r->kept) {
+		errprintf(err, "%s", strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < n_held; i++) {
+		struct timeval tv;
+		uint64_t released = 0;
+		fwd_error_t aerr;
+		json_t *rec;
+		double now;
+
+		if (bsearch(&held[i], alive, n_alive, sizeof(*alive),
+			    cmp_u64)) {
+			r->kept[r->n_kept++] = held[i];
+			continue;
+		}
+		r->freed[r->n_freed++] = held[i];
+		if (dry_run)
+			continue;
+		gettimeofday(&tv, NULL);
+		now = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+		if (ledger_store_release(db, held[i], "reconcile", now,
+					 &released, err) < 0 ||
+		    ledger_store_job_end(db, held[i], "GONE", now, err) < 0)
+			goto out;
+		rec = audit_record_reconcile(held[i], now, released);
+		if (!rec)
+			continue;
+		if (audit_append(p->audit.file, rec, &aerr) < 0 &&
+		    r->n_notes < sizeof(r->notes) / sizeof(r->notes[0]))
+			r->notes[r->n_notes++] = aerr;
+		if (p->audit.database)
+			audit_store(db, rec, &aerr);
+		json_decref(rec);
+	}
+	rv = 0;
+out:
+	if (locked)
+		ledger_store_unlock(db);
+	db_close(db);
+	free(held);
+	free(alive);
+	return rv;
+}
+
+void ctl_reconcile_free(struct ctl_reconcile *r)
+{
+	free(r->freed);
+	free(r->kept);
+	r->freed = r->kept = NULL;
+	r->n_freed = r->n_kept = 0;
+}

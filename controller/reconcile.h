@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CONTROLLER_RECONCILE_H
+#define FWD_CONTROLLER_RECONCILE_H
+
+/*
+ * Reconcile: free the allocations of jobs Slurm no longer runs (a lost
+ * EpilogSlurmctld, a controller prolog killed after it wrote, a controller
+ * crash).  Slurm is asked through libslurm (slurm_load_jobs), never by
+ * parsing command output.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct policy;
+
+struct ctl_reconcile {
+	uint64_t *freed; /* jobs freed (or, dry run, to free), ascending */
+	size_t n_freed;
+	uint64_t *kept; /* jobs holding rows that Slurm still runs */
+	size_t n_kept;
+	/* On failure: the database, the lock or slurmctld could not be used
+	 * (nothing was freed), rather than a statement failing midway. */
+	bool unavailable;
+	/* Audit file failures (the release itself went on), in order. */
+	size_t n_notes;
+	fwd_error_t notes[4];
+};
+
+/*
+ * Under the decision lock, free every held allocation whose job Slurm
+ * does not report as running, suspended, configuring or completing, and
+ * audit each (event "reconcile", file and, with audit.database, table).
+ * With dry_run only fill r.  0, or -1 with errno and err (r says what
+ * was done before the failure).  ctl_reconcile_free(r) in both cases.
+ */
+int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
+		  fwd_error_t *err);
+void ctl_reconcile_free(struct ctl_reconcile *r);
+
+#endif
