@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/fwdctl.h"
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/ledger_store.h"
 #include "db/db.h"
@@ -51,11 +52,6 @@ static void alloc_usage(FILE *f)
 }
 /* clang-format on */
 
-static int exit_for(int errnum)
-{
-	return db_err_unavailable(errnum) ? FWD_EXIT_SERVICE : FWD_EXIT_INVALID;
-}
-
 static json_t *row_json(const struct ledger_row *w, bool with_release)
 {
 	json_t *o = json_pack("{s:I,s:s,s:s,s:b,s:s,s:I,s:I}", "job_id",
@@ -87,7 +83,7 @@ static int alloc_list(struct db *db, bool json)
 		int cause = errno;
 
 		fwdctl_err("%s", err.text);
-		return exit_for(cause);
+		return fwdctl_exit_code(cause);
 	}
 	if (json) {
 		json_t *arr = json_array();
@@ -106,7 +102,7 @@ static int alloc_list(struct db *db, bool json)
 		char id[24], when[40];
 
 		snprintf(id, sizeof(id), "%llu", (unsigned long long)w->job_id);
-		audit_time((double)w->acquired_at, when, sizeof(when));
+		fwd_time_format_ms((double)w->acquired_at, when, sizeof(when));
 		printf("%-10s %-14s %-10s %-8s %-6llu %-20s %s\n", id,
 		       w->action, w->forwarder,
 		       w->is_private ? "private" : "shared",
@@ -140,7 +136,7 @@ static int alloc_show(struct db *db, const char *id, bool json)
 		int cause = errno;
 
 		fwdctl_err("%s", err.text);
-		rc = exit_for(cause);
+		rc = fwdctl_exit_code(cause);
 		goto out;
 	}
 	if (n == 0 && !dec) {
@@ -171,7 +167,7 @@ static int alloc_show(struct db *db, const char *id, bool json)
 		       json_string_value(json_object_get(dec, "request")),
 		       json_string_value(json_object_get(dec, "action")),
 		       json_string_value(json_object_get(dec, "outcome")));
-		json_array_foreach(rs, i, v)
+		json_array_foreach (rs, i, v)
 			printf("  reason:   %s\n", json_string_value(v));
 	}
 	for (size_t i = 0; i < n; i++)
@@ -237,7 +233,7 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_USAGE;
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err))) {
 		fwdctl_err("%s", err.text);
-		return exit_for(errno);
+		return fwdctl_exit_code(errno);
 	}
 	rc = !strcmp(argv[0], "list") ? alloc_list(db, json)
 				      : alloc_show(db, argv[1], json);

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/fwdctl.h"
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "policies/policy.h"
 
@@ -35,8 +36,8 @@ static void audit_usage(FILE *f)
 "  --job ID       only this job\n"
 "  --user USER    only this user's jobs\n"
 "  --since TIME   only records at or after TIME: epoch seconds,\n"
-"                 YYYY-MM-DD[THH:MM[:SS]] (UTC), or an age such as 30m,\n"
-"                 2h, 7d\n"
+"                 YYYY-MM-DD[THH:MM[:SS]][Z] (UTC), now-7days, or an age\n"
+"                 such as 30m, 2h, -7d\n"
 "  --file PATH    read this audit file instead of the policy's\n"
 "  --json         print the matching records as JSON lines, unchanged\n"
 "  -h, --help     this help\n"
@@ -51,65 +52,17 @@ static void audit_usage(FILE *f)
 }
 /* clang-format on */
 
-/* Epoch seconds from "1700000000", "2026-11-22[THH:MM[:SS]]" or "2h". */
-static int parse_since(const char *s, double *out)
-{
-	static const char *const fmts[] = {
-		"%Y-%m-%dT%H:%M:%S",
-		"%Y-%m-%d %H:%M:%S",
-		"%Y-%m-%dT%H:%M",
-		"%Y-%m-%d",
-	};
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!errno && end != s && *s != '-') {
-		double mult = 0;
-
-		if (!*end)
-			mult = -1;
-		else if (!strcmp(end, "s"))
-			mult = 1;
-		else if (!strcmp(end, "m"))
-			mult = 60;
-		else if (!strcmp(end, "h"))
-			mult = 3600;
-		else if (!strcmp(end, "d"))
-			mult = 86400;
-		if (mult < 0) {
-			*out = v;
-			return 0;
-		}
-		if (mult > 0) {
-			*out = (double)time(NULL) - v * mult;
-			return 0;
-		}
-	}
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		struct tm tm;
-		const char *e;
-
-		memset(&tm, 0, sizeof(tm));
-		e = strptime(s, fmts[i], &tm);
-		if (e && !*e) {
-			*out = (double)timegm(&tm);
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static void print_row(const json_t *r)
 {
 	json_t *after = json_object_get(r, "forwarders_after"), *v;
 	char fw[256] = "";
 	size_t i, off = 0;
 
-	json_array_foreach(after, i, v) if (off < sizeof(fw)) off +=
-		(size_t)snprintf(fw + off, sizeof(fw) - off, "%s%s",
-				 i ? "," : "", json_string_value(v));
+	json_array_foreach (after, i, v)
+		if (off < sizeof(fw))
+			off += (size_t)snprintf(fw + off, sizeof(fw) - off,
+						"%s%s", i ? "," : "",
+						json_string_value(v));
 	printf("%-24s %-8s %-8s %-10s %-14s %-14s %-16s %s\n",
 	       json_string_value(json_object_get(r, "time")),
 	       json_string_value(json_object_get(r, "event")),
@@ -179,10 +132,12 @@ static int cmd_audit(struct fwdctl_ctx *ctx, int argc, char **argv)
 			f.user = optarg;
 			break;
 		case 's':
-			if (parse_since(optarg, &f.since) < 0) {
+			if (fwd_time_parse(optarg, fwd_clock_real(), &f.since) <
+			    0) {
 				fwdctl_err("audit: --since %s: not a time; use "
 					   "epoch seconds, YYYY-MM-DD[THH:MM"
-					   "[:SS]] or an age like 2h",
+					   "[:SS]][Z], now-7days or an age "
+					   "like 2h",
 					   optarg);
 				return FWD_EXIT_USAGE;
 			}

@@ -17,25 +17,10 @@
 #include <unistd.h>
 
 #include "allocator/decision_json.h"
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "db/db.h"
 #include "topology/topology.h"
-
-void audit_time(double t, char *buf, size_t len)
-{
-	time_t sec = (time_t)t;
-	int ms = (int)((t - (double)sec) * 1000.0);
-	struct tm tm;
-
-	if (ms < 0)
-		ms = 0;
-	if (ms > 999)
-		ms = 999;
-	gmtime_r(&sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, ms);
-}
 
 static int ensure_dir(const char *path, fwd_error_t *err)
 {
@@ -137,7 +122,7 @@ static json_t *record_base(const struct ctl_job *j, const char *event, double t)
 	char when[40];
 	json_t *r = json_object();
 
-	audit_time(t, when, sizeof(when));
+	fwd_time_format_ms(t, when, sizeof(when));
 	json_object_set_new(r, "time", json_string(when));
 	json_object_set_new(r, "ts", json_integer((json_int_t)t));
 	json_object_set_new(r, "event", json_string(event));
@@ -303,7 +288,7 @@ json_t *audit_record_reconcile(uint64_t job_num, double now, uint64_t released)
 {
 	char when[40], id[24], outcome[64];
 
-	audit_time(now, when, sizeof(when));
+	fwd_time_format_ms(now, when, sizeof(when));
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)job_num);
 	snprintf(outcome, sizeof(outcome), "released %llu allocation row(s)",
 		 (unsigned long long)released);

@@ -44,9 +44,6 @@ int audit_append(const char *path, const json_t *record, fwd_error_t *err);
 /* Same for an already serialised line without its '\n'. */
 int audit_append_line(const char *path, const char *line, fwd_error_t *err);
 
-/* "2026-11-22T02:30:00.123Z" for `t` (epoch seconds) into buf (>= 32). */
-void audit_time(double t, char *buf, size_t len);
-
 /*
  * Records.  Each returns a new object (NULL when out of memory) with the
  * fields above in that order, plus "ts" (epoch seconds) and "decision"

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/hook_run.h"
 #include "controller/ledger_store.h"
@@ -21,15 +22,16 @@ static int epilog_child(void *arg, int fd)
 	fwd_error_t err = {""};
 	json_t *rec;
 	int rc, failed = 0;
-	double now = ctl_hook_now();
+	double now = fwd_clock_real();
 
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)) ||
 	    ledger_store_release(db, j->job_num, "epilog", now, &released,
 				 &err) < 0 ||
 	    ledger_store_job_end(db, j->job_num, "COMPLETED", now, &err) < 0)
 		failed = 1;
-	rec = audit_record_release(j, now, released, failed ? err.text : NULL,
-				   (uint64_t)((ctl_hook_now() - h->t0) * 1e6));
+	rec = audit_record_release(
+		j, now, released, failed ? err.text : NULL,
+		(uint64_t)((fwd_clock_real() - h->t0) * 1e6));
 	if (!failed && p->audit.database)
 		audit_store(db, rec, &err);
 	rc = ctl_hook_send(fd, failed, rec) < 0 ? 1 : 0;

@@ -21,9 +21,6 @@ struct ctl_hook {
 	double t0; /* when the command started */
 };
 
-/* Wall-clock time, epoch seconds. */
-double ctl_hook_now(void);
-
 /*
  * Child side: hand the audit record to the parent.  Protocol: "A <json>"
  * (done) or "F <json>" (fallback), one line.  0, or -1.

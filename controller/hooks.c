@@ -11,22 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "common/run.h"
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/hook_run.h"
 #include "db/db.h"
 #include "policies/policy.h"
-
-double ctl_hook_now(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
 
 static uint64_t elapsed_us(double t0, double now)
 {
@@ -107,7 +99,7 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 			note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
 	} else {
 		char why[1100];
-		double now = ctl_hook_now();
+		double now = fwd_clock_real();
 
 		snprintf(why, sizeof(why), "controller %s %s", event,
 			 err.text[0] ? err.text : "produced no result");
@@ -134,7 +126,7 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 int ctl_no_policy(const struct ctl_job *j, double t0, fwd_error_t *err)
 {
 	struct policy *def = policy_defaults();
-	double now = ctl_hook_now();
+	double now = fwd_clock_real();
 	json_t *rec;
 	int rv;
 

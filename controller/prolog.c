@@ -11,6 +11,7 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/hook_run.h"
 #include "controller/ledger_store.h"
@@ -112,7 +113,7 @@ static int prolog_child(void *arg, int fd)
 	}
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
 		goto fallback;
-	now = ctl_hook_now();
+	now = fwd_clock_real();
 	if (ledger_store_job_start(db, j, now, &err) < 0)
 		goto fallback;
 	/* The profiler's prediction: the last runs at the nearest scale,
@@ -154,10 +155,10 @@ static int prolog_child(void *arg, int fd)
 	aj.profile = have_prof ? &prof : NULL;
 	/* A requeued job that still holds rows gets them back as they are
 	 * (alloc_decide answers from the ledger); nothing new is written. */
-	now = ctl_hook_now();
+	now = fwd_clock_real();
 	if (!(d = alloc_decide(cx, p, l, &health, &aj, now, &err)))
 		goto fallback;
-	d->elapsed_us = (uint64_t)((ctl_hook_now() - h->t0) * 1e6);
+	d->elapsed_us = (uint64_t)((fwd_clock_real() - h->t0) * 1e6);
 	if (!alloc_ledger_find(l, j->job_id) &&
 	    ledger_store_write(db, t, d, j, now, &err) < 0)
 		goto fallback;
@@ -178,7 +179,7 @@ fallback:
 		db_rollback(db);
 	in_tx = 0;
 	json_decref(rec);
-	now = ctl_hook_now();
+	now = fwd_clock_real();
 	rec = audit_record_fallback(j, t, "prolog",
 				    err.text[0] ? err.text : "unknown error",
 				    now, (uint64_t)((now - h->t0) * 1e6));

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include <jansson.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/ledger_store.h"
 #include "controller/reconcile.h"
@@ -94,7 +94,6 @@ int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 		goto out;
 	}
 	for (size_t i = 0; i < n_held; i++) {
-		struct timeval tv;
 		uint64_t released = 0;
 		fwd_error_t aerr;
 		json_t *rec;
@@ -108,8 +107,7 @@ int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 		r->freed[r->n_freed++] = held[i];
 		if (dry_run)
 			continue;
-		gettimeofday(&tv, NULL);
-		now = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+		now = fwd_clock_real();
 		if (ledger_store_release(db, held[i], "reconcile", now,
 					 &released, err) < 0 ||
 		    ledger_store_job_end(db, held[i], "GONE", now, err) < 0)
