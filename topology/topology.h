@@ -138,8 +138,8 @@ int topo_default_forwarders(const struct topology *t, const uint32_t *ids,
  * distinct default forwarders of its nodes, in order of first appearance,
  * in a malloc'd *fwd (*n of them, possibly 0).  Nodes the topology does not
  * cover (or does not map) are skipped and counted in *n_unknown (may be
- * NULL); a node listed twice counts once.  An empty or malformed list is
- * EINVAL; ENOMEM.  0, or -1 with errno and err.
+ * NULL); a node listed twice is not an error.  An empty or malformed list
+ * is EINVAL; ENOMEM.  0, or -1 with errno and err.
  */
 int topo_hostlist_default_forwarders(const struct topology *t,
 				     const char *hostlist, uint32_t **fwd,
