@@ -908,8 +908,11 @@ struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
 	w.cnt = calloc(t->n_forwarders + 1, sizeof(*w.cnt));
 	w.gweight = calloc(cx->n_groups + 1, sizeof(*w.gweight));
 	w.pool.fwd = malloc((t->n_forwarders + 1) * sizeof(*w.pool.fwd));
+	w.pool.released =
+		malloc((t->n_forwarders + 1) * sizeof(*w.pool.released));
 	d->defaults = malloc((t->n_forwarders + 1) * sizeof(*d->defaults));
-	if (!w.cnt || !w.gweight || !w.pool.fwd || !d->defaults)
+	if (!w.cnt || !w.gweight || !w.pool.fwd || !w.pool.released ||
+	    !d->defaults)
 		goto nomem;
 
 	/* 1. Default mapping and N_f; the OSTs to avoid. */
@@ -975,6 +978,7 @@ render:
 	free(w.cnt);
 	free(w.gweight);
 	free(w.pool.fwd);
+	free(w.pool.released);
 	return d;
 nomem:
 	errno = ENOMEM;
@@ -983,6 +987,7 @@ fail:
 	free(w.cnt);
 	free(w.gweight);
 	free(w.pool.fwd);
+	free(w.pool.released);
 	alloc_decision_destroy(d);
 	return NULL;
 }

@@ -74,7 +74,8 @@ static inline bool alloc_fwd_idle(const struct topology *t,
 
 /* The idle forwarders in selection order, handed out from the front. */
 struct alloc_pool {
-	uint32_t *fwd; /* room for n_forwarders, allocated by the caller */
+	uint32_t *fwd;	  /* room for n_forwarders, allocated by the caller */
+	double *released; /* scratch, n_forwarders, allocated by the caller */
 	size_t n;
 	size_t next; /* next forwarder to hand out */
 	size_t base; /* pool size the share cap is computed from */

@@ -16,14 +16,14 @@
 
 struct order {
 	const struct alloc_ctx *cx;
-	const struct alloc_ledger *l;
 	const uint64_t *gweight; /* per group: job nodes served by default */
+	const double *released;	 /* per forwarder: last release (ledger) */
 };
 
 static int pool_cmp(const struct order *o, uint32_t x, uint32_t y)
 {
 	uint32_t gx = o->cx->group[x], gy = o->cx->group[y];
-	double rx, ry;
+	double rx = o->released[x], ry = o->released[y];
 	int c;
 
 	if (o->gweight[gx] != o->gweight[gy])
@@ -33,8 +33,6 @@ static int pool_cmp(const struct order *o, uint32_t x, uint32_t y)
 		if (c)
 			return c;
 	}
-	rx = alloc_ledger_last_release(o->l, x);
-	ry = alloc_ledger_last_release(o->l, y);
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
 	return strcmp(o->cx->t->forwarders[x].name,
@@ -45,13 +43,17 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 		     const struct alloc_ledger *l, const struct alloc_health *h,
 		     const uint64_t *gweight)
 {
-	const struct order o = {cx, l, gweight};
+	const struct order o = {cx, gweight, pl->released};
 	const struct topology *t = cx->t;
 
 	pl->n = pl->next = 0;
-	for (size_t f = 0; f < t->n_forwarders; f++)
-		if (alloc_fwd_idle(t, l, h, (uint32_t)f))
-			pl->fwd[pl->n++] = (uint32_t)f;
+	for (size_t f = 0; f < t->n_forwarders; f++) {
+		if (!alloc_fwd_idle(t, l, h, (uint32_t)f))
+			continue;
+		pl->fwd[pl->n++] = (uint32_t)f;
+		/* Read once: the sort compares it O(n^2) times. */
+		pl->released[f] = alloc_ledger_last_release(l, (uint32_t)f);
+	}
 	/* Insertion sort: the pool is at most the forwarder count, and
 	 * qsort has no context argument (no globals here). */
 	for (size_t i = 1; i < pl->n; i++) {
