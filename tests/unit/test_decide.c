@@ -29,8 +29,8 @@
 #include "allocator/decide.h"
 #include "allocator/decision_json.h"
 #include "allocator/ledger.h"
-#include "topology/topology.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 #define GiB (1024ULL * 1024 * 1024)
 
