@@ -29,6 +29,7 @@
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
 #include "allocator/ledger.h"
+#include "policies/classify.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
 

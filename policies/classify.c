@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "policies/classify.h"
 #include "policies/policy.h"
 
 /* "2.5GB/s"-style figures, as the decision's reasons print them. */

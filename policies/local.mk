@@ -4,4 +4,4 @@
 noinst_LTLIBRARIES += libfwdpolicy.la
 libfwdpolicy_la_SOURCES = \
 	policies/policy.c policies/policy.h \
-	policies/policy_load.c policies/classify.c
+	policies/policy_load.c policies/classify.c policies/classify.h

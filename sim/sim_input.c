@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "policies/classify.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
 

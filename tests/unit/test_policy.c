@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "common/sha256.h"
+#include "policies/classify.h"
 #include "policies/policy.h"
 
 #define EXAMPLE FIXTURES "/../../etc/fwdalloc.yaml"
