@@ -14,12 +14,21 @@
  *	struct alloc_ctx *cx = alloc_ctx_create(topo, &err);   once
  *	struct alloc_ledger *l = alloc_ledger_create(topo);     once
  *	...
+ *	alloc_job_nodes(topo, job.nodes, &ids, &job.n_nodes, &err);
  *	struct alloc_decision *d = alloc_decide(cx, pol, l, &health, &job,
  *						 now, &err);
- *	alloc_ledger_acquire(l, d, &job, now);                 apply it
- *	char *json = alloc_decision_to_json(d);                audit it
+ *	alloc_ledger_acquire(l, d, job.n_nodes, now, &err);    apply it
+ *	char *json = alloc_decision_to_json(d, 0);             audit it
  *	...
  *	alloc_ledger_release(l, job_id, now);                  at job end
+ *
+ * Files: decide.c holds the rules, one section per step below; pool.c the
+ * pool's selection order; nodeset.c the per-topology index, the job's node
+ * blocks and their rendering as hostlists; batch.c alloc_decide_batch();
+ * decision_json.c the decision's JSON.  The default forwarders of a node
+ * set are the topology's (topo_default_forwarders()), the disruptive and
+ * vulnerable tests the policy's (policy_job_disruptive(),
+ * policy_job_vulnerable()).
  *
  * Terms used below (all per decision, against the ledger and health given):
  *
@@ -46,7 +55,7 @@
  *   neighbour            another job holding one of this job's default
  *                        forwarders in the ledger.
  *
- * Rules, in order:
+ * Rules, in order (DESIGN.md "The decision"):
  *   1. default mapping and N_f;
  *   2. anomaly avoidance: each `excluded` default forwarder is replaced by a
  *      pool forwarder for the nodes it served (all jobs when
@@ -64,8 +73,13 @@
  *      pool, same caps (max_forwarders_per_job, pool share, reserve); an
  *      isolation that cannot get at least N_f forwarders is not granted.
  *   Precedence: scale > isolate > avoid-anomaly > default.
- *   6. the job's nodes (in the order given) are split into contiguous,
- *      balanced blocks, one per forwarder.
+ *   6. selection: forwarders come from the pool in its order; the job's
+ *      nodes (in the order given) are split into contiguous, balanced
+ *      blocks, one per forwarder (default and avoid-anomaly mappings keep
+ *      the FFM blocks);
+ *   7. the expected gain of the upgrade (gain_bps) ranks jobs that start
+ *      together (alloc_decide_batch());
+ *   8. output: the decision, its reasons and the rendered mapping.
  *
  * Requests and access:
  *   request off             default mapping (anomaly avoidance still
@@ -241,7 +255,8 @@ void alloc_ctx_destroy(struct alloc_ctx *cx);
 const struct topology *alloc_ctx_topology(const struct alloc_ctx *cx);
 
 /*
- * Resolve a Slurm hostlist into topology node ids (hostlist order).  A node
+ * Resolve a Slurm hostlist into topology node ids (hostlist order): the
+ * topology's topo_hostlist_nodes(), with errors prefixed "nodes: ".  A node
  * the topology does not cover, a duplicate node, an empty or malformed list
  * are errors naming the node.  *ids is malloc'd.  0 or -1 with errno.
  */
@@ -262,16 +277,16 @@ struct alloc_decision *alloc_decide(const struct alloc_ctx *cx,
 				    fwd_error_t *err);
 
 /*
- * Decide for several jobs starting together (DESIGN step 7).  Each job is
- * first decided alone against the same ledger; the upgrades are then
- * granted in rank order (policy.decision.contention: `gain` = larger
- * expected gain first, ties in input order; `fcfs` = input order), each
- * later job deciding against the ledger as the earlier grants left it, with
- * the pool-share cap computed against the pool at batch start.  A job that
- * got less than it would alone carries a contention reason naming its rank.
- * `ledger` is not modified (a scratch copy is used); the caller acquires
- * the decisions it applies.  out[i] answers jobs[i].  0, or -1 with errno
- * and err (out[] then all NULL).
+ * Decide for several jobs starting together (DESIGN step 7; batch.c).
+ * Each job is first decided alone against the same ledger; the upgrades
+ * are then granted in rank order (policy.decision.contention: `gain` =
+ * larger expected gain first, ties in input order; `fcfs` = input order),
+ * each later job deciding against the ledger as the earlier grants left
+ * it, with the pool-share cap computed against the pool at batch start.  A
+ * job that got less than it would alone carries a contention reason naming
+ * its rank.  `ledger` is not modified (a scratch copy is used); the caller
+ * acquires the decisions it applies.  out[i] answers jobs[i].  0, or -1
+ * with errno and err (out[] then all NULL).
  */
 int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 		       const struct alloc_ledger *ledger,
@@ -282,7 +297,8 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 void alloc_decision_destroy(struct alloc_decision *d);
 
 /*
- * The decision as JSON, exactly the DESIGN.md fields, in this order:
+ * The decision as JSON (decision_json.c), exactly the DESIGN.md fields, in
+ * this order:
  * {"job_id","action","reasons","n_f","s","forwarders","mapping",
  *  "excluded_osts","profile","policy_digest","elapsed_us"}.
  * "profile" is null without history.  `flags` are jansson dump flags
@@ -298,10 +314,5 @@ const char *alloc_io_mode_name(enum alloc_io_mode m);
 int alloc_io_mode_parse(const char *s, enum alloc_io_mode *out);
 const char *alloc_health_name(enum alloc_health_state s);
 int alloc_health_parse(const char *s, enum alloc_health_state *out);
-
-/* Is a job with this profile and node count disruptive under the policy?
- * (Shared with the ledger's neighbour check and the simulator.) */
-bool alloc_is_disruptive(const struct policy *p, enum alloc_io_mode mode,
-			 size_t n_nodes, double mdops, double peak_bps);
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * JOB.json, STATE.json and HEALTH.json (see decision_json.h), and the
- * decision's JSON form.  Parsing is strict: unknown keys, wrong types, negative
- * numbers, unknown names are errors naming the field path and the value.
+ * decision's JSON form.  Parsing is strict: unknown keys, wrong types,
+ * negative numbers, unknown names are errors naming the field path and the
+ * value.
  */
 #include "config.h"
 
@@ -19,7 +20,7 @@
 #include "allocator/decision_json.h"
 #include "topology/topology.h"
 
-#define JOBIO_MAX_INPUT (256L * 1024 * 1024)
+#define JSON_MAX_INPUT (256L * 1024 * 1024)
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -40,10 +41,10 @@ static char *read_file(const char *path, fwd_error_t *err)
 			char *p;
 
 			cap = cap ? cap * 2 : 65536;
-			if ((long)cap > JOBIO_MAX_INPUT) {
+			if ((long)cap > JSON_MAX_INPUT) {
 				errno = EFBIG;
 				errprintf(err, "%s: larger than %ld bytes",
-					  path, JOBIO_MAX_INPUT);
+					  path, JSON_MAX_INPUT);
 				goto fail;
 			}
 			if (!(p = realloc(buf, cap + 1))) {

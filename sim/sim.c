@@ -2,7 +2,7 @@
 /*
  * The simulator's engine: placement, the event loop, bandwidth sharing and
  * interference, the static / dfra / oracle runs and their statistics.
- * The model is documented in allocator/SIM.md.
+ * The model is documented in sim/SIM.md.
  *
  * Cost: placement keeps a sorted list of free node runs (first fit in
  * O(runs)); during a run each forwarder lists the jobs on it, so an event
@@ -18,10 +18,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "policies/policy.h"
 #include "sim/sim.h"
 #include "sim/sim_internal.h"
 #include "topology/topology.h"
-#include "policies/policy.h"
 
 enum { EV_END = 0, EV_START = 1 };
 
@@ -190,13 +190,17 @@ static int fl_alloc(struct sim *s, struct freelist *fl, uint32_t n,
 	return 1;
 }
 
-static int push_def(struct sim *s, uint32_t f, double w)
+/* Room for n more default forwarders in def_fwd / def_w. */
+static int reserve_def(struct sim *s, size_t n)
 {
-	if (s->n_def == s->cap_def) {
+	if (s->n_def + n > s->cap_def) {
 		size_t ncap = s->cap_def ? s->cap_def * 2 : 1024;
-		uint32_t *v = realloc(s->def_fwd, ncap * sizeof(*v));
+		uint32_t *v;
 		double *vw;
 
+		while (ncap < s->n_def + n)
+			ncap *= 2;
+		v = realloc(s->def_fwd, ncap * sizeof(*v));
 		if (!v)
 			return -1;
 		s->def_fwd = v;
@@ -206,33 +210,32 @@ static int push_def(struct sim *s, uint32_t f, double w)
 		s->def_w = vw;
 		s->cap_def = ncap;
 	}
-	s->def_fwd[s->n_def] = f;
-	s->def_w[s->n_def++] = w;
 	return 0;
 }
 
-/* The job's default forwarders (first appearance order) and the share of
- * its nodes each serves. */
+/* The job's default forwarders (first appearance order, from the
+ * topology) and the share of its nodes each serves.  `count` (zeroed) and
+ * `ids` (n_nodes entries) are scratch. */
 static int default_mapping(struct sim *s, struct jobinfo *ji, uint32_t nodes,
-			   uint32_t *count)
+			   uint32_t *count, uint32_t *ids, fwd_error_t *err)
 {
 	const struct topology *t = s->t;
+	size_t n = 0;
 
-	ji->def_off = s->n_def;
-	ji->n_def = 0;
+	if (reserve_def(s, t->n_forwarders) < 0)
+		return errprintf(err, "simulator: out of memory");
 	for (size_t r = 0; r < ji->n_runs; r++) {
 		const struct run *x = &s->runs[ji->run_off + r];
 
-		for (uint32_t id = x->first; id < x->first + x->count; id++) {
-			uint32_t f = (uint32_t)t->node_forwarder[id];
-
-			if (count[f]++ == 0) {
-				if (push_def(s, f, 0) < 0)
-					return -1;
-				ji->n_def++;
-			}
-		}
+		for (uint32_t id = x->first; id < x->first + x->count; id++)
+			ids[n++] = id;
 	}
+	ji->def_off = s->n_def;
+	ji->n_def = 0;
+	if (topo_default_forwarders(t, ids, n, count, &s->def_fwd[s->n_def],
+				    &ji->n_def, err) < 0)
+		return errprefix(err, "simulator");
+	s->n_def += ji->n_def;
 	for (size_t i = 0; i < ji->n_def; i++) {
 		uint32_t f = s->def_fwd[ji->def_off + i];
 
@@ -247,13 +250,14 @@ static int prepare(struct sim *s, fwd_error_t *err)
 	const struct sim_jobs *j = s->j;
 	const struct topology *t = s->t;
 	struct freelist fl = {0};
-	uint32_t *count = NULL;
+	uint32_t *count = NULL, *ids = NULL;
 	int rv = -1;
 
 	s->ji = calloc(j->n ? j->n : 1, sizeof(*s->ji));
 	s->ev = malloc(2 * (j->n ? j->n : 1) * sizeof(*s->ev));
 	count = calloc(t->n_forwarders, sizeof(*count));
-	if (!s->ji || !s->ev || !count)
+	ids = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof(*ids));
+	if (!s->ji || !s->ev || !count || !ids)
 		goto nomem;
 	for (size_t i = 0; i < j->n; i++) {
 		const struct sim_job *job = &j->jobs[i];
@@ -294,8 +298,8 @@ static int prepare(struct sim *s, fwd_error_t *err)
 		if (!p)
 			continue;
 		ji->placed = true;
-		if (default_mapping(s, ji, job->nodes, count) < 0)
-			goto nomem;
+		if (default_mapping(s, ji, job->nodes, count, ids, err) < 0)
+			goto out;
 		ji->cls = sim_classify(s->cfg->base, &s->c->apps[job->app],
 				       job->nodes);
 		ji->core_hours =
@@ -323,6 +327,7 @@ nomem:
 out:
 	free(fl.r);
 	free(count);
+	free(ids);
 	return rv;
 }
 

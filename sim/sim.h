@@ -6,7 +6,7 @@
  * What-if simulator: replay a job trace against the forwarding layer under
  * several allocation policies and report what each would have achieved.
  * The model (placement, bandwidth sharing, interference, I/O time, the
- * oracle) is documented in allocator/SIM.md; this header is the contract.
+ * oracle) is documented in sim/SIM.md; this header is the contract.
  *
  * Typical use (cli/cmd_sim.c):
  *
@@ -49,8 +49,9 @@ enum sim_io_mode {
 
 /*
  * Interference classes.  A job is in exactly one class, tested in this
- * order against the base policy's decision.interference thresholds:
- * N-1 with more than n1_min_nodes nodes, metadata rate above
+ * order against the base policy's decision.interference thresholds
+ * (policy_job_disruptive(), policy_job_vulnerable(): the decision's own
+ * reading): N-1 with more than n1_min_nodes nodes, metadata rate above
  * metadata_heavy_rate, peak bandwidth above high_bandwidth (when > 0),
  * IOPS above vulnerable_iops, else light.
  */

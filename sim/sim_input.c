@@ -2,7 +2,7 @@
 /*
  * Simulator inputs: the strict CSV loaders for jobs and curves, time
  * parsing, curve interpolation and interference classes.  Format and
- * model: allocator/SIM.md.
+ * model: sim/SIM.md.
  *
  * Parsing is strict on purpose: a what-if report built on a silently
  * misread trace is worse than none, so every bad line is reported with
@@ -18,8 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/sim.h"
+#include "policies/classify.h"
 #include "policies/policy.h"
+#include "sim/sim.h"
 
 #define MAX_FIELDS 8
 #define MAX_K 100000
@@ -308,15 +309,17 @@ double sim_curve_peak(const struct sim_app *a)
 enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 			    uint32_t nodes)
 {
-	const struct policy_interference *in = &p->decision.interference;
+	unsigned why =
+		policy_job_disruptive(p, a->io_mode == SIM_IO_N_1, nodes,
+				      a->mdops, sim_curve_peak(a), NULL, 0);
 
-	if (a->io_mode == SIM_IO_N_1 && nodes > in->n1_min_nodes)
+	if (why & POLICY_DISRUPT_N_TO_1)
 		return SIM_CLASS_N1;
-	if (a->mdops > in->metadata_heavy_rate)
+	if (why & POLICY_DISRUPT_METADATA)
 		return SIM_CLASS_METADATA;
-	if (in->high_bandwidth > 0 && sim_curve_peak(a) > in->high_bandwidth)
+	if (why & POLICY_DISRUPT_BANDWIDTH)
 		return SIM_CLASS_BANDWIDTH;
-	if (a->iops > in->vulnerable_iops)
+	if (policy_job_vulnerable(p, a->iops))
 		return SIM_CLASS_IOPS;
 	return SIM_CLASS_LIGHT;
 }

@@ -4,4 +4,4 @@
 noinst_LTLIBRARIES += libfwdtopology.la
 libfwdtopology_la_SOURCES = \
 	topology/topology.c topology/topology.h \
-	topology/topology_load.c
+	topology/nodeset.c topology/topology_load.c

@@ -103,6 +103,49 @@ long topo_node_default(const struct topology *t, const char *node);
 /* OST index by name, or -1. */
 long topo_ost_index(const struct topology *t, const char *name);
 
+/*
+ * Node sets (nodeset.c).
+ *
+ * topo_hostlist_nodes(): a Slurm hostlist as node ids, in hostlist order.
+ * A node the topology does not cover, a node listed twice, an empty or
+ * malformed list are errors (EINVAL) naming the node or the list; ENOMEM.
+ * *ids is malloc'd.  0, or -1 with errno and err.
+ */
+int topo_hostlist_nodes(const struct topology *t, const char *hostlist,
+			uint32_t **ids, size_t *n, fwd_error_t *err);
+
+/*
+ * The distinct default forwarders of the nodes ids[0..n), in order of
+ * first appearance (the job's N_f forwarders).
+ *
+ * count[] (n_forwarders entries, all 0 before the first call) receives the
+ * number of the nodes each forwarder serves; a forwarder is appended to
+ * fwd[*n_fwd] when its count leaves 0, and *n_fwd grows.  So several node
+ * lists (a job's runs of nodes) can be added in turn; the caller reads the
+ * counts of fwd[0..*n_fwd) and sets them back to 0 for the next set.  fwd
+ * needs room for n_forwarders entries.  Nothing is allocated.
+ *
+ * 0, or -1 with errno EINVAL and err naming the first node id outside the
+ * topology or without a default forwarder (the nodes before it are
+ * counted).
+ */
+int topo_default_forwarders(const struct topology *t, const uint32_t *ids,
+			    size_t n, uint32_t *count, uint32_t *fwd,
+			    size_t *n_fwd, fwd_error_t *err);
+
+/*
+ * The same from a Slurm hostlist, for callers without node ids: the
+ * distinct default forwarders of its nodes, in order of first appearance,
+ * in a malloc'd *fwd (*n of them, possibly 0).  Nodes the topology does not
+ * cover (or does not map) are skipped and counted in *n_unknown (may be
+ * NULL); a node listed twice is not an error.  An empty or malformed list
+ * is EINVAL; ENOMEM.  0, or -1 with errno and err.
+ */
+int topo_hostlist_default_forwarders(const struct topology *t,
+				     const char *hostlist, uint32_t **fwd,
+				     size_t *n, size_t *n_unknown,
+				     fwd_error_t *err);
+
 /* {"forwarders": [...], "mapping": [...], "osts": [...]}, malloc'd. */
 char *topo_to_json(const struct topology *t);
 

@@ -2,12 +2,14 @@
 /*
  * Policy loading: the example file equals the built-in defaults, overrides
  * land in the right fields, every kind of bad input gives its exact
- * message, and `policy show` output (YAML) loads back to the same policy.
+ * message, and `policy show` output (YAML) loads back to the same policy;
+ * the interference classes read from its thresholds.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 
 #include "common/sha256.h"
+#include "policies/classify.h"
 #include "policies/policy.h"
 
 #define EXAMPLE FIXTURES "/../../etc/fwdalloc.yaml"
@@ -558,6 +561,106 @@ static void test_json(void **state)
 	policy_destroy(p);
 }
 
+/* ---- interference classes --------------------------------------------- */
+
+enum { TW_NONE, TW_BW_OFF, TW_N1_ZERO };
+
+#define N1 POLICY_DISRUPT_N_TO_1
+#define MD POLICY_DISRUPT_METADATA
+#define BW POLICY_DISRUPT_BANDWIDTH
+
+/* Default thresholds: N-1 > 64 nodes, > 300 md ops/s, peak > 5 GB/s. */
+static void test_disruptive(void **state)
+{
+	static const struct {
+		int tweak;
+		bool n_to_1;
+		size_t nodes;
+		double mdops, peak;
+		unsigned want;
+		const char *why;
+	} tab[] = {
+		{TW_NONE, false, 1000, 0, 0, 0, ""},
+		{TW_NONE, true, 64, 0, 0, 0, ""},
+		{TW_NONE, true, 65, 0, 0, N1, "N-1 I/O on 65 nodes > 64"},
+		{TW_NONE, false, 65, 0, 0, 0, ""},
+		{TW_NONE, true, SIZE_MAX, 0, 0, N1,
+		 "N-1 I/O on 18446744073709551615 nodes > 64"},
+		{TW_NONE, false, 1, 300, 0, 0, ""},
+		{TW_NONE, false, 1, 301, 0, MD,
+		 "metadata-heavy: 301 ops/s > 300 ops/s"},
+		{TW_NONE, false, 1, 0, 5e9, 0, ""},
+		{TW_NONE, false, 1, 0, 6e9, BW,
+		 "high bandwidth: peak 6GB/s > 5GB/s"},
+		{TW_NONE, false, 1, 0, 5.25e9, BW,
+		 "high bandwidth: peak 5.25GB/s > 5GB/s"},
+		/* Every rule met: all bits, the first rule's sentence. */
+		{TW_NONE, true, 128, 500, 6e9, N1 | MD | BW,
+		 "N-1 I/O on 128 nodes > 64"},
+		{TW_NONE, false, 128, 500, 6e9, MD | BW,
+		 "metadata-heavy: 500 ops/s > 300 ops/s"},
+		{TW_BW_OFF, false, 1, 0, 1e15, 0, ""},
+		{TW_BW_OFF, true, 65, 0, 1e15, N1, "N-1 I/O on 65 nodes > 64"},
+		{TW_N1_ZERO, true, 1, 0, 0, N1, "N-1 I/O on 1 node > 0"},
+		{TW_N1_ZERO, true, 0, 0, 0, 0, ""},
+	};
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		struct policy_interference *in = &p->decision.interference;
+		char why[160] = "junk";
+		unsigned got, bare;
+
+		in->high_bandwidth = tab[i].tweak == TW_BW_OFF ? 0 : 5e9;
+		in->n1_min_nodes = tab[i].tweak == TW_N1_ZERO ? 0 : 64;
+		got = policy_job_disruptive(p, tab[i].n_to_1, tab[i].nodes,
+					    tab[i].mdops, tab[i].peak, why,
+					    sizeof(why));
+		/* Without a buffer: the same answer. */
+		bare = policy_job_disruptive(p, tab[i].n_to_1, tab[i].nodes,
+					     tab[i].mdops, tab[i].peak, NULL,
+					     0);
+		if (got != tab[i].want || bare != tab[i].want ||
+		    strcmp(why, tab[i].why))
+			fail_msg("case %zu: got %#x (%#x without why) '%s', "
+				 "want %#x '%s'",
+				 i, got, bare, why, tab[i].want, tab[i].why);
+	}
+	policy_destroy(p);
+}
+
+/* Default threshold: more than 1000 IOPS. */
+static void test_vulnerable(void **state)
+{
+	static const struct {
+		double vulnerable_iops, iops;
+		bool want;
+	} tab[] = {
+		/* clang-format off */
+		{1000, 0, false},
+		{1000, 1000, false},
+		{1000, 1000.5, true},
+		{1000, 5000, true},
+		{0, 0, false},
+		{0, 0.1, true},
+		{1000, NAN, false},
+		/* clang-format on */
+	};
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		p->decision.interference.vulnerable_iops =
+			tab[i].vulnerable_iops;
+		if (policy_job_vulnerable(p, tab[i].iops) != tab[i].want)
+			fail_msg("case %zu: %g IOPS against %g: want %s", i,
+				 tab[i].iops, tab[i].vulnerable_iops,
+				 tab[i].want ? "vulnerable" : "not");
+	}
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,6 +672,8 @@ int main(void)
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_disruptive),
+		cmocka_unit_test(test_vulnerable),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);

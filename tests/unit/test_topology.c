@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Topology builder: mapping, index, coverage and overlap errors. */
+/* Topology builder: mapping, index, coverage and overlap errors; node
+ * sets and their default forwarders. */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,6 +173,232 @@ static void test_json(void **state)
 	topo_destroy(NULL);
 }
 
+/* ---- node sets -------------------------------------------------------- */
+
+/* fwd01..fwd04 serve c[1-16], four nodes each; fwd05 is a backup. */
+static struct topology *make_sets(void)
+{
+	struct topology *t = make(4, 1);
+
+	assert_int_equal(topo_add_compute_nodes(t, "c[1-16]", NULL), 0);
+	assert_int_equal(topo_map_per_forwarder(t, 4, NULL), 0);
+	assert_int_equal(topo_finalize(t, NULL), 0);
+	return t;
+}
+
+/* "fwd03 fwd01", "3 1": the forwarders listed and their node counts. */
+static void join(const struct topology *t, const uint32_t *fwd, size_t n,
+		 const uint32_t *count, char *names, char *counts, size_t len)
+{
+	size_t a = 0, b = 0;
+
+	names[0] = counts[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		a += (size_t)snprintf(names + a, len - a, "%s%s", i ? " " : "",
+				      t->forwarders[fwd[i]].name);
+		if (count)
+			b += (size_t)snprintf(counts + b, len - b, "%s%u",
+					      i ? " " : "", count[fwd[i]]);
+	}
+}
+
+static void test_hostlist_nodes(void **state)
+{
+	static const struct {
+		const char *nodes;
+		long rv;
+		const char *want; /* ids, or the error */
+	} tab[] = {
+		{"c[1-3]", 0, "0 1 2"},
+		{"c16,c[2-3],c9", 0, "15 1 2 8"},
+		{"c[15-17]", -1, "node c17 is not in the topology"},
+		{"x1", -1, "node x1 is not in the topology"},
+		{"c[1-3],c2", -1, "node c2 listed twice"},
+		{"", -1, "empty node list"},
+		{NULL, -1, "empty node list"},
+		{",", -1, "\",\": not a valid Slurm hostlist"},
+		{"c[2-1]", -1, "\"c[2-1]\": not a valid Slurm hostlist"},
+	};
+	struct topology *t = make_sets();
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		uint32_t *ids = NULL;
+		size_t n = 0, off = 0;
+		fwd_error_t err = {""};
+		char got[256] = "";
+		int rv;
+
+		errno = 0;
+		rv = topo_hostlist_nodes(t, tab[i].nodes, &ids, &n, &err);
+		if (rv == 0)
+			for (size_t k = 0; k < n; k++)
+				off += (size_t)snprintf(
+					got + off, sizeof(got) - off, "%s%u",
+					k ? " " : "", ids[k]);
+		else
+			snprintf(got, sizeof(got), "%s", err.text);
+		if (rv != tab[i].rv || strcmp(got, tab[i].want) ||
+		    (rv < 0 && (errno != EINVAL || ids)))
+			fail_msg("%s: rv %d errno %d, got '%s', want '%s'",
+				 tab[i].nodes ? tab[i].nodes : "(null)", rv,
+				 errno, got, tab[i].want);
+		free(ids);
+	}
+	topo_destroy(t);
+}
+
+static void test_default_forwarders(void **state)
+{
+	static const struct {
+		const char *nodes; /* the first set */
+		const char *more;  /* a second set added after it, or NULL */
+		const char *fwd;   /* forwarders, in first-appearance order */
+		const char *count; /* nodes each serves */
+	} tab[] = {
+		{"c[1-4]", NULL, "fwd01", "4"},
+		{"c[3-6]", NULL, "fwd01 fwd02", "2 2"},
+		{"c[9-10],c1,c11,c16", NULL, "fwd03 fwd01 fwd04", "3 1 1"},
+		{"c16,c1", NULL, "fwd04 fwd01", "1 1"},
+		{"c[1-16]", NULL, "fwd01 fwd02 fwd03 fwd04", "4 4 4 4"},
+		{"c1,c5", "c6,c9", "fwd01 fwd02 fwd03", "1 2 1"},
+		{"c9", "c[10-12]", "fwd03", "4"},
+	};
+	struct topology *t = make_sets();
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		uint32_t count[5] = {0}, fwd[5] = {0}, *ids;
+		char names[128], counts[128];
+		size_t n_ids, n = 0;
+		fwd_error_t err;
+
+		assert_int_equal(topo_hostlist_nodes(t, tab[i].nodes, &ids,
+						     &n_ids, &err),
+				 0);
+		assert_int_equal(topo_default_forwarders(t, ids, n_ids, count,
+							 fwd, &n, &err),
+				 0);
+		free(ids);
+		if (tab[i].more) {
+			assert_int_equal(topo_hostlist_nodes(t, tab[i].more,
+							     &ids, &n_ids,
+							     &err),
+					 0);
+			assert_int_equal(topo_default_forwarders(t, ids, n_ids,
+								 count, fwd, &n,
+								 &err),
+					 0);
+			free(ids);
+		}
+		join(t, fwd, n, count, names, counts, sizeof(names));
+		if (strcmp(names, tab[i].fwd) || strcmp(counts, tab[i].count))
+			fail_msg("%s: got '%s' / '%s', want '%s' / '%s'",
+				 tab[i].nodes, names, counts, tab[i].fwd,
+				 tab[i].count);
+		/* Forwarders no node maps to stay uncounted. */
+		assert_int_equal(count[4], 0);
+	}
+	topo_destroy(t);
+}
+
+static void test_default_forwarders_errors(void **state)
+{
+	struct topology *t = make_sets();
+	struct topology *u = make(1, 0);
+	uint32_t bad[] = {0, 4, 16, 5};
+	uint32_t unmapped[] = {0, 1};
+	uint32_t count[5] = {0}, fwd[5] = {0};
+	fwd_error_t err = {""};
+	size_t n = 0;
+
+	/* Nodes before the bad id are counted, the rest are not. */
+	errno = 0;
+	assert_int_equal(
+		topo_default_forwarders(t, bad, 4, count, fwd, &n, &err), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err.text, "node id 16 outside the topology (16 "
+				      "nodes)");
+	assert_int_equal(n, 2);
+	assert_int_equal(fwd[0], 0);
+	assert_int_equal(fwd[1], 1);
+	assert_int_equal(count[0] + count[1] + count[2], 2);
+
+	/* A declared node without a mapping (before topo_finalize()). */
+	assert_int_equal(topo_add_compute_nodes(u, "c[1-2]", NULL), 0);
+	assert_int_equal(topo_add_mapping(u, "c1", 0, NULL), 0);
+	memset(count, 0, sizeof(count));
+	n = 0;
+	errno = 0;
+	assert_int_equal(
+		topo_default_forwarders(u, unmapped, 2, count, fwd, &n, &err),
+		-1);
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err.text, "node c2 has no default forwarder");
+	assert_int_equal(n, 1);
+	assert_int_equal(count[0], 1);
+	topo_destroy(u);
+	topo_destroy(t);
+}
+
+static void test_hostlist_default_forwarders(void **state)
+{
+	static const struct {
+		const char *nodes;
+		int rv;
+		const char *want; /* forwarders, or the error */
+		size_t unknown;
+	} tab[] = {
+		{"c[3-6]", 0, "fwd01 fwd02", 0},
+		{"c[7-8],c[1-3]", 0, "fwd02 fwd01", 0},
+		{"c[15-18]", 0, "fwd04", 2},
+		{"x1,c9,c9,c13", 0, "fwd03 fwd04", 1},
+		{"x[1-3]", 0, "", 3},
+		{"", -1, "empty node list", 0},
+		{NULL, -1, "empty node list", 0},
+		{",", -1, "\",\": not a valid Slurm hostlist", 0},
+		{"c[2-1]", -1, "\"c[2-1]\": not a valid Slurm hostlist", 0},
+	};
+	struct topology *t = make_sets();
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		uint32_t *fwd = NULL;
+		size_t n = 99, unknown = 99;
+		char names[128], counts[128];
+		fwd_error_t err = {""};
+		int rv;
+
+		errno = 0;
+		rv = topo_hostlist_default_forwarders(t, tab[i].nodes, &fwd, &n,
+						      &unknown, &err);
+		if (rv == 0)
+			join(t, fwd, n, NULL, names, counts, sizeof(names));
+		else
+			snprintf(names, sizeof(names), "%s", err.text);
+		if (rv != tab[i].rv || strcmp(names, tab[i].want) ||
+		    (rv == 0 && unknown != tab[i].unknown) ||
+		    (rv < 0 && (errno != EINVAL || fwd)))
+			fail_msg("%s: rv %d errno %d, got '%s' (%zu unknown), "
+				 "want '%s' (%zu)",
+				 tab[i].nodes ? tab[i].nodes : "(null)", rv,
+				 errno, names, unknown, tab[i].want,
+				 tab[i].unknown);
+		free(fwd);
+	}
+	/* n_unknown may be NULL. */
+	{
+		uint32_t *fwd = NULL;
+		size_t n = 0;
+
+		assert_int_equal(topo_hostlist_default_forwarders(
+					 t, "c[4-5],y9", &fwd, &n, NULL, NULL),
+				 0);
+		assert_int_equal(n, 2);
+		assert_int_equal(fwd[0], 0);
+		assert_int_equal(fwd[1], 1);
+		free(fwd);
+	}
+	topo_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +408,10 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_duplicate_forwarder),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_hostlist_nodes),
+		cmocka_unit_test(test_default_forwarders),
+		cmocka_unit_test(test_default_forwarders_errors),
+		cmocka_unit_test(test_hostlist_default_forwarders),
 	};
 	return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
 }

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_ALLOCATOR_DECIDE_INTERNAL_H
+#define FWD_ALLOCATOR_DECIDE_INTERNAL_H
+
+/*
+ * Between the files of the decision: the rules (decide.c), the pool in
+ * selection order (pool.c), node sets and rendering (nodeset.c) and batch
+ * arbitration (batch.c).  Not for other modules: they use decide.h.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocator/decide.h"
+#include "allocator/ledger.h"
+#include "topology/topology.h"
+
+/* ---- the per-topology index (nodeset.c) ------------------------------- */
+
+#define ALLOC_NO_DIGITS 0xff
+
+struct alloc_ctx {
+	const struct topology *t;
+	/* Node names split once into prefix + numeric suffix, so that runs
+	 * of consecutive names are found with integer compares. */
+	uint32_t *prefix; /* node id -> prefix id */
+	uint64_t *num;	  /* node id -> numeric suffix */
+	uint8_t *pad;	  /* node id -> zero-padded width, 0 none,
+			   * ALLOC_NO_DIGITS when the name has no suffix */
+	char **prefixes;
+	size_t n_prefixes;
+	uint32_t *group; /* forwarder -> group id */
+	size_t n_groups;
+	char **group_names; /* group id -> name (borrowed) */
+};
+
+/* ---- node blocks and rendering (nodeset.c) ----------------------------- */
+
+/* d->blocks: the job's n_nodes positions cut into contiguous blocks of
+ * n/k or n/k + 1 nodes, one per d->forwarders[i], in that order.  0 or -1
+ * (ENOMEM). */
+int alloc_blocks_balanced(struct alloc_decision *d, size_t n_nodes);
+
+/* d->blocks: the default mapping, runs of nodes with the same default
+ * forwarder, with subst[f] (NULL: none) standing for f (the replacement
+ * of an excluded forwarder).  0 or -1 (ENOMEM). */
+int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
+			 size_t n_nodes, const uint32_t *subst,
+			 struct alloc_decision *d);
+
+/* The printed parts of the decision: d->mapping (each forwarder's blocks
+ * as a ranged hostlist), forwarder and OST names.  0 or -1 (ENOMEM). */
+int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
+		 struct alloc_decision *d);
+
+/* ---- the pool (pool.c) ------------------------------------------------- */
+
+static inline enum alloc_health_state
+alloc_fwd_health(const struct alloc_health *h, uint32_t f)
+{
+	return h && h->forwarder ? h->forwarder[f] : ALLOC_HEALTH_OK;
+}
+
+/* Idle (decide.h): a healthy backup forwarder that no ledger entry holds. */
+static inline bool alloc_fwd_idle(const struct topology *t,
+				  const struct alloc_ledger *l,
+				  const struct alloc_health *h, uint32_t f)
+{
+	return t->forwarders[f].role == TOPO_ROLE_BACKUP &&
+	       alloc_fwd_health(h, f) == ALLOC_HEALTH_OK &&
+	       alloc_ledger_holders(l, f, NULL) == 0;
+}
+
+/* The idle forwarders in selection order, handed out from the front. */
+struct alloc_pool {
+	uint32_t *fwd;	  /* room for n_forwarders, allocated by the caller */
+	double *released; /* scratch, n_forwarders, allocated by the caller */
+	size_t n;
+	size_t next; /* next forwarder to hand out */
+	size_t base; /* pool size the share cap is computed from */
+};
+
+/* Fill pl->fwd with the idle forwarders, ordered for a job whose nodes
+ * are served by default gweight[g] times by group g. */
+void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
+		     const struct alloc_ledger *l, const struct alloc_health *h,
+		     const uint64_t *gweight);
+
+static inline size_t alloc_pool_left(const struct alloc_pool *pl)
+{
+	return pl->n - pl->next;
+}
+
+/* The next forwarder; the caller checked alloc_pool_left(). */
+static inline uint32_t alloc_pool_take(struct alloc_pool *pl)
+{
+	return pl->fwd[pl->next++];
+}
+
+/* The first remaining forwarder in `group` (else the first one). */
+uint32_t alloc_pool_take_group(struct alloc_pool *pl,
+			       const struct alloc_ctx *cx, uint32_t group);
+
+/* ---- the rules (decide.c) ---------------------------------------------- */
+
+/* alloc_decide() with the share cap computed from a pool of `pool_base`
+ * idle forwarders (SIZE_MAX: the pool this decision sees). */
+struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
+					 const struct policy *p,
+					 const struct alloc_ledger *l,
+					 const struct alloc_health *h,
+					 const struct alloc_job *job,
+					 size_t pool_base, fwd_error_t *err);
+
+/* Append a reason sentence.  0 or -1 (ENOMEM). */
+int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* "s" to follow a count's noun in a reason, so that 1 reads singular. */
+const char *alloc_plural(uintmax_t n);
+
+/* "2.5GB/s"-style figures for reasons. */
+const char *alloc_rate_str(double bps, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Readings of the policy's interference thresholds (DESIGN.md "The
+ * decision" step 5): is a job disruptive, is it vulnerable.  The allocator
+ * asks them of the job it decides and of its neighbours, the simulator
+ * classifies applications with them, and the health report names a
+ * forwarder's disruptive jobs with them, so that the three agree.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "policies/classify.h"
+#include "policies/policy.h"
+
+/* "2.5GB/s"-style figures, as the decision's reasons print them. */
+static const char *rate_str(double bps, char *buf, size_t len)
+{
+	if (bps >= 1e9)
+		snprintf(buf, len, "%.3gGB/s", bps / 1e9);
+	else if (bps >= 1e6)
+		snprintf(buf, len, "%.3gMB/s", bps / 1e6);
+	else
+		snprintf(buf, len, "%.3gB/s", bps);
+	return buf;
+}
+
+unsigned policy_job_disruptive(const struct policy *p, bool n_to_1,
+			       size_t n_nodes, double mdops, double peak_bps,
+			       char *why, size_t whylen)
+{
+	const struct policy_interference *in = &p->decision.interference;
+	unsigned r = 0;
+	char a[32], b[32];
+
+	if (n_to_1 && n_nodes > in->n1_min_nodes)
+		r |= POLICY_DISRUPT_N_TO_1;
+	if (mdops > in->metadata_heavy_rate)
+		r |= POLICY_DISRUPT_METADATA;
+	if (in->high_bandwidth > 0 && peak_bps > in->high_bandwidth)
+		r |= POLICY_DISRUPT_BANDWIDTH;
+	if (!why || !whylen)
+		return r;
+	why[0] = '\0';
+	if (r & POLICY_DISRUPT_N_TO_1)
+		snprintf(why, whylen, "N-1 I/O on %zu node%s > %u", n_nodes,
+			 n_nodes == 1 ? "" : "s", in->n1_min_nodes);
+	else if (r & POLICY_DISRUPT_METADATA)
+		snprintf(why, whylen, "metadata-heavy: %.0f ops/s > %.0f ops/s",
+			 mdops, in->metadata_heavy_rate);
+	else if (r & POLICY_DISRUPT_BANDWIDTH)
+		snprintf(why, whylen, "high bandwidth: peak %s > %s",
+			 rate_str(peak_bps, a, sizeof(a)),
+			 rate_str(in->high_bandwidth, b, sizeof(b)));
+	return r;
+}
+
+bool policy_job_vulnerable(const struct policy *p, double iops)
+{
+	return iops > p->decision.interference.vulnerable_iops;
+}
