@@ -151,29 +151,17 @@ static json_t *names_json(const struct topology *t, const uint32_t *idx,
  * the topology or node list is unusable. */
 static json_t *defaults_json(const struct topology *t, const char *nodes)
 {
-	json_t *a = json_array();
-	uint32_t *ids = NULL, *seen = NULL;
-	size_t n = 0, ns = 0;
+	uint32_t *fwd = NULL;
+	size_t n = 0, unknown = 0;
+	json_t *a;
 
-	if (!t || !nodes || alloc_job_nodes(t, nodes, &ids, &n, NULL) < 0)
-		return a;
-	seen = calloc(n ? n : 1, sizeof(*seen));
-	for (size_t i = 0; seen && i < n; i++) {
-		int32_t f = t->node_forwarder[ids[i]];
-		bool dup = false;
-
-		if (f < 0)
-			continue;
-		for (size_t k = 0; k < ns; k++)
-			dup |= seen[k] == (uint32_t)f;
-		if (!dup) {
-			seen[ns++] = (uint32_t)f;
-			json_array_append_new(
-				a, json_string(t->forwarders[f].name));
-		}
-	}
-	free(seen);
-	free(ids);
+	if (!t || !nodes ||
+	    topo_hostlist_default_forwarders(t, nodes, &fwd, &n, &unknown,
+					     NULL) < 0 ||
+	    unknown)
+		n = 0;
+	a = names_json(t, fwd, n);
+	free(fwd);
 	return a;
 }
 
