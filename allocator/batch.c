@@ -22,7 +22,7 @@ static size_t pool_taken(const struct alloc_decision *d)
 {
 	size_t n = 0;
 
-	if (d->action == ALLOC_ACT_SHADOW)
+	if (d->action == FWD_ACT_SHADOW)
 		return 0;
 	for (size_t i = 0; i < d->n_forwarders; i++)
 		n += d->private_fwd[i];

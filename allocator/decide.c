@@ -33,107 +33,10 @@
 #include "policies/policy.h"
 #include "topology/topology.h"
 
-/* ---- names ------------------------------------------------------------ */
-
 /* "s" to follow a count's noun in a reason, so that 1 reads singular. */
 const char *alloc_plural(uintmax_t n)
 {
 	return n == 1 ? "" : "s";
-}
-
-static const char *const action_names[] = {
-	[ALLOC_ACT_DEFAULT] = "default",
-	[ALLOC_ACT_SCALE] = "scale",
-	[ALLOC_ACT_ISOLATE] = "isolate",
-	[ALLOC_ACT_AVOID_ANOMALY] = "avoid-anomaly",
-	[ALLOC_ACT_SHADOW] = "shadow",
-	[ALLOC_ACT_REFUSED] = "refused",
-};
-static const char *const request_names[] = {
-	[ALLOC_REQ_NONE] = "none",   [ALLOC_REQ_AUTO] = "auto",
-	[ALLOC_REQ_SCALE] = "scale", [ALLOC_REQ_ISOLATE] = "isolate",
-	[ALLOC_REQ_OFF] = "off",     [ALLOC_REQ_SHADOW] = "shadow",
-};
-static const char *const io_mode_names[] = {
-	[ALLOC_IO_UNKNOWN] = "unknown", [ALLOC_IO_N_N] = "N-N",
-	[ALLOC_IO_N_1] = "N-1",		[ALLOC_IO_N_M] = "N-M",
-	[ALLOC_IO_1_1] = "1-1",
-};
-static const char *const health_names[] = {
-	[ALLOC_HEALTH_OK] = "ok",
-	[ALLOC_HEALTH_SUSPECT] = "suspect",
-	[ALLOC_HEALTH_EXCLUDED] = "excluded",
-};
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-static const char *name_of(const char *const *names, size_t n, unsigned v)
-{
-	return v < n ? names[v] : "?";
-}
-
-static int parse_name(const char *const *names, size_t n, const char *s,
-		      size_t first, int *out)
-{
-	for (size_t i = first; s && i < n; i++) {
-		if (!strcmp(s, names[i])) {
-			*out = (int)i;
-			return 0;
-		}
-	}
-	errno = EINVAL;
-	return -1;
-}
-
-const char *alloc_action_name(enum alloc_action a)
-{
-	return name_of(action_names, NELEM(action_names), a);
-}
-
-const char *alloc_request_name(enum alloc_request r)
-{
-	return name_of(request_names, NELEM(request_names), r);
-}
-
-int alloc_request_parse(const char *s, enum alloc_request *out)
-{
-	int v;
-
-	/* "none" is the absence of a request, not a value one can ask. */
-	if (parse_name(request_names, NELEM(request_names), s, 1, &v) < 0)
-		return -1;
-	*out = (enum alloc_request)v;
-	return 0;
-}
-
-const char *alloc_io_mode_name(enum alloc_io_mode m)
-{
-	return name_of(io_mode_names, NELEM(io_mode_names), m);
-}
-
-int alloc_io_mode_parse(const char *s, enum alloc_io_mode *out)
-{
-	int v;
-
-	if (parse_name(io_mode_names, NELEM(io_mode_names), s, 1, &v) < 0)
-		return -1;
-	*out = (enum alloc_io_mode)v;
-	return 0;
-}
-
-const char *alloc_health_name(enum alloc_health_state s)
-{
-	return name_of(health_names, NELEM(health_names), s);
-}
-
-int alloc_health_parse(const char *s, enum alloc_health_state *out)
-{
-	int v;
-
-	if (parse_name(health_names, NELEM(health_names), s, 0, &v) < 0)
-		return -1;
-	*out = (enum alloc_health_state)v;
-	return 0;
 }
 
 /* ---- the decision object ---------------------------------------------- */
@@ -296,7 +199,7 @@ static int excluded_osts(struct work *w)
 	struct alloc_decision *d = w->d;
 
 	for (size_t o = 0; h && h->ost && o < w->t->n_osts; o++) {
-		if (h->ost[o] != ALLOC_HEALTH_EXCLUDED)
+		if (h->ost[o] != FWD_HEALTH_EXCLUDED)
 			continue;
 		if (!d->excluded_osts &&
 		    !(d->excluded_osts =
@@ -320,7 +223,7 @@ static int replace_excluded(struct work *w, uint32_t *subst, bool *repl,
 
 		repl[i] = false;
 		subst[f] = f;
-		if (alloc_fwd_health(w->h, f) != ALLOC_HEALTH_EXCLUDED)
+		if (alloc_fwd_health(w->h, f) != FWD_HEALTH_EXCLUDED)
 			continue;
 		if (!alloc_pool_left(&w->pool)) {
 			if (alloc_reason(d,
@@ -370,7 +273,7 @@ static int apply_defaults(struct work *w, bool anomalies)
 	    alloc_blocks_default(w->t, w->job->node_ids, w->job->n_nodes, subst,
 				 d) < 0)
 		goto out;
-	d->rule_action = n_repl ? ALLOC_ACT_AVOID_ANOMALY : ALLOC_ACT_DEFAULT;
+	d->rule_action = n_repl ? FWD_ACT_AVOID_ANOMALY : FWD_ACT_DEFAULT;
 	rv = 0;
 out:
 	free(subst);
@@ -579,7 +482,7 @@ static int try_scale(struct work *w, bool anomalies)
 		    d, "scale: %zu forwarder%s (%zu default + %zu private)",
 		    nd + extras, alloc_plural(nd + extras), nd, extras) < 0)
 		goto out;
-	d->rule_action = ALLOC_ACT_SCALE;
+	d->rule_action = FWD_ACT_SCALE;
 	rv = 1;
 out:
 	free(subst);
@@ -602,7 +505,7 @@ static int interference_check(struct work *w, bool *want)
 	char why[160];
 
 	*want = false;
-	if (policy_job_disruptive(w->p, pr->io_mode == ALLOC_IO_N_1,
+	if (policy_job_disruptive(w->p, pr->io_mode == FWD_IO_N_1,
 				  w->job->n_nodes, pr->mdops,
 				  pr->peak_bandwidth_bps, why, sizeof(why))) {
 		*want = true;
@@ -620,7 +523,7 @@ static int interference_check(struct work *w, bool *want)
 
 			/* Unknown size: an N-1 holder counts as large. */
 			if (!policy_job_disruptive(
-				    w->p, e->io_mode == ALLOC_IO_N_1,
+				    w->p, e->io_mode == FWD_IO_N_1,
 				    e->n_nodes ? e->n_nodes : SIZE_MAX,
 				    e->mdops, e->bandwidth_bps, why,
 				    sizeof(why)))
@@ -689,7 +592,7 @@ static int try_isolate(struct work *w)
 	if (alloc_reason(d, "isolate: %zu private forwarder%s", got,
 			 alloc_plural(got)) < 0)
 		goto out;
-	d->rule_action = ALLOC_ACT_ISOLATE;
+	d->rule_action = FWD_ACT_ISOLATE;
 	rv = 1;
 out:
 	free(fw);
@@ -751,18 +654,18 @@ static int access_check(struct work *w, struct plan *pl)
 	struct alloc_decision *d = w->d;
 	char why[256];
 
-	pl->shadow = job->request == ALLOC_REQ_SHADOW ||
+	pl->shadow = job->request == FWD_REQ_SHADOW ||
 		     a->mode == POLICY_MODE_SHADOW;
-	pl->asked = job->request == ALLOC_REQ_AUTO ||
-		    job->request == ALLOC_REQ_SCALE ||
-		    job->request == ALLOC_REQ_ISOLATE ||
-		    job->request == ALLOC_REQ_SHADOW;
+	pl->asked = job->request == FWD_REQ_AUTO ||
+		    job->request == FWD_REQ_SCALE ||
+		    job->request == FWD_REQ_ISOLATE ||
+		    job->request == FWD_REQ_SHADOW;
 	switch (job->request) {
-	case ALLOC_REQ_OFF:
+	case FWD_REQ_OFF:
 		pl->considered = false;
 		return alloc_reason(d, "upgrade off by request "
 				       "(--io-upgrade=off)");
-	case ALLOC_REQ_NONE:
+	case FWD_REQ_NONE:
 		pl->considered = a->mode == POLICY_MODE_OPT_OUT ||
 				 a->mode == POLICY_MODE_SHADOW;
 		if (!pl->considered && a->mode == POLICY_MODE_OPT_IN)
@@ -842,14 +745,14 @@ static int want_upgrades(struct work *w, struct plan *pl)
 	const struct alloc_job *job = w->job;
 	struct alloc_decision *d = w->d;
 	bool sc_ok =
-		p->decision.scale.enabled && job->request != ALLOC_REQ_ISOLATE;
+		p->decision.scale.enabled && job->request != FWD_REQ_ISOLATE;
 	bool is_ok = p->decision.interference.enabled &&
-		     job->request != ALLOC_REQ_SCALE;
+		     job->request != FWD_REQ_SCALE;
 
 	compute_s(w);
 	if (sc_ok && scale_check(w, &pl->want_scale) < 0)
 		return -1;
-	if (!sc_ok && alloc_reason(d, job->request == ALLOC_REQ_ISOLATE
+	if (!sc_ok && alloc_reason(d, job->request == FWD_REQ_ISOLATE
 					      ? "scaling not considered: "
 						"isolate requested"
 					      : "scaling disabled by the "
@@ -857,7 +760,7 @@ static int want_upgrades(struct work *w, struct plan *pl)
 		return -1;
 	if (is_ok && interference_check(w, &pl->want_isolate) < 0)
 		return -1;
-	if (!is_ok && alloc_reason(d, job->request == ALLOC_REQ_SCALE
+	if (!is_ok && alloc_reason(d, job->request == FWD_REQ_SCALE
 					      ? "isolation not considered: "
 						"scale requested"
 					      : "interference avoidance "
@@ -960,17 +863,17 @@ struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
 	/* 8. The action: shadow and refusal on top of the rules' choice. */
 	d->action = d->rule_action;
 	if (pl.shadow) {
-		d->action = ALLOC_ACT_SHADOW;
+		d->action = FWD_ACT_SHADOW;
 		if (alloc_reason(d, "shadow mode: would %s; nothing applied",
-				 d->rule_action == ALLOC_ACT_DEFAULT
+				 d->rule_action == FWD_ACT_DEFAULT
 					 ? "keep the default mapping"
-					 : alloc_action_name(d->rule_action)) <
+					 : fwd_action_name(d->rule_action)) <
 		    0)
 			goto nomem;
 	} else if (pl.upgrade_denied &&
-		   (d->rule_action == ALLOC_ACT_DEFAULT ||
-		    d->rule_action == ALLOC_ACT_AVOID_ANOMALY)) {
-		d->action = ALLOC_ACT_REFUSED;
+		   (d->rule_action == FWD_ACT_DEFAULT ||
+		    d->rule_action == FWD_ACT_AVOID_ANOMALY)) {
+		d->action = FWD_ACT_REFUSED;
 	}
 
 render:

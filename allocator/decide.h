@@ -89,7 +89,7 @@
  *                           job on its default forwarders.
  *   request scale/isolate   only that rule may upgrade the job.
  *   request auto            both rules.
- *   no request (ALLOC_REQ_NONE): considered only when access.mode is
+ *   no request (FWD_REQ_NONE): considered only when access.mode is
  *                           opt-out (as auto) or shadow.
  *   policy_job_allowed() false: no upgrade; action "refused" when the job
  *                           asked for one, else "default".
@@ -108,42 +108,11 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/vocab.h"
 
 struct policy;
 struct topology;
 struct alloc_ledger;
-
-enum alloc_request {
-	ALLOC_REQ_NONE = 0, /* no --io-upgrade given */
-	ALLOC_REQ_AUTO,
-	ALLOC_REQ_SCALE,
-	ALLOC_REQ_ISOLATE,
-	ALLOC_REQ_OFF,
-	ALLOC_REQ_SHADOW,
-};
-
-enum alloc_io_mode {
-	ALLOC_IO_UNKNOWN = 0,
-	ALLOC_IO_N_N, /* "N-N": file per process */
-	ALLOC_IO_N_1, /* "N-1": one shared file */
-	ALLOC_IO_N_M, /* "N-M" */
-	ALLOC_IO_1_1, /* "1-1": one process does the I/O */
-};
-
-enum alloc_action {
-	ALLOC_ACT_DEFAULT = 0,
-	ALLOC_ACT_SCALE,
-	ALLOC_ACT_ISOLATE,
-	ALLOC_ACT_AVOID_ANOMALY,
-	ALLOC_ACT_SHADOW,
-	ALLOC_ACT_REFUSED,
-};
-
-enum alloc_health_state {
-	ALLOC_HEALTH_OK = 0,
-	ALLOC_HEALTH_SUSPECT,
-	ALLOC_HEALTH_EXCLUDED,
-};
 
 /* Measured bandwidth of the application when it ran with k forwarders. */
 struct alloc_bw_point {
@@ -160,7 +129,7 @@ struct alloc_profile {
 	double iops;
 	double mdops;	       /* metadata ops/s in I/O phases */
 	double metadata_queue; /* mean forwarder metadata queue length */
-	enum alloc_io_mode io_mode;
+	enum fwd_io_mode io_mode;
 	uint32_t runs;		   /* runs the prediction is based on */
 	struct alloc_bw_point *bw; /* bandwidth_by_forwarders, sorted by k,
 				    * unique k; may be NULL */
@@ -178,15 +147,15 @@ struct alloc_job {
 	const uint32_t *node_ids; /* topology node ids, in hostlist order,
 				   * no duplicates (see alloc_job_nodes()) */
 	size_t n_nodes;
-	enum alloc_request request;
+	enum fwd_request request;
 	const struct alloc_profile *profile; /* NULL: no history */
 };
 
 /* Health table, indexed like the topology's arrays.  A NULL array means
  * every forwarder (OST) is ok. */
 struct alloc_health {
-	const enum alloc_health_state *forwarder; /* n_forwarders entries */
-	const enum alloc_health_state *ost;	  /* n_osts entries */
+	const enum fwd_health *forwarder; /* n_forwarders entries */
+	const enum fwd_health *ost;	  /* n_osts entries */
 };
 
 /* A contiguous block of the job's nodes (positions in job->node_ids) and
@@ -205,12 +174,12 @@ struct alloc_map_entry {
 
 struct alloc_decision {
 	char *job_id;
-	enum alloc_action action;
+	enum fwd_action action;
 	/* What the job asked and what it would get without shadow: the action
 	 * the rules chose before shadow / refusal turned it into the final
 	 * one. */
-	enum alloc_request request;
-	enum alloc_action rule_action;
+	enum fwd_request request;
+	enum fwd_action rule_action;
 	char **reasons; /* human sentences, in rule order */
 	size_t n_reasons;
 	uint32_t n_f; /* distinct default forwarders */
@@ -305,14 +274,5 @@ void alloc_decision_destroy(struct alloc_decision *d);
  * (0 = compact, JSON_INDENT(2) = pretty).  malloc'd string or NULL.
  */
 char *alloc_decision_to_json(const struct alloc_decision *d, size_t flags);
-
-/* Names <-> enums; _parse returns -1 (errno EINVAL) for unknown names. */
-const char *alloc_action_name(enum alloc_action a);
-const char *alloc_request_name(enum alloc_request r);
-int alloc_request_parse(const char *s, enum alloc_request *out);
-const char *alloc_io_mode_name(enum alloc_io_mode m);
-int alloc_io_mode_parse(const char *s, enum alloc_io_mode *out);
-const char *alloc_health_name(enum alloc_health_state s);
-int alloc_health_parse(const char *s, enum alloc_health_state *out);
 
 #endif

@@ -56,10 +56,10 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 
 /* ---- the pool (pool.c) ------------------------------------------------- */
 
-static inline enum alloc_health_state
+static inline enum fwd_health
 alloc_fwd_health(const struct alloc_health *h, uint32_t f)
 {
-	return h && h->forwarder ? h->forwarder[f] : ALLOC_HEALTH_OK;
+	return h && h->forwarder ? h->forwarder[f] : FWD_HEALTH_OK;
 }
 
 /* Idle (decide.h): a healthy backup forwarder that no ledger entry holds. */
@@ -68,7 +68,7 @@ static inline bool alloc_fwd_idle(const struct topology *t,
 				  const struct alloc_health *h, uint32_t f)
 {
 	return t->forwarders[f].role == TOPO_ROLE_BACKUP &&
-	       alloc_fwd_health(h, f) == ALLOC_HEALTH_OK &&
+	       alloc_fwd_health(h, f) == FWD_HEALTH_OK &&
 	       alloc_ledger_holders(l, f, NULL) == 0;
 }
 

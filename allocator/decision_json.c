@@ -277,7 +277,7 @@ static int parse_profile(struct alloc_jobfile *j, const json_t *o,
 		return -1;
 	if (get_str(o, "io_mode", false, &mode, what, "profile", err) < 0)
 		return -1;
-	if (mode && alloc_io_mode_parse(mode, &pr->io_mode) < 0) {
+	if (mode && fwd_io_mode_parse(mode, &pr->io_mode) < 0) {
 		bad(err, what, "profile.io_mode", json_object_get(o, "io_mode"),
 		    "must be one of N-N, N-1, N-M, 1-1");
 		free(mode);
@@ -383,8 +383,8 @@ struct alloc_jobfile *alloc_jobfile_parse(const struct topology *t,
 	    get_str(root, "nodes", true, &j->nodes, what, "", err) < 0 ||
 	    get_str(root, "request", false, &req, what, "", err) < 0)
 		goto fail;
-	j->job.request = ALLOC_REQ_NONE;
-	if (req && alloc_request_parse(req, &j->job.request) < 0) {
+	j->job.request = FWD_REQ_NONE;
+	if (req && fwd_request_parse(req, &j->job.request) < 0) {
 		bad(err, what, "request", json_object_get(root, "request"),
 		    "must be one of auto, scale, isolate, off, shadow");
 		goto fail;
@@ -544,7 +544,7 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 	}
 	if (get_str(o, "io_mode", false, &mode, what, path, err) < 0)
 		goto out;
-	if (mode && alloc_io_mode_parse(mode, &e.io_mode) < 0) {
+	if (mode && fwd_io_mode_parse(mode, &e.io_mode) < 0) {
 		snprintf(p, sizeof(p), "%s.io_mode", path);
 		bad(err, what, p, json_object_get(o, "io_mode"),
 		    "must be one of N-N, N-1, N-M, 1-1");
@@ -552,7 +552,7 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 	}
 	if (get_str(o, "action", false, &action, what, path, err) < 0)
 		goto out;
-	e.action = ALLOC_ACT_DEFAULT;
+	e.action = FWD_ACT_DEFAULT;
 	if (action) {
 		size_t i;
 
@@ -566,7 +566,7 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 			    "avoid-anomaly, shadow, refused");
 			goto out;
 		}
-		e.action = (enum alloc_action)i;
+		e.action = (enum fwd_action)i;
 	}
 	if (get_num(o, "mdops", &e.mdops, what, path, err) < 0 ||
 	    get_num(o, "bandwidth_bps", &e.bandwidth_bps, what, path, err) <
@@ -706,11 +706,11 @@ char *alloc_state_to_json(const struct alloc_ledger *l, size_t flags)
 			      "private", all, "private_forwarders",
 			      names_json(t, e->forwarders, e->private_fwd, true,
 					 e->n_forwarders),
-			      "io_mode", alloc_io_mode_name(e->io_mode),
+			      "io_mode", fwd_io_mode_name(e->io_mode),
 			      "mdops", e->mdops, "bandwidth_bps",
 			      e->bandwidth_bps, "iops", e->iops, "n_nodes",
 			      (json_int_t)e->n_nodes, "action",
-			      alloc_action_name(e->action), "acquired_at",
+			      fwd_action_name(e->action), "acquired_at",
 			      e->acquired_at);
 		if (!o || json_array_append_new(arr, o) < 0)
 			goto out;
@@ -778,7 +778,7 @@ struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,
 	json_array_foreach(root, i, v)
 	{
 		char path[64], p[128], *kind = NULL, *name = NULL, *st = NULL;
-		enum alloc_health_state s;
+		enum fwd_health s;
 		bool is_fwd;
 		long idx;
 		int bad_rc = 0;
@@ -811,7 +811,7 @@ struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,
 					    : "unknown OST");
 			goto next;
 		}
-		if (alloc_health_parse(st, &s) < 0) {
+		if (fwd_health_parse(st, &s) < 0) {
 			snprintf(p, sizeof(p), "%s.state", path);
 			bad_rc = bad(err, what, p, json_object_get(v, "state"),
 				     "must be ok, suspect or excluded");
@@ -887,7 +887,7 @@ static json_t *profile_json(const struct alloc_profile *p)
 		      p->node_bandwidth_bps, "peak_bandwidth_bps",
 		      p->peak_bandwidth_bps, "iops", p->iops, "mdops", p->mdops,
 		      "metadata_queue", p->metadata_queue, "io_mode",
-		      alloc_io_mode_name(p->io_mode), "runs",
+		      fwd_io_mode_name(p->io_mode), "runs",
 		      (json_int_t)p->runs, "bandwidth_by_forwarders", bw);
 	return o;
 }
@@ -923,7 +923,7 @@ json_t *alloc_decision_json(const struct alloc_decision *d)
 	o = json_pack("{s:s, s:s, s:O, s:I, s:I, s:O, s:O, s:O, s:o, s:s, "
 		      "s:I}",
 		      "job_id", d->job_id, "action",
-		      alloc_action_name(d->action), "reasons", reasons, "n_f",
+		      fwd_action_name(d->action), "reasons", reasons, "n_f",
 		      (json_int_t)d->n_f, "s", (json_int_t)d->s, "forwarders",
 		      fw, "mapping", map, "excluded_osts", osts, "profile",
 		      prof, "policy_digest", d->policy_digest, "elapsed_us",

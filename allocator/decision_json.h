@@ -76,8 +76,8 @@ char *alloc_state_to_json(const struct alloc_ledger *l, size_t flags);
 /* A parsed HEALTH.json; `health` points into it. */
 struct alloc_healthfile {
 	struct alloc_health health;
-	enum alloc_health_state *forwarder; /* n_forwarders */
-	enum alloc_health_state *ost;	    /* n_osts */
+	enum fwd_health *forwarder; /* n_forwarders */
+	enum fwd_health *ost;	    /* n_osts */
 };
 
 struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,

@@ -388,7 +388,7 @@ int alloc_ledger_acquire(struct alloc_ledger *l, const struct alloc_decision *d,
 		e.bandwidth_bps = d->profile.peak_bandwidth_bps;
 		e.iops = d->profile.iops;
 	}
-	if (d->action == ALLOC_ACT_SHADOW) {
+	if (d->action == FWD_ACT_SHADOW) {
 		/* Nothing applied: the job runs on its defaults, shared. */
 		shared = calloc(d->n_defaults ? d->n_defaults : 1,
 				sizeof(*shared));

@@ -35,8 +35,8 @@ struct alloc_ledger_entry {
 	 * defaults, else balanced blocks). */
 	struct alloc_block *blocks;
 	size_t n_blocks;
-	enum alloc_action action; /* as decided */
-	enum alloc_io_mode io_mode;
+	enum fwd_action action; /* as decided */
+	enum fwd_io_mode io_mode;
 	size_t n_nodes;	      /* job size; 0 = unknown */
 	double mdops;	      /* metadata ops/s in I/O phases */
 	double bandwidth_bps; /* peak bandwidth */

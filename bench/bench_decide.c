@@ -110,7 +110,7 @@ static int fill_ledger(struct alloc_ledger *l, const struct topology *t)
 			.private_fwd = pv,
 			.n_forwarders = 1,
 			.n_nodes = 32,
-			.io_mode = i % 7 == 0 ? ALLOC_IO_N_1 : ALLOC_IO_N_N,
+			.io_mode = i % 7 == 0 ? FWD_IO_N_1 : FWD_IO_N_N,
 			.mdops = i % 11 == 0 ? 500 : 20,
 			.bandwidth_bps = 1e8,
 			.iops = 100,
@@ -142,7 +142,7 @@ static int run(const char *label, const struct alloc_ctx *cx,
 	struct alloc_job job = {.job_id = "bench",
 				.user = "u",
 				.nodes = nodes,
-				.request = ALLOC_REQ_AUTO,
+				.request = FWD_REQ_AUTO,
 				.profile = pr};
 	double *samples = malloc((size_t)iters * sizeof(double));
 	double t0, parse_us, total = 0;
@@ -176,7 +176,7 @@ static int run(const char *label, const struct alloc_ctx *cx,
 	}
 	qsort(samples, (size_t)iters, sizeof(double), cmp_d);
 	printf("%-34s action %-7s n_f %3u -> %3zu forwarders\n", label,
-	       alloc_action_name(d->action), d->n_f, d->n_forwarders);
+	       fwd_action_name(d->action), d->n_f, d->n_forwarders);
 	printf("  decide: median %8.1f us  p99 %8.1f us  (%d runs, %.0f "
 	       "decisions/s)\n",
 	       samples[iters / 2], samples[(size_t)(iters * 0.99)], iters,
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 		.peak_bandwidth_bps = 2e11,
 		.iops = 100,
 		.mdops = 50,
-		.io_mode = ALLOC_IO_N_N,
+		.io_mode = FWD_IO_N_N,
 		.runs = 5,
 	};
 	struct alloc_profile small = {
@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 		.peak_bandwidth_bps = 2.5e9,
 		.iops = 100,
 		.mdops = 50,
-		.io_mode = ALLOC_IO_N_N,
+		.io_mode = FWD_IO_N_N,
 		.runs = 5,
 	};
 	struct policy *p = policy_defaults();

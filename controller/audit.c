@@ -190,11 +190,11 @@ json_t *audit_record_fallback(const struct ctl_job *j, const struct topology *t,
 static const char *outcome_of(const struct alloc_decision *d)
 {
 	switch (d->action) {
-	case ALLOC_ACT_SCALE:
-	case ALLOC_ACT_ISOLATE:
-	case ALLOC_ACT_AVOID_ANOMALY:
+	case FWD_ACT_SCALE:
+	case FWD_ACT_ISOLATE:
+	case FWD_ACT_AVOID_ANOMALY:
 		return "applied";
-	case ALLOC_ACT_SHADOW:
+	case FWD_ACT_SHADOW:
 		return "shadow";
 	default:
 		return "default";
@@ -210,7 +210,7 @@ json_t *audit_record_decision(const struct ctl_job *j, const struct topology *t,
 
 	for (size_t i = 0; i < d->n_reasons; i++)
 		json_array_append_new(reasons, json_string(d->reasons[i]));
-	if (j->request == ALLOC_REQ_NONE)
+	if (j->request == FWD_REQ_NONE)
 		json_array_append_new(reasons,
 				      json_string("upgrade not requested"));
 	for (size_t i = 0; i < d->n_mapping; i++)
@@ -220,7 +220,7 @@ json_t *audit_record_decision(const struct ctl_job *j, const struct topology *t,
 				  "forwarder",
 				  t->forwarders[d->mapping[i].forwarder].name));
 	json_object_set_new(r, "action",
-			    json_string(alloc_action_name(d->action)));
+			    json_string(fwd_action_name(d->action)));
 	json_object_set_new(r, "reasons", reasons);
 	json_object_set_new(
 		r, "inputs",
@@ -230,7 +230,7 @@ json_t *audit_record_decision(const struct ctl_job *j, const struct topology *t,
 	json_object_set_new(r, "forwarders_before",
 			    names_json(t, d->defaults, d->n_defaults));
 	/* Shadow changes nothing: the job stays on its defaults. */
-	if (d->action == ALLOC_ACT_SHADOW)
+	if (d->action == FWD_ACT_SHADOW)
 		json_object_set_new(r, "forwarders_after",
 				    names_json(t, d->defaults, d->n_defaults));
 	else

@@ -53,18 +53,18 @@ int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
 	j->nodes = env_str("SLURM_JOB_NODELIST");
 	if (nn)
 		j->n_nodes = (uint32_t)strtoul(nn, NULL, 10);
-	j->request = ALLOC_REQ_NONE;
+	j->request = FWD_REQ_NONE;
 	j->request_name = "not requested";
 	if (req) {
-		if (alloc_request_parse(req, &j->request) < 0 ||
-		    j->request == ALLOC_REQ_NONE) {
+		if (fwd_request_parse(req, &j->request) < 0 ||
+		    j->request == FWD_REQ_NONE) {
 			errno = EINVAL;
 			return errprintf(err,
 					 "SPANK_IO_UPGRADE=%s: unknown "
 					 "mode",
 					 req);
 		}
-		j->request_name = alloc_request_name(j->request);
+		j->request_name = fwd_request_name(j->request);
 	}
 	return 0;
 }

@@ -21,7 +21,7 @@ struct ctl_job {
 	const char *partition;
 	const char *nodes; /* SLURM_JOB_NODELIST */
 	uint32_t n_nodes;
-	enum alloc_request request;
+	enum fwd_request request;
 	const char *request_name; /* "scale", ..., or "not requested" */
 };
 

@@ -45,7 +45,7 @@ int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,
 		     "updated_at = VALUES(updated_at)",
 		     "usssssiisi", j->job_num, j->user, j->account, j->name,
 		     j->partition, j->nodes, (int64_t)j->n_nodes, t,
-		     j->request == ALLOC_REQ_NONE ? NULL : j->request_name,
+		     j->request == FWD_REQ_NONE ? NULL : j->request_name,
 		     t) < 0)
 		return errprefix(err, "recording job %s", j->job_id);
 	return 0;
@@ -65,12 +65,12 @@ int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 	return 0;
 }
 
-static enum alloc_action action_parse(const char *a)
+static enum fwd_action action_parse(const char *a)
 {
-	for (int k = ALLOC_ACT_DEFAULT; k <= ALLOC_ACT_REFUSED; k++)
-		if (a && !strcmp(a, alloc_action_name((enum alloc_action)k)))
-			return (enum alloc_action)k;
-	return ALLOC_ACT_DEFAULT;
+	for (int k = FWD_ACT_DEFAULT; k <= FWD_ACT_REFUSED; k++)
+		if (a && !strcmp(a, fwd_action_name((enum fwd_action)k)))
+			return (enum fwd_action)k;
+	return FWD_ACT_DEFAULT;
 }
 
 struct pending {
@@ -145,8 +145,8 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		pe.e.n_nodes += (size_t)db_col_uint64(st, 3);
 		pe.e.action = action_parse(db_col_text(st, 4));
 		pe.e.acquired_at = db_col_double(st, 5);
-		if (alloc_io_mode_parse(db_col_text(st, 6), &pe.e.io_mode) < 0)
-			pe.e.io_mode = ALLOC_IO_UNKNOWN;
+		if (fwd_io_mode_parse(db_col_text(st, 6), &pe.e.io_mode) < 0)
+			pe.e.io_mode = FWD_IO_NONE;
 		pe.e.mdops = db_col_double(st, 7);
 		pe.e.bandwidth_bps = db_col_double(st, 8);
 		pe.e.iops = db_col_double(st, 9);
@@ -193,7 +193,7 @@ int ledger_store_write(struct db *db, const struct topology *t,
 		       double now, fwd_error_t *err)
 {
 	const struct alloc_profile *pr = d->has_profile ? &d->profile : NULL;
-	const char *action = alloc_action_name(d->action);
+	const char *action = fwd_action_name(d->action);
 	struct db_stmt *st;
 	int rv = -1;
 
@@ -209,8 +209,8 @@ int ledger_store_write(struct db *db, const struct topology *t,
 	db_bind_text(st, 5, action);
 	db_bind_int64(st, 6, (int64_t)now);
 	db_bind_text(st, 7,
-		     pr && pr->io_mode != ALLOC_IO_UNKNOWN
-			     ? alloc_io_mode_name(pr->io_mode)
+		     pr && pr->io_mode != FWD_IO_NONE
+			     ? fwd_io_mode_name(pr->io_mode)
 			     : "none");
 	db_bind_double(st, 8, pr ? pr->mdops : 0);
 	db_bind_double(st, 9, pr ? pr->peak_bandwidth_bps : 0);
@@ -227,7 +227,7 @@ int ledger_store_write(struct db *db, const struct topology *t,
 			if (d->forwarders[k] == f)
 				priv = d->private_fwd[k];
 		/* A shadow decision holds the defaults, shared. */
-		if (d->action == ALLOC_ACT_SHADOW)
+		if (d->action == FWD_ACT_SHADOW)
 			priv = false;
 		db_bind_text(st, 1, t->forwarders[f].name);
 		db_bind_int64(st, 2, priv);

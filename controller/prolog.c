@@ -27,8 +27,8 @@
  * entries.
  */
 static int load_health(struct db *db, const struct policy *p,
-		       const struct topology *t, enum alloc_health_state **fwd,
-		       enum alloc_health_state **ost, fwd_error_t *err)
+		       const struct topology *t, enum fwd_health **fwd,
+		       enum fwd_health **ost, fwd_error_t *err)
 {
 	struct health_entry *h = NULL;
 	size_t n = 0;
@@ -43,11 +43,10 @@ static int load_health(struct db *db, const struct policy *p,
 	if (health_db_load(db, p->anomaly.window, &h, &n, err) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		enum alloc_health_state s;
+		enum fwd_health s = (enum fwd_health)h[i].state;
 		long k;
 
-		if (h[i].state == HEALTH_OK ||
-		    alloc_health_parse(health_state_name(h[i].state), &s) < 0)
+		if (s == FWD_HEALTH_OK)
 			continue;
 		if (h[i].kind == HEALTH_FORWARDER &&
 		    (k = topo_forwarder_index(t, h[i].name)) >= 0)
@@ -82,7 +81,7 @@ static int prolog_child(void *arg, int fd)
 	struct profile_job pj;
 	struct profile_result pres;
 	struct alloc_health health = {NULL, NULL};
-	enum alloc_health_state *hf = NULL, *ho = NULL;
+	enum fwd_health *hf = NULL, *ho = NULL;
 	struct alloc_job aj;
 	struct db *db = NULL;
 	uint32_t *ids = NULL;

@@ -519,19 +519,19 @@ void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
 	dst->metadata_queue = src->metadata_queue;
 	switch (src->io_mode) {
 	case TRACE_IO_N_N:
-		dst->io_mode = ALLOC_IO_N_N;
+		dst->io_mode = FWD_IO_N_N;
 		break;
 	case TRACE_IO_N_1:
-		dst->io_mode = ALLOC_IO_N_1;
+		dst->io_mode = FWD_IO_N_1;
 		break;
 	case TRACE_IO_N_M:
-		dst->io_mode = ALLOC_IO_N_M;
+		dst->io_mode = FWD_IO_N_M;
 		break;
 	case TRACE_IO_1_1:
-		dst->io_mode = ALLOC_IO_1_1;
+		dst->io_mode = FWD_IO_1_1;
 		break;
 	default:
-		dst->io_mode = ALLOC_IO_UNKNOWN;
+		dst->io_mode = FWD_IO_NONE;
 		break;
 	}
 	dst->runs = src->runs;

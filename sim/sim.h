@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "common/vocab.h"
 
 struct policy;
 struct topology;
@@ -38,14 +39,6 @@ struct topology;
 /* At most this many errors are collected from one input file before
  * loading stops; the message lists them, one per line. */
 #define SIM_MAX_ERRORS 20
-
-enum sim_io_mode {
-	SIM_IO_UNKNOWN = 0,
-	SIM_IO_N_N,
-	SIM_IO_N_1,
-	SIM_IO_N_M,
-	SIM_IO_1_1,
-};
 
 /*
  * Interference classes.  A job is in exactly one class, tested in this
@@ -77,7 +70,7 @@ struct sim_app {
 	size_t curve_line; /* first curve line, for messages */
 	/* Profile section; has_profile false = all defaults below. */
 	bool has_profile;
-	enum sim_io_mode io_mode; /* default unknown */
+	enum fwd_io_mode io_mode; /* default unknown */
 	double volume;		  /* bytes per job; 0 = not given */
 	double iops;		  /* default 0 */
 	double mdops;		  /* metadata ops/s in I/O phases, 0 */
@@ -143,7 +136,6 @@ enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 			    uint32_t nodes);
 const char *sim_class_name(enum sim_class c);
 int sim_class_parse(const char *s, enum sim_class *out);
-const char *sim_io_mode_name(enum sim_io_mode m);
 /* Default slowdown table (SIM.md cites each entry). */
 void sim_default_slowdown(double out[SIM_N_CLASSES][SIM_N_CLASSES]);
 

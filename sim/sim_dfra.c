@@ -59,19 +59,19 @@ void sim_dfra_destroy(struct sim_dfra *d)
 	errno = saved;
 }
 
-static enum alloc_io_mode io_mode(enum sim_io_mode m)
+static enum fwd_io_mode io_mode(enum fwd_io_mode m)
 {
 	switch (m) {
-	case SIM_IO_N_N:
-		return ALLOC_IO_N_N;
-	case SIM_IO_N_1:
-		return ALLOC_IO_N_1;
-	case SIM_IO_N_M:
-		return ALLOC_IO_N_M;
-	case SIM_IO_1_1:
-		return ALLOC_IO_1_1;
+	case FWD_IO_N_N:
+		return FWD_IO_N_N;
+	case FWD_IO_N_1:
+		return FWD_IO_N_1;
+	case FWD_IO_N_M:
+		return FWD_IO_N_M;
+	case FWD_IO_1_1:
+		return FWD_IO_1_1;
 	default:
-		return ALLOC_IO_UNKNOWN;
+		return FWD_IO_NONE;
 	}
 }
 
@@ -84,7 +84,7 @@ static void make_profile(const struct sim_dfra_job *sj,
 
 	memset(pr, 0, sizeof(*pr));
 	pr->io_volume_bytes = (uint64_t)sj->volume;
-	pr->io_nodes = a->io_mode == SIM_IO_1_1 ? 1 : (uint32_t)sj->n_nodes;
+	pr->io_nodes = a->io_mode == FWD_IO_1_1 ? 1 : (uint32_t)sj->n_nodes;
 	pr->node_bandwidth_bps = peak / pr->io_nodes;
 	pr->peak_bandwidth_bps = peak;
 	pr->iops = a->iops;
@@ -154,7 +154,7 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 			.nodes = "",
 			.node_ids = sj->node_ids,
 			.n_nodes = sj->n_nodes,
-			.request = ALLOC_REQ_AUTO,
+			.request = FWD_REQ_AUTO,
 			.profile = &pr[i],
 		};
 	}
@@ -177,12 +177,12 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 			errprefix(err, "job '%s'", jobs[i].job->id);
 			goto out;
 		}
-		g->upgraded = x->action == ALLOC_ACT_SCALE ||
-			      x->action == ALLOC_ACT_ISOLATE;
-		g->refused = x->action == ALLOC_ACT_REFUSED;
-		if (x->action == ALLOC_ACT_SCALE ||
-		    x->action == ALLOC_ACT_ISOLATE ||
-		    x->action == ALLOC_ACT_AVOID_ANOMALY) {
+		g->upgraded = x->action == FWD_ACT_SCALE ||
+			      x->action == FWD_ACT_ISOLATE;
+		g->refused = x->action == FWD_ACT_REFUSED;
+		if (x->action == FWD_ACT_SCALE ||
+		    x->action == FWD_ACT_ISOLATE ||
+		    x->action == FWD_ACT_AVOID_ANOMALY) {
 			if (grant_from(x, jobs[i].n_nodes, g) < 0) {
 				errprintf(err, "out of memory");
 				goto out;

@@ -219,26 +219,16 @@ int sim_class_parse(const char *s, enum sim_class *out)
 	return -1;
 }
 
-static const char *const mode_names[] = {
-	[SIM_IO_UNKNOWN] = "unknown", [SIM_IO_N_N] = "N-N",
-	[SIM_IO_N_1] = "N-1",	      [SIM_IO_N_M] = "N-M",
-	[SIM_IO_1_1] = "1-1",
-};
-
-const char *sim_io_mode_name(enum sim_io_mode m)
+/* A job's mode in the trace: one of the four I/O modes ("none" and
+ * "unknown" are no mode). */
+static int io_mode_parse(const char *s, enum fwd_io_mode *out)
 {
-	return m <= SIM_IO_1_1 ? mode_names[m] : "?";
-}
+	enum fwd_io_mode m;
 
-static int io_mode_parse(const char *s, enum sim_io_mode *out)
-{
-	for (int i = SIM_IO_N_N; i <= SIM_IO_1_1; i++) {
-		if (!strcmp(s, mode_names[i])) {
-			*out = (enum sim_io_mode)i;
-			return 0;
-		}
-	}
-	return -1;
+	if (fwd_io_mode_parse(s, &m) < 0 || m == FWD_IO_NONE)
+		return -1;
+	*out = m;
+	return 0;
 }
 
 /*
@@ -310,7 +300,7 @@ enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 			    uint32_t nodes)
 {
 	unsigned why =
-		policy_job_disruptive(p, a->io_mode == SIM_IO_N_1, nodes,
+		policy_job_disruptive(p, a->io_mode == FWD_IO_N_1, nodes,
 				      a->mdops, sim_curve_peak(a), NULL, 0);
 
 	if (why & POLICY_DISRUPT_N_TO_1)
@@ -449,7 +439,7 @@ static int profile_line(struct sim_curves *c, struct errs *e, size_t ln,
 			char **f, size_t nf)
 {
 	struct sim_app *a;
-	enum sim_io_mode mode;
+	enum fwd_io_mode mode;
 	double vol, iops, md;
 	long i;
 

@@ -244,7 +244,7 @@ static void test_audit_records(void **state)
 			    .user = "alice",
 			    .name = "app",
 			    .nodes = "c[1-2]",
-			    .request = ALLOC_REQ_SCALE,
+			    .request = FWD_REQ_SCALE,
 			    .request_name = "scale"};
 	const struct {
 		json_t *rec;
@@ -384,11 +384,11 @@ static void test_job_from_env(void **state)
 		const char *id, *req, *acct;
 		int rv;
 		const char *msg, *request;
-		enum alloc_request r;
+		enum fwd_request r;
 	} cases[] = {
-		{"42", "scale", "phys", 0, "", "scale", ALLOC_REQ_SCALE},
-		{"42", NULL, "(null)", 0, "", "not requested", ALLOC_REQ_NONE},
-		{"42", "shadow", NULL, 0, "", "shadow", ALLOC_REQ_SHADOW},
+		{"42", "scale", "phys", 0, "", "scale", FWD_REQ_SCALE},
+		{"42", NULL, "(null)", 0, "", "not requested", FWD_REQ_NONE},
+		{"42", "shadow", NULL, 0, "", "shadow", FWD_REQ_SHADOW},
 		{NULL, NULL, NULL, -1,
 		 "SLURM_JOB_ID is not set: this command is run by slurmctld "
 		 "as PrologSlurmctld or EpilogSlurmctld",

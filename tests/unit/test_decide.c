@@ -111,75 +111,75 @@ static int teardown(void **state)
 static const struct alloc_profile p_normal = {
 	.io_volume_bytes = 10 * GiB, .io_nodes = 64,
 	.node_bandwidth_bps = 1e7, .peak_bandwidth_bps = 6.4e8,
-	.iops = 100, .mdops = 10, .io_mode = ALLOC_IO_N_N, .runs = 5,
+	.iops = 100, .mdops = 10, .io_mode = FWD_IO_N_N, .runs = 5,
 };
 /* 128 I/O nodes at 100 MB/s: S = ceil(12.8e9 / 2.5e9) = 6: "demanding". */
 static const struct alloc_profile p_demanding = {
 	.io_volume_bytes = 100 * GiB, .io_nodes = 128,
 	.node_bandwidth_bps = 1e8, .peak_bandwidth_bps = 4e9,
-	.iops = 200, .mdops = 20, .io_mode = ALLOC_IO_N_N, .runs = 5,
+	.iops = 200, .mdops = 20, .io_mode = FWD_IO_N_N, .runs = 5,
 };
 /* N-1 on 128 nodes, little bandwidth: "disruptive". */
 static const struct alloc_profile p_n1 = {
 	.io_volume_bytes = 30 * GiB, .io_nodes = 128,
 	.node_bandwidth_bps = 1e6, .peak_bandwidth_bps = 1.28e8,
-	.iops = 50, .mdops = 50, .io_mode = ALLOC_IO_N_1, .runs = 3,
+	.iops = 50, .mdops = 50, .io_mode = FWD_IO_N_1, .runs = 3,
 };
 static const struct alloc_profile p_mdheavy = {
 	.io_volume_bytes = 30 * GiB, .io_nodes = 64,
 	.node_bandwidth_bps = 1e6, .iops = 50, .mdops = 500,
-	.io_mode = ALLOC_IO_N_N, .runs = 3,
+	.io_mode = FWD_IO_N_N, .runs = 3,
 };
 static const struct alloc_profile p_highbw = {
 	.io_volume_bytes = 10 * GiB, .io_nodes = 16,
 	.node_bandwidth_bps = 1e7, .peak_bandwidth_bps = 6e9,
-	.io_mode = ALLOC_IO_N_N, .runs = 3,
+	.io_mode = FWD_IO_N_N, .runs = 3,
 };
 static const struct alloc_profile p_vulnerable = {
 	.io_volume_bytes = 1 * GiB, .io_nodes = 64,
 	.node_bandwidth_bps = 1e6, .iops = 5000, .mdops = 10,
-	.io_mode = ALLOC_IO_N_N, .runs = 3,
+	.io_mode = FWD_IO_N_N, .runs = 3,
 };
 /* Beacon's LAMMPS: modest, steady I/O on three forwarders. */
 static const struct alloc_profile p_lammps = {
 	.io_volume_bytes = 5 * GiB, .io_nodes = 192,
 	.node_bandwidth_bps = 2e6, .peak_bandwidth_bps = 3.8e8,
-	.iops = 300, .mdops = 5, .io_mode = ALLOC_IO_N_N, .runs = 8,
+	.iops = 300, .mdops = 5, .io_mode = FWD_IO_N_N, .runs = 8,
 };
 static const struct alloc_profile p_zero = { 0 };
 /* Exactly at the boundaries. */
 static const struct alloc_profile p_at_vmin = {
 	.io_volume_bytes = 20 * GiB, .io_nodes = 128,
-	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
+	.node_bandwidth_bps = 1e8, .io_mode = FWD_IO_N_N,
 };
 static const struct alloc_profile p_above_vmin = {
 	.io_volume_bytes = 20 * GiB + 1, .io_nodes = 128,
-	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
+	.node_bandwidth_bps = 1e8, .io_mode = FWD_IO_N_N,
 };
 static const struct alloc_profile p_at_nmin = {
 	.io_volume_bytes = 100 * GiB, .io_nodes = 32,
-	.node_bandwidth_bps = 1e9, .io_mode = ALLOC_IO_N_N,
+	.node_bandwidth_bps = 1e9, .io_mode = FWD_IO_N_N,
 };
 /* 33 nodes x 100 MB/s on one 2.5 GB/s forwarder: S = 2 > N_f = 1. */
 static const struct alloc_profile p_above_nmin = {
 	.io_volume_bytes = 100 * GiB, .io_nodes = 33,
-	.node_bandwidth_bps = 1e8, .io_mode = ALLOC_IO_N_N,
+	.node_bandwidth_bps = 1e8, .io_mode = FWD_IO_N_N,
 };
 /* 100 x 50 MB/s = 5 GB/s = exactly 2 forwarders: S == N_f for c[1-128]. */
 static const struct alloc_profile p_s_eq_nf = {
 	.io_volume_bytes = 100 * GiB, .io_nodes = 100,
-	.node_bandwidth_bps = 5e7, .io_mode = ALLOC_IO_N_N,
+	.node_bandwidth_bps = 5e7, .io_mode = FWD_IO_N_N,
 };
 static const struct alloc_profile p_md_at_limit = {
 	.io_volume_bytes = 100 * GiB, .io_nodes = 128,
-	.node_bandwidth_bps = 1e8, .mdops = 300, .io_mode = ALLOC_IO_N_N,
+	.node_bandwidth_bps = 1e8, .mdops = 300, .io_mode = FWD_IO_N_N,
 };
 
 /* ---- table-driven cases ----------------------------------------------- */
 
 struct hstate {
 	const char *name;
-	enum alloc_health_state s;
+	enum fwd_health s;
 	bool ost;
 };
 
@@ -187,7 +187,7 @@ struct held {
 	const char *job_id;
 	const char *fwd[4];
 	bool priv;
-	enum alloc_io_mode mode;
+	enum fwd_io_mode mode;
 	size_t n_nodes;
 	double mdops;
 };
@@ -195,13 +195,13 @@ struct held {
 struct dcase {
 	const char *name;
 	const char *nodes;
-	enum alloc_request request;
+	enum fwd_request request;
 	const struct alloc_profile *profile;
 	void (*tweak)(struct policy *p);
 	struct hstate health[30];
 	struct held ledger[20];
 	/* expectations */
-	enum alloc_action action;
+	enum fwd_action action;
 	uint32_t n_f;
 	uint32_t s;
 	const char *forwarders; /* space-separated, in block order */
@@ -240,213 +240,213 @@ static void tw_no_anomaly(struct policy *p)
 
 static const struct dcase cases[] = {
 	/* The DFRA slide's three cases. */
-	{ "slide: normal -> default", "c[1-128]", ALLOC_REQ_AUTO, &p_normal,
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 1,
+	{ "slide: normal -> default", "c[1-128]", FWD_REQ_AUTO, &p_normal,
+	  .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 1,
 	  .forwarders = "fwd001 fwd002",
 	  .mapping = "c[1-64]>fwd001 c[65-128]>fwd002",
 	  .reason = "not eligible for scaling: I/O volume 10GiB <= V_min "
 		    "20GiB" },
-	{ "slide: disruptive -> private", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
+	{ "slide: disruptive -> private", "c[1-128]", FWD_REQ_AUTO, &p_n1,
+	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
 	  .forwarders = "fwd009 fwd010",
 	  .mapping = "c[1-64]>fwd009 c[65-128]>fwd010",
 	  .reason = "disruptive (N-1 I/O on 128 nodes > 64): private" },
-	{ "slide: demanding -> more", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	{ "slide: demanding -> more", "c[1-128]", FWD_REQ_AUTO,
+	  &p_demanding, .action = FWD_ACT_SCALE, .n_f = 2, .s = 6,
 	  .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
 	  .mapping = "c[1-22]>fwd001 c[23-44]>fwd002 c[45-65]>fwd009 "
 		     "c[66-86]>fwd010 c[87-107]>fwd011 c[108-128]>fwd012",
 	  .reason = "demanding: S = 6 > N_f = 2" },
 	/* Beacon: LAMMPS on three forwarders, one fail-slow (excluded). */
 	{ "beacon: LAMMPS fail-slow forwarder replaced", "c[1-192]",
-	  ALLOC_REQ_AUTO, &p_lammps,
-	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3, .s = 1,
+	  FWD_REQ_AUTO, &p_lammps,
+	  .health = { { "fwd002", FWD_HEALTH_EXCLUDED } },
+	  .action = FWD_ACT_AVOID_ANOMALY, .n_f = 3, .s = 1,
 	  .forwarders = "fwd001 fwd009 fwd003",
 	  .mapping = "c[1-64]>fwd001 c[65-128]>fwd009 c[129-192]>fwd003",
 	  .reason = "forwarder fwd002 is excluded: replaced by fwd009" },
 	{ "anomaly avoidance applies without opting in", "c[1-192]",
-	  ALLOC_REQ_NONE, NULL,
-	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 3, .s = 0,
+	  FWD_REQ_NONE, NULL,
+	  .health = { { "fwd002", FWD_HEALTH_EXCLUDED } },
+	  .action = FWD_ACT_AVOID_ANOMALY, .n_f = 3, .s = 0,
 	  .forwarders = "fwd001 fwd009 fwd003", .reason = "not opted in" },
-	{ "anomaly avoidance off in the policy", "c[1-192]", ALLOC_REQ_AUTO,
+	{ "anomaly avoidance off in the policy", "c[1-192]", FWD_REQ_AUTO,
 	  &p_lammps, tw_no_anomaly,
-	  .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 3, .s = 1,
+	  .health = { { "fwd002", FWD_HEALTH_EXCLUDED } },
+	  .action = FWD_ACT_DEFAULT, .n_f = 3, .s = 1,
 	  .forwarders = "fwd001 fwd002 fwd003" },
 	{ "suspect forwarder kept, suspect backup skipped", "c[1-128]",
-	  ALLOC_REQ_AUTO, &p_n1,
-	  .health = { { "fwd001", ALLOC_HEALTH_SUSPECT },
-		      { "fwd009", ALLOC_HEALTH_SUSPECT } },
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
+	  FWD_REQ_AUTO, &p_n1,
+	  .health = { { "fwd001", FWD_HEALTH_SUSPECT },
+		      { "fwd009", FWD_HEALTH_SUSPECT } },
+	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
 	  .forwarders = "fwd010 fwd011" },
 	/* Other interference triggers. */
-	{ "metadata-heavy -> isolate, not scaled", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_mdheavy, .action = ALLOC_ACT_ISOLATE, .n_f = 1, .s = 1,
+	{ "metadata-heavy -> isolate, not scaled", "c[1-64]", FWD_REQ_AUTO,
+	  &p_mdheavy, .action = FWD_ACT_ISOLATE, .n_f = 1, .s = 1,
 	  .forwarders = "fwd009",
 	  .reason = "metadata-heavy: 500 ops/s > 300 ops/s" },
-	{ "high bandwidth -> isolate", "c[1-16]", ALLOC_REQ_AUTO, &p_highbw,
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .s = 1, .forwarders = "fwd009",
+	{ "high bandwidth -> isolate", "c[1-16]", FWD_REQ_AUTO, &p_highbw,
+	  .action = FWD_ACT_ISOLATE, .n_f = 1, .s = 1, .forwarders = "fwd009",
 	  .reason = "high bandwidth: peak 6GB/s > 5GB/s" },
 	{ "vulnerable next to a disruptive neighbour -> isolate", "c[129-192]",
-	  ALLOC_REQ_AUTO, &p_vulnerable,
-	  .ledger = { { "n1", { "fwd003" }, false, ALLOC_IO_N_1, 256 } },
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .s = 1, .forwarders = "fwd009",
+	  FWD_REQ_AUTO, &p_vulnerable,
+	  .ledger = { { "n1", { "fwd003" }, false, FWD_IO_N_1, 256 } },
+	  .action = FWD_ACT_ISOLATE, .n_f = 1, .s = 1, .forwarders = "fwd009",
 	  .reason = "neighbour job n1 on fwd003 is disruptive" },
 	{ "vulnerable with a quiet neighbour -> default", "c[129-192]",
-	  ALLOC_REQ_AUTO, &p_vulnerable,
-	  .ledger = { { "q1", { "fwd003" }, false, ALLOC_IO_N_N, 256, 10 } },
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 1, .forwarders = "fwd003",
+	  FWD_REQ_AUTO, &p_vulnerable,
+	  .ledger = { { "q1", { "fwd003" }, false, FWD_IO_N_N, 256, 10 } },
+	  .action = FWD_ACT_DEFAULT, .n_f = 1, .s = 1, .forwarders = "fwd003",
 	  .reason = "no upgrade needed" },
 	{ "N-1 neighbour of unknown size counts as disruptive", "c[129-192]",
-	  ALLOC_REQ_AUTO, &p_vulnerable,
-	  .ledger = { { "n1", { "fwd003" }, false, ALLOC_IO_N_1, 0 } },
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 1, .s = 1,
+	  FWD_REQ_AUTO, &p_vulnerable,
+	  .ledger = { { "n1", { "fwd003" }, false, FWD_IO_N_1, 0 } },
+	  .action = FWD_ACT_ISOLATE, .n_f = 1, .s = 1,
 	  .forwarders = "fwd009" },
-	{ "precedence: scale beats isolate", "c[1-128]", ALLOC_REQ_AUTO,
+	{ "precedence: scale beats isolate", "c[1-128]", FWD_REQ_AUTO,
 	  &p_demanding, .ledger = { { "n1", { "fwd001" }, false,
-				      ALLOC_IO_N_1, 512 } },
-	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
+				      FWD_IO_N_1, 512 } },
+	  .action = FWD_ACT_SCALE, .n_f = 2, .s = 6 },
 	/* Boundaries of eligibility. */
-	{ "V exactly V_min is not eligible", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_at_vmin, .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 6,
+	{ "V exactly V_min is not eligible", "c[1-128]", FWD_REQ_AUTO,
+	  &p_at_vmin, .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 6,
 	  .reason = "I/O volume 20GiB <= V_min 20GiB" },
-	{ "V one byte above V_min scales", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_above_vmin, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
-	{ "N_io exactly N_min is not eligible", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_at_nmin, .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 13,
+	{ "V one byte above V_min scales", "c[1-128]", FWD_REQ_AUTO,
+	  &p_above_vmin, .action = FWD_ACT_SCALE, .n_f = 2, .s = 6 },
+	{ "N_io exactly N_min is not eligible", "c[1-64]", FWD_REQ_AUTO,
+	  &p_at_nmin, .action = FWD_ACT_DEFAULT, .n_f = 1, .s = 13,
 	  .reason = "32 I/O nodes <= N_min 32" },
-	{ "N_io one above N_min scales", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_above_nmin, .action = ALLOC_ACT_SCALE, .n_f = 1, .s = 2,
+	{ "N_io one above N_min scales", "c[1-64]", FWD_REQ_AUTO,
+	  &p_above_nmin, .action = FWD_ACT_SCALE, .n_f = 1, .s = 2,
 	  .forwarders = "fwd001 fwd009",
 	  .mapping = "c[1-32]>fwd001 c[33-64]>fwd009" },
-	{ "S == N_f: no scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_s_eq_nf,
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 2,
+	{ "S == N_f: no scaling", "c[1-128]", FWD_REQ_AUTO, &p_s_eq_nf,
+	  .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 2,
 	  .reason = "no scaling needed: S = 2 <= N_f = 2" },
 	{ "metadata rate at W_md is metadata-bound", "c[1-128]",
-	  ALLOC_REQ_AUTO, &p_md_at_limit, .action = ALLOC_ACT_DEFAULT,
+	  FWD_REQ_AUTO, &p_md_at_limit, .action = FWD_ACT_DEFAULT,
 	  .n_f = 2, .s = 6,
 	  .reason = "metadata-bound (300 ops/s >= 300 ops/s)" },
-	{ "zero-volume profile -> default", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_zero, .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 0,
+	{ "zero-volume profile -> default", "c[1-64]", FWD_REQ_AUTO,
+	  &p_zero, .action = FWD_ACT_DEFAULT, .n_f = 1, .s = 0,
 	  .reason = "I/O volume 0 bytes <= V_min" },
-	{ "no profile -> default with reason", "c[1-64]", ALLOC_REQ_AUTO,
-	  NULL, .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 0,
+	{ "no profile -> default with reason", "c[1-64]", FWD_REQ_AUTO,
+	  NULL, .action = FWD_ACT_DEFAULT, .n_f = 1, .s = 0,
 	  .reason = "no I/O history for this application" },
 	/* Pool and caps. */
-	{ "pool exhausted -> refused", "c[1-128]", ALLOC_REQ_AUTO,
+	{ "pool exhausted -> refused", "c[1-128]", FWD_REQ_AUTO,
 	  &p_demanding, .ledger = { ALL_BACKUPS_HELD },
-	  .action = ALLOC_ACT_REFUSED, .n_f = 2, .s = 6,
+	  .action = FWD_ACT_REFUSED, .n_f = 2, .s = 6,
 	  .forwarders = "fwd001 fwd002",
 	  .reason = "scale refused: no idle forwarder available (4 idle "
 		    "healthy, 4 in reserve" },
-	{ "all forwarders excluded: default kept", "c[1-64]", ALLOC_REQ_AUTO,
+	{ "all forwarders excluded: default kept", "c[1-64]", FWD_REQ_AUTO,
 	  &p_normal,
-	  .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd002", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd003", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd004", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd005", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd006", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd007", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd008", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd009", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd010", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd011", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd012", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd013", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd014", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd015", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd016", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd017", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd018", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd019", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd020", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd021", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd022", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd023", ALLOC_HEALTH_EXCLUDED },
-		      { "fwd024", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 1, .s = 1, .forwarders = "fwd001",
+	  .health = { { "fwd001", FWD_HEALTH_EXCLUDED },
+		      { "fwd002", FWD_HEALTH_EXCLUDED },
+		      { "fwd003", FWD_HEALTH_EXCLUDED },
+		      { "fwd004", FWD_HEALTH_EXCLUDED },
+		      { "fwd005", FWD_HEALTH_EXCLUDED },
+		      { "fwd006", FWD_HEALTH_EXCLUDED },
+		      { "fwd007", FWD_HEALTH_EXCLUDED },
+		      { "fwd008", FWD_HEALTH_EXCLUDED },
+		      { "fwd009", FWD_HEALTH_EXCLUDED },
+		      { "fwd010", FWD_HEALTH_EXCLUDED },
+		      { "fwd011", FWD_HEALTH_EXCLUDED },
+		      { "fwd012", FWD_HEALTH_EXCLUDED },
+		      { "fwd013", FWD_HEALTH_EXCLUDED },
+		      { "fwd014", FWD_HEALTH_EXCLUDED },
+		      { "fwd015", FWD_HEALTH_EXCLUDED },
+		      { "fwd016", FWD_HEALTH_EXCLUDED },
+		      { "fwd017", FWD_HEALTH_EXCLUDED },
+		      { "fwd018", FWD_HEALTH_EXCLUDED },
+		      { "fwd019", FWD_HEALTH_EXCLUDED },
+		      { "fwd020", FWD_HEALTH_EXCLUDED },
+		      { "fwd021", FWD_HEALTH_EXCLUDED },
+		      { "fwd022", FWD_HEALTH_EXCLUDED },
+		      { "fwd023", FWD_HEALTH_EXCLUDED },
+		      { "fwd024", FWD_HEALTH_EXCLUDED } },
+	  .action = FWD_ACT_DEFAULT, .n_f = 1, .s = 1, .forwarders = "fwd001",
 	  .reason = "forwarder fwd001 is excluded but no healthy idle "
 		    "forwarder is left to replace it" },
-	{ "replacement may use the reserve", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_normal, .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED } },
+	{ "replacement may use the reserve", "c[1-64]", FWD_REQ_AUTO,
+	  &p_normal, .health = { { "fwd001", FWD_HEALTH_EXCLUDED } },
 	  .ledger = { ALL_BACKUPS_HELD },
-	  .action = ALLOC_ACT_AVOID_ANOMALY, .n_f = 1, .s = 1,
+	  .action = FWD_ACT_AVOID_ANOMALY, .n_f = 1, .s = 1,
 	  .forwarders = "fwd021" },
-	{ "reserve caps scaling", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	  tw_reserve14, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	{ "reserve caps scaling", "c[1-128]", FWD_REQ_AUTO, &p_demanding,
+	  tw_reserve14, .action = FWD_ACT_SCALE, .n_f = 2, .s = 6,
 	  .forwarders = "fwd001 fwd002 fwd009 fwd010",
 	  .reason = "scale capped by the pool: 16 idle healthy forwarders, "
 		    "14 kept in reserve" },
-	{ "pool share caps scaling", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, tw_share, .action = ALLOC_ACT_SCALE, .n_f = 2,
+	{ "pool share caps scaling", "c[1-128]", FWD_REQ_AUTO,
+	  &p_demanding, tw_share, .action = FWD_ACT_SCALE, .n_f = 2,
 	  .s = 6, .forwarders = "fwd001 fwd002 fwd009",
 	  .reason = "scale capped by max_pool_share 0.10: at most 1 of 16" },
-	{ "per-job cap", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	  tw_perjob, .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	{ "per-job cap", "c[1-128]", FWD_REQ_AUTO, &p_demanding,
+	  tw_perjob, .action = FWD_ACT_SCALE, .n_f = 2, .s = 6,
 	  .forwarders = "fwd001 fwd002 fwd009",
 	  .reason = "scale capped by max_forwarders_per_job: 3 of S = 6" },
-	{ "scaled job with an excluded default", "c[1-128]", ALLOC_REQ_AUTO,
-	  &p_demanding, .health = { { "fwd002", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6,
+	{ "scaled job with an excluded default", "c[1-128]", FWD_REQ_AUTO,
+	  &p_demanding, .health = { { "fwd002", FWD_HEALTH_EXCLUDED } },
+	  .action = FWD_ACT_SCALE, .n_f = 2, .s = 6,
 	  .forwarders = "fwd001 fwd009 fwd010 fwd011 fwd012 fwd013" },
 	/* Locality and least recent load. */
 	{ "mixed groups: the majority group's backups first", "c[193-384]",
-	  ALLOC_REQ_AUTO, &p_demanding, .action = ALLOC_ACT_SCALE, .n_f = 3,
+	  FWD_REQ_AUTO, &p_demanding, .action = FWD_ACT_SCALE, .n_f = 3,
 	  .s = 6, .forwarders = "fwd004 fwd005 fwd006 fwd017 fwd018 fwd019" },
-	{ "held backups are not idle", "c[1-128]", ALLOC_REQ_AUTO, &p_n1,
+	{ "held backups are not idle", "c[1-128]", FWD_REQ_AUTO, &p_n1,
 	  .ledger = { { "x", { "fwd009" }, true } },
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
+	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
 	  .forwarders = "fwd010 fwd011" },
 	/* Requests and access. */
-	{ "request off -> default", "c[1-128]", ALLOC_REQ_OFF, &p_demanding,
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 0,
+	{ "request off -> default", "c[1-128]", FWD_REQ_OFF, &p_demanding,
+	  .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 0,
 	  .forwarders = "fwd001 fwd002",
 	  .reason = "upgrade off by request" },
 	{ "request shadow -> decided, nothing applied", "c[1-128]",
-	  ALLOC_REQ_SHADOW, &p_demanding, .action = ALLOC_ACT_SHADOW,
+	  FWD_REQ_SHADOW, &p_demanding, .action = FWD_ACT_SHADOW,
 	  .n_f = 2, .s = 6,
 	  .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
 	  .reason = "shadow mode: would scale; nothing applied" },
 	{ "policy shadow mode applies to every job", "c[1-128]",
-	  ALLOC_REQ_NONE, &p_n1, tw_shadow, .action = ALLOC_ACT_SHADOW,
+	  FWD_REQ_NONE, &p_n1, tw_shadow, .action = FWD_ACT_SHADOW,
 	  .n_f = 2, .s = 1, .reason = "shadow mode: would isolate" },
-	{ "opt-in without a request -> default", "c[1-128]", ALLOC_REQ_NONE,
-	  &p_demanding, .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 0,
+	{ "opt-in without a request -> default", "c[1-128]", FWD_REQ_NONE,
+	  &p_demanding, .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 0,
 	  .reason = "not opted in (no --io-upgrade; access.mode opt-in)" },
 	{ "opt-out without a request -> considered", "c[1-128]",
-	  ALLOC_REQ_NONE, &p_demanding, tw_optout,
-	  .action = ALLOC_ACT_SCALE, .n_f = 2, .s = 6 },
-	{ "access.mode off -> nothing at all", "c[1-128]", ALLOC_REQ_AUTO,
+	  FWD_REQ_NONE, &p_demanding, tw_optout,
+	  .action = FWD_ACT_SCALE, .n_f = 2, .s = 6 },
+	{ "access.mode off -> nothing at all", "c[1-128]", FWD_REQ_AUTO,
 	  &p_demanding, tw_off,
-	  .health = { { "fwd001", ALLOC_HEALTH_EXCLUDED } },
-	  .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 0,
+	  .health = { { "fwd001", FWD_HEALTH_EXCLUDED } },
+	  .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 0,
 	  .forwarders = "fwd001 fwd002",
 	  .reason = "fwdalloc is off (access.mode off)" },
-	{ "denied user -> refused", "c[1-128]", ALLOC_REQ_AUTO, &p_demanding,
-	  tw_deny_bob, .action = ALLOC_ACT_REFUSED, .n_f = 2, .s = 0,
+	{ "denied user -> refused", "c[1-128]", FWD_REQ_AUTO, &p_demanding,
+	  tw_deny_bob, .action = FWD_ACT_REFUSED, .n_f = 2, .s = 0,
 	  .reason = "user bob is denied by the policy" },
-	{ "scale-only request does not isolate", "c[1-128]", ALLOC_REQ_SCALE,
-	  &p_n1, .action = ALLOC_ACT_DEFAULT, .n_f = 2, .s = 1,
+	{ "scale-only request does not isolate", "c[1-128]", FWD_REQ_SCALE,
+	  &p_n1, .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 1,
 	  .forwarders = "fwd001 fwd002" },
 	{ "isolate-only request does not scale", "c[1-128]",
-	  ALLOC_REQ_ISOLATE, &p_demanding, .action = ALLOC_ACT_DEFAULT,
+	  FWD_REQ_ISOLATE, &p_demanding, .action = FWD_ACT_DEFAULT,
 	  .n_f = 2, .s = 6,
 	  .reason = "scaling not considered: isolate requested" },
-	{ "isolate-only request isolates", "c[1-128]", ALLOC_REQ_ISOLATE,
-	  &p_n1, .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
+	{ "isolate-only request isolates", "c[1-128]", FWD_REQ_ISOLATE,
+	  &p_n1, .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
 	  .reason = "isolate: 2 private forwarders$" },
-	{ "one private forwarder reads singular", "c[1-64]", ALLOC_REQ_AUTO,
-	  &p_mdheavy, .action = ALLOC_ACT_ISOLATE, .n_f = 1, .s = 1,
+	{ "one private forwarder reads singular", "c[1-64]", FWD_REQ_AUTO,
+	  &p_mdheavy, .action = FWD_ACT_ISOLATE, .n_f = 1, .s = 1,
 	  .forwarders = "fwd009", .reason = "isolate: 1 private forwarder$" },
 	{ "scaling disabled: isolation still sized by S", "c[1-128]",
-	  ALLOC_REQ_AUTO, &p_mdheavy, tw_noscale,
-	  .action = ALLOC_ACT_ISOLATE, .n_f = 2, .s = 1,
+	  FWD_REQ_AUTO, &p_mdheavy, tw_noscale,
+	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
 	  .reason = "scaling disabled by the policy" },
 	{ "isolation that cannot get N_f is refused", "c[1-512]",
-	  ALLOC_REQ_AUTO, &p_n1, tw_perjob, .action = ALLOC_ACT_REFUSED,
+	  FWD_REQ_AUTO, &p_n1, tw_perjob, .action = FWD_ACT_REFUSED,
 	  .n_f = 8, .s = 1, .forwarders = "fwd001 fwd002 fwd003 fwd004 fwd005 "
 				  "fwd006 fwd007 fwd008",
 	  .reason = "isolation refused: needs at least N_f = 8" },
@@ -455,8 +455,8 @@ static const struct dcase cases[] = {
 /* clang-format on */
 
 static void fill_health(const struct topology *t, const struct dcase *c,
-			enum alloc_health_state *fh,
-			enum alloc_health_state *oh)
+			enum fwd_health *fh,
+			enum fwd_health *oh)
 {
 	memset(fh, 0, t->n_forwarders * sizeof(*fh));
 	memset(oh, 0, t->n_osts * sizeof(*oh));
@@ -557,7 +557,7 @@ static void test_case(void **state)
 {
 	struct fix *f = *state;
 	const struct dcase *c = f->c;
-	enum alloc_health_state fh[64], oh[8];
+	enum fwd_health fh[64], oh[8];
 	struct policy *p = policy_defaults();
 	struct alloc_ledger *l = fill_ledger(f->t, c);
 	struct alloc_health h = {fh, oh};
@@ -590,8 +590,8 @@ static void test_case(void **state)
 		fail_msg("%s: %s", c->name, err.text);
 	if (d->action != c->action) {
 		print_message("# action %s, want %s\n",
-			      alloc_action_name(d->action),
-			      alloc_action_name(c->action));
+			      fwd_action_name(d->action),
+			      fwd_action_name(c->action));
 		ok = false;
 	}
 	if (d->n_f != c->n_f) {
@@ -647,7 +647,7 @@ decide_simple(struct fix *f, const struct policy *p,
 	struct alloc_job job = {.job_id = id,
 				.user = "u",
 				.nodes = nodes,
-				.request = ALLOC_REQ_AUTO,
+				.request = FWD_REQ_AUTO,
 				.profile = pr};
 	struct alloc_decision *d;
 	fwd_error_t err;
@@ -726,7 +726,7 @@ static void test_ledger_idempotent(void **state)
 	fwd_error_t err;
 
 	d = decide_simple(f, p, l, "42", "c[1-128]", &p_demanding, &ids);
-	assert_int_equal(d->action, ALLOC_ACT_SCALE);
+	assert_int_equal(d->action, FWD_ACT_SCALE);
 	assert_int_equal(alloc_ledger_acquire(l, d, 128, 1000, &err), 0);
 	assert_int_equal(alloc_ledger_acquire(l, d, 128, 1001, &err), 0);
 	assert_int_equal(alloc_ledger_count(l), 1);
@@ -735,7 +735,7 @@ static void test_ledger_idempotent(void **state)
 
 	/* Deciding again returns the existing allocation. */
 	again = decide_simple(f, p, l, "42", "c[1-128]", &p_demanding, &ids2);
-	assert_int_equal(again->action, ALLOC_ACT_SCALE);
+	assert_int_equal(again->action, FWD_ACT_SCALE);
 	assert_int_equal(again->n_forwarders, 6);
 	for (size_t i = 0; i < 6; i++)
 		assert_int_equal(again->forwarders[i], d->forwarders[i]);
@@ -746,7 +746,7 @@ static void test_ledger_idempotent(void **state)
 
 	/* The next job cannot get the private forwarders. */
 	next = decide_simple(f, p, l, "43", "c[129-256]", &p_demanding, &ids3);
-	assert_int_equal(next->action, ALLOC_ACT_SCALE);
+	assert_int_equal(next->action, FWD_ACT_SCALE);
 	assert_string_equal(next->forwarder_names[2], "fwd013");
 	/* A conflicting acquire is refused, not silently doubled. */
 	{
@@ -789,7 +789,7 @@ static void test_shadow_acquire_holds_defaults(void **state)
 	struct alloc_ledger *l = alloc_ledger_create(f->t);
 	struct alloc_job job = {.job_id = "s1",
 				.nodes = "c[1-128]",
-				.request = ALLOC_REQ_SHADOW,
+				.request = FWD_REQ_SHADOW,
 				.profile = &p_demanding};
 	const struct alloc_ledger_entry *e;
 	struct alloc_decision *d;
@@ -801,7 +801,7 @@ static void test_shadow_acquire_holds_defaults(void **state)
 	job.node_ids = ids;
 	d = alloc_decide(f->cx, p, l, NULL, &job, 0, &err);
 	assert_non_null(d);
-	assert_int_equal(d->action, ALLOC_ACT_SHADOW);
+	assert_int_equal(d->action, FWD_ACT_SHADOW);
 	assert_int_equal(d->n_forwarders, 6);
 	assert_int_equal(alloc_ledger_acquire(l, d, job.n_nodes, 0, &err), 0);
 	e = alloc_ledger_find(l, "s1");
@@ -827,11 +827,11 @@ static void test_batch_contention(void **state)
 	struct alloc_job jobs[2] = {
 		{.job_id = "A",
 		 .nodes = "c[1-128]",
-		 .request = ALLOC_REQ_AUTO,
+		 .request = FWD_REQ_AUTO,
 		 .profile = &pa},
 		{.job_id = "B",
 		 .nodes = "c[257-384]",
-		 .request = ALLOC_REQ_AUTO,
+		 .request = FWD_REQ_AUTO,
 		 .profile = &pb},
 	};
 	struct alloc_decision *out[2];
@@ -865,9 +865,9 @@ static void test_batch_contention(void **state)
 	assert_int_equal(
 		alloc_decide_batch(f->cx, p, l, NULL, jobs, 2, 10, out, &err),
 		0);
-	assert_int_equal(out[1]->action, ALLOC_ACT_SCALE);
+	assert_int_equal(out[1]->action, FWD_ACT_SCALE);
 	assert_int_equal(out[1]->n_forwarders, 6);
-	assert_int_equal(out[0]->action, ALLOC_ACT_REFUSED);
+	assert_int_equal(out[0]->action, FWD_ACT_REFUSED);
 	assert_true(has_reason(out[0],
 			       "pool contention: ranked 2 of 2 (by "
 			       "expected gain, expected gain 200MB/s)"));
@@ -880,8 +880,8 @@ static void test_batch_contention(void **state)
 	assert_int_equal(
 		alloc_decide_batch(f->cx, p, l, NULL, jobs, 2, 10, out, &err),
 		0);
-	assert_int_equal(out[0]->action, ALLOC_ACT_SCALE);
-	assert_int_equal(out[1]->action, ALLOC_ACT_REFUSED);
+	assert_int_equal(out[0]->action, FWD_ACT_SCALE);
+	assert_int_equal(out[1]->action, FWD_ACT_REFUSED);
 	assert_true(has_reason(out[1], "ranked 2 of 2 (first come, first "
 				       "served"));
 	alloc_decision_destroy(out[0]);
@@ -901,11 +901,11 @@ static void test_json_fields(void **state)
 	};
 	struct fix *f = *state;
 	struct policy *p = policy_defaults();
-	enum alloc_health_state fh[24] = {0}, oh[4] = {0};
+	enum fwd_health fh[24] = {0}, oh[4] = {0};
 	struct alloc_health h = {fh, oh};
 	struct alloc_job job = {.job_id = "5",
 				.nodes = "c[1-128]",
-				.request = ALLOC_REQ_AUTO,
+				.request = FWD_REQ_AUTO,
 				.profile = &p_demanding};
 	struct alloc_decision *d;
 	json_t *o, *m;
@@ -916,7 +916,7 @@ static void test_json_fields(void **state)
 	fwd_error_t err;
 	char *s;
 
-	oh[2] = ALLOC_HEALTH_EXCLUDED;
+	oh[2] = FWD_HEALTH_EXCLUDED;
 	assert_int_equal(
 		alloc_job_nodes(f->t, job.nodes, &ids, &job.n_nodes, &err), 0);
 	job.node_ids = ids;
@@ -1025,9 +1025,9 @@ static void test_jobfile(void **state)
 		fail_msg("%s", err.text);
 	assert_string_equal(j->job.job_id, "123");
 	assert_int_equal(j->job.n_nodes, 128);
-	assert_int_equal(j->job.request, ALLOC_REQ_SCALE);
+	assert_int_equal(j->job.request, FWD_REQ_SCALE);
 	assert_non_null(j->job.profile);
-	assert_int_equal(j->job.profile->io_mode, ALLOC_IO_N_1);
+	assert_int_equal(j->job.profile->io_mode, FWD_IO_N_1);
 	assert_int_equal(j->job.profile->n_bw, 2);
 	assert_int_equal(j->job.profile->bw[0].k, 2);
 	alloc_jobfile_destroy(j);
@@ -1160,11 +1160,11 @@ static void test_batch_no_contention(void **state)
 	struct alloc_job jobs[2] = {
 		{.job_id = "A",
 		 .nodes = "c[1-128]",
-		 .request = ALLOC_REQ_AUTO,
+		 .request = FWD_REQ_AUTO,
 		 .profile = &p_demanding},
 		{.job_id = "B",
 		 .nodes = "c[257-384]",
-		 .request = ALLOC_REQ_AUTO,
+		 .request = FWD_REQ_AUTO,
 		 .profile = &p_demanding},
 	};
 	struct alloc_decision *out[2];
@@ -1181,7 +1181,7 @@ static void test_batch_no_contention(void **state)
 					    out, &err),
 			 0);
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(out[i]->action, ALLOC_ACT_SCALE);
+		assert_int_equal(out[i]->action, FWD_ACT_SCALE);
 		assert_int_equal(out[i]->n_forwarders, 6);
 		assert_false(has_reason(out[i], "pool contention"));
 	}
@@ -1218,7 +1218,7 @@ static void test_existing_from_state(void **state)
 				  "state.json", &err),
 		0);
 	d = decide_simple(f, p, l, "77", "c[1-64]", &p_demanding, &ids);
-	assert_int_equal(d->action, ALLOC_ACT_SCALE);
+	assert_int_equal(d->action, FWD_ACT_SCALE);
 	assert_int_equal(d->n_mapping, 2);
 	assert_string_equal(d->mapping[0].nodes, "c[1-32]");
 	assert_string_equal(d->forwarder_names[1], "fwd020");
@@ -1235,7 +1235,7 @@ static void test_existing_from_state(void **state)
 					   "state.json", &err),
 			 0);
 	d = decide_simple(f, p, l, "78", "c[100-140]", NULL, &ids);
-	assert_int_equal(d->action, ALLOC_ACT_DEFAULT);
+	assert_int_equal(d->action, FWD_ACT_DEFAULT);
 	assert_string_equal(d->mapping[0].nodes, "c[100-128]");
 	assert_string_equal(d->mapping[1].nodes, "c[129-140]");
 	free(ids);
@@ -1253,7 +1253,7 @@ static void test_decide_errors(void **state)
 	struct alloc_job job = {.job_id = "1",
 				.node_ids = bad_ids,
 				.n_nodes = 2,
-				.request = ALLOC_REQ_AUTO};
+				.request = FWD_REQ_AUTO};
 	struct topology *other = make_topo();
 	struct alloc_ledger *ol = alloc_ledger_create(other);
 	fwd_error_t err;
@@ -1304,7 +1304,7 @@ static void test_state_roundtrip(void **state)
 	assert_non_null(e);
 	assert_false(e->private_fwd[0]);
 	assert_true(e->private_fwd[1]);
-	assert_int_equal(e->io_mode, ALLOC_IO_N_1);
+	assert_int_equal(e->io_mode, FWD_IO_N_1);
 	assert_true(alloc_ledger_last_release(l, 9) == 123);
 	s = alloc_state_to_json(l, 0);
 	assert_non_null(s);

@@ -367,11 +367,11 @@ static void test_to_alloc(void **state)
 {
 	static const struct {
 		enum trace_io_mode in;
-		enum alloc_io_mode out;
+		enum fwd_io_mode out;
 	} modes[] = {
-		{TRACE_IO_NONE, ALLOC_IO_UNKNOWN}, {TRACE_IO_1_1, ALLOC_IO_1_1},
-		{TRACE_IO_N_1, ALLOC_IO_N_1},	   {TRACE_IO_N_M, ALLOC_IO_N_M},
-		{TRACE_IO_N_N, ALLOC_IO_N_N},
+		{TRACE_IO_NONE, FWD_IO_NONE}, {TRACE_IO_1_1, FWD_IO_1_1},
+		{TRACE_IO_N_1, FWD_IO_N_1},	   {TRACE_IO_N_M, FWD_IO_N_M},
+		{TRACE_IO_N_N, FWD_IO_N_N},
 	};
 	struct profile p = {
 		.io_volume_bytes = 123,
@@ -393,8 +393,8 @@ static void test_to_alloc(void **state)
 		p.io_mode = modes[i].in;
 		profile_to_alloc(&p, &a, bw);
 		assert_int_equal(a.io_mode, modes[i].out);
-		if (modes[i].out != ALLOC_IO_UNKNOWN)
-			assert_string_equal(alloc_io_mode_name(a.io_mode),
+		if (modes[i].out != FWD_IO_NONE)
+			assert_string_equal(fwd_io_mode_name(a.io_mode),
 					    trace_io_mode_name(p.io_mode));
 	}
 	assert_int_equal(a.io_volume_bytes, 123);
