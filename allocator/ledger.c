@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "allocator/ledger.h"
+#include "common/array.h"
 #include "topology/topology.h"
 
 struct fwd_slot {
@@ -246,15 +247,8 @@ void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 
 static int slot_push(struct fwd_slot *s, struct alloc_ledger_entry *e)
 {
-	if (s->n_holders == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4;
-		void *p = realloc(s->holders, cap * sizeof(*s->holders));
-
-		if (!p)
-			return -1;
-		s->holders = p;
-		s->cap = cap;
-	}
+	if (FWD_GROW(s->holders, s->cap, s->n_holders + 1, 4) < 0)
+		return -1;
 	s->holders[s->n_holders++] = e;
 	return 0;
 }
@@ -334,15 +328,8 @@ int alloc_ledger_add(struct alloc_ledger *l,
 		return -1;
 	if (!(e = entry_copy(src)))
 		goto nomem;
-	if (l->n_entries == l->cap_entries) {
-		size_t cap = l->cap_entries ? l->cap_entries * 2 : 64;
-		void *p = realloc(l->entries, cap * sizeof(*l->entries));
-
-		if (!p)
-			goto nomem;
-		l->entries = p;
-		l->cap_entries = cap;
-	}
+	if (FWD_GROW(l->entries, l->cap_entries, l->n_entries + 1, 64) < 0)
+		goto nomem;
 	if ((l->hash_used + 1) * 2 > l->hash_size && hash_grow(l) < 0)
 		goto nomem;
 	for (; linked < e->n_forwarders; linked++)

@@ -20,22 +20,15 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
-#include "topology/topology.h"
+#include "common/timeutil.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 #ifndef TOP_SRCDIR
 #define TOP_SRCDIR "."
 #endif
 
 #define GiB (1024ULL * 1024 * 1024)
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -152,18 +145,18 @@ static int run(const char *label, const struct alloc_ctx *cx,
 
 	if (!samples)
 		return -1;
-	t0 = now_us();
+	t0 = fwd_clock_mono() * 1e6;
 	if (alloc_job_nodes(t, nodes, &ids, &job.n_nodes, &err) < 0) {
 		fprintf(stderr, "bench_decide: %s\n", err.text);
 		free(samples);
 		return -1;
 	}
-	parse_us = now_us() - t0;
+	parse_us = fwd_clock_mono() * 1e6 - t0;
 	job.node_ids = ids;
 	for (int i = 0; i < iters; i++) {
-		t0 = now_us();
+		t0 = fwd_clock_mono() * 1e6;
 		d = alloc_decide(cx, p, l, NULL, &job, 1e9, &err);
-		samples[i] = now_us() - t0;
+		samples[i] = fwd_clock_mono() * 1e6 - t0;
 		total += samples[i];
 		if (!d) {
 			fprintf(stderr, "bench_decide: %s\n", err.text);
@@ -225,7 +218,7 @@ int main(int argc, char **argv)
 	double t0, load_us, ctx_us;
 	int rc = 1;
 
-	t0 = now_us();
+	t0 = fwd_clock_mono() * 1e6;
 	t = topo_load(path, &err);
 	if (!t) {
 		fprintf(stderr, "bench_decide: %s: %s; using the builder\n",
@@ -233,12 +226,12 @@ int main(int argc, char **argv)
 		src = "builder (same shape)";
 		t = build_taihulight();
 	}
-	load_us = now_us() - t0;
+	load_us = fwd_clock_mono() * 1e6 - t0;
 	if (!p || !t)
 		goto out;
-	t0 = now_us();
+	t0 = fwd_clock_mono() * 1e6;
 	cx = alloc_ctx_create(t, &err);
-	ctx_us = now_us() - t0;
+	ctx_us = fwd_clock_mono() * 1e6 - t0;
 	l = alloc_ledger_create(t);
 	if (!cx || !l || fill_ledger(l, t) < 0)
 		goto out;

@@ -11,9 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/timeutil.h"
+#include "policies/policy.h"
 #include "sim/sim.h"
 #include "topology/topology.h"
-#include "policies/policy.h"
 
 #define N_JOBS 100000
 
@@ -119,14 +120,6 @@ static struct sim_jobs *generate(void)
 	return j;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(void)
 {
 	struct topology *t = taihulight();
@@ -153,10 +146,10 @@ int main(void)
 					     p};
 	struct sim_config cfg = {
 		.topo = t, .base = p, .policies = all, .n_policies = 3};
-	double t0 = now(), dt;
+	double t0 = fwd_clock_mono(), dt;
 	struct sim_result *r = sim_run(&cfg, c, j, &err);
 
-	dt = now() - t0;
+	dt = fwd_clock_mono() - t0;
 	if (!r) {
 		fprintf(stderr, "bench_sim: %s\n", err.text);
 		return 1;

@@ -18,9 +18,10 @@
 #include "allocator/decide.h"
 #include "allocator/decision_json.h"
 #include "allocator/ledger.h"
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
+#include "common/timeutil.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 /* The help text is laid out as printed. */
 /* clang-format off */
@@ -70,22 +71,6 @@ static void usage(FILE *f)
 "  2  usage error, or an input file is missing or invalid\n");
 }
 /* clang-format on */
-
-static double now_epoch(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
@@ -168,7 +153,7 @@ static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_USAGE;
 	}
 	if (now < 0)
-		now = now_epoch();
+		now = fwd_clock_real();
 	if (!(p = fwdctl_policy(ctx)) || !(t = fwdctl_topology(ctx)))
 		goto out;
 	if (!(cx = alloc_ctx_create(t, &err)) ||
@@ -189,14 +174,14 @@ static int run_decide(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("%s", err.text);
 		goto out;
 	}
-	t0 = mono_us();
+	t0 = fwd_clock_mono() * 1e6;
 	d = alloc_decide(cx, p, l, hf ? &hf->health : NULL, &jf->job, now,
 			 &err);
 	if (!d) {
 		fwdctl_err("decide: %s", err.text);
 		goto out;
 	}
-	d->elapsed_us = (uint64_t)(mono_us() - t0 + 0.5);
+	d->elapsed_us = (uint64_t)(fwd_clock_mono() * 1e6 - t0 + 0.5);
 	json = alloc_decision_to_json(d,
 				      compact ? JSON_COMPACT : JSON_INDENT(2));
 	if (!json) {

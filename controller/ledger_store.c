@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "controller/ledger_store.h"
 #include "db/db.h"
 #include "monitor/inventory.h"
@@ -292,15 +293,8 @@ void ledger_store_names_free(char **names, size_t n)
 static int names_push(char ***names, size_t *n, size_t *cap, const char *s,
 		      fwd_error_t *err)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? 2 * *cap : 16;
-		char **nv = realloc(*names, nc * sizeof(**names));
-
-		if (!nv)
-			return errprintf(err, "%s", strerror(errno));
-		*names = nv;
-		*cap = nc;
-	}
+	if (FWD_GROW(*names, *cap, *n + 1, 16) < 0)
+		return errprintf(err, "%s", strerror(errno));
 	if (!((*names)[*n] = strdup(s ? s : "")))
 		return errprintf(err, "%s", strerror(errno));
 	(*n)++;
@@ -360,16 +354,9 @@ int ledger_store_held_jobs(struct db *db, uint64_t **jobs, size_t *n,
 	if (!st || db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			uint64_t *nv = realloc(*jobs, nc * sizeof(**jobs));
-
-			if (!nv) {
-				errprintf(err, "%s", strerror(errno));
-				goto out;
-			}
-			*jobs = nv;
-			cap = nc;
+		if (FWD_GROW(*jobs, cap, *n + 1, 64) < 0) {
+			errprintf(err, "%s", strerror(errno));
+			goto out;
 		}
 		(*jobs)[(*n)++] = db_col_uint64(st, 0);
 	}
@@ -423,16 +410,8 @@ static int read_rows(struct db_stmt *st, struct ledger_row **rows, size_t *n,
 	while ((r = db_fetch(st, err)) > 0) {
 		struct ledger_row *w;
 
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			struct ledger_row *nv =
-				realloc(*rows, nc * sizeof(**rows));
-
-			if (!nv)
-				goto oom;
-			*rows = nv;
-			cap = nc;
-		}
+		if (FWD_GROW(*rows, cap, *n + 1, 64) < 0)
+			goto oom;
 		w = &(*rows)[(*n)++];
 		memset(w, 0, sizeof(*w));
 		w->job_id = db_col_uint64(st, 0);

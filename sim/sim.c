@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/array.h"
+#include "common/timeutil.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
 #include "sim/sim_internal.h"
@@ -87,15 +89,8 @@ struct freelist {
 
 static int fl_insert(struct freelist *fl, size_t at, struct run x)
 {
-	if (fl->n == fl->cap) {
-		size_t ncap = fl->cap ? fl->cap * 2 : 64;
-		struct run *v = realloc(fl->r, ncap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		fl->r = v;
-		fl->cap = ncap;
-	}
+	if (FWD_GROW(fl->r, fl->cap, fl->n + 1, 64) < 0)
+		return -1;
 	memmove(&fl->r[at + 1], &fl->r[at], (fl->n - at) * sizeof(x));
 	fl->r[at] = x;
 	fl->n++;
@@ -135,15 +130,8 @@ static int fl_free(struct freelist *fl, struct run x)
 
 static int push_run(struct sim *s, struct run x)
 {
-	if (s->n_runs == s->cap_runs) {
-		size_t ncap = s->cap_runs ? s->cap_runs * 2 : 1024;
-		struct run *v = realloc(s->runs, ncap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		s->runs = v;
-		s->cap_runs = ncap;
-	}
+	if (FWD_GROW(s->runs, s->cap_runs, s->n_runs + 1, 1024) < 0)
+		return -1;
 	s->runs[s->n_runs++] = x;
 	return 0;
 }
@@ -424,15 +412,8 @@ static void advance(struct runner *r, double t)
 
 static int fs_add(struct fwd_state *f, uint32_t job, double w)
 {
-	if (f->n == f->cap) {
-		size_t ncap = f->cap ? f->cap * 2 : 8;
-		struct holder *v = realloc(f->h, ncap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		f->h = v;
-		f->cap = ncap;
-	}
+	if (FWD_GROW(f->h, f->cap, f->n + 1, 8) < 0)
+		return -1;
 	f->h[f->n++] = (struct holder){job, w};
 	return 0;
 }
@@ -1008,12 +989,12 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 		      fwd_error_t *err)
 {
 	struct runner r = {.s = s, .res = res, .stamp = 1, .now = s->t0};
-	struct timespec ts0, ts1;
+	double t0;
 	struct sim_dfra *d = NULL;
 	size_t n = s->j->n ? s->j->n : 1;
 	int rv = -1;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	t0 = fwd_clock_mono();
 	res->kind = p->kind;
 	if (!(res->name = strdup(p->name)))
 		goto nomem;
@@ -1054,9 +1035,7 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 	advance(&r, s->t1);
 	if (finish(&r, baseline) < 0)
 		goto nomem;
-	clock_gettime(CLOCK_MONOTONIC, &ts1);
-	res->elapsed_s = (double)(ts1.tv_sec - ts0.tv_sec) +
-			 (double)(ts1.tv_nsec - ts0.tv_nsec) / 1e9;
+	res->elapsed_s = fwd_clock_mono() - t0;
 	rv = 0;
 	goto out;
 nomem:

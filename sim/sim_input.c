@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/array.h"
 #include "policies/classify.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
@@ -785,15 +786,8 @@ static int job_line(struct sim_jobs *j, const struct sim_curves *c,
 		return 0;
 	}
 	job.app = (size_t)a;
-	if (j->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		struct sim_job *v = realloc(j->jobs, ncap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		j->jobs = v;
-		*cap = ncap;
-	}
+	if (FWD_GROW(j->jobs, *cap, j->n + 1, 1024) < 0)
+		return -1;
 	if (!(job.id = strdup(f[0])))
 		return -1;
 	j->jobs[j->n++] = job;
