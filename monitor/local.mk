@@ -10,5 +10,6 @@ libfwdmonitor_la_SOURCES = \
 	monitor/anomaly.c monitor/anomaly.h \
 	monitor/dbscan.c monitor/dbscan.h \
 	monitor/health.c monitor/health.h \
-	monitor/health_db.c
+	monitor/health_priv.h monitor/health_store.c \
+	monitor/health_scan.c monitor/health_report.c monitor/health_job.c
 EXTRA_DIST += monitor/SCHEMA.md monitor/HEALTH.md
