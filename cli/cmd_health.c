@@ -15,12 +15,13 @@
 
 #include <jansson.h>
 
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "controller/health_ctl.h"
 #include "db/db.h"
 #include "monitor/health.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 /* Each feedback command gets this long before it is killed. */
 #define COMMAND_TIMEOUT 30.0
@@ -392,7 +393,7 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 		return rc;
 	if (o->json)
 		so.changes = json_array();
-	if (health_db_scan(db, p, t, &so_opts, &st, &err) < 0) {
+	if (ctl_health_scan(db, p, t, &so_opts, &st, &err) < 0) {
 		fwdctl_err("health scan: %s", err.text);
 		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
 					       : FWD_EXIT_INVALID;
@@ -735,7 +736,7 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
 	if (!db)
 		return rc;
-	if (health_db_job_check(db, p, t, id, &r, &err) < 0) {
+	if (ctl_health_job_check(db, p, t, id, &r, &err) < 0) {
 		fwdctl_err("health job: %s", err.text);
 		rc = errno == ENOENT		 ? FWD_EXIT_INVALID
 		     : db_err_unavailable(errno) ? FWD_EXIT_SERVICE

@@ -4,4 +4,7 @@
 noinst_LTLIBRARIES += libfwdcontroller.la
 libfwdcontroller_la_SOURCES = \
 	controller/audit.c controller/audit.h \
-	controller/ctl_store.c controller/ctl_store.h
+	controller/ctl_store.c controller/ctl_store.h \
+	controller/history.c controller/history.h \
+	controller/health_ctl.c controller/health_ctl.h \
+	controller/profile_ctl.c controller/profile_ctl.h

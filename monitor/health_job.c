@@ -10,11 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
-#include "db/db.h"
 #include "monitor/anomaly.h"
 #include "monitor/health.h"
 #include "monitor/health_priv.h"
@@ -76,41 +74,11 @@ static int parse_phases(const char *text, uint64_t job,
 	return 0;
 }
 
-/* Forwarders a job used: the ledger's rows, else its default mapping. */
-static int job_forwarders(struct scan *s, uint64_t job, const char *nodelist,
-			  char ***names, size_t *n)
-{
-	if (health_job_names(s,
-			     "SELECT DISTINCT forwarder FROM allocations"
-			     " WHERE job_id = ? AND action <> 'shadow'"
-			     " ORDER BY forwarder LIMIT 100000",
-			     job, names, n) < 0)
-		return -1;
-	if (*n)
-		return 0;
-	free(*names);
-	return health_default_forwarders(s, nodelist, names, n);
-}
-
-static void bucket_range(uint32_t nodes, uint32_t base, uint64_t *lo,
-			 uint64_t *hi)
-{
-	uint64_t b = 1;
-
-	if (base < 2)
-		base = 2;
-	while (b * base <= nodes)
-		b *= base;
-	*lo = b;
-	*hi = b * base - 1;
-}
-
 struct nb_row {
 	uint64_t id;
 	struct anomaly_neighbour nb;
 	char **fw;
 	size_t n_fw;
-	char *nodelist;
 };
 
 void health_job_report_free(struct health_job_report *r)
@@ -124,94 +92,43 @@ void health_job_report_free(struct health_job_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int health_db_job_check(struct db *db, const struct policy *p,
-			const struct topology *t, uint64_t job_id,
-			struct health_job_report *r, fwd_error_t *err)
+int health_job_check(const struct policy *p, const struct topology *t,
+		     const struct health_job_input *in,
+		     struct health_job_report *r, fwd_error_t *err)
 {
-	struct scan s = {.db = db, .p = p, .t = t, .err = err};
+	struct scan s = {.p = p, .t = t, .err = err};
+	const struct health_job *job = &in->job;
 	struct anomaly_phase *hist = NULL;
-	size_t n_hist = 0, cap_hist = 0, n_nb = 0, cap_nb = 0;
+	size_t n_hist = 0, cap_hist = 0, n_nb = 0;
 	struct nb_row *nbs = NULL;
 	struct anomaly_neighbour *plain = NULL;
 	struct anomaly_phase_report rep = {0};
 	struct anomaly_run run;
-	struct db_stmt *st = NULL;
-	char *nodelist = NULL, *phases = NULL;
-	double start, end;
-	uint64_t lo, hi;
-	int rv = -1, f;
+	int rv = -1;
 
 	memset(r, 0, sizeof(*r));
-	r->job_id = job_id;
-	st = db_prepare(db,
-			"SELECT j.user, j.name, j.node_count, j.start_at,"
-			" j.end_at, COALESCE(j.nodelist, ''), i.phases"
-			" FROM jobs j LEFT JOIN job_io i ON i.job_id = j.job_id"
-			" WHERE j.job_id = ? LIMIT 1",
-			err);
-	if (!st)
-		return -1;
-	if (db_bind_uint64(st, 0, job_id) < 0 || db_exec(st, err) < 0)
-		goto out;
-	f = db_fetch(st, err);
-	if (f < 0)
-		goto out;
-	if (f == 0) {
-		errno = ENOENT;
-		errprintf(err, "job %llu: not in the jobs table",
-			  (unsigned long long)job_id);
-		goto out;
-	}
-	snprintf(r->user, sizeof(r->user), "%s", db_col_text(st, 0));
-	snprintf(r->name, sizeof(r->name), "%s", db_col_text(st, 1));
-	r->nodes = (uint32_t)db_col_uint64(st, 2);
-	start = (double)db_col_int64(st, 3);
-	end = db_col_null(st, 4) ? (double)time(NULL)
-				 : (double)db_col_int64(st, 4);
-	nodelist = strdup(db_col_text(st, 5));
-	phases = db_col_null(st, 6) ? NULL : strdup(db_col_text(st, 6));
-	if (!nodelist) {
-		errprintf(err, "job check: out of memory");
-		goto out;
-	}
-	if (!phases) {
+	r->job_id = job->id;
+	snprintf(r->user, sizeof(r->user), "%s", in->user ? in->user : "");
+	snprintf(r->name, sizeof(r->name), "%s", in->name ? in->name : "");
+	r->nodes = job->nodes;
+	if (!in->phases) {
 		errno = ENOENT;
 		errprintf(err,
 			  "job %llu: no I/O phases recorded (job_io."
 			  "phases is empty)",
-			  (unsigned long long)job_id);
+			  (unsigned long long)job->id);
 		goto out;
 	}
-	if (parse_phases(phases, job_id, &r->phases, &r->n_phases, err) < 0)
+	if (parse_phases(in->phases, job->id, &r->phases, &r->n_phases, err) <
+	    0)
 		goto out;
-	db_stmt_close(st);
 
 	/* The same application's past runs at the same scale. */
-	bucket_range(r->nodes, p->history.bucket_base, &lo, &hi);
-	st = db_prepare(db,
-			"SELECT j.job_id, i.phases FROM jobs j"
-			" JOIN job_io i ON i.job_id = j.job_id"
-			" WHERE j.user = ? AND j.name = ?"
-			" AND j.node_count BETWEEN ? AND ?"
-			" AND j.end_at IS NOT NULL AND j.end_at <= ?"
-			" AND j.end_at >= ? AND j.job_id <> ?"
-			" AND i.phases IS NOT NULL"
-			" ORDER BY j.end_at DESC LIMIT 50",
-			err);
-	if (!st)
-		goto out;
-	if (db_bind_text(st, 0, r->user) < 0 ||
-	    db_bind_text(st, 1, r->name) < 0 || db_bind_uint64(st, 2, lo) < 0 ||
-	    db_bind_uint64(st, 3, hi) < 0 ||
-	    db_bind_int64(st, 4, (int64_t)start) < 0 ||
-	    db_bind_int64(st, 5, (int64_t)(start - p->history.max_age)) < 0 ||
-	    db_bind_uint64(st, 6, job_id) < 0 || db_exec(st, err) < 0)
-		goto out;
-	while ((f = db_fetch(st, err)) > 0) {
+	for (size_t k = 0; k < in->n_past; k++) {
 		struct anomaly_phase *ph;
 		size_t n;
 
-		if (parse_phases(db_col_text(st, 1), db_col_uint64(st, 0), &ph,
+		if (parse_phases(in->past[k].phases, in->past[k].job_id, &ph,
 				 &n, NULL) < 0)
 			continue; /* a bad past record: not history */
 		if (health_grow((void **)&hist, &cap_hist, n_hist + n + 1,
@@ -225,80 +142,40 @@ int health_db_job_check(struct db *db, const struct policy *p,
 		free(ph);
 		r->n_history_runs++;
 	}
-	if (f < 0)
-		goto out;
-	db_stmt_close(st);
-	st = NULL;
 	r->n_history_phases = n_hist;
 
-	if (job_forwarders(&s, job_id, nodelist, &r->forwarders,
-			   &r->n_forwarders) < 0)
+	if (health_job_forwarders(&s, job, &r->forwarders, &r->n_forwarders) <
+	    0)
 		goto out;
 
 	/* Jobs that ran at the same time. */
-	st = db_prepare(db,
-			"SELECT j.job_id, j.node_count, COALESCE(j.nodelist,"
-			" ''), COALESCE(i.io_mode, 'none'),"
-			" COALESCE(i.mdops_rate, 0),"
-			" COALESCE(i.peak_bandwidth_bps, 0), j.start_at,"
-			" COALESCE(j.end_at, ?)"
-			" FROM jobs j LEFT JOIN job_io i ON i.job_id = j.job_id"
-			" WHERE j.job_id <> ? AND j.start_at IS NOT NULL"
-			" AND j.start_at < ? AND (j.end_at IS NULL OR"
-			" j.end_at > ?) ORDER BY j.job_id LIMIT 10000",
-			err);
-	if (!st)
-		goto out;
-	if (db_bind_int64(st, 0, (int64_t)time(NULL)) < 0 ||
-	    db_bind_uint64(st, 1, job_id) < 0 ||
-	    db_bind_int64(st, 2, (int64_t)end) < 0 ||
-	    db_bind_int64(st, 3, (int64_t)start) < 0 || db_exec(st, err) < 0)
-		goto out;
-	while ((f = db_fetch(st, err)) > 0) {
-		struct nb_row *nr;
-
-		if (health_grow((void **)&nbs, &cap_nb, n_nb + 1,
-				sizeof(*nbs)) < 0) {
-			errprintf(err, "job check: out of memory");
-			goto out;
-		}
-		nr = &nbs[n_nb];
-		memset(nr, 0, sizeof(*nr));
-		nr->id = db_col_uint64(st, 0);
-		nr->nb.nodes = (uint32_t)db_col_uint64(st, 1);
-		nr->nodelist = strdup(db_col_text(st, 2));
-		nr->nb.n_to_1 = !strcmp(db_col_text(st, 3), "N-1");
-		nr->nb.metadata_rate = db_col_double(st, 4);
-		nr->nb.peak_bps = db_col_double(st, 5);
-		nr->nb.start = (double)db_col_int64(st, 6);
-		nr->nb.end = (double)db_col_int64(st, 7);
-		n_nb++;
-		if (!nr->nodelist) {
-			errprintf(err, "job check: out of memory");
-			goto out;
-		}
-	}
-	if (f < 0)
-		goto out;
-	db_stmt_close(st);
-	st = NULL;
-	plain = calloc(n_nb ? n_nb : 1, sizeof(*plain));
-	if (!plain) {
+	nbs = calloc(in->n_peers ? in->n_peers : 1, sizeof(*nbs));
+	plain = calloc(in->n_peers ? in->n_peers : 1, sizeof(*plain));
+	if (!nbs || !plain) {
 		errprintf(err, "job check: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n_nb; i++) {
-		if (job_forwarders(&s, nbs[i].id, nbs[i].nodelist, &nbs[i].fw,
-				   &nbs[i].n_fw) < 0)
+	for (size_t i = 0; i < in->n_peers; i++) {
+		const struct health_job_peer *pe = &in->peers[i];
+		struct nb_row *nr = &nbs[n_nb++];
+
+		nr->id = pe->job.id;
+		nr->nb.nodes = pe->job.nodes;
+		nr->nb.n_to_1 = pe->io_mode && !strcmp(pe->io_mode, "N-1");
+		nr->nb.metadata_rate = pe->mdops_rate;
+		nr->nb.peak_bps = pe->peak_bps;
+		nr->nb.start = pe->job.start;
+		nr->nb.end = pe->job.end;
+		if (health_job_forwarders(&s, &pe->job, &nr->fw, &nr->n_fw) < 0)
 			goto out;
-		plain[i] = nbs[i].nb;
+		plain[i] = nr->nb;
 		plain[i].job_id = NULL;
-		plain[i].forwarders = (const char *const *)nbs[i].fw;
-		plain[i].n_forwarders = nbs[i].n_fw;
+		plain[i].forwarders = (const char *const *)nr->fw;
+		plain[i].n_forwarders = nr->n_fw;
 	}
 	run.job_id = "run";
-	run.start = start;
-	run.end = end;
+	run.start = job->start;
+	run.end = job->end;
 	run.forwarders = (const char *const *)r->forwarders;
 	run.n_forwarders = r->n_forwarders;
 	run.phases = r->phases;
@@ -322,13 +199,14 @@ int health_db_job_check(struct db *db, const struct policy *p,
 		}
 	}
 	for (size_t i = 0; i < rep.n_neighbours; i++) {
-		const struct anomaly_neighbour_report *in = &rep.neighbours[i];
+		const struct anomaly_neighbour_report *nrep =
+			&rep.neighbours[i];
 		struct health_job_neighbour *o = &r->neighbours[i];
-		const struct nb_row *nr = &nbs[in->index];
+		const struct nb_row *nr = &nbs[nrep->index];
 
 		o->job_id = nr->id;
-		o->disruptive = in->disruptive;
-		snprintf(o->reasons, sizeof(o->reasons), "%s", in->reasons);
+		o->disruptive = nrep->disruptive;
+		snprintf(o->reasons, sizeof(o->reasons), "%s", nrep->reasons);
 		for (size_t a = 0; a < nr->n_fw && !o->shared[0]; a++)
 			for (size_t b = 0; b < r->n_forwarders; b++)
 				if (!strcmp(nr->fw[a], r->forwarders[b])) {
@@ -341,17 +219,12 @@ int health_db_job_check(struct db *db, const struct policy *p,
 	r->n_disruptive = rep.n_disruptive;
 	rv = 0;
 out:
-	db_stmt_close(st);
 	anomaly_phase_report_free(&rep);
-	for (size_t i = 0; i < n_nb; i++) {
+	for (size_t i = 0; i < n_nb; i++)
 		health_free_names(nbs[i].fw, nbs[i].n_fw);
-		free(nbs[i].nodelist);
-	}
 	free(nbs);
 	free(plain);
 	free(hist);
-	free(nodelist);
-	free(phases);
 	if (rv < 0)
 		health_job_report_free(r);
 	return rv;

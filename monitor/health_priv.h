@@ -51,6 +51,8 @@ struct scan {
 	size_t n, cap;
 	bool sorted;
 	double window;
+	const struct health_job *jobs; /* the scan's finished jobs */
+	size_t n_jobs;
 	fwd_error_t *err;
 };
 
@@ -63,5 +65,8 @@ void health_free_names(char **v, size_t n);
 /* The default forwarders of a node list, from the topology. */
 int health_default_forwarders(struct scan *s, const char *nodelist,
 			      char ***names, size_t *n);
+/* Forwarders a job used: what it held, else its default mapping. */
+int health_job_forwarders(struct scan *s, const struct health_job *j,
+			  char ***names, size_t *n);
 
 #endif

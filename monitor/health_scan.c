@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The health scan: reads rollups_minute, jobs, allocations and
- * jobstats_raw, applies the windows and writes health and health_history.
- * See monitor/health.h; tables in monitor/SCHEMA.md.
+ * The health scan: reads rollups_minute and jobstats_raw (the finished
+ * jobs and the forwarders they held come from the caller), applies the
+ * windows and writes health and health_history.  See monitor/health.h;
+ * tables in monitor/SCHEMA.md.
  */
 #include "config.h"
 
@@ -377,107 +378,66 @@ out:
 	return rv;
 }
 
-struct job_row {
-	uint64_t id;
-	uint32_t nodes;
-	double start, end;
-	char *nodelist;
-};
+/* Forwarders a job used: what it held, else its default mapping. */
+int health_job_forwarders(struct scan *s, const struct health_job *j,
+			  char ***names, size_t *n)
+{
+	char **v;
+
+	*names = NULL;
+	*n = 0;
+	if (!j->n_held)
+		return health_default_forwarders(
+			s, j->nodelist ? j->nodelist : "", names, n);
+	v = calloc(j->n_held, sizeof(*v));
+	if (!v)
+		return errprintf(s->err, "health scan: out of memory");
+	for (size_t i = 0; i < j->n_held; i++)
+		if (!(v[i] = strdup(j->held[i]))) {
+			health_free_names(v, i);
+			return errprintf(s->err, "health scan: out of memory");
+		}
+	*names = v;
+	*n = j->n_held;
+	return 0;
+}
 
 static int peer_scan(struct scan *s, double from, double to,
 		     struct health_scan_stats *stats)
 {
-	struct job_row *jobs = NULL;
-	size_t n = 0, cap = 0;
-	struct db_stmt *st;
-	int rv = -1, r;
-
-	st = db_prepare(s->db,
-			"SELECT job_id, node_count, start_at, end_at,"
-			" COALESCE(nodelist, '') FROM jobs"
-			" WHERE end_at >= ? AND end_at < ?"
-			" AND start_at IS NOT NULL AND node_count >= ?"
-			" ORDER BY end_at, job_id LIMIT 100000",
-			s->err);
-	if (!st)
-		return -1;
-	if (db_bind_int64(st, 0, (int64_t)from) < 0 ||
-	    db_bind_int64(st, 1, (int64_t)to) < 0 ||
-	    db_bind_uint64(st, 2, s->p->anomaly.peer.min_job_nodes) < 0 ||
-	    db_exec(st, s->err) < 0)
-		goto out;
-	while ((r = db_fetch(st, s->err)) > 0) {
-		struct job_row *j;
-
-		if (health_grow((void **)&jobs, &cap, n + 1, sizeof(*jobs)) <
-		    0) {
-			errprintf(s->err, "health scan: out of memory");
-			goto out;
-		}
-		j = &jobs[n];
-		j->id = db_col_uint64(st, 0);
-		j->nodes = (uint32_t)db_col_uint64(st, 1);
-		j->start = (double)db_col_int64(st, 2);
-		j->end = (double)db_col_int64(st, 3);
-		j->nodelist = strdup(db_col_text(st, 4));
-		if (!j->nodelist) {
-			errprintf(s->err, "health scan: out of memory");
-			goto out;
-		}
-		n++;
-	}
-	if (r < 0)
-		goto out;
-	db_stmt_close(st);
-	st = NULL;
-	for (size_t i = 0; i < n; i++) {
-		struct job_row *j = &jobs[i];
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		const struct health_job *j = &s->jobs[i];
 		char **names = NULL;
 		size_t nn = 0;
 		bool eligible = false;
+		int r;
 
+		if (!(j->end >= from && j->end < to) ||
+		    j->nodes < s->p->anomaly.peer.min_job_nodes)
+			continue;
 		stats->jobs++;
-		/* Forwarders: what the job really held, else its default
-		 * mapping. */
-		if (health_job_names(
-			    s,
-			    "SELECT DISTINCT forwarder FROM allocations"
-			    " WHERE job_id = ? ORDER BY forwarder"
-			    " LIMIT 100000",
-			    j->id, &names, &nn) < 0)
-			goto out;
-		if (!nn) {
-			free(names);
-			if (health_default_forwarders(s, j->nodelist, &names,
-						      &nn) < 0)
-				goto out;
-		}
+		if (health_job_forwarders(s, j, &names, &nn) < 0)
+			return -1;
 		r = peer_job(s, j->id, j->nodes, j->start, j->end,
 			     HEALTH_FORWARDER, names, nn, &eligible);
 		health_free_names(names, nn);
 		if (r < 0)
-			goto out;
+			return -1;
 		if (health_job_names(s,
 				     "SELECT DISTINCT target FROM jobstats_raw"
 				     " WHERE job_id = ? AND kind = 'ost'"
 				     " ORDER BY target LIMIT 100000",
 				     j->id, &names, &nn) < 0)
-			goto out;
+			return -1;
 		r = peer_job(s, j->id, j->nodes, j->start, j->end, HEALTH_OST,
 			     names, nn, &eligible);
 		health_free_names(names, nn);
 		if (r < 0)
-			goto out;
+			return -1;
 		if (eligible)
 			stats->jobs_eligible++;
 	}
-	rv = 0;
-out:
-	db_stmt_close(st);
-	for (size_t i = 0; i < n; i++)
-		free(jobs[i].nodelist);
-	free(jobs);
-	return rv;
+	return 0;
 }
 
 /* Combine the sustained verdict with the peer verdicts of the window. */
@@ -570,26 +530,16 @@ out:
 	return rv;
 }
 
-int health_db_scan(struct db *db, const struct policy *p,
-		   const struct topology *t, const struct health_scan_opts *o,
-		   struct health_scan_stats *stats, fwd_error_t *err)
+int health_scan_span(const struct policy *p, const struct health_scan_opts *o,
+		     double now, double *since_out, double *end_out,
+		     fwd_error_t *err)
 {
-	struct scan s = {.db = db,
-			 .p = p,
-			 .t = t,
-			 .err = err,
-			 .window = p->anomaly.window};
-	struct health_entry *rows = NULL;
-	size_t n_rows = 0;
-	double until, since, end, lo, now = (double)time(NULL);
-	bool locked = false, in_tx = false;
-	int rv = -1;
+	double window = p->anomaly.window, until, since, end;
 
-	memset(stats, 0, sizeof(*stats));
-	if (!(s.window > 0)) {
+	if (!(window > 0)) {
 		errno = EINVAL;
 		return errprintf(err, "anomaly.window %g: must be positive",
-				 s.window);
+				 window);
 	}
 	/* A window is applied once: one in the future would be marked
 	 * scanned before its statistics arrive and never looked at again.
@@ -602,9 +552,35 @@ int health_db_scan(struct db *db, const struct policy *p,
 				 o->until, now);
 	}
 	until = o->until > 0 ? o->until : now;
-	end = floor(until / s.window) * s.window;
+	end = floor(until / window) * window;
 	since = o->since > 0 ? o->since : end - 86400;
-	since = floor(since / s.window) * s.window;
+	since = floor(since / window) * window;
+	*since_out = since;
+	*end_out = end;
+	return 0;
+}
+
+int health_db_scan(struct db *db, const struct policy *p,
+		   const struct topology *t, const struct health_scan_opts *o,
+		   const struct health_job *jobs, size_t n_jobs,
+		   struct health_scan_stats *stats, fwd_error_t *err)
+{
+	struct scan s = {.db = db,
+			 .p = p,
+			 .t = t,
+			 .err = err,
+			 .window = p->anomaly.window,
+			 .jobs = jobs,
+			 .n_jobs = n_jobs};
+	struct health_entry *rows = NULL;
+	size_t n_rows = 0;
+	double since, end, lo, now = (double)time(NULL);
+	bool locked = false, in_tx = false;
+	int rv = -1;
+
+	memset(stats, 0, sizeof(*stats));
+	if (health_scan_span(p, o, now, &since, &end, err) < 0)
+		return -1;
 	if (db_lock(db, HEALTH_LOCK, p->database.lock_timeout, err) < 0)
 		return -1;
 	locked = true;

@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Job summaries in the database (job_io): written from traces or from
- * Lustre job_stats, read back as the runs of a profile key.  Every
- * statement is prepared; the only SQL assembled at run time is the WHERE
- * clause of the runs query, from constant fragments chosen by which key
- * fields the policy names (never from values), so the jobs_app index is
- * usable for the default key.
+ * Lustre job_stats, read back as the runs of a profile key and as the
+ * figures the health checks need.  Which jobs to read comes from the
+ * caller (the jobs table belongs to controller/): rows are selected by
+ * job id, in chunks whose IN lists are assembled from constant
+ * placeholders only.  Every statement is prepared.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
 #include "profiler/profile.h"
 #include "profiler/profile_priv.h"
+
+/* Job ids per statement of a by-id read. */
+#define IN_CHUNK 100
 
 enum trace_io_mode profile_mode_of(const char *s)
 {
@@ -27,67 +31,31 @@ enum trace_io_mode profile_mode_of(const char *s)
 	return m;
 }
 
-/* ---- jobs ---- */
-
-void profile_copy_col(const struct db_stmt *st, unsigned c, char *dst,
-		      size_t len, bool *has)
+/*
+ * "SELECT cols FROM job_io WHERE job_id IN (?, ...)" for ids[0..n)
+ * (0 < n <= IN_CHUNK), bound and executed; NULL on error.
+ */
+static struct db_stmt *io_select(struct db *db, const char *cols,
+				 const uint64_t *ids, size_t n,
+				 fwd_error_t *err)
 {
-	const char *v = db_col_null(st, c) ? NULL : db_col_text(st, c);
-
-	if (has)
-		*has = v != NULL;
-	snprintf(dst, len, "%s", v ? v : "");
-}
-
-void profile_jobrow_free(struct profile_jobrow *row)
-{
-	if (!row)
-		return;
-	free(row->nodelist);
-	row->nodelist = NULL;
-}
-
-int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
-		   fwd_error_t *err)
-{
+	char sql[1024 + 2 * IN_CHUNK];
 	struct db_stmt *st;
-	int rv = -1, r;
 
-	memset(row, 0, sizeof(*row));
-	st = db_prepare(db,
-			"SELECT job_id, user, account, name, partition_name,"
-			" nodelist, node_count, start_at, end_at FROM jobs"
-			" WHERE job_id = ?",
-			err);
-	if (!st)
-		return -1;
-	db_bind_uint64(st, 0, job_id);
-	if (db_exec(st, err) < 0)
-		goto out;
-	r = db_fetch(st, err);
-	if (r <= 0) {
-		rv = r;
-		goto out;
+	snprintf(sql, sizeof(sql), "SELECT %s FROM job_io WHERE job_id IN (?",
+		 cols);
+	for (size_t i = 1; i < n; i++)
+		strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+	strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
+	if (!(st = db_prepare(db, sql, err)))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		db_bind_uint64(st, (unsigned)i, ids[i]);
+	if (db_exec(st, err) < 0) {
+		db_stmt_close(st);
+		return NULL;
 	}
-	row->job_id = db_col_uint64(st, 0);
-	profile_copy_col(st, 1, row->user, sizeof(row->user), NULL);
-	profile_copy_col(st, 2, row->account, sizeof(row->account),
-			 &row->has_account);
-	profile_copy_col(st, 3, row->name, sizeof(row->name), NULL);
-	profile_copy_col(st, 4, row->partition, sizeof(row->partition),
-			 &row->has_partition);
-	if (!db_col_null(st, 5) &&
-	    !(row->nodelist = strdup(db_col_text(st, 5)))) {
-		errprintf(err, "out of memory");
-		goto out;
-	}
-	row->node_count = (uint32_t)db_col_uint64(st, 6);
-	row->start_at = db_col_int64(st, 7);
-	row->end_at = db_col_int64(st, 8);
-	rv = 1;
-out:
-	db_stmt_close(st);
-	return rv;
+	return st;
 }
 
 /* ---- runs ---- */
@@ -97,23 +65,21 @@ void profile_read_run(const struct db_stmt *st, struct profile_run *r,
 {
 	memset(r, 0, sizeof(*r));
 	*job_id = db_col_uint64(st, 0);
-	r->nodes = (uint32_t)db_col_uint64(st, 1);
-	r->end_time = db_col_int64(st, 2);
-	r->read_bytes = db_col_uint64(st, 3);
-	r->write_bytes = db_col_uint64(st, 4);
+	r->read_bytes = db_col_uint64(st, 1);
+	r->write_bytes = db_col_uint64(st, 2);
 	r->io_volume_bytes = r->read_bytes + r->write_bytes;
-	r->io_nodes = (uint32_t)db_col_uint64(st, 5);
-	r->node_bandwidth_bps = db_col_double(st, 6);
-	r->peak_bandwidth_bps = db_col_double(st, 7);
-	r->iops = db_col_double(st, 8);
-	r->mdops = db_col_double(st, 9);
+	r->io_nodes = (uint32_t)db_col_uint64(st, 3);
+	r->node_bandwidth_bps = db_col_double(st, 4);
+	r->peak_bandwidth_bps = db_col_double(st, 5);
+	r->iops = db_col_double(st, 6);
+	r->mdops = db_col_double(st, 7);
 	/* the column is NOT NULL DEFAULT 0: 0 means not measured */
 	r->metadata_queue =
-		db_col_double(st, 10) > 0 ? db_col_double(st, 10) : -1;
-	r->io_mode = profile_mode_of(db_col_text(st, 11));
-	r->forwarders = (uint32_t)db_col_uint64(st, 12);
-	r->achieved_bps = db_col_double(st, 13);
-	r->runtime = db_col_double(st, 14);
+		db_col_double(st, 8) > 0 ? db_col_double(st, 8) : -1;
+	r->io_mode = profile_mode_of(db_col_text(st, 9));
+	r->forwarders = (uint32_t)db_col_uint64(st, 10);
+	r->achieved_bps = db_col_double(st, 11);
+	r->runtime = db_col_double(st, 12);
 }
 
 void profile_runs_free(struct profile_runs *r)
@@ -146,100 +112,186 @@ int profile_runs_push(struct profile_runs *r, const struct profile_run *run,
 	return 0;
 }
 
-/* The finished runs of job's key, newest first. */
-int profile_key_runs(struct db *db, const struct policy *p,
-		     const struct profile_job *job, int64_t now,
-		     struct profile_runs *out, fwd_error_t *err)
+int profile_db_runs(struct db *db, const struct profile_jobref *jobs, size_t n,
+		    size_t max, struct profile_runs *out, fwd_error_t *err)
 {
-	char sql[1024];
+	for (size_t at = 0; at < n && out->n < max; at += IN_CHUNK) {
+		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
+		uint64_t ids[IN_CHUNK];
+		struct profile_run got[IN_CHUNK];
+		bool have[IN_CHUNK] = {false};
+		struct db_stmt *st;
+		int r;
+
+		for (size_t i = 0; i < k; i++)
+			ids[i] = jobs[at + i].job_id;
+		if (!(st = io_select(db, PROFILE_IO_RUN_COLS, ids, k, err)))
+			return -1;
+		while ((r = db_fetch(st, err)) > 0) {
+			struct profile_run run;
+			uint64_t id;
+
+			profile_read_run(st, &run, &id);
+			for (size_t i = 0; i < k; i++)
+				if (ids[i] == id && !have[i]) {
+					got[i] = run;
+					have[i] = true;
+					break;
+				}
+		}
+		db_stmt_close(st);
+		if (r < 0)
+			return -1;
+		for (size_t i = 0; i < k && out->n < max; i++) {
+			if (!have[i])
+				continue;
+			got[i].nodes = jobs[at + i].job.nodes;
+			got[i].end_time = jobs[at + i].end_at;
+			if (profile_runs_push(out, &got[i], ids[i])) {
+				errno = ENOMEM;
+				return errprintf(err, "out of memory");
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- what the health checks read ---- */
+
+void profile_io_free(struct profile_io *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].phases);
+		v[i].phases = NULL;
+	}
+}
+
+int profile_db_io(struct db *db, const uint64_t *ids, size_t n,
+		  struct profile_io *out, fwd_error_t *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		snprintf(out[i].io_mode, sizeof(out[i].io_mode), "none");
+	}
+	for (size_t at = 0; at < n; at += IN_CHUNK) {
+		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
+		struct db_stmt *st;
+		int r;
+
+		if (!(st = io_select(db,
+				     "job_id, io_mode, mdops_rate,"
+				     " peak_bandwidth_bps, phases",
+				     ids + at, k, err)))
+			goto fail;
+		while ((r = db_fetch(st, err)) > 0) {
+			uint64_t id = db_col_uint64(st, 0);
+
+			for (size_t i = at; i < at + k; i++) {
+				struct profile_io *o = &out[i];
+
+				if (ids[i] != id || o->found)
+					continue;
+				o->found = true;
+				snprintf(o->io_mode, sizeof(o->io_mode), "%s",
+					 db_col_null(st, 1)
+						 ? "none"
+						 : db_col_text(st, 1));
+				o->mdops_rate = db_col_double(st, 2);
+				o->peak_bandwidth_bps = db_col_double(st, 3);
+				if (!db_col_null(st, 4) &&
+				    !(o->phases = strdup(db_col_text(st, 4)))) {
+					db_stmt_close(st);
+					errno = ENOMEM;
+					errprintf(err, "out of memory");
+					goto fail;
+				}
+				break;
+			}
+		}
+		db_stmt_close(st);
+		if (r < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	profile_io_free(out, n);
+	return -1;
+}
+
+int profile_db_summary_ids(struct db *db, uint64_t **ids, size_t *n,
+			   fwd_error_t *err)
+{
 	struct db_stmt *st;
-	unsigned idx = 0;
+	uint64_t *v = NULL;
+	size_t cnt = 0, cap = 0;
 	int rv = -1, r;
-	int64_t since = p->history.max_age > 0
-				? now - (int64_t)p->history.max_age
-				: INT64_MIN;
 
-	snprintf(sql, sizeof(sql),
-		 "SELECT " RUN_COLS " FROM jobs j JOIN job_io i"
-		 " ON i.job_id = j.job_id"
-		 " WHERE j.end_at IS NOT NULL AND j.end_at >= ?");
-	for (size_t i = 0; i < p->history.key.count; i++) {
-		const char *f = p->history.key.items[i];
-		const char *frag = NULL;
-
-		if (!strcmp(f, "user"))
-			frag = " AND j.user = ?";
-		else if (!strcmp(f, "account"))
-			frag = " AND j.account <=> ?";
-		else if (!strcmp(f, "name"))
-			frag = " AND j.name = ?";
-		else if (!strcmp(f, "partition"))
-			frag = " AND j.partition_name <=> ?";
-		else if (!strcmp(f, "node_bucket"))
-			frag = " AND j.node_count >= ? AND j.node_count < ?";
-		if (!frag) {
-			errno = EINVAL;
-			return errprintf(err,
-					 "history.key: unknown field "
-					 "\"%s\"",
-					 f);
-		}
-		strncat(sql, frag, sizeof(sql) - strlen(sql) - 1);
-	}
-	strncat(sql, " ORDER BY j.end_at DESC LIMIT 500",
-		sizeof(sql) - strlen(sql) - 1);
-
-	if (!(st = db_prepare(db, sql, err)))
+	*ids = NULL;
+	*n = 0;
+	st = db_prepare(db, "SELECT job_id FROM job_io ORDER BY job_id", err);
+	if (!st)
 		return -1;
-	db_bind_int64(st, idx++, since);
-	for (size_t i = 0; i < p->history.key.count; i++) {
-		const char *f = p->history.key.items[i];
-
-		if (!strcmp(f, "user")) {
-			db_bind_text(st, idx++, job->user ? job->user : "");
-		} else if (!strcmp(f, "account")) {
-			db_bind_text(st, idx++, job->account);
-		} else if (!strcmp(f, "name")) {
-			db_bind_text(st, idx++, job->name ? job->name : "");
-		} else if (!strcmp(f, "partition")) {
-			db_bind_text(st, idx++, job->partition);
-		} else {
-			uint64_t lo = profile_bucket(job->nodes,
-						     p->history.bucket_base);
-			uint64_t base = p->history.bucket_base < 2
-						? 2
-						: p->history.bucket_base;
-
-			db_bind_uint64(st, idx++, lo);
-			db_bind_uint64(st, idx++, lo ? lo * base : 1);
-		}
-	}
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
-		struct profile_run run;
-		uint64_t id;
+		if (cnt == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			uint64_t *a = realloc(v, c * sizeof(*v));
 
-		profile_read_run(st, &run, &id);
-		if (profile_runs_push(out, &run, id)) {
-			errno = ENOMEM;
-			errprintf(err, "out of memory");
-			goto out;
+			if (!a) {
+				errno = ENOMEM;
+				errprintf(err, "out of memory");
+				goto out;
+			}
+			v = a;
+			cap = c;
 		}
+		v[cnt++] = db_col_uint64(st, 0);
 	}
 	if (r < 0)
 		goto out;
+	*ids = v;
+	*n = cnt;
+	v = NULL;
 	rv = 0;
 out:
+	free(v);
 	db_stmt_close(st);
 	return rv;
+}
+
+int profile_db_has_summary(struct db *db, const uint64_t *ids, size_t n,
+			   bool *has, fwd_error_t *err)
+{
+	for (size_t i = 0; i < n; i++)
+		has[i] = false;
+	for (size_t at = 0; at < n; at += IN_CHUNK) {
+		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
+		struct db_stmt *st;
+		int r;
+
+		if (!(st = io_select(db, "job_id", ids + at, k, err)))
+			return -1;
+		while ((r = db_fetch(st, err)) > 0) {
+			uint64_t id = db_col_uint64(st, 0);
+
+			for (size_t i = at; i < at + k; i++)
+				if (ids[i] == id)
+					has[i] = true;
+		}
+		db_stmt_close(st);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---- job summaries ---- */
 
 int profile_db_store_summary(struct db *db, uint64_t job_id,
 			     const struct trace_summary *s, double runtime,
-			     int64_t now, fwd_error_t *err)
+			     uint32_t forwarders_held, int64_t now,
+			     fwd_error_t *err)
 {
 	json_t *ph = json_array();
 	char *phases = NULL;
@@ -264,9 +316,9 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		return errprintf(err, "out of memory");
 	}
 	json_decref(ph);
-	/* k = the forwarders the ledger gave the job (shadow decisions hold
-	 * none); the bandwidth it achieved with them is its bandwidth in
-	 * I/O phases.  Without ledger rows an earlier k is kept. */
+	/* k = the forwarders the ledger gave the job (the caller counts
+	 * them); the bandwidth it achieved with them is its bandwidth in
+	 * I/O phases.  Without ledger rows (k = 0) an earlier k is kept. */
 	n = db_execf(
 		db, err,
 		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
@@ -274,10 +326,7 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
 		" phases, forwarders_held, bandwidth_achieved_bps, source,"
 		" updated_at)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		" (SELECT COUNT(DISTINCT a.forwarder) FROM allocations a"
-		"  WHERE a.job_id = ? AND a.action <> 'shadow'),"
-		" ?,'traces',?)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'traces',?)"
 		" ON DUPLICATE KEY UPDATE read_bytes = VALUES(read_bytes),"
 		" write_bytes = VALUES(write_bytes),"
 		" io_nodes = VALUES(io_nodes), procs = VALUES(procs),"
@@ -295,56 +344,23 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		(uint64_t)s->io_nodes, (uint64_t)s->io_procs,
 		trace_io_mode_name(s->io_mode), s->node_bandwidth_bps,
 		s->peak_bandwidth_bps, s->iops, s->mdops, s->mdops_rate,
-		runtime, phases, job_id, s->phase_bandwidth_bps, now);
+		runtime, phases, (uint64_t)forwarders_held,
+		s->phase_bandwidth_bps, now);
 	free(phases);
 	return n < 0 ? -1 : 0;
 }
 
 /* ---- Lustre job_stats ---- */
 
-static int jobstats_one(struct db *db, uint64_t job_id, uint32_t nodes,
-			double runtime, int64_t now, fwd_error_t *err)
+int profile_db_store_jobstats(struct db *db, uint64_t job_id, uint32_t nodes,
+			      double runtime,
+			      const struct profile_io_totals *tot, int64_t now,
+			      fwd_error_t *err)
 {
-	struct db_stmt *st;
-	uint64_t rb = 0, wb = 0, rops = 0, wops = 0, md = 0;
-	int rv = -1, r;
+	uint64_t rb = tot->read_bytes, wb = tot->write_bytes;
+	uint64_t rops = tot->read_ops, wops = tot->write_ops, md = tot->md_ops;
 	double vol, t = runtime > 1 ? runtime : 1;
 
-	/* the newest snapshot of each (target, Lustre job id, op) holds the
-	 * job's totals on that target */
-	st = db_prepare(
-		db,
-		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value)"
-		" FROM jobstats_raw r JOIN (SELECT kind, target,"
-		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
-		"  WHERE job_id = ? GROUP BY kind, target, lustre_job_id, op) m"
-		" ON m.kind = r.kind AND m.target = r.target"
-		" AND m.lustre_job_id = r.lustre_job_id AND m.op = r.op"
-		" AND m.ts = r.ts WHERE r.job_id = ? GROUP BY r.kind, r.op",
-		err);
-	if (!st)
-		return -1;
-	db_bind_uint64(st, 0, job_id);
-	db_bind_uint64(st, 1, job_id);
-	if (db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		const char *kind = db_col_text(st, 0), *op = db_col_text(st, 1);
-
-		if (!kind || !op)
-			continue;
-		if (!strcmp(kind, "mdt")) {
-			md += db_col_uint64(st, 2);
-		} else if (!strcmp(op, "read_bytes")) {
-			rops += db_col_uint64(st, 2);
-			rb += db_col_uint64(st, 3);
-		} else if (!strcmp(op, "write_bytes")) {
-			wops += db_col_uint64(st, 2);
-			wb += db_col_uint64(st, 3);
-		}
-	}
-	if (r < 0)
-		goto out;
 	vol = (double)(rb + wb);
 	if (db_execf(db, err,
 		     "INSERT INTO job_io (job_id, read_bytes, write_bytes,"
@@ -357,78 +373,6 @@ static int jobstats_one(struct db *db, uint64_t job_id, uint32_t nodes,
 		     nodes ? vol / t / nodes : 0, vol / t,
 		     (double)(rops + wops) / t, md, (double)md / t, runtime,
 		     now) < 0)
-		goto out;
-	rv = 0;
-out:
-	db_stmt_close(st);
-	return rv;
-}
-
-int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
-			fwd_error_t *err)
-{
-	struct db_stmt *st;
-	uint64_t *ids = NULL;
-	uint32_t *nodes = NULL;
-	double *rt = NULL;
-	size_t n = 0, cap = 0;
-	int rv = -1, r;
-
-	*made = 0;
-	st = db_prepare(
-		db,
-		"SELECT j.job_id, j.node_count,"
-		" GREATEST(COALESCE(j.end_at - j.start_at, 0), 0) FROM jobs j"
-		" WHERE j.end_at IS NOT NULL"
-		" AND NOT EXISTS (SELECT 1 FROM job_io i"
-		"  WHERE i.job_id = j.job_id)"
-		" AND EXISTS (SELECT 1 FROM jobstats_raw r"
-		"  WHERE r.job_id = j.job_id)"
-		" ORDER BY j.job_id LIMIT 100000",
-		err);
-	if (!st)
 		return -1;
-	if (db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			void *a = realloc(ids, c * sizeof(*ids));
-
-			if (!a)
-				goto nomem;
-			ids = a;
-			if (!(a = realloc(nodes, c * sizeof(*nodes))))
-				goto nomem;
-			nodes = a;
-			if (!(a = realloc(rt, c * sizeof(*rt))))
-				goto nomem;
-			rt = a;
-			cap = c;
-		}
-		ids[n] = db_col_uint64(st, 0);
-		nodes[n] = (uint32_t)db_col_uint64(st, 1);
-		rt[n] = db_col_double(st, 2);
-		n++;
-	}
-	if (r < 0)
-		goto out;
-	db_stmt_close(st);
-	st = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (jobstats_one(db, ids[i], nodes[i], rt[i], now, err))
-			goto out;
-		(*made)++;
-	}
-	rv = 0;
-	goto out;
-nomem:
-	errno = ENOMEM;
-	errprintf(err, "out of memory");
-out:
-	db_stmt_close(st);
-	free(ids);
-	free(nodes);
-	free(rt);
-	return rv;
+	return 0;
 }

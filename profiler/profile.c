@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/decide.h"
 #include "profiler/profile.h"
 
 uint32_t profile_bucket(uint32_t nodes, uint32_t base)
@@ -504,41 +503,4 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 		}
 	}
 	return 0;
-}
-
-void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
-		      struct alloc_bw_point *bw)
-{
-	memset(dst, 0, sizeof(*dst));
-	dst->io_volume_bytes = src->io_volume_bytes;
-	dst->io_nodes = src->io_nodes;
-	dst->node_bandwidth_bps = src->node_bandwidth_bps;
-	dst->peak_bandwidth_bps = src->peak_bandwidth_bps;
-	dst->iops = src->iops;
-	dst->mdops = src->mdops;
-	dst->metadata_queue = src->metadata_queue;
-	switch (src->io_mode) {
-	case TRACE_IO_N_N:
-		dst->io_mode = ALLOC_IO_N_N;
-		break;
-	case TRACE_IO_N_1:
-		dst->io_mode = ALLOC_IO_N_1;
-		break;
-	case TRACE_IO_N_M:
-		dst->io_mode = ALLOC_IO_N_M;
-		break;
-	case TRACE_IO_1_1:
-		dst->io_mode = ALLOC_IO_1_1;
-		break;
-	default:
-		dst->io_mode = ALLOC_IO_UNKNOWN;
-		break;
-	}
-	dst->runs = src->runs;
-	for (size_t i = 0; i < src->n_bw && i < PROFILE_MAX_BW; i++) {
-		bw[i].k = src->bw[i].k;
-		bw[i].bps = src->bw[i].bps;
-	}
-	dst->bw = src->n_bw ? bw : NULL;
-	dst->n_bw = src->n_bw;
 }

@@ -19,12 +19,11 @@
 struct db;
 struct db_stmt;
 
-/* Columns 0..14 of every runs query. */
-#define RUN_COLS                                                           \
-	"j.job_id, j.node_count, j.end_at, i.read_bytes, i.write_bytes,"   \
-	" i.io_nodes, i.node_bandwidth_bps, i.peak_bandwidth_bps, i.iops," \
-	" i.mdops_rate, i.metadata_queue, i.io_mode, i.forwarders_held,"   \
-	" i.bandwidth_achieved_bps, i.runtime"
+/* Columns 0..12 of every read of job_io as runs (profile_read_run()). */
+#define PROFILE_IO_RUN_COLS                                               \
+	"job_id, read_bytes, write_bytes, io_nodes, node_bandwidth_bps,"  \
+	" peak_bandwidth_bps, iops, mdops_rate, metadata_queue, io_mode," \
+	" forwarders_held, bandwidth_achieved_bps, runtime"
 
 struct profile_runs {
 	struct profile_run *v;
@@ -34,18 +33,19 @@ struct profile_runs {
 
 /* The I/O mode of a job_io.io_mode text; none when NULL or unknown. */
 enum trace_io_mode profile_mode_of(const char *s);
-/* Column c as text into dst ("" when NULL); *has (may be NULL) = !NULL. */
-void profile_copy_col(const struct db_stmt *st, unsigned c, char *dst,
-		      size_t len, bool *has);
-/* A run from the current row of a SELECT of RUN_COLS. */
+/* A run from the current row of a SELECT of PROFILE_IO_RUN_COLS (nodes
+ * and end_time are left 0: they come from the jobs table). */
 void profile_read_run(const struct db_stmt *st, struct profile_run *r,
 		      uint64_t *job_id);
 void profile_runs_free(struct profile_runs *r);
 int profile_runs_push(struct profile_runs *r, const struct profile_run *run,
 		      uint64_t job_id);
-/* The finished runs of job's key, newest first. */
-int profile_key_runs(struct db *db, const struct policy *p,
-		     const struct profile_job *job, int64_t now,
-		     struct profile_runs *out, fwd_error_t *err);
+/*
+ * The runs of jobs (in their order; jobs without a job_io row are
+ * skipped) appended to out until it holds max; nodes and end_time come
+ * from jobs.
+ */
+int profile_db_runs(struct db *db, const struct profile_jobref *jobs, size_t n,
+		    size_t max, struct profile_runs *out, fwd_error_t *err);
 
 #endif

@@ -184,7 +184,8 @@ static int store_prediction(struct db *db, const struct policy *p,
 }
 
 int profile_db_update(struct db *db, const struct policy *p,
-		      const struct profile_job *job, int64_t now,
+		      const struct profile_job *job,
+		      const struct profile_jobref *jobs, size_t n, int64_t now,
 		      fwd_error_t *err)
 {
 	char key[PROFILE_KEY_MAX + 1];
@@ -193,7 +194,7 @@ int profile_db_update(struct db *db, const struct policy *p,
 
 	if (profile_key(p, job, key, sizeof(key), err))
 		return -1;
-	if (profile_key_runs(db, p, job, now, &rs, err))
+	if (profile_db_runs(db, jobs, n, MAX_RUNS, &rs, err))
 		goto out;
 	rv = rs.n ? store_prediction(db, p, job, key, &rs, now, err) : 0;
 out:
@@ -359,9 +360,11 @@ out:
 	return rv;
 }
 
-int profile_lookup(struct db *db, const struct policy *p,
-		   const struct profile_job *job, int64_t now,
-		   struct profile_result *res, fwd_error_t *err)
+int profile_lookup_runs(struct db *db, const struct policy *p,
+			const struct profile_job *job,
+			const struct profile_jobref *jobs, size_t n,
+			int64_t now, struct profile_result *res,
+			fwd_error_t *err)
 {
 	struct profile_runs rs = {0};
 	int rv = -1, r;
@@ -369,7 +372,7 @@ int profile_lookup(struct db *db, const struct policy *p,
 	memset(res, 0, sizeof(*res));
 	if (profile_key(p, job, res->key, sizeof(res->key), err))
 		return -1;
-	if (profile_key_runs(db, p, job, now, &rs, err))
+	if (profile_db_runs(db, jobs, n, MAX_RUNS, &rs, err))
 		goto out;
 	if (rs.n &&
 	    profile_predict(rs.v, rs.n, job->nodes, p->history.runs,
@@ -413,8 +416,25 @@ static int cmp_keyed(const void *a, const void *b)
 		       : x->run.end_time < y->run.end_time;
 }
 
-int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
-		       struct profile_rebuild_stats *stats, fwd_error_t *err)
+static int cmp_jobref(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a;
+	uint64_t y = ((const struct profile_jobref *)b)->job_id;
+
+	return x < y ? -1 : x > y;
+}
+
+static void copy_str(char *dst, size_t len, const char *s, bool *has)
+{
+	if (has)
+		*has = s != NULL;
+	snprintf(dst, len, "%s", s ? s : "");
+}
+
+int profile_db_rebuild(struct db *db, const struct policy *p,
+		       const struct profile_jobref *jobs, size_t n_jobs,
+		       int64_t now, struct profile_rebuild_stats *stats,
+		       fwd_error_t *err)
 {
 	struct db_stmt *st = NULL;
 	struct keyed *v = NULL;
@@ -422,22 +442,24 @@ int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
 	int64_t del;
 	int rv = -1, r;
 
-	memset(stats, 0, sizeof(*stats));
-	if (profile_db_jobstats(db, now, &stats->jobstats, err))
-		return -1;
-	st = db_prepare(db,
-			"SELECT " RUN_COLS ", j.user, j.account, j.name,"
-			" j.partition_name FROM jobs j JOIN job_io i"
-			" ON i.job_id = j.job_id WHERE j.end_at IS NOT NULL",
-			err);
+	stats->runs = stats->profiles = stats->removed = 0;
+	st = db_prepare(db, "SELECT " PROFILE_IO_RUN_COLS " FROM job_io", err);
 	if (!st)
 		return -1;
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
+		const struct profile_jobref *ref;
+		struct profile_run run;
+		uint64_t id;
 		struct keyed *k;
 		struct profile_job job;
 		char key[PROFILE_KEY_MAX + 1];
+
+		profile_read_run(st, &run, &id);
+		ref = bsearch(&id, jobs, n_jobs, sizeof(*jobs), cmp_jobref);
+		if (!ref)
+			continue; /* not a finished job */
 
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 256;
@@ -450,13 +472,16 @@ int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
 		}
 		k = &v[n];
 		memset(k, 0, sizeof(*k));
-		profile_read_run(st, &k->run, &k->job_id);
-		profile_copy_col(st, 15, k->user, sizeof(k->user), NULL);
-		profile_copy_col(st, 16, k->account, sizeof(k->account),
-				 &k->has_account);
-		profile_copy_col(st, 17, k->name, sizeof(k->name), NULL);
-		profile_copy_col(st, 18, k->partition, sizeof(k->partition),
-				 &k->has_partition);
+		k->run = run;
+		k->run.nodes = ref->job.nodes;
+		k->run.end_time = ref->end_at;
+		k->job_id = id;
+		copy_str(k->user, sizeof(k->user), ref->job.user, NULL);
+		copy_str(k->account, sizeof(k->account), ref->job.account,
+			 &k->has_account);
+		copy_str(k->name, sizeof(k->name), ref->job.name, NULL);
+		copy_str(k->partition, sizeof(k->partition), ref->job.partition,
+			 &k->has_partition);
 		job.user = k->user;
 		job.account = k->has_account ? k->account : NULL;
 		job.name = k->name;

@@ -541,8 +541,9 @@ static void test_scan_until_future(void **state)
 		const char *tail = "): its windows are not complete yet";
 
 		errno = 0;
-		assert_int_equal(health_db_scan(NULL, p, NULL, &o, &st, &err),
-				 -1);
+		assert_int_equal(
+			health_db_scan(NULL, p, NULL, &o, NULL, 0, &st, &err),
+			-1);
 		assert_int_equal(errno, EINVAL);
 		assert_int_equal(
 			strncmp(err.text, cases[i].text, strlen(cases[i].text)),
@@ -557,8 +558,9 @@ static void test_scan_until_future(void **state)
 
 		o.until = (double)time(NULL) + 3600;
 
-		assert_int_equal(health_db_scan(NULL, p, NULL, &o, &st, &err),
-				 -1);
+		assert_int_equal(
+			health_db_scan(NULL, p, NULL, &o, NULL, 0, &st, &err),
+			-1);
 		assert_int_equal(errno, EINVAL);
 		assert_non_null(strstr(err.text, "in the future"));
 	}

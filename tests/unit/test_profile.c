@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 
-#include "allocator/decide.h"
 #include "policies/policy.h"
 #include "profiler/profile.h"
 
@@ -363,57 +362,6 @@ static void test_from_json(void **state)
 }
 
 /* The allocator's struct gets every figure; the mode names agree. */
-static void test_to_alloc(void **state)
-{
-	static const struct {
-		enum trace_io_mode in;
-		enum alloc_io_mode out;
-	} modes[] = {
-		{TRACE_IO_NONE, ALLOC_IO_UNKNOWN}, {TRACE_IO_1_1, ALLOC_IO_1_1},
-		{TRACE_IO_N_1, ALLOC_IO_N_1},	   {TRACE_IO_N_M, ALLOC_IO_N_M},
-		{TRACE_IO_N_N, ALLOC_IO_N_N},
-	};
-	struct profile p = {
-		.io_volume_bytes = 123,
-		.io_nodes = 45,
-		.node_bandwidth_bps = 6,
-		.peak_bandwidth_bps = 7,
-		.iops = 8,
-		.mdops = 9,
-		.metadata_queue = 10,
-		.runs = 11,
-		.n_bw = 2,
-		.bw = {{1, 1e9}, {4, 3e9}},
-	};
-	struct alloc_bw_point bw[PROFILE_MAX_BW];
-	struct alloc_profile a;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		p.io_mode = modes[i].in;
-		profile_to_alloc(&p, &a, bw);
-		assert_int_equal(a.io_mode, modes[i].out);
-		if (modes[i].out != ALLOC_IO_UNKNOWN)
-			assert_string_equal(alloc_io_mode_name(a.io_mode),
-					    trace_io_mode_name(p.io_mode));
-	}
-	assert_int_equal(a.io_volume_bytes, 123);
-	assert_int_equal(a.io_nodes, 45);
-	assert_near(a.node_bandwidth_bps, 6);
-	assert_near(a.peak_bandwidth_bps, 7);
-	assert_near(a.iops, 8);
-	assert_near(a.mdops, 9);
-	assert_near(a.metadata_queue, 10);
-	assert_int_equal(a.runs, 11);
-	assert_int_equal(a.n_bw, 2);
-	assert_ptr_equal(a.bw, bw);
-	assert_int_equal(a.bw[1].k, 4);
-	assert_near(a.bw[1].bps, 3e9);
-	p.n_bw = 0;
-	profile_to_alloc(&p, &a, bw);
-	assert_null(a.bw);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,7 +371,6 @@ int main(void)
 		cmocka_unit_test(test_predict_scaling_limits),
 		cmocka_unit_test(test_bandwidth_by_forwarders),
 		cmocka_unit_test(test_from_json),
-		cmocka_unit_test(test_to_alloc),
 	};
 
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
