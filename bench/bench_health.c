@@ -5,7 +5,7 @@
  *
  *   1. in memory: the detectors and the state machine alone, on generated
  *      series (what the scan computes once the rows are fetched);
- *   2. against MariaDB: health_db_scan() on the same day stored in
+ *   2. against MariaDB: ctl_health_scan() on the same day stored in
  *      rollups_minute, with 200 finished jobs for the peer detector (the
  *      whole scan: queries, detectors, one transaction), then a rescan of
  *      the same period (idempotent, nothing to apply).
@@ -25,12 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "topology/topology.h"
 #include "bench/testdb.h"
-#include "monitor/anomaly.h"
+#include "controller/health_ctl.h"
 #include "db/db.h"
+#include "monitor/anomaly.h"
 #include "monitor/health.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 #define N_FWD 288
 #define N_SERVICE 80 /* 512 nodes each: 40,960 compute nodes */
@@ -134,7 +135,7 @@ static int bench_memory(const struct policy *p, double t0)
 			if (health_step(&p->anomaly, &e[c], ws, ws + w, v,
 					reason, &chg) == 1) {
 				changes++;
-				excluded += chg.to == HEALTH_EXCLUDED;
+				excluded += chg.to == FWD_HEALTH_EXCLUDED;
 			}
 		}
 	}
@@ -330,7 +331,7 @@ static int bench_db(struct policy *p, double t0)
 		goto out;
 	}
 	b = fwd_clock_mono();
-	if (health_db_scan(db, p, t, &o, &st, &err) < 0) {
+	if (ctl_health_scan(db, p, t, &o, &st, &err) < 0) {
 		fprintf(stderr, "bench_health: scan: %s\n", err.text);
 		goto out;
 	}
@@ -341,7 +342,7 @@ static int bench_db(struct policy *p, double t0)
 	       "%zu bad; %zu jobs, %zu compared; %zu state changes)\n",
 	       st.components, c - b, st.windows, st.bad_windows, st.jobs,
 	       st.jobs_eligible, st.changes);
-	if (health_db_scan(db, p, t, &o, &st, &err) < 0) {
+	if (ctl_health_scan(db, p, t, &o, &st, &err) < 0) {
 		fprintf(stderr, "bench_health: rescan: %s\n", err.text);
 		goto out;
 	}
@@ -352,7 +353,7 @@ static int bench_db(struct policy *p, double t0)
 	o.since = 0;
 	o.until = t0 + MINUTES * 60 + p->anomaly.window;
 	a = fwd_clock_mono();
-	if (health_db_scan(db, p, t, &o, &st, &err) < 0) {
+	if (ctl_health_scan(db, p, t, &o, &st, &err) < 0) {
 		fprintf(stderr, "bench_health: next scan: %s\n", err.text);
 		goto out;
 	}
@@ -382,8 +383,10 @@ int main(void)
 		goto out;
 	if (env && *env) {
 		snprintf(policy_path, sizeof(policy_path), "%s", env);
-	} else if (access(TOP_SRCDIR "/scripts/testdb", X_OK) == 0 && mkdtemp(dir)) {
-		char *argv[] = {(char *)"/bin/sh", (char *)TOP_SRCDIR "/scripts/testdb",
+	} else if (access(TOP_SRCDIR "/scripts/testdb", X_OK) == 0 &&
+		   mkdtemp(dir)) {
+		char *argv[] = {(char *)"/bin/sh",
+				(char *)TOP_SRCDIR "/scripts/testdb",
 				(char *)"start", dir, NULL};
 
 		started = true;
@@ -412,7 +415,8 @@ int main(void)
 out:
 	policy_destroy(p);
 	if (started) {
-		char *stop[] = {(char *)"/bin/sh", (char *)TOP_SRCDIR "/scripts/testdb",
+		char *stop[] = {(char *)"/bin/sh",
+				(char *)TOP_SRCDIR "/scripts/testdb",
 				(char *)"stop", dir, NULL};
 		char *rm[] = {(char *)"/bin/rm", (char *)"-rf", dir, NULL};
 

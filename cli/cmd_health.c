@@ -15,12 +15,13 @@
 
 #include <jansson.h>
 
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "controller/health_ctl.h"
 #include "db/db.h"
 #include "monitor/health.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 /* Each feedback command gets this long before it is killed. */
 #define COMMAND_TIMEOUT 30.0
@@ -315,8 +316,8 @@ static json_t *change_json(const struct health_entry *e,
 	fmt_time(c->time, when, sizeof(when));
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:s, s:s?}",
 			 "kind", health_kind_name(e->kind), "name", e->name,
-			 "from", health_state_name(c->from), "to",
-			 health_state_name(c->to), "time", when, "unix",
+			 "from", fwd_health_name(c->from), "to",
+			 fwd_health_name(c->to), "time", when, "unix",
 			 (json_int_t)c->time, "admin", c->admin, "reason",
 			 c->reason, "command_error", cmd_err);
 }
@@ -338,7 +339,7 @@ static void on_change(void *arg, const struct health_entry *e,
 	}
 	fmt_time(c->time, when, sizeof(when));
 	printf("%s %s: %s -> %s at %s: %s\n", health_kind_name(e->kind),
-	       e->name, health_state_name(c->from), health_state_name(c->to),
+	       e->name, fwd_health_name(c->from), fwd_health_name(c->to),
 	       when, c->reason);
 	if (cmd_err)
 		fwdctl_err("%s %s: %s", health_kind_name(e->kind), e->name,
@@ -392,7 +393,7 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 		return rc;
 	if (o->json)
 		so.changes = json_array();
-	if (health_db_scan(db, p, t, &so_opts, &st, &err) < 0) {
+	if (ctl_health_scan(db, p, t, &so_opts, &st, &err) < 0) {
 		fwdctl_err("health scan: %s", err.text);
 		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
 					       : FWD_EXIT_INVALID;
@@ -434,7 +435,7 @@ static json_t *entry_json(const struct health_entry *e)
 	return json_pack(
 		"{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s}", "kind",
 		health_kind_name(e->kind), "name", e->name, "state",
-		health_state_name(e->state), "since", since, "source",
+		fwd_health_name(e->state), "since", since, "source",
 		e->override == HEALTH_OVERRIDE_NONE ? "scanner" : "admin",
 		"bad_windows", (int)e->bad_streak, "good_windows",
 		(int)e->good_streak, "scanned_until", scanned, "reason",
@@ -448,10 +449,10 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 	fwd_error_t err;
 	size_t n = 0;
 	struct db *db;
-	enum health_state only = HEALTH_OK;
+	enum fwd_health only = FWD_HEALTH_OK;
 	int rc = FWD_EXIT_OK;
 
-	if (o->state && health_state_parse(o->state, &only) < 0) {
+	if (o->state && fwd_health_parse(o->state, &only) < 0) {
 		fwdctl_err("health list: --state '%s': use ok, suspect or "
 			   "excluded",
 			   o->state);
@@ -500,7 +501,7 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 			fmt_time(h[i].since, since, sizeof(since));
 			printf("%-9s %-20s %-8s %-20s %-7s %4u %4u  %s\n",
 			       health_kind_name(h[i].kind), h[i].name,
-			       health_state_name(h[i].state), since,
+			       fwd_health_name(h[i].state), since,
 			       h[i].override == HEALTH_OVERRIDE_NONE ? "scanner"
 								     : "admin",
 			       h[i].bad_streak, h[i].good_streak, h[i].reason);
@@ -636,7 +637,7 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 				      "changed", 0));
 	} else if (r) {
 		printf("%s %s: %s -> %s\n", health_kind_name(kind), o->name,
-		       health_state_name(chg.from), health_state_name(chg.to));
+		       fwd_health_name(chg.from), fwd_health_name(chg.to));
 	} else {
 		printf("%s %s: state unchanged\n", health_kind_name(kind),
 		       o->name);
@@ -735,7 +736,7 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
 	if (!db)
 		return rc;
-	if (health_db_job_check(db, p, t, id, &r, &err) < 0) {
+	if (ctl_health_job_check(db, p, t, id, &r, &err) < 0) {
 		fwdctl_err("health job: %s", err.text);
 		rc = errno == ENOENT		 ? FWD_EXIT_INVALID
 		     : db_err_unavailable(errno) ? FWD_EXIT_SERVICE

@@ -16,6 +16,8 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "controller/history.h"
+#include "controller/profile_ctl.h"
 #include "policies/policy.h"
 #include "profiler/profile.h"
 
@@ -133,14 +135,14 @@ static int print_json(json_t *o)
 static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 		    bool json)
 {
-	struct profile_jobrow row;
+	struct history_job row;
 	struct profile_result res;
 	struct profile_job job;
 	fwd_error_t err;
 	json_t *o;
 	int r, rc;
 
-	r = profile_db_job(db, id, &row, &err);
+	r = history_job(db, id, &row, &err);
 	if (r < 0)
 		return db_fail("show", &err);
 	if (r == 0) {
@@ -156,7 +158,7 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 	job.nodes = row.node_count;
 	r = profile_lookup(db, fwdctl_policy(ctx), &job, time(NULL), &res,
 			   &err);
-	profile_jobrow_free(&row);
+	history_job_free(&row);
 	if (r < 0)
 		return db_fail("show", &err);
 	if (r == 0) {
@@ -286,7 +288,7 @@ static int do_rebuild(struct fwdctl_ctx *ctx, int argc, char **argv)
 	/* a rebuild reads every summary: allow it a minute per statement */
 	if (!(db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 60, true, &rc)))
 		return rc;
-	if (profile_db_rebuild(db, p, time(NULL), &st, &err)) {
+	if (ctl_profile_rebuild(db, p, time(NULL), &st, &err)) {
 		rc = db_fail("rebuild", &err);
 	} else {
 		printf("profile rebuild: %" PRIu64 " summaries from job_stats, "

@@ -187,8 +187,8 @@ static int do_compress(int argc, char **argv, bool expand)
 static void print_summary(const struct trace_summary *s)
 {
 	printf("io_mode:            %s (read %s, write %s)\n",
-	       trace_io_mode_name(s->io_mode), trace_io_mode_name(s->read_mode),
-	       trace_io_mode_name(s->write_mode));
+	       fwd_io_mode_name(s->io_mode), fwd_io_mode_name(s->read_mode),
+	       fwd_io_mode_name(s->write_mode));
 	printf("nodes:              %" PRIu32 "\n", s->nodes);
 	printf("io_nodes:           %" PRIu32 "\n", s->io_nodes);
 	printf("io_procs:           %" PRIu32 "\n", s->io_procs);

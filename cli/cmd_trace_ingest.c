@@ -18,6 +18,8 @@
 #include "cli/cmd_trace.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "controller/history.h"
+#include "controller/profile_ctl.h"
 #include "policies/policy.h"
 #include "profiler/profile.h"
 #include "profiler/summary.h"
@@ -42,7 +44,7 @@ static int file_node(const char *path, char *buf, size_t len)
 }
 
 /* Every file must be a node of the job (its Slurm hostlist). */
-static int check_nodes(const struct profile_jobrow *row, char **files, int n)
+static int check_nodes(const struct history_job *row, char **files, int n)
 {
 	hostlist_t hl;
 	int rc = 0;
@@ -79,9 +81,9 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct profile_jobrow row = {0};
+	struct history_job row = {0};
 	struct trace_summary s = {0};
-	bool json = ctx->json, have_sum = false;
+	bool json = ctx->json, have_sum = false, stored;
 	unsigned long long id = 0;
 	int64_t now = time(NULL), to;
 	struct db *db = NULL;
@@ -120,7 +122,7 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	}
 	if (!(db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc)))
 		return rc;
-	r = profile_db_job(db, id, &row, &err);
+	r = history_job(db, id, &row, &err);
 	if (r <= 0) {
 		if (r < 0) {
 			fwdctl_err("trace ingest: %s", err.text);
@@ -147,30 +149,17 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			  ? (double)(to - row.start_at)
 		  : s.end > s.start ? (double)(s.end - s.start + 1)
 				    : 0;
-	if (profile_db_store_summary(db, id, &s, runtime, now, &err)) {
-		fwdctl_err("trace ingest: %s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
-		goto out;
-	}
-	if (row.end_at) {
-		struct profile_job job = {
-			row.user,
-			row.has_account ? row.account : NULL,
-			row.name,
-			row.has_partition ? row.partition : NULL,
-			row.node_count,
-		};
-
-		if (profile_db_update(db, fwdctl_policy(ctx), &job, now, &err) <
-		    0) {
+	if (ctl_profile_store_summary(db, fwdctl_policy(ctx), &row, &s, runtime,
+				      now, &stored, &err) < 0) {
+		if (stored)
 			fwdctl_err("trace ingest: job %llu stored, profile "
 				   "not updated: %s",
 				   id, err.text);
-			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-						       : FWD_EXIT_INVALID;
-			goto out;
-		}
+		else
+			fwdctl_err("trace ingest: %s", err.text);
+		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
+					       : FWD_EXIT_INVALID;
+		goto out;
 	}
 	if (json) {
 		json_t *o = trace_summary_to_json(&s);
@@ -185,14 +174,14 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		       " nodes did I/O, %" PRIu64 " bytes read, %" PRIu64
 		       " written, %" PRIu64 " records outside the job's "
 		       "time\n",
-		       id, trace_io_mode_name(s.io_mode), s.io_nodes, s.nodes,
+		       id, fwd_io_mode_name(s.io_mode), s.io_nodes, s.nodes,
 		       s.read_bytes, s.write_bytes, s.outside);
 	}
 	rc = FWD_EXIT_OK;
 out:
 	if (have_sum)
 		trace_summary_free(&s);
-	profile_jobrow_free(&row);
+	history_job_free(&row);
 	db_close(db);
 	return rc;
 }

@@ -312,7 +312,7 @@ int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,
 	*n = 0;
 	st = db_prepare(db,
 			"SELECT DISTINCT forwarder FROM allocations"
-			" WHERE job_id = ? AND action <> 'shadow'"
+			" WHERE job_id = ? AND " LEDGER_HELD_WHERE
 			" ORDER BY forwarder LIMIT 100000",
 			err);
 	if (!st)

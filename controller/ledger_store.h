@@ -75,9 +75,15 @@ int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			 double now, uint64_t *released, fwd_error_t *err);
 
 /*
- * The distinct forwarders job J held: its rows that are not "shadow"
- * (a shadow job runs on its defaults and node prologs apply nothing),
- * held or already released, sorted by name.  *names is a malloc'd array
+ * The allocation rows that mean a job held the forwarder: every row but a
+ * shadow decision's (a shadow job runs on its defaults and node prologs
+ * apply nothing), released or not.  The one definition, for every query
+ * of the controller that asks what a job held.
+ */
+#define LEDGER_HELD_WHERE "action <> 'shadow'"
+
+/*
+ * The distinct forwarders job J held (LEDGER_HELD_WHERE), sorted by name.  *names is a malloc'd array
  * of malloc'd strings (ledger_store_names_free()); *n may be 0.
  */
 int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,

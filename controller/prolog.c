@@ -15,10 +15,10 @@
 #include "controller/audit.h"
 #include "controller/hook_run.h"
 #include "controller/ledger_store.h"
+#include "controller/profile_ctl.h"
 #include "db/db.h"
 #include "monitor/health.h"
 #include "policies/policy.h"
-#include "profiler/profile.h"
 #include "topology/topology.h"
 
 /*
@@ -43,7 +43,7 @@ static int load_health(struct db *db, const struct policy *p,
 	if (health_db_load(db, p->anomaly.window, &h, &n, err) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		enum fwd_health s = (enum fwd_health)h[i].state;
+		enum fwd_health s = h[i].state;
 		long k;
 
 		if (s == FWD_HEALTH_OK)

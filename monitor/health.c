@@ -17,7 +17,6 @@
 #include "monitor/health.h"
 
 static const char *const kind_names[] = {"forwarder", "ost"};
-static const char *const state_names[] = {"ok", "suspect", "excluded"};
 static const char *const override_names[] = {"none", "exclude", "clear"};
 
 const char *health_kind_name(enum health_kind k)
@@ -30,22 +29,6 @@ int health_kind_parse(const char *s, enum health_kind *out)
 	for (unsigned i = 0; i < 2; i++) {
 		if (!strcmp(s, kind_names[i])) {
 			*out = (enum health_kind)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-const char *health_state_name(enum health_state s)
-{
-	return (unsigned)s < 3 ? state_names[s] : "?";
-}
-
-int health_state_parse(const char *s, enum health_state *out)
-{
-	for (unsigned i = 0; i < 3; i++) {
-		if (!strcmp(s, state_names[i])) {
-			*out = (enum health_state)i;
 			return 0;
 		}
 	}
@@ -71,7 +54,7 @@ static void set_reason(char *dst, const char *reason)
 }
 
 /* Move e to `to` at time t and describe it in chg. */
-static int change(struct health_entry *e, enum health_state to, double t,
+static int change(struct health_entry *e, enum fwd_health to, double t,
 		  bool admin, const char *reason, struct health_change *chg)
 {
 	struct health_change c;
@@ -84,12 +67,12 @@ static int change(struct health_entry *e, enum health_state to, double t,
 	c = (struct health_change){
 		.from = e->state, .to = to, .time = t, .admin = admin};
 	set_reason(c.reason, reason);
-	if (to == HEALTH_OK) {
+	if (to == FWD_HEALTH_OK) {
 		c.episode_closed = true;
 		c.episode_start = e->episode_start;
 		c.episode_end = t;
 		e->episode_start = 0;
-	} else if (e->state == HEALTH_OK) {
+	} else if (e->state == FWD_HEALTH_OK) {
 		e->episode_start = t;
 	}
 	e->state = to;
@@ -104,7 +87,7 @@ int health_step(const struct policy_anomaly *p, struct health_entry *e,
 		double wstart, double wend, int verdict, const char *reason,
 		struct health_change *chg)
 {
-	enum health_state to = e->state;
+	enum fwd_health to = e->state;
 	double t = wstart;
 
 	if (!isfinite(wstart) || !isfinite(wend) || wend <= wstart ||
@@ -121,18 +104,18 @@ int health_step(const struct policy_anomaly *p, struct health_entry *e,
 			e->bad_since = wstart;
 		e->good_streak = 0;
 		if (e->bad_streak >= p->exclude_windows)
-			to = HEALTH_EXCLUDED;
+			to = FWD_HEALTH_EXCLUDED;
 		else if (e->bad_streak >= p->suspect_windows &&
-			 e->state == HEALTH_OK)
-			to = HEALTH_SUSPECT;
+			 e->state == FWD_HEALTH_OK)
+			to = FWD_HEALTH_SUSPECT;
 		/* The episode starts with the streak's first bad window. */
-		t = e->state == HEALTH_OK ? e->bad_since : wstart;
+		t = e->state == FWD_HEALTH_OK ? e->bad_since : wstart;
 	} else if (verdict == ANOMALY_GOOD) {
 		if (e->good_streak++ == 0)
 			e->good_since = wstart;
 		e->bad_streak = 0;
-		if (e->state != HEALTH_OK && e->good_streak >= p->clear_windows)
-			to = HEALTH_OK;
+		if (e->state != FWD_HEALTH_OK && e->good_streak >= p->clear_windows)
+			to = FWD_HEALTH_OK;
 		/* It has been healthy since the streak's first window. */
 		t = e->good_since;
 	}
@@ -145,22 +128,22 @@ int health_admin_exclude(struct health_entry *e, double now, const char *reason,
 			 struct health_change *chg)
 {
 	e->override = HEALTH_OVERRIDE_EXCLUDE;
-	if (e->state == HEALTH_EXCLUDED) {
+	if (e->state == FWD_HEALTH_EXCLUDED) {
 		set_reason(e->reason, reason);
 		return 0;
 	}
-	return change(e, HEALTH_EXCLUDED, now, true, reason, chg);
+	return change(e, FWD_HEALTH_EXCLUDED, now, true, reason, chg);
 }
 
 int health_admin_clear(struct health_entry *e, double now, const char *reason,
 		       struct health_change *chg)
 {
 	e->override = HEALTH_OVERRIDE_CLEAR;
-	if (e->state == HEALTH_OK) {
+	if (e->state == FWD_HEALTH_OK) {
 		set_reason(e->reason, reason);
 		return 0;
 	}
-	return change(e, HEALTH_OK, now, true, reason, chg);
+	return change(e, FWD_HEALTH_OK, now, true, reason, chg);
 }
 
 int health_admin_release(struct health_entry *e, double now, const char *reason,
@@ -169,11 +152,11 @@ int health_admin_release(struct health_entry *e, double now, const char *reason,
 	e->override = HEALTH_OVERRIDE_NONE;
 	e->bad_streak = 0;
 	e->good_streak = 0;
-	if (e->state == HEALTH_OK) {
+	if (e->state == FWD_HEALTH_OK) {
 		set_reason(e->reason, reason);
 		return 0;
 	}
-	return change(e, HEALTH_OK, now, true, reason, chg);
+	return change(e, FWD_HEALTH_OK, now, true, reason, chg);
 }
 
 /* ---- bins ------------------------------------------------------------- */
@@ -203,7 +186,7 @@ const char *health_bin_name(int bin)
 /* ---- commands ----------------------------------------------------------- */
 
 int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
-		    enum health_state from, bool append_name, double timeout,
+		    enum fwd_health from, bool append_name, double timeout,
 		    fwd_error_t *err)
 {
 	char **argv = NULL;
@@ -235,9 +218,9 @@ int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
 		 health_kind_name(e->kind));
 	snprintf(env_name, sizeof(env_name), "FWD_COMPONENT=%s", e->name);
 	snprintf(env_state, sizeof(env_state), "FWD_STATE=%s",
-		 health_state_name(e->state));
+		 fwd_health_name(e->state));
 	snprintf(env_prev, sizeof(env_prev), "FWD_PREVIOUS_STATE=%s",
-		 health_state_name(from));
+		 fwd_health_name(from));
 	snprintf(env_reason, sizeof(env_reason), "FWD_REASON=%s", e->reason);
 	/* What the command prints goes to our stderr (the journal under
 	 * the timer), never into our stdout, which may be JSON. */
@@ -263,13 +246,13 @@ int health_run_commands(const struct policy_anomaly *p,
 	}
 	if (e->kind != HEALTH_OST)
 		return rv;
-	if (chg->to == HEALTH_EXCLUDED && chg->from != HEALTH_EXCLUDED) {
+	if (chg->to == FWD_HEALTH_EXCLUDED && chg->from != FWD_HEALTH_EXCLUDED) {
 		if (health_run_argv(&p->ost_exclude_command, e, chg->from, true,
 				    timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);
 			rv = -1;
 		}
-	} else if (chg->from == HEALTH_EXCLUDED && chg->to != HEALTH_EXCLUDED) {
+	} else if (chg->from == FWD_HEALTH_EXCLUDED && chg->to != FWD_HEALTH_EXCLUDED) {
 		if (health_run_argv(&p->ost_restore_command, e, chg->from, true,
 				    timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);
@@ -293,7 +276,7 @@ char *health_to_json(const struct health_entry *entries, size_t n)
 		json_t *o = json_pack("{s:s, s:s, s:s}", "kind",
 				      health_kind_name(entries[i].kind), "name",
 				      entries[i].name, "state",
-				      health_state_name(entries[i].state));
+				      fwd_health_name(entries[i].state));
 
 		if (!o || json_array_append_new(arr, o) < 0)
 			goto nomem;

@@ -39,18 +39,13 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/vocab.h"
 #include "monitor/anomaly.h"
 #include "policies/policy.h"
 
 enum health_kind {
 	HEALTH_FORWARDER = 0,
 	HEALTH_OST,
-};
-
-enum health_state {
-	HEALTH_OK = 0,
-	HEALTH_SUSPECT,
-	HEALTH_EXCLUDED,
 };
 
 enum health_override {
@@ -66,7 +61,7 @@ enum health_override {
 struct health_entry {
 	enum health_kind kind;
 	char name[HEALTH_NAME_MAX];
-	enum health_state state;
+	enum fwd_health state;
 	enum health_override override;
 	double since;	      /* when the current state began */
 	double episode_start; /* start of the current episode, 0 if ok */
@@ -80,7 +75,7 @@ struct health_entry {
 
 /* A state change, for the history table and the commands. */
 struct health_change {
-	enum health_state from, to;
+	enum fwd_health from, to;
 	double time;			   /* when the new state begins */
 	bool episode_closed;		   /* to == ok: an episode ended */
 	double episode_start, episode_end; /* valid when episode_closed */
@@ -90,8 +85,6 @@ struct health_change {
 
 const char *health_kind_name(enum health_kind k);
 int health_kind_parse(const char *s, enum health_kind *out);
-const char *health_state_name(enum health_state s);
-int health_state_parse(const char *s, enum health_state *out);
 const char *health_override_name(enum health_override o);
 
 /* A fresh entry: ok, no streaks, no override. */
@@ -164,7 +157,7 @@ int health_run_commands(const struct policy_anomaly *p,
 /* Run one argv with the component environment, the name appended as
  * the last argument when append_name; see above. */
 int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
-		    enum health_state from, bool append_name, double timeout,
+		    enum fwd_health from, bool append_name, double timeout,
 		    fwd_error_t *err);
 
 /* ---- HEALTH.json --------------------------------------------------------- */
@@ -176,7 +169,7 @@ int health_run_argv(const struct policy_argv *cmd, const struct health_entry *e,
  */
 char *health_to_json(const struct health_entry *entries, size_t n);
 
-/* ---- the store (monitor/db.h) -------------------------------------------- */
+/* ---- the store (db/db.h) ------------------------------------------------- */
 
 struct db;
 struct topology;
@@ -189,13 +182,13 @@ struct topology;
  * and reason are filled; episode_start, bad_since and good_since are
  * estimated from the streaks (exact unless idle windows interleaved).
  * Runs one prepared SELECT, bounded by the connection's timeouts.
- * Returns 0, or -1 with errno (see monitor/db.h) and err set.
+ * Returns 0, or -1 with errno (see db/db.h) and err set.
  *
  *   struct health_entry *h; size_t n;
  *   if (health_db_load(db, p->anomaly.window, &h, &n, &err) == 0)
  *           for (size_t i = 0; i < n; i++)
  *                   if (h[i].kind == HEALTH_FORWARDER &&
- *                       h[i].state == HEALTH_EXCLUDED)
+ *                       h[i].state == FWD_HEALTH_EXCLUDED)
  *                           avoid(h[i].name);
  *   free(h);
  */
@@ -234,15 +227,42 @@ struct health_scan_stats {
 };
 
 /*
+ * A finished job as the health scan and the job check need it; the
+ * caller reads it from the jobs and allocations tables (controller/).
+ */
+struct health_job {
+	uint64_t id;
+	uint32_t nodes;
+	double start, end;
+	const char *nodelist;	 /* "" or NULL when unknown */
+	const char *const *held; /* the forwarders the job held (its
+				  * non-shadow allocations), sorted */
+	size_t n_held;		 /* 0: use the topology's default
+				  * mapping of nodelist */
+};
+
+/*
+ * The windows a scan with opts covers at time `now`: [*since, *end),
+ * aligned on anomaly.window.  -1 with errno EINVAL and err when
+ * anomaly.window is not positive or opts->until is later than now (or
+ * NaN): its windows would be marked scanned before their statistics
+ * arrive.
+ */
+int health_scan_span(const struct policy *p, const struct health_scan_opts *o,
+		     double now, double *since, double *end, fwd_error_t *err);
+
+/*
  * One scan: for every forwarder and OST of the topology (and every
  * component already in the health table), apply the windows after its
  * last scanned one (but not before opts->since) up to opts->until, with
  * verdicts from
  *   - the sustained detector on rollups_minute (the topology gives the
  *     benchmarked peak), and
- *   - the peer detector on the jobs that finished in the window, with
- *     their forwarders from `allocations` (else the topology's default
- *     mapping of the node list) and their OSTs from `jobstats_raw`;
+ *   - the peer detector on `jobs`, the jobs that finished in the span of
+ *     health_scan_span() (started, at least anomaly.peer.min_job_nodes
+ *     nodes, in order of end then id), with the forwarders they held
+ *     (else the topology's default mapping of the node list) and their
+ *     OSTs from `jobstats_raw`;
  * then write health and health_history in one transaction and, after the
  * commit, run the feedback commands of every change.  Serialised with
  * the admin commands by the named lock "fwdalloc.health".  Idempotent:
@@ -250,11 +270,11 @@ struct health_scan_stats {
  * nothing.  Returns 0 (command failures are only counted and reported
  * through on_change), or -1 with errno and err set; on error nothing is
  * written.  An `until` in the future fails with EINVAL before the
- * database is touched: its windows would be marked scanned before their
- * statistics arrive.
+ * database is touched (see health_scan_span()).
  */
 int health_db_scan(struct db *db, const struct policy *p,
 		   const struct topology *t, const struct health_scan_opts *o,
+		   const struct health_job *jobs, size_t n_jobs,
 		   struct health_scan_stats *st, fwd_error_t *err);
 
 /*
@@ -317,22 +337,51 @@ struct health_job_report {
 	size_t n_neighbours, n_disruptive;
 };
 
+/* A job that ran at the same time as the checked one, with the
+ * interference-prone features of its summary (job_io). */
+struct health_job_peer {
+	struct health_job job; /* end: now when still running */
+	const char *io_mode;   /* job_io.io_mode, "none" without a row */
+	double mdops_rate;     /* 0 without a row */
+	double peak_bps;       /* 0 without a row */
+};
+
+/* A past run of the same application: its job_io.phases. */
+struct health_job_past {
+	uint64_t job_id;
+	const char *phases;
+};
+
+/* What the job-level check reads; the caller fetches it from the owners
+ * of jobs, allocations (controller/) and job_io (profiler/). */
+struct health_job_input {
+	struct health_job job; /* end: now when still running */
+	const char *user, *name;
+	const char *phases; /* job_io.phases of the job, NULL when none */
+	/* the same application's past runs at the same scale (same user and
+	 * job name, node count in the same history.bucket_base bucket,
+	 * ended before the job started, within history.max_age), newest
+	 * first, with phases, at most 50 */
+	const struct health_job_past *past;
+	size_t n_past;
+	/* the jobs that overlapped it, by id, at most 10000 */
+	const struct health_job_peer *peers;
+	size_t n_peers;
+};
+
 /*
- * Beacon's job-level check for one finished job: cluster the (duration,
- * volume) of its I/O phases (job_io.phases) with those of the same
- * application's past runs (same user and job name, node count in the same
- * history.bucket_base bucket, ended before it, within history.max_age, at
- * most 50 runs) using anomaly.dbscan; when phases fall outside the
- * clusters, list the jobs that overlapped it on a shared forwarder
- * (allocations, else the topology's default mapping) with their
- * interference-prone features (decision.interference, from job_io).
- * Returns 0, or -1 with errno ENOENT ("job N: not in the jobs table" or
- * "no I/O phases recorded") or a database errno, and err set.  Release
- * with health_job_report_free().
+ * Beacon's job-level check for one job: cluster the (duration, volume)
+ * of its I/O phases with those of the past runs using anomaly.dbscan;
+ * when phases fall outside the clusters, list the peers that overlapped
+ * it on a shared forwarder (held, else the topology's default mapping)
+ * with their interference-prone features (decision.interference).
+ * Returns 0, or -1 with errno ENOENT ("no I/O phases recorded"), EINVAL
+ * (phases that do not parse) or ENOMEM, and err set.  Release with
+ * health_job_report_free().
  */
-int health_db_job_check(struct db *db, const struct policy *p,
-			const struct topology *t, uint64_t job_id,
-			struct health_job_report *r, fwd_error_t *err);
+int health_job_check(const struct policy *p, const struct topology *t,
+		     const struct health_job_input *in,
+		     struct health_job_report *r, fwd_error_t *err);
 void health_job_report_free(struct health_job_report *r);
 
 #endif

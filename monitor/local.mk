@@ -9,6 +9,8 @@ libfwdmonitor_la_SOURCES = \
 	monitor/inventory.c monitor/inventory.h \
 	monitor/anomaly.c monitor/anomaly.h \
 	monitor/dbscan.c monitor/dbscan.h \
+	monitor/jobstats.c monitor/jobstats.h \
 	monitor/health.c monitor/health.h \
-	monitor/health_db.c
+	monitor/health_priv.h monitor/health_store.c \
+	monitor/health_scan.c monitor/health_report.c monitor/health_job.c
 EXTRA_DIST += monitor/SCHEMA.md monitor/HEALTH.md

@@ -7,5 +7,5 @@ libfwdprofiler_la_SOURCES = \
 	profiler/summary.c profiler/summary.h \
 	profiler/synth.c profiler/synth.h \
 	profiler/profile.c profiler/profile.h \
-	profiler/profile_db.c
+	profiler/profile_priv.h profiler/history.c profiler/profile_store.c
 EXTRA_DIST += profiler/README.md

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocator/decide.h"
 #include "profiler/profile.h"
 
 uint32_t profile_bucket(uint32_t nodes, uint32_t base)
@@ -257,18 +256,18 @@ int profile_predict(const struct profile_run *runs, size_t n_runs,
 	}
 	/* the mode: most frequent, ties to the most recent run's */
 	{
-		unsigned cnt[TRACE_IO_N_N + 1] = {0};
-		enum trace_io_mode best = use[0]->io_mode;
+		unsigned cnt[FWD_IO_MODES] = {0};
+		enum fwd_io_mode best = use[0]->io_mode;
 
 		for (size_t i = 0; i < n_at; i++)
-			if ((unsigned)use[i]->io_mode <= TRACE_IO_N_N)
+			if ((unsigned)use[i]->io_mode < FWD_IO_MODES)
 				cnt[use[i]->io_mode]++;
 		for (size_t i = 0; i < n_at; i++)
 			if (cnt[use[i]->io_mode] > cnt[best])
 				best = use[i]->io_mode;
 		out->io_mode = best;
 	}
-	if (out->io_mode == TRACE_IO_1_1) {
+	if (out->io_mode == FWD_IO_1_1) {
 		out->io_nodes = 1;
 	} else {
 		double ion = MEDIAN_OF(ION) * f;
@@ -344,8 +343,8 @@ json_t *profile_to_json(const struct profile *p)
 		p->node_bandwidth_bps, "peak_bandwidth_bps",
 		p->peak_bandwidth_bps, "iops", p->iops, "mdops", p->mdops,
 		"metadata_queue", p->metadata_queue, "io_mode",
-		p->io_mode == TRACE_IO_NONE ? NULL
-					    : trace_io_mode_name(p->io_mode),
+		p->io_mode == FWD_IO_NONE ? NULL
+					    : fwd_io_mode_name(p->io_mode),
 		"runs", (json_int_t)p->runs, "bandwidth_by_forwarders", bw);
 	return o;
 }
@@ -445,12 +444,12 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 	p->runs = (uint32_t)d;
 	v = json_object_get(o, "io_mode");
 	if (!v) {
-		p->io_mode = TRACE_IO_NONE; /* unknown */
+		p->io_mode = FWD_IO_NONE; /* unknown */
 	} else if (!json_is_string(v)) {
 		errno = EINVAL;
 		return errprintf(err, "profile: \"io_mode\" must be one of "
 				      "\"N-N\", \"N-1\", \"N-M\", \"1-1\"");
-	} else if (trace_io_mode_parse(json_string_value(v), &p->io_mode)) {
+	} else if (fwd_io_mode_parse(json_string_value(v), &p->io_mode)) {
 		errno = EINVAL;
 		return errprintf(err,
 				 "profile: \"io_mode\": \"%s\": must be "
@@ -504,41 +503,4 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 		}
 	}
 	return 0;
-}
-
-void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
-		      struct alloc_bw_point *bw)
-{
-	memset(dst, 0, sizeof(*dst));
-	dst->io_volume_bytes = src->io_volume_bytes;
-	dst->io_nodes = src->io_nodes;
-	dst->node_bandwidth_bps = src->node_bandwidth_bps;
-	dst->peak_bandwidth_bps = src->peak_bandwidth_bps;
-	dst->iops = src->iops;
-	dst->mdops = src->mdops;
-	dst->metadata_queue = src->metadata_queue;
-	switch (src->io_mode) {
-	case TRACE_IO_N_N:
-		dst->io_mode = FWD_IO_N_N;
-		break;
-	case TRACE_IO_N_1:
-		dst->io_mode = FWD_IO_N_1;
-		break;
-	case TRACE_IO_N_M:
-		dst->io_mode = FWD_IO_N_M;
-		break;
-	case TRACE_IO_1_1:
-		dst->io_mode = FWD_IO_1_1;
-		break;
-	default:
-		dst->io_mode = FWD_IO_NONE;
-		break;
-	}
-	dst->runs = src->runs;
-	for (size_t i = 0; i < src->n_bw && i < PROFILE_MAX_BW; i++) {
-		bw[i].k = src->bw[i].k;
-		bw[i].bps = src->bw[i].bps;
-	}
-	dst->bw = src->n_bw ? bw : NULL;
-	dst->n_bw = src->n_bw;
 }

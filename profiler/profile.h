@@ -51,7 +51,7 @@ struct profile_run {
 	double iops;
 	double mdops;	       /* metadata ops/s in I/O phases */
 	double metadata_queue; /* < 0: unknown */
-	enum trace_io_mode io_mode;
+	enum fwd_io_mode io_mode;
 	uint32_t forwarders; /* forwarders held; 0: unknown */
 	double achieved_bps; /* bandwidth achieved with them; 0: unknown */
 };
@@ -75,7 +75,7 @@ struct profile {
 	double iops;
 	double mdops; /* metadata ops/s in I/O phases */
 	double metadata_queue;
-	enum trace_io_mode io_mode;
+	enum fwd_io_mode io_mode;
 	uint32_t runs;	      /* runs the prediction is based on */
 	uint32_t scale_nodes; /* node count of those runs (0: unknown) */
 	struct profile_bw bw[PROFILE_MAX_BW]; /* sorted by k, unique k */
@@ -129,18 +129,7 @@ json_t *profile_to_json(const struct profile *p);
  */
 int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err);
 
-/*
- * The allocator's view of a profile (allocator/decide.h), for the
- * controller prolog: fills dst, with dst->bw pointing at bw (room for
- * PROFILE_MAX_BW points, caller's storage that must outlive dst).  The
- * "none" mode maps to ALLOC_IO_UNKNOWN.
- */
-struct alloc_profile;
-struct alloc_bw_point;
-void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
-		      struct alloc_bw_point *bw);
-
-/* ---- the database (monitor/SCHEMA.md: jobs, job_io, profiles) ---- */
+/* ---- the database (monitor/SCHEMA.md: job_io, profiles) ---- */
 
 struct db;
 
@@ -153,6 +142,17 @@ enum profile_source {
 
 #define PROFILE_KEY_MAX 512
 
+/*
+ * A job of the jobs table as the profiler needs it.  The jobs table
+ * belongs to controller/, which reads these and passes them down.
+ */
+struct profile_jobref {
+	uint64_t job_id;
+	int64_t end_at;		/* 0: still running */
+	struct profile_job job; /* key fields (may be NULL where a function
+				 * does not need them) and node count */
+};
+
 struct profile_result {
 	enum profile_source source;
 	char key[PROFILE_KEY_MAX + 1];
@@ -162,79 +162,87 @@ struct profile_result {
 const char *profile_source_name(enum profile_source s);
 
 /*
- * profile_lookup - the profile of a job about to start.  Called by the
- * controller prolog (PrologSlurmctld) before the decision.
- *
- *   struct profile_job job = { user, account, name, partition, nodes };
- *   struct profile_result res;
- *   if (profile_lookup(db, policy, &job, time(NULL), &res, &err) < 0)
- *           fail open: db_err_unavailable(errno) ...
- *   if (res.source != PROFILE_SOURCE_NONE) {
- *           struct alloc_profile ap;
- *           struct alloc_bw_point bw[PROFILE_MAX_BW];
- *           profile_to_alloc(&res.profile, &ap, bw);
- *           job.profile = &ap;  (struct alloc_job for alloc_decide)
- *   }
- *
- * The key comes from policy->history.key.  The finished runs of that key
- * (jobs JOIN job_io, newest first, at most 500, not older than
- * history.max_age) are read with one prepared statement and predicted
- * from as in profile_predict() (K = history.runs).  Without runs, the
- * profiles row of the key (imported profiles) is scaled to the job's node
- * count.  Returns 1 with res filled, 0 when there is no history
- * (res->source NONE, res->key still set), -1 with errno and err on a
- * database error.  At most two round trips; each bounded by the
- * connection's timeout.  Strings in job may be NULL.
+ * The profile of job from the finished jobs of its key, `jobs` (newest
+ * first; job_id, end_at and job.nodes used): the runs of the first 500
+ * of them that have a summary in job_io are predicted from as in
+ * profile_predict() (K = history.runs).  Without runs, the profiles row
+ * of the key (imported profiles) is scaled to the job's node count.
+ * Returns 1 with res filled, 0 when there is no history (res->source
+ * NONE, res->key set), -1 with errno and err on a database error.
  */
-int profile_lookup(struct db *db, const struct policy *p,
-		   const struct profile_job *job, int64_t now,
-		   struct profile_result *res, fwd_error_t *err);
-
-/* A row of the jobs table. */
-struct profile_jobrow {
-	uint64_t job_id;
-	char user[65], account[65], name[256], partition[65];
-	bool has_account, has_partition;
-	char *nodelist; /* malloc'd, NULL when unknown */
-	uint32_t node_count;
-	int64_t start_at, end_at; /* 0 when unknown */
-};
-
-/* Read job_id's row: 1 found, 0 not found, -1 error. */
-int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
-		   fwd_error_t *err);
-void profile_jobrow_free(struct profile_jobrow *row);
+int profile_lookup_runs(struct db *db, const struct policy *p,
+			const struct profile_job *job,
+			const struct profile_jobref *jobs, size_t n,
+			int64_t now, struct profile_result *res,
+			fwd_error_t *err);
 
 /*
  * Store s as job_id's summary in job_io (source 'traces'; upsert).
  * forwarders_held = the distinct forwarders the allocations ledger gave
- * the job (not shadow decisions; an earlier value is kept when the ledger
- * has none), bandwidth_achieved_bps = its bandwidth in I/O phases, the
- * input of bandwidth_by_forwarders.  metadata_queue (from the forwarder
+ * the job (the caller counts them; 0 keeps an earlier value),
+ * bandwidth_achieved_bps = its bandwidth in I/O phases, the input of
+ * bandwidth_by_forwarders.  metadata_queue (from the forwarder
  * statistics) is left as it is.
  */
 int profile_db_store_summary(struct db *db, uint64_t job_id,
 			     const struct trace_summary *s, double runtime,
-			     int64_t now, fwd_error_t *err);
+			     uint32_t forwarders_held, int64_t now,
+			     fwd_error_t *err);
 
 /*
- * Recompute the profiles row of the key job falls in, from its stored
- * runs.  Returns 1 when a row was written, 0 when the key has no usable
- * run (nothing changed), -1 on error.
+ * Recompute the profiles row of the key job falls in, from the runs of
+ * `jobs`, the finished jobs of that key newest first (as for
+ * profile_lookup_runs()).  Returns 1 when a row was written, 0 when the
+ * key has no usable run (nothing changed), -1 on error.
  */
 int profile_db_update(struct db *db, const struct policy *p,
-		      const struct profile_job *job, int64_t now,
+		      const struct profile_job *job,
+		      const struct profile_jobref *jobs, size_t n, int64_t now,
 		      fwd_error_t *err);
 
+/* A job's Lustre job_stats totals (monitor/jobstats.h gives them). */
+struct profile_io_totals {
+	uint64_t read_bytes, write_bytes;
+	uint64_t read_ops, write_ops;
+	uint64_t md_ops;
+};
+
 /*
- * Summaries from Lustre job_stats (jobstats_raw) for finished jobs that
- * have none: volumes, operations and metadata operations from the newest
- * snapshot of each target; rates over the job's runtime; io_nodes = the
- * job's node count and io_mode 'none' (job_stats cannot tell which nodes
- * did I/O or how files were shared).  *made gets the rows written.
+ * A summary from Lustre job_stats for a finished job that has none:
+ * volumes, operations and metadata operations from tot; rates over the
+ * job's runtime; io_nodes = the job's node count and io_mode 'none'
+ * (job_stats cannot tell which nodes did I/O or how files were shared).
  */
-int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
-			fwd_error_t *err);
+int profile_db_store_jobstats(struct db *db, uint64_t job_id, uint32_t nodes,
+			      double runtime,
+			      const struct profile_io_totals *tot, int64_t now,
+			      fwd_error_t *err);
+
+/* The job ids that have a summary in job_io, ascending, malloc'd (*n
+ * may be 0 and *ids NULL). */
+int profile_db_summary_ids(struct db *db, uint64_t **ids, size_t *n,
+			   fwd_error_t *err);
+
+/* has[i] = whether ids[i] has a summary in job_io. */
+int profile_db_has_summary(struct db *db, const uint64_t *ids, size_t n,
+			   bool *has, fwd_error_t *err);
+
+/* What the health checks read of a job's summary. */
+struct profile_io {
+	bool found;		   /* the job has a job_io row */
+	char io_mode[16];	   /* "none" without a row */
+	double mdops_rate;	   /* 0 without a row */
+	double peak_bandwidth_bps; /* 0 without a row */
+	char *phases;		   /* job_io.phases JSON, NULL when none */
+};
+
+/*
+ * out[i] = the summary of ids[i] (n entries).  Release the phases with
+ * profile_io_free(); on error nothing is left allocated.
+ */
+int profile_db_io(struct db *db, const uint64_t *ids, size_t n,
+		  struct profile_io *out, fwd_error_t *err);
+void profile_io_free(struct profile_io *v, size_t n);
 
 struct profile_rebuild_stats {
 	uint64_t jobstats; /* job_io rows made from job_stats */
@@ -244,11 +252,13 @@ struct profile_rebuild_stats {
 };
 
 /*
- * Recompute every computed profile from the stored summaries, in one
- * transaction (imported profiles are kept unless runs now exist for their
- * key).
+ * Recompute every computed profile from the stored summaries of `jobs`,
+ * every finished job with its key fields (sorted by job id), in one
+ * transaction (imported profiles are kept unless runs now exist for
+ * their key).  st->jobstats is left as it is.
  */
-int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
+int profile_db_rebuild(struct db *db, const struct policy *p,
+		       const struct profile_jobref *jobs, size_t n, int64_t now,
 		       struct profile_rebuild_stats *st, fwd_error_t *err);
 
 /*

@@ -240,38 +240,6 @@ struct trace_job {
 	uint64_t records, lines, skipped, outside;
 };
 
-const char *trace_io_mode_name(enum trace_io_mode m)
-{
-	switch (m) {
-	case TRACE_IO_1_1:
-		return "1-1";
-	case TRACE_IO_N_1:
-		return "N-1";
-	case TRACE_IO_N_M:
-		return "N-M";
-	case TRACE_IO_N_N:
-		return "N-N";
-	default:
-		return "none";
-	}
-}
-
-int trace_io_mode_parse(const char *s, enum trace_io_mode *out)
-{
-	static const enum trace_io_mode all[] = {TRACE_IO_NONE, TRACE_IO_1_1,
-						 TRACE_IO_N_1, TRACE_IO_N_M,
-						 TRACE_IO_N_N};
-
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (!strcmp(s, trace_io_mode_name(all[i]))) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	errno = EINVAL;
-	return -1;
-}
-
 void trace_summary_opts_default(struct trace_summary_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -579,7 +547,7 @@ static int cmp_u64_desc(const void *a, const void *b)
  * volume: the fewest nodes that carry 90 % of those bytes, so a node
  * reading a small private file does not turn a 1-1 job into N-N.
  */
-static enum trace_io_mode classify(const struct trace_job *j, int d,
+static enum fwd_io_mode classify(const struct trace_job *j, int d,
 				   uint32_t job_nodes, uint64_t *owner)
 {
 	uint64_t shared = 0, priv = 0, acc = 0;
@@ -589,9 +557,9 @@ static enum trace_io_mode classify(const struct trace_job *j, int d,
 	for (uint32_t i = 0; i < j->n_nodes; i++)
 		io_nodes += j->node_io[d][i];
 	if (io_nodes == 0)
-		return TRACE_IO_NONE;
+		return FWD_IO_NONE;
 	if (io_nodes == 1)
-		return TRACE_IO_1_1;
+		return FWD_IO_1_1;
 	memset(owner, 0, j->n_nodes * sizeof(*owner));
 	for (size_t i = 0; i < j->n_files; i++) {
 		const struct file_ent *f = &j->files[i];
@@ -608,14 +576,14 @@ static enum trace_io_mode classify(const struct trace_job *j, int d,
 		}
 	}
 	if (shared >= priv)
-		return weighted / (double)shared > 0.5 ? TRACE_IO_N_1
-						       : TRACE_IO_N_M;
+		return weighted / (double)shared > 0.5 ? FWD_IO_N_1
+						       : FWD_IO_N_M;
 	qsort(owner, j->n_nodes, sizeof(*owner), cmp_u64_desc);
 	while (writers < j->n_nodes && (double)acc < 0.9 * (double)priv)
 		acc += owner[writers++];
 	if (writers <= 1)
-		return TRACE_IO_1_1;
-	return (uint64_t)writers * 2 > job_nodes ? TRACE_IO_N_N : TRACE_IO_N_M;
+		return FWD_IO_1_1;
+	return (uint64_t)writers * 2 > job_nodes ? FWD_IO_N_N : FWD_IO_N_M;
 }
 
 static int find_phases(struct trace_job *j, struct trace_summary *s)
@@ -780,9 +748,9 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
 	}
 	o = json_pack("{ss ss ss sI sI sI sI sI sI sI sI sf sI sI sf sf sf"
 		      " sf sf sI sI so sI sI sI sI}",
-		      "io_mode", trace_io_mode_name(s->io_mode), "read_mode",
-		      trace_io_mode_name(s->read_mode), "write_mode",
-		      trace_io_mode_name(s->write_mode), "nodes",
+		      "io_mode", fwd_io_mode_name(s->io_mode), "read_mode",
+		      fwd_io_mode_name(s->read_mode), "write_mode",
+		      fwd_io_mode_name(s->write_mode), "nodes",
 		      (json_int_t)s->nodes, "io_nodes", (json_int_t)s->io_nodes,
 		      "io_procs", (json_int_t)s->io_procs, "read_bytes",
 		      (json_int_t)s->read_bytes, "write_bytes",

@@ -42,19 +42,8 @@
 #include <jansson.h>
 
 #include "common/error.h"
+#include "common/vocab.h"
 #include "profiler/trace.h"
-
-enum trace_io_mode {
-	TRACE_IO_NONE = 0, /* no data I/O */
-	TRACE_IO_1_1,
-	TRACE_IO_N_1,
-	TRACE_IO_N_M,
-	TRACE_IO_N_N,
-};
-
-/* "1-1", "N-1", "N-M", "N-N", "none"; parse returns -1 when unknown. */
-const char *trace_io_mode_name(enum trace_io_mode m);
-int trace_io_mode_parse(const char *s, enum trace_io_mode *out);
 
 struct trace_summary_opts {
 	double phase_fraction; /* default 0.1 */
@@ -85,7 +74,7 @@ struct trace_summary {
 	uint64_t mdops;	       /* OPEN, RELEASE and other metadata records */
 	uint32_t files;	       /* distinct files read or written */
 	uint32_t shared_files; /* of which used by more than one node */
-	enum trace_io_mode io_mode, read_mode, write_mode;
+	enum fwd_io_mode io_mode, read_mode, write_mode;
 	double node_bandwidth_bps;  /* B_c in I/O phases */
 	double peak_bandwidth_bps;  /* busiest second, whole job */
 	double phase_bandwidth_bps; /* whole job, in I/O phases */

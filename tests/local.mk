@@ -91,10 +91,11 @@ tests_unit_test_summary_SOURCES = tests/unit/test_summary.c
 tests_unit_test_summary_LDADD = $(FWD_PROFILER_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_profile_SOURCES = tests/unit/test_profile.c
 tests_unit_test_profile_LDADD = $(FWD_PROFILER_LIBS) $(CMOCKA_LIBS)
-# the database failing during a lookup, faked (the working paths run
+# the database failing during a lookup and a rebuild (controller/
+# profile_ctl.c over the profile store), faked (the working paths run
 # against a real MariaDB in tests/integration/profile_db.sh)
 tests_unit_test_profile_db_SOURCES = tests/unit/test_profile_db.c
-tests_unit_test_profile_db_LDADD = $(FWD_PROFILER_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_profile_db_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 	-Wl,--wrap=db_prepare,--wrap=db_exec,--wrap=db_fetch \
 	-Wl,--wrap=db_stmt_close \

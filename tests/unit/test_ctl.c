@@ -25,9 +25,11 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "allocator/decide.h"
 #include "common/run.h"
 #include "controller/audit.h"
 #include "controller/job.h"
+#include "controller/profile_ctl.h"
 #include "policies/policy.h"
 
 static char tmpdir[] = "/tmp/fwd-test-ctl.XXXXXX";
@@ -434,6 +436,67 @@ static void test_job_from_env(void **state)
 	}
 }
 
+#define assert_near(a, b) assert_near_((a), (b), #a)
+static void assert_near_(double a, double b, const char *what)
+{
+	double eps = 1e-9 * (b < 0 ? -b : b) + 1e-9;
+
+	if (!(a - b <= eps && b - a <= eps))
+		fail_msg("%s = %.17g, want %.17g", what, a, b);
+}
+
+/* The allocator's view of a profile (moved with profile_to_alloc). */
+static void test_to_alloc(void **state)
+{
+	static const struct {
+		enum fwd_io_mode in;
+		enum fwd_io_mode out;
+	} modes[] = {
+		{FWD_IO_NONE, FWD_IO_NONE}, {FWD_IO_1_1, FWD_IO_1_1},
+		{FWD_IO_N_1, FWD_IO_N_1},	   {FWD_IO_N_M, FWD_IO_N_M},
+		{FWD_IO_N_N, FWD_IO_N_N},
+	};
+	struct profile p = {
+		.io_volume_bytes = 123,
+		.io_nodes = 45,
+		.node_bandwidth_bps = 6,
+		.peak_bandwidth_bps = 7,
+		.iops = 8,
+		.mdops = 9,
+		.metadata_queue = 10,
+		.runs = 11,
+		.n_bw = 2,
+		.bw = {{1, 1e9}, {4, 3e9}},
+	};
+	struct alloc_bw_point bw[PROFILE_MAX_BW];
+	struct alloc_profile a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		p.io_mode = modes[i].in;
+		profile_to_alloc(&p, &a, bw);
+		assert_int_equal(a.io_mode, modes[i].out);
+		if (modes[i].out != FWD_IO_NONE)
+			assert_string_equal(fwd_io_mode_name(a.io_mode),
+					    fwd_io_mode_name(p.io_mode));
+	}
+	assert_int_equal(a.io_volume_bytes, 123);
+	assert_int_equal(a.io_nodes, 45);
+	assert_near(a.node_bandwidth_bps, 6);
+	assert_near(a.peak_bandwidth_bps, 7);
+	assert_near(a.iops, 8);
+	assert_near(a.mdops, 9);
+	assert_near(a.metadata_queue, 10);
+	assert_int_equal(a.runs, 11);
+	assert_int_equal(a.n_bw, 2);
+	assert_ptr_equal(a.bw, bw);
+	assert_int_equal(a.bw[1].k, 4);
+	assert_near(a.bw[1].bps, 3e9);
+	p.n_bw = 0;
+	profile_to_alloc(&p, &a, bw);
+	assert_null(a.bw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_audit_records),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_job_from_env),
+		cmocka_unit_test(test_to_alloc),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, setup, teardown);

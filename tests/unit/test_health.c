@@ -52,9 +52,9 @@ static int verdict_of(char c)
 	return c == 'B' ? ANOMALY_BAD : c == 'G' ? ANOMALY_GOOD : ANOMALY_NONE;
 }
 
-static char state_char(enum health_state s)
+static char state_char(enum fwd_health s)
 {
-	return s == HEALTH_OK ? 'o' : s == HEALTH_SUSPECT ? 's' : 'e';
+	return s == FWD_HEALTH_OK ? 'o' : s == FWD_HEALTH_SUSPECT ? 's' : 'e';
 }
 
 static void test_sequences(void **state)
@@ -100,12 +100,12 @@ static void test_episode_times(void **state)
 
 		if (i == 1) {
 			assert_int_equal(r, 1);
-			assert_int_equal(chg.from, HEALTH_OK);
-			assert_int_equal(chg.to, HEALTH_SUSPECT);
+			assert_int_equal(chg.from, FWD_HEALTH_OK);
+			assert_int_equal(chg.to, FWD_HEALTH_SUSPECT);
 			assert_true(chg.time == W);
 		} else if (i == 3) {
 			assert_int_equal(r, 1);
-			assert_int_equal(chg.to, HEALTH_EXCLUDED);
+			assert_int_equal(chg.to, FWD_HEALTH_EXCLUDED);
 			assert_true(chg.time == 3 * W);
 			assert_false(chg.episode_closed);
 		} else {
@@ -116,8 +116,8 @@ static void test_episode_times(void **state)
 	assert_int_equal(health_step(&p->anomaly, &e, 6 * W, 7 * W,
 				     ANOMALY_GOOD, "served 2 GB/s", &chg),
 			 1);
-	assert_int_equal(chg.from, HEALTH_EXCLUDED);
-	assert_int_equal(chg.to, HEALTH_OK);
+	assert_int_equal(chg.from, FWD_HEALTH_EXCLUDED);
+	assert_int_equal(chg.to, FWD_HEALTH_OK);
 	assert_true(chg.episode_closed);
 	/* From the first bad window to the first good one of the streak
 	 * that cleared it. */
@@ -170,13 +170,13 @@ static void test_admin_overrides(void **state)
 	assert_int_equal(health_admin_exclude(&e, 100, "RAID rebuild", &chg),
 			 1);
 	assert_true(chg.admin);
-	assert_int_equal(chg.to, HEALTH_EXCLUDED);
+	assert_int_equal(chg.to, FWD_HEALTH_EXCLUDED);
 	for (; w < 10; w++)
 		assert_int_equal(health_step(&p->anomaly, &e, w * W,
 					     (w + 1) * W, ANOMALY_GOOD, "fine",
 					     &chg),
 				 0);
-	assert_int_equal(e.state, HEALTH_EXCLUDED);
+	assert_int_equal(e.state, FWD_HEALTH_EXCLUDED);
 	assert_int_equal(e.override, HEALTH_OVERRIDE_EXCLUDE);
 	assert_string_equal(e.reason, "RAID rebuild");
 	/* The scanner's opinion is still counted. */
@@ -192,7 +192,7 @@ static void test_admin_overrides(void **state)
 					     (w + 1) * W, ANOMALY_BAD, "slow",
 					     &chg),
 				 0);
-	assert_int_equal(e.state, HEALTH_OK);
+	assert_int_equal(e.state, FWD_HEALTH_OK);
 	assert_int_equal(e.bad_streak, 5);
 
 	/* Released: the scanner decides again, from empty streaks. */
@@ -203,7 +203,7 @@ static void test_admin_overrides(void **state)
 	assert_int_equal(health_step(&p->anomaly, &e, w * W, (w + 1) * W,
 				     ANOMALY_BAD, "slow", &chg),
 			 1);
-	assert_int_equal(e.state, HEALTH_SUSPECT);
+	assert_int_equal(e.state, FWD_HEALTH_SUSPECT);
 	w++;
 
 	/* A scan catching up on windows before an admin change does not
@@ -229,11 +229,11 @@ static void test_admin_overrides(void **state)
 
 	/* Releasing an excluded component puts it back to ok. */
 	assert_int_equal(health_admin_exclude(&e, 20000, "manual", &chg), 1);
-	assert_int_equal(chg.from, HEALTH_SUSPECT);
+	assert_int_equal(chg.from, FWD_HEALTH_SUSPECT);
 	assert_int_equal(health_admin_exclude(&e, 20001, "again", &chg), 0);
 	assert_int_equal(health_admin_release(&e, 30000, "done", &chg), 1);
-	assert_int_equal(chg.to, HEALTH_OK);
-	assert_int_equal(e.state, HEALTH_OK);
+	assert_int_equal(chg.to, FWD_HEALTH_OK);
+	assert_int_equal(e.state, FWD_HEALTH_OK);
 	policy_destroy(p);
 }
 
@@ -267,17 +267,17 @@ static void test_bins(void **state)
 static void test_names(void **state)
 {
 	enum health_kind k;
-	enum health_state s;
+	enum fwd_health s;
 
 	assert_int_equal(health_kind_parse("ost", &k), 0);
 	assert_int_equal(k, HEALTH_OST);
 	assert_int_equal(health_kind_parse("forwarder", &k), 0);
 	assert_int_equal(k, HEALTH_FORWARDER);
 	assert_int_equal(health_kind_parse("router", &k), -1);
-	assert_int_equal(health_state_parse("excluded", &s), 0);
-	assert_int_equal(s, HEALTH_EXCLUDED);
-	assert_int_equal(health_state_parse("broken", &s), -1);
-	assert_string_equal(health_state_name(HEALTH_SUSPECT), "suspect");
+	assert_int_equal(fwd_health_parse("excluded", &s), 0);
+	assert_int_equal(s, FWD_HEALTH_EXCLUDED);
+	assert_int_equal(fwd_health_parse("broken", &s), -1);
+	assert_string_equal(fwd_health_name(FWD_HEALTH_SUSPECT), "suspect");
 	assert_string_equal(health_override_name(HEALTH_OVERRIDE_CLEAR),
 			    "clear");
 }
@@ -289,7 +289,7 @@ static void test_json(void **state)
 
 	health_entry_init(&e[0], HEALTH_FORWARDER, "fwd1");
 	health_entry_init(&e[1], HEALTH_OST, "lustre-OST0003");
-	e[1].state = HEALTH_EXCLUDED;
+	e[1].state = FWD_HEALTH_EXCLUDED;
 	s = health_to_json(e, 2);
 	assert_non_null(s);
 	assert_string_equal(s, "[{\"kind\":\"forwarder\",\"name\":\"fwd1\","
@@ -367,7 +367,7 @@ static void test_command_environment(void **state)
 	char *out;
 
 	health_entry_init(&e, HEALTH_OST, "lustre-OST0007");
-	e.state = HEALTH_EXCLUDED;
+	e.state = FWD_HEALTH_EXCLUDED;
 	/* A reason with shell metacharacters stays inert. */
 	snprintf(e.reason, sizeof(e.reason), "slow; $(touch %s/pwned)", tmpdir);
 	snprintf(script, sizeof(script), "env | sort > %s/env", tmpdir);
@@ -378,7 +378,7 @@ static void test_command_environment(void **state)
 	a.argv = store;
 	a.argc = 3;
 	assert_int_equal(
-		health_run_argv(&a, &e, HEALTH_SUSPECT, false, 10, &err), 0);
+		health_run_argv(&a, &e, FWD_HEALTH_SUSPECT, false, 10, &err), 0);
 	out = slurp("env");
 	assert_non_null(out);
 	assert_non_null(strstr(out, "FWD_COMPONENT=lustre-OST0007\n"));
@@ -422,7 +422,7 @@ static void test_command_io(void **state)
 	assert_true(saved >= 0 && fd >= 0);
 	dup2(fd, STDOUT_FILENO);
 	close(fd);
-	rc = health_run_argv(&a, &e, HEALTH_OK, false, 10, &err);
+	rc = health_run_argv(&a, &e, FWD_HEALTH_OK, false, 10, &err);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
 	close(spare);
@@ -460,7 +460,7 @@ static void test_command_failures(void **state)
 		fwd_error_t err = {""};
 
 		errno = 0;
-		assert_int_equal(health_run_argv(&a, &e, HEALTH_OK, false,
+		assert_int_equal(health_run_argv(&a, &e, FWD_HEALTH_OK, false,
 						 fc[i].timeout, &err),
 				 -1);
 		assert_int_equal(errno, fc[i].want_errno);
@@ -474,8 +474,8 @@ static void test_run_commands(void **state)
 	char *s1[4], *s2[4], *s3[4];
 	char c1[256], c2[256], c3[256];
 	struct health_entry ost, fwd;
-	struct health_change chg = {.from = HEALTH_SUSPECT,
-				    .to = HEALTH_EXCLUDED};
+	struct health_change chg = {.from = FWD_HEALTH_SUSPECT,
+				    .to = FWD_HEALTH_EXCLUDED};
 	fwd_error_t err = {""};
 	char *out;
 
@@ -489,14 +489,14 @@ static void test_run_commands(void **state)
 		   "$0 $FWD_STATE");
 	health_entry_init(&ost, HEALTH_OST, "lustre-OST0009");
 	health_entry_init(&fwd, HEALTH_FORWARDER, "fwd4");
-	ost.state = fwd.state = HEALTH_EXCLUDED;
+	ost.state = fwd.state = FWD_HEALTH_EXCLUDED;
 	assert_int_equal(health_run_commands(&p->anomaly, &fwd, &chg, 10, &err),
 			 0);
 	assert_int_equal(health_run_commands(&p->anomaly, &ost, &chg, 10, &err),
 			 0);
-	chg.from = HEALTH_EXCLUDED;
-	chg.to = HEALTH_OK;
-	ost.state = HEALTH_OK;
+	chg.from = FWD_HEALTH_EXCLUDED;
+	chg.to = FWD_HEALTH_OK;
+	ost.state = FWD_HEALTH_OK;
 	assert_int_equal(health_run_commands(&p->anomaly, &ost, &chg, 10, &err),
 			 0);
 	out = slurp("alert");
@@ -541,8 +541,9 @@ static void test_scan_until_future(void **state)
 		const char *tail = "): its windows are not complete yet";
 
 		errno = 0;
-		assert_int_equal(health_db_scan(NULL, p, NULL, &o, &st, &err),
-				 -1);
+		assert_int_equal(
+			health_db_scan(NULL, p, NULL, &o, NULL, 0, &st, &err),
+			-1);
 		assert_int_equal(errno, EINVAL);
 		assert_int_equal(
 			strncmp(err.text, cases[i].text, strlen(cases[i].text)),
@@ -557,8 +558,9 @@ static void test_scan_until_future(void **state)
 
 		o.until = (double)time(NULL) + 3600;
 
-		assert_int_equal(health_db_scan(NULL, p, NULL, &o, &st, &err),
-				 -1);
+		assert_int_equal(
+			health_db_scan(NULL, p, NULL, &o, NULL, 0, &st, &err),
+			-1);
 		assert_int_equal(errno, EINVAL);
 		assert_non_null(strstr(err.text, "in the future"));
 	}

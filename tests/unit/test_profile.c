@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 
-#include "allocator/decide.h"
 #include "policies/policy.h"
 #include "profiler/profile.h"
 
@@ -105,7 +104,7 @@ static void test_key(void **state)
 
 static struct profile_run run(int64_t end, uint32_t nodes, uint64_t vol,
 			      uint32_t ion, double bc, double peak, double iops,
-			      double md, enum trace_io_mode mode)
+			      double md, enum fwd_io_mode mode)
 {
 	struct profile_run r = {
 		.end_time = end,
@@ -139,19 +138,19 @@ static struct profile_run run(int64_t end, uint32_t nodes, uint64_t vol,
 static void test_predict_nearest_scale(void **state)
 {
 	struct profile_run runs[] = {
-		run(1, 256, 999000000000ULL, 1, 1, 1, 1, 1, TRACE_IO_1_1),
+		run(1, 256, 999000000000ULL, 1, 1, 1, 1, 1, FWD_IO_1_1),
 		run(2, 256, 10000000000ULL, 256, 100e6, 8e9, 1000, 10,
-		    TRACE_IO_N_1),
+		    FWD_IO_N_1),
 		run(3, 256, 30000000000ULL, 200, 300e6, 6e9, 1000, 20,
-		    TRACE_IO_N_N),
+		    FWD_IO_N_N),
 		run(4, 256, 20000000000ULL, 128, 200e6, 4e9, 3000, 30,
-		    TRACE_IO_N_N),
+		    FWD_IO_N_N),
 		run(5, 256, 1000000000000ULL, 256, 50e6, 2e9, 2000, 40,
-		    TRACE_IO_N_1),
+		    FWD_IO_N_1),
 		run(6, 256, 40000000000ULL, 256, 400e6, 10e9, 4000, 50,
-		    TRACE_IO_N_1),
-		run(7, 512, 1, 512, 1, 1, 1, 1, TRACE_IO_N_N),
-		run(8, 512, 1, 512, 1, 1, 1, 1, TRACE_IO_N_N),
+		    FWD_IO_N_1),
+		run(7, 512, 1, 512, 1, 1, 1, 1, FWD_IO_N_N),
+		run(8, 512, 1, 512, 1, 1, 1, 1, FWD_IO_N_N),
 	};
 	struct profile p;
 
@@ -165,7 +164,7 @@ static void test_predict_nearest_scale(void **state)
 	assert_near(p.peak_bandwidth_bps, 7.03125e9);
 	assert_near(p.iops, 2343.75);
 	assert_near(p.mdops, 35.15625);
-	assert_int_equal(p.io_mode, TRACE_IO_N_1);
+	assert_int_equal(p.io_mode, FWD_IO_N_1);
 	assert_int_equal(p.n_bw, 0);
 
 	/* 400 nodes: 512 is nearer (112 vs 144): the two 512 runs */
@@ -173,7 +172,7 @@ static void test_predict_nearest_scale(void **state)
 	assert_int_equal(p.scale_nodes, 512);
 	assert_int_equal(p.runs, 2);
 	assert_int_equal(p.io_nodes, 400);
-	assert_int_equal(p.io_mode, TRACE_IO_N_N);
+	assert_int_equal(p.io_mode, FWD_IO_N_N);
 
 	/* 384 nodes: 128 from both; ties go to the larger scale */
 	assert_int_equal(profile_predict(runs, 8, 384, 5, 0, 100, &p), 0);
@@ -203,10 +202,10 @@ static void test_predict_nearest_scale(void **state)
 static void test_predict_scaling_limits(void **state)
 {
 	struct profile_run r1[] = {
-		run(1, 64, 1000, 1, 5e6, 5e6, 10, 1, TRACE_IO_1_1),
+		run(1, 64, 1000, 1, 5e6, 5e6, 10, 1, FWD_IO_1_1),
 	};
 	struct profile_run r2[] = {
-		run(1, 100, 1000, 100, 5e6, 5e8, 10, 1, TRACE_IO_N_N),
+		run(1, 100, 1000, 100, 5e6, 5e8, 10, 1, FWD_IO_N_N),
 	};
 	struct profile p;
 
@@ -226,11 +225,11 @@ static void test_predict_scaling_limits(void **state)
 static void test_bandwidth_by_forwarders(void **state)
 {
 	struct profile_run runs[] = {
-		run(1, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
-		run(2, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
-		run(3, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
-		run(4, 512, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
-		run(5, 256, 1, 1, 1, 1, 1, 1, TRACE_IO_N_N),
+		run(1, 256, 1, 1, 1, 1, 1, 1, FWD_IO_N_N),
+		run(2, 256, 1, 1, 1, 1, 1, 1, FWD_IO_N_N),
+		run(3, 256, 1, 1, 1, 1, 1, 1, FWD_IO_N_N),
+		run(4, 512, 1, 1, 1, 1, 1, 1, FWD_IO_N_N),
+		run(5, 256, 1, 1, 1, 1, 1, 1, FWD_IO_N_N),
 	};
 	struct profile p;
 	json_t *o, *bw;
@@ -261,7 +260,7 @@ static void test_bandwidth_by_forwarders(void **state)
 	assert_int_equal(json_integer_value(json_object_get(o, "runs")), 4);
 	json_decref(o);
 	/* an unknown mode is left out, as decide's input expects */
-	p.io_mode = TRACE_IO_NONE;
+	p.io_mode = FWD_IO_NONE;
 	o = profile_to_json(&p);
 	assert_null(json_object_get(o, "io_mode"));
 	assert_non_null(json_object_get(o, "io_nodes"));
@@ -362,58 +361,6 @@ static void test_from_json(void **state)
 	}
 }
 
-/* The allocator's struct gets every figure; the mode names agree. */
-static void test_to_alloc(void **state)
-{
-	static const struct {
-		enum trace_io_mode in;
-		enum fwd_io_mode out;
-	} modes[] = {
-		{TRACE_IO_NONE, FWD_IO_NONE}, {TRACE_IO_1_1, FWD_IO_1_1},
-		{TRACE_IO_N_1, FWD_IO_N_1},	   {TRACE_IO_N_M, FWD_IO_N_M},
-		{TRACE_IO_N_N, FWD_IO_N_N},
-	};
-	struct profile p = {
-		.io_volume_bytes = 123,
-		.io_nodes = 45,
-		.node_bandwidth_bps = 6,
-		.peak_bandwidth_bps = 7,
-		.iops = 8,
-		.mdops = 9,
-		.metadata_queue = 10,
-		.runs = 11,
-		.n_bw = 2,
-		.bw = {{1, 1e9}, {4, 3e9}},
-	};
-	struct alloc_bw_point bw[PROFILE_MAX_BW];
-	struct alloc_profile a;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		p.io_mode = modes[i].in;
-		profile_to_alloc(&p, &a, bw);
-		assert_int_equal(a.io_mode, modes[i].out);
-		if (modes[i].out != FWD_IO_NONE)
-			assert_string_equal(fwd_io_mode_name(a.io_mode),
-					    trace_io_mode_name(p.io_mode));
-	}
-	assert_int_equal(a.io_volume_bytes, 123);
-	assert_int_equal(a.io_nodes, 45);
-	assert_near(a.node_bandwidth_bps, 6);
-	assert_near(a.peak_bandwidth_bps, 7);
-	assert_near(a.iops, 8);
-	assert_near(a.mdops, 9);
-	assert_near(a.metadata_queue, 10);
-	assert_int_equal(a.runs, 11);
-	assert_int_equal(a.n_bw, 2);
-	assert_ptr_equal(a.bw, bw);
-	assert_int_equal(a.bw[1].k, 4);
-	assert_near(a.bw[1].bps, 3e9);
-	p.n_bw = 0;
-	profile_to_alloc(&p, &a, bw);
-	assert_null(a.bw);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,7 +370,6 @@ int main(void)
 		cmocka_unit_test(test_predict_scaling_limits),
 		cmocka_unit_test(test_bandwidth_by_forwarders),
 		cmocka_unit_test(test_from_json),
-		cmocka_unit_test(test_to_alloc),
 	};
 
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);

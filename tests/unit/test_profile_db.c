@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "controller/profile_ctl.h"
 #include "db/db.h"
 #include "policies/policy.h"
 #include "profiler/profile.h"
@@ -181,7 +182,7 @@ static void test_rebuild_failure(void **state)
 	(void)state;
 	fail_at = 2;
 	fail_errno = ECONNREFUSED;
-	assert_int_equal(profile_db_rebuild(NULL, p, 1000, &st, &err), -1);
+	assert_int_equal(ctl_profile_rebuild(NULL, p, 1000, &st, &err), -1);
 	assert_int_equal(errno, ECONNREFUSED);
 	assert_non_null(strstr(err.text, "fake loss"));
 	policy_destroy(p);

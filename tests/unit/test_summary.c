@@ -115,7 +115,7 @@ struct mode_case {
 	enum trace_synth_pattern pattern;
 	uint32_t nodes, procs, groups;
 	bool pid;
-	enum trace_io_mode want;
+	enum fwd_io_mode want;
 	uint32_t io_nodes, io_procs, files, shared_files;
 };
 
@@ -123,18 +123,18 @@ struct mode_case {
 static void test_modes(void **state)
 {
 	static const struct mode_case cases[] = {
-		{SYNTH_N_N, 8, 2, 0, true, TRACE_IO_N_N, 8, 16, 16, 0},
-		{SYNTH_N_N, 8, 1, 0, false, TRACE_IO_N_N, 8, 8, 8, 0},
-		{SYNTH_N_1, 8, 2, 0, true, TRACE_IO_N_1, 8, 16, 1, 1},
-		{SYNTH_N_1, 3, 1, 0, false, TRACE_IO_N_1, 3, 3, 1, 1},
-		{SYNTH_N_M, 8, 2, 2, true, TRACE_IO_N_M, 8, 16, 2, 2},
-		{SYNTH_N_M, 8, 1, 4, true, TRACE_IO_N_M, 8, 8, 4, 4},
-		{SYNTH_N_M_AGG, 8, 1, 2, true, TRACE_IO_N_M, 2, 2, 2, 0},
-		{SYNTH_N_M_AGG, 16, 2, 4, true, TRACE_IO_N_M, 4, 8, 8, 0},
-		{SYNTH_1_1, 8, 1, 0, true, TRACE_IO_1_1, 1, 1, 1, 0},
-		{SYNTH_1_1, 1, 1, 0, false, TRACE_IO_1_1, 1, 1, 1, 0},
-		{SYNTH_RANDOM, 4, 1, 0, true, TRACE_IO_N_N, 4, 4, 4, 0},
-		{SYNTH_META, 4, 1, 0, true, TRACE_IO_N_N, 4, 4, 4, 0},
+		{SYNTH_N_N, 8, 2, 0, true, FWD_IO_N_N, 8, 16, 16, 0},
+		{SYNTH_N_N, 8, 1, 0, false, FWD_IO_N_N, 8, 8, 8, 0},
+		{SYNTH_N_1, 8, 2, 0, true, FWD_IO_N_1, 8, 16, 1, 1},
+		{SYNTH_N_1, 3, 1, 0, false, FWD_IO_N_1, 3, 3, 1, 1},
+		{SYNTH_N_M, 8, 2, 2, true, FWD_IO_N_M, 8, 16, 2, 2},
+		{SYNTH_N_M, 8, 1, 4, true, FWD_IO_N_M, 8, 8, 4, 4},
+		{SYNTH_N_M_AGG, 8, 1, 2, true, FWD_IO_N_M, 2, 2, 2, 0},
+		{SYNTH_N_M_AGG, 16, 2, 4, true, FWD_IO_N_M, 4, 8, 8, 0},
+		{SYNTH_1_1, 8, 1, 0, true, FWD_IO_1_1, 1, 1, 1, 0},
+		{SYNTH_1_1, 1, 1, 0, false, FWD_IO_1_1, 1, 1, 1, 0},
+		{SYNTH_RANDOM, 4, 1, 0, true, FWD_IO_N_N, 4, 4, 4, 0},
+		{SYNTH_META, 4, 1, 0, true, FWD_IO_N_N, 4, 4, 4, 0},
 	};
 
 	(void)state;
@@ -159,10 +159,10 @@ static void test_modes(void **state)
 		if (sum.io_mode != c->want)
 			fail_msg("case %zu (%s): mode %s, want %s", i,
 				 trace_synth_name(c->pattern),
-				 trace_io_mode_name(sum.io_mode),
-				 trace_io_mode_name(c->want));
+				 fwd_io_mode_name(sum.io_mode),
+				 fwd_io_mode_name(c->want));
 		assert_int_equal(sum.write_mode, c->want);
-		assert_int_equal(sum.read_mode, TRACE_IO_NONE);
+		assert_int_equal(sum.read_mode, FWD_IO_NONE);
 		assert_int_equal(sum.nodes, c->nodes);
 		assert_int_equal(sum.io_nodes, c->io_nodes);
 		assert_int_equal(sum.io_procs, c->io_procs);
@@ -246,9 +246,9 @@ static void test_phase_math(void **state)
 	assert_int_equal(s.shared_files, 1);
 	/* writes: node a alone; reads: node b alone; together: one file
 	 * shared by both nodes */
-	assert_int_equal(s.write_mode, TRACE_IO_1_1);
-	assert_int_equal(s.read_mode, TRACE_IO_1_1);
-	assert_int_equal(s.io_mode, TRACE_IO_N_1);
+	assert_int_equal(s.write_mode, FWD_IO_1_1);
+	assert_int_equal(s.read_mode, FWD_IO_1_1);
+	assert_int_equal(s.io_mode, FWD_IO_N_1);
 	assert_int_equal(s.n_phases, 2);
 	assert_int_equal(s.phases[0].start, T0);
 	assert_int_equal(s.phases[0].end, T0 + 1);
@@ -367,7 +367,7 @@ static void test_job_nodes_option(void **state)
 	assert_int_equal(trace_job_finish(j, &s, NULL), 0);
 	assert_int_equal(s.nodes, 64);
 	assert_int_equal(s.io_nodes, 4);
-	assert_int_equal(s.io_mode, TRACE_IO_N_M);
+	assert_int_equal(s.io_mode, FWD_IO_N_M);
 	trace_summary_free(&s);
 	trace_job_destroy(j);
 }
@@ -380,16 +380,16 @@ static void test_dominant_by_volume(void **state)
 	static const struct {
 		uint64_t big[8]; /* private bytes per node */
 		uint64_t shared; /* bytes per node to one shared file */
-		enum trace_io_mode want;
+		enum fwd_io_mode want;
 	} cases[] = {
-		{{1000000000, 10, 10, 10, 10, 10, 10, 10}, 0, TRACE_IO_1_1},
-		{{500, 500, 1, 1, 1, 1, 1, 1}, 0, TRACE_IO_N_M},
-		{{100, 100, 100, 100, 100, 100, 100, 1}, 0, TRACE_IO_N_N},
+		{{1000000000, 10, 10, 10, 10, 10, 10, 10}, 0, FWD_IO_1_1},
+		{{500, 500, 1, 1, 1, 1, 1, 1}, 0, FWD_IO_N_M},
+		{{100, 100, 100, 100, 100, 100, 100, 1}, 0, FWD_IO_N_N},
 		/* half of the nodes: aggregators; more than half: N-N */
-		{{100, 100, 100, 100, 0, 0, 0, 0}, 0, TRACE_IO_N_M},
-		{{100, 100, 100, 100, 100, 0, 0, 0}, 0, TRACE_IO_N_N},
-		{{10, 10, 10, 10, 10, 10, 10, 10}, 11, TRACE_IO_N_1},
-		{{12, 12, 12, 12, 12, 12, 12, 12}, 11, TRACE_IO_N_N},
+		{{100, 100, 100, 100, 0, 0, 0, 0}, 0, FWD_IO_N_M},
+		{{100, 100, 100, 100, 100, 0, 0, 0}, 0, FWD_IO_N_N},
+		{{10, 10, 10, 10, 10, 10, 10, 10}, 11, FWD_IO_N_1},
+		{{12, 12, 12, 12, 12, 12, 12, 12}, 11, FWD_IO_N_N},
 	};
 
 	(void)state;
@@ -423,8 +423,8 @@ static void test_dominant_by_volume(void **state)
 		assert_int_equal(trace_job_finish(j, &s, NULL), 0);
 		if (s.io_mode != cases[i].want)
 			fail_msg("case %zu: %s, want %s", i,
-				 trace_io_mode_name(s.io_mode),
-				 trace_io_mode_name(cases[i].want));
+				 fwd_io_mode_name(s.io_mode),
+				 fwd_io_mode_name(cases[i].want));
 		trace_summary_free(&s);
 		trace_job_destroy(j);
 	}
@@ -486,14 +486,14 @@ static void test_time_window(void **state)
 static void test_mode_names(void **state)
 {
 	static const char *const names[] = {"none", "1-1", "N-1", "N-M", "N-N"};
-	enum trace_io_mode m;
+	enum fwd_io_mode m;
 
 	(void)state;
 	for (size_t i = 0; i < 5; i++) {
-		assert_int_equal(trace_io_mode_parse(names[i], &m), 0);
-		assert_string_equal(trace_io_mode_name(m), names[i]);
+		assert_int_equal(fwd_io_mode_parse(names[i], &m), 0);
+		assert_string_equal(fwd_io_mode_name(m), names[i]);
 	}
-	assert_int_equal(trace_io_mode_parse("N-2", &m), -1);
+	assert_int_equal(fwd_io_mode_parse("N-2", &m), -1);
 }
 
 int main(void)

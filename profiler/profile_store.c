@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Profiles in the database: job summaries in, predictions out.  Every
- * statement is prepared; the only SQL assembled at run time is the WHERE
- * clause of the runs query, from constant fragments chosen by which key
- * fields the policy names (never from values), so the jobs_app index is
- * usable for the default key.
+ * The profile store (profiles): predictions from the stored runs,
+ * lookup at launch, rebuild, import and show.  Every statement is
+ * prepared.
  */
 #include "config.h"
 
@@ -16,6 +14,7 @@
 
 #include "db/db.h"
 #include "profiler/profile.h"
+#include "profiler/profile_priv.h"
 
 #define MAX_RUNS 500 /* newest runs of a key considered at launch */
 
@@ -29,235 +28,6 @@ const char *profile_source_name(enum profile_source s)
 	default:
 		return "none";
 	}
-}
-
-static enum trace_io_mode mode_of(const char *s)
-{
-	enum trace_io_mode m = TRACE_IO_NONE;
-
-	if (s)
-		trace_io_mode_parse(s, &m);
-	return m;
-}
-
-/* ---- jobs ---- */
-
-static void copy_col(const struct db_stmt *st, unsigned c, char *dst,
-		     size_t len, bool *has)
-{
-	const char *v = db_col_null(st, c) ? NULL : db_col_text(st, c);
-
-	if (has)
-		*has = v != NULL;
-	snprintf(dst, len, "%s", v ? v : "");
-}
-
-void profile_jobrow_free(struct profile_jobrow *row)
-{
-	if (!row)
-		return;
-	free(row->nodelist);
-	row->nodelist = NULL;
-}
-
-int profile_db_job(struct db *db, uint64_t job_id, struct profile_jobrow *row,
-		   fwd_error_t *err)
-{
-	struct db_stmt *st;
-	int rv = -1, r;
-
-	memset(row, 0, sizeof(*row));
-	st = db_prepare(db,
-			"SELECT job_id, user, account, name, partition_name,"
-			" nodelist, node_count, start_at, end_at FROM jobs"
-			" WHERE job_id = ?",
-			err);
-	if (!st)
-		return -1;
-	db_bind_uint64(st, 0, job_id);
-	if (db_exec(st, err) < 0)
-		goto out;
-	r = db_fetch(st, err);
-	if (r <= 0) {
-		rv = r;
-		goto out;
-	}
-	row->job_id = db_col_uint64(st, 0);
-	copy_col(st, 1, row->user, sizeof(row->user), NULL);
-	copy_col(st, 2, row->account, sizeof(row->account), &row->has_account);
-	copy_col(st, 3, row->name, sizeof(row->name), NULL);
-	copy_col(st, 4, row->partition, sizeof(row->partition),
-		 &row->has_partition);
-	if (!db_col_null(st, 5) &&
-	    !(row->nodelist = strdup(db_col_text(st, 5)))) {
-		errprintf(err, "out of memory");
-		goto out;
-	}
-	row->node_count = (uint32_t)db_col_uint64(st, 6);
-	row->start_at = db_col_int64(st, 7);
-	row->end_at = db_col_int64(st, 8);
-	rv = 1;
-out:
-	db_stmt_close(st);
-	return rv;
-}
-
-/* ---- runs ---- */
-
-/* Columns 0..14 of every runs query. */
-#define RUN_COLS                                                           \
-	"j.job_id, j.node_count, j.end_at, i.read_bytes, i.write_bytes,"   \
-	" i.io_nodes, i.node_bandwidth_bps, i.peak_bandwidth_bps, i.iops," \
-	" i.mdops_rate, i.metadata_queue, i.io_mode, i.forwarders_held,"   \
-	" i.bandwidth_achieved_bps, i.runtime"
-
-static void read_run(const struct db_stmt *st, struct profile_run *r,
-		     uint64_t *job_id)
-{
-	memset(r, 0, sizeof(*r));
-	*job_id = db_col_uint64(st, 0);
-	r->nodes = (uint32_t)db_col_uint64(st, 1);
-	r->end_time = db_col_int64(st, 2);
-	r->read_bytes = db_col_uint64(st, 3);
-	r->write_bytes = db_col_uint64(st, 4);
-	r->io_volume_bytes = r->read_bytes + r->write_bytes;
-	r->io_nodes = (uint32_t)db_col_uint64(st, 5);
-	r->node_bandwidth_bps = db_col_double(st, 6);
-	r->peak_bandwidth_bps = db_col_double(st, 7);
-	r->iops = db_col_double(st, 8);
-	r->mdops = db_col_double(st, 9);
-	/* the column is NOT NULL DEFAULT 0: 0 means not measured */
-	r->metadata_queue =
-		db_col_double(st, 10) > 0 ? db_col_double(st, 10) : -1;
-	r->io_mode = mode_of(db_col_text(st, 11));
-	r->forwarders = (uint32_t)db_col_uint64(st, 12);
-	r->achieved_bps = db_col_double(st, 13);
-	r->runtime = db_col_double(st, 14);
-}
-
-struct runs {
-	struct profile_run *v;
-	uint64_t *job_ids;
-	size_t n, cap;
-};
-
-static void runs_free(struct runs *r)
-{
-	free(r->v);
-	free(r->job_ids);
-	memset(r, 0, sizeof(*r));
-}
-
-static int runs_push(struct runs *r, const struct profile_run *run,
-		     uint64_t job_id)
-{
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct profile_run *v = realloc(r->v, cap * sizeof(*v));
-		uint64_t *ids;
-
-		if (!v)
-			return -1;
-		r->v = v;
-		ids = realloc(r->job_ids, cap * sizeof(*ids));
-		if (!ids)
-			return -1;
-		r->job_ids = ids;
-		r->cap = cap;
-	}
-	r->v[r->n] = *run;
-	r->job_ids[r->n] = job_id;
-	r->n++;
-	return 0;
-}
-
-/* The finished runs of job's key, newest first. */
-static int key_runs(struct db *db, const struct policy *p,
-		    const struct profile_job *job, int64_t now,
-		    struct runs *out, fwd_error_t *err)
-{
-	char sql[1024];
-	struct db_stmt *st;
-	unsigned idx = 0;
-	int rv = -1, r;
-	int64_t since = p->history.max_age > 0
-				? now - (int64_t)p->history.max_age
-				: INT64_MIN;
-
-	snprintf(sql, sizeof(sql),
-		 "SELECT " RUN_COLS " FROM jobs j JOIN job_io i"
-		 " ON i.job_id = j.job_id"
-		 " WHERE j.end_at IS NOT NULL AND j.end_at >= ?");
-	for (size_t i = 0; i < p->history.key.count; i++) {
-		const char *f = p->history.key.items[i];
-		const char *frag = NULL;
-
-		if (!strcmp(f, "user"))
-			frag = " AND j.user = ?";
-		else if (!strcmp(f, "account"))
-			frag = " AND j.account <=> ?";
-		else if (!strcmp(f, "name"))
-			frag = " AND j.name = ?";
-		else if (!strcmp(f, "partition"))
-			frag = " AND j.partition_name <=> ?";
-		else if (!strcmp(f, "node_bucket"))
-			frag = " AND j.node_count >= ? AND j.node_count < ?";
-		if (!frag) {
-			errno = EINVAL;
-			return errprintf(err,
-					 "history.key: unknown field "
-					 "\"%s\"",
-					 f);
-		}
-		strncat(sql, frag, sizeof(sql) - strlen(sql) - 1);
-	}
-	strncat(sql, " ORDER BY j.end_at DESC LIMIT 500",
-		sizeof(sql) - strlen(sql) - 1);
-
-	if (!(st = db_prepare(db, sql, err)))
-		return -1;
-	db_bind_int64(st, idx++, since);
-	for (size_t i = 0; i < p->history.key.count; i++) {
-		const char *f = p->history.key.items[i];
-
-		if (!strcmp(f, "user")) {
-			db_bind_text(st, idx++, job->user ? job->user : "");
-		} else if (!strcmp(f, "account")) {
-			db_bind_text(st, idx++, job->account);
-		} else if (!strcmp(f, "name")) {
-			db_bind_text(st, idx++, job->name ? job->name : "");
-		} else if (!strcmp(f, "partition")) {
-			db_bind_text(st, idx++, job->partition);
-		} else {
-			uint64_t lo = profile_bucket(job->nodes,
-						     p->history.bucket_base);
-			uint64_t base = p->history.bucket_base < 2
-						? 2
-						: p->history.bucket_base;
-
-			db_bind_uint64(st, idx++, lo);
-			db_bind_uint64(st, idx++, lo ? lo * base : 1);
-		}
-	}
-	if (db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		struct profile_run run;
-		uint64_t id;
-
-		read_run(st, &run, &id);
-		if (runs_push(out, &run, id)) {
-			errno = ENOMEM;
-			errprintf(err, "out of memory");
-			goto out;
-		}
-	}
-	if (r < 0)
-		goto out;
-	rv = 0;
-out:
-	db_stmt_close(st);
-	return rv;
 }
 
 /* ---- the profiles row ---- */
@@ -349,7 +119,7 @@ static int write_row(struct db *db, const struct policy *p,
 	db_bind_uint64(st, 7, pr->read_bytes);
 	db_bind_uint64(st, 8, pr->write_bytes);
 	db_bind_uint64(st, 9, pr->io_nodes);
-	db_bind_text(st, 10, trace_io_mode_name(pr->io_mode));
+	db_bind_text(st, 10, fwd_io_mode_name(pr->io_mode));
 	db_bind_double(st, 11, pr->node_bandwidth_bps);
 	db_bind_double(st, 12, pr->peak_bandwidth_bps);
 	db_bind_double(st, 13, pr->iops);
@@ -376,7 +146,8 @@ out:
 }
 
 /* figures of a computed profile: where it came from and its scale. */
-static json_t *history_figures(const struct profile *pr, const struct runs *rs)
+static json_t *history_figures(const struct profile *pr,
+			       const struct profile_runs *rs)
 {
 	json_t *ids = json_array();
 	json_t *o;
@@ -394,7 +165,7 @@ static json_t *history_figures(const struct profile *pr, const struct runs *rs)
 /* Predict from rs at the scale of its newest run and store the row. */
 static int store_prediction(struct db *db, const struct policy *p,
 			    const struct profile_job *job, const char *key,
-			    const struct runs *rs, int64_t now,
+			    const struct profile_runs *rs, int64_t now,
 			    fwd_error_t *err)
 {
 	struct profile pr;
@@ -413,20 +184,21 @@ static int store_prediction(struct db *db, const struct policy *p,
 }
 
 int profile_db_update(struct db *db, const struct policy *p,
-		      const struct profile_job *job, int64_t now,
+		      const struct profile_job *job,
+		      const struct profile_jobref *jobs, size_t n, int64_t now,
 		      fwd_error_t *err)
 {
 	char key[PROFILE_KEY_MAX + 1];
-	struct runs rs = {0};
+	struct profile_runs rs = {0};
 	int rv = -1;
 
 	if (profile_key(p, job, key, sizeof(key), err))
 		return -1;
-	if (key_runs(db, p, job, now, &rs, err))
+	if (profile_db_runs(db, jobs, n, MAX_RUNS, &rs, err))
 		goto out;
 	rv = rs.n ? store_prediction(db, p, job, key, &rs, now, err) : 0;
 out:
-	runs_free(&rs);
+	profile_runs_free(&rs);
 	return rv;
 }
 
@@ -485,11 +257,11 @@ enum {
 	PR_UPDATED,
 };
 
-#define PROFILE_ROW_SQL                                                    \
-	"SELECT runs, read_bytes, write_bytes, io_nodes, io_mode,"         \
-	" node_bandwidth_bps, peak_bandwidth_bps, iops, mdops_rate,"       \
-	" metadata_queue, runtime, figures, bandwidth_by_forwarders,"      \
-	" node_bucket, user, account, name, partition_name, last_job_id,"  \
+#define PROFILE_ROW_SQL                                                   \
+	"SELECT runs, read_bytes, write_bytes, io_nodes, io_mode,"        \
+	" node_bandwidth_bps, peak_bandwidth_bps, iops, mdops_rate,"      \
+	" metadata_queue, runtime, figures, bandwidth_by_forwarders,"     \
+	" node_bucket, user, account, name, partition_name, last_job_id," \
 	" updated_at FROM profiles WHERE profile_key = ?"
 
 /*
@@ -523,7 +295,7 @@ static int profile_row(struct db *db, const char *key, struct profile *pr,
 	pr->write_bytes = db_col_uint64(st, PR_WRITE);
 	pr->io_volume_bytes = pr->read_bytes + pr->write_bytes;
 	pr->io_nodes = (uint32_t)db_col_uint64(st, PR_IO_NODES);
-	pr->io_mode = mode_of(db_col_text(st, PR_MODE));
+	pr->io_mode = profile_mode_of(db_col_text(st, PR_MODE));
 	pr->node_bandwidth_bps = db_col_double(st, PR_NODE_BW);
 	pr->peak_bandwidth_bps = db_col_double(st, PR_PEAK_BW);
 	pr->iops = db_col_double(st, PR_IOPS);
@@ -588,17 +360,19 @@ out:
 	return rv;
 }
 
-int profile_lookup(struct db *db, const struct policy *p,
-		   const struct profile_job *job, int64_t now,
-		   struct profile_result *res, fwd_error_t *err)
+int profile_lookup_runs(struct db *db, const struct policy *p,
+			const struct profile_job *job,
+			const struct profile_jobref *jobs, size_t n,
+			int64_t now, struct profile_result *res,
+			fwd_error_t *err)
 {
-	struct runs rs = {0};
+	struct profile_runs rs = {0};
 	int rv = -1, r;
 
 	memset(res, 0, sizeof(*res));
 	if (profile_key(p, job, res->key, sizeof(res->key), err))
 		return -1;
-	if (key_runs(db, p, job, now, &rs, err))
+	if (profile_db_runs(db, jobs, n, MAX_RUNS, &rs, err))
 		goto out;
 	if (rs.n &&
 	    profile_predict(rs.v, rs.n, job->nodes, p->history.runs,
@@ -616,205 +390,7 @@ int profile_lookup(struct db *db, const struct policy *p,
 		memset(&res->profile, 0, sizeof(res->profile));
 	rv = r;
 out:
-	runs_free(&rs);
-	return rv;
-}
-
-/* ---- job summaries ---- */
-
-int profile_db_store_summary(struct db *db, uint64_t job_id,
-			     const struct trace_summary *s, double runtime,
-			     int64_t now, fwd_error_t *err)
-{
-	json_t *ph = json_array();
-	char *phases = NULL;
-	int64_t n;
-
-	for (size_t i = 0; ph && i < s->n_phases; i++) {
-		const struct trace_phase *x = &s->phases[i];
-
-		if (json_array_append_new(
-			    ph,
-			    json_pack("{sI sI sI sI sI}", "start",
-				      (json_int_t)x->start, "end",
-				      (json_int_t)x->end, "read_bytes",
-				      (json_int_t)x->read_bytes, "write_bytes",
-				      (json_int_t)x->write_bytes, "mdops",
-				      (json_int_t)x->mdops)))
-			break;
-	}
-	if (!ph || !(phases = json_dumps(ph, JSON_COMPACT))) {
-		json_decref(ph);
-		errno = ENOMEM;
-		return errprintf(err, "out of memory");
-	}
-	json_decref(ph);
-	/* k = the forwarders the ledger gave the job (shadow decisions hold
-	 * none); the bandwidth it achieved with them is its bandwidth in
-	 * I/O phases.  Without ledger rows an earlier k is kept. */
-	n = db_execf(
-		db, err,
-		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
-		" io_nodes, procs, io_mode, node_bandwidth_bps,"
-		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
-		" phases, forwarders_held, bandwidth_achieved_bps, source,"
-		" updated_at)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		" (SELECT COUNT(DISTINCT a.forwarder) FROM allocations a"
-		"  WHERE a.job_id = ? AND a.action <> 'shadow'),"
-		" ?,'traces',?)"
-		" ON DUPLICATE KEY UPDATE read_bytes = VALUES(read_bytes),"
-		" write_bytes = VALUES(write_bytes),"
-		" io_nodes = VALUES(io_nodes), procs = VALUES(procs),"
-		" io_mode = VALUES(io_mode),"
-		" node_bandwidth_bps = VALUES(node_bandwidth_bps),"
-		" peak_bandwidth_bps = VALUES(peak_bandwidth_bps),"
-		" iops = VALUES(iops), mdops = VALUES(mdops),"
-		" mdops_rate = VALUES(mdops_rate), runtime = VALUES(runtime),"
-		" phases = VALUES(phases),"
-		" forwarders_held = IF(VALUES(forwarders_held) > 0,"
-		"  VALUES(forwarders_held), forwarders_held),"
-		" bandwidth_achieved_bps = VALUES(bandwidth_achieved_bps),"
-		" source = 'traces', updated_at = VALUES(updated_at)",
-		"uuuuusddduddsudi", job_id, s->read_bytes, s->write_bytes,
-		(uint64_t)s->io_nodes, (uint64_t)s->io_procs,
-		trace_io_mode_name(s->io_mode), s->node_bandwidth_bps,
-		s->peak_bandwidth_bps, s->iops, s->mdops, s->mdops_rate,
-		runtime, phases, job_id, s->phase_bandwidth_bps, now);
-	free(phases);
-	return n < 0 ? -1 : 0;
-}
-
-/* ---- Lustre job_stats ---- */
-
-static int jobstats_one(struct db *db, uint64_t job_id, uint32_t nodes,
-			double runtime, int64_t now, fwd_error_t *err)
-{
-	struct db_stmt *st;
-	uint64_t rb = 0, wb = 0, rops = 0, wops = 0, md = 0;
-	int rv = -1, r;
-	double vol, t = runtime > 1 ? runtime : 1;
-
-	/* the newest snapshot of each (target, Lustre job id, op) holds the
-	 * job's totals on that target */
-	st = db_prepare(
-		db,
-		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value)"
-		" FROM jobstats_raw r JOIN (SELECT kind, target,"
-		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
-		"  WHERE job_id = ? GROUP BY kind, target, lustre_job_id, op) m"
-		" ON m.kind = r.kind AND m.target = r.target"
-		" AND m.lustre_job_id = r.lustre_job_id AND m.op = r.op"
-		" AND m.ts = r.ts WHERE r.job_id = ? GROUP BY r.kind, r.op",
-		err);
-	if (!st)
-		return -1;
-	db_bind_uint64(st, 0, job_id);
-	db_bind_uint64(st, 1, job_id);
-	if (db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		const char *kind = db_col_text(st, 0), *op = db_col_text(st, 1);
-
-		if (!kind || !op)
-			continue;
-		if (!strcmp(kind, "mdt")) {
-			md += db_col_uint64(st, 2);
-		} else if (!strcmp(op, "read_bytes")) {
-			rops += db_col_uint64(st, 2);
-			rb += db_col_uint64(st, 3);
-		} else if (!strcmp(op, "write_bytes")) {
-			wops += db_col_uint64(st, 2);
-			wb += db_col_uint64(st, 3);
-		}
-	}
-	if (r < 0)
-		goto out;
-	vol = (double)(rb + wb);
-	if (db_execf(db, err,
-		     "INSERT INTO job_io (job_id, read_bytes, write_bytes,"
-		     " io_nodes, procs, io_mode, node_bandwidth_bps,"
-		     " peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
-		     " source, updated_at) VALUES"
-		     " (?,?,?,?,0,'none',?,?,?,?,?,?,'jobstats',?)",
-		     "uuuuddduddi", job_id, rb, wb,
-		     (uint64_t)(rb + wb ? nodes : 0),
-		     nodes ? vol / t / nodes : 0, vol / t,
-		     (double)(rops + wops) / t, md, (double)md / t, runtime,
-		     now) < 0)
-		goto out;
-	rv = 0;
-out:
-	db_stmt_close(st);
-	return rv;
-}
-
-int profile_db_jobstats(struct db *db, int64_t now, uint64_t *made,
-			fwd_error_t *err)
-{
-	struct db_stmt *st;
-	uint64_t *ids = NULL;
-	uint32_t *nodes = NULL;
-	double *rt = NULL;
-	size_t n = 0, cap = 0;
-	int rv = -1, r;
-
-	*made = 0;
-	st = db_prepare(
-		db,
-		"SELECT j.job_id, j.node_count,"
-		" GREATEST(COALESCE(j.end_at - j.start_at, 0), 0) FROM jobs j"
-		" WHERE j.end_at IS NOT NULL"
-		" AND NOT EXISTS (SELECT 1 FROM job_io i"
-		"  WHERE i.job_id = j.job_id)"
-		" AND EXISTS (SELECT 1 FROM jobstats_raw r"
-		"  WHERE r.job_id = j.job_id)"
-		" ORDER BY j.job_id LIMIT 100000",
-		err);
-	if (!st)
-		return -1;
-	if (db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			void *a = realloc(ids, c * sizeof(*ids));
-
-			if (!a)
-				goto nomem;
-			ids = a;
-			if (!(a = realloc(nodes, c * sizeof(*nodes))))
-				goto nomem;
-			nodes = a;
-			if (!(a = realloc(rt, c * sizeof(*rt))))
-				goto nomem;
-			rt = a;
-			cap = c;
-		}
-		ids[n] = db_col_uint64(st, 0);
-		nodes[n] = (uint32_t)db_col_uint64(st, 1);
-		rt[n] = db_col_double(st, 2);
-		n++;
-	}
-	if (r < 0)
-		goto out;
-	db_stmt_close(st);
-	st = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (jobstats_one(db, ids[i], nodes[i], rt[i], now, err))
-			goto out;
-		(*made)++;
-	}
-	rv = 0;
-	goto out;
-nomem:
-	errno = ENOMEM;
-	errprintf(err, "out of memory");
-out:
-	db_stmt_close(st);
-	free(ids);
-	free(nodes);
-	free(rt);
+	profile_runs_free(&rs);
 	return rv;
 }
 
@@ -840,8 +416,25 @@ static int cmp_keyed(const void *a, const void *b)
 		       : x->run.end_time < y->run.end_time;
 }
 
-int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
-		       struct profile_rebuild_stats *stats, fwd_error_t *err)
+static int cmp_jobref(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a;
+	uint64_t y = ((const struct profile_jobref *)b)->job_id;
+
+	return x < y ? -1 : x > y;
+}
+
+static void copy_str(char *dst, size_t len, const char *s, bool *has)
+{
+	if (has)
+		*has = s != NULL;
+	snprintf(dst, len, "%s", s ? s : "");
+}
+
+int profile_db_rebuild(struct db *db, const struct policy *p,
+		       const struct profile_jobref *jobs, size_t n_jobs,
+		       int64_t now, struct profile_rebuild_stats *stats,
+		       fwd_error_t *err)
 {
 	struct db_stmt *st = NULL;
 	struct keyed *v = NULL;
@@ -849,22 +442,24 @@ int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
 	int64_t del;
 	int rv = -1, r;
 
-	memset(stats, 0, sizeof(*stats));
-	if (profile_db_jobstats(db, now, &stats->jobstats, err))
-		return -1;
-	st = db_prepare(db,
-			"SELECT " RUN_COLS ", j.user, j.account, j.name,"
-			" j.partition_name FROM jobs j JOIN job_io i"
-			" ON i.job_id = j.job_id WHERE j.end_at IS NOT NULL",
-			err);
+	stats->runs = stats->profiles = stats->removed = 0;
+	st = db_prepare(db, "SELECT " PROFILE_IO_RUN_COLS " FROM job_io", err);
 	if (!st)
 		return -1;
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
+		const struct profile_jobref *ref;
+		struct profile_run run;
+		uint64_t id;
 		struct keyed *k;
 		struct profile_job job;
 		char key[PROFILE_KEY_MAX + 1];
+
+		profile_read_run(st, &run, &id);
+		ref = bsearch(&id, jobs, n_jobs, sizeof(*jobs), cmp_jobref);
+		if (!ref)
+			continue; /* not a finished job */
 
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 256;
@@ -877,12 +472,15 @@ int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
 		}
 		k = &v[n];
 		memset(k, 0, sizeof(*k));
-		read_run(st, &k->run, &k->job_id);
-		copy_col(st, 15, k->user, sizeof(k->user), NULL);
-		copy_col(st, 16, k->account, sizeof(k->account),
+		k->run = run;
+		k->run.nodes = ref->job.nodes;
+		k->run.end_time = ref->end_at;
+		k->job_id = id;
+		copy_str(k->user, sizeof(k->user), ref->job.user, NULL);
+		copy_str(k->account, sizeof(k->account), ref->job.account,
 			 &k->has_account);
-		copy_col(st, 17, k->name, sizeof(k->name), NULL);
-		copy_col(st, 18, k->partition, sizeof(k->partition),
+		copy_str(k->name, sizeof(k->name), ref->job.name, NULL);
+		copy_str(k->partition, sizeof(k->partition), ref->job.partition,
 			 &k->has_partition);
 		job.user = k->user;
 		job.account = k->has_account ? k->account : NULL;
@@ -912,7 +510,7 @@ int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
 	if (del < 0)
 		goto rollback;
 	for (size_t i = 0; i < n;) {
-		struct runs rs = {0};
+		struct profile_runs rs = {0};
 		struct profile_job job = {
 			v[i].user,
 			v[i].has_account ? v[i].account : NULL,
@@ -923,13 +521,13 @@ int profile_db_rebuild(struct db *db, const struct policy *p, int64_t now,
 		size_t j;
 
 		for (j = i; j < n && !strcmp(v[j].key, v[i].key); j++) {
-			if (runs_push(&rs, &v[j].run, v[j].job_id)) {
-				runs_free(&rs);
+			if (profile_runs_push(&rs, &v[j].run, v[j].job_id)) {
+				profile_runs_free(&rs);
 				goto nomem_tx;
 			}
 		}
 		r = store_prediction(db, p, &job, v[i].key, &rs, now, err);
-		runs_free(&rs);
+		profile_runs_free(&rs);
 		if (r < 0)
 			goto rollback;
 		stats->profiles += (uint64_t)r;
@@ -1077,16 +675,17 @@ int profile_db_show(struct db *db, const char *key, json_t **out,
 #define INT_OR_NULL(c)                    \
 	(db_col_null(st, c) ? json_null() \
 			    : json_integer((json_int_t)db_col_int64(st, c)))
-	o = json_pack(
-		"{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so}", "key",
-		key, "source", json_incref(json_object_get(fig, "source")),
-		"user", TEXT_OR_NULL(PR_USER), "account", TEXT_OR_NULL(PR_ACCOUNT),
-		"name", TEXT_OR_NULL(PR_NAME), "partition",
-		TEXT_OR_NULL(PR_PARTITION), "node_bucket", INT_OR_NULL(PR_BUCKET),
-		"nodes", json_incref(json_object_get(fig, "nodes")),
-		"last_job_id", INT_OR_NULL(PR_LAST_JOB), "updated_at",
-		(json_int_t)db_col_int64(st, PR_UPDATED), "runtime", pr.runtime,
-		"profile", po);
+	o = json_pack("{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so}",
+		      "key", key, "source",
+		      json_incref(json_object_get(fig, "source")), "user",
+		      TEXT_OR_NULL(PR_USER), "account",
+		      TEXT_OR_NULL(PR_ACCOUNT), "name", TEXT_OR_NULL(PR_NAME),
+		      "partition", TEXT_OR_NULL(PR_PARTITION), "node_bucket",
+		      INT_OR_NULL(PR_BUCKET), "nodes",
+		      json_incref(json_object_get(fig, "nodes")), "last_job_id",
+		      INT_OR_NULL(PR_LAST_JOB), "updated_at",
+		      (json_int_t)db_col_int64(st, PR_UPDATED), "runtime",
+		      pr.runtime, "profile", po);
 #undef TEXT_OR_NULL
 #undef INT_OR_NULL
 	if (!o) {

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The health store: the health and health_history tables (load, write,
+ * admin overrides).  See monitor/health.h; tables in monitor/SCHEMA.md.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "monitor/health.h"
+#include "monitor/health_priv.h"
+
+const char *health_db_kind(enum health_kind k)
+{
+	return k == HEALTH_OST ? "ost" : "fwd";
+}
+
+int health_db_parse_kind(const char *s, enum health_kind *k)
+{
+	if (!strcmp(s, "fwd")) {
+		*k = HEALTH_FORWARDER;
+		return 0;
+	}
+	if (!strcmp(s, "ost")) {
+		*k = HEALTH_OST;
+		return 0;
+	}
+	return -1; /* mdt: not tracked by the scanner */
+}
+
+int health_cmp_entry(const void *a, const void *b)
+{
+	const struct health_entry *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+long health_find(const struct health_entry *entries, size_t n,
+		 enum health_kind kind, const char *name)
+{
+	struct health_entry key;
+	const struct health_entry *hit;
+
+	if (!n)
+		return -1;
+	key.kind = kind;
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	hit = bsearch(&key, entries, n, sizeof(*entries), health_cmp_entry);
+	return hit ? hit - entries : -1;
+}
+
+/* Fill e from the current row of a SELECT of ROW_COLUMNS. */
+#define ROW_COLUMNS                                               \
+	"kind, name, state, since, COALESCE(reason, ''), source," \
+	" bad_windows, good_windows, COALESCE(last_scan_at, 0)"
+
+static int row_to_entry(struct db_stmt *st, double window,
+			struct health_entry *e)
+{
+	enum health_kind kind;
+	enum fwd_health state;
+
+	if (health_db_parse_kind(db_col_text(st, 0), &kind) < 0)
+		return -1;
+	health_entry_init(e, kind, db_col_text(st, 1));
+	if (fwd_health_parse(db_col_text(st, 2), &state) < 0)
+		state = FWD_HEALTH_OK;
+	e->state = state;
+	e->since = (double)db_col_int64(st, 3);
+	snprintf(e->reason, sizeof(e->reason), "%s", db_col_text(st, 4));
+	if (!strcmp(db_col_text(st, 5), "admin"))
+		e->override = state == FWD_HEALTH_EXCLUDED ? HEALTH_OVERRIDE_EXCLUDE
+						       : HEALTH_OVERRIDE_CLEAR;
+	e->bad_streak = (uint32_t)db_col_uint64(st, 6);
+	e->good_streak = (uint32_t)db_col_uint64(st, 7);
+	e->scanned_until = (double)db_col_int64(st, 8);
+	/* Not stored: estimated from the streaks (exact unless windows
+	 * without evidence interleaved). */
+	e->bad_since = e->scanned_until - e->bad_streak * window;
+	e->good_since = e->scanned_until - e->good_streak * window;
+	e->episode_start = state == FWD_HEALTH_OK ? 0 : e->since;
+	return 0;
+}
+
+int health_db_load(struct db *db, double window, struct health_entry **entries,
+		   size_t *n, fwd_error_t *err)
+{
+	struct health_entry *v = NULL;
+	struct db_stmt *st;
+	size_t cnt = 0, cap = 0;
+	int rv = -1, r;
+
+	*entries = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM health"
+			" WHERE kind IN ('fwd', 'ost') LIMIT 1000000",
+			err);
+	if (!st)
+		return -1;
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		if (cnt == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			struct health_entry *nv = realloc(v, nc * sizeof(*v));
+
+			if (!nv) {
+				errprintf(err, "health table: out of memory");
+				goto out;
+			}
+			v = nv;
+			cap = nc;
+		}
+		if (row_to_entry(st, window, &v[cnt]) == 0)
+			cnt++;
+	}
+	if (r < 0)
+		goto out;
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), health_cmp_entry);
+	*entries = v;
+	*n = cnt;
+	v = NULL;
+	rv = 0;
+out:
+	free(v);
+	db_stmt_close(st);
+	return rv;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+int health_write_entry(struct db *db, const struct health_entry *e, double now,
+		       fwd_error_t *err)
+{
+	return db_execf(db, err,
+			"INSERT INTO health (kind, name, state, since, reason,"
+			" source, bad_windows, good_windows, last_scan_at,"
+			" updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+			" ON DUPLICATE KEY UPDATE state = VALUES(state),"
+			" since = VALUES(since), reason = VALUES(reason),"
+			" source = VALUES(source),"
+			" bad_windows = VALUES(bad_windows),"
+			" good_windows = VALUES(good_windows),"
+			" last_scan_at = VALUES(last_scan_at),"
+			" updated_at = VALUES(updated_at)",
+			"sssissuuii", health_db_kind(e->kind), e->name,
+			fwd_health_name(e->state), (int64_t)e->since,
+			e->reason,
+			e->override != HEALTH_OVERRIDE_NONE ? "admin"
+							    : "scanner",
+			(uint64_t)e->bad_streak, (uint64_t)e->good_streak,
+			(int64_t)e->scanned_until, (int64_t)now) < 0
+		       ? -1
+		       : 0;
+}
+
+/* Close the component's open history row and open one for the new state. */
+int health_write_change(struct db *db, const struct health_entry *e,
+			const struct health_change *c, fwd_error_t *err)
+{
+	if (db_execf(db, err,
+		     "UPDATE health_history SET end_at = GREATEST(start_at, ?),"
+		     " duration = GREATEST(start_at, ?) - start_at"
+		     " WHERE kind = ? AND name = ? AND end_at IS NULL",
+		     "iiss", (int64_t)c->time, (int64_t)c->time,
+		     health_db_kind(e->kind), e->name) < 0)
+		return -1;
+	if (db_execf(db, err,
+		     "INSERT INTO health_history (kind, name, state, start_at,"
+		     " reason, source) VALUES (?, ?, ?, ?, ?, ?)",
+		     "sssiss", health_db_kind(e->kind), e->name,
+		     fwd_health_name(c->to), (int64_t)c->time, c->reason,
+		     c->admin ? "admin" : "scanner") < 0)
+		return -1;
+	return 0;
+}
+
+void health_run_change_commands(const struct policy *p,
+				const struct health_entry *final,
+				const struct health_change *chg, double timeout,
+				fwd_error_t *cmd_err, size_t *failed)
+{
+	struct health_entry at = *final;
+
+	/* The component as the change left it. */
+	at.state = chg->to;
+	snprintf(at.reason, sizeof(at.reason), "%s", chg->reason);
+	cmd_err->text[0] = '\0';
+	if (health_run_commands(&p->anomaly, &at, chg, timeout, cmd_err) < 0 &&
+	    failed)
+		(*failed)++;
+}
+
+/* ---- admin ------------------------------------------------------------------
+ */
+
+int health_db_admin(struct db *db, const struct policy *p,
+		    enum health_kind kind, const char *name,
+		    enum health_override action, const char *reason, double now,
+		    double command_timeout, struct health_change *chg,
+		    fwd_error_t *cmd_err, fwd_error_t *err)
+{
+	struct health_entry *rows = NULL, e;
+	struct health_change c;
+	size_t n = 0;
+	bool in_tx = false;
+	long i;
+	int rv = -1, r;
+
+	if (cmd_err)
+		cmd_err->text[0] = '\0';
+	if (strlen(name) >= HEALTH_NAME_MAX) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "component name %.40s...: longer than "
+				 "%d characters",
+				 name, HEALTH_NAME_MAX - 1);
+	}
+	if (db_lock(db, HEALTH_LOCK, p->database.lock_timeout, err) < 0)
+		return -1;
+	if (health_db_load(db, p->anomaly.window, &rows, &n, err) < 0)
+		goto out;
+	i = health_find(rows, n, kind, name);
+	if (i >= 0)
+		e = rows[i];
+	else
+		health_entry_init(&e, kind, name);
+	switch (action) {
+	case HEALTH_OVERRIDE_EXCLUDE:
+		r = health_admin_exclude(&e, now, reason, &c);
+		break;
+	case HEALTH_OVERRIDE_CLEAR:
+		r = health_admin_clear(&e, now, reason, &c);
+		break;
+	default:
+		r = health_admin_release(&e, now, reason, &c);
+		break;
+	}
+	if (db_begin(db, err) < 0)
+		goto out;
+	in_tx = true;
+	if (r == 1 && health_write_change(db, &e, &c, err) < 0)
+		goto out;
+	if (health_write_entry(db, &e, now, err) < 0)
+		goto out;
+	if (db_commit(db, err) < 0)
+		goto out;
+	in_tx = false;
+	db_unlock(db, HEALTH_LOCK, NULL);
+	if (r == 1) {
+		fwd_error_t ce;
+
+		health_run_change_commands(p, &e, &c, command_timeout, &ce,
+					   NULL);
+		if (cmd_err)
+			*cmd_err = ce;
+		if (chg)
+			*chg = c;
+	}
+	free(rows);
+	return r;
+out:
+	if (in_tx)
+		db_rollback(db);
+	db_unlock(db, HEALTH_LOCK, NULL);
+	free(rows);
+	return rv;
+}

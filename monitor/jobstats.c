@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Per-job figures from jobstats_raw; see monitor/jobstats.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "monitor/jobstats.h"
+
+int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	uint64_t *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rv = -1, r;
+
+	*ids = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT DISTINCT job_id FROM jobstats_raw"
+			" WHERE job_id IS NOT NULL ORDER BY job_id",
+			err);
+	if (!st)
+		return -1;
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		if (cnt == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			uint64_t *a = realloc(v, c * sizeof(*v));
+
+			if (!a) {
+				errno = ENOMEM;
+				errprintf(err, "out of memory");
+				goto out;
+			}
+			v = a;
+			cap = c;
+		}
+		v[cnt++] = db_col_uint64(st, 0);
+	}
+	if (r < 0)
+		goto out;
+	*ids = v;
+	*n = cnt;
+	v = NULL;
+	rv = 0;
+out:
+	free(v);
+	db_stmt_close(st);
+	return rv;
+}
+
+int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
+		      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1, r;
+
+	memset(out, 0, sizeof(*out));
+	/* the newest snapshot of each (target, Lustre job id, op) holds the
+	 * job's totals on that target */
+	st = db_prepare(
+		db,
+		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value)"
+		" FROM jobstats_raw r JOIN (SELECT kind, target,"
+		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
+		"  WHERE job_id = ? GROUP BY kind, target, lustre_job_id, op) m"
+		" ON m.kind = r.kind AND m.target = r.target"
+		" AND m.lustre_job_id = r.lustre_job_id AND m.op = r.op"
+		" AND m.ts = r.ts WHERE r.job_id = ? GROUP BY r.kind, r.op",
+		err);
+	if (!st)
+		return -1;
+	db_bind_uint64(st, 0, job_id);
+	db_bind_uint64(st, 1, job_id);
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *kind = db_col_text(st, 0), *op = db_col_text(st, 1);
+
+		if (!kind || !op)
+			continue;
+		if (!strcmp(kind, "mdt")) {
+			out->md_ops += db_col_uint64(st, 2);
+		} else if (!strcmp(op, "read_bytes")) {
+			out->read_ops += db_col_uint64(st, 2);
+			out->read_bytes += db_col_uint64(st, 3);
+		} else if (!strcmp(op, "write_bytes")) {
+			out->write_ops += db_col_uint64(st, 2);
+			out->write_bytes += db_col_uint64(st, 3);
+		}
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}

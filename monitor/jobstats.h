@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_MONITOR_JOBSTATS_H
+#define FWD_MONITOR_JOBSTATS_H
+
+/*
+ * What the stored Lustre job_stats (jobstats_raw, monitor/SCHEMA.md) say
+ * about Slurm jobs, for the job summaries of the profiler (its caller
+ * passes them on).  Prepared statements; 0 / -1 with errno and err.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct db;
+
+/* A job's totals over every target, from the newest snapshot of each
+ * (target, Lustre job id, operation). */
+struct jobstats_sums {
+	uint64_t read_bytes, write_bytes;
+	uint64_t read_ops, write_ops; /* samples of read_bytes/write_bytes */
+	uint64_t md_ops;	      /* samples of every MDT operation */
+};
+
+/* The Slurm job ids that have job_stats rows, ascending, malloc'd
+ * (*n may be 0 and *ids NULL). */
+int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n,
+		     fwd_error_t *err);
+
+/* The totals of job_id (all 0 when it has no rows). */
+int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
+		      fwd_error_t *err);
+
+#endif
