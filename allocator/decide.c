@@ -505,14 +505,14 @@ static int interference_check(struct work *w, bool *want)
 	char why[160];
 
 	*want = false;
-	if (policy_job_disruptive(w->p, pr->io_mode == FWD_IO_N_1,
+	if (policy_job_disruptive(in, pr->io_mode == FWD_IO_N_1,
 				  w->job->n_nodes, pr->mdops,
 				  pr->peak_bandwidth_bps, why, sizeof(why))) {
 		*want = true;
 		return alloc_reason(d, "disruptive (%s): private forwarders",
 				    why);
 	}
-	if (!policy_job_vulnerable(w->p, pr->iops))
+	if (!policy_job_vulnerable(in, pr->iops))
 		return 0;
 	for (size_t i = 0; i < d->n_defaults; i++) {
 		const struct alloc_ledger_entry *const *hold;
@@ -523,7 +523,7 @@ static int interference_check(struct work *w, bool *want)
 
 			/* Unknown size: an N-1 holder counts as large. */
 			if (!policy_job_disruptive(
-				    w->p, e->io_mode == FWD_IO_N_1,
+				    in, e->io_mode == FWD_IO_N_1,
 				    e->n_nodes ? e->n_nodes : SIZE_MAX,
 				    e->mdops, e->bandwidth_bps, why,
 				    sizeof(why)))

@@ -14,6 +14,7 @@
 
 #include "monitor/anomaly.h"
 #include "monitor/dbscan.h"
+#include "policies/classify.h"
 
 double anomaly_sample_bps(const struct anomaly_sample *s)
 {
@@ -399,17 +400,22 @@ static bool disruptive(const struct policy_interference *pi,
 		       const struct anomaly_neighbour *nb, char *reasons,
 		       size_t len)
 {
+	unsigned r = policy_job_disruptive(pi, nb->n_to_1, nb->nodes,
+					   nb->metadata_rate, nb->peak_bps,
+					   NULL, 0);
+
+	/* Every rule met, in the report's own words. */
 	reasons[0] = '\0';
-	if (nb->n_to_1 && nb->nodes > pi->n1_min_nodes)
+	if (r & POLICY_DISRUPT_N_TO_1)
 		append(reasons, len, "N-1 on %u nodes (limit %u)", nb->nodes,
 		       pi->n1_min_nodes);
-	if (nb->metadata_rate > pi->metadata_heavy_rate)
+	if (r & POLICY_DISRUPT_METADATA)
 		append(reasons, len, "%.0f md ops/s (limit %.0f)",
 		       nb->metadata_rate, pi->metadata_heavy_rate);
-	if (pi->high_bandwidth > 0 && nb->peak_bps > pi->high_bandwidth)
+	if (r & POLICY_DISRUPT_BANDWIDTH)
 		append(reasons, len, "peak %.3g B/s (limit %.3g)", nb->peak_bps,
 		       pi->high_bandwidth);
-	return reasons[0] != '\0';
+	return r != 0;
 }
 
 static int check_phase(const char *who, size_t i,

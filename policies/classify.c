@@ -25,11 +25,10 @@ static const char *rate_str(double bps, char *buf, size_t len)
 	return buf;
 }
 
-unsigned policy_job_disruptive(const struct policy *p, bool n_to_1,
-			       size_t n_nodes, double mdops, double peak_bps,
-			       char *why, size_t whylen)
+unsigned policy_job_disruptive(const struct policy_interference *in,
+			       bool n_to_1, size_t n_nodes, double mdops,
+			       double peak_bps, char *why, size_t whylen)
 {
-	const struct policy_interference *in = &p->decision.interference;
 	unsigned r = 0;
 	char a[32], b[32];
 
@@ -55,7 +54,7 @@ unsigned policy_job_disruptive(const struct policy *p, bool n_to_1,
 	return r;
 }
 
-bool policy_job_vulnerable(const struct policy *p, double iops)
+bool policy_job_vulnerable(const struct policy_interference *in, double iops)
 {
-	return iops > p->decision.interference.vulnerable_iops;
+	return iops > in->vulnerable_iops;
 }

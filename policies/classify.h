@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct policy;
+struct policy_interference;
 
 enum policy_disruption {
 	POLICY_DISRUPT_N_TO_1 = 1u << 0,
@@ -30,9 +30,9 @@ enum policy_disruption {
 	POLICY_DISRUPT_BANDWIDTH = 1u << 2,
 };
 
-unsigned policy_job_disruptive(const struct policy *p, bool n_to_1,
-			       size_t n_nodes, double mdops, double peak_bps,
-			       char *why, size_t whylen);
-bool policy_job_vulnerable(const struct policy *p, double iops);
+unsigned policy_job_disruptive(const struct policy_interference *in,
+			       bool n_to_1, size_t n_nodes, double mdops,
+			       double peak_bps, char *why, size_t whylen);
+bool policy_job_vulnerable(const struct policy_interference *in, double iops);
 
 #endif

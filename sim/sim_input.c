@@ -301,7 +301,7 @@ enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 			    uint32_t nodes)
 {
 	unsigned why =
-		policy_job_disruptive(p, a->io_mode == FWD_IO_N_1, nodes,
+		policy_job_disruptive(&p->decision.interference, a->io_mode == FWD_IO_N_1, nodes,
 				      a->mdops, sim_curve_peak(a), NULL, 0);
 
 	if (why & POLICY_DISRUPT_N_TO_1)
@@ -310,7 +310,7 @@ enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 		return SIM_CLASS_METADATA;
 	if (why & POLICY_DISRUPT_BANDWIDTH)
 		return SIM_CLASS_BANDWIDTH;
-	if (policy_job_vulnerable(p, a->iops))
+	if (policy_job_vulnerable(&p->decision.interference, a->iops))
 		return SIM_CLASS_IOPS;
 	return SIM_CLASS_LIGHT;
 }
