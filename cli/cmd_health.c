@@ -17,6 +17,7 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/timeutil.h"
 #include "controller/health_ctl.h"
 #include "db/db.h"
 #include "monitor/health.h"
@@ -125,9 +126,9 @@ static void usage(FILE *f)
 		"  --json        machine-readable output\n"
 		"  -h, --help    this help\n"
 		"\n"
-		"TIME is Unix seconds, ISO 8601 UTC (2026-11-21T08:00:00Z) or "
-		"a time\n"
-		"before now (-24h, -90m, -7d).\n"
+		"TIME is Unix seconds, ISO 8601 UTC (2026-11-21T08:00:00Z, or "
+		"a\n"
+		"date), now-1days, or a time before now (-24h, -90m, 7d).\n"
 		"\n"
 		"Examples:\n"
 		"  fwdctl health scan\n"
@@ -158,77 +159,6 @@ struct opts {
 	const char *name;
 };
 
-/* Latest time accepted: 9999-12-31T23:59:59Z. */
-#define TIME_MAX 253402300799.0
-
-/* Unix seconds, ISO 8601 UTC, or -N[smhd]. */
-static int parse_time(const char *s, double *out)
-{
-	struct tm tm;
-	char *end;
-	double v;
-
-	if (s[0] == '-') {
-		double mult = 1;
-
-		/* Digits only: strtod would also take nan, inf, hex. */
-		if (!isdigit((unsigned char)s[1]))
-			return -1;
-		errno = 0;
-		v = strtod(s + 1, &end);
-		if (end == s + 1 || errno || !(v >= 0) || v > TIME_MAX)
-			return -1;
-		switch (*end) {
-		case 's':
-			break;
-		case 'm':
-			mult = 60;
-			break;
-		case 'h':
-			mult = 3600;
-			break;
-		case 'd':
-			mult = 86400;
-			break;
-		default:
-			return -1;
-		}
-		if (end[1])
-			return -1;
-		*out = (double)time(NULL) - v * mult;
-		return 0;
-	}
-	if (s[strspn(s, "0123456789.")] == '\0') {
-		errno = 0;
-		v = strtod(s, &end);
-		if (end != s && !*end && !errno && v <= TIME_MAX) {
-			*out = v;
-			return 0;
-		}
-		return -1;
-	}
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!end)
-		end = strptime(s, "%Y-%m-%dT%H:%M", &tm);
-	if (!end || (strcmp(end, "Z") && strcmp(end, "+00:00")))
-		return -1;
-	*out = (double)timegm(&tm);
-	return 0;
-}
-
-static void fmt_time(double t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (t <= 0 || !gmtime_r(&tt, &tm)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 {
 	static const struct option lopts[] = {
@@ -247,13 +177,15 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (parse_time(optarg, &o->since) < 0)
+			if (fwd_time_parse(optarg, fwd_clock_real(),
+					   &o->since) < 0)
 				goto bad_time;
 			o->has_since = true;
 			o->since_arg = optarg;
 			break;
 		case 'u':
-			if (parse_time(optarg, &o->until) < 0)
+			if (fwd_time_parse(optarg, fwd_clock_real(),
+					   &o->until) < 0)
 				goto bad_time;
 			o->has_until = true;
 			o->until_arg = optarg;
@@ -293,7 +225,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 	return 0;
 bad_time:
 	fwdctl_err("health %s: time '%s': use Unix seconds, ISO 8601 UTC "
-		   "(2026-11-21T08:00:00Z) or -N[smhd]",
+		   "(2026-11-21T08:00:00Z), now-1days or an age (-90m, 7d)",
 		   argv[0], optarg);
 	return -1;
 }
@@ -313,7 +245,7 @@ static json_t *change_json(const struct health_entry *e,
 {
 	char when[32];
 
-	fmt_time(c->time, when, sizeof(when));
+	fwd_time_format(c->time, when, sizeof(when));
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:s, s:s?}",
 			 "kind", health_kind_name(e->kind), "name", e->name,
 			 "from", fwd_health_name(c->from), "to",
@@ -337,10 +269,10 @@ static void on_change(void *arg, const struct health_entry *e,
 		json_array_append_new(so->changes, change_json(e, c, cmd_err));
 		return;
 	}
-	fmt_time(c->time, when, sizeof(when));
+	fwd_time_format(c->time, when, sizeof(when));
 	printf("%s %s: %s -> %s at %s: %s\n", health_kind_name(e->kind),
-	       e->name, fwd_health_name(c->from), fwd_health_name(c->to),
-	       when, c->reason);
+	       e->name, fwd_health_name(c->from), fwd_health_name(c->to), when,
+	       c->reason);
 	if (cmd_err)
 		fwdctl_err("%s %s: %s", health_kind_name(e->kind), e->name,
 			   cmd_err);
@@ -403,8 +335,8 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	if (o->json) {
 		char a[32], b[32];
 
-		fmt_time(st.first_window, a, sizeof(a));
-		fmt_time(st.last_window, b, sizeof(b));
+		fwd_time_format(st.first_window, a, sizeof(a));
+		fwd_time_format(st.last_window, b, sizeof(b));
 		print_json(json_pack(
 			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
 			" s:s, s:s, s:o}",
@@ -430,8 +362,8 @@ static json_t *entry_json(const struct health_entry *e)
 {
 	char since[32], scanned[32];
 
-	fmt_time(e->since, since, sizeof(since));
-	fmt_time(e->scanned_until, scanned, sizeof(scanned));
+	fwd_time_format(e->since, since, sizeof(since));
+	fwd_time_format(e->scanned_until, scanned, sizeof(scanned));
 	return json_pack(
 		"{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s}", "kind",
 		health_kind_name(e->kind), "name", e->name, "state",
@@ -498,7 +430,7 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 		for (size_t i = 0; i < n; i++) {
 			char since[32];
 
-			fmt_time(h[i].since, since, sizeof(since));
+			fwd_time_format(h[i].since, since, sizeof(since));
 			printf("%-9s %-20s %-8s %-20s %-7s %4u %4u  %s\n",
 			       health_kind_name(h[i].kind), h[i].name,
 			       fwd_health_name(h[i].state), since,

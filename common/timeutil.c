@@ -116,9 +116,7 @@ int fwd_time_parse_iso(const char *s, size_t len, unsigned flags, double *out)
 	return 0;
 }
 
-/* Epoch seconds: digits with an optional fraction, nothing else (strtod
- * would also take signs, exponents, nan, inf and hex). */
-static int parse_epoch(const char *s, double *out)
+int fwd_time_parse_epoch(const char *s, double *out)
 {
 	size_t n = strspn(s, "0123456789");
 	char *end;
@@ -160,6 +158,8 @@ static int parse_span(const char *s, bool bare, double *out)
 	if (!n || n > 12)
 		return bad();
 	v = strtod(s, &end);
+	if (end != s + n) /* digits only: no exponent, no fraction */
+		return bad();
 	if (!*end && bare) {
 		*out = v;
 		return 0;
@@ -195,7 +195,7 @@ int fwd_time_parse(const char *s, double now, double *out)
 	} else if (strlen(s) >= 10 && s[4] == '-') {
 		return fwd_time_parse_iso(s, strlen(s), 0, out);
 	} else if (!s[strspn(s, "0123456789.")]) {
-		return parse_epoch(s, out);
+		return fwd_time_parse_epoch(s, out);
 	} else {
 		if (parse_span(s, false, &span) < 0)
 			return bad();

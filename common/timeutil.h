@@ -31,6 +31,10 @@ double fwd_clock_real(void);
  */
 int fwd_time_parse_iso(const char *s, size_t len, unsigned flags, double *out);
 
+/* Epoch seconds: digits with an optional fraction, nothing else (no sign,
+ * exponent, nan, inf or hex), at most FWD_TIME_MAX.  0, or -1 (EINVAL). */
+int fwd_time_parse_epoch(const char *s, double *out);
+
 /*
  * A time as an administrator types it, the forms of sacct(1) included:
  *   1700000000[.5]                 epoch seconds (digits only)

@@ -400,9 +400,9 @@ static bool disruptive(const struct policy_interference *pi,
 		       const struct anomaly_neighbour *nb, char *reasons,
 		       size_t len)
 {
-	unsigned r = policy_job_disruptive(pi, nb->n_to_1, nb->nodes,
-					   nb->metadata_rate, nb->peak_bps,
-					   NULL, 0);
+	unsigned r =
+		policy_job_disruptive(pi, nb->n_to_1, nb->nodes,
+				      nb->metadata_rate, nb->peak_bps, NULL, 0);
 
 	/* Every rule met, in the report's own words. */
 	reasons[0] = '\0';

@@ -84,12 +84,6 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 const char *beacon_op_name(enum beacon_op op);	     /* "meta" ... */
 const char *beacon_phase_name(enum beacon_phase ph); /* "exe" "wait" */
 
-/*
- * ISO-8601 UTC time: YYYY-MM-DDTHH:MM:SS[.frac](Z|+00:00|-00:00); also a
- * space instead of 'T'.  Fractions are truncated.  0 or -1 (EINVAL).
- */
-int ingest_parse_iso8601(const char *s, size_t len, int64_t *out);
-
 /* ---- influx line protocol ---- */
 
 enum influx_field {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/timeutil.h"
 #include "monitor/ingest.h"
 
 #define MAX_TOKENS 12
@@ -96,6 +97,7 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 	const char *p = skip_ws(line);
 	const char *q;
 	size_t n, nt = 0, ncnt;
+	double when;
 
 	memset(out, 0, sizeof(*out));
 	if (!*p)
@@ -179,8 +181,9 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 		tok[nt] = p;
 		tlen[nt++] = n;
 	}
-	if (nt == 0 ||
-	    ingest_parse_iso8601(tok[nt - 1], tlen[nt - 1], &out->ts) < 0) {
+	/* ISO 8601 UTC to the second, a fraction truncated. */
+	if (nt == 0 || fwd_time_parse_iso(tok[nt - 1], tlen[nt - 1],
+					  FWD_TIME_STRICT, &when) < 0) {
 		errno = EINVAL;
 		if (nt == 0)
 			return errprintf(err, "missing values and ISO-8601 "
@@ -190,6 +193,7 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 				 "as 2016-08-27T10:14:44Z",
 				 QUOTE(tok[nt - 1], tlen[nt - 1]));
 	}
+	out->ts = (int64_t)when;
 	ncnt = nt - 1;
 	if (out->is_queue && ncnt != 1) {
 		errno = EINVAL;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "common/array.h"
+#include "common/timeutil.h"
 #include "policies/classify.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
@@ -160,39 +161,11 @@ static int parse_uint(const char *s, unsigned long max, uint32_t *out)
 
 int sim_parse_time(const char *s, double *out)
 {
-	struct tm tm = {0};
-	const char *p;
-	double frac = 0;
-	time_t t;
-
-	if (strchr(s, 'T') == NULL) {
-		if (parse_num(s, out) < 0 || *out < 0) {
-			errno = EINVAL;
-			return -1;
-		}
-		return 0;
-	}
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!p)
-		goto bad;
-	if (*p == '.') {
-		const char *q = p + 1;
-
-		if (!isdigit((unsigned char)*q))
-			goto bad;
-		frac = strtod(p, (char **)&q);
-		p = q;
-	}
-	if (!strcmp(p, "Z") || !strcmp(p, "+00:00") || !*p) {
-		t = timegm(&tm);
-		if (t == (time_t)-1)
-			goto bad;
-		*out = (double)t + frac;
-		return 0;
-	}
-bad:
-	errno = EINVAL;
-	return -1;
+	/* A trace is machine-written: epoch seconds, or ISO 8601 with the
+	 * 'T' and the seconds. */
+	if (!strchr(s, 'T'))
+		return fwd_time_parse_epoch(s, out);
+	return fwd_time_parse_iso(s, strlen(s), 0, out);
 }
 
 static const char *const class_names[SIM_N_CLASSES] = {
@@ -300,9 +273,9 @@ double sim_curve_peak(const struct sim_app *a)
 enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 			    uint32_t nodes)
 {
-	unsigned why =
-		policy_job_disruptive(&p->decision.interference, a->io_mode == FWD_IO_N_1, nodes,
-				      a->mdops, sim_curve_peak(a), NULL, 0);
+	unsigned why = policy_job_disruptive(
+		&p->decision.interference, a->io_mode == FWD_IO_N_1, nodes,
+		a->mdops, sim_curve_peak(a), NULL, 0);
 
 	if (why & POLICY_DISRUPT_N_TO_1)
 		return SIM_CLASS_N1;

@@ -188,6 +188,9 @@ static void test_time_parse_bad(void **state)
 		"1e400",
 		"99999999999999999999",
 		"-999999999999999d",
+		"1e3s",
+		"-1.5h",
+		"now-1e3",
 	};
 
 	(void)state;
