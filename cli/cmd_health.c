@@ -327,8 +327,7 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 		so.changes = json_array();
 	if (ctl_health_scan(db, p, t, &so_opts, &st, &err) < 0) {
 		fwdctl_err("health scan: %s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
+		rc = fwdctl_exit_code(errno);
 		json_decref(so.changes);
 		goto out;
 	}
@@ -395,8 +394,7 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 		return rc;
 	if (health_db_load(db, p->anomaly.window, &h, &n, &err) < 0) {
 		fwdctl_err("health: %s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
+		rc = fwdctl_exit_code(errno);
 		goto out;
 	}
 	if (o->state) {
@@ -553,8 +551,7 @@ static int do_admin(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 			    &err);
 	if (r < 0) {
 		fwdctl_err("health %s: %s", verb, err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
+		rc = fwdctl_exit_code(errno);
 		goto out;
 	}
 	if (o->json) {
@@ -594,8 +591,7 @@ static int do_report(struct fwdctl_ctx *ctx, struct opts *o)
 	if (health_db_report(db, o->has_since ? o->since : 0,
 			     (double)time(NULL), &r, &err) < 0) {
 		fwdctl_err("health report: %s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
+		rc = fwdctl_exit_code(errno);
 		goto out;
 	}
 	if (o->json) {
@@ -670,9 +666,8 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 		return rc;
 	if (ctl_health_job_check(db, p, t, id, &r, &err) < 0) {
 		fwdctl_err("health job: %s", err.text);
-		rc = errno == ENOENT		 ? FWD_EXIT_INVALID
-		     : db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-						 : FWD_EXIT_INVALID;
+		rc = errno == ENOENT ? FWD_EXIT_INVALID
+				     : fwdctl_exit_code(errno);
 		goto out;
 	}
 	if (o->json) {

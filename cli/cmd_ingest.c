@@ -16,12 +16,12 @@
 
 #include <jansson.h>
 
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 #define SHOW_ERRORS 5
 /* Commit at least this often on a slow stream so readers see new data. */
@@ -505,8 +505,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	r.store = ingest_store_open(r.db, batch, &err);
 	if (!r.store) {
 		fwdctl_err("%s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
+		rc = fwdctl_exit_code(errno);
 		goto out;
 	}
 	if (r.json)

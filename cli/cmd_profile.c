@@ -89,7 +89,7 @@ static int db_fail(const char *what, const fwd_error_t *err)
 	int e = errno;
 
 	fwdctl_err("profile %s: %s", what, err->text);
-	return db_err_unavailable(e) ? FWD_EXIT_SERVICE : FWD_EXIT_INVALID;
+	return fwdctl_exit_code(e);
 }
 
 static int parse_job_id(const char *s, uint64_t *out)
@@ -112,8 +112,7 @@ static void print_profile_text(const json_t *pr)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)pr, k, v)
-	{
+	json_object_foreach ((json_t *)pr, k, v) {
 		char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 
 		printf("  %-20s %s\n", k, s ? s : "?");
@@ -201,8 +200,7 @@ static int show_key(struct db *db, const char *key, bool json)
 		const char *k;
 		json_t *v;
 
-		json_object_foreach(o, k, v)
-		{
+		json_object_foreach (o, k, v) {
 			char *s;
 
 			if (!strcmp(k, "profile"))
@@ -352,9 +350,7 @@ static int do_import(struct fwdctl_ctx *ctx, int argc, char **argv)
 			fwdctl_err("profile import: %s: entry %zu: %s "
 				   "(nothing imported)",
 				   argv[1], i + 1, err.text);
-			rc = db_err_unavailable(e) ? FWD_EXIT_SERVICE
-			     : e == EINVAL	   ? FWD_EXIT_USAGE
-						   : FWD_EXIT_INVALID;
+			rc = e == EINVAL ? FWD_EXIT_USAGE : fwdctl_exit_code(e);
 			goto out;
 		}
 		printf("imported %s\n", key);

@@ -94,9 +94,7 @@ static int cmd_reconcile(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("reconcile: %s", r.notes[i].text);
 	if (failed) {
 		fwdctl_err("reconcile: %s", err.text);
-		rc = r.unavailable || db_err_unavailable(cause)
-			     ? FWD_EXIT_SERVICE
-			     : FWD_EXIT_INVALID;
+		rc = r.unavailable || fwdctl_exit_code(cause);
 		ctl_reconcile_free(&r);
 		return rc;
 	}

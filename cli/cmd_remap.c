@@ -15,10 +15,10 @@
 
 #include <slurm/slurm.h>
 
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
 #include "spank/remap.h"
+#include "topology/topology.h"
 
 /* clang-format off */
 static void usage(FILE *f)

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim.h"
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "policies/policy.h"
+#include "sim/sim.h"
+#include "topology/topology.h"
 
 #define MAX_COMPARE 16
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology/topology.h"
 #include "cli/fwdctl.h"
 #include "common/units.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 /* clang-format off */
 static void usage(FILE *f)
@@ -205,8 +205,8 @@ static int topology_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 	const char *action, *file;
 	int rc;
 
-	if (!fwdctl_action_file_args(ctx, "topology", argc, argv, usage, &action,
-				     &file, &rc))
+	if (!fwdctl_action_file_args(ctx, "topology", argc, argv, usage,
+				     &action, &file, &rc))
 		return rc;
 	if (!strcmp(action, "check"))
 		return run(ctx, false, file);

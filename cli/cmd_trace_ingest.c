@@ -126,8 +126,7 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (r <= 0) {
 		if (r < 0) {
 			fwdctl_err("trace ingest: %s", err.text);
-			rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-						       : FWD_EXIT_INVALID;
+			rc = fwdctl_exit_code(errno);
 		} else {
 			fwdctl_err("trace ingest: job %llu is not in the jobs "
 				   "table",
@@ -157,8 +156,7 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 				   id, err.text);
 		else
 			fwdctl_err("trace ingest: %s", err.text);
-		rc = db_err_unavailable(errno) ? FWD_EXIT_SERVICE
-					       : FWD_EXIT_INVALID;
+		rc = fwdctl_exit_code(errno);
 		goto out;
 	}
 	if (json) {
