@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/run.h"
 
 /* Without a pidfd the status is polled this often. */
@@ -212,17 +213,8 @@ static int grow_take(void *arg, const char *data, size_t n)
 {
 	struct grow *g = arg;
 
-	if (g->len + n + 1 > g->cap) {
-		size_t ncap = g->cap ? g->cap * 2 : 4096;
-		char *nb;
-
-		while (ncap < g->len + n + 1)
-			ncap *= 2;
-		if (!(nb = realloc(g->buf, ncap)))
-			return -1;
-		g->buf = nb;
-		g->cap = ncap;
-	}
+	if (FWD_GROW(g->buf, g->cap, g->len + n + 1, 4096) < 0)
+		return -1;
 	memcpy(g->buf + g->len, data, n);
 	g->len += n;
 	g->buf[g->len] = '\0';

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "db/db.h"
 #include "monitor/health.h"
 #include "monitor/health_priv.h"
@@ -75,8 +76,9 @@ static int row_to_entry(struct db_stmt *st, double window,
 	e->since = (double)db_col_int64(st, 3);
 	snprintf(e->reason, sizeof(e->reason), "%s", db_col_text(st, 4));
 	if (!strcmp(db_col_text(st, 5), "admin"))
-		e->override = state == FWD_HEALTH_EXCLUDED ? HEALTH_OVERRIDE_EXCLUDE
-						       : HEALTH_OVERRIDE_CLEAR;
+		e->override = state == FWD_HEALTH_EXCLUDED
+				      ? HEALTH_OVERRIDE_EXCLUDE
+				      : HEALTH_OVERRIDE_CLEAR;
 	e->bad_streak = (uint32_t)db_col_uint64(st, 6);
 	e->good_streak = (uint32_t)db_col_uint64(st, 7);
 	e->scanned_until = (double)db_col_int64(st, 8);
@@ -107,16 +109,9 @@ int health_db_load(struct db *db, double window, struct health_entry **entries,
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
-		if (cnt == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			struct health_entry *nv = realloc(v, nc * sizeof(*v));
-
-			if (!nv) {
-				errprintf(err, "health table: out of memory");
-				goto out;
-			}
-			v = nv;
-			cap = nc;
+		if (FWD_GROW(v, cap, cnt + 1, 64) < 0) {
+			errprintf(err, "health table: out of memory");
+			goto out;
 		}
 		if (row_to_entry(st, window, &v[cnt]) == 0)
 			cnt++;
@@ -152,8 +147,7 @@ int health_write_entry(struct db *db, const struct health_entry *e, double now,
 			" last_scan_at = VALUES(last_scan_at),"
 			" updated_at = VALUES(updated_at)",
 			"sssissuuii", health_db_kind(e->kind), e->name,
-			fwd_health_name(e->state), (int64_t)e->since,
-			e->reason,
+			fwd_health_name(e->state), (int64_t)e->since, e->reason,
 			e->override != HEALTH_OVERRIDE_NONE ? "admin"
 							    : "scanner",
 			(uint64_t)e->bad_streak, (uint64_t)e->good_streak,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "db/db.h"
 #include "monitor/jobstats.h"
 
@@ -29,17 +30,10 @@ int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n, fwd_error_t *err)
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
-		if (cnt == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			uint64_t *a = realloc(v, c * sizeof(*v));
-
-			if (!a) {
-				errno = ENOMEM;
-				errprintf(err, "out of memory");
-				goto out;
-			}
-			v = a;
-			cap = c;
+		if (FWD_GROW(v, cap, cnt + 1, 64) < 0) {
+			errno = ENOMEM;
+			errprintf(err, "out of memory");
+			goto out;
 		}
 		v[cnt++] = db_col_uint64(st, 0);
 	}

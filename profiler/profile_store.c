@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "db/db.h"
 #include "profiler/profile.h"
 #include "profiler/profile_priv.h"
@@ -214,8 +215,7 @@ static void parse_bw(const char *text, struct profile *pr)
 	pr->n_bw = 0;
 	if (!json_is_object(o))
 		goto out;
-	json_object_foreach(o, k, v)
-	{
+	json_object_foreach (o, k, v) {
 		char *end;
 		unsigned long n = strtoul(k, &end, 10);
 		size_t i;
@@ -461,15 +461,8 @@ int profile_db_rebuild(struct db *db, const struct policy *p,
 		if (!ref)
 			continue; /* not a finished job */
 
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 256;
-			struct keyed *a = realloc(v, c * sizeof(*v));
-
-			if (!a)
-				goto nomem;
-			v = a;
-			cap = c;
-		}
+		if (FWD_GROW(v, cap, n + 1, 256) < 0)
+			goto nomem;
 		k = &v[n];
 		memset(k, 0, sizeof(*k));
 		k->run = run;
@@ -623,8 +616,7 @@ int profile_db_import(struct db *db, const struct policy *p,
 		const char *k;
 		json_t *v;
 
-		json_object_foreach((json_t *)entry, k, v)
-		{
+		json_object_foreach ((json_t *)entry, k, v) {
 			size_t i;
 
 			for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "profiler/summary.h"
 
 /* ---- small hash maps (open addressing, power-of-two capacity) ---- */
@@ -343,15 +344,8 @@ static int file_get(struct trace_job *j, const char *key, uint32_t *ix)
 {
 	if (smap_get(&j->file_ix, key, ix))
 		return 0;
-	if (j->n_files == j->files_cap) {
-		size_t cap = j->files_cap ? j->files_cap * 2 : 64;
-		struct file_ent *f = realloc(j->files, cap * sizeof(*f));
-
-		if (!f)
-			return -1;
-		j->files = f;
-		j->files_cap = cap;
-	}
+	if (FWD_GROW(j->files, j->files_cap, j->n_files + 1, 64) < 0)
+		return -1;
 	if (j->n_files >= UINT32_MAX)
 		return -1;
 	memset(&j->files[j->n_files], 0, sizeof(j->files[0]));
@@ -548,7 +542,7 @@ static int cmp_u64_desc(const void *a, const void *b)
  * reading a small private file does not turn a 1-1 job into N-N.
  */
 static enum fwd_io_mode classify(const struct trace_job *j, int d,
-				   uint32_t job_nodes, uint64_t *owner)
+				 uint32_t job_nodes, uint64_t *owner)
 {
 	uint64_t shared = 0, priv = 0, acc = 0;
 	double weighted = 0;
@@ -617,16 +611,8 @@ static int find_phases(struct trace_job *j, struct trace_summary *s)
 		for (t = i + 1; t < j->n_sec && t - last <= j->o.phase_gap; t++)
 			if (ACTIVE(t))
 				last = t;
-		if (s->n_phases == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			struct trace_phase *p =
-				realloc(s->phases, nc * sizeof(*p));
-
-			if (!p)
-				return -1;
-			s->phases = p;
-			cap = nc;
-		}
+		if (FWD_GROW(s->phases, cap, s->n_phases + 1, 16) < 0)
+			return -1;
 		ph = &s->phases[s->n_phases++];
 		memset(ph, 0, sizeof(*ph));
 		ph->start = j->base + (int64_t)start;
