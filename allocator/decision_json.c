@@ -108,20 +108,18 @@ static int bad(fwd_error_t *err, const char *what, const char *path,
 static int bad(fwd_error_t *err, const char *what, const char *path,
 	       const json_t *v, const char *fmt, ...)
 {
-	char val[80], msg[400];
+	char val[80];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	verrprintf(err, fmt, ap);
 	va_end(ap);
+	errno = EINVAL;
 	if (v) {
 		show(v, val, sizeof(val));
-		errprintf(err, "%s: %s: %s: %s", what, path, val, msg);
-	} else {
-		errprintf(err, "%s: %s: %s", what, path, msg);
+		return errprefix(err, "%s: %s: %s", what, path, val);
 	}
-	errno = EINVAL;
-	return -1;
+	return errprefix(err, "%s: %s", what, path);
 }
 
 static int check_keys(const json_t *obj, const char *const *allowed,
@@ -130,8 +128,7 @@ static int check_keys(const json_t *obj, const char *const *allowed,
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)obj, key, v)
-	{
+	json_object_foreach ((json_t *)obj, key, v) {
 		size_t i;
 
 		for (i = 0; allowed[i]; i++)
@@ -295,8 +292,7 @@ static int parse_profile(struct alloc_jobfile *j, const json_t *o,
 		pr->bw = calloc(json_object_size(bw) + 1, sizeof(*pr->bw));
 		if (!pr->bw)
 			return errprintf(err, "%s: out of memory", what);
-		json_object_foreach((json_t *)bw, key, v)
-		{
+		json_object_foreach ((json_t *)bw, key, v) {
 			char p[256], *end;
 			unsigned long k;
 
@@ -447,8 +443,7 @@ static int fwd_list(const struct topology *t, const json_t *arr, uint32_t **out,
 	*out = malloc((json_array_size(arr) + 1) * sizeof(**out));
 	if (!*out)
 		return errprintf(err, "%s: out of memory", what);
-	json_array_foreach(arr, i, v)
-	{
+	json_array_foreach (arr, i, v) {
 		char p[256];
 		long f;
 
@@ -622,15 +617,15 @@ int alloc_state_parse(struct alloc_ledger *l, const char *text,
 		    "must be an array of allocations");
 		goto out;
 	}
-	json_array_foreach(arr, i,
-			   v) if (parse_alloc(l, v, i, what, err) < 0) goto out;
+	json_array_foreach (arr, i, v)
+		if (parse_alloc(l, v, i, what, err) < 0)
+			goto out;
 	if (rel && !json_is_object(rel)) {
 		bad(err, what, "last_release", rel,
 		    "must be an object {\"forwarder\": epoch}");
 		goto out;
 	}
-	json_object_foreach(rel, key, v)
-	{
+	json_object_foreach (rel, key, v) {
 		char p[256];
 		long f = topo_forwarder_index(t, key);
 
@@ -706,9 +701,9 @@ char *alloc_state_to_json(const struct alloc_ledger *l, size_t flags)
 			      "private", all, "private_forwarders",
 			      names_json(t, e->forwarders, e->private_fwd, true,
 					 e->n_forwarders),
-			      "io_mode", fwd_io_mode_name(e->io_mode),
-			      "mdops", e->mdops, "bandwidth_bps",
-			      e->bandwidth_bps, "iops", e->iops, "n_nodes",
+			      "io_mode", fwd_io_mode_name(e->io_mode), "mdops",
+			      e->mdops, "bandwidth_bps", e->bandwidth_bps,
+			      "iops", e->iops, "n_nodes",
 			      (json_int_t)e->n_nodes, "action",
 			      fwd_action_name(e->action), "acquired_at",
 			      e->acquired_at);
@@ -775,8 +770,7 @@ struct alloc_healthfile *alloc_healthfile_parse(const struct topology *t,
 		errprintf(err, "%s: out of memory", what);
 		goto fail;
 	}
-	json_array_foreach(root, i, v)
-	{
+	json_array_foreach (root, i, v) {
 		char path[64], p[128], *kind = NULL, *name = NULL, *st = NULL;
 		enum fwd_health s;
 		bool is_fwd;
@@ -887,8 +881,8 @@ static json_t *profile_json(const struct alloc_profile *p)
 		      p->node_bandwidth_bps, "peak_bandwidth_bps",
 		      p->peak_bandwidth_bps, "iops", p->iops, "mdops", p->mdops,
 		      "metadata_queue", p->metadata_queue, "io_mode",
-		      fwd_io_mode_name(p->io_mode), "runs",
-		      (json_int_t)p->runs, "bandwidth_by_forwarders", bw);
+		      fwd_io_mode_name(p->io_mode), "runs", (json_int_t)p->runs,
+		      "bandwidth_by_forwarders", bw);
 	return o;
 }
 
@@ -922,11 +916,11 @@ json_t *alloc_decision_json(const struct alloc_decision *d)
 	prof = d->has_profile ? profile_json(&d->profile) : json_null();
 	o = json_pack("{s:s, s:s, s:O, s:I, s:I, s:O, s:O, s:O, s:o, s:s, "
 		      "s:I}",
-		      "job_id", d->job_id, "action",
-		      fwd_action_name(d->action), "reasons", reasons, "n_f",
-		      (json_int_t)d->n_f, "s", (json_int_t)d->s, "forwarders",
-		      fw, "mapping", map, "excluded_osts", osts, "profile",
-		      prof, "policy_digest", d->policy_digest, "elapsed_us",
+		      "job_id", d->job_id, "action", fwd_action_name(d->action),
+		      "reasons", reasons, "n_f", (json_int_t)d->n_f, "s",
+		      (json_int_t)d->s, "forwarders", fw, "mapping", map,
+		      "excluded_osts", osts, "profile", prof, "policy_digest",
+		      d->policy_digest, "elapsed_us",
 		      (json_int_t)d->elapsed_us);
 out:
 	json_decref(reasons);

@@ -91,6 +91,18 @@ int ydoc_error(fwd_error_t *err, const struct ydoc *d,
 	return errprefix(err, "%s:%lu:%lu", d->path, n->line, n->column);
 }
 
+int ydoc_vpath_error(fwd_error_t *err, const struct ydoc *d,
+		     const struct ydoc_node *n, const char *fmt, va_list ap)
+{
+	verrprintf(err, fmt, ap);
+	errno = EINVAL;
+	if (n && *n->path)
+		errprefix(err, "%s", n->path);
+	if (!n)
+		return errprefix(err, "%s", d->path);
+	return errprefix(err, "%s:%lu:%lu", d->path, n->line, n->column);
+}
+
 /* Line and column (in characters) of a byte offset, for reader errors. */
 static void offset_position(const unsigned char *buf, size_t len, size_t off,
 			    unsigned long *line, unsigned long *col)

@@ -16,6 +16,7 @@
  * should read the same to a person and to the program).
  */
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -81,5 +82,14 @@ struct ydoc_node *ydoc_get(const struct ydoc_node *map, const char *key);
 int ydoc_error(fwd_error_t *err, const struct ydoc *d,
 	       const struct ydoc_node *n, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * The same with the node's key path after the position, as the loaders
+ * report a bad value: "FILE:LINE:COL: key.path: <fmt>" (no path for the
+ * root), from a va_list.
+ */
+int ydoc_vpath_error(fwd_error_t *err, const struct ydoc *d,
+		     const struct ydoc_node *n, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 #endif

@@ -283,13 +283,12 @@ static int ferr(struct loader *l, const struct ydoc_node *n, const char *fmt,
 static int ferr(struct loader *l, const struct ydoc_node *n, const char *fmt,
 		...)
 {
-	char msg[sizeof(l->err->text)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ydoc_vpath_error(l->err, l->doc, n, fmt, ap);
 	va_end(ap);
-	return ydoc_error(l->err, l->doc, n, "%s: %s", n->path, msg);
+	return -1;
 }
 
 /* "value 'X'" for a scalar, "value is a mapping" otherwise. */

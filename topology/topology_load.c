@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology/topology.h"
 #include "common/units.h"
 #include "common/yamldoc.h"
+#include "topology/topology.h"
 
 struct tloader {
 	const struct ydoc *doc;
@@ -40,15 +40,12 @@ static int terr(struct tloader *l, const struct ydoc_node *n, const char *fmt,
 static int terr(struct tloader *l, const struct ydoc_node *n, const char *fmt,
 		...)
 {
-	char msg[sizeof(l->err->text)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ydoc_vpath_error(l->err, l->doc, n, fmt, ap);
 	va_end(ap);
-	if (!*n->path)
-		return ydoc_error(l->err, l->doc, n, "%s", msg);
-	return ydoc_error(l->err, l->doc, n, "%s: %s", n->path, msg);
+	return -1;
 }
 
 /* A builder error: its message, placed at node n. */
