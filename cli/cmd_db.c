@@ -39,7 +39,7 @@ static void usage(FILE *f)
 "       fwdctl db prune [--dry-run] [--json]\n"
 "\n"
 "Manage the fwdalloc MariaDB database named by the policy's `database:`\n"
-"section (see monitor/SCHEMA.md).\n"
+"section (see db/SCHEMA.md).\n"
 "\n"
 "  init      create the schema, or bring it to this version; then grant the\n"
 "            read-only node account (database.node_user) SELECT on the\n"
@@ -191,7 +191,7 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 			 * admin has not created yet is not fatal. */
 			snprintf(grant_msg, sizeof(grant_msg),
 				 "%.900s; create the node account (see "
-				 "monitor/SCHEMA.md), then run `fwdctl db "
+				 "db/SCHEMA.md), then run `fwdctl db "
 				 "init` again",
 				 err.text);
 			grant_warning = grant_msg;

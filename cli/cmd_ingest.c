@@ -39,7 +39,7 @@ static void usage(FILE *f)
 "Usage: fwdctl ingest --format FORMAT [--target NAME] [--batch N] [--json]\n"
 "                     [FILE|-]\n"
 "\n"
-"Load monitoring data into the fwdalloc database (monitor/SCHEMA.md):\n"
+"Load monitoring data into the fwdalloc database (db/SCHEMA.md):\n"
 "per-interval deltas of cumulative counters into samples_raw and\n"
 "samples_hist, per-minute rollups, and Lustre job_stats into jobstats_raw.\n"
 "Reads FILE, or standard input when FILE is '-' or absent; works on a pipe\n"

@@ -4,7 +4,7 @@
 
 /*
  * The job history the monitor and the profiler need, read from the
- * tables the controller owns (jobs, allocations; monitor/SCHEMA.md).
+ * tables the controller owns (jobs, allocations; db/SCHEMA.md).
  * The lower modules never read these tables: the functions here fetch
  * the rows and controller/health_ctl.c and controller/profile_ctl.c pass
  * them down.  Every statement is prepared; functions return 0 (or 1 / 0

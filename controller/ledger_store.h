@@ -4,7 +4,7 @@
 
 /*
  * The ledger as stored: the `allocations` and `jobs` tables
- * (monitor/SCHEMA.md), owned here.  Every statement on them is in
+ * (db/SCHEMA.md), owned here.  Every statement on them is in
  * ledger_store.c; other modules call these functions.  (The in-memory
  * ledger the decision reads is allocator/ledger.h; ledger_store_load()
  * fills one.)  Prepared statements only.  Functions return 0 / -1 with

@@ -143,7 +143,7 @@ static int db_fail(const struct db *db, fwd_error_t *err, unsigned int code,
 	if (e == ENOENT && code == ER_BAD_DB_ERROR)
 		errprintf(err,
 			  "database %s: (%u) %s: create the database (see "
-			  "monitor/SCHEMA.md), then run `fwdctl db init`",
+			  "db/SCHEMA.md), then run `fwdctl db init`",
 			  db->where, code, msg);
 	else if (e == ENOENT)
 		errprintf(err,

@@ -179,7 +179,7 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 		   const char *sql, const char *types, ...);
 
 /*
- * Schema (db/schema.c; the tables are documented in monitor/SCHEMA.md).
+ * Schema (db/schema.c; the tables are documented in db/SCHEMA.md).
  *
  * db_migrate creates the schema or brings it up to the version this binary
  * knows; idempotent, serialised by a named lock.  *from and *to (may be

@@ -6,4 +6,4 @@ noinst_LTLIBRARIES += libfwddb.la
 libfwddb_la_SOURCES = \
 	db/db.c db/db.h \
 	db/schema.c db/schema.h
-EXTRA_DIST += db/README.md
+EXTRA_DIST += db/README.md db/SCHEMA.md

@@ -7,7 +7,7 @@
  * migration interrupted half-way is finished by running it again, and its
  * number is recorded in schema_version only once all of its statements
  * succeeded.  Never edit a released migration; append a new one.
- * monitor/SCHEMA.md documents every table and column.
+ * db/SCHEMA.md documents every table and column.
  */
 #include "config.h"
 

@@ -4,7 +4,7 @@
 
 /*
  * The numbered schema migrations behind db_migrate() (db/db.h).
- * monitor/SCHEMA.md documents the tables.
+ * db/SCHEMA.md documents the tables.
  */
 
 #include <stddef.h>

@@ -2,7 +2,7 @@
 /*
  * The job-level check: DBSCAN on a job's I/O phases against its past
  * runs, and the jobs that overlapped it on a shared forwarder.  See
- * monitor/health.h; tables in monitor/SCHEMA.md.
+ * monitor/health.h; tables in db/SCHEMA.md.
  */
 #include "config.h"
 

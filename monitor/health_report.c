@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The health report: episodes of health_history counted by Beacon's
- * Table 2 bins.  See monitor/health.h; tables in monitor/SCHEMA.md.
+ * Table 2 bins.  See monitor/health.h; tables in db/SCHEMA.md.
  */
 #include "config.h"
 

@@ -3,7 +3,7 @@
  * The health scan: reads rollups_minute and jobstats_raw (the finished
  * jobs and the forwarders they held come from the caller), applies the
  * windows and writes health and health_history.  See monitor/health.h;
- * tables in monitor/SCHEMA.md.
+ * tables in db/SCHEMA.md.
  */
 #include "config.h"
 

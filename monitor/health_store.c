@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The health store: the health and health_history tables (load, write,
- * admin overrides).  See monitor/health.h; tables in monitor/SCHEMA.md.
+ * admin overrides).  See monitor/health.h; tables in db/SCHEMA.md.
  */
 #include "config.h"
 

@@ -13,7 +13,7 @@
  *   3. the store writes records to the database in batched transactions
  *      with prepared statements, keeps the per-minute rollups and the
  *      counter baselines, and never stores a duplicate.
- * `fwdctl ingest` drives them; see monitor/SCHEMA.md for the tables.
+ * `fwdctl ingest` drives them; see db/SCHEMA.md for the tables.
  */
 
 #include <stdbool.h>

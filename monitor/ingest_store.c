@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The ingestion writer: parsed records -> samples_raw, samples_hist,
- * jobstats_raw, rollups and counter baselines (monitor/SCHEMA.md).
+ * jobstats_raw, rollups and counter baselines (db/SCHEMA.md).
  *
  * Idempotence: every sample row has a natural primary key (component,
  * time[, op, phase]); rows are written with INSERT IGNORE or an upsert that

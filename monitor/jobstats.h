@@ -3,7 +3,7 @@
 #define FWD_MONITOR_JOBSTATS_H
 
 /*
- * What the stored Lustre job_stats (jobstats_raw, monitor/SCHEMA.md) say
+ * What the stored Lustre job_stats (jobstats_raw, db/SCHEMA.md) say
  * about Slurm jobs, for the job summaries of the profiler (its caller
  * passes them on).  Prepared statements; 0 / -1 with errno and err.
  */

@@ -13,4 +13,4 @@ libfwdmonitor_la_SOURCES = \
 	monitor/health.c monitor/health.h \
 	monitor/health_priv.h monitor/health_store.c \
 	monitor/health_scan.c monitor/health_report.c monitor/health_job.c
-EXTRA_DIST += monitor/SCHEMA.md monitor/HEALTH.md
+EXTRA_DIST += monitor/HEALTH.md

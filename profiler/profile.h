@@ -9,7 +9,7 @@
  *
  * Key: the fields named by policy.history.key, in that order, as
  * "field=value" pairs joined by ';' (e.g. "user=alice;name=wrf;
- * node_bucket=256", monitor/SCHEMA.md).  In values ';', '=', '%' and
+ * node_bucket=256", db/SCHEMA.md).  In values ';', '=', '%' and
  * control characters are percent-encoded (%3B), so the key is
  * unambiguous whatever the job name holds.  node_bucket is
  * the largest power of policy.history.bucket_base not above the job's node
@@ -129,7 +129,7 @@ json_t *profile_to_json(const struct profile *p);
  */
 int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err);
 
-/* ---- the database (monitor/SCHEMA.md: job_io, profiles) ---- */
+/* ---- the database (db/SCHEMA.md: job_io, profiles) ---- */
 
 struct db;
 

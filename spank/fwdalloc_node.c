@@ -2,7 +2,7 @@
 /*
  * This node's part of a job's decision, read with the read-only node
  * database account through the node_allocations view, which holds only
- * held rows (monitor/SCHEMA.md).  The epilog's revert reads nothing: the
+ * held rows (db/SCHEMA.md).  The epilog's revert reads nothing: the
  * remap driver keeps what it applied per job, so it still works after
  * EpilogSlurmctld has released the rows.  Kept apart from the SPANK callbacks
  * so that the benchmark can time exactly what the job prolog does.

@@ -73,7 +73,7 @@ sed 's/node_user: fwdalloc_node/node_user: nosuch/' "$policy" >"$d/nonode.yaml"
 out=$("$fwdctl" --policy "$d/nonode.yaml" db init 2>"$d/fw.err"); rc=$?
 check_eq "init with a missing node account: exit 0" 0 "$rc"
 check_match "and a warning saying what to do" \
-	"^fwdctl: warning: granting node_allocations to 'nosuch'@'%': .*create the node account \(see monitor/SCHEMA.md\), then run \`fwdctl db init\` again$" \
+	"^fwdctl: warning: granting node_allocations to 'nosuch'@'%': .*create the node account \(see db/SCHEMA.md\), then run \`fwdctl db init\` again$" \
 	"$(cat "$d/fw.err")"
 
 # The topology's forwarders and OSTs are mirrored into the database.
