@@ -18,6 +18,7 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/timeutil.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
 #include "policies/policy.h"
@@ -106,14 +107,6 @@ struct run {
 	double last_flush;
 };
 
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void reject(struct run *r, long line, const char *msg)
 {
 	r->st.rejected++;
@@ -159,7 +152,7 @@ static const char *forwarder_name(struct run *r, const char *addr)
  */
 static int ensure_conn(struct run *r, fwd_error_t *err)
 {
-	double now = now_mono();
+	double now = fwd_clock_mono();
 	const struct ingest_stats *s;
 	int rc;
 
@@ -197,7 +190,7 @@ static int ensure_conn(struct run *r, fwd_error_t *err)
 static int maybe_flush(struct run *r, FILE *in, fwd_error_t *err)
 {
 	struct pollfd pfd = {.fd = fileno(in), .events = POLLIN};
-	double now = now_mono();
+	double now = fwd_clock_mono();
 
 	if (now - r->last_flush >= FLUSH_INTERVAL || poll(&pfd, 1, 0) == 0) {
 		r->last_flush = now;
@@ -254,12 +247,9 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 			}
 		} else {
 			struct influx_rec rec;
-			struct timespec ts;
 
-			clock_gettime(CLOCK_REALTIME, &ts);
 			p = influx_parse_line(line,
-					      (int64_t)ts.tv_sec * 1000000000 +
-						      ts.tv_nsec,
+					      (int64_t)(fwd_clock_real() * 1e9),
 					      &rec, &perr);
 			if (p == INGEST_OK &&
 			    ingest_store_influx(r->store, &rec, err) < 0) {
@@ -331,8 +321,8 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 			}
 			goto out;
 		}
-		if (now_mono() - r->last_flush >= FLUSH_INTERVAL) {
-			r->last_flush = now_mono();
+		if (fwd_clock_mono() - r->last_flush >= FLUSH_INTERVAL) {
+			r->last_flush = fwd_clock_mono();
 			if (ingest_store_flush(r->store, err) < 0)
 				goto out;
 		}
@@ -501,7 +491,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (!r.db)
 		goto out;
 	r.batch = batch;
-	r.last_use = now_mono();
+	r.last_use = fwd_clock_mono();
 	r.store = ingest_store_open(r.db, batch, &err);
 	if (!r.store) {
 		fwdctl_err("%s", err.text);
@@ -510,7 +500,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	}
 	if (r.json)
 		r.errors = json_array();
-	r.last_flush = now_mono();
+	r.last_flush = fwd_clock_mono();
 
 	if (fmt == FMT_JOBSTATS)
 		x = run_jobstats(&r, in, target, &err);

@@ -9,9 +9,9 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "cli/fwdctl.h"
+#include "common/timeutil.h"
 #include "controller/hooks.h"
 #include "controller/job.h"
 #include "policies/policy.h"
@@ -52,12 +52,9 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	struct ctl_outcome out;
 	struct ctl_job job;
 	struct policy *p;
-	struct timeval tv;
 	fwd_error_t err;
-	double t0;
+	double t0 = fwd_clock_real();
 
-	gettimeofday(&tv, NULL);
-	t0 = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 	if (fwdctl_wants_help(argc, argv)) {
 		prolog_usage(stdout);
 		return FWD_EXIT_OK;

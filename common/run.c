@@ -22,17 +22,10 @@
 
 #include "common/array.h"
 #include "common/run.h"
+#include "common/timeutil.h"
 
 /* Without a pidfd the status is polled this often. */
 #define POLL_MS 10
-
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- supervision -------------------------------------------------------- */
 
@@ -124,7 +117,7 @@ static int watch(struct child *c, double deadline, fwd_error_t *err)
 	for (;;) {
 		struct pollfd p[2];
 		nfds_t np = 0;
-		double left = deadline - now_mono();
+		double left = deadline - fwd_clock_mono();
 		int ms, k;
 		pid_t w;
 
@@ -224,7 +217,7 @@ static int grow_take(void *arg, const char *data, size_t n)
 int ctl_run_bounded(double timeout, int (*fn)(void *arg, int fd), void *arg,
 		    char **out, fwd_error_t *err)
 {
-	double deadline = now_mono() + timeout;
+	double deadline = fwd_clock_mono() + timeout;
 	struct grow g = {NULL, 0, 0};
 	struct child c = {.pid = -1, .pidfd = -1, .fd = -1, .take = grow_take};
 	int pfd[2] = {-1, -1};
@@ -419,7 +412,7 @@ int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
 		return errprintf(err, "is not an absolute path");
 	}
 	if (deadline == 0)
-		deadline = now_mono() + timeout;
+		deadline = fwd_clock_mono() + timeout;
 	if (capture) {
 		/* Only our end is non-blocking: the command writes its
 		 * stderr with ordinary blocking writes. */

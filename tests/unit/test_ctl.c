@@ -27,6 +27,7 @@
 
 #include "allocator/decide.h"
 #include "common/run.h"
+#include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/job.h"
 #include "controller/profile_ctl.h"
@@ -358,17 +359,13 @@ static void test_bounded(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fwd_error_t err = {""};
-		struct timespec a, b;
 		char *out = NULL;
-		double took;
+		double a = fwd_clock_mono(), took;
 
-		clock_gettime(CLOCK_MONOTONIC, &a);
 		assert_int_equal(ctl_run_bounded(cases[i].timeout, cases[i].fn,
 						 NULL, &out, &err),
 				 cases[i].rv);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		took = (double)(b.tv_sec - a.tv_sec) +
-		       (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+		took = fwd_clock_mono() - a;
 		/* Bounded: never much longer than the timeout. */
 		assert_true(took < cases[i].timeout + 2);
 		assert_string_equal(err.text, cases[i].msg);
@@ -453,7 +450,7 @@ static void test_to_alloc(void **state)
 		enum fwd_io_mode out;
 	} modes[] = {
 		{FWD_IO_NONE, FWD_IO_NONE}, {FWD_IO_1_1, FWD_IO_1_1},
-		{FWD_IO_N_1, FWD_IO_N_1},	   {FWD_IO_N_M, FWD_IO_N_M},
+		{FWD_IO_N_1, FWD_IO_N_1},   {FWD_IO_N_M, FWD_IO_N_M},
 		{FWD_IO_N_N, FWD_IO_N_N},
 	};
 	struct profile p = {

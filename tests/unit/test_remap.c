@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "common/timeutil.h"
 #include "spank/remap.h"
 
 /* ---- rename(2) fake: crash between link and rename ---------------------- */
@@ -386,14 +387,6 @@ static void test_exec_not_executable(void **state)
 	remap_destroy(r);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void test_exec_timeout_kills_group(void **state)
 {
 	struct fx *f = *state;
@@ -413,10 +406,10 @@ static void test_exec_timeout_kills_group(void **state)
 	f->cfg.timeout = 0.5;
 	r = remap_create(&f->cfg, &err);
 	assert_non_null(r);
-	t0 = now();
+	t0 = fwd_clock_mono();
 	assert_int_equal(remap_apply(r, "c1", 3, two, 2, &err), -1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(now() - t0 < 5);
+	assert_true(fwd_clock_mono() - t0 < 5);
 	snprintf(want, sizeof(want), "exec: apply fwd081,fwd082: %s timed "
 		 "out after 0.5 s (killed): waiting for the fabric", f->script);
 	assert_string_equal(err.text, want);

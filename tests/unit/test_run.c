@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "common/run.h"
+#include "common/timeutil.h"
 
 static char tmpdir[] = "/tmp/fwd-test-run.XXXXXX";
 static char env_path[] = "PATH=/usr/bin:/bin";
@@ -43,14 +44,6 @@ static int teardown(void **state)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	return system(cmd) == 0 ? 0 : -1;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static char *slurp(const char *path)
@@ -110,7 +103,7 @@ static void test_endings(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fwd_error_t err = {""};
-		double t0 = now();
+		double t0 = fwd_clock_mono();
 
 		errno = 0;
 		assert_int_equal(sh(cases[i].script, cases[i].timeout,
@@ -119,7 +112,7 @@ static void test_endings(void **state)
 		if (cases[i].rv < 0)
 			assert_int_equal(errno, cases[i].err_no);
 		assert_string_equal(err.text, cases[i].msg);
-		assert_true(now() - t0 < 5);
+		assert_true(fwd_clock_mono() - t0 < 5);
 	}
 }
 
@@ -192,10 +185,10 @@ static void test_timeout_kills_the_group(void **state)
 		 "echo 'waiting for the fabric' >&2\n"
 		 "wait\n",
 		 pidfile);
-	t0 = now();
+	t0 = fwd_clock_mono();
 	assert_int_equal(sh(script, 0.5, FWD_RUN_CAPTURE_STDERR, &err), -1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(now() - t0 < 5);
+	assert_true(fwd_clock_mono() - t0 < 5);
 	assert_string_equal(err.text, "timed out after 0.5 s (killed): "
 				      "waiting for the fabric");
 	bg = (pid_t)atol(slurp(pidfile));
@@ -219,22 +212,22 @@ static void test_deadline(void **state)
 	char *argv[] = {(char *)"/bin/sh", (char *)"-c", (char *)"sleep 30",
 			NULL};
 	fwd_error_t err = {""};
-	double t0 = now();
+	double t0 = fwd_clock_mono();
 
 	/* The deadline bounds the wait; the timeout is what is quoted. */
 	assert_int_equal(fwd_run_cmd(argv, env, 60, t0 + 0.3,
 				     FWD_RUN_CAPTURE_STDERR, &err),
 			 -1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(now() - t0 < 5);
+	assert_true(fwd_clock_mono() - t0 < 5);
 	assert_string_equal(err.text, "timed out after 60 s (killed)");
 	/* A deadline already past: killed at once. */
-	t0 = now();
+	t0 = fwd_clock_mono();
 	assert_int_equal(
 		fwd_run_cmd(argv, env, 1, t0 - 1, FWD_RUN_CAPTURE_STDERR, &err),
 		-1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(now() - t0 < 5);
+	assert_true(fwd_clock_mono() - t0 < 5);
 }
 
 static void test_inherited(void **state)
