@@ -18,8 +18,10 @@
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
 #include "common/timeutil.h"
+#include "controller/audit.h"
 #include "db/db.h"
 #include "db/schema.h"
+#include "monitor/ingest.h"
 #include "monitor/inventory.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -27,7 +29,6 @@
 /* Long statements (pruning millions of rows) need more than the policy's
  * per-round-trip timeout meant for job launch. */
 #define ADMIN_TIMEOUT 600.0
-#define PRUNE_CHUNK 10000
 
 /* clang-format off */
 static void usage(FILE *f)
@@ -280,13 +281,9 @@ static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
 	}
 	if (cur > 0 && cur <= latest) {
 		for (size_t i = 0; tables[i]; i++) {
-			char sql[128];
 			int64_t n = 0;
 
-			/* Table names come from the fixed schema list. */
-			snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s",
-				 tables[i]);
-			if (db_query_int64(db, &err, &n, sql, "") < 0) {
+			if (db_table_rows(db, tables[i], &n, &err) < 0) {
 				fwdctl_err("%s", err.text);
 				rc = fwdctl_exit_code(errno);
 				goto out;
@@ -332,59 +329,15 @@ out:
 	return rc;
 }
 
-struct prune_target {
-	const char *table;
-	const char *column;
-	int which; /* 0 raw, 1 rollups, 2 audit */
-};
-
-/* clang-format off */
-static const struct prune_target prune_targets[] = {
-	{ "samples_raw", "ts", 0 },
-	{ "samples_hist", "ts", 0 },
-	{ "jobstats_raw", "ts", 0 },
-	{ "rollups_minute", "minute", 1 },
-	{ "rollups_hist_minute", "minute", 1 },
-	{ "audit", "ts", 2 },
-};
-/* clang-format on */
-
-/* Delete in chunks so no single statement holds locks for long. */
-static int64_t prune_table(struct db *db, const struct prune_target *t,
-			   int64_t cutoff, bool dry_run, fwd_error_t *err)
-{
-	char sql[160];
-	int64_t total = 0;
-
-	if (dry_run) {
-		snprintf(sql, sizeof(sql),
-			 "SELECT COUNT(*) FROM %s WHERE %s < ?", t->table,
-			 t->column);
-		if (db_query_int64(db, err, &total, sql, "i", cutoff) < 0)
-			return -1;
-		return total;
-	}
-	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s < ? LIMIT %d",
-		 t->table, t->column, PRUNE_CHUNK);
-	for (;;) {
-		int64_t n = db_execf(db, err, sql, "i", cutoff);
-
-		if (n < 0)
-			return -1;
-		total += n;
-		if (n < PRUNE_CHUNK)
-			break;
-	}
-	return total;
-}
-
 static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 {
 	struct policy *p = fwdctl_policy(ctx);
 	fwd_error_t err = {{0}};
+	struct db_pruned pruned[INGEST_PRUNE_TABLES + 1];
 	json_t *out = NULL;
 	struct db *db;
 	int64_t now = (int64_t)time(NULL);
+	size_t n = 0;
 	int rc;
 
 	if (!p)
@@ -393,38 +346,33 @@ static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 			       &rc);
 	if (!db)
 		return rc;
+	/* Each table is pruned by its owner: the statistics by the monitor,
+	 * the audit trail by the controller. */
+	if (ingest_prune(db, &p->retention, now, o->dry_run, pruned, &n, &err) <
+		    0 ||
+	    audit_prune(db, &p->retention, now, o->dry_run, pruned, &n, &err) <
+		    0) {
+		fwdctl_err("%s", err.text);
+		rc = fwdctl_exit_code(errno);
+		goto out;
+	}
 	out = json_array();
-	for (size_t i = 0; i < sizeof(prune_targets) / sizeof(prune_targets[0]);
-	     i++) {
-		const struct prune_target *t = &prune_targets[i];
-		double keep = t->which == 0   ? p->retention.raw_samples
-			      : t->which == 1 ? p->retention.rollups
-					      : p->retention.audit;
-		int64_t cutoff, n;
+	for (size_t i = 0; i < n; i++) {
 		char when[32];
 
-		if (keep <= 0)
-			continue; /* 0 = keep forever */
-		cutoff = now - (int64_t)keep;
-		n = prune_table(db, t, cutoff, o->dry_run, &err);
-		if (n < 0) {
-			fwdctl_err("%s", err.text);
-			rc = fwdctl_exit_code(errno);
-			goto out;
-		}
-		fwd_time_format((double)cutoff, when, sizeof(when));
+		fwd_time_format((double)pruned[i].cutoff, when, sizeof(when));
 		if (o->json || ctx->json)
 			json_array_append_new(
-				out,
-				json_pack("{s:s, s:I, s:s, s:I, s:b}", "table",
-					  t->table, "rows", (json_int_t)n,
-					  "older_than", when, "cutoff",
-					  (json_int_t)cutoff, "dry_run",
-					  o->dry_run));
+				out, json_pack("{s:s, s:I, s:s, s:I, s:b}",
+					       "table", pruned[i].table, "rows",
+					       (json_int_t)pruned[i].rows,
+					       "older_than", when, "cutoff",
+					       (json_int_t)pruned[i].cutoff,
+					       "dry_run", o->dry_run));
 		else
 			printf("%s %" PRId64 " rows from %s (older than %s)\n",
-			       o->dry_run ? "would remove" : "removed", n,
-			       t->table, when);
+			       o->dry_run ? "would remove" : "removed",
+			       pruned[i].rows, pruned[i].table, when);
 	}
 	if (o->json || ctx->json) {
 		print_json(out);

@@ -20,6 +20,7 @@
 #include "common/timeutil.h"
 #include "controller/audit.h"
 #include "db/db.h"
+#include "policies/policy.h"
 #include "topology/topology.h"
 
 static int ensure_dir(const char *path, fwd_error_t *err)
@@ -433,4 +434,21 @@ int audit_read(const char *path, const struct audit_filter *f,
 	free(line);
 	fclose(in);
 	return rv < 0 ? -1 : 0;
+}
+
+int audit_prune(struct db *db, const struct policy_retention *r, int64_t now,
+		bool dry_run, struct db_pruned *out, size_t *n,
+		fwd_error_t *err)
+{
+	struct db_pruned *p = &out[*n];
+
+	if (r->audit <= 0)
+		return 0; /* keep forever */
+	p->table = "audit";
+	p->cutoff = now - (int64_t)r->audit;
+	p->rows = db_prune_before(db, "audit", "ts", p->cutoff, dry_run, err);
+	if (p->rows < 0)
+		return -1;
+	(*n)++;
+	return 0;
 }

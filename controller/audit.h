@@ -105,4 +105,16 @@ int audit_read(const char *path, const struct audit_filter *f,
 			 const json_t *rec),
 	       void *arg, fwd_error_t *err);
 
+/*
+ * Retention of the audit table: rows older than r->audit (0 = keep
+ * forever) before `now` (db_prune_before()).  Appends its line to out[*n]
+ * when it pruned.  0, or -1 with errno and err.
+ */
+struct db;
+struct db_pruned;
+struct policy_retention;
+int audit_prune(struct db *db, const struct policy_retention *r, int64_t now,
+		bool dry_run, struct db_pruned *out, size_t *n,
+		fwd_error_t *err);
+
 #endif

@@ -943,3 +943,44 @@ int db_unlock(struct db *db, const char *name, fwd_error_t *err)
 		return -1;
 	return 0;
 }
+
+static bool ident_ok(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || *s == '_'))
+			return false;
+	return true;
+}
+
+int64_t db_prune_before(struct db *db, const char *table, const char *column,
+			int64_t cutoff, bool dry_run, fwd_error_t *err)
+{
+	char sql[200];
+	int64_t total = 0;
+
+	if (!ident_ok(table) || !ident_ok(column)) {
+		errno = EINVAL;
+		return errprintf(err, "prune: bad table or column name");
+	}
+	if (dry_run) {
+		snprintf(sql, sizeof(sql),
+			 "SELECT COUNT(*) FROM %s WHERE %s < ?", table, column);
+		if (db_query_int64(db, err, &total, sql, "i", cutoff) < 0)
+			return -1;
+		return total;
+	}
+	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s < ? LIMIT %d",
+		 table, column, DB_PRUNE_CHUNK);
+	for (;;) {
+		int64_t n = db_execf(db, err, sql, "i", cutoff);
+
+		if (n < 0)
+			return -1;
+		total += n;
+		if (n < DB_PRUNE_CHUNK)
+			break;
+	}
+	return total;
+}

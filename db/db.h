@@ -39,17 +39,17 @@
 
 /* Where the store is and how long any call may take (policy `database:`). */
 struct db_config {
-	char *socket;                    /* unix socket; NULL = use host/port */
-	char *host;                      /* default "localhost" */
-	uint32_t port;                   /* default 3306 */
-	char *name;                      /* default "fwdalloc" */
-	char *user;                      /* controller account, "fwdalloc" */
-	char *password_file;             /* owner-only file; NULL = none */
-	char *node_user;                 /* read-only node account,
-					  * "fwdalloc_node" */
-	char *node_password_file;        /* root-only file on compute nodes */
-	double timeout;                  /* connect/read/write, s; default 5 */
-	double lock_timeout;             /* global decision lock wait, s; 5 */
+	char *socket;		  /* unix socket; NULL = use host/port */
+	char *host;		  /* default "localhost" */
+	uint32_t port;		  /* default 3306 */
+	char *name;		  /* default "fwdalloc" */
+	char *user;		  /* controller account, "fwdalloc" */
+	char *password_file;	  /* owner-only file; NULL = none */
+	char *node_user;	  /* read-only node account,
+				   * "fwdalloc_node" */
+	char *node_password_file; /* root-only file on compute nodes */
+	double timeout;		  /* connect/read/write, s; default 5 */
+	double lock_timeout;	  /* global decision lock wait, s; 5 */
 };
 
 enum db_role {
@@ -179,6 +179,24 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 		   const char *sql, const char *types, ...);
 
 /*
+ * Retention: delete the rows of `table` whose `column` (epoch seconds) is
+ * before `cutoff`, in chunks of DB_PRUNE_CHUNK rows, each its own
+ * statement, so that no statement holds locks a prolog would wait for;
+ * with dry_run only count them.  For the owner of the table, which names
+ * it (identifiers must be [a-z_] only).  The number of rows, or -1.
+ */
+#define DB_PRUNE_CHUNK 10000
+int64_t db_prune_before(struct db *db, const char *table, const char *column,
+			int64_t cutoff, bool dry_run, fwd_error_t *err);
+
+/* One table's line in a prune report. */
+struct db_pruned {
+	const char *table;
+	int64_t cutoff; /* rows before this time */
+	int64_t rows;	/* deleted (or, dry run, that would be) */
+};
+
+/*
  * Schema (db/schema.c; the tables are documented in db/SCHEMA.md).
  *
  * db_migrate creates the schema or brings it up to the version this binary
@@ -198,6 +216,10 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
  */
 int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err);
 int db_check_schema(struct db *db, fwd_error_t *err);
+
+/* Rows in table `table`, one of schema_table_names().  0, or -1. */
+int db_table_rows(struct db *db, const char *table, int64_t *rows,
+		  fwd_error_t *err);
 int db_grant_node(struct db *db, const char *user, const char *host,
 		  fwd_error_t *err);
 

@@ -347,6 +347,24 @@ const char *const *schema_table_names(void)
 	return schema_tables;
 }
 
+int db_table_rows(struct db *db, const char *table, int64_t *rows,
+		  fwd_error_t *err)
+{
+	char sql[128];
+
+	for (size_t i = 0; schema_tables[i]; i++) {
+		if (strcmp(schema_tables[i], table))
+			continue;
+		/* The name comes from the fixed schema list. */
+		snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s",
+			 schema_tables[i]);
+		*rows = 0;
+		return db_query_int64(db, err, rows, sql, "") < 0 ? -1 : 0;
+	}
+	errno = EINVAL;
+	return errprintf(err, "no table '%s' in the schema", table);
+}
+
 #define VERSION_TABLE                                 \
 	"CREATE TABLE IF NOT EXISTS schema_version (" \
 	" version INT NOT NULL,"                      \

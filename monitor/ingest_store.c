@@ -22,6 +22,7 @@
 
 #include "db/db.h"
 #include "monitor/ingest.h"
+#include "policies/policy.h"
 
 #define DEFAULT_BATCH 1000
 #define MAX_TOUCHED 1024
@@ -631,4 +632,36 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 	else
 		s->stats.skipped++;
 	return record_done(s, err);
+}
+
+int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
+		 bool dry_run, struct db_pruned *out, size_t *n,
+		 fwd_error_t *err)
+{
+	static const struct {
+		const char *table, *column;
+		bool rollup;
+	} t[INGEST_PRUNE_TABLES] = {
+		{"samples_raw", "ts", false},
+		{"samples_hist", "ts", false},
+		{"jobstats_raw", "ts", false},
+		{"rollups_minute", "minute", true},
+		{"rollups_hist_minute", "minute", true},
+	};
+
+	for (size_t i = 0; i < INGEST_PRUNE_TABLES; i++) {
+		double keep = t[i].rollup ? r->rollups : r->raw_samples;
+		struct db_pruned *p = &out[*n];
+
+		if (keep <= 0)
+			continue; /* 0 = keep forever */
+		p->table = t[i].table;
+		p->cutoff = now - (int64_t)keep;
+		p->rows = db_prune_before(db, t[i].table, t[i].column,
+					  p->cutoff, dry_run, err);
+		if (p->rows < 0)
+			return -1;
+		(*n)++;
+	}
+	return 0;
 }

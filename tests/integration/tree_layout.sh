@@ -62,6 +62,12 @@ for t in $(grep -oE 'CREATE (TABLE IF NOT EXISTS|OR REPLACE [A-Z ]*VIEW|VIEW) [a
 	else fail "table $t has an owner"; fi
 done
 
+# cli/ parses, prints and exits: no SQL of its own, not even built at run
+# time; spank/ has only the node's read of its view.
+sql=$(grep -nE '"(SELECT|INSERT|UPDATE|DELETE|REPLACE) ' cli/*.c spank/*.c |
+	grep -v '^spank/fwdalloc_node\.c:')
+check_eq "cli/ and spank/ hold no SQL" "" "$sql"
+
 # The layers, bottom up: a folder may include itself and those listed.
 allowed() {
 	case $1 in
