@@ -146,7 +146,7 @@ TESTS += $(UNIT_TESTS)
 INTEGRATION_TESTS = \
 	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
-	tests/integration/remap_cli.sh \
+	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/db_schema.sh tests/integration/db_ingest.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
