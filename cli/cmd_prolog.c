@@ -35,13 +35,18 @@ static void prolog_usage(FILE *f)
 "        global decision lock, decides, writes the allocation and the\n"
 "        audit record (file and database).  It ends within the policy's\n"
 "        decision.decide_timeout.  On any failure the job keeps its default\n"
-"        mapping and the audit record says \"fallback: <error>\".\n"
+"        mapping and the audit record says \"fallback: <error>\".  A\n"
+"        SPANK_IO_UPGRADE that is not a mode is such a fallback too, with\n"
+"        the value quoted (escaped, cut to 64 characters).  Job, user,\n"
+"        account and partition names are escaped and cut to what the\n"
+"        database holds.\n"
 "epilog  releases the job's allocation (idempotent) and records its end.\n"
 "\n"
 "Exit status:\n"
 "  0  done, or failed open (the audit record says why)\n"
 "  1  failed while the policy says access.fail: closed (Slurm then\n"
-"     requeues the job)\n"
+"     requeues the job); a bad SPANK_IO_UPGRADE is the user's, not a\n"
+"     failure: exit 0\n"
 "  2  not run by Slurm (no SLURM_JOB_ID) or bad usage\n");
 }
 /* clang-format on */

@@ -118,9 +118,11 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	free(res);
 	/* Only the prolog can fail closed: a failed release leaves rows
 	 * that reconcile frees, and failing the epilog would not undo
-	 * anything. */
+	 * anything.  And only when fwdalloc is broken: a bad value the user
+	 * passed (bad_request) leaves the job on its default mapping, which
+	 * is what it runs on anyway. */
 	out->stop_job = out->fallback && p->access.fail == POLICY_FAIL_CLOSED &&
-			!strcmp(event, "prolog");
+			!strcmp(event, "prolog") && !h->j->bad_request[0];
 }
 
 int ctl_no_policy(const struct ctl_job *j, double t0, fwd_error_t *err)

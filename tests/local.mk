@@ -150,7 +150,7 @@ INTEGRATION_TESTS = \
 	tests/integration/db_schema.sh tests/integration/db_ingest.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
-	tests/integration/profile_db.sh \
+	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/tree_layout.sh
 TESTS += $(INTEGRATION_TESTS)
