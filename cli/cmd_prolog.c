@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <syslog.h>
 
 #include "cli/fwdctl.h"
 #include "controller/hooks.h"
@@ -51,6 +52,20 @@ static void prolog_usage(FILE *f)
 }
 /* clang-format on */
 
+/*
+ * An audit record that could not be written to the audit file (disk full,
+ * unwritable): syslog keeps it, so no decision goes unrecorded.
+ */
+static void syslog_record(const char *event, const char *job_id,
+			  const char *record)
+{
+	openlog("fwdalloc", LOG_PID, LOG_DAEMON);
+	syslog(LOG_WARNING,
+	       "%s job %s: audit record not written to the audit file: %s",
+	       event, job_id, record);
+	closelog();
+}
+
 static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	bool epilog = !strcmp(argv[0], "epilog");
@@ -82,8 +97,15 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (!(p = fwdctl_policy(ctx))) {
 		/* No policy: nothing to decide with; the job runs on the
 		 * default mapping.  The built-in audit path records it. */
-		if (ctl_no_policy(&job, t0, &err) < 0)
+		if (ctl_no_policy(&job, t0, &err) < 0) {
 			fwdctl_err("%s", err.text);
+			openlog("fwdalloc", LOG_PID, LOG_DAEMON);
+			syslog(LOG_WARNING,
+			       "%s job %s: no policy, default mapping; "
+			       "audit record not written: %s",
+			       argv[0], job.job_id, err.text);
+			closelog();
+		}
 		return FWD_EXIT_OK;
 	}
 	if (epilog) {
@@ -97,6 +119,9 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < out.n_notes; i++)
 		fwdctl_err("%s", out.notes[i].text);
+	if (out.lost_record)
+		syslog_record(argv[0], job.job_id, out.lost_record);
+	ctl_outcome_free(&out);
 	return out.stop_job ? FWD_EXIT_INVALID : FWD_EXIT_OK;
 }
 

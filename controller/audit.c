@@ -81,9 +81,33 @@ int audit_append_line(const char *path, const char *line, fwd_error_t *err)
 		goto out;
 	}
 	if ((size_t)w != n + 1) {
-		errno = EIO;
-		errprintf(err, "audit file %s: short write (%zd of %zu bytes)",
-			  path, w, n + 1);
+		/* Whole lines or nothing: cut the file back to where this
+		 * record began (O_APPEND put it at the end; our offset is
+		 * now its end), so that no half record stays and the next
+		 * one does not continue its line. */
+		off_t end = lseek(fd, 0, SEEK_CUR);
+
+		if (end >= w && ftruncate(fd, end - w) == 0) {
+			errno = ENOSPC;
+			errprintf(err,
+				  "audit file %s: short write (%zd of %zu "
+				  "bytes: file system full or over quota); "
+				  "the partial record was removed",
+				  path, w, n + 1);
+		} else {
+			int e = end < w ? EINVAL : errno;
+
+			/* At least end the line for the next record. */
+			if (write(fd, "\n", 1) < 0) {
+				/* nothing more to try */
+			}
+			errno = e;
+			errprintf(err,
+				  "audit file %s: short write (%zd of %zu "
+				  "bytes); cannot remove the partial record: "
+				  "%s",
+				  path, w, n + 1, strerror(e));
+		}
 		goto out;
 	}
 	rv = 0;

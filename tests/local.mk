@@ -103,7 +103,11 @@ tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 
 # controller/: the pieces that need neither Slurm nor MariaDB.
 UNIT_CONTROLLER = tests/unit/test_ctl
-tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c
+tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c \
+	tests/unit/wrap_short_write.c
+# write(2) and ftruncate(2) are wrapped to fill the disk on demand.
+tests_unit_test_ctl_LDFLAGS = $(AM_LDFLAGS) \
+	-Wl,--wrap=write,--wrap=ftruncate
 tests_unit_test_ctl_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
 
 # spank/: the remap drivers.

@@ -661,6 +661,129 @@ static void test_prolog_bad_request_open(void **state)
 	policy_destroy(p);
 }
 
+/* tests/unit/wrap_short_write.c: a full disk on demand. */
+extern volatile int wrap_write_short;
+extern volatile bool wrap_ftruncate_fail;
+
+/* Every line of path parses as a JSON object; returns how many. */
+static int whole_lines(const char *path)
+{
+	char *text = slurp(path), *line, *save = NULL;
+	int n = 0;
+
+	assert_int_equal(text[0] == '\0' || text[strlen(text) - 1] == '\n', 1);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		json_t *r = json_loads(line, 0, NULL);
+
+		if (!json_is_object(r))
+			fail_msg("line %d is not a record: %s", n + 1, line);
+		json_decref(r);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+/*
+ * A short write (disk full) leaves no half record: the file is cut back
+ * to where the record began, the call fails with the reason, and the next
+ * record starts on a line of its own.
+ */
+static void test_audit_short_write(void **state)
+{
+	char path[256], *text;
+	fwd_error_t err = {""};
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/full.jsonl", tmpdir);
+	assert_int_equal(
+		audit_append_line(path, "{\"time\":\"a\",\"n\":1}", &err), 0);
+	wrap_write_short = 1;
+	errno = 0;
+	assert_int_equal(audit_append_line(path,
+					   "{\"time\":\"b\",\"n\":2,\"pad\":"
+					   "\"xxxxxxxxxxxxxxxxxxxxxxxx\"}",
+					   &err),
+			 -1);
+	wrap_write_short = 0;
+	assert_int_equal(errno, ENOSPC);
+	if (!strstr(err.text, "short write (26 of 52 bytes: file system "
+			      "full or over quota); the partial record "
+			      "was removed"))
+		fail_msg("message: %s", err.text);
+	text = slurp(path);
+	assert_string_equal(text, "{\"time\":\"a\",\"n\":1}\n");
+	free(text);
+	assert_int_equal(
+		audit_append_line(path, "{\"time\":\"c\",\"n\":3}", &err), 0);
+	assert_int_equal(whole_lines(path), 2);
+	text = slurp(path);
+	assert_string_equal(text, "{\"time\":\"a\",\"n\":1}\n"
+				  "{\"time\":\"c\",\"n\":3}\n");
+	free(text);
+
+	/* cannot cut it back either: said so */
+	wrap_write_short = 1;
+	wrap_ftruncate_fail = true;
+	assert_int_equal(audit_append_line(path, "{\"time\":\"d\"}", &err), -1);
+	wrap_write_short = 0;
+	wrap_ftruncate_fail = false;
+	if (!strstr(err.text, "short write (6 of 13 bytes)") ||
+	    !strstr(err.text, "cannot remove the partial record: "
+			      "Input/output error"))
+		fail_msg("message: %s", err.text);
+}
+
+/*
+ * The hooks hand a record they could not write to the file back to their
+ * caller (lost_record) to send elsewhere: the library does not log.
+ */
+static void test_hook_lost_record(void **state)
+{
+	char path[300];
+	struct ctl_outcome out;
+	struct ctl_job j;
+	struct policy *p;
+	fwd_error_t err = {""};
+	json_t *rec;
+	bool noted = false;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/lost.jsonl", tmpdir);
+	p = closed_policy(path);
+	job_env("bogus", "app");
+	assert_int_equal(ctl_job_from_env(&j, &err), 0);
+	wrap_write_short = 1;
+	ctl_prolog(p, NULL, &j, fwd_clock_real(), &out);
+	wrap_write_short = 0;
+	assert_true(out.fallback);
+	assert_non_null(out.lost_record);
+	rec = json_loads(out.lost_record, 0, NULL);
+	assert_non_null(rec);
+	assert_string_equal(json_string_value(json_object_get(rec, "job_id")),
+			    "42");
+	assert_string_equal(
+		json_string_value(json_object_get(rec, "outcome")),
+		"fallback: SPANK_IO_UPGRADE=\"bogus\" is not a mode (auto, "
+		"scale, isolate, off, shadow)");
+	json_decref(rec);
+	for (size_t i = 0; i < out.n_notes; i++)
+		noted |= strstr(out.notes[i].text, "short write") != NULL;
+	assert_true(noted);
+	assert_int_equal(whole_lines(path), 0);
+	ctl_outcome_free(&out);
+	assert_null(out.lost_record);
+
+	/* written: nothing handed back */
+	ctl_prolog(p, NULL, &j, fwd_clock_real(), &out);
+	assert_null(out.lost_record);
+	assert_int_equal(whole_lines(path), 1);
+	ctl_outcome_free(&out);
+	unsetenv("SPANK_IO_UPGRADE");
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +798,8 @@ int main(void)
 		cmocka_unit_test(test_job_bad_request),
 		cmocka_unit_test(test_job_odd_names),
 		cmocka_unit_test(test_prolog_bad_request_open),
+		cmocka_unit_test(test_audit_short_write),
+		cmocka_unit_test(test_hook_lost_record),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, setup, teardown);
