@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "cli/fwdctl.h"
 #include "common/timeutil.h"
@@ -35,16 +36,35 @@ static void prolog_usage(FILE *f)
 "        global decision lock, decides, writes the allocation and the\n"
 "        audit record (file and database).  It ends within the policy's\n"
 "        decision.decide_timeout.  On any failure the job keeps its default\n"
-"        mapping and the audit record says \"fallback: <error>\".\n"
+"        mapping and the audit record says \"fallback: <error>\".  A\n"
+"        SPANK_IO_UPGRADE that is not a mode is such a fallback too, with\n"
+"        the value quoted (escaped, cut to 64 characters).  Job, user,\n"
+"        account and partition names are escaped and cut to what the\n"
+"        database holds.\n"
 "epilog  releases the job's allocation (idempotent) and records its end.\n"
 "\n"
 "Exit status:\n"
 "  0  done, or failed open (the audit record says why)\n"
 "  1  failed while the policy says access.fail: closed (Slurm then\n"
-"     requeues the job)\n"
+"     requeues the job); a bad SPANK_IO_UPGRADE is the user's, not a\n"
+"     failure: exit 0\n"
 "  2  not run by Slurm (no SLURM_JOB_ID) or bad usage\n");
 }
 /* clang-format on */
+
+/*
+ * An audit record that could not be written to the audit file (disk full,
+ * unwritable): syslog keeps it, so no decision goes unrecorded.
+ */
+static void syslog_record(const char *event, const char *job_id,
+			  const char *record)
+{
+	openlog("fwdalloc", LOG_PID, LOG_DAEMON);
+	syslog(LOG_WARNING,
+	       "%s job %s: audit record not written to the audit file: %s",
+	       event, job_id, record);
+	closelog();
+}
 
 static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
@@ -74,8 +94,15 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (!(p = fwdctl_policy(ctx))) {
 		/* No policy: nothing to decide with; the job runs on the
 		 * default mapping.  The built-in audit path records it. */
-		if (ctl_no_policy(&job, t0, &err) < 0)
+		if (ctl_no_policy(&job, t0, &err) < 0) {
 			fwdctl_err("%s", err.text);
+			openlog("fwdalloc", LOG_PID, LOG_DAEMON);
+			syslog(LOG_WARNING,
+			       "%s job %s: no policy, default mapping; "
+			       "audit record not written: %s",
+			       argv[0], job.job_id, err.text);
+			closelog();
+		}
 		return FWD_EXIT_OK;
 	}
 	if (epilog) {
@@ -89,6 +116,9 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < out.n_notes; i++)
 		fwdctl_err("%s", out.notes[i].text);
+	if (out.lost_record)
+		syslog_record(argv[0], job.job_id, out.lost_record);
+	ctl_outcome_free(&out);
 	return out.stop_job ? FWD_EXIT_INVALID : FWD_EXIT_OK;
 }
 

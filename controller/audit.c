@@ -82,9 +82,33 @@ int audit_append_line(const char *path, const char *line, fwd_error_t *err)
 		goto out;
 	}
 	if ((size_t)w != n + 1) {
-		errno = EIO;
-		errprintf(err, "audit file %s: short write (%zd of %zu bytes)",
-			  path, w, n + 1);
+		/* Whole lines or nothing: cut the file back to where this
+		 * record began (O_APPEND put it at the end; our offset is
+		 * now its end), so that no half record stays and the next
+		 * one does not continue its line. */
+		off_t end = lseek(fd, 0, SEEK_CUR);
+
+		if (end >= w && ftruncate(fd, end - w) == 0) {
+			errno = ENOSPC;
+			errprintf(err,
+				  "audit file %s: short write (%zd of %zu "
+				  "bytes: file system full or over quota); "
+				  "the partial record was removed",
+				  path, w, n + 1);
+		} else {
+			int e = end < w ? EINVAL : errno;
+
+			/* At least end the line for the next record. */
+			if (write(fd, "\n", 1) < 0) {
+				/* nothing more to try */
+			}
+			errno = e;
+			errprintf(err,
+				  "audit file %s: short write (%zd of %zu "
+				  "bytes); cannot remove the partial record: "
+				  "%s",
+				  path, w, n + 1, strerror(e));
+		}
 		goto out;
 	}
 	rv = 0;
@@ -312,8 +336,38 @@ static const char *audit_request(const json_t *record)
 	return r && strcmp(r, "not requested") ? r : NULL;
 }
 
+/*
+ * The columns' limits in characters (db/schema.c: audit.user and account
+ * VARCHAR(64), request and action VARCHAR(16), outcome VARCHAR(255)).
+ * Record strings are valid UTF-8 (jansson holds nothing else).
+ */
+#define AUDIT_USER_MAX 64
+#define AUDIT_WORD_MAX 16
+#define AUDIT_OUTCOME_MAX 255
+
+/* s cut to at most max characters, ending in "..." when cut; NULL stays
+ * NULL.  The result is s itself or buf (4 * max + 1 bytes). */
+static const char *cut_utf8(const char *s, size_t max, char *buf)
+{
+	size_t chars = 0, i, keep = 0;
+
+	if (!s)
+		return NULL;
+	for (i = 0; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && ++chars == max - 2)
+			keep = i; /* where character max - 2 starts */
+	if (chars <= max)
+		return s;
+	memcpy(buf, s, keep);
+	strcpy(buf + keep, "...");
+	return buf;
+}
+
 int audit_store(struct db *db, const json_t *record, fwd_error_t *err)
 {
+	char user[AUDIT_USER_MAX * 4 + 1], account[AUDIT_USER_MAX * 4 + 1];
+	char request[AUDIT_WORD_MAX * 4 + 1], action[AUDIT_WORD_MAX * 4 + 1];
+	char outcome[AUDIT_OUTCOME_MAX * 4 + 1];
 	char *reasons = dump_member(record, "reasons");
 	char *inputs = dump_member(record, "inputs");
 	char *before = dump_member(record, "forwarders_before");
@@ -327,23 +381,31 @@ int audit_store(struct db *db, const json_t *record, fwd_error_t *err)
 		errprintf(err, "audit record: cannot serialise");
 		goto out;
 	}
-	if (db_execf(db, err,
-		     "INSERT INTO audit (ts, job_id, user, account, request, "
-		     "action, reasons, inputs, forwarders_before, "
-		     "forwarders_after, outcome, elapsed_us, record) "
-		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		     "iusssssssssis",
-		     (int64_t)json_number_value(json_object_get(record, "ts")),
-		     (uint64_t)strtoull(job ? job : "0", NULL, 10),
-		     json_string_value(json_object_get(record, "user")),
-		     json_string_value(json_object_get(record, "account")),
-		     audit_request(record),
-		     json_string_value(json_object_get(record, "action")),
-		     reasons, inputs, before, after,
-		     json_string_value(json_object_get(record, "outcome")),
-		     (int64_t)json_integer_value(
-			     json_object_get(record, "elapsed_us")),
-		     all) < 0) {
+	if (db_execf(
+		    db, err,
+		    "INSERT INTO audit (ts, job_id, user, account, request, "
+		    "action, reasons, inputs, forwarders_before, "
+		    "forwarders_after, outcome, elapsed_us, record) "
+		    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "iusssssssssis",
+		    (int64_t)json_number_value(json_object_get(record, "ts")),
+		    (uint64_t)strtoull(job ? job : "0", NULL, 10),
+		    cut_utf8(json_string_value(json_object_get(record, "user")),
+			     AUDIT_USER_MAX, user),
+		    cut_utf8(json_string_value(
+				     json_object_get(record, "account")),
+			     AUDIT_USER_MAX, account),
+		    cut_utf8(audit_request(record), AUDIT_WORD_MAX, request),
+		    cut_utf8(json_string_value(
+				     json_object_get(record, "action")),
+			     AUDIT_WORD_MAX, action),
+		    reasons, inputs, before, after,
+		    cut_utf8(json_string_value(
+				     json_object_get(record, "outcome")),
+			     AUDIT_OUTCOME_MAX, outcome),
+		    (int64_t)json_integer_value(
+			    json_object_get(record, "elapsed_us")),
+		    all) < 0) {
 		errprefix(err, "writing the audit record");
 		goto out;
 	}

@@ -36,8 +36,14 @@ struct topology;
 
 /*
  * Append `record` (serialised compactly, plus '\n') to `path`, creating
- * the file (0640) and its directory (0750) when missing.  One write(2); a
- * short write is an error (EIO).  0, or -1 with errno and err.
+ * the file (0640) and its directory (0750) when missing.  One write(2)
+ * (never a second, which could land after another writer's record).
+ * Whole lines or nothing: after a short write (disk full) the file is cut
+ * back to where the record began and the call fails (ENOSPC), so no half
+ * record stays and the next record starts its own line; if it cannot be
+ * cut back, a newline ends the partial line when possible.  The caller
+ * decides where a record that could not be written goes (the library
+ * does not log).  0, or -1 with errno and err.
  */
 int audit_append(const char *path, const json_t *record, fwd_error_t *err);
 

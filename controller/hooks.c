@@ -95,8 +95,10 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	if (rc == 0 && res && (res[0] == 'A' || res[0] == 'F') &&
 	    res[1] == ' ') {
 		out->fallback = res[0] == 'F';
-		if (audit_append_line(p->audit.file, res + 2, &aerr) < 0)
+		if (audit_append_line(p->audit.file, res + 2, &aerr) < 0) {
 			note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
+			out->lost_record = strdup(res + 2);
+		}
 	} else {
 		char why[1100];
 		double now = fwd_clock_real();
@@ -105,8 +107,11 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 			 err.text[0] ? err.text : "produced no result");
 		rec = audit_record_fallback(h->j, NULL, event, why, now,
 					    elapsed_us(h->t0, now));
-		if (audit_append(p->audit.file, rec, &aerr) < 0)
+		if (audit_append(p->audit.file, rec, &aerr) < 0) {
 			note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
+			out->lost_record = json_dumps(
+				rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		}
 		/* The worker died (not hung): the database is likely fine,
 		 * so it gets the same record.  After a timeout it may be
 		 * the database that hangs: the file record must do. */
@@ -118,9 +123,17 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	free(res);
 	/* Only the prolog can fail closed: a failed release leaves rows
 	 * that reconcile frees, and failing the epilog would not undo
-	 * anything. */
+	 * anything.  And only when fwdalloc is broken: a bad value the user
+	 * passed (bad_request) leaves the job on its default mapping, which
+	 * is what it runs on anyway. */
 	out->stop_job = out->fallback && p->access.fail == POLICY_FAIL_CLOSED &&
-			!strcmp(event, "prolog");
+			!strcmp(event, "prolog") && !h->j->bad_request[0];
+}
+
+void ctl_outcome_free(struct ctl_outcome *out)
+{
+	free(out->lost_record);
+	out->lost_record = NULL;
 }
 
 int ctl_no_policy(const struct ctl_job *j, double t0, fwd_error_t *err)

@@ -37,7 +37,14 @@ struct ctl_outcome {
 	/* Messages for the operator (slurmctld's log), in order. */
 	size_t n_notes;
 	fwd_error_t notes[CTL_MAX_NOTES];
+	/* The audit line that could not be written to the audit file (disk
+	 * full, ...; a note says why), malloc'd, else NULL: the caller sends
+	 * it elsewhere (syslog).  ctl_outcome_free() frees it. */
+	char *lost_record;
 };
+
+/* Free what an outcome holds (lost_record); the struct itself stays. */
+void ctl_outcome_free(struct ctl_outcome *out);
 
 /*
  * The prolog for job j: record the job, look up its profile, take the

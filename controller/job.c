@@ -5,10 +5,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vocab.h"
 #include "controller/job.h"
 
 /* Slurm writes "(null)" for unset job fields (e.g. no account). */
@@ -19,10 +22,99 @@ static const char *env_str(const char *name)
 	return s && *s && strcmp(s, "(null)") ? s : NULL;
 }
 
+/*
+ * The next unit of `in`: how many input bytes it takes (*take), written
+ * to unit[] (NUL-terminated), and how many characters it counts for.
+ */
+static size_t next_unit(const unsigned char *in, bool quote, size_t *take,
+			char unit[8])
+{
+	unsigned c = in[0];
+	size_t n = 0;
+	uint32_t cp;
+
+	*take = 1;
+	if (c == '\\' || (quote && c == '"')) {
+		unit[0] = '\\';
+		unit[1] = (char)c;
+		unit[2] = '\0';
+		return 2;
+	}
+	if (c >= 0x20 && c < 0x7f) {
+		unit[0] = (char)c;
+		unit[1] = '\0';
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	}
+	if (n) {
+		size_t i;
+
+		for (i = 1; i < n && (in[i] & 0xc0) == 0x80; i++)
+			cp = cp << 6 | (in[i] & 0x3f);
+		/* whole, shortest form, no surrogate, at most U+10FFFF */
+		if (i == n && !(n == 3 && cp < 0x800) &&
+		    !(n == 4 && cp < 0x10000) &&
+		    !(cp >= 0xd800 && cp <= 0xdfff) && cp <= 0x10ffff &&
+		    !(cp >= 0x80 && cp < 0xa0)) {
+			memcpy(unit, in, n);
+			unit[n] = '\0';
+			*take = n;
+			return 1;
+		}
+	}
+	snprintf(unit, 8, "\\x%02x", c);
+	return 4;
+}
+
+static size_t escape(const char *in, size_t max_chars, bool quote, char *out,
+		     size_t outsz)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t total = 0, take, len = 0, chars = 0, limit;
+	char unit[8];
+
+	if (!outsz)
+		return 0;
+	/* Does the whole of it fit? */
+	for (const unsigned char *q = p; *q; q += take)
+		total += next_unit(q, quote, &take, unit);
+	limit = total <= max_chars ? max_chars
+				   : (max_chars >= 3 ? max_chars - 3 : 0);
+	for (; *p; p += take) {
+		size_t c = next_unit(p, quote, &take, unit), b = strlen(unit);
+
+		if (chars + c > limit || len + b + 4 > outsz)
+			break;
+		memcpy(out + len, unit, b);
+		len += b;
+		chars += c;
+	}
+	if (*p && max_chars >= 3 && len + 4 <= outsz) {
+		memcpy(out + len, "...", 3);
+		len += 3;
+	}
+	out[len] = '\0';
+	return len;
+}
+
+size_t ctl_escape(const char *in, size_t max_chars, char *out, size_t outsz)
+{
+	return escape(in, max_chars, false, out, outsz);
+}
+
 int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
 {
 	const char *id = env_str("SLURM_JOB_ID");
-	const char *req = env_str("SPANK_IO_UPGRADE");
+	const char *req = getenv("SPANK_IO_UPGRADE");
 	const char *nn = env_str("SLURM_JOB_NUM_NODES");
 	char *end;
 
@@ -42,29 +134,42 @@ int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
 	}
 	snprintf(j->job_id, sizeof(j->job_id), "%llu",
 		 (unsigned long long)j->job_num);
-	j->user = env_str("SLURM_JOB_USER");
-	if (!j->user)
-		j->user = "";
-	j->account = env_str("SLURM_JOB_ACCOUNT");
-	j->name = env_str("SLURM_JOB_NAME");
-	if (!j->name)
-		j->name = "";
-	j->partition = env_str("SLURM_JOB_PARTITION");
+	j->user = j->user_buf;
+	ctl_escape(env_str("SLURM_JOB_USER") ? env_str("SLURM_JOB_USER") : "",
+		   CTL_USER_MAX, j->user_buf, sizeof(j->user_buf));
+	if (env_str("SLURM_JOB_ACCOUNT")) {
+		ctl_escape(env_str("SLURM_JOB_ACCOUNT"), CTL_USER_MAX,
+			   j->account_buf, sizeof(j->account_buf));
+		j->account = j->account_buf;
+	}
+	j->name = j->name_buf;
+	ctl_escape(env_str("SLURM_JOB_NAME") ? env_str("SLURM_JOB_NAME") : "",
+		   CTL_NAME_MAX, j->name_buf, sizeof(j->name_buf));
+	if (env_str("SLURM_JOB_PARTITION")) {
+		ctl_escape(env_str("SLURM_JOB_PARTITION"), CTL_USER_MAX,
+			   j->partition_buf, sizeof(j->partition_buf));
+		j->partition = j->partition_buf;
+	}
 	j->nodes = env_str("SLURM_JOB_NODELIST");
 	if (nn)
 		j->n_nodes = (uint32_t)strtoul(nn, NULL, 10);
 	j->request = FWD_REQ_NONE;
 	j->request_name = "not requested";
-	if (req) {
+	/* Set but empty is a value too (the plugin never sets one). */
+	if (req && strcmp(req, "(null)")) {
 		if (fwd_request_parse(req, &j->request) < 0 ||
 		    j->request == FWD_REQ_NONE) {
-			errno = EINVAL;
-			return errprintf(err,
-					 "SPANK_IO_UPGRADE=%s: unknown "
-					 "mode",
-					 req);
+			char v[CTL_REQUEST_QUOTE * 4 + 1];
+
+			escape(req, CTL_REQUEST_QUOTE, true, v, sizeof(v));
+			snprintf(j->bad_request, sizeof(j->bad_request),
+				 "SPANK_IO_UPGRADE=\"%s\" is not a mode (%s)",
+				 v, fwd_request_choices());
+			j->request = FWD_REQ_NONE;
+			j->request_name = "invalid";
+		} else {
+			j->request_name = fwd_request_name(j->request);
 		}
-		j->request_name = fwd_request_name(j->request);
 	}
 	return 0;
 }

@@ -92,6 +92,16 @@ static int prolog_child(void *arg, int fd)
 	double now;
 
 	memset(&prof, 0, sizeof(prof));
+	if (j->bad_request[0]) {
+		/* The user's value, not fwdalloc, is at fault: no decision,
+		 * the default mapping, and a record saying why (the job is
+		 * recorded too when the database answers). */
+		if ((db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
+			ledger_store_job_start(db, j, fwd_clock_real(), &err);
+		errprintf(&err, "%s", j->bad_request);
+		errno = EINVAL;
+		goto fallback;
+	}
 	if (!t) {
 		errprintf(&err, "topology %s could not be loaded", p->topology);
 		goto fallback;

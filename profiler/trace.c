@@ -441,6 +441,18 @@ static int read_line(struct trace_reader *r)
 }
 
 static int compressed_meta(struct trace_reader *r, fwd_error_t *err);
+static int cbad(struct trace_reader *r, fwd_error_t *err, const char *what);
+
+/*
+ * reader_new failed: free the reader but not its stream.  On failure the
+ * caller still owns f (trace_reader_open closes the file it opened), so
+ * the stream is closed exactly once.
+ */
+static void reader_fail(struct trace_reader *r)
+{
+	r->f = NULL;
+	trace_reader_destroy(r);
+}
 
 static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 				       fwd_error_t *err)
@@ -472,9 +484,14 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 			 * before the first record */
 			while ((c = getc(f)) == '#') {
 				ungetc(c, f);
-				if (read_line(r) != 1 ||
-				    compressed_meta(r, err)) {
-					trace_reader_destroy(r);
+				rv = read_line(r);
+				if (rv == -1)
+					errprintf(err, "%s: %s", name,
+						  strerror(errno));
+				else if (rv == 2)
+					cbad(r, err, "line too long");
+				if (rv != 1 || compressed_meta(r, err)) {
+					reader_fail(r);
 					return NULL;
 				}
 			}
@@ -484,7 +501,7 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 			note_bad(r, "comment line");
 		} else if (rv == -1) {
 			errprintf(err, "%s: %s", name, strerror(errno));
-			trace_reader_destroy(r);
+			reader_fail(r);
 			return NULL;
 		} else if (rv == 2) {
 			note_bad(r, "line too long");

@@ -105,7 +105,11 @@ struct trace_reader;
  */
 struct trace_reader *trace_reader_open(const char *path, fwd_error_t *err);
 
-/* Read from an open stream (not closed by destroy); name for messages. */
+/*
+ * Read from an open stream (never closed by the reader, also not when this
+ * fails: a damaged compressed header gives NULL and err "NAME:LINE: ...");
+ * name for messages.
+ */
 struct trace_reader *trace_reader_fdopen(FILE *f, const char *name,
 					 fwd_error_t *err);
 

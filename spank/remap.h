@@ -14,8 +14,11 @@
  *   lwfs   atomically repoints <volfile_dir>/<link_name> at
  *          lwfs_<forwarder>.vol (temp symlink + rename), saves the previous
  *          target per job under state_dir, then runs remount_command.
- *   lnet   `lnetctl route add --net NET --gateway NID [--hops N]` for each
- *          forwarder's NID; revert deletes exactly the routes it added.
+ *   lnet   `lnetctl route add --net NET --gateway NID [--hop-count N]` for
+ *          each forwarder's NID; revert deletes exactly the routes it
+ *          added.  Every add and del is read back with `lnetctl route
+ *          show` (lnetctl exits 0 on an option it does not know): a route
+ *          missing after add, or still listed after del, is a failure.
  *   verbs  checks that an RDMA device has an ACTIVE port and that address
  *          and route to every forwarder resolve (librdmacm), optionally
  *          with a connect probe to remap.verbs.port.  It changes nothing on

@@ -2,18 +2,29 @@
 /*
  * The `lnet` remap driver: route this node's LNet traffic for the remote
  * net through the job's forwarders (LNet routers), one
- * `lnetctl route add --net NET --gateway NID [--hops N]` per router, and
- * delete exactly those routes at the end.  The state file lists the routes
- * this job added, updated after every command, so revert never deletes a
- * route it did not add (a site's static routes stay untouched).
+ * `lnetctl route add --net NET --gateway NID [--hop-count N]` per router,
+ * and delete exactly those routes at the end.  The state file lists the
+ * routes this job added, updated after every command, so revert never
+ * deletes a route it did not add (a site's static routes stay untouched).
+ *
+ * lnetctl exits 0 after printing its help when it meets an option it does
+ * not know, so an exit status of 0 proves nothing: every add and every del
+ * is read back with `lnetctl route show --net NET --gateway NID --verbose`
+ * (YAML: a `route:` sequence of mappings with net, gateway, hop, ...), and
+ * a route that is not there after add, or still there after del, is a
+ * failure.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/run.h"
 #include "spank/remap_priv.h"
 
 #define SAFE_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
@@ -136,7 +147,7 @@ static int lnetctl(struct remap *r, const char *verb, const char *net,
 {
 	/* execve() takes char *const []: writable copies of the words. */
 	char s_route[] = "route", s_net[] = "--net", s_gw[] = "--gateway";
-	char s_hops[] = "--hops", s_path[] = "PATH=" SAFE_PATH;
+	char s_hops[] = "--hop-count", s_path[] = "PATH=" SAFE_PATH;
 	char s_verb[8], s_netv[64], s_nid[160], hops[16];
 	char *argv[] = {
 		r->cfg.lnet.lnetctl,
@@ -164,6 +175,190 @@ static int lnetctl(struct remap *r, const char *verb, const char *net,
 	if (remap_run(r, argv, envp, err) < 0)
 		return errprefix(err, "route %s", verb);
 	return 0;
+}
+
+/* ---- reading routes back ------------------------------------------------ */
+
+struct show_cmd {
+	char *const *argv;
+	char *const *envp;
+};
+
+/*
+ * In the child of ctl_run_bounded(): run lnetctl with its stdout on fd,
+ * stdin and stderr on /dev/null, signals at their defaults.  Only
+ * async-signal-safe calls (the caller may have threads).
+ */
+static int show_exec(void *arg, int fd)
+{
+	const struct show_cmd *c = arg;
+	sigset_t none;
+	int null;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int s = 1; s < NSIG; s++) {
+		struct sigaction sa = {.sa_handler = SIG_DFL};
+
+		if (s != SIGKILL && s != SIGSTOP)
+			sigaction(s, &sa, NULL);
+	}
+	if (fd <= STDERR_FILENO)
+		fd = fcntl(fd, F_DUPFD, 3);
+	null = open("/dev/null", O_RDWR);
+	if (fd < 0 || null < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
+	    (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0) ||
+	    (null != STDERR_FILENO && dup2(null, STDERR_FILENO) < 0))
+		_exit(126);
+	closefrom(3);
+	execve(c->argv[0], c->argv, c->envp);
+	_exit(127);
+}
+
+/* The value of "key: value" at *line (leading blanks and "- " skipped),
+ * or NULL; the value is cut at the end of the line in place. */
+static char *yaml_val(char *line, const char *key)
+{
+	size_t k = strlen(key);
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (line[0] == '-' && line[1] == ' ')
+		line += 2;
+	while (*line == ' ')
+		line++;
+	if (strncmp(line, key, k) || line[k] != ':')
+		return NULL;
+	line += k + 1;
+	while (*line == ' ')
+		line++;
+	if (*line == '"' || *line == '\'') {
+		char q = *line++, *e = strchr(line, q);
+
+		if (e)
+			*e = '\0';
+	}
+	return line;
+}
+
+/*
+ * Is the route NET via NID in `lnetctl route show`?  1 yes (*hop its hop
+ * count, -1 if not shown), 0 no, -1 the show command failed (err says
+ * why).
+ */
+static int route_listed(struct remap *r, const char *net, const char *nid,
+			long *hop, fwd_error_t *err)
+{
+	char s_route[] = "route", s_show[] = "show", s_net[] = "--net";
+	char s_gw[] = "--gateway", s_v[] = "--verbose";
+	char s_path[] = "PATH=" SAFE_PATH, s_netv[64], s_nid[160];
+	char *argv[] = {r->cfg.lnet.lnetctl,
+			s_route,
+			s_show,
+			s_net,
+			s_netv,
+			s_gw,
+			s_nid,
+			s_v,
+			NULL};
+	char *envp[] = {s_path, NULL};
+	struct show_cmd c = {argv, envp};
+	char *out = NULL, *line, *save = NULL, *cur_net = NULL, *cur_gw = NULL;
+	long cur_hop = -1;
+	double left = remap_remaining(r);
+	fwd_error_t why;
+	int found = 0;
+
+	snprintf(s_netv, sizeof(s_netv), "%s", net);
+	snprintf(s_nid, sizeof(s_nid), "%s", nid);
+	if (left <= 0)
+		left = 0.001;
+	if (ctl_run_bounded(left, show_exec, &c, &out, &why) < 0) {
+		free(out);
+		return errprintf(err, "route show: %s %s", argv[0], why.text);
+	}
+	/* One mapping per route; a line starting with "- " opens the next:
+	 * judge each mapping when the next one opens and at the end. */
+	for (line = strtok_r(out, "\n", &save);;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *t = line ? line + strspn(line, " \t") : NULL;
+		char *v;
+
+		if (!line || (t[0] == '-' && t[1] == ' ')) {
+			if (cur_net && cur_gw && !strcmp(cur_net, net) &&
+			    !strcmp(cur_gw, nid)) {
+				found = 1;
+				break;
+			}
+			if (!line)
+				break;
+			cur_net = cur_gw = NULL;
+			cur_hop = -1;
+		}
+		if ((v = yaml_val(line, "net")))
+			cur_net = v;
+		else if ((v = yaml_val(line, "gateway")))
+			cur_gw = v;
+		else if ((v = yaml_val(line, "hop")))
+			cur_hop = strtol(v, NULL, 10);
+	}
+	if (hop)
+		*hop = cur_hop;
+	free(out);
+	return found;
+}
+
+/* After `route add` said yes: is the route really there? */
+static int verify_added(struct remap *r, const char *net, const char *nid,
+			fwd_error_t *err)
+{
+	long hop = -1;
+	int rv = route_listed(r, net, nid, &hop, err);
+
+	if (rv < 0)
+		return -1;
+	errno = EIO;
+	if (rv == 0)
+		return errprintf(err,
+				 "route add: %s exited 0 but `route show` "
+				 "lists no route to %s via %s",
+				 r->cfg.lnet.lnetctl, net, nid);
+	if (r->cfg.lnet.hops > 0 && hop >= 0 && hop != (long)r->cfg.lnet.hops)
+		return errprintf(err,
+				 "route add: `route show` lists the route to "
+				 "%s via %s with hop %ld, not %u",
+				 net, nid, hop, r->cfg.lnet.hops);
+	errno = 0;
+	return 0;
+}
+
+/* After `route del` said yes: is the route really gone? */
+static int verify_deleted(struct remap *r, const char *net, const char *nid,
+			  fwd_error_t *err)
+{
+	int rv = route_listed(r, net, nid, NULL, err);
+
+	if (rv < 0)
+		return -1;
+	if (rv > 0) {
+		errno = EIO;
+		return errprintf(err,
+				 "route del: %s exited 0 but `route show` "
+				 "still lists the route to %s via %s",
+				 r->cfg.lnet.lnetctl, net, nid);
+	}
+	return 0;
+}
+
+/* add or del, then read back. */
+static int route_change(struct remap *r, const char *verb, const char *net,
+			const char *nid, fwd_error_t *err)
+{
+	if (lnetctl(r, verb, net, nid, err) < 0)
+		return -1;
+	if (!strcmp(verb, "add"))
+		return verify_added(r, net, nid, err);
+	return verify_deleted(r, net, nid, err);
 }
 
 static int lnet_apply(struct remap *r, const char *node, uint32_t job,
@@ -223,14 +418,18 @@ static int lnet_apply(struct remap *r, const char *node, uint32_t job,
 				  t[i].name, t[i].nid, MAX_ROUTES);
 			goto rollback;
 		}
-		if (lnetctl(r, "add", rt.net, t[i].nid, err) < 0) {
+		if (route_change(r, "add", rt.net, t[i].nid, err) < 0) {
 			errprefix(err, "lnet: %s (%s)", t[i].name, t[i].nid);
+			/* an add that failed late may have left the route:
+			 * take it back if it is listed */
+			if (route_listed(r, rt.net, t[i].nid, NULL, NULL) > 0)
+				route_change(r, "del", rt.net, t[i].nid, NULL);
 			goto rollback;
 		}
 		rt.nids[rt.n] = strdup(t[i].nid);
 		if (!rt.nids[rt.n]) {
 			errprintf(err, "lnet: out of memory");
-			lnetctl(r, "del", rt.net, t[i].nid, NULL);
+			route_change(r, "del", rt.net, t[i].nid, NULL);
 			goto rollback;
 		}
 		rt.n++;
@@ -250,7 +449,8 @@ rollback:
 		size_t keep = before;
 
 		for (size_t i = rt.n; i-- > before;) {
-			if (lnetctl(r, "del", rt.net, rt.nids[i], NULL) == 0) {
+			if (route_change(r, "del", rt.net, rt.nids[i], NULL) ==
+			    0) {
 				free(rt.nids[i]);
 				rt.nids[i] = NULL;
 			}
@@ -303,7 +503,7 @@ static int lnet_revert(struct remap *r, const char *node, uint32_t job,
 	}
 	/* Try every route; keep the ones that failed for a later retry. */
 	for (size_t i = 0; i < rt.n; i++) {
-		if (lnetctl(r, "del", rt.net, rt.nids[i], &first) < 0) {
+		if (route_change(r, "del", rt.net, rt.nids[i], &first) < 0) {
 			if (!failed++) {
 				saved = errno;
 				errprintf(err, "lnet: %s: %s", rt.nids[i],

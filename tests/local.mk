@@ -104,7 +104,11 @@ tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 
 # controller/: the pieces that need neither Slurm nor MariaDB.
 UNIT_CONTROLLER = tests/unit/test_ctl
-tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c
+tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c \
+	tests/unit/wrap_short_write.c
+# write(2) and ftruncate(2) are wrapped to fill the disk on demand.
+tests_unit_test_ctl_LDFLAGS = $(AM_LDFLAGS) \
+	-Wl,--wrap=write,--wrap=ftruncate
 tests_unit_test_ctl_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
 
 # spank/: the remap drivers.
@@ -147,11 +151,11 @@ TESTS += $(UNIT_TESTS)
 INTEGRATION_TESTS = \
 	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
-	tests/integration/remap_cli.sh \
+	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/db_schema.sh tests/integration/db_ingest.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
-	tests/integration/profile_db.sh \
+	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/tree_layout.sh
 TESTS += $(INTEGRATION_TESTS)

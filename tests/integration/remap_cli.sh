@@ -32,9 +32,12 @@ echo "\$FWD_ACTION \$FWD_JOB_ID \$FWD_NODE \$FWD_FORWARDERS \$FWD_ADDRESSES" >>"
 [ "\$FWD_NODE" = c4 ] && { echo "c4: fabric says no" >&2; exit 5; }
 exit 0
 EOF
+# lnetctl: upstream's option table and route show, routes in $d/lnet
+mkdir "$d/lnet"
 cat >"$d/lnetctl" <<EOF
 #!/bin/sh
-echo "\$*" >>"$d/lnet.log"
+LNETCTL_STATE=$d/lnet; export LNETCTL_STATE
+exec /bin/sh $(cd "$top_srcdir" && pwd)/tests/fixtures/lnetctl-fake "\$@"
 EOF
 cat >"$d/remount" <<EOF
 #!/bin/sh
@@ -125,8 +128,13 @@ revert lwfs_fwd01.vol" "$(cat "$d/remount.log")"
 run apply --driver lnet --job 60 --node c3 --forwarders fwd02 >/dev/null
 run revert --driver lnet --job 60 --node c3 >/dev/null
 check_eq "lnet adds and deletes the route through the NID" \
-	"route add --net o2ib --gateway 10.1.0.12@o2ib --hops 1
-route del --net o2ib --gateway 10.1.0.12@o2ib" "$(cat "$d/lnet.log")"
+	"route add --net o2ib --gateway 10.1.0.12@o2ib --hop-count 1
+route del --net o2ib --gateway 10.1.0.12@o2ib" "$(cat "$d/lnet/log")"
+check_eq "lnet reads the route back after add and del" \
+	"route show --net o2ib --gateway 10.1.0.12@o2ib --verbose
+route show --net o2ib --gateway 10.1.0.12@o2ib --verbose" \
+	"$(cat "$d/lnet/show-log")"
+check_eq "lnet leaves no route" "" "$(cat "$d/lnet/routes")"
 
 # verbs and probe on a machine without RDMA hardware.
 err=$(run apply --driver verbs --job 70 --node c1 --forwarders fwd01 2>&1)

@@ -29,6 +29,7 @@
 #include "common/run.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
+#include "controller/hooks.h"
 #include "controller/job.h"
 #include "controller/profile_ctl.h"
 #include "policies/policy.h"
@@ -394,10 +395,6 @@ static void test_job_from_env(void **state)
 		 NULL, 0},
 		{"12x", NULL, NULL, -1, "SLURM_JOB_ID=12x: not a job id", NULL,
 		 0},
-		{"42", "faster", NULL, -1,
-		 "SPANK_IO_UPGRADE=faster: unknown "
-		 "mode",
-		 NULL, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -494,6 +491,358 @@ static void test_to_alloc(void **state)
 	assert_null(a.bw);
 }
 
+/* Strings from the environment made safe for JSON and the database:
+ * valid UTF-8 kept, everything else escaped, cut at whole units. */
+static void test_escape(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *out;
+	} cases[] = {
+		{"app", 255, "app"},
+		{"", 255, ""},
+		{"a\\b", 255, "a\\\\b"},
+		{"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 255,
+		 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+		{"\xff\xfe", 255, "\\xff\\xfe"},
+		{"a\nb\tc\x7f", 255, "a\\x0ab\\x09c\\x7f"},
+		{"\"q\"", 255, "\"q\""},
+		/* overlong, surrogate, beyond U+10FFFF, cut short */
+		{"\xc0\xaf", 255, "\\xc0\\xaf"},
+		{"\xed\xa0\x80", 255, "\\xed\\xa0\\x80"},
+		{"\xf4\x90\x80\x80", 255, "\\xf4\\x90\\x80\\x80"},
+		{"x\xe2\x82", 255, "x\\xe2\\x82"},
+		/* exactly the limit: kept whole */
+		{"abcdefghij", 10, "abcdefghij"},
+		/* over it: cut, marked with "...", within the limit */
+		{"abcdefghijk", 10, "abcdefg..."},
+		/* an escape is never split */
+		{"ab\xff\xff\xff", 10, "ab\\xff..."},
+		/* limits count characters, not bytes */
+		{"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 4, "\xc3\xa9..."},
+	};
+	char out[1100];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ctl_escape(cases[i].in, cases[i].max, out, sizeof(out));
+		if (strcmp(out, cases[i].out))
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, out,
+				 cases[i].out);
+	}
+}
+
+/* Set the job environment: id 42 on c[1-4], then NAME=VALUE pairs (a NULL
+ * value unsets). */
+static void job_env(const char *req, const char *name)
+{
+	setenv("SLURM_JOB_ID", "42", 1);
+	setenv("SLURM_JOB_USER", "alice", 1);
+	setenv("SLURM_JOB_NODELIST", "c[1-4]", 1);
+	setenv("SLURM_JOB_NUM_NODES", "4", 1);
+	unsetenv("SLURM_JOB_ACCOUNT");
+	if (req)
+		setenv("SPANK_IO_UPGRADE", req, 1);
+	else
+		unsetenv("SPANK_IO_UPGRADE");
+	if (name)
+		setenv("SLURM_JOB_NAME", name, 1);
+	else
+		unsetenv("SLURM_JOB_NAME");
+}
+
+/*
+ * A SPANK_IO_UPGRADE that is not a mode (a user's own plugstack can set
+ * anything) is not an error: the job is read, keeps no request, and says
+ * why with the value escaped and cut.
+ */
+static void test_job_bad_request(void **state)
+{
+	char big[301], want[400];
+	static const struct {
+		const char *req, *why;
+	} cases[] = {
+		{"faster", "SPANK_IO_UPGRADE=\"faster\" is not a mode (auto, "
+			   "scale, isolate, off, shadow)"},
+		{"", "SPANK_IO_UPGRADE=\"\" is not a mode (auto, scale, "
+		     "isolate, off, shadow)"},
+		{"none", "SPANK_IO_UPGRADE=\"none\" is not a mode (auto, "
+			 "scale, isolate, off, shadow)"},
+		{"sc\xff\nale\"", "SPANK_IO_UPGRADE=\"sc\\xff\\x0aale\\\"\" "
+				  "is not a mode (auto, scale, isolate, off, "
+				  "shadow)"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_job j;
+		fwd_error_t err = {""};
+
+		job_env(cases[i].req, "app");
+		assert_int_equal(ctl_job_from_env(&j, &err), 0);
+		assert_int_equal(j.request, FWD_REQ_NONE);
+		assert_string_equal(j.request_name, "invalid");
+		assert_string_equal(j.bad_request, cases[i].why);
+		assert_string_equal(j.name, "app");
+	}
+	/* 300 bytes: the first 61 characters and "..." */
+	memset(big, 'y', 300);
+	big[300] = '\0';
+	{
+		struct ctl_job j;
+		fwd_error_t err = {""};
+
+		job_env(big, "app");
+		assert_int_equal(ctl_job_from_env(&j, &err), 0);
+		snprintf(want, sizeof(want),
+			 "SPANK_IO_UPGRADE=\"%.61s...\" is not a mode (auto, "
+			 "scale, isolate, off, shadow)",
+			 big);
+		assert_string_equal(j.bad_request, want);
+		assert_true(strlen(j.bad_request) < 255 - strlen("fallback: "));
+	}
+	/* a good value leaves it empty */
+	{
+		struct ctl_job j;
+		fwd_error_t err = {""};
+
+		job_env("isolate", "app");
+		assert_int_equal(ctl_job_from_env(&j, &err), 0);
+		assert_string_equal(j.bad_request, "");
+		assert_string_equal(j.request_name, "isolate");
+	}
+	unsetenv("SPANK_IO_UPGRADE");
+}
+
+/* Job names that are not UTF-8 or longer than jobs.name (VARCHAR(255))
+ * are escaped and cut, and reach the audit record. */
+static void test_job_odd_names(void **state)
+{
+	char big[301], want[300];
+	struct ctl_job j;
+	fwd_error_t err = {""};
+	json_t *rec;
+
+	(void)state;
+	job_env("scale", "r\xe9sum\xe9\x01.sh");
+	assert_int_equal(ctl_job_from_env(&j, &err), 0);
+	assert_string_equal(j.name, "r\\xe9sum\\xe9\\x01.sh");
+	rec = audit_record_fallback(&j, NULL, "prolog", "x", 1000, 1);
+	assert_string_equal(json_string_value(json_object_get(rec, "name")),
+			    "r\\xe9sum\\xe9\\x01.sh");
+	json_decref(rec);
+
+	memset(big, 'n', 300);
+	big[300] = '\0';
+	job_env("scale", big);
+	assert_int_equal(ctl_job_from_env(&j, &err), 0);
+	snprintf(want, sizeof(want), "%.252s...", big);
+	assert_string_equal(j.name, want);
+	rec = audit_record_fallback(&j, NULL, "prolog", "x", 1000, 1);
+	assert_string_equal(json_string_value(json_object_get(rec, "name")),
+			    want);
+	json_decref(rec);
+	unsetenv("SLURM_JOB_NAME");
+}
+
+/* A policy whose database cannot be reached, failing closed, auditing to
+ * path. */
+static struct policy *closed_policy(const char *path)
+{
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	p->access.fail = POLICY_FAIL_CLOSED;
+	p->access.mode = POLICY_MODE_OPT_IN;
+	free(p->audit.file);
+	p->audit.file = strdup(path);
+	free(p->database.socket);
+	p->database.socket = strdup("/nonexistent/fwdalloc-test.sock");
+	p->database.timeout = 1;
+	p->decision.decide_timeout = 5;
+	return p;
+}
+
+/*
+ * A bad SPANK_IO_UPGRADE is the user's doing, not fwdalloc being broken:
+ * the prolog falls back (default mapping) and says why in the audit file,
+ * but does not stop the job even under access.fail: closed.  A broken
+ * fwdalloc (no database) still does.
+ */
+static void test_prolog_bad_request_open(void **state)
+{
+	char path[300];
+	struct ctl_outcome out;
+	struct ctl_job j;
+	struct policy *p;
+	fwd_error_t err = {""};
+	char *text, *line;
+	json_t *rec;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bad-request.jsonl", tmpdir);
+	p = closed_policy(path);
+
+	job_env("bogus\xff", "app");
+	assert_int_equal(ctl_job_from_env(&j, &err), 0);
+	ctl_prolog(p, NULL, &j, fwd_clock_real(), &out);
+	assert_true(out.fallback);
+	assert_false(out.stop_job);
+	text = slurp(path);
+	line = strtok(text, "\n");
+	assert_non_null(line);
+	rec = json_loads(line, 0, NULL);
+	assert_non_null(rec);
+	assert_string_equal(
+		json_string_value(json_object_get(rec, "outcome")),
+		"fallback: SPANK_IO_UPGRADE=\"bogus\\xff\" is not a mode "
+		"(auto, scale, isolate, off, shadow)");
+	assert_string_equal(json_string_value(json_object_get(rec, "action")),
+			    "default");
+	assert_string_equal(json_string_value(json_object_get(rec, "request")),
+			    "invalid");
+	json_decref(rec);
+	free(text);
+
+	/* the epilog of that job runs as usual (nothing to release) and
+	 * fails open too */
+	ctl_epilog(p, &j, fwd_clock_real(), &out);
+	assert_false(out.stop_job);
+
+	/* control: a good request and no database under fail: closed */
+	job_env("scale", "app");
+	assert_int_equal(ctl_job_from_env(&j, &err), 0);
+	ctl_prolog(p, NULL, &j, fwd_clock_real(), &out);
+	assert_true(out.fallback);
+	assert_true(out.stop_job);
+	unsetenv("SPANK_IO_UPGRADE");
+	policy_destroy(p);
+}
+
+/* tests/unit/wrap_short_write.c: a full disk on demand. */
+extern volatile int wrap_write_short;
+extern volatile bool wrap_ftruncate_fail;
+
+/* Every line of path parses as a JSON object; returns how many. */
+static int whole_lines(const char *path)
+{
+	char *text = slurp(path), *line, *save = NULL;
+	int n = 0;
+
+	assert_int_equal(text[0] == '\0' || text[strlen(text) - 1] == '\n', 1);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		json_t *r = json_loads(line, 0, NULL);
+
+		if (!json_is_object(r))
+			fail_msg("line %d is not a record: %s", n + 1, line);
+		json_decref(r);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+/*
+ * A short write (disk full) leaves no half record: the file is cut back
+ * to where the record began, the call fails with the reason, and the next
+ * record starts on a line of its own.
+ */
+static void test_audit_short_write(void **state)
+{
+	char path[256], *text;
+	fwd_error_t err = {""};
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/full.jsonl", tmpdir);
+	assert_int_equal(
+		audit_append_line(path, "{\"time\":\"a\",\"n\":1}", &err), 0);
+	wrap_write_short = 1;
+	errno = 0;
+	assert_int_equal(audit_append_line(path,
+					   "{\"time\":\"b\",\"n\":2,\"pad\":"
+					   "\"xxxxxxxxxxxxxxxxxxxxxxxx\"}",
+					   &err),
+			 -1);
+	wrap_write_short = 0;
+	assert_int_equal(errno, ENOSPC);
+	if (!strstr(err.text, "short write (26 of 52 bytes: file system "
+			      "full or over quota); the partial record "
+			      "was removed"))
+		fail_msg("message: %s", err.text);
+	text = slurp(path);
+	assert_string_equal(text, "{\"time\":\"a\",\"n\":1}\n");
+	free(text);
+	assert_int_equal(
+		audit_append_line(path, "{\"time\":\"c\",\"n\":3}", &err), 0);
+	assert_int_equal(whole_lines(path), 2);
+	text = slurp(path);
+	assert_string_equal(text, "{\"time\":\"a\",\"n\":1}\n"
+				  "{\"time\":\"c\",\"n\":3}\n");
+	free(text);
+
+	/* cannot cut it back either: said so */
+	wrap_write_short = 1;
+	wrap_ftruncate_fail = true;
+	assert_int_equal(audit_append_line(path, "{\"time\":\"d\"}", &err), -1);
+	wrap_write_short = 0;
+	wrap_ftruncate_fail = false;
+	if (!strstr(err.text, "short write (6 of 13 bytes)") ||
+	    !strstr(err.text, "cannot remove the partial record: "
+			      "Input/output error"))
+		fail_msg("message: %s", err.text);
+}
+
+/*
+ * The hooks hand a record they could not write to the file back to their
+ * caller (lost_record) to send elsewhere: the library does not log.
+ */
+static void test_hook_lost_record(void **state)
+{
+	char path[300];
+	struct ctl_outcome out;
+	struct ctl_job j;
+	struct policy *p;
+	fwd_error_t err = {""};
+	json_t *rec;
+	bool noted = false;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/lost.jsonl", tmpdir);
+	p = closed_policy(path);
+	job_env("bogus", "app");
+	assert_int_equal(ctl_job_from_env(&j, &err), 0);
+	wrap_write_short = 1;
+	ctl_prolog(p, NULL, &j, fwd_clock_real(), &out);
+	wrap_write_short = 0;
+	assert_true(out.fallback);
+	assert_non_null(out.lost_record);
+	rec = json_loads(out.lost_record, 0, NULL);
+	assert_non_null(rec);
+	assert_string_equal(json_string_value(json_object_get(rec, "job_id")),
+			    "42");
+	assert_string_equal(
+		json_string_value(json_object_get(rec, "outcome")),
+		"fallback: SPANK_IO_UPGRADE=\"bogus\" is not a mode (auto, "
+		"scale, isolate, off, shadow)");
+	json_decref(rec);
+	for (size_t i = 0; i < out.n_notes; i++)
+		noted |= strstr(out.notes[i].text, "short write") != NULL;
+	assert_true(noted);
+	assert_int_equal(whole_lines(path), 0);
+	ctl_outcome_free(&out);
+	assert_null(out.lost_record);
+
+	/* written: nothing handed back */
+	ctl_prolog(p, NULL, &j, fwd_clock_real(), &out);
+	assert_null(out.lost_record);
+	assert_int_equal(whole_lines(path), 1);
+	ctl_outcome_free(&out);
+	unsetenv("SPANK_IO_UPGRADE");
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +854,12 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_job_from_env),
 		cmocka_unit_test(test_to_alloc),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_job_bad_request),
+		cmocka_unit_test(test_job_odd_names),
+		cmocka_unit_test(test_prolog_bad_request_open),
+		cmocka_unit_test(test_audit_short_write),
+		cmocka_unit_test(test_hook_lost_record),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, setup, teardown);

@@ -62,8 +62,7 @@ struct fx {
 static char s_link[] = "lwfs.vol";
 static char s_net[] = "o2ib";
 
-static int rm_one(const char *p, const struct stat *st, int flag,
-		  struct FTW *f)
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	return remove(p);
 }
@@ -163,8 +162,8 @@ static void use_script(struct fx *f, struct policy_argv *a, const char *body)
 }
 
 static const struct remap_target two[] = {
-	{ "fwd081", "10.1.0.81", "10.1.0.81@o2ib" },
-	{ "fwd082", "10.1.0.82", "10.1.0.82@o2ib" },
+	{"fwd081", "10.1.0.81", "10.1.0.81@o2ib"},
+	{"fwd082", "10.1.0.82", "10.1.0.82@o2ib"},
 };
 
 /* ---- configuration and arguments ---------------------------------------- */
@@ -193,48 +192,73 @@ static void test_create_invalid(void **state)
 	static char rel[] = "remap.sh", rel_lnet[] = "lnetctl";
 	static char abs_lnet[] = "/usr/sbin/lnetctl", bad_net[] = "o2ib@x";
 	static char bad_link[] = "a/b", missing[] = "/nonexistent-fwdalloc";
-	char *relv[] = { rel, NULL };
+	char *relv[] = {rel, NULL};
 	char msg[PATH_MAX + 64];
 	struct {
 		enum policy_driver d;
 		int what;
 		const char *want;
 	} cases[] = {
-		{ POLICY_DRIVER_EXEC, 0, "exec: remap.exec.command is not set" },
-		{ POLICY_DRIVER_EXEC, 1, "exec: remap.exec.command: \"remap.sh\""
-					 " is not an absolute path" },
-		{ POLICY_DRIVER_LWFS, 2, "lwfs: volfile_dir "
-			"/nonexistent-fwdalloc: No such file or directory" },
-		{ POLICY_DRIVER_LWFS, 3, "lwfs: remap.lwfs.link_name \"a/b\" is"
-					 " not a plain file name" },
-		{ POLICY_DRIVER_LNET, 4, "lnet: remap.lnet.lnetctl must be an "
-					 "absolute path" },
-		{ POLICY_DRIVER_LNET, 5, "lnet: remap.lnet.net \"o2ib@x\" is not"
-					 " an LNet network name" },
-		{ POLICY_DRIVER_VERBS, 6, "verbs: remap.verbs.resolve_timeout "
-					  "must be positive, got 0" },
-		{ POLICY_DRIVER_VERBS, 7, "verbs: remap.verbs.connect_probe "
-					  "needs remap.verbs.port" },
-		{ POLICY_DRIVER_NONE, 8, "none: remap.timeout must be positive, "
-					 "got 0" },
+		{POLICY_DRIVER_EXEC, 0, "exec: remap.exec.command is not set"},
+		{POLICY_DRIVER_EXEC, 1,
+		 "exec: remap.exec.command: \"remap.sh\""
+		 " is not an absolute path"},
+		{POLICY_DRIVER_LWFS, 2,
+		 "lwfs: volfile_dir "
+		 "/nonexistent-fwdalloc: No such file or directory"},
+		{POLICY_DRIVER_LWFS, 3,
+		 "lwfs: remap.lwfs.link_name \"a/b\" is"
+		 " not a plain file name"},
+		{POLICY_DRIVER_LNET, 4,
+		 "lnet: remap.lnet.lnetctl must be an "
+		 "absolute path"},
+		{POLICY_DRIVER_LNET, 5,
+		 "lnet: remap.lnet.net \"o2ib@x\" is not"
+		 " an LNet network name"},
+		{POLICY_DRIVER_VERBS, 6,
+		 "verbs: remap.verbs.resolve_timeout "
+		 "must be positive, got 0"},
+		{POLICY_DRIVER_VERBS, 7,
+		 "verbs: remap.verbs.connect_probe "
+		 "needs remap.verbs.port"},
+		{POLICY_DRIVER_NONE, 8,
+		 "none: remap.timeout must be positive, "
+		 "got 0"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct policy_remap c = f->cfg;
-		fwd_error_t err = { "" };
+		fwd_error_t err = {""};
 
 		c.driver = cases[i].d;
 		c.lnet.lnetctl = abs_lnet;
 		switch (cases[i].what) {
-		case 1: c.exec.command.argv = relv;
-			c.exec.command.argc = 1; break;
-		case 2: c.lwfs.volfile_dir = missing; break;
-		case 3: c.lwfs.link_name = bad_link; break;
-		case 4: c.lnet.lnetctl = rel_lnet; break;
-		case 5: c.lnet.net = bad_net; break;
-		case 6: c.verbs.resolve_timeout = 0; break;
-		case 7: c.verbs.connect_probe = true; c.verbs.port = 0; break;
-		case 8: c.timeout = 0; break;
+		case 1:
+			c.exec.command.argv = relv;
+			c.exec.command.argc = 1;
+			break;
+		case 2:
+			c.lwfs.volfile_dir = missing;
+			break;
+		case 3:
+			c.lwfs.link_name = bad_link;
+			break;
+		case 4:
+			c.lnet.lnetctl = rel_lnet;
+			break;
+		case 5:
+			c.lnet.net = bad_net;
+			break;
+		case 6:
+			c.verbs.resolve_timeout = 0;
+			break;
+		case 7:
+			c.verbs.connect_probe = true;
+			c.verbs.port = 0;
+			break;
+		case 8:
+			c.timeout = 0;
+			break;
 		}
 		errno = 0;
 		assert_null(remap_create(&c, &err));
@@ -247,7 +271,7 @@ static void test_create_invalid(void **state)
 static void test_bad_names(void **state)
 {
 	struct fx *f = *state;
-	struct remap_target bad = { "fwd 1", NULL, NULL };
+	struct remap_target bad = {"fwd 1", NULL, NULL};
 	fwd_error_t err;
 	struct remap *r;
 
@@ -291,20 +315,20 @@ static void test_exec_env(void **state)
 	assert_int_equal(remap_revert(r, "c1", 42, &err), 0);
 	assert_false(exists(f->state, "exec.42.c1"));
 	assert_string_equal(slurp(f->log),
-		"----\n"
-		"FWD_ACTION=apply\n"
-		"FWD_ADDRESSES=10.1.0.81,10.1.0.82\n"
-		"FWD_FORWARDERS=fwd081,fwd082\n"
-		"FWD_JOB_ID=42\n"
-		"FWD_NODE=c1\n"
-		"PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
-		"----\n"
-		"FWD_ACTION=revert\n"
-		"FWD_ADDRESSES=10.1.0.81,10.1.0.82\n"
-		"FWD_FORWARDERS=fwd081,fwd082\n"
-		"FWD_JOB_ID=42\n"
-		"FWD_NODE=c1\n"
-		"PATH=/usr/sbin:/usr/bin:/sbin:/bin\n");
+			    "----\n"
+			    "FWD_ACTION=apply\n"
+			    "FWD_ADDRESSES=10.1.0.81,10.1.0.82\n"
+			    "FWD_FORWARDERS=fwd081,fwd082\n"
+			    "FWD_JOB_ID=42\n"
+			    "FWD_NODE=c1\n"
+			    "PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"
+			    "----\n"
+			    "FWD_ACTION=revert\n"
+			    "FWD_ADDRESSES=10.1.0.81,10.1.0.82\n"
+			    "FWD_FORWARDERS=fwd081,fwd082\n"
+			    "FWD_JOB_ID=42\n"
+			    "FWD_NODE=c1\n"
+			    "PATH=/usr/sbin:/usr/bin:/sbin:/bin\n");
 	unsetenv("FWD_TEST_LEAK");
 	remap_destroy(r);
 }
@@ -312,7 +336,7 @@ static void test_exec_env(void **state)
 static void test_exec_address_defaults_to_name(void **state)
 {
 	struct fx *f = *state;
-	struct remap_target t = { "fwd090", NULL, NULL };
+	struct remap_target t = {"fwd090", NULL, NULL};
 	fwd_error_t err;
 	struct remap *r;
 
@@ -349,13 +373,16 @@ static void test_exec_failure_tail(void **state)
 	assert_non_null(r);
 	assert_int_equal(remap_apply(r, "c1", 9, two, 1, &err), -1);
 	assert_int_equal(errno, EIO);
-	snprintf(want, sizeof(want), "exec: apply fwd081: %s exited with "
-		 "status 3: ", f->script);
+	snprintf(want, sizeof(want),
+		 "exec: apply fwd081: %s exited with "
+		 "status 3: ",
+		 f->script);
 	assert_int_equal(strncmp(err.text, want, strlen(want)), 0);
 	tail = err.text + strlen(want);
 	assert_true(strlen(tail) <= 512);
 	assert_true(strlen(tail) > 400);
-	assert_non_null(strstr(tail, "noise-069  remap: fabric manager said no"));
+	assert_non_null(
+		strstr(tail, "noise-069  remap: fabric manager said no"));
 	assert_null(strstr(tail, "noise-000"));
 	assert_string_equal(tail + strlen(tail) - 29,
 			    "remap: fabric manager said no");
@@ -379,9 +406,10 @@ static void test_exec_not_executable(void **state)
 	r = remap_create(&f->cfg, &err);
 	assert_non_null(r);
 	assert_int_equal(remap_apply(r, "c1", 8, two, 1, &err), -1);
-	snprintf(want, sizeof(want), "exec: apply fwd081: %s could not be "
-		 "executed (exit 127): execve %s failed: errno %d", f->script,
-		 f->script, EACCES);
+	snprintf(want, sizeof(want),
+		 "exec: apply fwd081: %s could not be "
+		 "executed (exit 127): execve %s failed: errno %d",
+		 f->script, f->script, EACCES);
 	assert_string_equal(err.text, want);
 	assert_false(exists(f->state, "exec.8.c1"));
 	remap_destroy(r);
@@ -410,8 +438,10 @@ static void test_exec_timeout_kills_group(void **state)
 	assert_int_equal(remap_apply(r, "c1", 3, two, 2, &err), -1);
 	assert_int_equal(errno, ETIMEDOUT);
 	assert_true(fwd_clock_mono() - t0 < 5);
-	snprintf(want, sizeof(want), "exec: apply fwd081,fwd082: %s timed "
-		 "out after 0.5 s (killed): waiting for the fabric", f->script);
+	snprintf(want, sizeof(want),
+		 "exec: apply fwd081,fwd082: %s timed "
+		 "out after 0.5 s (killed): waiting for the fabric",
+		 f->script);
 	assert_string_equal(err.text, want);
 	bg = (pid_t)atol(slurp(f->log));
 	assert_true(bg > 0);
@@ -445,8 +475,9 @@ static void lwfs_setup(struct fx *f, bool with_link, const char *remount)
 	f->cfg.driver = POLICY_DRIVER_LWFS;
 }
 
-#define REMOUNT_LOG "echo \"$FWD_ACTION $FWD_JOB_ID $FWD_FORWARDERS " \
-		    "$FWD_VOLFILE\" >>\"$LOG\"\n"
+#define REMOUNT_LOG                                       \
+	"echo \"$FWD_ACTION $FWD_JOB_ID $FWD_FORWARDERS " \
+	"$FWD_VOLFILE\" >>\"$LOG\"\n"
 
 static void test_lwfs_apply_revert(void **state)
 {
@@ -516,7 +547,7 @@ static void test_lwfs_revert_leaves_foreign_link(void **state)
 static void test_lwfs_refusals(void **state)
 {
 	struct fx *f = *state;
-	struct remap_target t = { "fwd099", "10.1.0.99", NULL };
+	struct remap_target t = {"fwd099", "10.1.0.99", NULL};
 	char want[PATH_MAX + 128], p[PATH_MAX];
 	fwd_error_t err;
 	struct remap *r;
@@ -526,8 +557,10 @@ static void test_lwfs_refusals(void **state)
 	assert_non_null(r);
 	assert_int_equal(remap_apply(r, "c1", 13, &t, 1, &err), -1);
 	assert_int_equal(errno, ENOENT);
-	snprintf(want, sizeof(want), "lwfs: fwd099 (10.1.0.99): volfile "
-		 "%s/lwfs_fwd099.vol does not exist", f->vol);
+	snprintf(want, sizeof(want),
+		 "lwfs: fwd099 (10.1.0.99): volfile "
+		 "%s/lwfs_fwd099.vol does not exist",
+		 f->vol);
 	assert_string_equal(err.text, want);
 	assert_string_equal(link_of(f), "lwfs_default.vol");
 	assert_int_equal(remap_apply(r, "c1", 13, two, 2, &err), -1);
@@ -538,8 +571,10 @@ static void test_lwfs_refusals(void **state)
 	assert_int_equal(unlink(p), 0);
 	write_file(p, 0644, "hand-written\n");
 	assert_int_equal(remap_apply(r, "c1", 13, two, 1, &err), -1);
-	snprintf(want, sizeof(want), "lwfs: fwd081 (10.1.0.81): %s is not a "
-		 "symbolic link; refusing to replace it", p);
+	snprintf(want, sizeof(want),
+		 "lwfs: fwd081 (10.1.0.81): %s is not a "
+		 "symbolic link; refusing to replace it",
+		 p);
 	assert_string_equal(err.text, want);
 	assert_string_equal(slurp(p), "hand-written\n");
 	assert_false(exists(f->state, "lwfs.13.c1"));
@@ -554,13 +589,16 @@ static void test_lwfs_remount_failure_rolls_back(void **state)
 	fwd_error_t err;
 	struct remap *r;
 
-	lwfs_setup(f, true, REMOUNT_LOG "echo 'mount: /lwfs: busy' >&2\n"
-		   "exit 2\n");
+	lwfs_setup(f, true,
+		   REMOUNT_LOG "echo 'mount: /lwfs: busy' >&2\n"
+			       "exit 2\n");
 	r = remap_create(&f->cfg, &err);
 	assert_non_null(r);
 	assert_int_equal(remap_apply(r, "c1", 14, two, 1, &err), -1);
-	snprintf(want, sizeof(want), "lwfs: fwd081 (10.1.0.81): remount: %s "
-		 "exited with status 2: mount: /lwfs: busy", f->script);
+	snprintf(want, sizeof(want),
+		 "lwfs: fwd081 (10.1.0.81): remount: %s "
+		 "exited with status 2: mount: /lwfs: busy",
+		 f->script);
 	assert_string_equal(err.text, want);
 	assert_string_equal(link_of(f), "lwfs_default.vol");
 	assert_false(exists(f->state, "lwfs.14.c1"));
@@ -642,19 +680,24 @@ static void test_lwfs_crash_then_revert(void **state)
 
 /* ---- lnet --------------------------------------------------------------- */
 
+/*
+ * lnetctl is tests/fixtures/lnetctl-fake (upstream's option tables, exit
+ * 0 after its help on an unknown option, routes kept in f->dir/routes),
+ * called through a wrapper that gives it its state directory: remap runs
+ * commands with PATH alone in the environment.
+ */
+static char lnet_fail_on[64];
+
 static void lnet_setup(struct fx *f, const char *fail_on)
 {
-	/* Fake lnetctl: log its argv; fail for one gateway if asked. */
 	snprintf(f->arg1, sizeof(f->arg1), "%s/lnetctl", f->dir);
 	write_file(f->arg1, 0755,
 		   "#!/bin/sh\n"
-		   "echo \"$*\" >>%s\n"
-		   "if [ \"$6\" = '%s' ] && [ -e %s/fail-$2 ]; then\n"
-		   "  echo \"$2:\" >&2\n"
-		   "  echo '    - route: errno: -17 descr: route exists' >&2\n"
-		   "  exit 1\n"
-		   "fi\n",
-		   f->log, fail_on ? fail_on : "-", f->dir);
+		   "LNETCTL_STATE='%s'; export LNETCTL_STATE\n"
+		   "exec /bin/sh '%s/lnetctl-fake' \"$@\"\n",
+		   f->dir, FIXTURES);
+	snprintf(lnet_fail_on, sizeof(lnet_fail_on), "%s",
+		 fail_on ? fail_on : "-");
 	f->cfg.lnet.lnetctl = f->arg1;
 	f->cfg.driver = POLICY_DRIVER_LNET;
 }
@@ -663,11 +706,45 @@ static void set_fail(struct fx *f, const char *verb, bool on)
 {
 	char p[PATH_MAX];
 
-	snprintf(p, sizeof(p), "%s/fail-%s", f->dir, verb);
+	snprintf(p, sizeof(p), "%s/fail-%s-%s", f->dir, verb, lnet_fail_on);
 	if (on)
 		write_file(p, 0644, "");
 	else
 		unlink(p);
+}
+
+/* Make the fake lnetctl accept VERB and do nothing (or stop that). */
+static void set_ignore(struct fx *f, const char *verb, bool on)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/ignore-%s", f->dir, verb);
+	if (on)
+		write_file(p, 0644, "");
+	else
+		unlink(p);
+}
+
+/* The routes the fake lnetctl holds: "NET GATEWAY HOP PRIORITY" lines. */
+static const char *lnet_routes(const struct fx *f)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/routes", f->dir);
+	return slurp(p);
+}
+
+/* How many `route show` calls read the routes back. */
+static int lnet_shows(const struct fx *f)
+{
+	char p[PATH_MAX];
+	const char *s;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "%s/show-log", f->dir);
+	for (s = slurp(p); *s; s++)
+		n += *s == '\n';
+	return n;
 }
 
 static void test_lnet_apply_revert(void **state)
@@ -681,13 +758,21 @@ static void test_lnet_apply_revert(void **state)
 	assert_non_null(r);
 	assert_int_equal(remap_revert(r, "c1", 20, &err), 0);
 	assert_int_equal(remap_apply(r, "c1", 20, two, 2, &err), 0);
+	/* lnetctl really holds the routes, with the hop count asked for,
+	 * and the driver read each one back */
+	assert_string_equal(lnet_routes(f), "o2ib 10.1.0.81@o2ib 1 0\n"
+					    "o2ib 10.1.0.82@o2ib 1 0\n");
+	assert_int_equal(lnet_shows(f), 2);
 	assert_int_equal(remap_apply(r, "c1", 20, two, 2, &err), 0);
 	assert_int_equal(remap_revert(r, "c1", 20, &err), 0);
+	assert_string_equal(lnet_routes(f), "");
+	assert_int_equal(lnet_shows(f), 4);
 	assert_int_equal(remap_revert(r, "c1", 20, &err), 0);
 	assert_false(exists(f->state, "lnet.20.c1"));
-	assert_string_equal(slurp(f->log),
-		"route add --net o2ib --gateway 10.1.0.81@o2ib --hops 1\n"
-		"route add --net o2ib --gateway 10.1.0.82@o2ib --hops 1\n"
+	assert_string_equal(
+		slurp(f->log),
+		"route add --net o2ib --gateway 10.1.0.81@o2ib --hop-count 1\n"
+		"route add --net o2ib --gateway 10.1.0.82@o2ib --hop-count 1\n"
 		"route del --net o2ib --gateway 10.1.0.81@o2ib\n"
 		"route del --net o2ib --gateway 10.1.0.82@o2ib\n");
 	remap_destroy(r);
@@ -697,9 +782,9 @@ static void test_lnet_missing_nid(void **state)
 {
 	struct fx *f = *state;
 	struct remap_target t[] = {
-		{ "fwd081", "10.1.0.81", "10.1.0.81@o2ib" },
-		{ "fwd083", "10.1.0.83", NULL },
-		{ "fwd084", NULL, "-x" },
+		{"fwd081", "10.1.0.81", "10.1.0.81@o2ib"},
+		{"fwd083", "10.1.0.83", NULL},
+		{"fwd084", NULL, "-x"},
 	};
 	fwd_error_t err;
 	struct remap *r;
@@ -728,15 +813,18 @@ static void test_lnet_add_failure_rolls_back(void **state)
 	r = remap_create(&f->cfg, &err);
 	assert_non_null(r);
 	assert_int_equal(remap_apply(r, "c1", 22, two, 2, &err), -1);
-	snprintf(want, sizeof(want), "lnet: fwd082 (10.1.0.82@o2ib): route "
+	snprintf(want, sizeof(want),
+		 "lnet: fwd082 (10.1.0.82@o2ib): route "
 		 "add: %s exited with status 1: add:     - route: errno: -17 "
-		 "descr: route exists", f->arg1);
+		 "descr: route exists",
+		 f->arg1);
 	assert_string_equal(err.text, want);
 	assert_false(exists(f->state, "lnet.22.c1"));
 	assert_int_equal(remap_revert(r, "c1", 22, &err), 0);
-	assert_string_equal(slurp(f->log),
-		"route add --net o2ib --gateway 10.1.0.81@o2ib --hops 1\n"
-		"route add --net o2ib --gateway 10.1.0.82@o2ib --hops 1\n"
+	assert_string_equal(
+		slurp(f->log),
+		"route add --net o2ib --gateway 10.1.0.81@o2ib --hop-count 1\n"
+		"route add --net o2ib --gateway 10.1.0.82@o2ib --hop-count 1\n"
 		"route del --net o2ib --gateway 10.1.0.81@o2ib\n");
 	remap_destroy(r);
 }
@@ -749,15 +837,17 @@ static void test_lnet_del_failure_retries(void **state)
 	struct remap *r;
 
 	lnet_setup(f, "10.1.0.82@o2ib");
-	f->cfg.lnet.hops = 0; /* no --hops */
+	f->cfg.lnet.hops = 0; /* no --hop-count */
 	r = remap_create(&f->cfg, &err);
 	assert_non_null(r);
 	assert_int_equal(remap_apply(r, "c1", 23, two, 2, &err), 0);
 	set_fail(f, "del", true);
 	assert_int_equal(remap_revert(r, "c1", 23, &err), -1);
-	snprintf(want, sizeof(want), "lnet: 10.1.0.82@o2ib: route del: %s "
+	snprintf(want, sizeof(want),
+		 "lnet: 10.1.0.82@o2ib: route del: %s "
 		 "exited with status 1: del:     - route: errno: -17 descr: "
-		 "route exists", f->arg1);
+		 "route exists",
+		 f->arg1);
 	assert_string_equal(err.text, want);
 	assert_true(exists(f->state, "lnet.23.c1"));
 	set_fail(f, "del", false);
@@ -765,11 +855,102 @@ static void test_lnet_del_failure_retries(void **state)
 	assert_false(exists(f->state, "lnet.23.c1"));
 	/* The retry deletes only the route that was left. */
 	assert_string_equal(slurp(f->log),
-		"route add --net o2ib --gateway 10.1.0.81@o2ib\n"
-		"route add --net o2ib --gateway 10.1.0.82@o2ib\n"
-		"route del --net o2ib --gateway 10.1.0.81@o2ib\n"
-		"route del --net o2ib --gateway 10.1.0.82@o2ib\n"
-		"route del --net o2ib --gateway 10.1.0.82@o2ib\n");
+			    "route add --net o2ib --gateway 10.1.0.81@o2ib\n"
+			    "route add --net o2ib --gateway 10.1.0.82@o2ib\n"
+			    "route del --net o2ib --gateway 10.1.0.81@o2ib\n"
+			    "route del --net o2ib --gateway 10.1.0.82@o2ib\n"
+			    "route del --net o2ib --gateway 10.1.0.82@o2ib\n");
+	remap_destroy(r);
+}
+
+/*
+ * lnetctl exits 0 after printing its help on an option it does not know,
+ * and adds nothing: an add that does not show up in `route show` is a
+ * failure, and the routes added before it are taken back.
+ */
+static void test_lnet_add_not_listed(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 160];
+	fwd_error_t err;
+	struct remap *r;
+
+	lnet_setup(f, NULL);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	set_ignore(f, "add", true);
+	assert_int_equal(remap_apply(r, "c1", 24, two, 2, &err), -1);
+	snprintf(want, sizeof(want),
+		 "lnet: fwd081 (10.1.0.81@o2ib): route add: %s exited 0 but "
+		 "`route show` lists no route to o2ib via 10.1.0.81@o2ib",
+		 f->arg1);
+	assert_string_equal(err.text, want);
+	assert_false(exists(f->state, "lnet.24.c1"));
+	assert_string_equal(lnet_routes(f), "");
+
+	/* the second gateway is the one lnetctl ignores: the first is
+	 * deleted again */
+	set_ignore(f, "add", false);
+	assert_int_equal(remap_apply(r, "c1", 24, two, 1, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 24, &err), 0);
+	assert_string_equal(lnet_routes(f), "");
+	remap_destroy(r);
+}
+
+/* The same for the fake itself: upstream's option table, where the old
+ * --hops is unknown (help on stdout, exit 0, no route) and --hop-count and
+ * its prefix --hop are known. */
+static void test_lnet_fake_option_table(void **state)
+{
+	struct fx *f = *state;
+	char cmd[PATH_MAX * 2];
+
+	lnet_setup(f, NULL);
+	snprintf(cmd, sizeof(cmd),
+		 "%s route add --net o2ib --gateway 1@o2ib --hops 1 "
+		 ">%s/out 2>%s/err",
+		 f->arg1, f->dir, f->dir);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(lnet_routes(f), "");
+	snprintf(cmd, sizeof(cmd), "%s/out", f->dir);
+	assert_non_null(strstr(slurp(cmd), "route add: add a route"));
+	snprintf(cmd, sizeof(cmd), "%s/err", f->dir);
+	assert_string_equal(slurp(cmd),
+			    "lnetctl: unrecognized option '--hops'\n");
+	snprintf(cmd, sizeof(cmd),
+		 "%s route add --net o2ib --gateway 1@o2ib --hop-count 2 && "
+		 "%s route add --net o2ib --gateway 2@o2ib --hop 3",
+		 f->arg1, f->arg1);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(lnet_routes(f), "o2ib 1@o2ib 2 0\n"
+					    "o2ib 2@o2ib 3 0\n");
+}
+
+/* A del that lnetctl accepts but that leaves the route listed keeps it in
+ * the state for a later revert. */
+static void test_lnet_del_still_listed(void **state)
+{
+	struct fx *f = *state;
+	char want[PATH_MAX + 160];
+	fwd_error_t err;
+	struct remap *r;
+
+	lnet_setup(f, NULL);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 25, two, 2, &err), 0);
+	set_ignore(f, "del", true);
+	assert_int_equal(remap_revert(r, "c1", 25, &err), -1);
+	snprintf(want, sizeof(want),
+		 "lnet: 10.1.0.81@o2ib: route del: %s exited 0 but `route "
+		 "show` still lists the route to o2ib via 10.1.0.81@o2ib",
+		 f->arg1);
+	assert_string_equal(err.text, want);
+	assert_true(exists(f->state, "lnet.25.c1"));
+	set_ignore(f, "del", false);
+	assert_int_equal(remap_revert(r, "c1", 25, &err), 0);
+	assert_false(exists(f->state, "lnet.25.c1"));
+	assert_string_equal(lnet_routes(f), "");
 	remap_destroy(r);
 }
 
@@ -796,6 +977,9 @@ int main(void)
 		T(test_lnet_missing_nid),
 		T(test_lnet_add_failure_rolls_back),
 		T(test_lnet_del_failure_retries),
+		T(test_lnet_add_not_listed),
+		T(test_lnet_fake_option_table),
+		T(test_lnet_del_still_listed),
 #undef T
 	};
 

@@ -486,6 +486,61 @@ static void test_compressed_damage(void **state)
 	}
 }
 
+/*
+ * A damaged header (the #end trailer among the header comments) fails the
+ * open with the file and line; the file is closed once (a double fclose
+ * here used to abort under ASan/valgrind), through every entry point.
+ */
+static void test_compressed_bad_header(void **state)
+{
+	/* clang-format off */
+	static const struct cbad_case cases[] = {
+		{ "#fwdtrace-compressed 1\n#end records=x\n",
+		  ":2: malformed compressed trace: bad #end trailer" },
+		{ "#fwdtrace-compressed 1\n#node \n",
+		  ":2: malformed compressed trace: bad #node" },
+		{ "#fwdtrace-compressed 1\n#end records=0 runs=0\n#node a\n",
+		  ":3: malformed compressed trace: text after #end" },
+	};
+	/* clang-format on */
+	char dir[] = "/tmp/test_trace.XXXXXX", in[300], out[300];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(in, sizeof(in), "%s/c1.ctrace", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fwd_error_t err = {""};
+		struct trace_stats st;
+		FILE *f = fopen(in, "w");
+
+		assert_non_null(f);
+		fputs(cases[i].text, f);
+		fclose(f);
+
+		assert_null(trace_reader_open(in, &err));
+		if (!strstr(err.text, cases[i].err) || !strstr(err.text, in))
+			fail_msg("case %zu open: \"%s\" lacks \"%s\"", i,
+				 err.text, cases[i].err);
+
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(trace_expand_file(in, out, &st, NULL, &err),
+				 -1);
+		if (!strstr(err.text, cases[i].err))
+			fail_msg("case %zu expand: \"%s\"", i, err.text);
+
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(
+			trace_compress_file(in, out, NULL, &st, NULL, &err),
+			-1);
+		if (!strstr(err.text, cases[i].err))
+			fail_msg("case %zu compress: \"%s\"", i, err.text);
+	}
+	unlink(in);
+	unlink(out);
+	rmdir(dir);
+}
+
 static void test_node_name(void **state)
 {
 	char buf[64];
@@ -508,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_merge_rule),
 		cmocka_unit_test(test_broken_lines),
 		cmocka_unit_test(test_compressed_damage),
+		cmocka_unit_test(test_compressed_bad_header),
 		cmocka_unit_test(test_node_name),
 	};
 
