@@ -342,12 +342,20 @@ static int above_stderr(int fd)
 	return fd >= 0 && fd <= STDERR_FILENO ? fcntl(fd, F_DUPFD, 3) : fd;
 }
 
+/* Where the command's output goes (child_exec). */
+enum out_mode {
+	OUT_PASS,	 /* stdout and stderr to our stderr */
+	OUT_STDERR_PIPE, /* stdout to /dev/null, stderr to the pipe */
+	OUT_STDOUT_PIPE, /* stdout to the pipe, stderr to /dev/null */
+};
+
 /*
  * The child, between fork and execve: only async-signal-safe calls (the
- * caller may be a multi-threaded daemon such as slurmstepd).  errfd: the
- * pipe for its stderr, or -1 to pass both outputs to our stderr.
+ * caller may be a multi-threaded daemon such as slurmstepd).  pipefd: the
+ * pipe `mode` names, -1 with OUT_PASS.
  */
-static void child_exec(char *const argv[], char *const envp[], int errfd)
+static void child_exec(char *const argv[], char *const envp[], int pipefd,
+		       enum out_mode mode)
 {
 	char num[16], *p = num + sizeof(num) - 1;
 	sigset_t none;
@@ -365,14 +373,18 @@ static void child_exec(char *const argv[], char *const envp[], int errfd)
 		if (s != SIGKILL && s != SIGSTOP)
 			sigaction(s, &sa, NULL);
 	}
-	errfd = above_stderr(errfd);
+	pipefd = above_stderr(pipefd);
 	null = above_stderr(open("/dev/null", O_RDWR));
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0)
 		_exit(126);
-	if (errfd >= 0) {
-		/* dup2 clears close-on-exec on the copy. */
+	/* dup2 clears close-on-exec on the copy. */
+	if (mode == OUT_STDERR_PIPE) {
 		if (dup2(null, STDOUT_FILENO) < 0 ||
-		    dup2(errfd, STDERR_FILENO) < 0)
+		    dup2(pipefd, STDERR_FILENO) < 0)
+			_exit(126);
+	} else if (mode == OUT_STDOUT_PIPE) {
+		if (dup2(pipefd, STDOUT_FILENO) < 0 ||
+		    dup2(null, STDERR_FILENO) < 0)
 			_exit(126);
 	} else if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0 &&
 		   dup2(null, STDOUT_FILENO) < 0) {
@@ -396,12 +408,13 @@ static void child_exec(char *const argv[], char *const envp[], int errfd)
 	_exit(127);
 }
 
-int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
-		double deadline, unsigned flags, fwd_error_t *err)
+/* Start argv with its output as `mode` says, the pipe's data going to
+ * take(take_arg), and watch it until it ends or `deadline`. */
+static int run_cmd(char *const argv[], char *const envp[], double timeout,
+		   double deadline, enum out_mode mode, take_fn take,
+		   void *take_arg, const struct tail *tail, fwd_error_t *err)
 {
-	struct tail tail = {.len = 0};
 	struct child c = {.pid = -1, .pidfd = -1, .fd = -1, .group = true};
-	bool capture = flags & FWD_RUN_CAPTURE_STDERR;
 	char text[FWD_RUN_TAIL_MAX + 1] = "";
 	int pfd[2] = {-1, -1};
 	int rv = -1, end;
@@ -413,17 +426,17 @@ int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
 	}
 	if (deadline == 0)
 		deadline = fwd_clock_mono() + timeout;
-	if (capture) {
-		/* Only our end is non-blocking: the command writes its
-		 * stderr with ordinary blocking writes. */
+	if (mode != OUT_PASS) {
+		/* Only our end is non-blocking: the command writes with
+		 * ordinary blocking writes. */
 		if (pipe2(pfd, O_CLOEXEC) < 0 ||
 		    fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0) {
 			errprintf(err, "could not be started: pipe: %s",
 				  strerror(errno));
 			goto out;
 		}
-		c.take = tail_take;
-		c.take_arg = &tail;
+		c.take = take;
+		c.take_arg = take_arg;
 	}
 	pid = fork();
 	if (pid < 0) {
@@ -432,7 +445,7 @@ int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
 		goto out;
 	}
 	if (pid == 0)
-		child_exec(argv, envp, pfd[1]);
+		child_exec(argv, envp, pfd[1], mode);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
 	pfd[1] = -1;
@@ -440,7 +453,9 @@ int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
 	child_started(&c, pid);
 	end = watch(&c, deadline, err);
 	if (end >= 0) {
-		tail_text(&tail, text, sizeof(text));
+		/* A failure's message ends with what it wrote to stderr. */
+		if (tail)
+			tail_text(tail, text, sizeof(text));
 		rv = explain(end, c.status, timeout, true, text, err);
 	}
 out:
@@ -450,5 +465,32 @@ out:
 		close(pfd[0]);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
+	return rv;
+}
+
+int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
+		double deadline, unsigned flags, fwd_error_t *err)
+{
+	struct tail tail = {.len = 0};
+	bool capture = flags & FWD_RUN_CAPTURE_STDERR;
+
+	return run_cmd(argv, envp, timeout, deadline,
+		       capture ? OUT_STDERR_PIPE : OUT_PASS, tail_take, &tail,
+		       capture ? &tail : NULL, err);
+}
+
+int fwd_run_cmd_output(char *const argv[], char *const envp[], double timeout,
+		       double deadline, char **out, fwd_error_t *err)
+{
+	struct grow g = {NULL, 0, 0};
+	int rv;
+
+	rv = run_cmd(argv, envp, timeout, deadline, OUT_STDOUT_PIPE, grow_take,
+		     &g, NULL, err);
+	if (rv == 0 && !g.buf && !(g.buf = strdup(""))) {
+		errprintf(err, "output: %s", strerror(errno));
+		rv = -1;
+	}
+	*out = g.buf;
 	return rv;
 }

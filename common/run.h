@@ -74,4 +74,12 @@ int ctl_run_bounded(double timeout, int (*fn)(void *arg, int fd), void *arg,
 int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
 		double deadline, unsigned flags, fwd_error_t *err);
 
+/*
+ * fwd_run_cmd() for a command whose output is the answer (a "show"):
+ * stdout collected into *out (malloc'd, NUL-terminated, possibly empty;
+ * set, possibly NULL, on failure too), stderr to /dev/null.
+ */
+int fwd_run_cmd_output(char *const argv[], char *const envp[], double timeout,
+		       double deadline, char **out, fwd_error_t *err);
+
 #endif

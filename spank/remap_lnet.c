@@ -17,8 +17,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,42 +177,6 @@ static int lnetctl(struct remap *r, const char *verb, const char *net,
 
 /* ---- reading routes back ------------------------------------------------ */
 
-struct show_cmd {
-	char *const *argv;
-	char *const *envp;
-};
-
-/*
- * In the child of ctl_run_bounded(): run lnetctl with its stdout on fd,
- * stdin and stderr on /dev/null, signals at their defaults.  Only
- * async-signal-safe calls (the caller may have threads).
- */
-static int show_exec(void *arg, int fd)
-{
-	const struct show_cmd *c = arg;
-	sigset_t none;
-	int null;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++) {
-		struct sigaction sa = {.sa_handler = SIG_DFL};
-
-		if (s != SIGKILL && s != SIGSTOP)
-			sigaction(s, &sa, NULL);
-	}
-	if (fd <= STDERR_FILENO)
-		fd = fcntl(fd, F_DUPFD, 3);
-	null = open("/dev/null", O_RDWR);
-	if (fd < 0 || null < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
-	    (null != STDIN_FILENO && dup2(null, STDIN_FILENO) < 0) ||
-	    (null != STDERR_FILENO && dup2(null, STDERR_FILENO) < 0))
-		_exit(126);
-	closefrom(3);
-	execve(c->argv[0], c->argv, c->envp);
-	_exit(127);
-}
-
 /* The value of "key: value" at *line (leading blanks and "- " skipped),
  * or NULL; the value is cut at the end of the line in place. */
 static char *yaml_val(char *line, const char *key)
@@ -262,18 +224,15 @@ static int route_listed(struct remap *r, const char *net, const char *nid,
 			s_v,
 			NULL};
 	char *envp[] = {s_path, NULL};
-	struct show_cmd c = {argv, envp};
 	char *out = NULL, *line, *save = NULL, *cur_net = NULL, *cur_gw = NULL;
 	long cur_hop = -1;
-	double left = remap_remaining(r);
 	fwd_error_t why;
 	int found = 0;
 
 	snprintf(s_netv, sizeof(s_netv), "%s", net);
 	snprintf(s_nid, sizeof(s_nid), "%s", nid);
-	if (left <= 0)
-		left = 0.001;
-	if (ctl_run_bounded(left, show_exec, &c, &out, &why) < 0) {
+	if (fwd_run_cmd_output(argv, envp, r->cfg.timeout, r->deadline, &out,
+			       &why) < 0) {
 		free(out);
 		return errprintf(err, "route show: %s %s", argv[0], why.text);
 	}

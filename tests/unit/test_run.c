@@ -399,6 +399,42 @@ static int child_127(void *arg, int fd)
 	return 127;
 }
 
+/* A "show" command: its stdout is the answer, its stderr is dropped, and
+ * a failure still reads like any other command's. */
+static void test_output(void **state)
+{
+	static const struct {
+		const char *script;
+		int rv;
+		const char *out;
+		const char *err;
+	} t[] = {
+		{"printf 'route:\\n  - net: o2ib\\n'; echo noise >&2", 0,
+		 "route:\n  - net: o2ib\n", ""},
+		{"true", 0, "", ""},
+		{"echo partial; exit 4", -1, "partial\n",
+		 "exited with status 4"},
+		{"sleep 30", -1, NULL, "timed out after 0.3 s (killed)"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *argv[] = {(char *)"/bin/sh", (char *)"-c",
+				(char *)t[i].script, NULL};
+		fwd_error_t err = {""};
+		char *out = NULL;
+
+		assert_int_equal(
+			fwd_run_cmd_output(argv, env, 0.3, 0, &out, &err),
+			t[i].rv);
+		if (t[i].out)
+			assert_string_equal(out ? out : "(null)", t[i].out);
+		if (t[i].rv < 0)
+			assert_string_equal(err.text, t[i].err);
+		free(out);
+	}
+}
+
 static void test_bounded(void **state)
 {
 	fwd_error_t err = {""};
@@ -437,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_pass_output),
 		cmocka_unit_test(test_closed_stdio),
 		cmocka_unit_test(test_sigchld_ignored),
+		cmocka_unit_test(test_output),
 		cmocka_unit_test(test_bounded),
 	};
 
