@@ -55,7 +55,7 @@ struct db_config {
 enum db_role {
 	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
 	DB_ROLE_NODE,		/* database.node_user / node_password_file:
-				 * may only read the node_allocations view */
+				 * may only run node_allocations_for */
 };
 
 struct db;
@@ -212,10 +212,11 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
  * this binary knows; else ENOENT ("run `fwdctl db init`" when missing,
  * "run `fwdctl db migrate`" when older) or EPROTO (newer).
  *
- * db_grant_node grants the read-only node account `user`@`host` SELECT on
- * the node_allocations view (held rows, the columns node prologs read) and
- * revokes the table grants on allocations and forwarders that schema
- * version 1 gave it; idempotent.  The account must exist.  Names are
+ * db_grant_node grants the read-only node account `user`@`host` EXECUTE
+ * on the node_allocations_for procedure (a job's held rows, the columns
+ * node prologs read) and revokes the SELECT grants earlier versions gave
+ * it (version 1: allocations and forwarders; version 2: the
+ * node_allocations view); idempotent.  The account must exist.  Names are
  * checked against a strict character set.
  */
 int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err);

@@ -16,12 +16,27 @@
 #include <jansson.h>
 #include <slurm/slurm.h>
 
-#include "topology/topology.h"
-#include "monitor/anomaly.h"
 #include "db/db.h"
+#include "monitor/anomaly.h"
 #include "monitor/health.h"
+#include "topology/topology.h"
 
-#define HEALTH_LOCK "fwdalloc.health"
+/*
+ * The health lock: a scan and an admin override each run in a transaction
+ * that starts by locking the one row of `health_lock` (owned here), so two
+ * of them never interleave their read-modify-write of an episode.  A row
+ * lock, not a named lock: any account (the node account too) can hold a
+ * named lock, and would stall every scan and every `fwdctl health
+ * exclude` with it.
+ */
+static int health_lock(struct db *db, const struct policy *p, fwd_error_t *err)
+{
+	return db_begin_locked(db,
+			       "SELECT id FROM health_lock WHERE id = 1 "
+			       "FOR UPDATE",
+			       "health lock", p->database.lock_timeout, err);
+}
+
 /* Bounds on what one scan reads; far above any real day of a machine. */
 #define MAX_JOBS 100000
 #define MAX_ROWS 10000000
@@ -775,7 +790,7 @@ int health_db_scan(struct db *db, const struct policy *p,
 	struct health_entry *rows = NULL;
 	size_t n_rows = 0;
 	double until, since, end, lo, now = (double)time(NULL);
-	bool locked = false, in_tx = false;
+	bool in_tx = false;
 	int rv = -1;
 
 	memset(stats, 0, sizeof(*stats));
@@ -798,9 +813,11 @@ int health_db_scan(struct db *db, const struct policy *p,
 	end = floor(until / s.window) * s.window;
 	since = o->since > 0 ? o->since : end - 86400;
 	since = floor(since / s.window) * s.window;
-	if (db_lock(db, HEALTH_LOCK, p->database.lock_timeout, err) < 0)
+	/* One transaction from here: the reads see one snapshot, taken
+	 * once the lock is held. */
+	if (health_lock(db, p, err) < 0)
 		return -1;
-	locked = true;
+	in_tx = true;
 	if (health_db_load(db, s.window, &rows, &n_rows, err) < 0)
 		goto out;
 	for (size_t i = 0; i < n_rows; i++) {
@@ -836,9 +853,6 @@ int health_db_scan(struct db *db, const struct policy *p,
 	for (size_t i = 0; i < s.n; i++)
 		if (scan_comp(&s, &s.c[i], since, end, stats) < 0)
 			goto out;
-	if (db_begin(db, err) < 0)
-		goto out;
-	in_tx = true;
 	for (size_t i = 0; i < s.n; i++) {
 		struct comp *c = &s.c[i];
 
@@ -853,8 +867,6 @@ int health_db_scan(struct db *db, const struct policy *p,
 	if (db_commit(db, err) < 0)
 		goto out;
 	in_tx = false;
-	db_unlock(db, HEALTH_LOCK, NULL);
-	locked = false;
 	/* Feedback after the commit: a failed scan runs no command. */
 	for (size_t i = 0; i < s.n; i++) {
 		for (size_t k = 0; k < s.c[i].n_chg; k++) {
@@ -873,8 +885,6 @@ int health_db_scan(struct db *db, const struct policy *p,
 out:
 	if (in_tx)
 		db_rollback(db);
-	if (locked)
-		db_unlock(db, HEALTH_LOCK, NULL);
 	for (size_t i = 0; i < s.n; i++)
 		comp_free(&s.c[i]);
 	free(s.c);
@@ -907,8 +917,9 @@ int health_db_admin(struct db *db, const struct policy *p,
 				 "%d characters",
 				 name, HEALTH_NAME_MAX - 1);
 	}
-	if (db_lock(db, HEALTH_LOCK, p->database.lock_timeout, err) < 0)
+	if (health_lock(db, p, err) < 0)
 		return -1;
+	in_tx = true;
 	if (health_db_load(db, p->anomaly.window, &rows, &n, err) < 0)
 		goto out;
 	i = health_find(rows, n, kind, name);
@@ -927,9 +938,6 @@ int health_db_admin(struct db *db, const struct policy *p,
 		r = health_admin_release(&e, now, reason, &c);
 		break;
 	}
-	if (db_begin(db, err) < 0)
-		goto out;
-	in_tx = true;
 	if (r == 1 && write_change(db, &e, &c, err) < 0)
 		goto out;
 	if (write_entry(db, &e, now, err) < 0)
@@ -937,7 +945,6 @@ int health_db_admin(struct db *db, const struct policy *p,
 	if (db_commit(db, err) < 0)
 		goto out;
 	in_tx = false;
-	db_unlock(db, HEALTH_LOCK, NULL);
 	if (r == 1) {
 		fwd_error_t ce;
 
@@ -952,7 +959,6 @@ int health_db_admin(struct db *db, const struct policy *p,
 out:
 	if (in_tx)
 		db_rollback(db);
-	db_unlock(db, HEALTH_LOCK, NULL);
 	free(rows);
 	return rv;
 }
@@ -1081,8 +1087,7 @@ static int parse_phases(const char *text, uint64_t job,
 		return errprintf(err, "job %llu: out of memory",
 				 (unsigned long long)job);
 	}
-	json_array_foreach(a, i, el)
-	{
+	json_array_foreach (a, i, el) {
 		json_t *s = json_object_get(el, "start");
 		json_t *e = json_object_get(el, "end");
 		double rb =
