@@ -201,7 +201,7 @@ check_match "node account: a block around the node read gets the rows, locks not
 # 4. The decision lock, held by the controller account, still serialises
 #    prologs, and its wait is bounded by lock_timeout with a clear reason.
 as_ctl -e "START TRANSACTION; SELECT id FROM decision_lock FOR UPDATE;
-	SELECT SLEEP(2); COMMIT" >"$d/holder.out" 2>&1 &
+	SELECT SLEEP(3); COMMIT" >"$d/holder.out" 2>&1 &
 hp=$!
 check "the controller account holds the decision lock" wait_sleepers fwdalloc 1
 hook prolog 104 'c[1-4]'
@@ -213,7 +213,7 @@ check "and no longer than lock_timeout ($ms ms)" test "$ms" -lt 5000
 hook epilog 104 'c[1-4]'
 
 as_ctl -e "START TRANSACTION; SELECT id FROM decision_lock FOR UPDATE;
-	SELECT SLEEP(4); COMMIT" >"$d/holder.out" 2>&1 &
+	SELECT SLEEP(6); COMMIT" >"$d/holder.out" 2>&1 &
 hp=$!
 check "the controller account holds the decision lock again" wait_sleepers fwdalloc 1
 hook prolog 105 'c[1-4]' "$d/policy-1s.yaml"
