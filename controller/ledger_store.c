@@ -18,12 +18,10 @@
 
 int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
 {
-	return db_lock(db, LEDGER_STORE_LOCK, timeout, err);
-}
-
-void ledger_store_unlock(struct db *db)
-{
-	db_unlock(db, LEDGER_STORE_LOCK, NULL);
+	return db_begin_locked(db,
+			       "SELECT id FROM decision_lock WHERE id = 1 "
+			       "FOR UPDATE",
+			       "decision lock", timeout, err);
 }
 
 int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,

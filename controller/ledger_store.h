@@ -24,17 +24,19 @@ struct db;
 struct topology;
 
 /*
- * The decision lock: every controller decision and every reconcile takes
- * it around reading the ledger and writing it back (DESIGN.md), so two
- * launches never hand out the same private forwarder.  db_lock() scopes
- * the name to the database: "<database>.decide" (GET_LOCK).
+ * The decision lock: every controller decision and every reconcile runs in
+ * a transaction that starts by locking the one row of `decision_lock`
+ * (SELECT ... FOR UPDATE, db_begin_locked()), so two launches never hand
+ * out the same private forwarder, and the ledger the decision reads holds
+ * everything the previous holder committed.  Only accounts that may read
+ * the table can take it: not the node account (db/SCHEMA.md).
+ *
+ * Start that transaction, waiting at most timeout seconds for the lock;
+ * on timeout -1 with errno EAGAIN and "decision lock held elsewhere for
+ * more than <t>s" (the prolog's fallback reason).  db_commit() or
+ * db_rollback() ends the transaction and releases the lock.
  */
-#define LEDGER_STORE_LOCK "decide"
-
-/* Take the decision lock, waiting at most timeout seconds (db_lock()). */
 int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err);
-/* Release it (errors ignored: closing the connection releases it too). */
-void ledger_store_unlock(struct db *db);
 
 /* Insert or refresh the job's row in `jobs` (state RUNNING, start_at). */
 int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,
@@ -57,8 +59,8 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
  * Write the decision's rows: one per forwarder in the mapping with the
  * nodes it serves (for shadow: the default forwarders, action "shadow",
  * which node prologs do not apply).  The caller holds the decision lock
- * and a transaction.  A forwarder already held privately by another job
- * is an error (errno EEXIST).
+ * (its transaction, ledger_store_lock()).  A forwarder already held privately
+ * by another job is an error (errno EEXIST).
  */
 int ledger_store_write(struct db *db, const struct topology *t,
 		       const struct alloc_decision *d, const struct ctl_job *j,

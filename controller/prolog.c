@@ -88,7 +88,7 @@ static int prolog_child(void *arg, int fd)
 	size_t n_ids = 0;
 	json_t *rec = NULL;
 	fwd_error_t err = {""};
-	int have_prof = 0, locked = 0, in_tx = 0, rc = 1, cause;
+	int have_prof = 0, in_tx = 0, rc = 1, cause;
 	double now;
 
 	memset(&prof, 0, sizeof(prof));
@@ -139,10 +139,8 @@ static int prolog_child(void *arg, int fd)
 		profile_to_alloc(&pres.profile, &prof, bw);
 	else
 		have_prof = 0;
+	/* The decision's transaction, holding the decision lock. */
 	if (ledger_store_lock(db, p->database.lock_timeout, &err) < 0)
-		goto fallback;
-	locked = 1;
-	if (db_begin(db, &err) < 0)
 		goto fallback;
 	in_tx = 1;
 	if (ledger_store_load(db, l, NULL, &err) < 0 ||
@@ -201,8 +199,6 @@ fallback:
 	}
 	rc = ctl_hook_send(fd, true, rec) < 0 ? 1 : 0;
 out:
-	if (locked)
-		ledger_store_unlock(db);
 	db_close(db);
 	json_decref(rec);
 	alloc_decision_destroy(d);

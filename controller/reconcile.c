@@ -70,15 +70,18 @@ int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 {
 	struct db *db = NULL;
 	uint64_t *held = NULL, *alive = NULL;
-	size_t n_held = 0, n_alive = 0;
-	int rv = -1, locked = 0;
+	size_t n_held = 0, n_alive = 0, n_recs = 0;
+	json_t **recs = NULL;
+	int rv = -1, in_tx = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->unavailable = true;
+	/* One transaction under the decision lock: the releases and their
+	 * audit rows are committed together, or not at all. */
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, err)) ||
 	    ledger_store_lock(db, p->database.lock_timeout, err) < 0)
 		goto out;
-	locked = 1;
+	in_tx = 1;
 	/* Ask Slurm only after taking the lock: a prolog deciding now for a
 	 * brand-new job then either finished (job known to Slurm) or has not
 	 * written yet. */
@@ -89,7 +92,8 @@ int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 		goto out;
 	r->freed = calloc(n_held + 1, sizeof(*r->freed));
 	r->kept = calloc(n_held + 1, sizeof(*r->kept));
-	if (!r->freed || !r->kept) {
+	recs = calloc(n_held + 1, sizeof(*recs));
+	if (!r->freed || !r->kept || !recs) {
 		errprintf(err, "%s", strerror(errno));
 		goto out;
 	}
@@ -115,18 +119,33 @@ int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 		rec = audit_record_reconcile(held[i], now, released);
 		if (!rec)
 			continue;
-		if (audit_append(p->audit.file, rec, &aerr) < 0 &&
-		    r->n_notes < sizeof(r->notes) / sizeof(r->notes[0]))
-			r->notes[r->n_notes++] = aerr;
 		if (p->audit.database)
 			audit_store(db, rec, &aerr);
-		json_decref(rec);
+		recs[n_recs++] = rec;
+	}
+	if (db_commit(db, err) < 0)
+		goto out;
+	in_tx = 0;
+	/* The file records once the releases are committed. */
+	for (size_t i = 0; i < n_recs; i++) {
+		fwd_error_t aerr;
+
+		if (audit_append(p->audit.file, recs[i], &aerr) < 0 &&
+		    r->n_notes < sizeof(r->notes) / sizeof(r->notes[0]))
+			r->notes[r->n_notes++] = aerr;
 	}
 	rv = 0;
 out:
-	if (locked)
-		ledger_store_unlock(db);
+	if (in_tx) {
+		/* Rolled back: nothing was freed. */
+		db_rollback(db);
+		if (!dry_run)
+			r->n_freed = 0;
+	}
 	db_close(db);
+	for (size_t i = 0; i < n_recs; i++)
+		json_decref(recs[i]);
+	free(recs);
 	free(held);
 	free(alive);
 	return rv;

@@ -22,8 +22,9 @@ struct ctl_reconcile {
 	size_t n_freed;
 	uint64_t *kept; /* jobs holding rows that Slurm still runs */
 	size_t n_kept;
-	/* On failure: the database, the lock or slurmctld could not be used
-	 * (nothing was freed), rather than a statement failing midway. */
+	/* On failure: the database, the lock or slurmctld could not be used,
+	 * rather than a statement failing midway.  Either way nothing was
+	 * freed (one transaction, rolled back) and n_freed is 0. */
 	bool unavailable;
 	/* Audit file failures (the release itself went on), in order. */
 	size_t n_notes;
@@ -31,11 +32,13 @@ struct ctl_reconcile {
 };
 
 /*
- * Under the decision lock, free every held allocation whose job Slurm
- * does not report as running, suspended, configuring or completing, and
- * audit each (event "reconcile", file and, with audit.database, table).
- * With dry_run only fill r.  0, or -1 with errno and err (r says what
- * was done before the failure).  ctl_reconcile_free(r) in both cases.
+ * Under the decision lock, in one transaction, free every held allocation
+ * whose job Slurm does not report as running, suspended, configuring or
+ * completing, and audit each (event "reconcile": the table row in the
+ * transaction, the file line once it is committed).  With dry_run only
+ * fill r.  0, or -1 with errno and err (nothing freed; r->kept and, for a
+ * dry run, r->freed say what was seen).  ctl_reconcile_free(r) in both
+ * cases.
  */
 int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 		  fwd_error_t *err);

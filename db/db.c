@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The database connection and prepared-statement helpers (monitor/db.h).
+ * The database connection and prepared-statement helpers (db/db.h).
  */
 #include "config.h"
 
@@ -240,12 +240,18 @@ out:
 	return rv;
 }
 
-static int session_setup(struct db *db, fwd_error_t *err)
+/* The session's row-lock wait, in the whole seconds InnoDB counts. */
+static int64_t row_lock_wait(const struct db *db)
 {
 	int64_t wait = (int64_t)ceil(db->timeout);
 
-	if (wait < 1)
-		wait = 1;
+	return wait < 1 ? 1 : wait;
+}
+
+static int session_setup(struct db *db, fwd_error_t *err)
+{
+	int64_t wait = row_lock_wait(db);
+
 	/* UTC and strict mode so stored values never depend on the
 	 * server's defaults; row-lock waits bounded like everything else. */
 	if (db_execf(db, err,
@@ -368,11 +374,29 @@ const char *db_where(const struct db *db)
 
 /* ---- statements ---- */
 
+/*
+ * A CALL answers with its procedure's result sets and then a status
+ * result; the connection takes no other statement until all of them are
+ * read.  Read and drop what is left once the caller has its rows.
+ */
+static void drain_results(struct db_stmt *st)
+{
+	while (mysql_stmt_more_results(st->stmt)) {
+		if (mysql_stmt_next_result(st->stmt) != 0)
+			break;
+		if (mysql_stmt_field_count(st->stmt) > 0) {
+			mysql_stmt_store_result(st->stmt);
+			mysql_stmt_free_result(st->stmt);
+		}
+	}
+}
+
 static void free_result(struct db_stmt *st)
 {
 	if (st->has_result) {
 		mysql_stmt_free_result(st->stmt);
 		st->has_result = false;
+		drain_results(st);
 	}
 	for (unsigned int i = 0; i < st->n_cols; i++)
 		free(st->cols[i].buf);
@@ -648,8 +672,14 @@ int db_fetch(struct db_stmt *st, fwd_error_t *err)
 		}
 		return 1;
 	}
-	if (r == MYSQL_NO_DATA)
+	if (r == MYSQL_NO_DATA) {
+		/* Every row is read: free the connection for the next
+		 * statement (a CALL's trailing results). */
+		mysql_stmt_free_result(st->stmt);
+		st->has_result = false;
+		drain_results(st);
 		return 0;
+	}
 	return stmt_fail(st, err);
 }
 
@@ -885,6 +915,92 @@ int db_rollback(struct db *db)
 		db->in_txn = false;
 	errno = saved;
 	return 0;
+}
+
+static int set_lock_wait(struct db *db, int64_t seconds, fwd_error_t *err)
+{
+	return db_execf(db, err, "SET SESSION innodb_lock_wait_timeout = ?",
+			"i", seconds) < 0
+		       ? -1
+		       : 0;
+}
+
+/* One attempt: START TRANSACTION, then the locking read waiting at most
+ * `wait` whole seconds.  1 = locked, 0 = the wait ran out (the
+ * transaction is rolled back), -1 = error. */
+static int lock_attempt(struct db *db, struct db_stmt *st, const char *what,
+			int64_t wait, fwd_error_t *err)
+{
+	int rows = 0, r;
+
+	if (set_lock_wait(db, wait, err) < 0 || db_begin(db, err) < 0)
+		return -1;
+	if (db_exec(st, err) == 0) {
+		while ((r = db_fetch(st, err)) > 0)
+			rows++;
+		if (r == 0 && rows > 0)
+			return 1;
+		/* No row, no lock: a locking read of a missing row takes
+		 * only a gap lock, which others share. */
+		if (r == 0) {
+			errno = ENOENT;
+			errprintf(err,
+				  "database %s: the %s row is missing (see "
+				  "db/SCHEMA.md)",
+				  db->where, what);
+		}
+	} else if (mysql_stmt_errno(st->stmt) == ER_LOCK_WAIT_TIMEOUT) {
+		db_rollback(db);
+		return 0;
+	}
+	db_rollback(db);
+	return -1;
+}
+
+int db_begin_locked(struct db *db, const char *lock_sql, const char *what,
+		    double timeout, fwd_error_t *err)
+{
+	double deadline = fwd_clock_mono() + (timeout > 0 ? timeout : 0);
+	/* Each wait stays well inside the client's read timeout, so a long
+	 * lock wait is never taken for a dead server.  InnoDB counts whole
+	 * seconds; under 2 s of read timeout, poll without waiting. */
+	int64_t step_max = (int64_t)floor(db->timeout / 2);
+	struct db_stmt *st;
+	int r = -1;
+
+	st = db_prepare(db, lock_sql, err);
+	if (!st)
+		return -1;
+	for (;;) {
+		double left = deadline - fwd_clock_mono();
+		int64_t step = left > 0 ? (int64_t)ceil(left) : 0;
+
+		if (step > step_max)
+			step = step_max;
+		r = lock_attempt(db, st, what, step, err);
+		if (r != 0 || fwd_clock_mono() >= deadline)
+			break;
+		if (step == 0) {
+			struct timespec ts = {0, 20 * 1000 * 1000};
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	db_stmt_close(st);
+	/* Back to the session's bound for the rest of the transaction. */
+	if (r >= 0 && set_lock_wait(db, row_lock_wait(db), err) < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	if (r > 0)
+		return 0;
+	if (r == 0) {
+		errno = EAGAIN;
+		errprintf(err,
+			  "database %s: %s held elsewhere for more than %gs",
+			  db->where, what, timeout);
+	}
+	return -1;
 }
 
 static void lock_name(const struct db *db, const char *name, char *buf,

@@ -49,13 +49,13 @@ struct db_config {
 				   * "fwdalloc_node" */
 	char *node_password_file; /* root-only file on compute nodes */
 	double timeout;		  /* connect/read/write, s; default 5 */
-	double lock_timeout;	  /* global decision lock wait, s; 5 */
+	double lock_timeout;	  /* decision lock wait, s; 5 */
 };
 
 enum db_role {
 	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
 	DB_ROLE_NODE,		/* database.node_user / node_password_file:
-				 * may only read the node_allocations view */
+				 * may only run node_allocations_for */
 };
 
 struct db;
@@ -101,10 +101,28 @@ int db_commit(struct db *db, fwd_error_t *err);
 int db_rollback(struct db *db);
 
 /*
+ * Start a transaction holding a row lock, waiting at most timeout seconds
+ * for it (0: try once).  lock_sql is a locking read without parameters
+ * (`SELECT ... FOR UPDATE`) of a row in a table only the controller
+ * account may read: it is the transaction's first statement, so every
+ * consistent read after it sees what the previous holder committed.  The
+ * lock is held until db_commit() or db_rollback() (or the connection
+ * closes).  InnoDB waits in whole seconds (innodb_lock_wait_timeout, set
+ * for the lock statement only; the rest of the transaction keeps the
+ * session's bound), in steps shorter than the read timeout.  When the
+ * wait runs out: -1, errno EAGAIN, no transaction open, and
+ * "<what> held elsewhere for more than <t>s".
+ */
+int db_begin_locked(struct db *db, const char *lock_sql, const char *what,
+		    double timeout, fwd_error_t *err);
+
+/*
  * A global named lock (GET_LOCK), held by this connection until
  * db_unlock() or db_close().  Waits at most timeout seconds (rounded up,
  * at least 1; 0 means "try once"); on timeout returns -1 with errno
  * EAGAIN and "lock <name> held elsewhere for more than <t>s".
+ * Any account may take any named lock, the node account too: never make a
+ * job launch wait for one (db_begin_locked() is for that).
  */
 int db_lock(struct db *db, const char *name, double timeout, fwd_error_t *err);
 int db_unlock(struct db *db, const char *name, fwd_error_t *err);
@@ -128,6 +146,10 @@ int db_unlock(struct db *db, const char *name, fwd_error_t *err);
  * rows buffers the whole result on the client (keep SELECTs bounded with
  * LIMIT); db_fetch() then returns 1 per row and 0 at the end.
  * Column accessors read the current row; column indexes start at 0.
+ * A `CALL` of a procedure that returns one result set reads the same way;
+ * the results that follow it are read and dropped once db_fetch() has
+ * returned 0 (or at db_stmt_close()), and the connection takes no other
+ * statement before that.
  */
 struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err);
 void db_stmt_close(struct db_stmt *st);
@@ -208,10 +230,11 @@ struct db_pruned {
  * this binary knows; else ENOENT ("run `fwdctl db init`" when missing,
  * "run `fwdctl db migrate`" when older) or EPROTO (newer).
  *
- * db_grant_node grants the read-only node account `user`@`host` SELECT on
- * the node_allocations view (held rows, the columns node prologs read) and
- * revokes the table grants on allocations and forwarders that schema
- * version 1 gave it; idempotent.  The account must exist.  Names are
+ * db_grant_node grants the read-only node account `user`@`host` EXECUTE
+ * on the node_allocations_for procedure (a job's held rows, the columns
+ * node prologs read) and revokes the SELECT grants earlier versions gave
+ * it (version 1: allocations and forwarders; version 2: the
+ * node_allocations view); idempotent.  The account must exist.  Names are
  * checked against a strict character set.
  */
 int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err);

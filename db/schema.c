@@ -311,6 +311,58 @@ static const char *const v2_stmts[] = {
 };
 /* clang-format on */
 
+/*
+ * Locks only the controller can hold.
+ *
+ * decision_lock (controller/ledger_store.c): one row; every decision and
+ * every reconcile starts its transaction with `SELECT ... FOR UPDATE` on
+ * it (db_begin_locked()).  health_lock (monitor/health_db.c): the same
+ * for the health scan and the health admin overrides.  Named locks
+ * (GET_LOCK), used before, can be taken by any account, the node account
+ * too; these rows only by accounts that may read the tables, and the node
+ * account may not.
+ *
+ * node_allocations_for (called by spank/fwdalloc_node.c): the node
+ * account's only privilege, EXECUTE, instead of SELECT on the view, which
+ * also allowed `SELECT ... FOR UPDATE` (holding the ledger's rows and gaps
+ * against the epilog's release and the prolog's insert).  It runs with its
+ * definer's rights (the controller account that ran the migration) and
+ * returns a job's held rows, the columns node prologs read.  Its SELECT is
+ * a plain consistent read; a plain read locks under SERIALIZABLE with
+ * autocommit off, and any read's locks last as long as the caller's
+ * transaction, so it refuses to run inside a transaction.
+ */
+/* clang-format off */
+static const char *const v3_stmts[] = {
+	"CREATE TABLE IF NOT EXISTS decision_lock ("
+	" id TINYINT UNSIGNED NOT NULL,"
+	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+
+	"INSERT IGNORE INTO decision_lock (id) VALUES (1)",
+
+	"CREATE TABLE IF NOT EXISTS health_lock ("
+	" id TINYINT UNSIGNED NOT NULL,"
+	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+
+	"INSERT IGNORE INTO health_lock (id) VALUES (1)",
+
+	"CREATE OR REPLACE PROCEDURE node_allocations_for("
+	"IN p_job_id BIGINT UNSIGNED)"
+	" READS SQL DATA SQL SECURITY DEFINER"
+	" BEGIN"
+	"  IF @@autocommit = 0 OR @@in_transaction = 1 THEN"
+	"   SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT ="
+	"    'node_allocations_for: call it with autocommit on,"
+	" outside a transaction';"
+	"  END IF;"
+	"  SELECT forwarder, nodes, action, address FROM node_allocations"
+	"   WHERE job_id = p_job_id ORDER BY id;"
+	" END",
+};
+/* clang-format on */
+
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* clang-format off */
@@ -318,6 +370,8 @@ static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 	{ 2, "node_allocations view for the node account",
 	  v2_stmts, N_ELEM(v2_stmts) },
+	{ 3, "decision and health lock rows; node_allocations_for procedure",
+	  v3_stmts, N_ELEM(v3_stmts) },
 };
 /* clang-format on */
 
@@ -495,12 +549,16 @@ static bool ident_ok(const char *s, const char *extra)
 	return true;
 }
 
-/* What the read-only node account may read (DESIGN.md: node prologs read
- * only their allocation rows and the forwarders' addresses), and the
- * table grants schema version 1 gave it, taken back. */
+/* What the read-only node account may do (DESIGN.md: node prologs read
+ * only their allocation rows and the forwarders' addresses): run the
+ * node_allocations_for procedure.  The SELECT grants of earlier versions
+ * are taken back: version 1's on tables, version 2's on the view (which
+ * also allowed locking reads). */
 /* clang-format off */
-static const char *const node_views[] = { "node_allocations" };
-static const char *const node_old_tables[] = { "allocations", "forwarders" };
+static const char *const node_procedures[] = { "node_allocations_for" };
+static const char *const node_old_selects[] = {
+	"allocations", "forwarders", "node_allocations",
+};
 
 int db_grant_node(struct db *db, const char *user, const char *host,
 		  fwd_error_t *err)
@@ -524,29 +582,30 @@ int db_grant_node(struct db *db, const char *user, const char *host,
 				 "'_', '-', '.', ':' and '%%'",
 				 host ? host : "");
 	}
-	for (size_t i = 0; i < N_ELEM(node_views); i++) {
-		snprintf(sql, sizeof(sql), "GRANT SELECT ON %s TO '%s'@'%s'",
-			 node_views[i], user, host);
+	for (size_t i = 0; i < N_ELEM(node_procedures); i++) {
+		snprintf(sql, sizeof(sql),
+			 "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'",
+			 node_procedures[i], user, host);
 		if (db_execf(db, err, sql, "") < 0)
 			return errprefix(err, "granting %s to '%s'@'%s'",
-					 node_views[i], user, host);
+					 node_procedures[i], user, host);
 	}
 	/* MariaDB has no REVOKE IF EXISTS: a REVOKE of a grant that was
 	 * never given fails (1147).  Granting first makes the REVOKE always
-	 * valid, so this is idempotent whether or not the account ever had
-	 * the version 1 table grants. */
-	for (size_t i = 0; i < N_ELEM(node_old_tables); i++) {
+	 * valid, so this is idempotent whatever grants of earlier versions
+	 * the account holds. */
+	for (size_t i = 0; i < N_ELEM(node_old_selects); i++) {
 		snprintf(sql, sizeof(sql), "GRANT SELECT ON %s TO '%s'@'%s'",
-			 node_old_tables[i], user, host);
+			 node_old_selects[i], user, host);
 		if (db_execf(db, err, sql, "") < 0)
 			return errprefix(err, "revoking %s from '%s'@'%s'",
-					 node_old_tables[i], user, host);
+					 node_old_selects[i], user, host);
 		snprintf(sql, sizeof(sql),
 			 "REVOKE SELECT ON %s FROM '%s'@'%s'",
-			 node_old_tables[i], user, host);
+			 node_old_selects[i], user, host);
 		if (db_execf(db, err, sql, "") < 0)
 			return errprefix(err, "revoking %s from '%s'@'%s'",
-					 node_old_tables[i], user, host);
+					 node_old_selects[i], user, host);
 	}
 	return 0;
 }

@@ -263,9 +263,11 @@ int health_scan_span(const struct policy *p, const struct health_scan_opts *o,
  *     nodes, in order of end then id), with the forwarders they held
  *     (else the topology's default mapping of the node list) and their
  *     OSTs from `jobstats_raw`;
- * then write health and health_history in one transaction and, after the
- * commit, run the feedback commands of every change.  Serialised with
- * the admin commands by the named lock "fwdalloc.health".  Idempotent:
+ * then write health and health_history and, after the commit, run the
+ * feedback commands of every change; all in one transaction that starts
+ * by taking the health lock (the `health_lock` row, waiting at most
+ * policy database.lock_timeout), which serialises it with the admin
+ * commands.  Idempotent:
  * a second scan with the same `until` applies no window and changes
  * nothing.  Returns 0 (command failures are only counted and reported
  * through on_change), or -1 with errno and err set; on error nothing is
@@ -281,9 +283,9 @@ int health_db_scan(struct db *db, const struct policy *p,
  * Admin override of one component at time `now`: HEALTH_OVERRIDE_EXCLUDE,
  * HEALTH_OVERRIDE_CLEAR, or HEALTH_OVERRIDE_NONE to release it to the
  * scanner (see the top of this file).  Writes health and health_history
- * in one transaction under the "fwdalloc.health" lock, then runs the
- * feedback commands if the state changed (*cmd_err receives their error,
- * "" when none).  *chg (may be NULL) receives the change; returns 1 when
+ * in one transaction under the health lock (the `health_lock` row), then
+ * runs the feedback commands if the state changed (*cmd_err receives
+ * their error, "" when none).  *chg (may be NULL) receives the change; returns 1 when
  * the state changed, 0 when not, -1 with errno and err.
  */
 int health_db_admin(struct db *db, const struct policy *p,

@@ -15,7 +15,15 @@
 #include "monitor/health.h"
 #include "policies/policy.h"
 
-#define HEALTH_LOCK "fwdalloc.health"
+/*
+ * The health lock: a scan and an admin override each run in a transaction
+ * that starts by locking the one row of `health_lock` (health_store.c owns
+ * it), so two of them never interleave their read-modify-write of an
+ * episode.  A row lock, not a named lock: any account (the node account
+ * too) can hold a named lock, and would stall every scan and every
+ * `fwdctl health exclude` with it.  Begins the transaction; 0, or -1.
+ */
+int health_lock(struct db *db, const struct policy *p, fwd_error_t *err);
 
 struct db;
 struct topology;

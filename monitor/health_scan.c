@@ -559,15 +559,17 @@ int health_db_scan(struct db *db, const struct policy *p,
 	struct health_entry *rows = NULL;
 	size_t n_rows = 0;
 	double since, end, lo, now = (double)time(NULL);
-	bool locked = false, in_tx = false;
+	bool in_tx = false;
 	int rv = -1;
 
 	memset(stats, 0, sizeof(*stats));
 	if (health_scan_span(p, o, now, &since, &end, err) < 0)
 		return -1;
-	if (db_lock(db, HEALTH_LOCK, p->database.lock_timeout, err) < 0)
+	/* One transaction from here: the reads see one snapshot, taken
+	 * once the lock is held. */
+	if (health_lock(db, p, err) < 0)
 		return -1;
-	locked = true;
+	in_tx = true;
 	if (health_db_load(db, s.window, &rows, &n_rows, err) < 0)
 		goto out;
 	for (size_t i = 0; i < n_rows; i++) {
@@ -603,9 +605,6 @@ int health_db_scan(struct db *db, const struct policy *p,
 	for (size_t i = 0; i < s.n; i++)
 		if (scan_comp(&s, &s.c[i], since, end, stats) < 0)
 			goto out;
-	if (db_begin(db, err) < 0)
-		goto out;
-	in_tx = true;
 	for (size_t i = 0; i < s.n; i++) {
 		struct comp *c = &s.c[i];
 
@@ -620,8 +619,6 @@ int health_db_scan(struct db *db, const struct policy *p,
 	if (db_commit(db, err) < 0)
 		goto out;
 	in_tx = false;
-	db_unlock(db, HEALTH_LOCK, NULL);
-	locked = false;
 	/* Feedback after the commit: a failed scan runs no command. */
 	for (size_t i = 0; i < s.n; i++) {
 		for (size_t k = 0; k < s.c[i].n_chg; k++) {
@@ -640,8 +637,6 @@ int health_db_scan(struct db *db, const struct policy *p,
 out:
 	if (in_tx)
 		db_rollback(db);
-	if (locked)
-		db_unlock(db, HEALTH_LOCK, NULL);
 	for (size_t i = 0; i < s.n; i++)
 		comp_free(&s.c[i]);
 	free(s.c);

@@ -196,6 +196,14 @@ void health_run_change_commands(const struct policy *p,
 /* ---- admin ------------------------------------------------------------------
  */
 
+int health_lock(struct db *db, const struct policy *p, fwd_error_t *err)
+{
+	return db_begin_locked(db,
+			       "SELECT id FROM health_lock WHERE id = 1 "
+			       "FOR UPDATE",
+			       "health lock", p->database.lock_timeout, err);
+}
+
 int health_db_admin(struct db *db, const struct policy *p,
 		    enum health_kind kind, const char *name,
 		    enum health_override action, const char *reason, double now,
@@ -218,8 +226,9 @@ int health_db_admin(struct db *db, const struct policy *p,
 				 "%d characters",
 				 name, HEALTH_NAME_MAX - 1);
 	}
-	if (db_lock(db, HEALTH_LOCK, p->database.lock_timeout, err) < 0)
+	if (health_lock(db, p, err) < 0)
 		return -1;
+	in_tx = true;
 	if (health_db_load(db, p->anomaly.window, &rows, &n, err) < 0)
 		goto out;
 	i = health_find(rows, n, kind, name);
@@ -238,9 +247,6 @@ int health_db_admin(struct db *db, const struct policy *p,
 		r = health_admin_release(&e, now, reason, &c);
 		break;
 	}
-	if (db_begin(db, err) < 0)
-		goto out;
-	in_tx = true;
 	if (r == 1 && health_write_change(db, &e, &c, err) < 0)
 		goto out;
 	if (health_write_entry(db, &e, now, err) < 0)
@@ -248,7 +254,6 @@ int health_db_admin(struct db *db, const struct policy *p,
 	if (db_commit(db, err) < 0)
 		goto out;
 	in_tx = false;
-	db_unlock(db, HEALTH_LOCK, NULL);
 	if (r == 1) {
 		fwd_error_t ce;
 
@@ -264,7 +269,6 @@ int health_db_admin(struct db *db, const struct policy *p,
 out:
 	if (in_tx)
 		db_rollback(db);
-	db_unlock(db, HEALTH_LOCK, NULL);
 	free(rows);
 	return rv;
 }

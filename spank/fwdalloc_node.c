@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * This node's part of a job's decision, read with the read-only node
- * database account through the node_allocations view, which holds only
- * held rows (db/SCHEMA.md).  The epilog's revert reads nothing: the
- * remap driver keeps what it applied per job, so it still works after
- * EpilogSlurmctld has released the rows.  Kept apart from the SPANK callbacks
- * so that the benchmark can time exactly what the job prolog does.
+ * database account through the node_allocations_for procedure, which
+ * returns only held rows and is all that account may use: it can read no
+ * table, so it can lock none (db/SCHEMA.md).  The epilog's revert reads
+ * nothing: the remap driver keeps what it applied per job, so it still works
+ * after EpilogSlurmctld has released the rows.  Kept apart from the SPANK
+ * callbacks so that the benchmark can time exactly what the job prolog does.
  */
 #include "config.h"
 
@@ -43,10 +44,8 @@ int fwdalloc_node_decision(const struct policy *p, uint32_t job_id,
 	memset(nd, 0, sizeof(*nd));
 	if (!(db = db_connect(&p->database, DB_ROLE_NODE, err)))
 		return -1;
-	st = db_prepare(db,
-			"SELECT forwarder, nodes, action, address "
-			"FROM node_allocations WHERE job_id = ? ORDER BY id",
-			err);
+	/* Columns: forwarder, nodes, action, address. */
+	st = db_prepare(db, "CALL node_allocations_for(?)", err);
 	if (!st)
 		goto out;
 	db_bind_uint64(st, 0, job_id);

@@ -152,12 +152,18 @@ INTEGRATION_TESTS = \
 	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
-	tests/integration/db_schema.sh tests/integration/db_ingest.sh \
+	tests/integration/db_schema.sh tests/integration/db_locks.sh \
+	tests/integration/db_ingest.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/tree_layout.sh
 TESTS += $(INTEGRATION_TESTS)
+
+# What the SPANK job prolog reads, run by db_locks.sh with the node account.
+check_PROGRAMS += tests/tools/node_read
+tests_tools_node_read_SOURCES = tests/tools/node_read.c
+tests_tools_node_read_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh \
 	tests/integration/health_common.sh

@@ -19,16 +19,17 @@ check_match "and says to run db init" \
 
 fw db init
 check_eq "init exits 0" 0 "$rc"
-check_eq "init creates version 2" "schema migrated from version 0 to 2" "$out"
+check_eq "init creates version 3" "schema migrated from version 0 to 3" "$out"
 check_eq "init grants the node account silently" "" "$err"
 
 fw db init
-check_eq "init again is a no-op" "schema at version 2, nothing to do" "$out"
+check_eq "init again is a no-op" "schema at version 3, nothing to do" "$out"
 fw db migrate
 check_eq "migrate on a current schema is a no-op" \
-	"schema at version 2, nothing to do" "$out"
+	"schema at version 3, nothing to do" "$out"
 check_eq "schema_version has a row per migration" "1	initial schema
-2	node_allocations view for the node account" \
+2	node_allocations view for the node account
+3	decision and health lock rows; node_allocations_for procedure" \
 	"$(q 'SELECT version, description FROM schema_version')"
 
 fw --json db status
@@ -37,14 +38,19 @@ check_match "status --json reports current" '"state": "current"' "$out"
 n=$(printf '%s\n' "$out" | grep -c '": 0,\{0,1\}$')
 check_eq "status --json counts all 15 tables" 15 "$n"
 fw db status --json
-check_match "--json is accepted after the subcommand" '"schema_version": 2' "$out"
+check_match "--json is accepted after the subcommand" '"schema_version": 3' "$out"
 
 tables=$(q "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'fwdalloc' AND table_type = 'BASE TABLE'")
-check_eq "16 tables exist (15 + schema_version)" 16 "$tables"
+check_eq "18 tables exist (15 + schema_version + decision_lock + health_lock)" 18 "$tables"
 check_eq "one view, run with its definer's rights" "node_allocations	DEFINER	fwdalloc@%" \
 	"$(q "SELECT table_name, security_type, definer FROM information_schema.views WHERE table_schema = 'fwdalloc'")"
+check_eq "one procedure, run with its definer's rights" "node_allocations_for	PROCEDURE	DEFINER	fwdalloc@%" \
+	"$(q "SELECT routine_name, routine_type, security_type, definer FROM information_schema.routines WHERE routine_schema = 'fwdalloc'")"
+check_eq "the decision lock has its one row" 1 "$(q 'SELECT id FROM decision_lock')"
+check_eq "the health lock has its one row" 1 "$(q 'SELECT id FROM health_lock')"
 
-# The node account reads the node_allocations view and nothing else.
+# The node account runs node_allocations_for and reads no table or view:
+# it can hold no row lock.
 node() {
 	mariadb --no-defaults --socket="$FWDALLOC_TESTDB_SOCKET" -N --batch \
 		-ufwdalloc_node -p"$(cat "$FWDALLOC_TESTDB_NODE_PASSFILE")" \
@@ -57,15 +63,18 @@ node_denied() {
 			"$(node "SELECT COUNT(*) FROM $t")"
 	done
 }
-check_eq "node account may read node_allocations" 0 \
-	"$(node 'SELECT COUNT(*) FROM node_allocations')"
-node_denied allocations forwarders audit jobs profiles
+check_eq "node account may run node_allocations_for (no rows yet)" "" \
+	"$(node 'CALL node_allocations_for(1)')"
+node_denied node_allocations allocations forwarders audit jobs profiles decision_lock health_lock
+check_match "node account may not lock through the view" \
+	"SELECT command denied to user 'fwdalloc_node'@'localhost' for table \`fwdalloc\`.\`node_allocations\`" \
+	"$(node 'SELECT id FROM node_allocations FOR UPDATE')"
 check_match "node account may not write allocations" "INSERT command denied" \
 	"$(node "INSERT INTO allocations (job_id, forwarder, nodes, action, acquired_at) VALUES (1, 'f', 'c1', 'scale', 1)")"
 check_match "node account may not write through the view" "INSERT command denied" \
 	"$(node "INSERT INTO node_allocations (job_id, forwarder, nodes, action) VALUES (1, 'f', 'c1', 'scale')")"
-check_eq "node account grants: the view only" "GRANT USAGE ON *.* TO \`fwdalloc_node\`@\`%\`
-GRANT SELECT ON \`fwdalloc\`.\`node_allocations\` TO \`fwdalloc_node\`@\`%\`" \
+check_eq "node account grants: the procedure only" "GRANT USAGE ON *.* TO \`fwdalloc_node\`@\`%\`
+GRANT EXECUTE ON PROCEDURE \`fwdalloc\`.\`node_allocations_for\` TO \`fwdalloc_node\`@\`%\`" \
 	"$(node 'SHOW GRANTS' | sed 's/ IDENTIFIED BY PASSWORD .*//')"
 
 # A node account the DB admin has not created yet: warn, do not fail.
@@ -73,13 +82,13 @@ sed 's/node_user: fwdalloc_node/node_user: nosuch/' "$policy" >"$d/nonode.yaml"
 out=$("$fwdctl" --policy "$d/nonode.yaml" db init 2>"$d/fw.err"); rc=$?
 check_eq "init with a missing node account: exit 0" 0 "$rc"
 check_match "and a warning saying what to do" \
-	"^fwdctl: warning: granting node_allocations to 'nosuch'@'%': .*create the node account \(see db/SCHEMA.md\), then run \`fwdctl db init\` again$" \
+	"^fwdctl: warning: granting node_allocations_for to 'nosuch'@'%': .*create the node account \(see db/SCHEMA.md\), then run \`fwdctl db init\` again$" \
 	"$(cat "$d/fw.err")"
 
 # The topology's forwarders and OSTs are mirrored into the database.
 fw --topology "$top_srcdir/etc/topology.yaml" db init
 check_eq "init with a topology: exit 0" 0 "$rc"
-check_eq "init with a topology: output" "schema at version 2, nothing to do
+check_eq "init with a topology: output" "schema at version 3, nothing to do
 synced 8 forwarders and 4 OSTs from $top_srcdir/etc/topology.yaml" "$out"
 check_eq "forwarders mirrored" "fwd01	10.1.0.11	rack1	service	2500000000
 fwd08	10.1.0.18	rack4	backup	2500000000" \
@@ -104,28 +113,64 @@ check_eq "after release the forwarder can be held again" 2 \
 q "INSERT INTO allocations (job_id, forwarder, is_private, nodes, action, acquired_at) VALUES (3, 'fwd03', 0, 'c[9-12]', 'scale', 22)"
 check_eq "node_allocations holds only held rows" "2	fwd9	c[5-8]	isolate	NULL
 3	fwd03	c[9-12]	scale	10.1.0.13" \
-	"$(node 'SELECT job_id, forwarder, nodes, action, address FROM node_allocations ORDER BY id')"
+	"$(q 'SELECT job_id, forwarder, nodes, action, address FROM node_allocations ORDER BY id')"
+check_eq "node_allocations_for: a job's held rows, the columns prologs read" "fwd03	c[9-12]	scale	10.1.0.13" \
+	"$(node 'CALL node_allocations_for(3)')"
+check_eq "node_allocations_for: nothing of a released row" "" \
+	"$(node 'CALL node_allocations_for(1)')"
+check_match "node_allocations_for refuses to run in a transaction" \
+	"node_allocations_for: call it with autocommit on, outside a transaction" \
+	"$(node 'START TRANSACTION; CALL node_allocations_for(3)')"
 check_eq "node_allocations has only the columns prologs read" "id job_id nodes action forwarder address" \
 	"$(q "SELECT GROUP_CONCAT(column_name ORDER BY ordinal_position SEPARATOR ' ') FROM information_schema.columns WHERE table_schema = 'fwdalloc' AND table_name = 'node_allocations'")"
 q "UPDATE allocations SET released_at = 23 WHERE job_id = 3"
 check_eq "a released row leaves the view" "2" \
+	"$(q 'SELECT job_id FROM node_allocations')"
+check_eq "and node_allocations_for" "" "$(node 'CALL node_allocations_for(3)')"
+
+# A version 2 database (SELECT on the view for the node account, no
+# procedure, no decision lock row) migrates forward: the procedure and the
+# row appear, the node account runs the one and loses the view.
+q "DROP PROCEDURE node_allocations_for"
+q "DROP TABLE decision_lock"
+q "DROP TABLE health_lock"
+q "DELETE FROM schema_version WHERE version = 3"
+q "GRANT SELECT ON node_allocations TO 'fwdalloc_node'@'%'"
+check_eq "version 2: node account reads the view" 2 \
 	"$(node 'SELECT job_id FROM node_allocations')"
+fw db migrate
+check_eq "migrate from version 2: exit 0" 0 "$rc"
+check_eq "migrate from version 2: output" "schema migrated from version 2 to 3" "$out"
+check_eq "migrate from version 2: no warning" "" "$err"
+node_denied node_allocations
+check_eq "migrate from version 2: the procedure only" "GRANT USAGE ON *.* TO \`fwdalloc_node\`@\`%\`
+GRANT EXECUTE ON PROCEDURE \`fwdalloc\`.\`node_allocations_for\` TO \`fwdalloc_node\`@\`%\`" \
+	"$(node 'SHOW GRANTS' | sed 's/ IDENTIFIED BY PASSWORD .*//')"
+check_eq "migrate from version 2: the node read works" "fwd9	c[5-8]	isolate	NULL" \
+	"$(node 'CALL node_allocations_for(2)')"
+check_eq "migrate from version 2: the lock rows" "1 1" \
+	"$(q 'SELECT (SELECT id FROM decision_lock), (SELECT id FROM health_lock)' | tr '\t' ' ')"
 
 # A version 1 database (table grants for the node account, no view)
-# migrates forward: the view appears and the table grants go.
+# migrates forward: the view and the procedure appear and the table
+# grants go.
+q "DROP PROCEDURE node_allocations_for"
+q "DROP TABLE decision_lock"
+q "DROP TABLE health_lock"
 q "DROP VIEW node_allocations"
-q "DELETE FROM schema_version WHERE version = 2"
+q "DELETE FROM schema_version WHERE version >= 2"
 q "GRANT SELECT ON allocations TO 'fwdalloc_node'@'%'"
 q "GRANT SELECT ON forwarders TO 'fwdalloc_node'@'%'"
 check_eq "version 1: node account reads allocations" 3 \
 	"$(node 'SELECT COUNT(*) FROM allocations')"
 fw db migrate
 check_eq "migrate from version 1: exit 0" 0 "$rc"
-check_eq "migrate from version 1: output" "schema migrated from version 1 to 2" "$out"
+check_eq "migrate from version 1: output" "schema migrated from version 1 to 3" "$out"
 check_eq "migrate from version 1: no warning" "" "$err"
 node_denied allocations forwarders
-check_eq "after migrate the node account reads the view" "2" \
-	"$(node 'SELECT job_id FROM node_allocations')"
+node_denied node_allocations
+check_eq "after migrate the node account runs the procedure" "fwd9	c[5-8]	isolate	NULL" \
+	"$(node 'CALL node_allocations_for(2)')"
 fw --json db migrate
 check_match "migrate again: grant is idempotent" '"node_grant": "ok"' "$out"
 
@@ -134,14 +179,15 @@ q "INSERT INTO schema_version VALUES (99, 'from the future', 0)"
 fw db migrate
 check_eq "migrate refuses a newer schema (exit 1)" 1 "$rc"
 check_eq "with a clear message" \
-	"fwdctl: database schema version 99 is newer than this fwdalloc knows (2): upgrade fwdalloc before using this database" "$err"
+	"fwdctl: database schema version 99 is newer than this fwdalloc knows (3): upgrade fwdalloc before using this database" "$err"
 fw db status
 check_eq "status on a newer schema exits 1" 1 "$rc"
-check_match "status names both versions" "version 99, newer than this fwdctl knows \(2\)" "$out"
+check_match "status names both versions" "version 99, newer than this fwdctl knows \(3\)" "$out"
 fw ingest --format influx "$top_srcdir/tests/fixtures/monitor/influx.lp"
 check_eq "ingest refuses a newer schema (exit 1)" 1 "$rc"
 check_eq "schema_version untouched" "1
 2
+3
 99" "$(q 'SELECT version FROM schema_version ORDER BY version')"
 q "DELETE FROM schema_version WHERE version = 99"
 

@@ -223,7 +223,7 @@ check "database back" eval "sql 'SELECT 1' >/dev/null"
 # 8. Controller prolog killed mid-way: the job runs on the default mapping.
 #    Hold the decision lock so the prolog waits, then kill its worker.
 "$top_srcdir/scripts/testdb" sql "$M/db" fwdalloc \
-	-e "SELECT GET_LOCK('fwdalloc.decide', 0); SELECT SLEEP(6)" >/dev/null 2>&1 &
+	-e "START TRANSACTION; SELECT id FROM decision_lock FOR UPDATE; SELECT SLEEP(6)" >/dev/null 2>&1 &
 lockpid=$!
 sleep 0.5
 j=$(sbatch --parsable -N2 -w 'c[1-2]' -J bwapp --io-upgrade --wrap true)
