@@ -266,6 +266,13 @@ struct ingest_stats {
 	uint64_t rejected; /* malformed lines / entries */
 	uint64_t skipped;  /* already stored / out of order / baseline */
 	uint64_t ignored;  /* comments, blank lines, other measurements */
+	/* Samples rejected as implausible (policy `ingest:`), also counted
+	 * as rejected by the caller; then the offending values by kind (a
+	 * sample may have several). */
+	uint64_t implausible;
+	uint64_t implausible_bytes; /* byte deltas over the bandwidth bound */
+	uint64_t implausible_ops;   /* operation deltas over max_ops_rate */
+	uint64_t implausible_queue; /* queue lengths over max_queue_len */
 };
 
 struct ingest_store;
@@ -279,6 +286,23 @@ struct ingest_store;
  */
 struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 				       fwd_error_t *err);
+
+/*
+ * The plausibility bounds (policy `ingest:`); the policy's defaults until
+ * set.  A byte counter's peak is the component's bandwidth_bps in the
+ * forwarders or osts table (monitor/inventory.c), read when the store is
+ * opened.
+ */
+void ingest_store_set_limits(struct ingest_store *s,
+			     const struct policy_ingest *l);
+
+/*
+ * The ingest_store_* writers return 0, or -1 with errno and err.  errno
+ * EINVAL rejects that record only (a bad name, an implausible sample:
+ * err says which value and which bound); nothing of it is stored, no
+ * baseline moves, and the batch goes on.  Other errors roll the batch
+ * back.
+ */
 
 /* One beacon-lwfs record; `name` is the forwarder name (or the IP when
  * it maps to no forwarder). */
