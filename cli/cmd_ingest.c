@@ -71,10 +71,17 @@ static void usage(FILE *f)
 "\n"
 "Counters are cumulative: the first value of a series is its baseline, a\n"
 "value below its predecessor is a restart (the delta is the new value).\n"
-"Malformed lines are reported (the first %d in full, with line numbers) and\n"
-"skipped; they never abort the run.  Re-ingesting the same data stores\n"
-"nothing twice.  The last line printed is\n"
+"Implausible samples are rejected (policy section `ingest:`): a byte\n"
+"counter growing faster than max_rate_factor x the component's peak\n"
+"bandwidth (max_bandwidth when the peak is unknown), an operation counter\n"
+"or LWFS histogram faster than max_ops_rate, a queue length above\n"
+"max_queue_len.  A rejected value does not become the baseline: the next\n"
+"delta is taken from the last plausible value.\n"
+"Malformed and implausible lines are reported (the first %d in full, with\n"
+"line numbers) and skipped; they never abort the run.  Re-ingesting the\n"
+"same data stores nothing twice.  The last line printed is\n"
 "  read N lines, stored M samples, rejected K lines\n"
+"preceded, when some were implausible, by their count by kind.\n"
 "\n"
 "Examples:\n"
 "  fwdctl ingest --format beacon-lwfs /var/log/lwfs/server-stats.log\n"
@@ -96,7 +103,8 @@ struct run {
 	struct db *db;
 	size_t batch;
 	double last_use;
-	uint64_t prev_stored, prev_skipped; /* of stores before a reconnect */
+	struct ingest_stats prev; /* of stores before a reconnect */
+	const struct policy_ingest *limits;
 	struct ingest_store *store;
 	struct ingest_stats st; /* lines, rejected, ignored */
 	json_t *errors;		/* first SHOW_ERRORS messages */
@@ -166,8 +174,12 @@ static int ensure_conn(struct run *r, fwd_error_t *err)
 	if (!db_err_unavailable(errno))
 		return -1;
 	s = ingest_store_stats(r->store);
-	r->prev_stored += s->stored;
-	r->prev_skipped += s->skipped;
+	r->prev.stored += s->stored;
+	r->prev.skipped += s->skipped;
+	r->prev.implausible += s->implausible;
+	r->prev.implausible_bytes += s->implausible_bytes;
+	r->prev.implausible_ops += s->implausible_ops;
+	r->prev.implausible_queue += s->implausible_queue;
 	ingest_store_close(r->store);
 	r->store = NULL;
 	db_close(r->db);
@@ -180,7 +192,10 @@ static int ensure_conn(struct run *r, fwd_error_t *err)
 				 r->path);
 	}
 	r->store = ingest_store_open(r->db, r->batch, err);
-	return r->store ? 0 : -1;
+	if (!r->store)
+		return -1;
+	ingest_store_set_limits(r->store, r->limits);
+	return 0;
 }
 
 /*
@@ -347,16 +362,25 @@ static void summary(struct run *r)
 
 	if (r->store)
 		tot = *ingest_store_stats(r->store);
-	tot.stored += r->prev_stored;
-	tot.skipped += r->prev_skipped;
+	tot.stored += r->prev.stored;
+	tot.skipped += r->prev.skipped;
+	tot.implausible += r->prev.implausible;
+	tot.implausible_bytes += r->prev.implausible_bytes;
+	tot.implausible_ops += r->prev.implausible_ops;
+	tot.implausible_queue += r->prev.implausible_queue;
 	if (r->json) {
-		json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:O}", "lines",
-				      (json_int_t)r->st.lines, "stored",
-				      (json_int_t)s->stored, "rejected",
-				      (json_int_t)r->st.rejected, "skipped",
-				      (json_int_t)s->skipped, "ignored",
-				      (json_int_t)r->st.ignored, "errors",
-				      r->errors);
+		json_t *j = json_pack(
+			"{s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I, s:I}, "
+			"s:O}",
+			"lines", (json_int_t)r->st.lines, "stored",
+			(json_int_t)s->stored, "rejected",
+			(json_int_t)r->st.rejected, "skipped",
+			(json_int_t)s->skipped, "ignored",
+			(json_int_t)r->st.ignored, "implausible", "samples",
+			(json_int_t)s->implausible, "bytes",
+			(json_int_t)s->implausible_bytes, "ops",
+			(json_int_t)s->implausible_ops, "queue_len",
+			(json_int_t)s->implausible_queue, "errors", r->errors);
 		char *txt =
 			j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
 			  : NULL;
@@ -372,6 +396,29 @@ static void summary(struct run *r)
 			"fwdctl: %s: %" PRIu64 " more rejected lines "
 			"not shown\n",
 			r->path, r->st.rejected - SHOW_ERRORS);
+	if (s->implausible) {
+		const char *sep = ": ";
+
+		printf("rejected %" PRIu64 " implausible samples",
+		       s->implausible);
+		if (s->implausible_bytes) {
+			printf("%s%" PRIu64 " byte counter deltas over the "
+			       "bandwidth bound",
+			       sep, s->implausible_bytes);
+			sep = ", ";
+		}
+		if (s->implausible_ops) {
+			printf("%s%" PRIu64 " operation counter deltas over "
+			       "ingest.max_ops_rate",
+			       sep, s->implausible_ops);
+			sep = ", ";
+		}
+		if (s->implausible_queue)
+			printf("%s%" PRIu64 " queue lengths over "
+			       "ingest.max_queue_len",
+			       sep, s->implausible_queue);
+		putchar('\n');
+	}
 	printf("read %" PRIu64 " lines, stored %" PRIu64
 	       " samples, rejected %" PRIu64 " lines",
 	       r->st.lines, s->stored, r->st.rejected);
@@ -490,6 +537,11 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	r.db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
 	if (!r.db)
 		goto out;
+	if (!fwdctl_policy(ctx)) {
+		rc = FWD_EXIT_USAGE;
+		goto out;
+	}
+	r.limits = &fwdctl_policy(ctx)->ingest;
 	r.batch = batch;
 	r.last_use = fwd_clock_mono();
 	r.store = ingest_store_open(r.db, batch, &err);
@@ -498,6 +550,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		rc = fwdctl_exit_code(errno);
 		goto out;
 	}
+	ingest_store_set_limits(r.store, r.limits);
 	if (r.json)
 		r.errors = json_array();
 	r.last_flush = fwd_clock_mono();

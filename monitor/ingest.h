@@ -171,11 +171,14 @@ void jobstats_close(struct jobstats_parser *p);
 #define SERIES_MAX_VALUES 8
 
 enum {
-	SERIES_BASELINE = 0, /* first value of the series: no delta yet */
-	SERIES_DELTA = 1,    /* deltas and dt produced */
-	SERIES_RESTART = 2,  /* a counter went backwards: deltas from 0 */
-	SERIES_OLD = 3,	     /* ts not after the last one: already seen or
-			      * out of order; nothing produced */
+	SERIES_BASELINE = 0,	/* first value of the series: no delta yet */
+	SERIES_DELTA = 1,	/* deltas and dt produced */
+	SERIES_RESTART = 2,	/* a counter went backwards: deltas from 0 */
+	SERIES_OLD = 3,		/* ts not after the last one: already seen or
+				 * out of order; nothing produced */
+	SERIES_IMPLAUSIBLE = 4, /* the deltas failed the check: the value is
+				 * not taken as the baseline (see
+				 * series_update_checked) */
 };
 
 struct series_table;
@@ -193,6 +196,50 @@ void series_destroy(struct series_table *t);
 int series_update(struct series_table *t, const char *key, int64_t ts,
 		  const uint64_t *values, size_t n, uint64_t *deltas,
 		  double *dt);
+
+/*
+ * A plausibility check of one interval: true when deltas[0..n) over dt
+ * seconds are possible.  series_check_rate() is the usual one: the sum
+ * of the deltas is at most *(const double *)arg per second.
+ */
+typedef bool (*series_check_fn)(const uint64_t *deltas, size_t n, double dt,
+				void *arg);
+bool series_check_rate(const uint64_t *deltas, size_t n, double dt, void *arg);
+
+/*
+ * series_update() with a plausibility check (ok may be NULL: no check).
+ * Deltas that fail it give SERIES_IMPLAUSIBLE: the baseline (value and
+ * time) is kept, so the next delta is taken from the last plausible value
+ * and spans the rejected interval; deltas and *dt are those that failed.
+ * The rejected value is remembered (in memory only) as a candidate: when
+ * the next value is implausible from the baseline but plausible from the
+ * candidate, the counter really moved (replaced, reset to a high value):
+ * the delta is taken from the candidate, and the series goes on from the
+ * new value.  The interval up to the candidate is lost (unknowable).
+ */
+int series_update_checked(struct series_table *t, const char *key, int64_t ts,
+			  const uint64_t *values, size_t n, series_check_fn ok,
+			  void *arg, uint64_t *deltas, double *dt);
+
+/* What series_update_checked() would return (and its deltas and *dt),
+ * changing nothing.  SERIES_BASELINE for an unknown key. */
+int series_peek(const struct series_table *t, const char *key, int64_t ts,
+		const uint64_t *values, size_t n, series_check_fn ok, void *arg,
+		uint64_t *deltas, double *dt);
+
+/* ---- plausibility bounds (policy `ingest:`) ---- */
+
+struct policy_ingest;
+
+/* True when delta over dt seconds is at most max_per_s per second (a
+ * NaN, negative or infinite delta never is; with dt <= 0 only 0 is). */
+bool ingest_rate_ok(double delta, double dt, double max_per_s);
+/* True when a gauge is a finite number from 0 to max. */
+bool ingest_gauge_ok(double v, double max);
+/* The largest plausible rate of a byte counter, B/s: max_rate_factor x
+ * the component's peak, or max_bandwidth when the peak is unknown (0,
+ * negative or not finite). */
+double ingest_bytes_bound(const struct policy_ingest *l, double peak_bps);
 
 /* Seed a series with a stored baseline (it wins only if newer than what
  * the table has).  Same limits as series_update. */
@@ -219,6 +266,13 @@ struct ingest_stats {
 	uint64_t rejected; /* malformed lines / entries */
 	uint64_t skipped;  /* already stored / out of order / baseline */
 	uint64_t ignored;  /* comments, blank lines, other measurements */
+	/* Samples rejected as implausible (policy `ingest:`), also counted
+	 * as rejected by the caller; then the offending values by kind (a
+	 * sample may have several). */
+	uint64_t implausible;
+	uint64_t implausible_bytes; /* byte deltas over the bandwidth bound */
+	uint64_t implausible_ops;   /* operation deltas over max_ops_rate */
+	uint64_t implausible_queue; /* queue lengths over max_queue_len */
 };
 
 struct ingest_store;
@@ -232,6 +286,23 @@ struct ingest_store;
  */
 struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 				       fwd_error_t *err);
+
+/*
+ * The plausibility bounds (policy `ingest:`); the policy's defaults until
+ * set.  A byte counter's peak is the component's bandwidth_bps in the
+ * forwarders or osts table (monitor/inventory.c), read when the store is
+ * opened.
+ */
+void ingest_store_set_limits(struct ingest_store *s,
+			     const struct policy_ingest *l);
+
+/*
+ * The ingest_store_* writers return 0, or -1 with errno and err.  errno
+ * EINVAL rejects that record only (a bad name, an implausible sample:
+ * err says which value and which bound); nothing of it is stored, no
+ * baseline moves, and the batch goes on.  Other errors roll the batch
+ * back.
+ */
 
 /* One beacon-lwfs record; `name` is the forwarder name (or the IP when
  * it maps to no forwarder). */

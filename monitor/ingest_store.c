@@ -11,17 +11,26 @@
  * baseline that disagrees with the stored deltas.  Rollups are recomputed
  * from the raw rows of each minute a batch touched, which is idempotent
  * too.
+ *
+ * Plausibility (policy `ingest:`): a counter delta faster than the
+ * component can go, or a gauge beyond its bound, rejects the whole record
+ * before anything of it is written; the baselines stay on the last
+ * plausible values (series_update_checked), so the next record's deltas
+ * are right.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/units.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
+#include "monitor/inventory.h"
 #include "policies/policy.h"
 
 #define DEFAULT_BATCH 1000
@@ -53,6 +62,9 @@ struct ingest_store {
 	struct touched *touched;
 	size_t n_touched;
 	char last_target[128];
+	struct policy_ingest lim;
+	struct inventory_peak *peaks; /* sorted, see inventory_peaks() */
+	size_t n_peaks;
 };
 
 /* clang-format off */
@@ -156,6 +168,7 @@ void ingest_store_close(struct ingest_store *s)
 	db_stmt_close(s->target_insert);
 	series_destroy(s->series);
 	free(s->touched);
+	free(s->peaks);
 	free(s);
 	errno = saved;
 }
@@ -165,12 +178,20 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 				       fwd_error_t *err)
 {
 	struct ingest_store *s = calloc(1, sizeof(*s));
+	struct policy *def;
 
 	if (!s) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		return NULL;
 	}
 	s->db = db;
+	if (!(def = policy_defaults())) {
+		errprintf(err, "ingest: %s", strerror(errno));
+		free(s);
+		return NULL;
+	}
+	s->lim = def->ingest;
+	policy_destroy(def);
 	s->batch = batch ? batch : DEFAULT_BATCH;
 	s->series = series_create();
 	s->touched = calloc(MAX_TOUCHED, sizeof(*s->touched));
@@ -186,10 +207,18 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	    !(s->rollup_hist = db_prepare(db, rollup_hist_sql, err)) ||
 	    !(s->target_insert = db_prepare(db, target_insert_sql, err)))
 		goto fail;
+	if (inventory_peaks(db, &s->peaks, &s->n_peaks, err) < 0)
+		goto fail;
 	return s;
 fail:
 	ingest_store_close(s);
 	return NULL;
+}
+
+void ingest_store_set_limits(struct ingest_store *s,
+			     const struct policy_ingest *l)
+{
+	s->lim = *l;
 }
 
 bool ingest_store_pending(const struct ingest_store *s)
@@ -404,6 +433,61 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 	return 0;
 }
 
+/* ---- plausibility ---- */
+
+/* The component's peak bandwidth, 0 when unknown. */
+static double peak_of(const struct ingest_store *s, enum ingest_kind kind,
+		      const char *name)
+{
+	const struct inventory_peak *p = inventory_peak_find(
+		s->peaks, s->n_peaks, ingest_kind_name(kind), name);
+
+	return p ? p->bandwidth_bps : 0;
+}
+
+/* Reject a record: nothing of it is stored, the batch goes on. */
+static int implausible(struct ingest_store *s, fwd_error_t *err,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int implausible(struct ingest_store *s, fwd_error_t *err,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	s->stats.implausible++;
+	va_start(ap, fmt);
+	verrprintf(err, fmt, ap);
+	va_end(ap);
+	errno = EINVAL;
+	return -1;
+}
+
+/* The sum of the deltas, UINT64_MAX when it does not fit. */
+static uint64_t delta_sum(const uint64_t *d, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (sum + d[i] < sum)
+			return UINT64_MAX;
+		sum += d[i];
+	}
+	return sum;
+}
+
+static int queue_rejected(struct ingest_store *s, enum ingest_kind kind,
+			  const char *name, const char *what, double v,
+			  fwd_error_t *err)
+{
+	s->stats.implausible_queue++;
+	return implausible(s, err,
+			   "%s %s: implausible %s %.3g: over %.15g "
+			   "(ingest.max_queue_len)",
+			   ingest_kind_name(kind), name, what, v,
+			   s->lim.max_queue_len);
+}
+
 int ingest_store_beacon(struct ingest_store *s, const char *name,
 			const struct beacon_rec *r, fwd_error_t *err)
 {
@@ -418,6 +502,11 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	if (begin(s, err) < 0)
 		return -1;
 	if (r->is_queue) {
+		if (!ingest_gauge_ok((double)r->queue_len,
+				     s->lim.max_queue_len))
+			return queue_rejected(s, INGEST_FWD, name,
+					      "queue length",
+					      (double)r->queue_len, err);
 		row.has_queue = true;
 		row.queue = (double)r->queue_len;
 		if (upsert_raw(s, &row, &affected, err) < 0)
@@ -436,10 +525,24 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS, err) <
 	    0)
 		return fail(s);
-	u = series_update(s->series, key, r->ts, r->v, BEACON_BUCKETS, d, &dt);
+	u = series_update_checked(s->series, key, r->ts, r->v, BEACON_BUCKETS,
+				  series_check_rate, &s->lim.max_ops_rate, d,
+				  &dt);
 	if (u < 0) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		return fail(s);
+	}
+	if (u == SERIES_IMPLAUSIBLE) {
+		uint64_t n = delta_sum(d, BEACON_BUCKETS);
+
+		s->stats.implausible_ops++;
+		return implausible(s, err,
+				   "fwd %s: implausible %s %s requests delta "
+				   "%" PRIu64 " in %.0f s (%.3g ops/s): over "
+				   "%.15g ops/s (ingest.max_ops_rate)",
+				   name, beacon_op_name(r->op),
+				   beacon_phase_name(r->phase), n, dt,
+				   (double)n / dt, s->lim.max_ops_rate);
 	}
 	if (u == SERIES_BASELINE || u == SERIES_OLD) {
 		s->stats.skipped++;
@@ -488,14 +591,58 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	return record_done(s, err);
 }
 
+static bool is_bytes(enum influx_field f)
+{
+	return f == INFLUX_READ_BYTES || f == INFLUX_WRITE_BYTES;
+}
+
+/* The message for an implausible counter of an influx record. */
+static int counter_rejected(struct ingest_store *s, const struct influx_rec *r,
+			    enum influx_field f, uint64_t d, double dt,
+			    double bound, double peak, fwd_error_t *err)
+{
+	const char *kind = ingest_kind_name(r->kind);
+	char b[64], pk[64];
+
+	if (!is_bytes(f))
+		return implausible(s, err,
+				   "%s %s: implausible %s delta %" PRIu64
+				   " in %.0f s (%.3g ops/s): over %.15g "
+				   "ops/s (ingest.max_ops_rate)",
+				   kind, r->name, influx_field_name(f), d, dt,
+				   (double)d / dt, bound);
+	units_format_rate(bound, b, sizeof(b));
+	if (!(peak > 0))
+		return implausible(s, err,
+				   "%s %s: implausible %s delta %" PRIu64
+				   " in %.0f s (%.3g B/s): over %s "
+				   "(ingest.max_bandwidth; peak bandwidth "
+				   "unknown)",
+				   kind, r->name, influx_field_name(f), d, dt,
+				   (double)d / dt, b);
+	units_format_rate(peak, pk, sizeof(pk));
+	return implausible(s, err,
+			   "%s %s: implausible %s delta %" PRIu64
+			   " in %.0f s (%.3g B/s): over %s "
+			   "(ingest.max_rate_factor %.15g x peak %s)",
+			   kind, r->name, influx_field_name(f), d, dt,
+			   (double)d / dt, b, s->lim.max_rate_factor, pk);
+}
+
 int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 			fwd_error_t *err)
 {
 	const char *kind = ingest_kind_name(r->kind);
 	struct raw_row row = {.kind = r->kind, .name = r->name};
+	char key[INFLUX_N_COUNTERS][256];
+	double bound[INFLUX_N_COUNTERS], dt[INFLUX_N_COUNTERS];
+	uint64_t d[INFLUX_N_COUNTERS];
+	int u[INFLUX_N_COUNTERS];
 	uint64_t affected = 0;
-	bool old = false, any_delta = false;
+	bool old = false, any_delta = false, bad = false;
+	double peak = 0;
 	int64_t ts;
+	int first_bad = -1;
 
 	if (!name_ok(r->name, err))
 		return -1;
@@ -504,33 +651,82 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 	row.ts = ts;
 	if (begin(s, err) < 0)
 		return -1;
+	if (r->has[INFLUX_READ_BYTES] || r->has[INFLUX_WRITE_BYTES])
+		peak = peak_of(s, r->kind, r->name);
+	/* Judge every counter before any baseline moves: a record is
+	 * stored whole or not at all. */
 	for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
-		char key[256];
-		uint64_t d = 0;
-		double dt = 0;
-		int u;
+		enum influx_field f = (enum influx_field)i;
 
 		if (!r->has[i])
 			continue;
-		snprintf(key, sizeof(key), "%s\t%s\t%s", kind, r->name,
-			 influx_field_name((enum influx_field)i));
-		if (load_state(s, key, r->kind, r->name,
-			       influx_field_name((enum influx_field)i), 1,
-			       err) < 0)
+		snprintf(key[i], sizeof(key[i]), "%s\t%s\t%s", kind, r->name,
+			 influx_field_name(f));
+		if (load_state(s, key[i], r->kind, r->name,
+			       influx_field_name(f), 1, err) < 0)
 			return fail(s);
-		u = series_update(s->series, key, ts, &r->counter[i], 1, &d,
-				  &dt);
-		if (u < 0) {
+		bound[i] = is_bytes(f) ? ingest_bytes_bound(&s->lim, peak)
+				       : s->lim.max_ops_rate;
+		u[i] = series_peek(s->series, key[i], ts, &r->counter[i], 1,
+				   series_check_rate, &bound[i], &d[i], &dt[i]);
+		if (u[i] < 0) {
 			errprintf(err, "ingest: %s", strerror(errno));
 			return fail(s);
 		}
-		if (u == SERIES_OLD) {
+		if (u[i] == SERIES_OLD)
 			old = true;
-		} else if (u != SERIES_BASELINE) {
+		if (u[i] == SERIES_IMPLAUSIBLE) {
+			bad = true;
+			if (first_bad < 0)
+				first_bad = i;
+		}
+	}
+	if (!old && r->has_queue &&
+	    !ingest_gauge_ok(r->queue_len, s->lim.max_queue_len)) {
+		/* The counters' baselines stay: their next deltas span this
+		 * record's interval too. */
+		if (bad)
+			s->stats.implausible_queue++;
+		else
+			return queue_rejected(s, r->kind, r->name, "queue_len",
+					      r->queue_len, err);
+	}
+	if (!old && bad) {
+		for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
+			if (!r->has[i] || u[i] != SERIES_IMPLAUSIBLE)
+				continue;
+			if (is_bytes((enum influx_field)i))
+				s->stats.implausible_bytes++;
+			else
+				s->stats.implausible_ops++;
+			/* Remember the value as a candidate. */
+			if (series_update_checked(s->series, key[i], ts,
+						  &r->counter[i], 1,
+						  series_check_rate, &bound[i],
+						  &d[i], &dt[i]) < 0) {
+				errprintf(err, "ingest: %s", strerror(errno));
+				return fail(s);
+			}
+		}
+		return counter_rejected(s, r, (enum influx_field)first_bad,
+					d[first_bad], dt[first_bad],
+					bound[first_bad], peak, err);
+	}
+	for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
+		if (!r->has[i])
+			continue;
+		u[i] = series_update_checked(
+			s->series, key[i], ts, &r->counter[i], 1,
+			series_check_rate, &bound[i], &d[i], &dt[i]);
+		if (u[i] < 0) {
+			errprintf(err, "ingest: %s", strerror(errno));
+			return fail(s);
+		}
+		if (u[i] == SERIES_DELTA || u[i] == SERIES_RESTART) {
 			row.has[i] = true;
-			row.v[i] = d;
+			row.v[i] = d[i];
 			row.has_dt = true;
-			row.dt = dt;
+			row.dt = dt[i];
 			any_delta = true;
 		}
 	}

@@ -7,9 +7,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/array.h"
 #include "db/db.h"
 #include "monitor/inventory.h"
 #include "topology/topology.h"
@@ -104,4 +108,75 @@ out:
 		errprefix(err, "recording when forwarders were last used");
 	db_stmt_close(st);
 	return rv;
+}
+
+static int peak_cmp(const void *a, const void *b)
+{
+	const struct inventory_peak *x = a, *y = b;
+	int c = strcmp(x->kind, y->kind);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+int inventory_peaks(struct db *db, struct inventory_peak **out, size_t *n,
+		    fwd_error_t *err)
+{
+	/* clang-format off */
+	static const char sql[] =
+		"SELECT 'fwd', name, bandwidth_bps FROM forwarders"
+		" WHERE bandwidth_bps > 0"
+		" UNION ALL"
+		" SELECT kind, name, bandwidth_bps FROM osts"
+		" WHERE bandwidth_bps > 0"
+		" LIMIT 1000000";
+	/* clang-format on */
+	struct inventory_peak *v = NULL;
+	size_t cap = 0, len = 0;
+	struct db_stmt *st;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	st = db_prepare(db, sql, err);
+	if (!st)
+		return -1;
+	if (db_exec(st, err) < 0)
+		goto fail;
+	while ((r = db_fetch(st, err)) > 0) {
+		struct inventory_peak *p;
+
+		if (FWD_GROW(v, cap, len + 1, 64) < 0) {
+			errprintf(err, "inventory: %s", strerror(errno));
+			goto fail;
+		}
+		p = &v[len++];
+		snprintf(p->kind, sizeof(p->kind), "%s", db_col_text(st, 0));
+		snprintf(p->name, sizeof(p->name), "%s", db_col_text(st, 1));
+		p->bandwidth_bps = db_col_double(st, 2);
+	}
+	if (r < 0)
+		goto fail;
+	db_stmt_close(st);
+	if (len)
+		qsort(v, len, sizeof(*v), peak_cmp);
+	*out = v;
+	*n = len;
+	return 0;
+fail:
+	db_stmt_close(st);
+	free(v);
+	return -1;
+}
+
+const struct inventory_peak *inventory_peak_find(const struct inventory_peak *p,
+						 size_t n, const char *kind,
+						 const char *name)
+{
+	struct inventory_peak key;
+
+	if (!n || strlen(name) >= sizeof(key.name))
+		return NULL;
+	snprintf(key.kind, sizeof(key.kind), "%s", kind);
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	return bsearch(&key, p, n, sizeof(*p), peak_cmp);
 }

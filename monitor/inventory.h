@@ -5,6 +5,7 @@
  * The component inventory: the `forwarders` and `osts` tables, owned here.
  */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/error.h"
 
@@ -26,5 +27,25 @@ int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err);
  */
 int inventory_touch_forwarders(struct db *db, const char *const *names,
 			       size_t n, double when, fwd_error_t *err);
+
+/*
+ * Every component's benchmarked peak bandwidth as mirrored: forwarders
+ * (kind "fwd") and the osts table's targets (kind "ost" or "mdt"), those
+ * with a known peak (> 0) only, sorted by kind then name (strcmp), in a
+ * malloc'd *out of *n entries.  At most INVENTORY_MAX_PEAKS rows.  0, or
+ * -1 with errno and err.
+ */
+#define INVENTORY_MAX_PEAKS 1000000
+struct inventory_peak {
+	char kind[4];
+	char name[129];
+	double bandwidth_bps;
+};
+int inventory_peaks(struct db *db, struct inventory_peak **out, size_t *n,
+		    fwd_error_t *err);
+/* The entry for (kind, name) in a sorted array, or NULL. */
+const struct inventory_peak *inventory_peak_find(const struct inventory_peak *p,
+						 size_t n, const char *kind,
+						 const char *name);
 
 #endif

@@ -106,6 +106,11 @@ struct policy *policy_defaults(void)
 	p->retention.rollups = 400 * DAY;
 	p->retention.audit = 400 * DAY;
 
+	p->ingest.max_rate_factor = 4;
+	p->ingest.max_bandwidth = 1e12;
+	p->ingest.max_ops_rate = 1e7;
+	p->ingest.max_queue_len = 1e6;
+
 	p->anomaly.enabled = true;
 	p->anomaly.window = 600;
 	p->anomaly.suspect_windows = 1;

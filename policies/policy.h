@@ -139,6 +139,26 @@ struct policy_retention {
 	double audit;                    /* seconds; default 400 days */
 };
 
+/*
+ * Plausibility of ingested statistics (monitor/ingest*.c): a sample beyond
+ * these bounds is rejected and counted, never stored.
+ */
+struct policy_ingest {
+	double max_rate_factor;          /* a byte counter may grow by at most
+					  * this multiple of the component's
+					  * peak bandwidth x the interval;
+					  * default 4 */
+	double max_bandwidth;            /* B/s; the bound instead when the
+					  * component's peak is unknown;
+					  * default 1 TB/s */
+	double max_ops_rate;             /* operations per second one
+					  * component may complete (operation
+					  * counters, LWFS request histograms);
+					  * default 10,000,000 */
+	double max_queue_len;            /* queue length gauge; default
+					  * 1,000,000 */
+};
+
 struct policy_peer_detector {
 	double bandwidth_fraction;       /* avg and peak below this fraction of
 					  * the mean peak; default 0.5 */
@@ -226,6 +246,7 @@ struct policy {
 	struct db_config database;
 	struct policy_audit audit;
 	struct policy_retention retention;
+	struct policy_ingest ingest;
 	struct policy_anomaly anomaly;
 	struct policy_remap remap;
 	/* SHA-256 of the file's bytes, hex; "defaults" when not loaded from a

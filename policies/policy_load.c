@@ -157,6 +157,14 @@ static const struct field retention_fields[] = {
 	END,
 };
 
+static const struct field ingest_fields[] = {
+	RNG("max_rate_factor", F_NUMBER, ingest.max_rate_factor, 1, 1000000),
+	POS("max_bandwidth", F_RATE, ingest.max_bandwidth, NOMAX),
+	POS("max_ops_rate", F_NUMBER, ingest.max_ops_rate, NOMAX),
+	POS("max_queue_len", F_NUMBER, ingest.max_queue_len, NOMAX),
+	END,
+};
+
 static const struct field peer_fields[] = {
 	FLD("bandwidth_fraction", F_FRACTION, anomaly.peer.bandwidth_fraction),
 	FLD("volume_fraction", F_FRACTION, anomaly.peer.volume_fraction),
@@ -241,6 +249,7 @@ static const struct field policy_fields[] = {
 	SEC("database", database_fields),
 	SEC("audit", audit_fields),
 	SEC("retention", retention_fields),
+	SEC("ingest", ingest_fields),
 	SEC("anomaly", anomaly_fields),
 	SEC("remap", remap_fields),
 	END,

@@ -206,6 +206,98 @@ check_eq "jobstats: no target line and no --target: exit 2" 2 "$rc"
 check_match "jobstats: says what is missing" \
 	"nt.yaml:1: expected a target line such as 'obdfilter.lustre-OST0000.job_stats='" "$err"
 
+# ---- implausible data ----
+# A gauge of 1e308, counters jumping near 2^62, a delta above 4 x a known
+# peak and an absurd operation rate are rejected, counted by kind, listed
+# with their line numbers and never stored; the next normal sample gives
+# the delta from the last plausible value.  Two consistent samples after a
+# jump are a counter that really moved: the series goes on from there.
+q "INSERT INTO osts (name, kind, bandwidth_bps, updated_at) VALUES ('lustre-OST0021', 'ost', 1000000000, 0)"
+cat >"$d/implausible.lp" <<'EOF'
+ost,target=lustre-OST0020 read_bytes=1000i,write_bytes=0i 1472600000000000000
+ost,target=lustre-OST0020 read_bytes=4611686018427387904i,write_bytes=10i 1472600002000000000
+ost,target=lustre-OST0020 read_bytes=3000i,write_bytes=20i 1472600004000000000
+fwd,node=fwd030 queue_len=1e308 1472600000000000000
+fwd,node=fwd030 queue_len=7 1472600002000000000
+ost,target=lustre-OST0021 write_bytes=0i 1472800000000000000
+ost,target=lustre-OST0021 write_bytes=10000000000i 1472800002000000000
+ost,target=lustre-OST0021 write_bytes=14000000000i 1472800004000000000
+ost,target=lustre-OST0022 read_bytes=100i 1472700000000000000
+ost,target=lustre-OST0022 read_bytes=4611686018427387904i 1472700002000000000
+ost,target=lustre-OST0022 read_bytes=4611686018427388904i 1472700004000000000
+ost,target=lustre-OST0022 read_bytes=4611686018427389404i 1472700006000000000
+mdt,target=lustre-MDT0020 md_ops=0i 1472700000000000000
+mdt,target=lustre-MDT0020 md_ops=1000000000000i 1472700002000000000
+EOF
+fw ingest --format influx "$d/implausible.lp"
+check_eq "implausible: exit 2" 2 "$rc"
+check_eq "implausible: counted by kind in the summary" \
+	"rejected 5 implausible samples: 3 byte counter deltas over the bandwidth bound, 1 operation counter deltas over ingest.max_ops_rate, 1 queue lengths over ingest.max_queue_len
+read 14 lines, stored 5 samples, rejected 5 lines (4 already stored or baselines, 0 ignored)" "$out"
+check_eq "implausible: listed with their line numbers" \
+	"fwdctl: $d/implausible.lp:2: ost lustre-OST0020: implausible read_bytes delta 4611686018427386904 in 2 s (2.31e+18 B/s): over 1TB/s (ingest.max_bandwidth; peak bandwidth unknown)
+fwdctl: $d/implausible.lp:4: fwd fwd030: implausible queue_len 1e+308: over 1000000 (ingest.max_queue_len)
+fwdctl: $d/implausible.lp:7: ost lustre-OST0021: implausible write_bytes delta 10000000000 in 2 s (5e+09 B/s): over 4GB/s (ingest.max_rate_factor 4 x peak 1GB/s)
+fwdctl: $d/implausible.lp:10: ost lustre-OST0022: implausible read_bytes delta 4611686018427387804 in 2 s (2.31e+18 B/s): over 1TB/s (ingest.max_bandwidth; peak bandwidth unknown)
+fwdctl: $d/implausible.lp:14: mdt lustre-MDT0020: implausible md_ops delta 1000000000000 in 2 s (5e+11 ops/s): over 10000000 ops/s (ingest.max_ops_rate)" "$err"
+check_eq "implausible: the next sample's delta is from the last plausible value" \
+	"1472600004	4	2000	20" \
+	"$(q "SELECT ts, dt, read_bytes, write_bytes FROM samples_raw WHERE name = 'lustre-OST0020'")"
+check_eq "implausible: the gauge is not stored, the next one is" "1472600002	7" \
+	"$(q "SELECT ts, queue_len FROM samples_raw WHERE name = 'fwd030'")"
+check_eq "implausible: 4 x the known peak bounds the rate" "1472800004	4	14000000000" \
+	"$(q "SELECT ts, dt, write_bytes FROM samples_raw WHERE name = 'lustre-OST0021'")"
+check_eq "implausible: a jump confirmed by the next sample starts the series again" \
+	"1472700004	2	1000
+1472700006	2	500" \
+	"$(q "SELECT ts, dt, read_bytes FROM samples_raw WHERE name = 'lustre-OST0022' ORDER BY ts")"
+check_eq "implausible: no operation rate stored for the mdt" 0 \
+	"$(q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-MDT0020'")"
+check_eq "implausible: no such value in samples or rollups" "0	0" \
+	"$(q "SELECT (SELECT COUNT(*) FROM samples_raw WHERE read_bytes > 1e15 OR write_bytes > 1e15 OR md_ops > 1e15 OR queue_len > 1e6), (SELECT COUNT(*) FROM rollups_minute WHERE read_bytes > 1e15 OR write_bytes > 1e15 OR md_ops > 1e15 OR read_bps_max > 1e12 OR queue_len_max > 1e6)")"
+check_eq "implausible: rollups hold the plausible deltas" "2000	20	500	7" \
+	"$(q "SELECT (SELECT read_bytes FROM rollups_minute WHERE name = 'lustre-OST0020'), (SELECT write_bytes FROM rollups_minute WHERE name = 'lustre-OST0020'), (SELECT read_bps_max FROM rollups_minute WHERE name = 'lustre-OST0022'), (SELECT queue_len_max FROM rollups_minute WHERE name = 'fwd030')")"
+# Again: the samples already stored are skipped; the gauge and the mdt
+# delta are judged again, the same way.
+fw ingest --format influx --json "$d/implausible.lp"
+check_match "implausible --json: counts by kind" \
+	'"implausible": \{ *"samples": 2, *"bytes": 0, *"ops": 1, *"queue_len": 1 *\}' \
+	"$(printf '%s' "$out" | tr -d '\n')"
+
+# beacon-lwfs: a histogram jumping near 2^62 and a queue length of 2^64-1.
+printf '%s\n' \
+	"10.0.1.60 [x]  [Trace]: Read exe: 10 0 0 0 0 0 0 0 2016-09-03T00:00:00Z" \
+	"10.0.1.60 [x]  [Trace]: Read exe: 4611686018427387904 0 0 0 0 0 0 0 2016-09-03T00:00:02Z" \
+	"10.0.1.60 [x]  [Trace]: Read exe: 25 1 0 0 0 0 0 0 2016-09-03T00:00:04Z" \
+	"10.0.1.60 [x]  [Trace]: queue length: 18446744073709551615 2016-09-03T00:00:04Z" \
+	"10.0.1.60 [x]  [Trace]: queue length: 12 2016-09-03T00:00:06Z" >"$d/implausible.log"
+fw ingest --format beacon-lwfs "$d/implausible.log"
+check_eq "beacon implausible: exit 2" 2 "$rc"
+check_eq "beacon implausible: summary" \
+	"rejected 2 implausible samples: 1 operation counter deltas over ingest.max_ops_rate, 1 queue lengths over ingest.max_queue_len
+read 5 lines, stored 2 samples, rejected 2 lines (1 already stored or baselines, 0 ignored)" "$out"
+check_eq "beacon implausible: listed with their line numbers" \
+	"fwdctl: $d/implausible.log:2: fwd 10.0.1.60: implausible read exe requests delta 4611686018427387894 in 2 s (2.31e+18 ops/s): over 10000000 ops/s (ingest.max_ops_rate)
+fwdctl: $d/implausible.log:4: fwd 10.0.1.60: implausible queue length 1.84e+19: over 1000000 (ingest.max_queue_len)" "$err"
+check_eq "beacon implausible: one histogram delta, from the last plausible value" \
+	"1472860804	4	15	1" \
+	"$(q "SELECT ts, dt, b0, b1 FROM samples_hist WHERE name = '10.0.1.60'")"
+check_eq "beacon implausible: requests and queue lengths stored" \
+	"1472860804	16	NULL
+1472860806	NULL	12" \
+	"$(q "SELECT ts, IFNULL(read_ops, 'NULL'), IFNULL(queue_len, 'NULL') FROM samples_raw WHERE name = '10.0.1.60' ORDER BY ts")"
+
+# The bounds come from the policy.
+cp "$policy" "$d/strict.yaml"
+printf 'ingest:\n  max_queue_len: 5\n' >>"$d/strict.yaml"
+printf 'fwd,node=fwd031 queue_len=7 1472600000000000000\nfwd,node=fwd031 queue_len=5 1472600002000000000\n' |
+	"$fwdctl" --policy "$d/strict.yaml" ingest --format influx - >"$d/o6" 2>"$d/e6"
+check_eq "policy bound: queue_len over ingest.max_queue_len rejected" \
+	"<stdin>:1: fwd fwd031: implausible queue_len 7: over 5 (ingest.max_queue_len)" \
+	"$(sed 's/^fwdctl: //' "$d/e6")"
+check_eq "policy bound: a value at the bound is stored" "5" \
+	"$(q "SELECT queue_len FROM samples_raw WHERE name = 'fwd031'")"
+
 # ---- usage ----
 fw ingest "$fx/influx.lp"
 check_eq "missing --format: exit 2" 2 "$rc"

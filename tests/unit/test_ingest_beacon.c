@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* beacon-lwfs line parser and ISO-8601 times: table-driven. */
+/* beacon-lwfs line parser, ISO-8601 times and the plausibility of what the
+ * parser gives: table-driven. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 
 #include "common/timeutil.h"
 #include "monitor/ingest.h"
+#include "policies/policy.h"
 
 #define P "10.0.1.17 [2016-08-27 18:14:44]  [Trace]: "
 #define T " 2016-08-27T10:14:44Z"
@@ -208,12 +210,99 @@ static void test_reader(void **state)
 	free(data);
 }
 
+/* Plausibility with the policy's default bounds (10M requests/s, a queue
+ * of 1M): `prev` (if any) is the histogram's baseline. */
+#define T2 " 2016-08-27T10:14:46Z" /* T + 2 s */
+
+enum { PL_OK, PL_IMPLAUSIBLE, PL_PARSE_ERROR };
+
+struct plaus {
+	const char *prev, *line;
+	int want;
+};
+
+/* clang-format off */
+static const struct plaus plaus[] = {
+	{ NULL, P "queue length: 1000000" T, PL_OK },
+	{ NULL, P "queue length: 1000001" T, PL_IMPLAUSIBLE },
+	{ NULL, P "queue length: 18446744073709551615" T, PL_IMPLAUSIBLE },
+	{ NULL, P "queue length: 18446744073709551616" T, PL_PARSE_ERROR },
+	{ NULL, P "queue length: -1" T, PL_PARSE_ERROR },
+	{ NULL, P "queue length: nan" T, PL_PARSE_ERROR },
+	{ P "Read exe: 10 0 0 0 0 0 0 0" T,
+	  P "Read exe: 4611686018427387904 0 0 0 0 0 0 0" T2, PL_IMPLAUSIBLE },
+	/* 20M requests in 2 s over the 8 buckets: at the bound */
+	{ P "Write exe: 0 0 0 0 0 0 0 0" T,
+	  P "Write exe: 2500000 2500000 2500000 2500000 2500000 2500000 "
+	  "2500000 2500000" T2, PL_OK },
+	{ P "Write exe: 0 0 0 0 0 0 0 0" T,
+	  P "Write exe: 2500000 2500000 2500000 2500000 2500000 2500000 "
+	  "2500000 2500001" T2, PL_IMPLAUSIBLE },
+	/* buckets whose sum wraps 2^64 are not a small number */
+	{ P "Meta wait: 0 0 0 0 0 0 0 0" T,
+	  P "Meta wait: 0 0 0 0 0 0 9223372036854775808 "
+	  "9223372036854775808" T2, PL_IMPLAUSIBLE },
+	/* a histogram back at small values is a restart, plausible */
+	{ P "Read exe: 4611686018427387904 0 0 0 0 0 0 0" T,
+	  P "Read exe: 3 1 0 0 0 0 0 0" T2, PL_OK },
+};
+/* clang-format on */
+
+static int judge(const struct policy_ingest *lim, const struct plaus *c)
+{
+	struct series_table *t = series_create();
+	uint64_t d[BEACON_BUCKETS];
+	fwd_error_t err = {{0}};
+	struct beacon_rec r;
+	double dt, ops = lim->max_ops_rate;
+	int want = PL_OK;
+
+	assert_non_null(t);
+	if (c->prev) {
+		assert_int_equal(beacon_parse_line(c->prev, &r, &err),
+				 INGEST_OK);
+		assert_int_equal(series_update(t, "h", r.ts, r.v,
+					       BEACON_BUCKETS, d, &dt),
+				 SERIES_BASELINE);
+	}
+	if (beacon_parse_line(c->line, &r, &err) != INGEST_OK)
+		want = PL_PARSE_ERROR;
+	else if (r.is_queue)
+		want = ingest_gauge_ok((double)r.queue_len, lim->max_queue_len)
+			       ? PL_OK
+			       : PL_IMPLAUSIBLE;
+	else if (series_update_checked(t, "h", r.ts, r.v, BEACON_BUCKETS,
+				       series_check_rate, &ops, d,
+				       &dt) == SERIES_IMPLAUSIBLE)
+		want = PL_IMPLAUSIBLE;
+	series_destroy(t);
+	return want;
+}
+
+static void test_plausibility(void **state)
+{
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(plaus) / sizeof(plaus[0]); i++) {
+		int got = judge(&p->ingest, &plaus[i]);
+
+		if (got != plaus[i].want)
+			fail_msg("case %zu '%s': got %d, want %d", i,
+				 plaus[i].line, got, plaus[i].want);
+	}
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),   cmocka_unit_test(test_bad),
-		cmocka_unit_test(test_blank),  cmocka_unit_test(test_iso8601),
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_blank),
+		cmocka_unit_test(test_iso8601),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_plausibility),
 	};
 
 	return cmocka_run_group_tests_name("ingest_beacon", tests, NULL, NULL);

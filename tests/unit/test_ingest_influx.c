@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* InfluxDB line protocol parser: table-driven. */
+/* InfluxDB line protocol parser, and the plausibility of what it gives:
+ * table-driven. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "monitor/ingest.h"
+#include "policies/policy.h"
 
 #define NOW 1700000000000000000LL
 #define NA UINT64_MAX /* field absent */
@@ -161,12 +163,133 @@ static void test_bad(void **state)
 	}
 }
 
+/*
+ * Plausibility with the policy's default bounds: `prev` (if any) is the
+ * series' baseline, `line` the next sample, `peak` the component's peak
+ * bandwidth (0 = unknown).
+ */
+enum { PL_OK, PL_IMPLAUSIBLE, PL_PARSE_ERROR };
+
+struct plaus {
+	const char *prev, *line;
+	double peak;
+	int want;
+};
+
+/* clang-format off */
+static const struct plaus plaus[] = {
+	{ NULL, "fwd,node=f1 queue_len=1e308 2", 0, PL_IMPLAUSIBLE },
+	{ NULL, "fwd,node=f1 queue_len=1000000 2", 0, PL_OK },
+	{ NULL, "fwd,node=f1 queue_len=1000000.5 2", 0, PL_IMPLAUSIBLE },
+	{ NULL, "fwd,node=f1 queue_len=18446744073709551615u 2", 0,
+	  PL_IMPLAUSIBLE },
+	{ NULL, "fwd,node=f1 queue_len=0 2", 0, PL_OK },
+	{ NULL, "fwd,node=f1 queue_len=1e309 2", 0, PL_PARSE_ERROR },
+	{ NULL, "fwd,node=f1 queue_len=nan 2", 0, PL_PARSE_ERROR },
+	{ NULL, "fwd,node=f1 queue_len=inf 2", 0, PL_PARSE_ERROR },
+	{ NULL, "fwd,node=f1 queue_len=-1 2", 0, PL_PARSE_ERROR },
+	{ NULL, "fwd,node=f1 queue_len=-1i 2", 0, PL_PARSE_ERROR },
+	/* the fuzzed counters: near 2^62 in 2 s */
+	{ "ost,target=o1 read_bytes=1000i 0",
+	  "ost,target=o1 read_bytes=4611686018427387904i 2000000000", 0,
+	  PL_IMPLAUSIBLE },
+	{ "ost,target=o1 read_bytes=1000i 0",
+	  "ost,target=o1 read_bytes=3470000000000001000i 2000000000", 1.2e9,
+	  PL_IMPLAUSIBLE },
+	{ "fwd,node=f1 write_bytes=0i 0",
+	  "fwd,node=f1 write_bytes=4.611686018427388e18 2000000000", 0,
+	  PL_IMPLAUSIBLE },
+	/* peak unknown: 1 TB/s */
+	{ "ost,target=o1 read_bytes=0i 0",
+	  "ost,target=o1 read_bytes=2000000000000i 2000000000", 0, PL_OK },
+	{ "ost,target=o1 read_bytes=0i 0",
+	  "ost,target=o1 read_bytes=2000000000001i 2000000000", 0,
+	  PL_IMPLAUSIBLE },
+	/* peak 1 GB/s: 4 GB/s */
+	{ "ost,target=o1 write_bytes=0i 0",
+	  "ost,target=o1 write_bytes=8000000000i 2000000000", 1e9, PL_OK },
+	{ "ost,target=o1 write_bytes=0i 0",
+	  "ost,target=o1 write_bytes=8000000001i 2000000000", 1e9,
+	  PL_IMPLAUSIBLE },
+	/* 10M operations per second */
+	{ "mdt,target=m1 md_ops=0i 0",
+	  "mdt,target=m1 md_ops=20000000i 2000000000", 0, PL_OK },
+	{ "mdt,target=m1 md_ops=0i 0",
+	  "mdt,target=m1 md_ops=20000001i 2000000000", 0, PL_IMPLAUSIBLE },
+	{ "ost,target=o1 read_ops=5i,write_ops=5i 0",
+	  "ost,target=o1 read_ops=10i,write_ops=4611686018427387904i "
+	  "2000000000", 1e9, PL_IMPLAUSIBLE },
+	/* a counter back at a small value is a restart, plausible */
+	{ "ost,target=o1 read_bytes=4611686018427387904i 0",
+	  "ost,target=o1 read_bytes=7i 2000000000", 0, PL_OK },
+};
+/* clang-format on */
+
+static int judge(const struct policy_ingest *lim, const struct plaus *c)
+{
+	struct series_table *t = series_create();
+	struct influx_rec r;
+	fwd_error_t err = {{0}};
+	int want = PL_OK;
+
+	assert_non_null(t);
+	if (c->prev) {
+		assert_int_equal(influx_parse_line(c->prev, NOW, &r, &err),
+				 INGEST_OK);
+		for (int k = 0; k < INFLUX_N_COUNTERS; k++)
+			if (r.has[k])
+				assert_int_equal(
+					series_update(t, influx_field_name(k),
+						      r.ts_ns / 1000000000,
+						      &r.counter[k], 1, NULL,
+						      NULL),
+					SERIES_BASELINE);
+	}
+	if (influx_parse_line(c->line, NOW, &r, &err) != INGEST_OK) {
+		series_destroy(t);
+		return PL_PARSE_ERROR;
+	}
+	if (r.has_queue && !ingest_gauge_ok(r.queue_len, lim->max_queue_len))
+		want = PL_IMPLAUSIBLE;
+	for (int k = 0; k < INFLUX_N_COUNTERS; k++) {
+		double bound = k == INFLUX_READ_BYTES || k == INFLUX_WRITE_BYTES
+				       ? ingest_bytes_bound(lim, c->peak)
+				       : lim->max_ops_rate;
+		uint64_t d;
+		double dt;
+
+		if (r.has[k] &&
+		    series_peek(t, influx_field_name(k), r.ts_ns / 1000000000,
+				&r.counter[k], 1, series_check_rate, &bound, &d,
+				&dt) == SERIES_IMPLAUSIBLE)
+			want = PL_IMPLAUSIBLE;
+	}
+	series_destroy(t);
+	return want;
+}
+
+static void test_plausibility(void **state)
+{
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(plaus) / sizeof(plaus[0]); i++) {
+		int got = judge(&p->ingest, &plaus[i]);
+
+		if (got != plaus[i].want)
+			fail_msg("case %zu '%s': got %d, want %d", i,
+				 plaus[i].line, got, plaus[i].want);
+	}
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_skip),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_plausibility),
 	};
 
 	return cmocka_run_group_tests_name("ingest_influx", tests, NULL, NULL);

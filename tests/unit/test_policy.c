@@ -155,6 +155,8 @@ static void test_overrides(void **state)
 		"  socket: /run/mysqld/mysqld.sock\n"
 		"  port: 3307\n"
 		"  password_file: /etc/fwdalloc/db.password\n"
+		"ingest: {max_rate_factor: 2.5, max_bandwidth: 200GB/s,\n"
+		"  max_ops_rate: 500000, max_queue_len: 4096}\n"
 		"anomaly:\n"
 		"  peer: {noise_floor: 800MiB/s, min_job_volume: 2TB}\n"
 		"  alert_command: [/usr/bin/logger, -t, fwdalloc]\n"
@@ -199,6 +201,10 @@ static void test_overrides(void **state)
 	assert_string_equal(p->database.host, "localhost");
 	assert_string_equal(p->database.password_file,
 			    "/etc/fwdalloc/db.password");
+	assert_true(p->ingest.max_rate_factor == 2.5);
+	assert_true(p->ingest.max_bandwidth == 200e9);
+	assert_true(p->ingest.max_ops_rate == 500000);
+	assert_true(p->ingest.max_queue_len == 4096);
 	assert_true(p->anomaly.peer.noise_floor == 800.0 * 1048576);
 	assert_int_equal(p->anomaly.peer.min_job_volume, 2000000000000ULL);
 	assert_int_equal(p->anomaly.alert_command.argc, 3);
@@ -248,7 +254,7 @@ static void test_empty_sections(void **state)
 
 #define KEYS_TOP                                                            \
 	"topology, access, decision, history, database, audit, retention, " \
-	"anomaly, remap"
+	"ingest, anomaly, remap"
 #define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
 	"e.g. [/usr/local/sbin/fwd-alert, --severity, high]"
@@ -287,6 +293,21 @@ static const struct {
 	{"section is a list", "audit: [a]\n", 0,
 	 "FILE:1:8: audit: value is a sequence; expected a mapping with "
 	 "keys file, database"},
+	{"ingest factor below 1", "ingest: {max_rate_factor: 0.5}\n", 0,
+	 "FILE:1:27: ingest.max_rate_factor: value '0.5': expected a number "
+	 "from 1 to 1000000"},
+	{"ingest ceiling of 0", "ingest: {max_bandwidth: 0}\n", 0,
+	 "FILE:1:25: ingest.max_bandwidth: value '0': expected a rate "
+	 "greater than 0"},
+	{"ingest ops rate in exponent form", "ingest: {max_ops_rate: 1e7}\n", 0,
+	 "FILE:1:24: ingest.max_ops_rate: value '1e7': expected a number "
+	 "greater than 0"},
+	{"ingest queue bound of 0", "ingest: {max_queue_len: 0}\n", 0,
+	 "FILE:1:25: ingest.max_queue_len: value '0': expected a number "
+	 "greater than 0"},
+	{"ingest section is a list", "ingest: [4]\n", 0,
+	 "FILE:1:9: ingest: value is a sequence; expected a mapping with "
+	 "keys max_rate_factor, max_bandwidth, max_ops_rate, max_queue_len"},
 	{"bad enum", "access:\n  mode: maybe\n", 0,
 	 "FILE:2:9: access.mode: value 'maybe': expected one of off, "
 	 "opt-in, opt-out, shadow"},
