@@ -270,19 +270,17 @@ static int session_setup(struct db *db, fwd_error_t *err)
 	return 0;
 }
 
-/* The value of `SHOW <what> LIKE name` in buf ("" when there is no such
- * variable: a server built without Galera). */
-static int show_value(struct db *db, const char *what, const char *name,
-		      char *buf, size_t len, fwd_error_t *err)
+/* The value column of a constant `SHOW ... LIKE '...'` statement in buf
+ * ("" when there is no such variable: a server built without Galera). */
+static int show_value(struct db *db, const char *sql, char *buf, size_t len,
+		      fwd_error_t *err)
 {
-	char sql[96];
 	struct db_stmt *st;
 	int r;
 
 	buf[0] = '\0';
-	snprintf(sql, sizeof(sql), "SHOW %s LIKE ?", what);
 	st = db_prepare(db, sql, err);
-	if (!st || db_bind_text(st, 0, name) < 0 || db_exec(st, err) < 0) {
+	if (!st || db_exec(st, err) < 0) {
 		db_stmt_close(st);
 		return -1;
 	}
@@ -304,11 +302,13 @@ static int cluster_setup(struct db *db, fwd_error_t *err)
 {
 	char v[32];
 
-	if (show_value(db, "VARIABLES", "wsrep_on", v, sizeof(v), err) < 0)
+	if (show_value(db, "SHOW VARIABLES LIKE 'wsrep_on'", v, sizeof(v),
+		       err) < 0)
 		return -1;
 	if (strcmp(v, "ON"))
 		return 0;
-	if (show_value(db, "STATUS", "wsrep_ready", v, sizeof(v), err) < 0)
+	if (show_value(db, "SHOW STATUS LIKE 'wsrep_ready'", v, sizeof(v),
+		       err) < 0)
 		return -1;
 	if (strcmp(v, "ON")) {
 		errno = ECONNREFUSED;
