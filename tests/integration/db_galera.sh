@@ -74,6 +74,7 @@ cleanup() {
 	[ "${FWDALLOC_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
 
 now() { date +%s.%N; }
 t_start=$(now)
