@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/array.h"
+#include "common/timeutil.h"
 #include "controller/ledger_store.h"
 #include "db/db.h"
 #include "monitor/inventory.h"
@@ -18,10 +21,77 @@
 
 int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
 {
-	return db_begin_locked(db,
-			       "SELECT id FROM decision_lock WHERE id = 1 "
-			       "FOR UPDATE",
-			       "decision lock", timeout, err);
+	if (db_begin_locked(db,
+			    "SELECT id FROM decision_lock WHERE id = 1 "
+			    "FOR UPDATE",
+			    "decision lock", timeout, err) < 0)
+		return -1;
+	/* A write, not only a lock: Galera certifies writes across members,
+	 * so concurrent decisions on two members conflict here (EDEADLK,
+	 * retried by ledger_store_tx_retry()) instead of both committing. */
+	if (db_execf(db, err,
+		     "UPDATE decision_lock SET decisions = decisions + 1 "
+		     "WHERE id = 1",
+		     "") < 0) {
+		db_rollback(db);
+		return -1;
+	}
+	return 0;
+}
+
+bool ledger_store_tx_retry(struct db *db, int cause, unsigned int *attempt,
+			   fwd_error_t *err)
+{
+	struct timespec ts;
+	unsigned int seed;
+	long ms;
+
+	if (!db_err_retryable(cause) && cause != EEXIST)
+		return false;
+	if (*attempt >= LEDGER_STORE_TX_ATTEMPTS) {
+		errprefix(err, "after %u attempts", *attempt);
+		errno = cause;
+		return false;
+	}
+	db_rollback(db);
+	/* Spread the retries of conflicting controllers apart. */
+	seed = (unsigned int)(fwd_clock_mono() * 1e6) ^ (unsigned int)getpid();
+	ms = 10L << (*attempt - 1);
+	ms += (long)(rand_r(&seed) % (unsigned int)ms);
+	if (ms > 160)
+		ms = 160;
+	ts.tv_sec = 0;
+	ts.tv_nsec = ms * 1000000L;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	(*attempt)++;
+	return true;
+}
+
+int ledger_store_tx_reconnect(struct db **db, const struct db_config *cfg,
+			      int cause, unsigned int *attempt,
+			      fwd_error_t *err)
+{
+	if (!db_err_unavailable(cause) || cfg->hosts.count < 2 ||
+	    *attempt >= LEDGER_STORE_TX_ATTEMPTS)
+		return 0;
+	db_close(*db);
+	(*attempt)++;
+	if (!(*db = db_connect(cfg, DB_ROLE_CONTROLLER, err)))
+		return -1;
+	return 1;
+}
+
+int ledger_store_has_rows(struct db *db, uint64_t job_num, fwd_error_t *err)
+{
+	int64_t n = 0;
+
+	if (db_query_int64(db, err, &n,
+			   "SELECT COUNT(*) FROM allocations WHERE job_id = ?",
+			   "u", job_num) < 0)
+		return errprefix(err, "reading the allocations of job %llu",
+				 (unsigned long long)job_num);
+	return n > 0;
 }
 
 int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,

@@ -21,6 +21,7 @@
 #include "controller/job.h"
 
 struct db;
+struct db_config;
 struct topology;
 
 /*
@@ -37,6 +38,54 @@ struct topology;
  * db_rollback() ends the transaction and releases the lock.
  */
 int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err);
+
+/*
+ * How many times a decision transaction runs at most.  On a Galera
+ * cluster (db/SCHEMA.md, "A cluster") two controllers' decisions
+ * on different servers may conflict; the server then rolls one back with
+ * ER_LOCK_DEADLOCK at a statement or at COMMIT, and the transaction must
+ * be run again from its start.
+ */
+#define LEDGER_STORE_TX_ATTEMPTS 5
+
+/*
+ * After attempt *attempt (1 = the first) of a decision transaction failed
+ * with errno `cause`: when the failure is worth running the transaction
+ * again and attempts are left, roll the transaction back, wait a short
+ * randomised back-off (10 ms doubling per attempt, at most 160 ms), count
+ * the attempt and return true; the caller then starts over from
+ * db_begin(), rebuilding everything it read inside the transaction.  Else
+ * return false (err gains "after N attempts" when conflicts used them
+ * up).  Worth another run: db_err_retryable(cause) (a deadlock, a
+ * certification failure or a brute-force abort), and EEXIST, which inside
+ * the decision transaction can only mean that a private forwarder the
+ * decision chose was taken by a decision this one could not yet see.
+ * Work done before db_begin() (the job's row, the profile lookup) is not
+ * repeated.
+ */
+bool ledger_store_tx_retry(struct db *db, int cause, unsigned int *attempt,
+			   fwd_error_t *err);
+
+/*
+ * After attempt *attempt of a decision lost its connection
+ * (db_err_unavailable(cause)) while the policy lists several endpoints
+ * (database.hosts, a cluster) and attempts are left: close *db, connect
+ * again (db_connect() tries the endpoints in order, so a dead server is
+ * passed over) and count the attempt.  Returns 1 when reconnected (the
+ * new connection holds no lock and no transaction), 0 when not
+ * applicable (*db untouched), -1 when reconnecting failed (*db is then
+ * NULL; err says why).  A transaction that lost its connection before
+ * COMMIT was rolled back by the server (or died with it) and may be run
+ * again; one lost at COMMIT may or may not have taken effect
+ * (ledger_store_has_rows()).
+ */
+int ledger_store_tx_reconnect(struct db **db, const struct db_config *cfg,
+			      int cause, unsigned int *attempt,
+			      fwd_error_t *err);
+
+/* Whether job_num has allocation rows (1) or none (0); -1 on error.  After
+ * a COMMIT whose answer was lost, this tells whether it took effect. */
+int ledger_store_has_rows(struct db *db, uint64_t job_num, fwd_error_t *err);
 
 /* Insert or refresh the job's row in `jobs` (state RUNNING, start_at). */
 int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,

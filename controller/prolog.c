@@ -89,6 +89,8 @@ static int prolog_child(void *arg, int fd)
 	json_t *rec = NULL;
 	fwd_error_t err = {""};
 	int have_prof = 0, in_tx = 0, rc = 1, cause;
+	int committing = 0, r;
+	unsigned int attempt = 1;
 	double now;
 
 	memset(&prof, 0, sizeof(prof));
@@ -122,6 +124,7 @@ static int prolog_child(void *arg, int fd)
 	}
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
 		goto fallback;
+again:
 	now = fwd_clock_real();
 	if (ledger_store_job_start(db, j, now, &err) < 0)
 		goto fallback;
@@ -140,6 +143,7 @@ static int prolog_child(void *arg, int fd)
 	else
 		have_prof = 0;
 	/* The decision's transaction, holding the decision lock. */
+retry:
 	if (ledger_store_lock(db, p->database.lock_timeout, &err) < 0)
 		goto fallback;
 	in_tx = 1;
@@ -172,6 +176,7 @@ static int prolog_child(void *arg, int fd)
 	rec = audit_record_decision(j, t, d, now);
 	if (p->audit.database && audit_store(db, rec, &err) < 0)
 		goto fallback;
+	committing = 1;
 	if (db_commit(db, &err) < 0)
 		goto fallback;
 	in_tx = 0;
@@ -182,6 +187,51 @@ static int prolog_child(void *arg, int fd)
 
 fallback:
 	cause = errno; /* what failed, before cleanup can change errno */
+	/* A cluster: the server was lost; go on through another one (all
+	 * that ran before the transaction may run again).  Lost at COMMIT,
+	 * the rows tell whether the decision took effect; if they are not
+	 * there, fall back. */
+	r = db && db_err_unavailable(cause)
+		    ? ledger_store_tx_reconnect(&db, &p->database, cause,
+						&attempt, &err)
+		    : 0;
+	if (r < 0) {
+		in_tx = 0;
+		cause = errno;
+	} else if (r > 0) {
+		/* The lost connection held the lock and the transaction. */
+		if (committing) {
+			in_tx = 0;
+			if (ledger_store_has_rows(db, j->job_num, &err) > 0) {
+				if (ctl_hook_send(fd, false, rec) < 0)
+					goto out;
+				rc = 0;
+				goto out;
+			}
+			errprefix(&err, "lost at COMMIT, not in the ledger");
+		}
+	}
+	if ((r > 0 && !committing) ||
+	    (in_tx && ledger_store_tx_retry(db, cause, &attempt, &err))) {
+		/* Rolled back after a conflict, or lost with the server it
+		 * ran on: decide again afresh. */
+		in_tx = committing = 0;
+		json_decref(rec);
+		rec = NULL;
+		alloc_decision_destroy(d);
+		d = NULL;
+		alloc_ledger_destroy(l);
+		free(hf);
+		free(ho);
+		hf = ho = NULL;
+		memset(&err, 0, sizeof(err));
+		if ((l = alloc_ledger_create(t)) && r > 0)
+			goto again;
+		if (l)
+			goto retry;
+		errprintf(&err, "allocator: %s", strerror(errno));
+		cause = errno;
+	}
 	if (in_tx)
 		db_rollback(db);
 	in_tx = 0;

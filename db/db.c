@@ -86,6 +86,11 @@ bool db_err_unavailable(int errnum)
 	       errnum == EHOSTUNREACH;
 }
 
+bool db_err_retryable(int errnum)
+{
+	return errnum == EDEADLK;
+}
+
 static bool mentions_timeout(const char *msg)
 {
 	return msg && (strstr(msg, "timeout") || strstr(msg, "timed out") ||
@@ -122,8 +127,15 @@ static int code_errno(unsigned int code, const char *msg)
 	case ER_DUP_ENTRY_WITH_KEY_NAME:
 		return EEXIST;
 	case ER_LOCK_WAIT_TIMEOUT:
-	case ER_LOCK_DEADLOCK:
 		return EAGAIN;
+	case ER_LOCK_DEADLOCK:
+		/* Also Galera's certification failure and brute-force abort
+		 * (MariaDB maps wsrep's deadlock error to this code). */
+		return EDEADLK;
+	case ER_UNKNOWN_COM_ERROR:
+		/* "WSREP has not yet prepared node for application use": a
+		 * Galera node outside the primary component. */
+		return msg && strstr(msg, "WSREP") ? ECONNREFUSED : EPROTO;
 	case ER_STATEMENT_TIMEOUT:
 		return ETIMEDOUT;
 	default:
@@ -264,14 +276,138 @@ static int session_setup(struct db *db, fwd_error_t *err)
 	return 0;
 }
 
+/* The value column of a constant `SHOW ... LIKE '...'` statement in buf
+ * ("" when there is no such variable: a server built without Galera). */
+static int show_value(struct db *db, const char *sql, char *buf, size_t len,
+		      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int r;
+
+	buf[0] = '\0';
+	st = db_prepare(db, sql, err);
+	if (!st || db_exec(st, err) < 0) {
+		db_stmt_close(st);
+		return -1;
+	}
+	r = db_fetch(st, err);
+	if (r > 0 && db_col_text(st, 1))
+		snprintf(buf, len, "%s", db_col_text(st, 1));
+	db_stmt_close(st);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * A member of a Galera cluster is used only while it is in the primary
+ * component (wsrep_ready ON: a node cut off from the majority refuses
+ * queries, and the next endpoint should be tried instead), and its reads
+ * wait until it has applied what the cluster committed before them
+ * (wsrep_sync_wait = 1), so a decision never starts from a stale ledger.
+ */
+static int cluster_setup(struct db *db, fwd_error_t *err)
+{
+	char v[32];
+
+	if (show_value(db, "SHOW VARIABLES LIKE 'wsrep_on'", v, sizeof(v),
+		       err) < 0)
+		return -1;
+	if (strcmp(v, "ON"))
+		return 0;
+	if (show_value(db, "SHOW STATUS LIKE 'wsrep_ready'", v, sizeof(v),
+		       err) < 0)
+		return -1;
+	if (strcmp(v, "ON")) {
+		errno = ECONNREFUSED;
+		return errprintf(err,
+				 "database %s: Galera node not ready "
+				 "(wsrep_ready %s): not in the primary "
+				 "component",
+				 db->where, v[0] ? v : "unknown");
+	}
+	if (db_execf(db, err, "SET SESSION wsrep_sync_wait = 1", "") < 0)
+		return -1;
+	return 0;
+}
+
+/* One connection attempt to e, its connect bounded by tmo seconds. */
+static int connect_one(struct db *db, const struct db_endpoint *e,
+		       uint32_t dflt_port, const char *user,
+		       const char *password, const char *dbname,
+		       unsigned int tmo, bool cluster, fwd_error_t *err)
+{
+	unsigned int rw, proto;
+	uint32_t port = e->port ? e->port : dflt_port ? dflt_port : 3306;
+	my_bool off = 0;
+
+	if (e->socket[0])
+		snprintf(db->where, sizeof(db->where), "socket %s", e->socket);
+	else if (strchr(e->host, ':'))
+		snprintf(db->where, sizeof(db->where), "[%s]:%u", e->host,
+			 (unsigned int)port);
+	else
+		snprintf(db->where, sizeof(db->where), "%s:%u", e->host,
+			 (unsigned int)port);
+	if (db->conn)
+		mysql_close(db->conn);
+	db->conn = mysql_init(NULL);
+	if (!db->conn) {
+		errno = ENOMEM;
+		return errprintf(err, "database %s: out of memory", db->where);
+	}
+	rw = (unsigned int)ceil(db->timeout);
+	if (rw < 1)
+		rw = 1;
+	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &tmo);
+	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &rw);
+	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &rw);
+	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
+	mysql_options(db->conn, MYSQL_OPT_LOCAL_INFILE, &off);
+	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	proto = e->socket[0] ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
+	mysql_options(db->conn, MYSQL_OPT_PROTOCOL, &proto);
+	if (!mysql_real_connect(db->conn, e->socket[0] ? "localhost" : e->host,
+				user, password, dbname, port,
+				e->socket[0] ? e->socket : NULL, 0))
+		return conn_fail(db, err);
+	if (session_setup(db, err) < 0)
+		return -1;
+	return cluster ? cluster_setup(db, err) : 0;
+}
+
+/* The endpoint of a configuration without `hosts`. */
+static void legacy_endpoint(const struct db_config *cfg, struct db_endpoint *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (cfg->socket)
+		snprintf(e->socket, sizeof(e->socket), "%s", cfg->socket);
+	else
+		snprintf(e->host, sizeof(e->host), "%s",
+			 cfg->host ? cfg->host : "localhost");
+	e->port = cfg->port;
+}
+
+/* Append "; <msg>" (msg without its "database " prefix) to all. */
+static void append_failure(fwd_error_t *all, const fwd_error_t *one)
+{
+	size_t len = strlen(all->text);
+	const char *m = one->text;
+
+	if (!strncmp(m, "database ", 9))
+		m += 9;
+	snprintf(all->text + len, sizeof(all->text) - len, "%s%s",
+		 len ? "; " : "", m);
+}
+
 struct db *db_connect(const struct db_config *cfg, enum db_role role,
 		      fwd_error_t *err)
 {
 	const char *user, *pwfile;
 	char password[512] = "";
-	unsigned int tmo;
-	my_bool off = 0;
-	unsigned int proto;
+	struct db_endpoint e;
+	fwd_error_t one, all = {""};
+	size_t n, i;
+	double deadline;
+	int last = ECONNREFUSED;
 	struct db *db;
 
 	pthread_once(&lib_once, lib_init);
@@ -292,13 +428,6 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 		return NULL;
 	}
 	db->timeout = cfg->timeout > 0 ? cfg->timeout : 5;
-	if (cfg->socket)
-		snprintf(db->where, sizeof(db->where), "socket %s",
-			 cfg->socket);
-	else
-		snprintf(db->where, sizeof(db->where), "%s:%u",
-			 cfg->host ? cfg->host : "localhost",
-			 (unsigned int)(cfg->port ? cfg->port : 3306));
 	snprintf(db->dbname, sizeof(db->dbname), "%s", cfg->name);
 
 	if (role == DB_ROLE_NODE) {
@@ -312,36 +441,53 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 	    read_password(pwfile, password, sizeof(password), err) < 0)
 		goto fail;
 
-	db->conn = mysql_init(NULL);
-	if (!db->conn) {
-		errno = ENOMEM;
-		errprintf(err, "database %s: out of memory", db->where);
-		goto fail;
+	n = cfg->hosts.count ? cfg->hosts.count : 1;
+	deadline = fwd_clock_mono() + db->timeout;
+	for (i = 0; i < n; i++) {
+		double left = deadline - fwd_clock_mono();
+		unsigned int tmo;
+
+		if (!cfg->hosts.count) {
+			legacy_endpoint(cfg, &e);
+		} else if (db_endpoint_parse(cfg->hosts.items[i], &e, &one) <
+			   0) {
+			errprefix(&one, "database endpoint '%s'",
+				  cfg->hosts.items[i]);
+			errno = EINVAL;
+			goto fail_with;
+		}
+		if (i > 0 && left <= 0) {
+			fwd_error_t skip;
+
+			errprintf(&skip,
+				  "%zu more endpoint(s) not tried: the "
+				  "connect budget of %gs is spent",
+				  n - i, db->timeout);
+			append_failure(&all, &skip);
+			break;
+		}
+		tmo = (unsigned int)ceil(left / (double)(n - i));
+		if (tmo < 1)
+			tmo = 1;
+		if (connect_one(db, &e, cfg->port, user,
+				pwfile ? password : NULL, cfg->name, tmo,
+				cfg->hosts.count > 0, &one) == 0) {
+			explicit_bzero(password, sizeof(password));
+			return db;
+		}
+		last = errno;
+		if (n == 1) {
+			errno = last;
+			goto fail_with;
+		}
+		append_failure(&all, &one);
 	}
-	tmo = (unsigned int)ceil(db->timeout);
-	if (tmo < 1)
-		tmo = 1;
-	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &tmo);
-	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &tmo);
-	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &tmo);
-	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
-	mysql_options(db->conn, MYSQL_OPT_LOCAL_INFILE, &off);
-	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	proto = cfg->socket ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
-	mysql_options(db->conn, MYSQL_OPT_PROTOCOL, &proto);
-	if (!mysql_real_connect(db->conn,
-				cfg->socket
-					? "localhost"
-					: (cfg->host ? cfg->host : "localhost"),
-				user, pwfile ? password : NULL, cfg->name,
-				cfg->port ? cfg->port : 3306, cfg->socket, 0)) {
-		conn_fail(db, err);
-		goto fail;
-	}
-	explicit_bzero(password, sizeof(password));
-	if (session_setup(db, err) < 0)
-		goto fail;
-	return db;
+	errno = last;
+	errprintf(err, "database: none of the %zu endpoints worked: %s", n,
+		  all.text);
+	goto fail;
+fail_with:
+	errprintf(err, "%s", one.text);
 fail:
 	explicit_bzero(password, sizeof(password));
 	db_close(db);

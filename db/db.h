@@ -26,6 +26,12 @@
  *     ENOENT        the schema (or a table) is missing; the message says
  *                   to run `fwdctl db init`
  *     EEXIST        a unique key refused the row (duplicate)
+ *     EDEADLK       the server rolled the transaction back because it
+ *                   conflicted with another: an InnoDB deadlock, or on a
+ *                   Galera cluster a certification failure or a
+ *                   brute-force abort (all ER_LOCK_DEADLOCK, 1213);
+ *                   db_err_retryable() is true: run the whole
+ *                   transaction again
  *     EPROTO        any other SQL error (message has the server's text)
  *     EINVAL        misuse (bad bind index, bad type letter, ...)
  * A struct db is not thread-safe; use one per thread.
@@ -37,20 +43,32 @@
 
 #include "common/error.h"
 
+/* clang-format off */
+/* Endpoints of the store, tried in order (policy `database.hosts`). */
+struct db_hosts {
+	char **items;                    /* "host", "host:port", "[v6]:port"
+					  * or "/unix/socket" */
+	size_t count;                    /* 0 = socket or host:port */
+};
+
 /* Where the store is and how long any call may take (policy `database:`). */
 struct db_config {
-	char *socket;		  /* unix socket; NULL = use host/port */
-	char *host;		  /* default "localhost" */
-	uint32_t port;		  /* default 3306 */
-	char *name;		  /* default "fwdalloc" */
-	char *user;		  /* controller account, "fwdalloc" */
-	char *password_file;	  /* owner-only file; NULL = none */
-	char *node_user;	  /* read-only node account,
-				   * "fwdalloc_node" */
-	char *node_password_file; /* root-only file on compute nodes */
-	double timeout;		  /* connect/read/write, s; default 5 */
-	double lock_timeout;	  /* decision lock wait, s; 5 */
+	char *socket;                    /* unix socket; NULL = use host/port */
+	char *host;                      /* default "localhost" */
+	uint32_t port;                   /* default 3306; also the port of a
+					  * hosts entry that names none */
+	struct db_hosts hosts;           /* not empty: tried in order instead
+					  * of socket / host:port */
+	char *name;                      /* default "fwdalloc" */
+	char *user;                      /* controller account, "fwdalloc" */
+	char *password_file;             /* owner-only file; NULL = none */
+	char *node_user;                 /* read-only node account,
+					  * "fwdalloc_node" */
+	char *node_password_file;        /* root-only file on compute nodes */
+	double timeout;                  /* connect/read/write, s; default 5 */
+	double lock_timeout;             /* decision lock wait, s; 5 */
 };
+/* clang-format on */
 
 enum db_role {
 	DB_ROLE_CONTROLLER = 0, /* policy database.user / password_file */
@@ -61,10 +79,35 @@ enum db_role {
 struct db;
 struct db_stmt;
 
+/* One endpoint: a unix socket, or a host and a port (0 = not given). */
+struct db_endpoint {
+	char socket[108]; /* sizeof(sun_path); "" = TCP */
+	char host[256];
+	uint32_t port;
+};
+
 /*
- * Connect as `role`.  The password is the first line of the role's
- * password file (trailing CR/LF removed); the file must be a regular file
- * owned by the calling user with no group or world permission bits, else
+ * Parse one `database.hosts` entry: "/abs/socket", "host", "host:port",
+ * "[ipv6]" or "[ipv6]:port" (port 1..65535; a host is letters, digits,
+ * '.', '-' and '_').  Returns 0, or -1 with EINVAL and a message saying
+ * what is wrong with s.
+ */
+int db_endpoint_parse(const char *s, struct db_endpoint *out, fwd_error_t *err);
+
+/*
+ * Connect as `role`.  With cfg->hosts empty the endpoint is cfg->socket,
+ * else cfg->host:cfg->port.  With several hosts they are tried in order
+ * until one connects and answers the session setup; the whole search
+ * stays within one connect budget of cfg->timeout seconds: each attempt's
+ * connect timeout is an equal share of what is left (whole seconds, at
+ * least 1), a refused endpoint costs nothing, and once the budget is
+ * spent the remaining endpoints are not tried.  (After the connect, the
+ * handshake and the session setup are bounded per round trip by
+ * cfg->timeout, as every call is.)  When none works, the error lists
+ * every endpoint with its own failure and errno is that of the last one.
+ * db_where() names the endpoint in use.  The password is the first line of the
+ * role's password file (trailing CR/LF removed); the file must be a regular
+ * file owned by the calling user with no group or world permission bits, else
  * EPERM and a message naming the file and its mode.  No password file
  * configured = connect without a password.  The session uses utf8mb4,
  * UTC (time_zone '+00:00') and strict SQL mode; auto-reconnect is off.
@@ -90,6 +133,15 @@ const char *db_where(const struct db *db);
  * (ECONNREFUSED, ETIMEDOUT, ECONNRESET, EACCES, EHOSTUNREACH): the CLI
  * exits 3 and the controller prolog fails open. */
 bool db_err_unavailable(int errnum);
+
+/* True for the errno values that mean "the server rolled the transaction
+ * back because it conflicted with another one; running the whole
+ * transaction again may succeed": EDEADLK (ER_LOCK_DEADLOCK, 1213, which
+ * is also how MariaDB Galera reports a certification failure or a
+ * brute-force abort, at COMMIT or at any statement).  Only a transaction
+ * that is redone from its START TRANSACTION may be retried; work done
+ * outside it is not undone. */
+bool db_err_retryable(int errnum);
 
 /*
  * Transactions.  db_begin starts one (InnoDB, REPEATABLE READ);

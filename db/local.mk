@@ -4,6 +4,6 @@
 # db/README.md.
 noinst_LTLIBRARIES += libfwddb.la
 libfwddb_la_SOURCES = \
-	db/db.c db/db.h \
+	db/db.c db/db.h db/endpoint.c \
 	db/schema.c db/schema.h
 EXTRA_DIST += db/README.md db/SCHEMA.md

@@ -170,6 +170,9 @@ void policy_destroy(struct policy *p)
 	strlist_free(&p->history.key);
 	free(p->database.socket);
 	free(p->database.host);
+	for (size_t i = 0; i < p->database.hosts.count; i++)
+		free(p->database.hosts.items[i]);
+	free(p->database.hosts.items);
 	free(p->database.name);
 	free(p->database.user);
 	free(p->database.password_file);

@@ -42,6 +42,7 @@ enum ftype {
 	F_FILE,       /* char *, path; relative to the policy's directory */
 	F_NAME,       /* char *, a file name without '/' */
 	F_STRLIST,    /* struct policy_strlist */
+	F_ENDPOINTS,  /* struct db_hosts, database endpoints */
 	F_KEYLIST,    /* struct policy_strlist of profile key fields */
 	F_ARGV,       /* struct policy_argv, a YAML sequence */
 	F_MODE,       /* enum policy_mode */
@@ -134,6 +135,7 @@ static const struct field database_fields[] = {
 	FLD("socket", F_OPTPATH, database.socket),
 	FLD("host", F_STRING, database.host),
 	RNG("port", F_U32, database.port, 1, 65535),
+	FLD("hosts", F_ENDPOINTS, database.hosts),
 	FLD("name", F_STRING, database.name),
 	FLD("user", F_STRING, database.user),
 	FLD("password_file", F_OPTPATH, database.password_file),
@@ -519,6 +521,55 @@ fail:
 	return rc;
 }
 
+/* The most endpoints database.hosts may list. */
+#define MAX_DB_HOSTS 16
+
+/* database.hosts: endpoints, each checked by db_endpoint_parse(). */
+static int load_endpoints(struct loader *l, const struct field *f,
+			  const struct ydoc_node *n)
+{
+	static const char what[] =
+		"an endpoint: host, host:port, [ipv6]:port or /unix/socket";
+	struct db_hosts *h = at(l->p, f), nh = {0};
+	struct db_endpoint e;
+	fwd_error_t perr;
+	int rc;
+
+	rc = load_vec(l, n, what, &nh.items, &nh.count);
+	if (rc == -2)
+		return verr(l, n,
+			    "a list of endpoints, e.g. [db1:3306, db2, "
+			    "/run/mysqld/mysqld.sock]");
+	if (rc)
+		return -1;
+	if (nh.count > MAX_DB_HOSTS) {
+		rc = ferr(l, n, "%zu endpoints: at most %d", nh.count,
+			  MAX_DB_HOSTS);
+		goto fail;
+	}
+	for (size_t i = 0; i < nh.count; i++) {
+		if (db_endpoint_parse(nh.items[i], &e, &perr) < 0) {
+			rc = ferr(l, n->items[i], "value '%s': %s; expected %s",
+				  nh.items[i], perr.text, what);
+			goto fail;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(nh.items[i], nh.items[j])) {
+				rc = ferr(l, n->items[i],
+					  "value '%s': listed twice",
+					  nh.items[i]);
+				goto fail;
+			}
+		}
+	}
+	free_vec(h->items, h->count);
+	*h = nh;
+	return 0;
+fail:
+	free_vec(nh.items, nh.count);
+	return rc;
+}
+
 static int load_argv(struct loader *l, const struct field *f,
 		     const struct ydoc_node *n)
 {
@@ -690,6 +741,8 @@ static int load_field(struct loader *l, const struct field *f,
 	case F_STRLIST:
 	case F_KEYLIST:
 		return load_strlist(l, f, n);
+	case F_ENDPOINTS:
+		return load_endpoints(l, f, n);
 	case F_ARGV:
 		return load_argv(l, f, n);
 	case F_MODE: {
@@ -1031,6 +1084,12 @@ static void yaml_fields(struct out *o, const struct policy *p,
 			yaml_vec(o, sl->items, sl->count, depth);
 			continue;
 		}
+		case F_ENDPOINTS: {
+			const struct db_hosts *dh = v;
+
+			yaml_vec(o, dh->items, dh->count, depth);
+			continue;
+		}
 		case F_ARGV: {
 			const struct policy_argv *a = v;
 
@@ -1129,6 +1188,10 @@ static json_t *json_fields(const struct policy *p, const struct field *fields)
 		case F_KEYLIST:
 			j = json_vec(((const struct policy_strlist *)v)->items,
 				     ((const struct policy_strlist *)v)->count);
+			break;
+		case F_ENDPOINTS:
+			j = json_vec(((const struct db_hosts *)v)->items,
+				     ((const struct db_hosts *)v)->count);
 			break;
 		case F_ARGV:
 			j = json_vec(((const struct policy_argv *)v)->argv,

@@ -153,7 +153,7 @@ INTEGRATION_TESTS = \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
-	tests/integration/db_ingest.sh \
+	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \

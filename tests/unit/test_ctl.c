@@ -32,6 +32,8 @@
 #include "controller/hooks.h"
 #include "controller/job.h"
 #include "controller/profile_ctl.h"
+#include "controller/ledger_store.h"
+#include "db/db.h"
 #include "policies/policy.h"
 
 static char tmpdir[] = "/tmp/fwd-test-ctl.XXXXXX";
@@ -843,6 +845,87 @@ static void test_hook_lost_record(void **state)
 	policy_destroy(p);
 }
 
+/* The decision transaction runs again only after a conflict the server
+ * rolled back (or a private forwarder taken meanwhile), a bounded number of
+ * times, with a short back-off. */
+static void test_tx_retry(void **state)
+{
+	static const int no[] = {ECONNREFUSED, ETIMEDOUT, EAGAIN, EPROTO,
+				 ENOENT,       EACCES,	  EINVAL, 0};
+	fwd_error_t err;
+	unsigned int attempt;
+	struct timespec t0, t1;
+	double waited;
+
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		attempt = 1;
+		assert_false(
+			ledger_store_tx_retry(NULL, no[i], &attempt, &err));
+		assert_int_equal(attempt, 1);
+	}
+	attempt = 1;
+	assert_true(ledger_store_tx_retry(NULL, EEXIST, &attempt, &err));
+	assert_int_equal(attempt, 2);
+
+	attempt = 1;
+	strcpy(err.text, "database x: (1213) Deadlock found");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned int k = 1; k < LEDGER_STORE_TX_ATTEMPTS; k++) {
+		assert_true(
+			ledger_store_tx_retry(NULL, EDEADLK, &attempt, &err));
+		assert_int_equal(attempt, k + 1);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	waited = (double)(t1.tv_sec - t0.tv_sec) +
+		 (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	/* 10+20+40+80 ms at least, each at most 160 ms */
+	assert_true(waited >= 0.150);
+	assert_true(waited < 0.150 + 4 * 0.160);
+	errno = 0;
+	assert_false(ledger_store_tx_retry(NULL, EDEADLK, &attempt, &err));
+	assert_int_equal(attempt, LEDGER_STORE_TX_ATTEMPTS);
+	assert_int_equal(errno, EDEADLK);
+	assert_string_equal(err.text,
+			    "after 5 attempts: database x: (1213) Deadlock "
+			    "found");
+}
+
+/* Reconnecting after a lost server: only with several endpoints, only for
+ * "unavailable" failures, counted as an attempt. */
+static void test_tx_reconnect(void **state)
+{
+	char *hosts[] = {(char *)"/nonexistent/a.sock",
+			 (char *)"/nonexistent/b.sock"};
+	struct db_config c = {.name = (char *)"fwdalloc",
+			      .user = (char *)"fwdalloc",
+			      .timeout = 1,
+			      .lock_timeout = 1};
+	struct db *db = NULL;
+	unsigned int attempt = 1;
+	fwd_error_t err;
+
+	c.hosts.items = hosts;
+	c.hosts.count = 1;
+	assert_int_equal(ledger_store_tx_reconnect(&db, &c, ECONNREFUSED,
+						   &attempt, &err),
+			 0);
+	c.hosts.count = 2;
+	assert_int_equal(
+		ledger_store_tx_reconnect(&db, &c, EDEADLK, &attempt, &err), 0);
+	assert_int_equal(attempt, 1);
+	assert_int_equal(ledger_store_tx_reconnect(&db, &c, ECONNREFUSED,
+						   &attempt, &err),
+			 -1);
+	assert_null(db);
+	assert_int_equal(attempt, 2);
+	assert_int_equal(errno, ECONNREFUSED);
+	assert_non_null(strstr(err.text, "none of the 2 endpoints worked"));
+	attempt = LEDGER_STORE_TX_ATTEMPTS;
+	assert_int_equal(ledger_store_tx_reconnect(&db, &c, ECONNREFUSED,
+						   &attempt, &err),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -860,6 +943,8 @@ int main(void)
 		cmocka_unit_test(test_prolog_bad_request_open),
 		cmocka_unit_test(test_audit_short_write),
 		cmocka_unit_test(test_hook_lost_record),
+		cmocka_unit_test(test_tx_retry),
+		cmocka_unit_test(test_tx_reconnect),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, setup, teardown);

@@ -234,6 +234,140 @@ static void test_unavailable_table(void **state)
 	db_close(NULL);
 }
 
+/* database.hosts entries: what parses, into what, and what is refused. */
+static void test_endpoint_parse(void **state)
+{
+	/* clang-format off */
+	static const struct {
+		const char *in;
+		const char *socket, *host;
+		uint32_t port;
+	} ok[] = {
+		{ "db1", "", "db1", 0 },
+		{ "db1:3307", "", "db1", 3307 },
+		{ "10.0.0.7:65535", "", "10.0.0.7", 65535 },
+		{ "db-2.example_site.org", "", "db-2.example_site.org", 0 },
+		{ "[::1]", "", "::1", 0 },
+		{ "[fe80::1]:3306", "", "fe80::1", 3306 },
+		{ "/run/mysqld/a.sock", "/run/mysqld/a.sock", "", 0 },
+	};
+	static const struct {
+		const char *in, *msg;
+	} bad[] = {
+		{ "", "an empty endpoint" },
+		{ "db1:", "port '': expected 1 to 65535" },
+		{ "db1:0", "port '0': expected 1 to 65535" },
+		{ "db1:65536", "port '65536': expected 1 to 65535" },
+		{ "db1:33x", "port '33x': expected 1 to 65535" },
+		{ "db1:+33", "port '+33': expected 1 to 65535" },
+		{ ":3306", "no host before ':'" },
+		{ "::1", "an IPv6 address goes in brackets, e.g. [::1]:3306" },
+		{ "[::1", "an IPv6 address needs its closing ']'" },
+		{ "[]:3306", "an IPv6 address needs its closing ']'" },
+		{ "[::1]3306", "expected ':port' after ']'" },
+		{ "[db1]:3306", "'db1' is not an IPv6 address" },
+		{ "[dbx:1]:3306", "'dbx:1' is not an IPv6 address" },
+		{ "db 1", "host 'db 1': only letters, digits, '.', '-' and '_'" },
+		{ "db;1:3306",
+		  "host 'db;1': only letters, digits, '.', '-' and '_'" },
+	};
+	/* clang-format on */
+	struct db_endpoint e;
+	fwd_error_t err;
+	char longsock[200];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(db_endpoint_parse(ok[i].in, &e, &err), 0);
+		assert_string_equal(e.socket, ok[i].socket);
+		assert_string_equal(e.host, ok[i].host);
+		assert_int_equal(e.port, ok[i].port);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		assert_int_equal(db_endpoint_parse(bad[i].in, &e, &err), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_string_equal(err.text, bad[i].msg);
+	}
+	memset(longsock, 'a', sizeof(longsock));
+	longsock[0] = '/';
+	longsock[sizeof(longsock) - 1] = '\0';
+	assert_int_equal(db_endpoint_parse(longsock, &e, &err), -1);
+	assert_string_equal(err.text, "socket path longer than 107 bytes");
+}
+
+/* Several endpoints, none answering: every one is named with its own
+ * failure, in order, and the error stays "unavailable". */
+static void test_endpoints_all_down(void **state)
+{
+	char s1[128], s2[128], want[600];
+	char *hosts[3];
+	struct db_config d;
+	fwd_error_t err = {{0}};
+
+	d = cfg(NULL, NULL);
+	snprintf(s1, sizeof(s1), "%s/a.sock", dir);
+	snprintf(s2, sizeof(s2), "%s/b.sock", dir);
+	hosts[0] = s1;
+	hosts[1] = (char *)"127.0.0.1:1";
+	hosts[2] = s2;
+	d.hosts.items = hosts;
+	d.hosts.count = 3;
+	/* socket/host are not used once hosts is set */
+	d.host = (char *)"never.invalid";
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(errno, ECONNREFUSED);
+	assert_true(db_err_unavailable(errno));
+	snprintf(want, sizeof(want),
+		 "database: none of the 3 endpoints worked: socket %s: (2002) "
+		 "Can't connect to local server through socket '%s'",
+		 s1, s1);
+	assert_int_equal(strncmp(err.text, want, strlen(want)), 0);
+	assert_non_null(strstr(err.text, "; 127.0.0.1:1: (2002) "));
+	snprintf(want, sizeof(want),
+		 "; socket %s: (2002) Can't connect to local server through "
+		 "socket '%s'",
+		 s2, s2);
+	assert_non_null(strstr(err.text, want));
+	assert_null(strstr(err.text, "never.invalid"));
+
+	/* An entry without a port takes database.port. */
+	hosts[0] = (char *)"127.0.0.1";
+	d.port = 1;
+	d.hosts.count = 1;
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(strncmp(err.text, "database 127.0.0.1:1: (2002) ",
+				 strlen("database 127.0.0.1:1: (2002) ")),
+			 0);
+
+	/* A bad entry (policy_load refuses it first) is EINVAL here. */
+	hosts[0] = (char *)"db1:0";
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err.text, "database endpoint 'db1:0': port '0': "
+				      "expected 1 to 65535");
+}
+
+/* Only a transaction the server rolled back for a conflict is retried. */
+static void test_retryable_table(void **state)
+{
+	/* clang-format off */
+	static const struct {
+		int e;
+		bool want;
+	} t[] = {
+		{ EDEADLK, true },       { EAGAIN, false },  { EEXIST, false },
+		{ ECONNREFUSED, false }, { ETIMEDOUT, false }, { EPROTO, false },
+		{ ENOENT, false },       { EACCES, false },  { 0, false },
+	};
+	/* clang-format on */
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(db_err_retryable(t[i].e), t[i].want);
+	/* a conflict is not an outage: the prolog retries, not falls back */
+	assert_false(db_err_unavailable(EDEADLK));
+}
+
 static void test_no_config(void **state)
 {
 	fwd_error_t err = {{0}};
@@ -254,6 +388,9 @@ int main(void)
 		cmocka_unit_test(test_server_down),
 		cmocka_unit_test(test_unavailable_table),
 		cmocka_unit_test(test_no_config),
+		cmocka_unit_test(test_endpoint_parse),
+		cmocka_unit_test(test_endpoints_all_down),
+		cmocka_unit_test(test_retryable_table),
 	};
 
 	return cmocka_run_group_tests_name("db", tests, setup, teardown);

@@ -154,6 +154,7 @@ static void test_overrides(void **state)
 		"database:\n"
 		"  socket: /run/mysqld/mysqld.sock\n"
 		"  port: 3307\n"
+		"  hosts: [db1:3306, db2, \"[::1]:3310\", /run/mysqld/a.sock]\n"
 		"  password_file: /etc/fwdalloc/db.password\n"
 		"ingest: {max_rate_factor: 2.5, max_bandwidth: 200GB/s,\n"
 		"  max_ops_rate: 500000, max_queue_len: 4096}\n"
@@ -199,6 +200,11 @@ static void test_overrides(void **state)
 	assert_string_equal(p->database.socket, "/run/mysqld/mysqld.sock");
 	assert_int_equal(p->database.port, 3307);
 	assert_string_equal(p->database.host, "localhost");
+	assert_int_equal(p->database.hosts.count, 4);
+	assert_string_equal(p->database.hosts.items[0], "db1:3306");
+	assert_string_equal(p->database.hosts.items[1], "db2");
+	assert_string_equal(p->database.hosts.items[2], "[::1]:3310");
+	assert_string_equal(p->database.hosts.items[3], "/run/mysqld/a.sock");
 	assert_string_equal(p->database.password_file,
 			    "/etc/fwdalloc/db.password");
 	assert_true(p->ingest.max_rate_factor == 2.5);
@@ -408,6 +414,25 @@ static const struct {
 	 "path (starting with /)"},
 	{"null audit file", "audit: {file: null}\n", 0,
 	 "FILE:1:15: audit.file: value is empty; expected an absolute path"},
+	{"hosts not a list", "database: {hosts: db1}\n", 0,
+	 "FILE:1:19: database.hosts: value 'db1': expected a list of "
+	 "endpoints, e.g. [db1:3306, db2, /run/mysqld/mysqld.sock]"},
+	{"hosts bad port", "database:\n  hosts: [db1, db2:0]\n", 0,
+	 "FILE:2:16: database.hosts[1]: value 'db2:0': port '0': expected 1 to "
+	 "65535; expected an endpoint: host, host:port, [ipv6]:port or "
+	 "/unix/socket"},
+	{"hosts bare ipv6", "database: {hosts: ['::1']}\n", 0,
+	 "FILE:1:20: database.hosts[0]: value '::1': an IPv6 address goes in "
+	 "brackets, e.g. [::1]:3306; expected an endpoint: host, host:port, "
+	 "[ipv6]:port or /unix/socket"},
+	{"hosts twice", "database: {hosts: [db1, db1]}\n", 0,
+	 "FILE:1:25: database.hosts[1]: value 'db1': listed twice"},
+	{"hosts empty item", "database: {hosts: [db1, '']}\n", 0,
+	 "FILE:1:25: database.hosts[1]: value '': expected an endpoint: host, "
+	 "host:port, [ipv6]:port or /unix/socket"},
+	{"hosts too many",
+	 "database: {hosts: [a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q]}\n", 0,
+	 "FILE:1:19: database.hosts: 17 endpoints: at most 16"},
 	{"empty host", "database: {host: ''}\n", 0,
 	 "FILE:1:18: database.host: value '': expected a non-empty string"},
 	{"link name with slash", "remap: {lwfs: {link_name: a/b}}\n", 0,
@@ -538,7 +563,8 @@ static void test_round_trip(void **state)
 		"  scale: {max_metadata_rate: 0.1, min_volume: 1234567}\n"
 		"  caps: {max_pool_share: 0.123456789}\n"
 		"  interference: {high_bandwidth: 123456.789}\n"
-		"database: {socket: /tmp/s, host: \"db:1\", user: \"a\\\"b\"}\n"
+		"database: {socket: /tmp/s, host: \"db:1\", user: \"a\\\"b\",\n"
+		"  hosts: [\"[fe80::1]:3306\", db-2, /tmp/x.sock]}\n"
 		"anomaly: {dbscan: {eps: 0.07}, ost_exclude_command: "
 		"[/bin/echo, \"x y\", \"a\\tb\"]}\n"
 		"remap: {driver: exec, exec: {command: [/bin/true]}}\n";
@@ -558,6 +584,8 @@ static void test_round_trip(void **state)
 		fail_msg("%s", err.text);
 	assert_string_equal(p->access.allow_users.items[0], "o'brien");
 	assert_string_equal(p->database.user, "a\"b");
+	assert_int_equal(p->database.hosts.count, 3);
+	assert_string_equal(p->database.hosts.items[0], "[fe80::1]:3306");
 	assert_string_equal(p->anomaly.ost_exclude_command.argv[2], "a\tb");
 	round_trip(p);
 	policy_destroy(p);
