@@ -21,22 +21,10 @@
 
 int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
 {
-	if (db_begin_locked(db,
-			    "SELECT id FROM decision_lock WHERE id = 1 "
-			    "FOR UPDATE",
-			    "decision lock", timeout, err) < 0)
-		return -1;
-	/* A write, not only a lock: Galera certifies writes across members,
-	 * so concurrent decisions on two members conflict here (EDEADLK,
-	 * retried by ledger_store_tx_retry()) instead of both committing. */
-	if (db_execf(db, err,
-		     "UPDATE decision_lock SET decisions = decisions + 1 "
-		     "WHERE id = 1",
-		     "") < 0) {
-		db_rollback(db);
-		return -1;
-	}
-	return 0;
+	return db_begin_locked(db,
+			       "SELECT id FROM decision_lock WHERE id = 1 "
+			       "FOR UPDATE",
+			       "decision lock", timeout, err);
 }
 
 bool ledger_store_tx_retry(struct db *db, int cause, unsigned int *attempt,

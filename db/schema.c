@@ -316,9 +316,7 @@ static const char *const v2_stmts[] = {
  *
  * decision_lock (controller/ledger_store.c): one row; every decision and
  * every reconcile starts its transaction with `SELECT ... FOR UPDATE` on
- * it (db_begin_locked()) and counts itself in it, so that on a Galera
- * cluster, where a row lock holds on one member only, two decisions on
- * different members write the same row and cannot both commit.  health_lock (monitor/health_db.c): the same
+ * it (db_begin_locked()).  health_lock (monitor/health_db.c): the same
  * for the health scan and the health admin overrides.  Named locks
  * (GET_LOCK), used before, can be taken by any account, the node account
  * too; these rows only by accounts that may read the tables, and the node
@@ -338,7 +336,6 @@ static const char *const v2_stmts[] = {
 static const char *const v3_stmts[] = {
 	"CREATE TABLE IF NOT EXISTS decision_lock ("
 	" id TINYINT UNSIGNED NOT NULL,"
-	" decisions BIGINT UNSIGNED NOT NULL DEFAULT 0,"
 	" PRIMARY KEY (id)"
 	")" TABLE_OPTS,
 
