@@ -14,6 +14,7 @@
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
 #include "allocator/ledger.h"
+#include "common/units.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
 
@@ -106,7 +107,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 			    p->decision.contention == POLICY_CONTENTION_GAIN
 				    ? "by expected gain"
 				    : "first come, first served",
-			    alloc_rate_str(alone[i]->gain_bps, g, sizeof(g)),
+			    units_short_rate(alone[i]->gain_bps, g, sizeof(g)),
 			    pool_taken(alone[i]),
 			    alloc_plural(pool_taken(alone[i])),
 			    pool_taken(d)) < 0) {

@@ -29,6 +29,7 @@
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
 #include "allocator/ledger.h"
+#include "common/units.h"
 #include "policies/classify.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -87,19 +88,6 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 		return -1;
 	d->n_reasons++;
 	return 0;
-}
-
-/* Three significant digits in GB/s, MB/s or B/s: short enough for a
- * sentence (common/units prints exact figures, for files). */
-const char *alloc_rate_str(double bps, char *buf, size_t len)
-{
-	if (bps >= 1e9)
-		snprintf(buf, len, "%.3gGB/s", bps / 1e9);
-	else if (bps >= 1e6)
-		snprintf(buf, len, "%.3gMB/s", bps / 1e6);
-	else
-		snprintf(buf, len, "%.3gB/s", bps);
-	return buf;
 }
 
 static const char *size_str(uint64_t v, char *buf, size_t len)
@@ -341,18 +329,18 @@ static int scale_check(struct work *w, bool *want)
 			"no scaling needed: S = %u <= N_f = %u (N_io %u x B_c "
 			"%s / B_f %s)",
 			d->s, d->n_f, pr->io_nodes,
-			alloc_rate_str(pr->node_bandwidth_bps, a, sizeof(a)),
-			alloc_rate_str(bf, b, sizeof(b)));
+			units_short_rate(pr->node_bandwidth_bps, a, sizeof(a)),
+			units_short_rate(bf, b, sizeof(b)));
 	*want = true;
 	return alloc_reason(
 		d,
 		"demanding: S = %u > N_f = %u (N_io %u x B_c %s / B_f %s = %s "
 		"needed)",
 		d->s, d->n_f, pr->io_nodes,
-		alloc_rate_str(pr->node_bandwidth_bps, a, sizeof(a)),
-		alloc_rate_str(bf, b, sizeof(b)),
-		alloc_rate_str((double)pr->io_nodes * pr->node_bandwidth_bps, c,
-			       sizeof(c)));
+		units_short_rate(pr->node_bandwidth_bps, a, sizeof(a)),
+		units_short_rate(bf, b, sizeof(b)),
+		units_short_rate((double)pr->io_nodes * pr->node_bandwidth_bps,
+				 c, sizeof(c)));
 }
 
 /* ---- 4. scaling ------------------------------------------------------- */
@@ -522,11 +510,11 @@ static int interference_check(struct work *w, bool *want)
 			const struct alloc_ledger_entry *e = hold[k];
 
 			/* Unknown size: an N-1 holder counts as large. */
-			if (!policy_job_disruptive(
-				    in, e->io_mode == FWD_IO_N_1,
-				    e->n_nodes ? e->n_nodes : SIZE_MAX,
-				    e->mdops, e->bandwidth_bps, why,
-				    sizeof(why)))
+			if (!policy_job_disruptive(in, e->io_mode == FWD_IO_N_1,
+						   e->n_nodes ? e->n_nodes
+							      : SIZE_MAX,
+						   e->mdops, e->bandwidth_bps,
+						   why, sizeof(why)))
 				continue;
 			*want = true;
 			return alloc_reason(
@@ -654,8 +642,8 @@ static int access_check(struct work *w, struct plan *pl)
 	struct alloc_decision *d = w->d;
 	char why[256];
 
-	pl->shadow = job->request == FWD_REQ_SHADOW ||
-		     a->mode == POLICY_MODE_SHADOW;
+	pl->shadow =
+		job->request == FWD_REQ_SHADOW || a->mode == POLICY_MODE_SHADOW;
 	pl->asked = job->request == FWD_REQ_AUTO ||
 		    job->request == FWD_REQ_SCALE ||
 		    job->request == FWD_REQ_ISOLATE ||
@@ -867,8 +855,7 @@ struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
 		if (alloc_reason(d, "shadow mode: would %s; nothing applied",
 				 d->rule_action == FWD_ACT_DEFAULT
 					 ? "keep the default mapping"
-					 : fwd_action_name(d->rule_action)) <
-		    0)
+					 : fwd_action_name(d->rule_action)) < 0)
 			goto nomem;
 	} else if (pl.upgrade_denied &&
 		   (d->rule_action == FWD_ACT_DEFAULT ||

@@ -56,8 +56,8 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 
 /* ---- the pool (pool.c) ------------------------------------------------- */
 
-static inline enum fwd_health
-alloc_fwd_health(const struct alloc_health *h, uint32_t f)
+static inline enum fwd_health alloc_fwd_health(const struct alloc_health *h,
+					       uint32_t f)
 {
 	return h && h->forwarder ? h->forwarder[f] : FWD_HEALTH_OK;
 }
@@ -119,8 +119,5 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 
 /* "s" to follow a count's noun in a reason, so that 1 reads singular. */
 const char *alloc_plural(uintmax_t n);
-
-/* "2.5GB/s"-style figures for reasons. */
-const char *alloc_rate_str(double bps, char *buf, size_t len);
 
 #endif

@@ -441,3 +441,14 @@ void units_format_fraction(double v, char *buf, size_t len)
 	}
 	shortest_fixed(v, buf, len);
 }
+
+const char *units_short_rate(double bps, char *buf, size_t len)
+{
+	if (bps >= 1e9)
+		snprintf(buf, len, "%.3gGB/s", bps / 1e9);
+	else if (bps >= 1e6)
+		snprintf(buf, len, "%.3gMB/s", bps / 1e6);
+	else
+		snprintf(buf, len, "%.3gB/s", bps);
+	return buf;
+}

@@ -34,4 +34,8 @@ void units_format_rate(double v, char *buf, size_t len);
 void units_format_duration(double v, char *buf, size_t len);
 void units_format_fraction(double v, char *buf, size_t len);
 
+/* A rate in three significant digits, GB/s, MB/s or B/s ("2.5GB/s"):
+ * short enough for a sentence, such as a decision's reason; returns buf. */
+const char *units_short_rate(double bps, char *buf, size_t len);
+
 #endif

@@ -40,7 +40,6 @@ static void copy_col(const struct db_stmt *st, unsigned c, char *dst,
 	snprintf(dst, len, "%s", v ? v : "");
 }
 
-
 /* ---- forwarders held ---- */
 
 /* v[i].held for the jobs of one chunk, in one statement. */
@@ -394,8 +393,8 @@ int history_app_runs(struct db *db, const char *user, const char *name,
 {
 	struct db_stmt *st;
 	uint64_t *v = NULL;
-	size_t n = 0, cap = 0;
-	int rv = -1, r;
+	size_t n = 0;
+	int rv = -1;
 
 	*out = NULL;
 	*n_out = 0;
@@ -415,14 +414,7 @@ int history_app_runs(struct db *db, const char *user, const char *name,
 	    db_bind_int64(st, 5, after) < 0 ||
 	    db_bind_uint64(st, 6, exclude) < 0 || db_exec(st, err) < 0)
 		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		if (fwd_grow((void **)&v, &cap, n + 1, sizeof(*v), 64) < 0) {
-			nomem(err);
-			goto out;
-		}
-		v[n++] = db_col_uint64(st, 0);
-	}
-	if (r < 0)
+	if (db_fetch_uint64s(st, &v, &n, err) < 0)
 		goto out;
 	*out = v;
 	*n_out = n;

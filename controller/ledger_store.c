@@ -398,8 +398,7 @@ int ledger_store_held_jobs(struct db *db, uint64_t **jobs, size_t *n,
 			   fwd_error_t *err)
 {
 	struct db_stmt *st;
-	size_t cap = 0;
-	int rv = -1, r;
+	int rv = -1;
 
 	*jobs = NULL;
 	*n = 0;
@@ -409,14 +408,7 @@ int ledger_store_held_jobs(struct db *db, uint64_t **jobs, size_t *n,
 			err);
 	if (!st || db_exec(st, err) < 0)
 		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		if (FWD_GROW(*jobs, cap, *n + 1, 64) < 0) {
-			errprintf(err, "%s", strerror(errno));
-			goto out;
-		}
-		(*jobs)[(*n)++] = db_col_uint64(st, 0);
-	}
-	if (r < 0)
+	if (db_fetch_uint64s(st, jobs, n, err) < 0)
 		goto out;
 	rv = 0;
 out:

@@ -1246,3 +1246,17 @@ int64_t db_prune_before(struct db *db, const char *table, const char *column,
 	}
 	return total;
 }
+
+int db_fetch_uint64s(struct db_stmt *st, uint64_t **v, size_t *n,
+		     fwd_error_t *err)
+{
+	size_t cap = *n;
+	int r;
+
+	while ((r = db_fetch(st, err)) > 0) {
+		if (FWD_GROW(*v, cap, *n + 1, 64) < 0)
+			return errprintf(err, "out of memory");
+		(*v)[(*n)++] = db_col_uint64(st, 0);
+	}
+	return r < 0 ? -1 : 0;
+}

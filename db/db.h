@@ -235,6 +235,14 @@ double db_col_double(const struct db_stmt *st, unsigned int col);
 const char *db_col_text(const struct db_stmt *st, unsigned int col);
 
 /*
+ * After db_exec(): append column 0 of every remaining row, as unsigned
+ * integers (ids), to the malloc'd array *v of *n elements (NULL and 0 for
+ * a new one).  0, or -1 with errno and err (the caller frees *v).
+ */
+int db_fetch_uint64s(struct db_stmt *st, uint64_t **v, size_t *n,
+		     fwd_error_t *err);
+
+/*
  * One-shot helpers: prepare, bind from a type string, execute, close.
  * Type letters, one per '?': 'i' int64_t, 'u' uint64_t, 'd' double,
  * 's' const char * (NULL binds NULL), 'n' NULL (no argument consumed).

@@ -16,8 +16,8 @@ int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n, fwd_error_t *err)
 {
 	struct db_stmt *st;
 	uint64_t *v = NULL;
-	size_t cnt = 0, cap = 0;
-	int rv = -1, r;
+	size_t cnt = 0;
+	int rv = -1;
 
 	*ids = NULL;
 	*n = 0;
@@ -29,15 +29,7 @@ int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n, fwd_error_t *err)
 		return -1;
 	if (db_exec(st, err) < 0)
 		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		if (FWD_GROW(v, cap, cnt + 1, 64) < 0) {
-			errno = ENOMEM;
-			errprintf(err, "out of memory");
-			goto out;
-		}
-		v[cnt++] = db_col_uint64(st, 0);
-	}
-	if (r < 0)
+	if (db_fetch_uint64s(st, &v, &cnt, err) < 0)
 		goto out;
 	*ids = v;
 	*n = cnt;

@@ -10,20 +10,9 @@
 
 #include <stdio.h>
 
+#include "common/units.h"
 #include "policies/classify.h"
 #include "policies/policy.h"
-
-/* "2.5GB/s"-style figures, as the decision's reasons print them. */
-static const char *rate_str(double bps, char *buf, size_t len)
-{
-	if (bps >= 1e9)
-		snprintf(buf, len, "%.3gGB/s", bps / 1e9);
-	else if (bps >= 1e6)
-		snprintf(buf, len, "%.3gMB/s", bps / 1e6);
-	else
-		snprintf(buf, len, "%.3gB/s", bps);
-	return buf;
-}
 
 unsigned policy_job_disruptive(const struct policy_interference *in,
 			       bool n_to_1, size_t n_nodes, double mdops,
@@ -49,8 +38,8 @@ unsigned policy_job_disruptive(const struct policy_interference *in,
 			 mdops, in->metadata_heavy_rate);
 	else if (r & POLICY_DISRUPT_BANDWIDTH)
 		snprintf(why, whylen, "high bandwidth: peak %s > %s",
-			 rate_str(peak_bps, a, sizeof(a)),
-			 rate_str(in->high_bandwidth, b, sizeof(b)));
+			 units_short_rate(peak_bps, a, sizeof(a)),
+			 units_short_rate(in->high_bandwidth, b, sizeof(b)));
 	return r;
 }
 
