@@ -934,7 +934,9 @@ static void outf(struct out *o, const char *fmt, ...)
 		return;
 	for (;;) {
 		va_start(ap, fmt);
-		n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+		/* no buffer yet: only measure (NULL + 0 is undefined) */
+		n = vsnprintf(o->buf ? o->buf + o->len : NULL, o->cap - o->len,
+			      fmt, ap);
 		va_end(ap);
 		if (n < 0) {
 			o->failed = true;
