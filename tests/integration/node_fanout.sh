@@ -183,4 +183,20 @@ check "job 504 has no decision file" test ! -e "$spool/504.decision"
 check_eq "job 504's nodes ask the database and find no decision" \
 	"c1 db no-decision" "$(head -n 1 "$d/fb.out")"
 
+# 7. A decision that cannot be published: the record says so and the
+# nodes read the database (the spool's parent does not exist: mkdir
+# fails, and there is no file for the nodes).
+sed "s|^  decision_dir: .*|  decision_dir: $d/missing/spool|" "$policy" >"$d/policy-bad.yaml"
+env SLURM_JOB_ID=505 SLURM_JOB_NODELIST="c[1-4]" SLURM_JOB_NUM_NODES=4 \
+	SLURM_JOB_USER=alice SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+	"$fwdctl" --policy "$d/policy-bad.yaml" prolog >"$d/hook.out" 2>&1
+check_eq "unpublishable decision: prolog exits 0" 0 "$?"
+r=$(record prolog 505)
+check_match "unpublishable decision: still decided" '"outcome":"default"' "$r"
+check_match "unpublishable decision: the record says why" \
+	'"decision_file":"publishing the decision of job 505: .*missing/spool: No such file or directory"' "$r"
+"$fanout" "$d/policy-bad.yaml" 505 1 c 10 >"$d/np.out" 2>&1
+check_eq "unpublishable decision: the node reads the database" \
+	"c1 db default fwd1=10.0.0.1" "$(head -n 1 "$d/np.out")"
+
 tap_done
