@@ -128,9 +128,12 @@ int fwdalloc_job_prolog(spank_t sp)
 		goto fail;
 	}
 	slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
-		   "action %s: applied forwarders %s (driver %s)",
+		   "action %s: applied forwarders %s (driver %s, read from "
+		   "the %s)",
 		   fj.job_id, fj.node, fj.request, nd.action, names,
-		   remap_driver_name(r));
+		   remap_driver_name(r),
+		   nd.source == FWDALLOC_SOURCE_FILE ? "decision file"
+						     : "database");
 	goto out;
 fail:
 	/* Counted into the job's audit record by EpilogSlurmctld. */
