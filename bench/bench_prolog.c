@@ -181,6 +181,10 @@ int main(void)
 	db_close(db);
 	db = NULL;
 	p->remap.driver = POLICY_DRIVER_NONE;
+	/* The node prolog's database read (bench_fanout times the
+	 * decision file). */
+	free(p->remap.decision_dir);
+	p->remap.decision_dir = NULL;
 	if (!(rm = remap_create(&p->remap, &err))) {
 		fprintf(stderr, "bench_prolog: %s\n", err.text);
 		goto out;

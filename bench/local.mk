@@ -7,7 +7,7 @@ BENCH_DB = bench/bench_testdb.c bench/testdb.h
 
 BENCHES += bench/bench_topology bench/bench_decide bench/bench_sim \
 	bench/bench_ingest bench/bench_db bench/bench_health \
-	bench/bench_trace bench/bench_prolog
+	bench/bench_trace bench/bench_prolog bench/bench_fanout
 EXTRA_PROGRAMS += $(BENCHES)
 CLEANFILES += $(BENCHES)
 
@@ -36,3 +36,8 @@ bench_bench_trace_LDADD = $(FWD_PROFILER_LIBS)
 bench_bench_prolog_SOURCES = bench/bench_prolog.c
 bench_bench_prolog_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_prolog_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
+# One job's node prologs at once: decision file and database.
+bench_bench_fanout_SOURCES = bench/bench_fanout.c bench/fanout.c \
+	bench/fanout.h $(BENCH_DB)
+bench_bench_fanout_CFLAGS = $(BENCH_CFLAGS)
+bench_bench_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)

@@ -9,6 +9,7 @@
 #include "controller/audit.h"
 #include "controller/hook_run.h"
 #include "controller/ledger_store.h"
+#include "controller/publish.h"
 #include "db/db.h"
 #include "policies/policy.h"
 
@@ -32,6 +33,7 @@ static int epilog_child(void *arg, int fd)
 	rec = audit_record_release(
 		j, now, released, failed ? err.text : NULL,
 		(uint64_t)((fwd_clock_real() - h->t0) * 1e6));
+	ctl_publish_collect(p, j, rec);
 	if (!failed && p->audit.database)
 		audit_store(db, rec, &err);
 	rc = ctl_hook_send(fd, failed, rec) < 0 ? 1 : 0;

@@ -9,6 +9,7 @@ libfwdcontroller_la_SOURCES = \
 	controller/audit.c controller/audit.h \
 	controller/hooks.c controller/hooks.h controller/hook_run.h \
 	controller/prolog.c controller/epilog.c \
+	controller/publish.c controller/publish.h \
 	controller/reconcile.c controller/reconcile.h \
 	controller/history.c controller/history.h \
 	controller/health_ctl.c controller/health_ctl.h \

@@ -16,6 +16,7 @@
 #include "controller/hook_run.h"
 #include "controller/ledger_store.h"
 #include "controller/profile_ctl.h"
+#include "controller/publish.h"
 #include "db/db.h"
 #include "monitor/health.h"
 #include "policies/policy.h"
@@ -180,6 +181,10 @@ retry:
 	if (db_commit(db, &err) < 0)
 		goto fallback;
 	in_tx = 0;
+	/* Without the file the node prologs read the database instead. */
+	if (ctl_publish_decision(db, p, j, &err) < 0)
+		json_object_set_new(rec, "decision_file",
+				    json_string(err.text));
 	if (ctl_hook_send(fd, false, rec) < 0)
 		goto out;
 	rc = 0;
@@ -235,6 +240,7 @@ fallback:
 	if (in_tx)
 		db_rollback(db);
 	in_tx = 0;
+	ctl_publish_withdraw(p, j);
 	json_decref(rec);
 	now = fwd_clock_real();
 	rec = audit_record_fallback(j, t, "prolog",

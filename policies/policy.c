@@ -183,6 +183,7 @@ void policy_destroy(struct policy *p)
 	argv_free(&p->anomaly.ost_exclude_command);
 	argv_free(&p->anomaly.ost_restore_command);
 	argv_free(&p->remap.exec.command);
+	free(p->remap.decision_dir);
 	free(p->remap.verbs.device);
 	free(p->remap.lwfs.volfile_dir);
 	free(p->remap.lwfs.link_name);

@@ -230,6 +230,10 @@ struct policy_remap_lnet {
 struct policy_remap {
 	enum policy_driver driver;       /* default none */
 	double timeout;                  /* per apply/revert, seconds; 30 */
+	char *decision_dir;              /* per-job decision files the
+					  * controller publishes and node
+					  * prologs read; NULL = node prologs
+					  * read the database (default) */
 	struct policy_remap_exec exec;
 	struct policy_remap_verbs verbs;
 	struct policy_remap_lwfs lwfs;

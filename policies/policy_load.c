@@ -236,6 +236,7 @@ static const struct field lnet_fields[] = {
 static const struct field remap_fields[] = {
 	FLD("driver", F_DRIVER, remap.driver),
 	POS("timeout", F_DURATION, remap.timeout, 3600),
+	FLD("decision_dir", F_OPTPATH, remap.decision_dir),
 	SEC("exec", exec_fields),
 	SEC("verbs", verbs_fields),
 	SEC("lwfs", lwfs_fields),

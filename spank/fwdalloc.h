@@ -57,14 +57,20 @@ const char *fwdalloc_option_mode(void);
 /* Is s one of auto|scale|isolate|off|shadow? */
 int fwdalloc_mode_valid(const char *s);
 
-
 #define FWDALLOC_MAX_TARGETS 64
+
+/* Where a node's decision came from. */
+enum fwdalloc_source {
+	FWDALLOC_SOURCE_DB = 0, /* the node account's database read */
+	FWDALLOC_SOURCE_FILE,	/* the job's file in remap.decision_dir */
+};
 
 /* This node's part of a job's decision (fwdalloc_node.c). */
 struct fwdalloc_node_decision {
-	char action[32]; /* "scale", "isolate", "avoid-anomaly",
-			  * "default", "shadow" */
-	size_t n;	 /* forwarders serving this node */
+	char action[32];	     /* "scale", "isolate", "avoid-anomaly",
+				      * "default", "shadow" */
+	enum fwdalloc_source source; /* where it was read */
+	size_t n;		     /* forwarders serving this node */
 	struct remap_target t[FWDALLOC_MAX_TARGETS];
 	char names[FWDALLOC_MAX_TARGETS][65];
 	char addrs[FWDALLOC_MAX_TARGETS][256];
@@ -72,12 +78,26 @@ struct fwdalloc_node_decision {
 
 /*
  * Read this node's forwarders for the job from the job's unreleased
- * allocation rows, with the read-only node account.  Returns 1 with nd
- * filled, 0 when the job has no decision, -1 with err on failure.
+ * allocation rows: from the job's decision file in remap.decision_dir
+ * when the policy sets it and the file exists (controller/publish.h), else
+ * with the read-only node account.  Returns 1 with nd filled, 0 when the
+ * job has no decision, -1 with err on failure (a damaged decision file is
+ * a failure, not a reason to ask the database).  nd->source says which.
  */
 int fwdalloc_node_decision(const struct policy *p, uint32_t job_id,
 			   const char *node, struct fwdalloc_node_decision *nd,
 			   fwd_error_t *err);
+
+/*
+ * This node keeps its default mapping for the job although the controller
+ * decided (why: the error): append "<node> <why>" to the job's fallback
+ * file in remap.decision_dir, one O_APPEND write, for EpilogSlurmctld to
+ * count into the job's audit record.  0 (also without decision_dir), or
+ * -1 with err.
+ */
+int fwdalloc_node_fallback_note(const struct policy *p, uint32_t job_id,
+				const char *node, const char *why,
+				fwd_error_t *err);
 
 /* "fwd3,fwd4" into buf. */
 void fwdalloc_node_names(const struct fwdalloc_node_decision *nd, char *buf,

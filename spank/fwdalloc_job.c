@@ -77,7 +77,7 @@ int fwdalloc_job_prolog(spank_t sp)
 	struct remap *r = NULL;
 	struct fwdalloc_node_decision nd;
 	fwd_error_t err;
-	char names[1024];
+	char names[1024], why[sizeof(err.text) + 32];
 	int rv = 0, found;
 
 	if (job_info_get(sp, "job_prolog", &fj) < 0)
@@ -92,6 +92,8 @@ int fwdalloc_job_prolog(spank_t sp)
 			    "reading the decision: %s; keeping the default "
 			    "mapping",
 			    fj.job_id, fj.node, fj.request, err.text);
+		snprintf(why, sizeof(why), "reading the decision: %s",
+			 err.text);
 		goto fail;
 	}
 	if (found == 0) {
@@ -114,6 +116,7 @@ int fwdalloc_job_prolog(spank_t sp)
 			    "decision maps no forwarder to this node; keeping "
 			    "the default mapping",
 			    fj.job_id, fj.node);
+		snprintf(why, sizeof(why), "no forwarder for this node");
 		goto fail;
 	}
 	if (!(r = remap_create(&p->remap, &err)) ||
@@ -121,14 +124,23 @@ int fwdalloc_job_prolog(spank_t sp)
 		slurm_error("fwdalloc: job_prolog: job %u node %s: applying "
 			    "%s: %s; keeping the default mapping",
 			    fj.job_id, fj.node, names, err.text);
+		snprintf(why, sizeof(why), "applying: %s", err.text);
 		goto fail;
 	}
 	slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
-		   "action %s: applied forwarders %s (driver %s)",
+		   "action %s: applied forwarders %s (driver %s, read from "
+		   "the %s)",
 		   fj.job_id, fj.node, fj.request, nd.action, names,
-		   remap_driver_name(r));
+		   remap_driver_name(r),
+		   nd.source == FWDALLOC_SOURCE_FILE ? "decision file"
+						     : "database");
 	goto out;
 fail:
+	/* Counted into the job's audit record by EpilogSlurmctld. */
+	if (fwdalloc_node_fallback_note(p, fj.job_id, fj.node, why, &err) < 0)
+		slurm_error("fwdalloc: job_prolog: job %u node %s: recording "
+			    "the fallback: %s",
+			    fj.job_id, fj.node, err.text);
 	if (p->access.fail == POLICY_FAIL_CLOSED)
 		rv = -1;
 out:

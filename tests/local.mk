@@ -153,6 +153,7 @@ INTEGRATION_TESTS = \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
+	tests/integration/node_fanout.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
@@ -165,5 +166,10 @@ TESTS += $(INTEGRATION_TESTS)
 check_PROGRAMS += tests/tools/node_read
 tests_tools_node_read_SOURCES = tests/tools/node_read.c
 tests_tools_node_read_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
+# A job's node prologs at once (bench/fanout.c), run by node_fanout.sh.
+check_PROGRAMS += tests/tools/node_fanout
+tests_tools_node_fanout_SOURCES = tests/tools/node_fanout.c bench/fanout.c \
+	bench/fanout.h
+tests_tools_node_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh \
 	tests/integration/health_common.sh

@@ -84,6 +84,8 @@ for n in c1 c2 c3 c4; do
 	[ -f "$M/remap/$n" ] && grep -q "^$j fwd" "$M/remap/$n" && applied=$((applied + 1))
 done
 check_eq "scale: all 4 node prologs applied a mapping" 4 "$applied"
+check_eq "scale: every node prolog read the published decision file" 4 \
+	"$(cat "$M"/log/slurmd-c[1-4].log | grep -c "job_prolog: job $j node c[1-4]: .*applied forwarders .*read from the decision file")"
 check_eq "scale: nodes spread over 4 forwarders" 4 \
 	"$(cat "$M"/remap/c[1-4] | awk '{print $2}' | sort -u | wc -l)"
 # The forwarders' addresses come from the topology (fwdN = 10.0.0.N),
@@ -194,6 +196,9 @@ check_match "DB down: audit file says fallback" '"outcome":"fallback: ' "$(file_
 check_eq "DB down: nothing applied" 0 "$(grep -c " apply $j " "$M/remap.log")"
 check_match "DB down: node prolog logged why" "job $j node c1: request auto: reading the decision: .*keeping the default mapping" \
 	"$(cat "$M/log/slurmd-c1.log")"
+check_match "DB down: the epilog's record counts the 4 nodes that fell back" \
+	'"event":"epilog".*"node_fallbacks":\{"count":4,' \
+	"$(grep "\"job_id\":\"$j\"" "$M/audit.jsonl" | grep '"event":"epilog"')"
 # 7b. Policy fail: closed: a fallback stops the job instead (Slurm
 #     requeues it when PrologSlurmctld fails).
 sed -i 's/^  fail: open$/  fail: closed/' "$M/policy.yaml"

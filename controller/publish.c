@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The job's decision file for its node prologs and the count of the nodes
+ * that fell back (controller/publish.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+#include "controller/job.h"
+#include "controller/publish.h"
+#include "db/db.h"
+#include "policies/policy.h"
+
+static int job_path(const struct policy *p, const struct ctl_job *j,
+		    const char *suffix, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%llu%s", p->remap.decision_dir,
+			 (unsigned long long)j->job_num, suffix);
+
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* The job's held rows, as node_allocations_for returns them. */
+static json_t *held_rows(struct db *db, uint64_t job, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	json_t *rows = json_array();
+	int r;
+
+	st = db_prepare(db,
+			"SELECT forwarder, nodes, action, address FROM "
+			"node_allocations WHERE job_id = ? ORDER BY id",
+			err);
+	if (!st || !rows)
+		goto fail;
+	db_bind_uint64(st, 0, job);
+	if (db_exec(st, err) < 0)
+		goto fail;
+	while ((r = db_fetch(st, err)) > 0) {
+		json_t *row = json_object();
+
+		json_object_set_new(row, "forwarder",
+				    str_or_null(db_col_text(st, 0)));
+		json_object_set_new(row, "nodes",
+				    str_or_null(db_col_text(st, 1)));
+		json_object_set_new(row, "action",
+				    str_or_null(db_col_text(st, 2)));
+		json_object_set_new(row, "address",
+				    str_or_null(db_col_text(st, 3)));
+		json_array_append_new(rows, row);
+	}
+	if (r < 0)
+		goto fail;
+	db_stmt_close(st);
+	return rows;
+fail:
+	db_stmt_close(st);
+	json_decref(rows);
+	return NULL;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t w = write(fd, s + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* text into path: a temporary file in the same directory, mode 0644,
+ * fsync'd, renamed over path. */
+static int write_atomic(const char *dir, const char *path, const char *text,
+			fwd_error_t *err)
+{
+	char tmp[PATH_MAX];
+	int fd;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		errprintf(err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >=
+	    (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		errprintf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		errprintf(err, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	if (fchmod(fd, 0644) < 0 || write_all(fd, text, strlen(text)) < 0 ||
+	    write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
+		int e = errno;
+
+		close(fd);
+		unlink(tmp);
+		errno = e;
+		errprintf(err, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		errno = e;
+		errprintf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int ctl_publish_decision(struct db *db, const struct policy *p,
+			 const struct ctl_job *j, fwd_error_t *err)
+{
+	char path[PATH_MAX], digest[65];
+	json_t *rows = NULL, *doc = NULL;
+	char *rtext = NULL, *text = NULL;
+	int rv = -1;
+
+	if (!p->remap.decision_dir)
+		return 0;
+	if (job_path(p, j, FWD_DECISION_SUFFIX, path, sizeof(path)) < 0) {
+		errno = ENAMETOOLONG;
+		errprintf(err, "%s: %s", p->remap.decision_dir,
+			  strerror(errno));
+		goto out;
+	}
+	if (!(rows = held_rows(db, j->job_num, err)))
+		goto out;
+	if (!(rtext = fwd_decision_rows_dump(rows))) {
+		errno = ENOMEM;
+		errprintf(err, "decision file: cannot serialise");
+		goto out;
+	}
+	sha256_hex(rtext, strlen(rtext), digest);
+	doc = json_object();
+	json_object_set_new(doc, "version", json_integer(FWD_DECISION_VERSION));
+	json_object_set_new(doc, "job", json_integer((json_int_t)j->job_num));
+	json_object_set(doc, "rows", rows);
+	json_object_set_new(doc, "digest", json_string(digest));
+	if (!(text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
+		errno = ENOMEM;
+		errprintf(err, "decision file: cannot serialise");
+		goto out;
+	}
+	if (strlen(text) + 1 > FWD_DECISION_MAX_BYTES) {
+		errno = EFBIG;
+		errprintf(err, "%s: %zu bytes, more than nodes accept", path,
+			  strlen(text) + 1);
+		goto out;
+	}
+	rv = write_atomic(p->remap.decision_dir, path, text, err);
+out:
+	if (rv < 0) {
+		errprefix(err, "publishing the decision of job %s", j->job_id);
+		ctl_publish_withdraw(p, j);
+	}
+	free(rtext);
+	free(text);
+	json_decref(doc);
+	json_decref(rows);
+	return rv;
+}
+
+void ctl_publish_withdraw(const struct policy *p, const struct ctl_job *j)
+{
+	char path[PATH_MAX];
+
+	if (p->remap.decision_dir &&
+	    job_path(p, j, FWD_DECISION_SUFFIX, path, sizeof(path)) == 0)
+		unlink(path);
+}
+
+/* The fallback file's contents (at most FWD_FALLBACK_MAX_BYTES), malloc'd
+ * and NUL-terminated, or NULL when there is none. */
+static char *read_bounded(const char *path)
+{
+	struct stat sb;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    !(buf = malloc(FWD_FALLBACK_MAX_BYTES + 1)))
+		goto out;
+	while (len < FWD_FALLBACK_MAX_BYTES) {
+		ssize_t r = read(fd, buf + len, FWD_FALLBACK_MAX_BYTES - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+out:
+	close(fd);
+	return buf;
+}
+
+/* A node name as written by a node prolog: printable, no blank, short. */
+static int node_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
+void ctl_publish_collect(const struct policy *p, const struct ctl_job *j,
+			 json_t *rec)
+{
+	char path[PATH_MAX];
+	json_t *nodes, *fb;
+	char *buf, *line, *next;
+	json_int_t count = 0;
+
+	if (!p->remap.decision_dir)
+		return;
+	ctl_publish_withdraw(p, j);
+	if (job_path(p, j, FWD_FALLBACK_SUFFIX, path, sizeof(path)) < 0)
+		return;
+	buf = read_bounded(path);
+	unlink(path);
+	nodes = json_array();
+	for (line = buf; line && *line; line = next) {
+		size_t n;
+
+		next = strchr(line, '\n');
+		if (!next) /* a partial last line is not a record */
+			break;
+		*next++ = '\0';
+		n = strcspn(line, " ");
+		count++;
+		if (json_array_size(nodes) < FWD_FALLBACK_MAX_NODES) {
+			line[n] = '\0';
+			json_array_append_new(nodes,
+					      json_string(node_name_ok(line, n)
+								  ? line
+								  : "?"));
+		}
+	}
+	free(buf);
+	fb = json_object();
+	json_object_set_new(fb, "count", json_integer(count));
+	json_object_set_new(fb, "nodes", nodes);
+	json_object_set_new(rec, "node_fallbacks", fb);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CONTROLLER_PUBLISH_H
+#define FWD_CONTROLLER_PUBLISH_H
+
+/*
+ * The job's decision, published once for its node prologs (policy key
+ * remap.decision_dir, a directory the site shares between the controller
+ * and the compute nodes).  Without it every node prolog opens a database
+ * connection of its own, and a job of thousands of nodes opens thousands
+ * within a second (MariaDB's default max_connections is 151).
+ *
+ *   <dir>/<job>.decision   written by PrologSlurmctld after the decision
+ *                          committed, atomically (temporary file, fsync,
+ *                          rename), mode 0644, owned by SlurmUser:
+ *     {"version":1,"job":<job>,"rows":[{"forwarder":..,"nodes":..,
+ *      "action":..,"address":..|null},...],"digest":"<sha256 hex>"}
+ *                          rows are the job's held allocation rows as the
+ *                          node account's node_allocations_for returns
+ *                          them (same columns, same order); digest is the
+ *                          SHA-256 of the rows' compact JSON
+ *                          (fwd_decision_rows_dump()).  Removed when the
+ *                          prolog falls back (the nodes then ask the
+ *                          database, which holds the truth) and by
+ *                          EpilogSlurmctld.
+ *   <dir>/<job>.fallbacks  one line "<node> <why>\n" per node prolog that
+ *                          kept its default mapping, appended with a
+ *                          single O_APPEND write; EpilogSlurmctld counts
+ *                          them into the job's audit record
+ *                          ("node_fallbacks": {"count": N, "nodes": [..]})
+ *                          and removes the file.
+ *
+ * The node side (spank/fwdalloc_node.c) reads the decision file without
+ * following links, size-limited, and parses it strictly; a missing file
+ * sends it to the database, a damaged one keeps the node's defaults.
+ */
+
+#include <jansson.h>
+
+#include "common/error.h"
+
+#define FWD_DECISION_VERSION 1
+#define FWD_DECISION_SUFFIX ".decision"
+#define FWD_FALLBACK_SUFFIX ".fallbacks"
+/* Largest decision file a node accepts (an 8,192-node job with
+ * scattered nodes has hostlists of some 100 KB). */
+#define FWD_DECISION_MAX_BYTES (4u << 20)
+/* Most rows a decision file may hold. */
+#define FWD_DECISION_MAX_ROWS 4096
+/* One fallback line, newline included, and the most the epilog reads. */
+#define FWD_FALLBACK_LINE_MAX 256
+#define FWD_FALLBACK_MAX_BYTES (4u << 20)
+/* Node names the audit record lists (the count is always exact). */
+#define FWD_FALLBACK_MAX_NODES 256
+
+/* The canonical text the digest covers: json_dumps(rows, JSON_COMPACT |
+ * JSON_PRESERVE_ORDER).  Both sides call it with the same jansson. */
+#define fwd_decision_rows_dump(rows) \
+	json_dumps((rows), JSON_COMPACT | JSON_PRESERVE_ORDER)
+
+struct db;
+struct policy;
+struct ctl_job;
+
+/*
+ * After the decision committed: read the job's held rows with the
+ * controller's connection and publish them.  Nothing to do (0) without
+ * remap.decision_dir.  On failure the file is removed (the node prologs
+ * then read the database) and -1 is returned with err.
+ */
+int ctl_publish_decision(struct db *db, const struct policy *p,
+			 const struct ctl_job *j, fwd_error_t *err);
+
+/* The prolog fell back: remove any decision file of the job (one left by
+ * an earlier run of a requeued job must not be applied). */
+void ctl_publish_withdraw(const struct policy *p, const struct ctl_job *j);
+
+/*
+ * The epilog: add "node_fallbacks": {"count": N, "nodes": [...]} to rec
+ * from the job's fallback file and remove the job's files.  Nothing to do
+ * without remap.decision_dir.
+ */
+void ctl_publish_collect(const struct policy *p, const struct ctl_job *j,
+			 json_t *rec);
+
+#endif
