@@ -28,6 +28,14 @@ struct ctl_hook {
 int ctl_hook_send(int fd, bool fallback, const json_t *rec);
 
 /*
+ * Child side, just before the commit that makes the decision visible:
+ * tell the parent that, should the child be stopped from now on, the
+ * allocation may be in the ledger (the parent then releases it, by job
+ * id, before answering Slurm).  0, or -1.
+ */
+int ctl_hook_mark_commit(int fd);
+
+/*
  * Parent side: run child(h, fd) under the policy's decide_timeout and
  * append the record it sends to the audit file; when it sends none (timed
  * out, killed, failed), record a fallback for `event` in the file and, if

@@ -172,6 +172,10 @@ static int prolog_child(void *arg, int fd)
 	rec = audit_record_decision(j, t, d, now);
 	if (p->audit.database && audit_store(db, rec, &err) < 0)
 		goto fallback;
+	if (ctl_hook_mark_commit(fd) < 0) {
+		errprintf(&err, "result pipe: %s", strerror(errno));
+		goto fallback;
+	}
 	if (db_commit(db, &err) < 0)
 		goto fallback;
 	in_tx = 0;

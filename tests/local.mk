@@ -158,8 +158,16 @@ INTEGRATION_TESTS = \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
-	tests/integration/tree_layout.sh
+	tests/integration/tree_layout.sh \
+	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh
 TESTS += $(INTEGRATION_TESTS)
+
+# A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
+check_LTLIBRARIES = tests/tools/slow_commit.la
+tests_tools_slow_commit_la_SOURCES = tests/tools/slow_commit.c
+tests_tools_slow_commit_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+tests_tools_slow_commit_la_LIBADD = -ldl
 
 # What the SPANK job prolog reads, run by db_locks.sh with the node account.
 check_PROGRAMS += tests/tools/node_read
