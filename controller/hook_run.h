@@ -44,4 +44,23 @@ int ctl_hook_mark_commit(int fd);
 void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		  const char *event, struct ctl_outcome *out);
 
+/*
+ * The database circuit breaker (db/breaker.h) of the controller prolog:
+ * its state file, "db-breaker" in the audit file's directory (written by
+ * the same account).  0, or -1 when the path does not fit.
+ */
+int ctl_breaker_path(const struct policy *p, char *buf, size_t n);
+
+/* Record a database failure now (database.breaker > 0); best effort. */
+void ctl_breaker_trip(const struct policy *p);
+
+/*
+ * Before any database work: when the breaker is open (the database failed
+ * less than database.breaker ago), record a fallback "database skipped:
+ * failed Ns ago" (the job's default forwarders) in the audit file only,
+ * fill *out as ctl_hook_run() would, and return 1; else 0 (out untouched).
+ */
+int ctl_hook_skip_db(struct ctl_hook *h, const char *event,
+		     struct ctl_outcome *out);
+
 #endif

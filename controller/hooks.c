@@ -18,6 +18,7 @@
 #include "controller/audit.h"
 #include "controller/hook_run.h"
 #include "controller/ledger_store.h"
+#include "db/breaker.h"
 #include "db/db.h"
 #include "policies/policy.h"
 
@@ -83,6 +84,29 @@ static void audit_db_best_effort(const struct policy *p, const json_t *rec,
 	if (!db || audit_store(db, rec, &err) < 0)
 		note(out, "audit table: %s", err.text);
 	db_close(db);
+}
+
+int ctl_breaker_path(const struct policy *p, char *buf, size_t n)
+{
+	const char *slash = p->audit.file ? strrchr(p->audit.file, '/') : NULL;
+	int len;
+
+	if (!slash)
+		return -1;
+	len = snprintf(buf, n, "%.*s/db-breaker", (int)(slash - p->audit.file),
+		       p->audit.file);
+	return len < 0 || (size_t)len >= n ? -1 : 0;
+}
+
+void ctl_breaker_trip(const struct policy *p)
+{
+	char path[4096];
+	fwd_error_t err;
+
+	/* Best effort: a breaker that cannot be written only means the
+	 * next prolog tries the database again. */
+	if (p->database_breaker > 0 && !ctl_breaker_path(p, path, sizeof(path)))
+		db_breaker_trip(path, fwd_clock_real(), &err);
 }
 
 /*
@@ -178,6 +202,10 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 
 		snprintf(why, sizeof(why), "controller %s %s", event,
 			 err.text[0] ? err.text : "produced no result");
+		/* A worker that hung: most likely on the database.  The
+		 * next prologs skip it for a while (database.breaker). */
+		if (cause == ETIMEDOUT && !strcmp(event, "prolog"))
+			ctl_breaker_trip(p);
 		if (committing) {
 			struct settle s = {.h = h, .why = why};
 			fwd_error_t serr = {""};
@@ -231,6 +259,44 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	 * is what it runs on anyway. */
 	out->stop_job = out->fallback && p->access.fail == POLICY_FAIL_CLOSED &&
 			!strcmp(event, "prolog") && !h->j->bad_request[0];
+}
+
+int ctl_hook_skip_db(struct ctl_hook *h, const char *event,
+		     struct ctl_outcome *out)
+{
+	const struct policy *p = h->p;
+	char path[4096], why[1100];
+	fwd_error_t aerr;
+	json_t *rec;
+	double ago, now = fwd_clock_real();
+
+	if (ctl_breaker_path(p, path, sizeof(path)) < 0 ||
+	    !db_breaker_open(path, p->database_breaker, now, &ago))
+		return 0;
+	memset(out, 0, sizeof(*out));
+	out->fallback = true;
+	if (h->j->bad_request[0])
+		snprintf(why, sizeof(why),
+			 "%s (database skipped: failed %.0fs ago)",
+			 h->j->bad_request, ago);
+	else
+		snprintf(why, sizeof(why), "database skipped: failed %.0fs ago",
+			 ago);
+	rec = audit_record_fallback(h->j, h->t, event, why, now,
+				    elapsed_us(h->t0, now));
+	if (!rec || audit_append(p->audit.file, rec, &aerr) < 0) {
+		note(out, "%s %s: %s", event, h->j->job_id,
+		     rec ? aerr.text : "out of memory");
+		out->lost_record =
+			rec ? json_dumps(rec,
+					 JSON_COMPACT | JSON_PRESERVE_ORDER)
+			    : NULL;
+	}
+	note(out, "%s %s: %s", event, h->j->job_id, why);
+	json_decref(rec);
+	out->stop_job = p->access.fail == POLICY_FAIL_CLOSED &&
+			!strcmp(event, "prolog") && !h->j->bad_request[0];
+	return 1;
 }
 
 void ctl_outcome_free(struct ctl_outcome *out)

@@ -196,6 +196,10 @@ fallback:
 				    now, (uint64_t)((now - h->t0) * 1e6));
 	/* The database row is best effort: the database may be the very
 	 * thing that failed.  The file record is written by the parent. */
+	/* The database did not answer: the next prologs skip it for a
+	 * while (database.breaker) instead of each waiting as long. */
+	if (db_err_unavailable(cause) && !j->bad_request[0])
+		ctl_breaker_trip(p);
 	if (db && p->audit.database && !db_err_unavailable(cause)) {
 		fwd_error_t e2;
 
@@ -219,5 +223,7 @@ void ctl_prolog(const struct policy *p, const struct topology *t,
 {
 	struct ctl_hook h = {.p = p, .t = t, .j = j, .t0 = t0};
 
+	if (ctl_hook_skip_db(&h, "prolog", out))
+		return;
 	ctl_hook_run(&h, prolog_child, "prolog", out);
 }

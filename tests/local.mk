@@ -33,7 +33,9 @@ tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
 
 # db/
-UNIT_DB = tests/unit/test_db
+UNIT_DB = tests/unit/test_db tests/unit/test_breaker
+tests_unit_test_breaker_SOURCES = tests/unit/test_breaker.c
+tests_unit_test_breaker_LDADD = $(FWD_DB_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_db_SOURCES = tests/unit/test_db.c
 tests_unit_test_db_LDADD = $(FWD_DB_LIBS) $(CMOCKA_LIBS)
 

@@ -155,6 +155,7 @@ static void test_overrides(void **state)
 		"  socket: /run/mysqld/mysqld.sock\n"
 		"  port: 3307\n"
 		"  password_file: /etc/fwdalloc/db.password\n"
+		"  breaker: 45s\n"
 		"anomaly:\n"
 		"  peer: {noise_floor: 800MiB/s, min_job_volume: 2TB}\n"
 		"  alert_command: [/usr/bin/logger, -t, fwdalloc]\n"
@@ -196,6 +197,7 @@ static void test_overrides(void **state)
 	assert_true(p->history.max_age == 5400);
 	assert_string_equal(p->database.socket, "/run/mysqld/mysqld.sock");
 	assert_int_equal(p->database.port, 3307);
+	assert_true(p->database_breaker == 45);
 	assert_string_equal(p->database.host, "localhost");
 	assert_string_equal(p->database.password_file,
 			    "/etc/fwdalloc/db.password");
@@ -340,6 +342,9 @@ static const struct {
 	{"zero timeout", "database: {timeout: 0s}\n", 0,
 	 "FILE:1:21: database.timeout: value '0s': expected a duration "
 	 "greater than 0s and at most 1h"},
+	{"breaker too long", "database: {breaker: 2h}\n", 0,
+	 "FILE:1:21: database.breaker: value '2h': expected a duration "
+	 "from 0s to 1h"},
 	{"timeout too long", "remap: {timeout: 2h}\n", 0,
 	 "FILE:1:18: remap.timeout: value '2h': expected a duration greater "
 	 "than 0s and at most 1h"},
