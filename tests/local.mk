@@ -161,7 +161,8 @@ INTEGRATION_TESTS = \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/tree_layout.sh \
-	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh
+	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
+	tests/integration/ctl_pool.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
