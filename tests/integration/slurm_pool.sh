@@ -25,7 +25,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-export FWDALLOC_MC_PORT_BASE=${FWDALLOC_MC_PORT_BASE:-17200}
+# Ports of its own (base .. base+8), 20 above slurm_basic/slurm_alloc's
+# when a base is given, so the three can run at once (make -j).
+export FWDALLOC_MC_PORT_BASE=$((${FWDALLOC_MC_PORT_BASE:-17280} + 20))
 out=$("$mc" start "$T/mc" 2>&1)
 rc=$?
 check_eq "minicluster with database starts" 0 "$rc"
