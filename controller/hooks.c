@@ -146,10 +146,11 @@ static int settle_child(void *arg, int fd)
 				 &released, &err) < 0)
 		goto out;
 	if (released)
-		snprintf(why, sizeof(why),
-			 "%s; the allocation it committed late (%llu rows) was "
-			 "released",
-			 s->why, (unsigned long long)released);
+		snprintf(
+			why, sizeof(why),
+			"%s; the allocation it committed late (%llu allocation "
+			"row(s)) was released",
+			s->why, (unsigned long long)released);
 	else
 		snprintf(why, sizeof(why), "%s", s->why);
 	now = fwd_clock_real();

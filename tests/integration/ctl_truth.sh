@@ -6,7 +6,8 @@
 # (the server answered COMMIT late: tests/tools/slow_commit.so) leaves no
 # allocation held, and the audit file, the audit table and the ledger say
 # the same thing: fallback, action default, the job's default forwarders
-# before and after.  Under access.fail: closed the job is then stopped
+# before and after.  (The shim slows the first commit only: the one of the
+# worker that decides.)  Under access.fail: closed the job is then stopped
 # (exit 1) with nothing held.  A prolog that is not slowed decides as
 # usual (the control).
 . "$top_srcdir/tests/integration/tap.sh"
@@ -22,9 +23,12 @@ check_eq "db init" 0 "$rc"
 # write_policy FILE FAIL
 write_policy() {
 	# No circuit breaker: each prolog goes to the database (the
-	# breaker has its own test, ctl_breaker.sh).
+	# breaker has its own test, ctl_breaker.sh).  Database calls time
+	# out after 2 s.
 	{
-		sed 's/^database:$/database:\n  breaker: 0s/' "$policy"
+		sed -e '/^  timeout:/d' \
+			-e 's/^database:$/database:\n  breaker: 0s\n  timeout: 2s/' \
+			"$policy"
 		cat <<EOF2
 topology: $(cd "$top_srcdir" && pwd)/tests/fixtures/minicluster/topology.yaml
 access:
@@ -48,6 +52,7 @@ prolog() {
 		SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
 		SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
 		LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY="$3" \
+		FWD_TEST_COMMIT_ONCE="$d/slow-commit.$2" \
 		"$fwdctl" --policy "$1" prolog >"$d/hook.out" 2>"$d/hook.err"
 	rc=$?
 	diag "prolog job $2 (commit delay ${3:-0}s): exit $rc: $(cat "$d/hook.err")"
@@ -102,5 +107,36 @@ prolog "$d/closed.yaml" 203 3
 check_eq "late commit, fail closed: exit 1 (job requeued)" 1 "$rc"
 agree 203 "late commit, fail closed"
 check_eq "late commit, fail closed: nothing held" "" "$(held 203)"
+
+# The database stops answering after the late commit: the release cannot
+# be done, and the record says so instead of claiming the job holds
+# nothing.
+prolog_bg() {
+	env -i PATH="$PATH" SLURM_JOB_ID="$1" SLURM_JOB_USER=alice \
+		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
+		SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
+		SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY=3 \
+		FWD_TEST_COMMIT_ONCE="$d/slow-commit.$1" \
+		"$fwdctl" --policy "$d/open.yaml" prolog >"$d/hook.out" 2>"$d/hook.err"
+}
+pid=$(cat "$d/mysqld.pid")
+trap 'kill -CONT "$pid" 2>/dev/null; db_cleanup' EXIT
+prolog_bg 204 &
+bg=$!
+sleep 0.6
+kill -STOP "$pid"
+wait "$bg"
+rc=$?
+kill -CONT "$pid"
+diag "prolog job 204 (commit delay 3s, database frozen at 0.6 s): exit $rc: $(cat "$d/hook.err")"
+check_eq "release impossible: exit 0 (fail: open)" 0 "$rc"
+r=$(file_rec 204)
+check_match "release impossible: the record says the allocation may be held" \
+	'^"fallback: controller prolog timed out after 1 s; its allocation may be committed and could not be released: .+"$' \
+	"$(field "$r" .outcome)"
+check_eq "release impossible: the ledger does hold it" fwd1 "$(held 204)"
+check_match "release impossible: the release waited database.timeout (2 s)" \
+	'could not be released: timed out after 2 s"$' "$(field "$r" .outcome)"
 
 tap_done
