@@ -161,8 +161,9 @@ static int settle_child(void *arg, int fd)
 		goto out;
 	rc = ctl_hook_send(fd, true, rec) < 0 ? 1 : 0;
 out:
-	if (rc && db) {
-		db_rollback(db);
+	if (rc) {
+		if (db)
+			db_rollback(db);
 		dprintf(fd, "E %s", err.text);
 	}
 	json_decref(rec);
