@@ -28,6 +28,14 @@ struct ctl_hook {
 int ctl_hook_send(int fd, bool fallback, const json_t *rec);
 
 /*
+ * Child side, just before the commit that makes the decision visible:
+ * tell the parent that, should the child be stopped from now on, the
+ * allocation may be in the ledger (the parent then releases it, by job
+ * id, before answering Slurm).  0, or -1.
+ */
+int ctl_hook_mark_commit(int fd);
+
+/*
  * Parent side: run child(h, fd) under the policy's decide_timeout and
  * append the record it sends to the audit file; when it sends none (timed
  * out, killed, failed), record a fallback for `event` in the file and, if
@@ -35,5 +43,24 @@ int ctl_hook_send(int fd, bool fallback, const json_t *rec);
  */
 void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		  const char *event, struct ctl_outcome *out);
+
+/*
+ * The database circuit breaker (db/breaker.h) of the controller prolog:
+ * its state file, "db-breaker" in the audit file's directory (written by
+ * the same account).  0, or -1 when the path does not fit.
+ */
+int ctl_breaker_path(const struct policy *p, char *buf, size_t n);
+
+/* Record a database failure now (database.breaker > 0); best effort. */
+void ctl_breaker_trip(const struct policy *p);
+
+/*
+ * Before any database work: when the breaker is open (the database failed
+ * less than database.breaker ago), record a fallback "database skipped:
+ * failed Ns ago" (the job's default forwarders) in the audit file only,
+ * fill *out as ctl_hook_run() would, and return 1; else 0 (out untouched).
+ */
+int ctl_hook_skip_db(struct ctl_hook *h, const char *event,
+		     struct ctl_outcome *out);
 
 #endif

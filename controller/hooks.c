@@ -17,6 +17,9 @@
 #include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/hook_run.h"
+#include "controller/ledger_store.h"
+#include "controller/publish.h"
+#include "db/breaker.h"
 #include "db/db.h"
 #include "policies/policy.h"
 
@@ -51,6 +54,11 @@ out:
 	return rv;
 }
 
+int ctl_hook_mark_commit(int fd)
+{
+	return write(fd, "C", 1) == 1 ? 0 : -1;
+}
+
 static void note(struct ctl_outcome *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -79,34 +87,155 @@ static void audit_db_best_effort(const struct policy *p, const json_t *rec,
 	db_close(db);
 }
 
+int ctl_breaker_path(const struct policy *p, char *buf, size_t n)
+{
+	const char *slash = p->audit.file ? strrchr(p->audit.file, '/') : NULL;
+	int len;
+
+	if (!slash)
+		return -1;
+	len = snprintf(buf, n, "%.*s/db-breaker", (int)(slash - p->audit.file),
+		       p->audit.file);
+	return len < 0 || (size_t)len >= n ? -1 : 0;
+}
+
+void ctl_breaker_trip(const struct policy *p)
+{
+	char path[4096];
+	fwd_error_t err;
+
+	/* Best effort: a breaker that cannot be written only means the
+	 * next prolog tries the database again. */
+	if (p->database_breaker > 0 && !ctl_breaker_path(p, path, sizeof(path)))
+		db_breaker_trip(path, fwd_clock_real(), &err);
+}
+
+/*
+ * The prolog's worker was stopped (timed out, killed) after it began to
+ * commit: the allocation may be in the ledger although the parent never
+ * heard of it.  Node prologs would apply it while the record says
+ * "fallback", and under access.fail: closed Slurm would requeue a job
+ * holding a private forwarder.  So, before Slurm hears the answer, a
+ * second bounded worker (its own connection, database.timeout) releases
+ * whatever the job holds and stores the fallback record in the same
+ * transaction: the job then sits on its defaults, as every record says.
+ * (Releasing rather than keeping the late decision: the parent has no
+ * record of what was decided, nothing has applied it yet, and a database
+ * that answers this late is better not waited on again at launch.)
+ */
+struct settle {
+	struct ctl_hook *h;
+	const char *why;
+};
+
+static int settle_child(void *arg, int fd)
+{
+	struct settle *s = arg;
+	const struct ctl_hook *h = s->h;
+	const struct policy *p = h->p;
+	fwd_error_t err = {""};
+	uint64_t released = 0;
+	struct db *db;
+	json_t *rec = NULL;
+	char why[1100];
+	double now = fwd_clock_real();
+	int rc = 1;
+
+	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)) ||
+	    db_begin(db, &err) < 0 ||
+	    ledger_store_release(db, h->j->job_num, "prolog timed out", now,
+				 &released, &err) < 0)
+		goto out;
+	if (released)
+		snprintf(
+			why, sizeof(why),
+			"%s; the allocation it committed late (%llu allocation "
+			"row(s)) was released",
+			s->why, (unsigned long long)released);
+	else
+		snprintf(why, sizeof(why), "%s", s->why);
+	now = fwd_clock_real();
+	rec = audit_record_fallback(h->j, h->t, "prolog", why, now,
+				    elapsed_us(h->t0, now));
+	if (!rec || (p->audit.database && audit_store(db, rec, &err) < 0) ||
+	    db_commit(db, &err) < 0)
+		goto out;
+	rc = ctl_hook_send(fd, true, rec) < 0 ? 1 : 0;
+out:
+	if (rc) {
+		if (db)
+			db_rollback(db);
+		dprintf(fd, "E %s", err.text);
+	}
+	json_decref(rec);
+	db_close(db);
+	return rc;
+}
+
 void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		  const char *event, struct ctl_outcome *out)
 {
 	const struct policy *p = h->p;
 	fwd_error_t err = {""}, aerr;
-	char *res = NULL;
+	char *res = NULL, *line = NULL, *sres = NULL;
 	json_t *rec = NULL;
 	int rc, cause;
+	bool committing = false, stored = false;
 
 	memset(out, 0, sizeof(*out));
 	out->fallback = true;
 	rc = ctl_run_bounded(p->decision.decide_timeout, child, h, &res, &err);
 	cause = errno;
-	if (rc == 0 && res && (res[0] == 'A' || res[0] == 'F') &&
-	    res[1] == ' ') {
-		out->fallback = res[0] == 'F';
-		if (audit_append_line(p->audit.file, res + 2, &aerr) < 0) {
+	if (res && res[0] == 'C') {
+		committing = true;
+		line = res + 1;
+	} else {
+		line = res;
+	}
+	if (rc == 0 && line && (line[0] == 'A' || line[0] == 'F') &&
+	    line[1] == ' ') {
+		out->fallback = line[0] == 'F';
+		if (audit_append_line(p->audit.file, line + 2, &aerr) < 0) {
 			note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
-			out->lost_record = strdup(res + 2);
+			out->lost_record = strdup(line + 2);
 		}
 	} else {
 		char why[1100];
-		double now = fwd_clock_real();
+		double now;
 
 		snprintf(why, sizeof(why), "controller %s %s", event,
 			 err.text[0] ? err.text : "produced no result");
-		rec = audit_record_fallback(h->j, NULL, event, why, now,
-					    elapsed_us(h->t0, now));
+		/* A worker that hung: most likely on the database.  The
+		 * next prologs skip it for a while (database.breaker). */
+		if (cause == ETIMEDOUT && !strcmp(event, "prolog"))
+			ctl_breaker_trip(p);
+		if (committing) {
+			struct settle s = {.h = h, .why = why};
+			fwd_error_t serr = {""};
+
+			/* A decision file the worker may have published goes
+			 * too: the nodes keep their defaults. */
+			ctl_publish_withdraw(p, h->j);
+
+			if (ctl_run_bounded(p->database.timeout, settle_child,
+					    &s, &sres, &serr) == 0 &&
+			    sres && sres[0] == 'F' && sres[1] == ' ' &&
+			    (rec = json_loads(sres + 2, 0, NULL))) {
+				stored = true;
+			} else {
+				size_t n = strlen(why);
+
+				snprintf(why + n, sizeof(why) - n,
+					 "; its allocation may be committed "
+					 "and could not be released: %s",
+					 sres && sres[0] == 'E' ? sres + 2
+								: serr.text);
+			}
+		}
+		now = fwd_clock_real();
+		if (!rec)
+			rec = audit_record_fallback(h->j, h->t, event, why, now,
+						    elapsed_us(h->t0, now));
 		if (audit_append(p->audit.file, rec, &aerr) < 0) {
 			note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
 			out->lost_record = json_dumps(
@@ -115,12 +244,21 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		/* The worker died (not hung): the database is likely fine,
 		 * so it gets the same record.  After a timeout it may be
 		 * the database that hangs: the file record must do. */
-		if (cause != ETIMEDOUT && p->audit.database)
+		if (!stored && cause != ETIMEDOUT && p->audit.database)
 			audit_db_best_effort(p, rec, out);
-		note(out, "%s %s: %s", event, h->j->job_id, why);
+		{
+			const char *o = json_string_value(
+				json_object_get(rec, "outcome"));
+
+			if (o && !strncmp(o, "fallback: ", 10))
+				o += 10;
+			note(out, "%s %s: %s", event, h->j->job_id,
+			     o ? o : why);
+		}
 	}
 	json_decref(rec);
 	free(res);
+	free(sres);
 	/* Only the prolog can fail closed: a failed release leaves rows
 	 * that reconcile frees, and failing the epilog would not undo
 	 * anything.  And only when fwdalloc is broken: a bad value the user
@@ -128,6 +266,44 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	 * is what it runs on anyway. */
 	out->stop_job = out->fallback && p->access.fail == POLICY_FAIL_CLOSED &&
 			!strcmp(event, "prolog") && !h->j->bad_request[0];
+}
+
+int ctl_hook_skip_db(struct ctl_hook *h, const char *event,
+		     struct ctl_outcome *out)
+{
+	const struct policy *p = h->p;
+	char path[4096], why[1100];
+	fwd_error_t aerr;
+	json_t *rec;
+	double ago, now = fwd_clock_real();
+
+	if (ctl_breaker_path(p, path, sizeof(path)) < 0 ||
+	    !db_breaker_open(path, p->database_breaker, now, &ago))
+		return 0;
+	memset(out, 0, sizeof(*out));
+	out->fallback = true;
+	if (h->j->bad_request[0])
+		snprintf(why, sizeof(why),
+			 "%s (database skipped: failed %.0fs ago)",
+			 h->j->bad_request, ago);
+	else
+		snprintf(why, sizeof(why), "database skipped: failed %.0fs ago",
+			 ago);
+	rec = audit_record_fallback(h->j, h->t, event, why, now,
+				    elapsed_us(h->t0, now));
+	if (!rec || audit_append(p->audit.file, rec, &aerr) < 0) {
+		note(out, "%s %s: %s", event, h->j->job_id,
+		     rec ? aerr.text : "out of memory");
+		out->lost_record =
+			rec ? json_dumps(rec,
+					 JSON_COMPACT | JSON_PRESERVE_ORDER)
+			    : NULL;
+	}
+	note(out, "%s %s: %s", event, h->j->job_id, why);
+	json_decref(rec);
+	out->stop_job = p->access.fail == POLICY_FAIL_CLOSED &&
+			!strcmp(event, "prolog") && !h->j->bad_request[0];
+	return 1;
 }
 
 void ctl_outcome_free(struct ctl_outcome *out)

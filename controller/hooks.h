@@ -13,6 +13,11 @@
  * error leaves the job on its default mapping (no allocation rows: node
  * prologs keep the default) with an audit record "fallback: <error>".
  * The hooks therefore never fail; what went wrong is in the outcome.
+ * A worker stopped after it began to commit has its allocation released
+ * by job id before the hook returns (the records then match the ledger).
+ * After a database failure or a timeout, prologs skip the database for
+ * the policy's database.breaker (db/breaker.h; state file "db-breaker"
+ * next to the audit file) and fall back at once.
  */
 
 #include <stdbool.h>

@@ -17,6 +17,7 @@
 #include "controller/ledger_store.h"
 #include "controller/profile_ctl.h"
 #include "controller/publish.h"
+#include "controller/reconcile.h"
 #include "db/db.h"
 #include "monitor/health.h"
 #include "policies/policy.h"
@@ -66,6 +67,39 @@ out:
 	}
 	free(h);
 	return rv;
+}
+
+/*
+ * How long a prolog refused for lack of pool waits for slurmctld to say
+ * which jobs still run (controller/reconcile.h): short, it is the launch
+ * path and the decision lock is held.
+ */
+#define POOL_ASK_TIMEOUT 1.0
+
+/* Did a rule want more forwarders than the pool could give? */
+static bool pool_refused(const struct alloc_decision *d)
+{
+	for (size_t i = 0; i < d->n_reasons; i++)
+		if (!strncmp(d->reasons[i], "scale refused: ", 15) ||
+		    !strncmp(d->reasons[i], "isolation refused: ", 19))
+			return true;
+	return false;
+}
+
+/* Add to the record's reasons who holds the pool (best effort). */
+static void note_pool_holders(struct db *db, const struct ctl_job *j,
+			      json_t *rec)
+{
+	char buf[1024];
+	fwd_error_t err;
+	json_t *reasons = json_object_get(rec, "reasons");
+
+	if (ctl_pool_holders(db, j->job_num, POOL_ASK_TIMEOUT, fwd_clock_real(),
+			     buf, sizeof(buf), &err) < 0)
+		snprintf(buf, sizeof(buf), "pool: holders unknown: %.900s",
+			 err.text);
+	if (json_is_array(reasons))
+		json_array_append_new(reasons, json_string(buf));
 }
 
 static int prolog_child(void *arg, int fd)
@@ -175,8 +209,14 @@ retry:
 	    ledger_store_write(db, t, d, j, now, &err) < 0)
 		goto fallback;
 	rec = audit_record_decision(j, t, d, now);
+	if (rec && pool_refused(d))
+		note_pool_holders(db, j, rec);
 	if (p->audit.database && audit_store(db, rec, &err) < 0)
 		goto fallback;
+	if (ctl_hook_mark_commit(fd) < 0) {
+		errprintf(&err, "result pipe: %s", strerror(errno));
+		goto fallback;
+	}
 	committing = 1;
 	if (db_commit(db, &err) < 0)
 		goto fallback;
@@ -248,6 +288,10 @@ fallback:
 				    now, (uint64_t)((now - h->t0) * 1e6));
 	/* The database row is best effort: the database may be the very
 	 * thing that failed.  The file record is written by the parent. */
+	/* The database did not answer: the next prologs skip it for a
+	 * while (database.breaker) instead of each waiting as long. */
+	if (db_err_unavailable(cause) && !j->bad_request[0])
+		ctl_breaker_trip(p);
 	if (db && p->audit.database && !db_err_unavailable(cause)) {
 		fwd_error_t e2;
 
@@ -271,5 +315,7 @@ void ctl_prolog(const struct policy *p, const struct topology *t,
 {
 	struct ctl_hook h = {.p = p, .t = t, .j = j, .t0 = t0};
 
+	if (ctl_hook_skip_db(&h, "prolog", out))
+		return;
 	ctl_hook_run(&h, prolog_child, "prolog", out);
 }

@@ -8,11 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "common/array.h"
+#include "common/run.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/ledger_store.h"
@@ -157,4 +160,149 @@ void ctl_reconcile_free(struct ctl_reconcile *r)
 	free(r->kept);
 	r->freed = r->kept = NULL;
 	r->n_freed = r->n_kept = 0;
+}
+
+/* ---- what holds the pool, for a refused prolog ---------------------- */
+
+/* Bounded child: the alive job ids, one per line. */
+static int alive_child(void *arg, int fd)
+{
+	uint64_t *alive = NULL;
+	size_t n = 0;
+	fwd_error_t err;
+
+	(void)arg;
+	if (alive_jobs(&alive, &n, &err) < 0) {
+		dprintf(fd, "E %s\n", err.text);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		dprintf(fd, "%llu\n", (unsigned long long)alive[i]);
+	free(alive);
+	return 0;
+}
+
+static int alive_bounded(double timeout, uint64_t **alive, size_t *n,
+			 fwd_error_t *err)
+{
+	char *out = NULL, *s, *end;
+	size_t cap = 0;
+	int rv = -1;
+
+	*alive = NULL;
+	*n = 0;
+	if (ctl_run_bounded(timeout, alive_child, NULL, &out, err) < 0) {
+		if (out && out[0] == 'E' && out[1] == ' ') {
+			s = strchr(out + 2, '\n');
+			if (s)
+				*s = '\0';
+			errprintf(err, "%s", out + 2);
+		} else {
+			errprefix(err, "asking slurmctld for its jobs");
+		}
+		goto out;
+	}
+	for (s = out; *s; s = end) {
+		unsigned long long id;
+
+		errno = 0;
+		id = strtoull(s, &end, 10);
+		if (end == s || errno || (*end && *end != '\n')) {
+			errno = EPROTO;
+			errprintf(err, "asking slurmctld for its jobs: bad "
+				       "answer");
+			goto out;
+		}
+		if (*end)
+			end++;
+		if (FWD_GROW(*alive, cap, *n + 1, 64) < 0) {
+			errprintf(err, "%s", strerror(errno));
+			goto out;
+		}
+		(*alive)[(*n)++] = id;
+	}
+	qsort(*alive, *n, sizeof(**alive), cmp_u64);
+	rv = 0;
+out:
+	if (rv < 0) {
+		free(*alive);
+		*alive = NULL;
+		*n = 0;
+	}
+	free(out);
+	return rv;
+}
+
+int ctl_pool_holders(struct db *db, uint64_t self, double timeout, double now,
+		     char *buf, size_t size, fwd_error_t *err)
+{
+	struct ledger_row *rows = NULL;
+	uint64_t *alive = NULL;
+	size_t n = 0, n_alive = 0, n_priv = 0, n_gone = 0, len = 0;
+	int64_t oldest = 0;
+	uint64_t last_job = 0;
+	fwd_error_t serr = {""};
+	int rv = -1;
+
+	buf[0] = '\0';
+	if (ledger_store_held(db, &rows, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].is_private || rows[i].job_id == self)
+			continue;
+		n_priv++;
+		if (!oldest || rows[i].acquired_at < oldest)
+			oldest = rows[i].acquired_at;
+	}
+	if (!n_priv) {
+		snprintf(buf, size,
+			 "pool: no private forwarder is held by another job");
+		rv = 0;
+		goto out;
+	}
+	if (alive_bounded(timeout, &alive, &n_alive, &serr) < 0) {
+		/* slurmctld is not answering in time: say how long the
+		 * oldest has been held, the operator can judge. */
+		snprintf(buf, size,
+			 "pool: %zu private forwarder%s held by other jobs, "
+			 "the oldest for %.0fs; slurmctld could not be asked "
+			 "which of them still run (%s)",
+			 n_priv, n_priv == 1 ? "" : "s",
+			 now > (double)oldest ? now - (double)oldest : 0.0,
+			 serr.text);
+		rv = 0;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].is_private && rows[i].job_id != self &&
+		    !bsearch(&rows[i].job_id, alive, n_alive, sizeof(*alive),
+			     cmp_u64))
+			n_gone++;
+	len = (size_t)snprintf(buf, size,
+			       "pool: %zu of %zu private forwarder%s held by "
+			       "other jobs %s held by jobs Slurm no longer "
+			       "runs",
+			       n_gone, n_priv, n_priv == 1 ? "" : "s",
+			       n_gone == 1 ? "is" : "are");
+	/* Which jobs (rows are by job): fwdctl reconcile frees them. */
+	for (size_t i = 0; i < n && len + 32 < size; i++) {
+		if (!rows[i].is_private || rows[i].job_id == self ||
+		    rows[i].job_id == last_job ||
+		    bsearch(&rows[i].job_id, alive, n_alive, sizeof(*alive),
+			    cmp_u64))
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%llu",
+					last_job ? ", " : " (jobs ",
+					(unsigned long long)rows[i].job_id);
+		last_job = rows[i].job_id;
+	}
+	if (last_job && len + 32 < size)
+		snprintf(buf + len, size - len,
+			 "; fwdctl reconcile frees "
+			 "them)");
+	rv = 0;
+out:
+	ledger_store_rows_free(rows, n);
+	free(alive);
+	return rv;
 }

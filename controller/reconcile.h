@@ -44,4 +44,20 @@ int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 		  fwd_error_t *err);
 void ctl_reconcile_free(struct ctl_reconcile *r);
 
+/*
+ * For a prolog refused for lack of pool: a sentence for its audit record
+ * saying how many private forwarders other jobs hold (unreleased rows of
+ * `db`, the caller's transaction) and how many of them are held by jobs
+ * Slurm no longer runs (lost epilogs; fwdctl reconcile frees them), with
+ * those jobs' ids.  slurmctld is asked (slurm_load_jobs) in a child that
+ * may take `timeout` seconds; when it does not answer in time, the
+ * sentence says how long the oldest has been held instead (`now`, epoch
+ * seconds) and why slurmctld could not be asked.  `self` (the deciding
+ * job) is not counted.  0 with buf filled, or -1 with errno and err (the
+ * rows could not be read).
+ */
+struct db;
+int ctl_pool_holders(struct db *db, uint64_t self, double timeout, double now,
+		     char *buf, size_t size, fwd_error_t *err);
+
 #endif

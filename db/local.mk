@@ -5,5 +5,6 @@
 noinst_LTLIBRARIES += libfwddb.la
 libfwddb_la_SOURCES = \
 	db/db.c db/db.h db/endpoint.c \
-	db/schema.c db/schema.h
+	db/schema.c db/schema.h \
+	db/breaker.c db/breaker.h
 EXTRA_DIST += db/README.md db/SCHEMA.md

@@ -248,6 +248,11 @@ struct policy {
 	struct policy_decision decision;
 	struct policy_history history;
 	struct db_config database;
+	/* database.breaker: after the database failed (refused, timed out),
+	 * the launch path (controller and node prologs) skips it for this
+	 * many seconds and fails open at once (db/breaker.h); 0 = never
+	 * skip.  Default 30. */
+	double database_breaker;
 	struct policy_audit audit;
 	struct policy_retention retention;
 	struct policy_ingest ingest;

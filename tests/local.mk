@@ -33,7 +33,9 @@ tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
 
 # db/
-UNIT_DB = tests/unit/test_db
+UNIT_DB = tests/unit/test_db tests/unit/test_breaker
+tests_unit_test_breaker_SOURCES = tests/unit/test_breaker.c
+tests_unit_test_breaker_LDADD = $(FWD_DB_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_db_SOURCES = tests/unit/test_db.c
 tests_unit_test_db_LDADD = $(FWD_DB_LIBS) $(CMOCKA_LIBS)
 
@@ -159,8 +161,17 @@ INTEGRATION_TESTS = \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
-	tests/integration/tree_layout.sh
+	tests/integration/tree_layout.sh \
+	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
+	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh
 TESTS += $(INTEGRATION_TESTS)
+
+# A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
+check_LTLIBRARIES = tests/tools/slow_commit.la
+tests_tools_slow_commit_la_SOURCES = tests/tools/slow_commit.c
+tests_tools_slow_commit_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+tests_tools_slow_commit_la_LIBADD = -ldl
 
 # What the SPANK job prolog reads, run by db_locks.sh with the node account.
 check_PROGRAMS += tests/tools/node_read

@@ -224,6 +224,11 @@ sed -i 's/^  fail: closed$/  fail: open/' "$M/policy.yaml"
 
 "$top_srcdir/scripts/testdb" start "$M/db" >/dev/null 2>&1
 check "database back" eval "sql 'SELECT 1' >/dev/null"
+# The failures tripped the database breaker (database.breaker): prologs
+# skip the database for 30 s.  The operator who repaired it closes the
+# breaker at once by removing its state file.
+check "DB down: the database breaker was tripped" test -s "$M/db-breaker"
+rm -f "$M/db-breaker"
 
 # 8. Controller prolog killed mid-way: the job runs on the default mapping.
 #    Hold the decision lock so the prolog waits, then kill its worker.

@@ -156,6 +156,7 @@ static void test_overrides(void **state)
 		"  port: 3307\n"
 		"  hosts: [db1:3306, db2, \"[::1]:3310\", /run/mysqld/a.sock]\n"
 		"  password_file: /etc/fwdalloc/db.password\n"
+		"  breaker: 45s\n"
 		"ingest: {max_rate_factor: 2.5, max_bandwidth: 200GB/s,\n"
 		"  max_ops_rate: 500000, max_queue_len: 4096}\n"
 		"anomaly:\n"
@@ -199,6 +200,7 @@ static void test_overrides(void **state)
 	assert_true(p->history.max_age == 5400);
 	assert_string_equal(p->database.socket, "/run/mysqld/mysqld.sock");
 	assert_int_equal(p->database.port, 3307);
+	assert_true(p->database_breaker == 45);
 	assert_string_equal(p->database.host, "localhost");
 	assert_int_equal(p->database.hosts.count, 4);
 	assert_string_equal(p->database.hosts.items[0], "db1:3306");
@@ -367,6 +369,9 @@ static const struct {
 	{"zero timeout", "database: {timeout: 0s}\n", 0,
 	 "FILE:1:21: database.timeout: value '0s': expected a duration "
 	 "greater than 0s and at most 1h"},
+	{"breaker too long", "database: {breaker: 2h}\n", 0,
+	 "FILE:1:21: database.breaker: value '2h': expected a duration "
+	 "from 0s to 1h"},
 	{"timeout too long", "remap: {timeout: 2h}\n", 0,
 	 "FILE:1:18: remap.timeout: value '2h': expected a duration greater "
 	 "than 0s and at most 1h"},

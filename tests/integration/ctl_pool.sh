@@ -1,0 +1,80 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A prolog refused for lack of pool says in its audit record (file and
+# table) who holds the pool: how many private forwarders other jobs hold
+# and, when slurmctld answers, how many of them belong to jobs Slurm no
+# longer runs (lost epilogs).  Here no slurmctld runs (the jobs are only
+# in the ledger): the record says slurmctld could not be asked and how
+# long the oldest has been held, within the 1 s the prolog gives it.
+# (tests/integration/slurm_pool.sh checks the answer with a real
+# slurmctld.)
+. "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
+command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
+db_start
+fix=$(cd "$top_srcdir/tests/fixtures/minicluster" && pwd)
+
+P=$d/pool.yaml
+{
+	echo "topology: $fix/topology.yaml"
+	sed -n '/^access:/,/^history:/p' "$fix/policy.yaml.in" | sed '$d' |
+		sed 's/^    reserve: .*/    reserve: 4/'
+	echo "history:"
+	echo "  key: [user, name, node_bucket]"
+	sed -n '/^database:/,$p' "$policy"
+	cat <<EOF2
+audit:
+  file: $d/audit.jsonl
+  database: true
+EOF2
+} >"$P"
+
+fw db init
+check_eq "db init" 0 "$rc"
+"$fwdctl" --policy "$P" profile import "$fix/history.json" >/dev/null 2>&1
+check_eq "history imported" 0 "$?"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# prolog JOB NODES: an N-1 job asking for isolation; sets $rc, $ms
+prolog() {
+	t0=$(now_ms)
+	env -i PATH="$PATH" SLURM_JOB_ID="$1" SLURM_JOB_USER=root \
+		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
+		SLURM_JOB_NODELIST="$2" SLURM_JOB_NUM_NODES=2 \
+		SLURM_JOB_NAME=n1app SPANK_IO_UPGRADE=isolate \
+		SLURM_CONF=/nonexistent/slurm.conf \
+		"$fwdctl" --policy "$P" prolog >"$d/hook.out" 2>"$d/hook.err"
+	rc=$?
+	ms=$(($(now_ms) - t0))
+	diag "prolog job $1: ${ms} ms, exit $rc: $(cat "$d/hook.err")"
+}
+file_rec() { grep "\"job_id\":\"$1\"" "$d/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
+db_reasons() { q "SELECT JSON_EXTRACT(record, '\$.reasons') FROM audit WHERE job_id = $1 ORDER BY id DESC LIMIT 1" | jq -c .; }
+
+# Two jobs take the pool (6 idle, 4 in reserve, 1 private each).
+prolog 401 'c[5-6]'
+check_eq "job 401: isolated" isolate "$(file_rec 401 | jq -r .action)"
+prolog 402 'c[7-8]'
+check_eq "job 402: isolated" isolate "$(file_rec 402 | jq -r .action)"
+held=$(q "SELECT COUNT(*) FROM allocations WHERE released_at IS NULL AND is_private AND job_id IN (401, 402)")
+check_eq "2 private forwarders held" 2 "$held"
+
+# The third is refused; its record says who holds the pool.
+prolog 403 'c[1-2]'
+check_eq "job 403: exit 0" 0 "$rc"
+r=$(file_rec 403)
+check_eq "job 403: refused, default mapping" refused "$(printf '%s' "$r" | jq -r .action)"
+check_match "job 403: refused for lack of pool" '"isolation refused: ' \
+	"$(printf '%s' "$r" | jq -c .reasons)"
+pool=$(printf '%s' "$r" | jq -r '.reasons[] | select(startswith("pool: "))')
+diag "job 403: $pool"
+check_match "job 403: the record counts the pool's holders" \
+	'^pool: 2 private forwarders held by other jobs, the oldest for [0-9]+s; slurmctld could not be asked which of them still run \(.+\)$' \
+	"$pool"
+check_eq "job 403: the audit table has the same reasons" \
+	"$(printf '%s' "$r" | jq -c .reasons)" "$(db_reasons 403)"
+check "job 403: asking slurmctld cost at most ~1 s (${ms} ms)" \
+	test "$ms" -lt 2500
+
+tap_done

@@ -1,0 +1,142 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The record is the truth: a controller prolog whose worker committed the
+# allocation but was killed at decide_timeout before it could report it
+# (the server answered COMMIT late: tests/tools/slow_commit.so) leaves no
+# allocation held, and the audit file, the audit table and the ledger say
+# the same thing: fallback, action default, the job's default forwarders
+# before and after.  (The shim slows the first commit only: the one of the
+# worker that decides.)  Under access.fail: closed the job is then stopped
+# (exit 1) with nothing held.  A prolog that is not slowed decides as
+# usual (the control).
+. "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
+command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
+shim=$top_builddir/tests/tools/.libs/slow_commit.so
+[ -f "$shim" ] || skip_all "tests/tools/slow_commit.so not built"
+db_start
+
+fw db init
+check_eq "db init" 0 "$rc"
+
+# write_policy FILE FAIL
+write_policy() {
+	# No circuit breaker: each prolog goes to the database (the
+	# breaker has its own test, ctl_breaker.sh).  Database calls time
+	# out after 2 s.
+	{
+		sed -e '/^  timeout:/d' \
+			-e 's/^database:$/database:\n  breaker: 0s\n  timeout: 2s/' \
+			"$policy"
+		cat <<EOF2
+topology: $(cd "$top_srcdir" && pwd)/tests/fixtures/minicluster/topology.yaml
+access:
+  mode: opt-in
+  fail: $2
+decision:
+  decide_timeout: 1s
+audit:
+  file: $d/audit.jsonl
+  database: true
+EOF2
+	} >"$1"
+}
+write_policy "$d/open.yaml" open
+write_policy "$d/closed.yaml" closed
+
+# prolog POLICY JOB DELAY: sets $rc
+prolog() {
+	env -i PATH="$PATH" SLURM_JOB_ID="$2" SLURM_JOB_USER=alice \
+		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
+		SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
+		SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY="$3" \
+		FWD_TEST_COMMIT_ONCE="$d/slow-commit.$2" \
+		"$fwdctl" --policy "$1" prolog >"$d/hook.out" 2>"$d/hook.err"
+	rc=$?
+	diag "prolog job $2 (commit delay ${3:-0}s): exit $rc: $(cat "$d/hook.err")"
+}
+file_rec() { grep "\"job_id\":\"$1\"" "$d/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
+db_rec() { q "SELECT record FROM audit WHERE job_id = $1 AND JSON_VALUE(record, '\$.event') = 'prolog' ORDER BY id DESC LIMIT 1" | sed 's/\\\\/\\/g'; }
+field() { printf '%s\n' "$1" | jq -c "$2"; }
+held() { q "SELECT COALESCE(GROUP_CONCAT(DISTINCT forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND released_at IS NULL AND action <> 'shadow'"; }
+
+# agree JOB LABEL: the file record, the table record and the ledger agree.
+agree() {
+	f=$(file_rec "$1")
+	t=$(db_rec "$1")
+	for k in .action .outcome .forwarders_before .forwarders_after; do
+		check_eq "$2: file and table agree on $k" \
+			"$(field "$f" "$k")" "$(field "$t" "$k")"
+	done
+	# The ledger holds the forwarders the record says the job runs
+	# on, or nothing when it fell back.
+	case $(field "$f" .outcome) in
+	'"fallback: '*) want="" ;;
+	*) want=$(field "$f" '.forwarders_after | join(",")' | tr -d '"') ;;
+	esac
+	check_eq "$2: the ledger holds what the record says" "$want" \
+		"$(held "$1")"
+}
+
+# Control: no delay, the decision is applied.
+prolog "$d/open.yaml" 201 ""
+check_eq "control: exit 0" 0 "$rc"
+check_match "control: decided, no fallback" '^"(applied|default)"$' \
+	"$(field "$(file_rec 201)" .outcome)"
+agree 201 "control"
+env -i PATH="$PATH" SLURM_JOB_ID=201 "$fwdctl" --policy "$d/open.yaml" epilog \
+	>/dev/null 2>&1
+
+# The commit answers 3 s late, decide_timeout is 1 s.
+prolog "$d/open.yaml" 202 3
+check_eq "late commit, fail open: exit 0" 0 "$rc"
+r=$(file_rec 202)
+check_match "late commit: the file record is a fallback" '^"fallback: ' \
+	"$(field "$r" .outcome)"
+check_eq "late commit: action default" '"default"' "$(field "$r" .action)"
+check_eq "late commit: the default forwarders before" '["fwd1"]' \
+	"$(field "$r" .forwarders_before)"
+check_eq "late commit: the default forwarders after" '["fwd1"]' \
+	"$(field "$r" .forwarders_after)"
+agree 202 "late commit"
+
+# Same under fail: closed: Slurm requeues the job, which holds nothing.
+prolog "$d/closed.yaml" 203 3
+check_eq "late commit, fail closed: exit 1 (job requeued)" 1 "$rc"
+agree 203 "late commit, fail closed"
+check_eq "late commit, fail closed: nothing held" "" "$(held 203)"
+
+# The database stops answering after the late commit: the release cannot
+# be done, and the record says so instead of claiming the job holds
+# nothing.
+prolog_bg() {
+	env -i PATH="$PATH" SLURM_JOB_ID="$1" SLURM_JOB_USER=alice \
+		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
+		SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
+		SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY=3 \
+		FWD_TEST_COMMIT_ONCE="$d/slow-commit.$1" \
+		"$fwdctl" --policy "$d/open.yaml" prolog >"$d/hook.out" 2>"$d/hook.err"
+}
+pid=$(cat "$d/mysqld.pid")
+trap 'kill -CONT "$pid" 2>/dev/null; db_cleanup' EXIT
+prolog_bg 204 &
+bg=$!
+sleep 0.6
+kill -STOP "$pid"
+wait "$bg"
+rc=$?
+kill -CONT "$pid"
+diag "prolog job 204 (commit delay 3s, database frozen at 0.6 s): exit $rc: $(cat "$d/hook.err")"
+check_eq "release impossible: exit 0 (fail: open)" 0 "$rc"
+r=$(file_rec 204)
+check_match "release impossible: the record says the allocation may be held" \
+	'^"fallback: controller prolog timed out after 1 s; its allocation may be committed and could not be released: .+"$' \
+	"$(field "$r" .outcome)"
+check_eq "release impossible: the ledger does hold it" fwd1 "$(held 204)"
+check_match "release impossible: the release waited database.timeout (2 s)" \
+	'could not be released: timed out after 2 s"$' "$(field "$r" .outcome)"
+
+tap_done
