@@ -186,12 +186,10 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	out->fallback = true;
 	rc = ctl_run_bounded(p->decision.decide_timeout, child, h, &res, &err);
 	cause = errno;
-	if (res && res[0] == 'C') {
+	/* One 'C' for each COMMIT the worker began: a transaction retried
+	 * after a conflict (a cluster) begins it again. */
+	for (line = res; line && *line == 'C'; line++)
 		committing = true;
-		line = res + 1;
-	} else {
-		line = res;
-	}
 	if (rc == 0 && line && (line[0] == 'A' || line[0] == 'F') &&
 	    line[1] == ' ') {
 		out->fallback = line[0] == 'F';

@@ -29,10 +29,11 @@
 #include "common/run.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
+#include "controller/hook_run.h"
 #include "controller/hooks.h"
 #include "controller/job.h"
-#include "controller/profile_ctl.h"
 #include "controller/ledger_store.h"
+#include "controller/profile_ctl.h"
 #include "db/db.h"
 #include "policies/policy.h"
 
@@ -926,6 +927,50 @@ static void test_tx_reconnect(void **state)
 			 0);
 }
 
+/* A worker whose transaction was retried after a conflict began COMMIT
+ * twice: its decision still reaches the parent as the record. */
+static int twice_committing_child(void *arg, int fd)
+{
+	json_t *rec =
+		json_pack("{s:s, s:s}", "job_id", "42", "outcome", "applied");
+	int rc;
+
+	(void)arg;
+	rc = ctl_hook_mark_commit(fd) || ctl_hook_mark_commit(fd) ||
+	     ctl_hook_send(fd, false, rec);
+	json_decref(rec);
+	return rc;
+}
+
+static void test_hook_commit_retried(void **state)
+{
+	char path[300];
+	struct ctl_outcome out;
+	struct ctl_job j;
+	struct policy *p;
+	fwd_error_t err = {""};
+	struct ctl_hook h;
+	char line[256] = "";
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/retried.jsonl", tmpdir);
+	p = closed_policy(path);
+	job_env("scale", "app");
+	assert_int_equal(ctl_job_from_env(&j, &err), 0);
+	h = (struct ctl_hook){.p = p, .j = &j, .t0 = fwd_clock_real()};
+	ctl_hook_run(&h, twice_committing_child, "prolog", &out);
+	assert_false(out.fallback);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_non_null(strstr(line, "\"outcome\":\"applied\""));
+	ctl_outcome_free(&out);
+	unsetenv("SPANK_IO_UPGRADE");
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +988,7 @@ int main(void)
 		cmocka_unit_test(test_prolog_bad_request_open),
 		cmocka_unit_test(test_audit_short_write),
 		cmocka_unit_test(test_hook_lost_record),
+		cmocka_unit_test(test_hook_commit_retried),
 		cmocka_unit_test(test_tx_retry),
 		cmocka_unit_test(test_tx_reconnect),
 	};
