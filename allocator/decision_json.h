@@ -5,9 +5,9 @@
 /*
  * The decision's JSON (decision_json.c): the decision printed and audited
  * as JSON (alloc_decision_json(), and alloc_decision_to_json() declared
- * in decide.h with the decision), and the JSON inputs of the offline decision (`fwdctl
- * decide`): JOB.json, STATE.json, HEALTH.json.  (The simulator reads CSV,
- * sim/sim.h.)  Inputs are parsed strictly with jansson: every error names
+ * in decide.h with the decision), and the JSON inputs of the offline decision
+ * (`fwdctl decide`): JOB.json, STATE.json, HEALTH.json.  (The simulator reads
+ * CSV, sim/sim.h.)  Inputs are parsed strictly with jansson: every error names
  * the file, the field path and the value: `job.json: profile.iops: -3:
  * must not be negative`, `state.json: [2].forwarders[0]: "fwd999": unknown
  * forwarder`.  Unknown keys are errors too (a typo must not silently

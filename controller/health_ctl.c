@@ -155,8 +155,8 @@ int ctl_health_job_check(struct db *db, const struct policy *p,
 		    0)
 			goto out;
 		in.past = past;
-		if (ledger_store_job_forwarders(db, job_id, &job.held, &job.n_held,
-					    err) < 0)
+		if (ledger_store_job_forwarders(db, job_id, &job.held,
+						&job.n_held, err) < 0)
 			goto out;
 		/* Jobs that ran at the same time. */
 		if (history_jobs_overlapping(db, job_id, start, end, now, &nbs,

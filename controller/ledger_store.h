@@ -134,8 +134,9 @@ int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 #define LEDGER_HELD_WHERE "action <> 'shadow'"
 
 /*
- * The distinct forwarders job J held (LEDGER_HELD_WHERE), sorted by name.  *names is a malloc'd array
- * of malloc'd strings (ledger_store_names_free()); *n may be 0.
+ * The distinct forwarders job J held (LEDGER_HELD_WHERE), sorted by name.
+ * *names is a malloc'd array of malloc'd strings (ledger_store_names_free());
+ * *n may be 0.
  */
 int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,
 				size_t *n, fwd_error_t *err);

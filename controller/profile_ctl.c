@@ -90,7 +90,8 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	int rv = -1;
 
 	*stored = false;
-	if (ledger_store_job_forwarders(db, job->job_id, &held, &n_held, err) < 0)
+	if (ledger_store_job_forwarders(db, job->job_id, &held, &n_held, err) <
+	    0)
 		return -1;
 	ledger_store_names_free(held, n_held);
 	if (profile_db_store_summary(db, job->job_id, s, runtime,

@@ -114,7 +114,8 @@ int health_step(const struct policy_anomaly *p, struct health_entry *e,
 		if (e->good_streak++ == 0)
 			e->good_since = wstart;
 		e->bad_streak = 0;
-		if (e->state != FWD_HEALTH_OK && e->good_streak >= p->clear_windows)
+		if (e->state != FWD_HEALTH_OK &&
+		    e->good_streak >= p->clear_windows)
 			to = FWD_HEALTH_OK;
 		/* It has been healthy since the streak's first window. */
 		t = e->good_since;
@@ -246,13 +247,15 @@ int health_run_commands(const struct policy_anomaly *p,
 	}
 	if (e->kind != HEALTH_OST)
 		return rv;
-	if (chg->to == FWD_HEALTH_EXCLUDED && chg->from != FWD_HEALTH_EXCLUDED) {
+	if (chg->to == FWD_HEALTH_EXCLUDED &&
+	    chg->from != FWD_HEALTH_EXCLUDED) {
 		if (health_run_argv(&p->ost_exclude_command, e, chg->from, true,
 				    timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);
 			rv = -1;
 		}
-	} else if (chg->from == FWD_HEALTH_EXCLUDED && chg->to != FWD_HEALTH_EXCLUDED) {
+	} else if (chg->from == FWD_HEALTH_EXCLUDED &&
+		   chg->to != FWD_HEALTH_EXCLUDED) {
 		if (health_run_argv(&p->ost_restore_command, e, chg->from, true,
 				    timeout, &one) < 0) {
 			errprintf(err, "%s", one.text);

@@ -285,8 +285,8 @@ int health_db_scan(struct db *db, const struct policy *p,
  * scanner (see the top of this file).  Writes health and health_history
  * in one transaction under the health lock (the `health_lock` row), then
  * runs the feedback commands if the state changed (*cmd_err receives
- * their error, "" when none).  *chg (may be NULL) receives the change; returns 1 when
- * the state changed, 0 when not, -1 with errno and err.
+ * their error, "" when none).  *chg (may be NULL) receives the change; returns
+ * 1 when the state changed, 0 when not, -1 with errno and err.
  */
 int health_db_admin(struct db *db, const struct policy *p,
 		    enum health_kind kind, const char *name,

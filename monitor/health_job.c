@@ -46,8 +46,7 @@ static int parse_phases(const char *text, uint64_t job,
 		return errprintf(err, "job %llu: out of memory",
 				 (unsigned long long)job);
 	}
-	json_array_foreach(a, i, el)
-	{
+	json_array_foreach (a, i, el) {
 		json_t *s = json_object_get(el, "start");
 		json_t *e = json_object_get(el, "end");
 		double rb =
@@ -133,7 +132,7 @@ int health_job_check(const struct policy *p, const struct topology *t,
 				 &n, NULL) < 0)
 			continue; /* a bad past record: not history */
 		if (fwd_grow((void **)&hist, &cap_hist, n_hist + n + 1,
-				sizeof(*hist), 16) < 0) {
+			     sizeof(*hist), 16) < 0) {
 			free(ph);
 			errprintf(err, "job check: out of memory");
 			goto out;

@@ -46,13 +46,13 @@ struct comp {
 	size_t n_chg, cap_chg;
 };
 
-
 static struct comp *comp_add(struct scan *s, enum health_kind kind,
 			     const char *name, double peak)
 {
 	struct comp *c;
 
-	if (fwd_grow((void **)&s->c, &s->cap, s->n + 1, sizeof(*s->c), 16) < 0) {
+	if (fwd_grow((void **)&s->c, &s->cap, s->n + 1, sizeof(*s->c), 16) <
+	    0) {
 		errprintf(s->err, "health scan: out of memory");
 		return NULL;
 	}
@@ -100,8 +100,8 @@ static int comps_sort(struct scan *s)
 				k->peak = s->c[i].peak;
 			for (size_t j = 0; j < s->c[i].n_peer; j++) {
 				if (fwd_grow((void **)&k->peer, &k->cap_peer,
-						k->n_peer + 1,
-						sizeof(*k->peer), 16) < 0)
+					     k->n_peer + 1, sizeof(*k->peer),
+					     16) < 0)
 					return errprintf(s->err,
 							 "health scan: "
 							 "out of memory");
@@ -289,7 +289,7 @@ static int add_peer_verdict(struct scan *s, enum health_kind kind,
 	if (!c)
 		return -1;
 	if (fwd_grow((void **)&c->peer, &c->cap_peer, c->n_peer + 1,
-			sizeof(*c->peer), 16) < 0)
+		     sizeof(*c->peer), 16) < 0)
 		return errprintf(s->err, "health scan: out of memory");
 	v = &c->peer[c->n_peer++];
 	v->wstart = wstart;
@@ -500,7 +500,7 @@ static int scan_comp(struct scan *s, struct comp *c, double since, double end,
 			stats->last_window = w + s->window;
 		if (r == 1) {
 			if (fwd_grow((void **)&c->chg, &c->cap_chg,
-					c->n_chg + 1, sizeof(*c->chg), 16) < 0) {
+				     c->n_chg + 1, sizeof(*c->chg), 16) < 0) {
 				errprintf(s->err, "health scan: out of memory");
 				goto out;
 			}

@@ -55,7 +55,7 @@ enum policy_fail {
 
 enum policy_contention {
 	POLICY_CONTENTION_GAIN = 0, /* rank by expected bandwidth gain */
-	POLICY_CONTENTION_FCFS,     /* first come, first served */
+	POLICY_CONTENTION_FCFS,	    /* first come, first served */
 };
 
 enum policy_driver {
@@ -67,8 +67,8 @@ enum policy_driver {
 };
 
 struct policy_access {
-	enum policy_mode mode;          /* access.mode, default opt-in */
-	enum policy_fail fail;          /* access.fail, default open */
+	enum policy_mode mode; /* access.mode, default opt-in */
+	enum policy_fail fail; /* access.fail, default open */
 	/* Empty allow list = everyone allowed; deny wins over allow. */
 	struct policy_strlist allow_users, deny_users;
 	struct policy_strlist allow_accounts, deny_accounts;
@@ -76,67 +76,67 @@ struct policy_access {
 };
 
 struct policy_scale {
-	bool enabled;                   /* decision.scale.enabled, true */
-	uint64_t min_volume;            /* V_min, bytes, default 20 GiB */
-	uint32_t min_io_nodes;          /* N_min, default 32 */
-	double max_metadata_rate;       /* W_md: md ops/s in I/O phases at or
-					 * above which a job is metadata-bound
-					 * and not scaled; default 300 */
+	bool enabled;		  /* decision.scale.enabled, true */
+	uint64_t min_volume;	  /* V_min, bytes, default 20 GiB */
+	uint32_t min_io_nodes;	  /* N_min, default 32 */
+	double max_metadata_rate; /* W_md: md ops/s in I/O phases at or
+				   * above which a job is metadata-bound
+				   * and not scaled; default 300 */
 };
 
 struct policy_interference {
-	bool enabled;                   /* decision.interference.enabled */
-	uint32_t n1_min_nodes;          /* N-1 with more nodes is disruptive;
-					 * default 64 */
-	double metadata_heavy_rate;     /* md ops/s in I/O phases above which a
-					 * job is disruptive; default 300 */
-	double high_bandwidth;          /* peak B/s above which a job is
-					 * disruptive; default 5 GB/s (0 = off) */
-	double vulnerable_iops;         /* IOPS above which a job is
-					 * vulnerable; default 1000 */
+	bool enabled;		    /* decision.interference.enabled */
+	uint32_t n1_min_nodes;	    /* N-1 with more nodes is disruptive;
+				     * default 64 */
+	double metadata_heavy_rate; /* md ops/s in I/O phases above which a
+				     * job is disruptive; default 300 */
+	double high_bandwidth;	    /* peak B/s above which a job is
+				     * disruptive; default 5 GB/s (0 = off) */
+	double vulnerable_iops;	    /* IOPS above which a job is
+				     * vulnerable; default 1000 */
 };
 
 struct policy_caps {
 	uint32_t max_forwarders_per_job; /* default 16 */
-	double max_pool_share;           /* share of the idle pool one job may
+	double max_pool_share;		 /* share of the idle pool one job may
 					  * take; default 0.5 */
-	uint32_t reserve;                /* idle forwarders kept for failover,
+	uint32_t reserve;		 /* idle forwarders kept for failover,
 					  * never handed out; default 4 */
 };
 
 struct policy_decision {
-	bool avoid_anomalies;            /* replace excluded default forwarders
-					  * for every job; default true */
+	bool avoid_anomalies; /* replace excluded default forwarders
+			       * for every job; default true */
 	struct policy_scale scale;
 	struct policy_interference interference;
 	struct policy_caps caps;
 	enum policy_contention contention; /* default gain */
-	double decide_timeout;           /* seconds the controller prolog may
-					  * spend in total; default 10 */
+	double decide_timeout;		   /* seconds the controller prolog may
+					    * spend in total; default 10 */
 };
 
 struct policy_history {
 	/* Profile key fields, any of "user", "account", "name", "partition",
 	 * "node_bucket"; default [user, name, node_bucket]. */
 	struct policy_strlist key;
-	uint32_t runs;                   /* K last runs to aggregate; 5 */
+	uint32_t runs; /* K last runs to aggregate; 5 */
 	/* Node-count buckets are powers of `bucket_base` (default 2): a
 	 * 300-node job falls in bucket 256..511. */
 	uint32_t bucket_base;
-	double max_age;                  /* ignore runs older than this,
-					  * seconds; default 90 days */
+	double max_age; /* ignore runs older than this,
+			 * seconds; default 90 days */
 };
 
 struct policy_audit {
-	char *file;                      /* JSON lines; default
-					  * LOCALSTATEDIR/log/fwdalloc/audit.jsonl */
-	bool database;                   /* also write the DB row; true */
+	char *file;    /* JSON lines; default
+			* LOCALSTATEDIR/log/fwdalloc/audit.jsonl */
+	bool database; /* also write the DB row; true */
 };
 
 struct policy_retention {
-	double raw_samples;              /* seconds; default 7 days */
-	double rollups;                  /* seconds; default 400 days */
-	double audit;                    /* seconds; default 400 days */
+	double raw_samples; /* seconds; default 7 days */
+	double rollups;	    /* seconds; default 400 days */
+	double audit;	    /* seconds; default 400 days */
 };
 
 /*
@@ -144,58 +144,58 @@ struct policy_retention {
  * these bounds is rejected and counted, never stored.
  */
 struct policy_ingest {
-	double max_rate_factor;          /* a byte counter may grow by at most
-					  * this multiple of the component's
-					  * peak bandwidth x the interval;
-					  * default 4 */
-	double max_bandwidth;            /* B/s; the bound instead when the
-					  * component's peak is unknown;
-					  * default 1 TB/s */
-	double max_ops_rate;             /* operations per second one
-					  * component may complete (operation
-					  * counters, LWFS request histograms);
-					  * default 10,000,000 */
-	double max_queue_len;            /* queue length gauge; default
-					  * 1,000,000 */
+	double max_rate_factor; /* a byte counter may grow by at most
+				 * this multiple of the component's
+				 * peak bandwidth x the interval;
+				 * default 4 */
+	double max_bandwidth;	/* B/s; the bound instead when the
+				 * component's peak is unknown;
+				 * default 1 TB/s */
+	double max_ops_rate;	/* operations per second one
+				 * component may complete (operation
+				 * counters, LWFS request histograms);
+				 * default 10,000,000 */
+	double max_queue_len;	/* queue length gauge; default
+				 * 1,000,000 */
 };
 
 struct policy_peer_detector {
-	double bandwidth_fraction;       /* avg and peak below this fraction of
-					  * the mean peak; default 0.5 */
-	double volume_fraction;          /* while carrying at least this
-					  * fraction of the mean volume; 0.6 */
-	double noise_floor;              /* B/s; samples below are idle;
-					  * default 1 MB/s */
-	uint32_t min_job_nodes;          /* only jobs this large; default 32 */
-	uint64_t min_job_volume;         /* and with this much I/O; 1 GiB */
+	double bandwidth_fraction; /* avg and peak below this fraction of
+				    * the mean peak; default 0.5 */
+	double volume_fraction;	   /* while carrying at least this
+				    * fraction of the mean volume; 0.6 */
+	double noise_floor;	   /* B/s; samples below are idle;
+				    * default 1 MB/s */
+	uint32_t min_job_nodes;	   /* only jobs this large; default 32 */
+	uint64_t min_job_volume;   /* and with this much I/O; 1 GiB */
 };
 
 struct policy_sustained_detector {
-	double peak_fraction;            /* max bw under this fraction of the
-					  * benchmarked peak; default 0.3 */
-	double duration;                 /* for at least this long; 60 min */
-	double min_load_ops;             /* ops/s that count as loaded; 1 */
+	double peak_fraction; /* max bw under this fraction of the
+			       * benchmarked peak; default 0.3 */
+	double duration;      /* for at least this long; 60 min */
+	double min_load_ops;  /* ops/s that count as loaded; 1 */
 };
 
 struct policy_dbscan {
-	double eps;                      /* neighbourhood radius on normalised
-					  * (duration, volume); default 0.15 */
-	uint32_t min_points;             /* default 3 */
+	double eps;	     /* neighbourhood radius on normalised
+			      * (duration, volume); default 0.15 */
+	uint32_t min_points; /* default 3 */
 };
 
 struct policy_anomaly {
-	bool enabled;                    /* default true */
-	double window;                   /* scan window, seconds; 10 min */
-	uint32_t suspect_windows;        /* consecutive bad windows ok->suspect;
-					  * default 1 */
-	uint32_t exclude_windows;        /* consecutive bad windows
-					  * suspect->excluded; default 3 */
-	uint32_t clear_windows;          /* consecutive good windows back to ok;
-					  * default 3 */
+	bool enabled;		  /* default true */
+	double window;		  /* scan window, seconds; 10 min */
+	uint32_t suspect_windows; /* consecutive bad windows ok->suspect;
+				   * default 1 */
+	uint32_t exclude_windows; /* consecutive bad windows
+				   * suspect->excluded; default 3 */
+	uint32_t clear_windows;	  /* consecutive good windows back to ok;
+				   * default 3 */
 	struct policy_peer_detector peer;
 	struct policy_sustained_detector sustained;
 	struct policy_dbscan dbscan;
-	struct policy_argv alert_command;       /* empty = none */
+	struct policy_argv alert_command;	/* empty = none */
 	struct policy_argv ost_exclude_command; /* empty = none */
 	struct policy_argv ost_restore_command; /* empty = none */
 };
@@ -205,35 +205,35 @@ struct policy_remap_exec {
 };
 
 struct policy_remap_verbs {
-	char *device;                    /* NULL = first device with an active
-					  * port */
-	uint32_t port;                   /* forwarding service's port, 0 = no
-					  * connect probe; default 0 */
-	double resolve_timeout;          /* per forwarder, seconds; 2 */
-	bool connect_probe;              /* default false */
+	char *device;		/* NULL = first device with an active
+				 * port */
+	uint32_t port;		/* forwarding service's port, 0 = no
+				 * connect probe; default 0 */
+	double resolve_timeout; /* per forwarder, seconds; 2 */
+	bool connect_probe;	/* default false */
 };
 
 struct policy_remap_lwfs {
-	char *volfile_dir;               /* default /etc/lwfs */
-	char *link_name;                 /* default "lwfs.vol" */
-	char *state_dir;                 /* saved previous targets; default
-					  * LOCALSTATEDIR/lib/fwdalloc */
+	char *volfile_dir;		    /* default /etc/lwfs */
+	char *link_name;		    /* default "lwfs.vol" */
+	char *state_dir;		    /* saved previous targets; default
+					     * LOCALSTATEDIR/lib/fwdalloc */
 	struct policy_argv remount_command; /* empty = none */
 };
 
 struct policy_remap_lnet {
-	char *lnetctl;                   /* default /usr/sbin/lnetctl */
-	char *net;                       /* remote net, default "o2ib" */
-	uint32_t hops;                   /* default 1 */
+	char *lnetctl; /* default /usr/sbin/lnetctl */
+	char *net;     /* remote net, default "o2ib" */
+	uint32_t hops; /* default 1 */
 };
 
 struct policy_remap {
-	enum policy_driver driver;       /* default none */
-	double timeout;                  /* per apply/revert, seconds; 30 */
-	char *decision_dir;              /* per-job decision files the
-					  * controller publishes and node
-					  * prologs read; NULL = node prologs
-					  * read the database (default) */
+	enum policy_driver driver; /* default none */
+	double timeout;		   /* per apply/revert, seconds; 30 */
+	char *decision_dir;	   /* per-job decision files the
+				    * controller publishes and node
+				    * prologs read; NULL = node prologs
+				    * read the database (default) */
 	struct policy_remap_exec exec;
 	struct policy_remap_verbs verbs;
 	struct policy_remap_lwfs lwfs;
@@ -241,9 +241,9 @@ struct policy_remap {
 };
 
 struct policy {
-	char *path;                      /* file it was loaded from, or NULL */
-	char *topology;                  /* topology file; default
-					  * SYSCONFDIR/fwdalloc/topology.yaml */
+	char *path;	/* file it was loaded from, or NULL */
+	char *topology; /* topology file; default
+			 * SYSCONFDIR/fwdalloc/topology.yaml */
 	struct policy_access access;
 	struct policy_decision decision;
 	struct policy_history history;

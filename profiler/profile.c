@@ -343,8 +343,7 @@ json_t *profile_to_json(const struct profile *p)
 		p->node_bandwidth_bps, "peak_bandwidth_bps",
 		p->peak_bandwidth_bps, "iops", p->iops, "mdops", p->mdops,
 		"metadata_queue", p->metadata_queue, "io_mode",
-		p->io_mode == FWD_IO_NONE ? NULL
-					    : fwd_io_mode_name(p->io_mode),
+		p->io_mode == FWD_IO_NONE ? NULL : fwd_io_mode_name(p->io_mode),
 		"runs", (json_int_t)p->runs, "bandwidth_by_forwarders", bw);
 	return o;
 }
@@ -394,8 +393,7 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 		errno = EINVAL;
 		return errprintf(err, "profile: not a JSON object");
 	}
-	json_object_foreach((json_t *)o, key, v)
-	{
+	json_object_foreach ((json_t *)o, key, v) {
 		size_t i;
 
 		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -465,8 +463,7 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 	if (v) {
 		json_t *bps;
 
-		json_object_foreach(v, key, bps)
-		{
+		json_object_foreach (v, key, bps) {
 			char *end;
 			unsigned long k;
 			double b = 0;

@@ -13,9 +13,9 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
+#include "policies/policy.h"
 #include "sim/sim_internal.h"
 #include "topology/topology.h"
-#include "policies/policy.h"
 
 struct sim_dfra {
 	const struct topology *t;

@@ -100,4 +100,16 @@ for d in $FOLDERS; do
 	check_eq "$d/ includes only the layers below it" "" "${bad# }"
 done
 
+# One style (.clang-format) on every C file.
+if command -v clang-format >/dev/null 2>&1; then
+	drift=
+	for f in $(find $FOLDERS tests bench -name '*.[ch]' | sort); do
+		clang-format --dry-run -Werror "$f" >/dev/null 2>&1 ||
+			drift="$drift $f"
+	done
+	check_eq "every C file is clang-format clean" "" "${drift# }"
+else
+	fail "every C file is clang-format clean: no clang-format installed"
+fi
+
 tap_done

@@ -455,8 +455,7 @@ static const struct dcase cases[] = {
 /* clang-format on */
 
 static void fill_health(const struct topology *t, const struct dcase *c,
-			enum fwd_health *fh,
-			enum fwd_health *oh)
+			enum fwd_health *fh, enum fwd_health *oh)
 {
 	memset(fh, 0, t->n_forwarders * sizeof(*fh));
 	memset(oh, 0, t->n_osts * sizeof(*oh));
@@ -927,8 +926,7 @@ static void test_json_fields(void **state)
 	assert_non_null(s);
 	o = json_loads(s, 0, NULL);
 	assert_non_null(o);
-	json_object_foreach(o, key, v)
-	{
+	json_object_foreach (o, key, v) {
 		assert_true(i < sizeof(want) / sizeof(want[0]));
 		assert_string_equal(key, want[i]);
 		i++;

@@ -378,7 +378,8 @@ static void test_command_environment(void **state)
 	a.argv = store;
 	a.argc = 3;
 	assert_int_equal(
-		health_run_argv(&a, &e, FWD_HEALTH_SUSPECT, false, 10, &err), 0);
+		health_run_argv(&a, &e, FWD_HEALTH_SUSPECT, false, 10, &err),
+		0);
 	out = slurp("env");
 	assert_non_null(out);
 	assert_non_null(strstr(out, "FWD_COMPONENT=lustre-OST0007\n"));

@@ -668,13 +668,13 @@ static void test_disruptive(void **state)
 
 		in->high_bandwidth = tab[i].tweak == TW_BW_OFF ? 0 : 5e9;
 		in->n1_min_nodes = tab[i].tweak == TW_N1_ZERO ? 0 : 64;
-		got = policy_job_disruptive(&p->decision.interference, tab[i].n_to_1, tab[i].nodes,
-					    tab[i].mdops, tab[i].peak, why,
-					    sizeof(why));
+		got = policy_job_disruptive(
+			&p->decision.interference, tab[i].n_to_1, tab[i].nodes,
+			tab[i].mdops, tab[i].peak, why, sizeof(why));
 		/* Without a buffer: the same answer. */
-		bare = policy_job_disruptive(&p->decision.interference, tab[i].n_to_1, tab[i].nodes,
-					     tab[i].mdops, tab[i].peak, NULL,
-					     0);
+		bare = policy_job_disruptive(
+			&p->decision.interference, tab[i].n_to_1, tab[i].nodes,
+			tab[i].mdops, tab[i].peak, NULL, 0);
 		if (got != tab[i].want || bare != tab[i].want ||
 		    strcmp(why, tab[i].why))
 			fail_msg("case %zu: got %#x (%#x without why) '%s', "
@@ -707,7 +707,8 @@ static void test_vulnerable(void **state)
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		p->decision.interference.vulnerable_iops =
 			tab[i].vulnerable_iops;
-		if (policy_job_vulnerable(&p->decision.interference, tab[i].iops) != tab[i].want)
+		if (policy_job_vulnerable(&p->decision.interference,
+					  tab[i].iops) != tab[i].want)
 			fail_msg("case %zu: %g IOPS against %g: want %s", i,
 				 tab[i].iops, tab[i].vulnerable_iops,
 				 tab[i].want ? "vulnerable" : "not");

@@ -29,14 +29,14 @@
 /* ---- the fake fabric ---------------------------------------------------- */
 
 static struct {
-	bool real;                     /* pass through to rdma-core */
-	int n_devices;                 /* -1: the list call fails (ENOSYS) */
+	bool real;     /* pass through to rdma-core */
+	int n_devices; /* -1: the list call fails (ENOSYS) */
 	const char *names[2];
 	enum ibv_port_state state[2];  /* one port per device */
 	int addr_event, addr_status;   /* after rdma_resolve_addr */
 	int route_event, route_status; /* after rdma_resolve_route */
-	int connect_event;             /* after rdma_connect */
-	int resolve_addr_errno;        /* rdma_resolve_addr itself fails */
+	int connect_event;	       /* after rdma_connect */
+	int resolve_addr_errno;	       /* rdma_resolve_addr itself fails */
 	/* live objects: must be 0 after every call */
 	int lists, contexts, channels, ids, qps, events;
 	int connects, disconnects, resolves;
@@ -72,14 +72,14 @@ static void push_event(int ev)
 	assert_int_equal(write(chan_wfd, &b, 1), 1);
 }
 
-#define REAL(ret, name, params, args)                                      \
-	ret __real_remap_rdma_##name params;                               \
-	ret __wrap_remap_rdma_##name params;                               \
-	ret __wrap_remap_rdma_##name params                                \
-	{                                                                  \
-		if (F.real)                                                \
-			return __real_remap_rdma_##name args;              \
-		return fake_##name args;                                   \
+#define REAL(ret, name, params, args)                         \
+	ret __real_remap_rdma_##name params;                  \
+	ret __wrap_remap_rdma_##name params;                  \
+	ret __wrap_remap_rdma_##name params                   \
+	{                                                     \
+		if (F.real)                                   \
+			return __real_remap_rdma_##name args; \
+		return fake_##name args;                      \
 	}
 
 static struct ibv_device **fake_get_device_list(int *num)
@@ -161,9 +161,8 @@ static void fake_destroy_event_channel(struct rdma_event_channel *ch)
 	free(ch);
 }
 
-static int fake_create_id(struct rdma_event_channel *ch,
-			  struct rdma_cm_id **id, void *ctx,
-			  enum rdma_port_space ps)
+static int fake_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id,
+			  void *ctx, enum rdma_port_space ps)
 {
 	*id = calloc(1, sizeof(**id));
 	assert_non_null(*id);
@@ -252,31 +251,31 @@ static int fake_disconnect(struct rdma_cm_id *id)
 }
 
 REAL(struct ibv_device **, get_device_list, (int *num), (num))
-REAL(const char *, get_device_name, (struct ibv_device *d), (d))
-REAL(struct ibv_context *, open_device, (struct ibv_device *d), (d))
-REAL(int, close_device, (struct ibv_context *c), (c))
-REAL(int, query_device, (struct ibv_context *c, struct ibv_device_attr *a),
+REAL(const char *, get_device_name, (struct ibv_device * d), (d))
+REAL(struct ibv_context *, open_device, (struct ibv_device * d), (d))
+REAL(int, close_device, (struct ibv_context * c), (c))
+REAL(int, query_device, (struct ibv_context * c, struct ibv_device_attr *a),
      (c, a))
 REAL(int, query_port,
-     (struct ibv_context *c, uint8_t p, struct ibv_port_attr *a), (c, p, a))
+     (struct ibv_context * c, uint8_t p, struct ibv_port_attr *a), (c, p, a))
 REAL(struct rdma_event_channel *, create_event_channel, (void), ())
 REAL(int, create_id,
-     (struct rdma_event_channel *ch, struct rdma_cm_id **id, void *ctx,
-      enum rdma_port_space ps), (ch, id, ctx, ps))
-REAL(int, destroy_id, (struct rdma_cm_id *id), (id))
+     (struct rdma_event_channel * ch, struct rdma_cm_id **id, void *ctx,
+      enum rdma_port_space ps),
+     (ch, id, ctx, ps))
+REAL(int, destroy_id, (struct rdma_cm_id * id), (id))
 REAL(int, resolve_addr,
-     (struct rdma_cm_id *id, struct sockaddr *s, struct sockaddr *d, int ms),
+     (struct rdma_cm_id * id, struct sockaddr *s, struct sockaddr *d, int ms),
      (id, s, d, ms))
-REAL(int, resolve_route, (struct rdma_cm_id *id, int ms), (id, ms))
+REAL(int, resolve_route, (struct rdma_cm_id * id, int ms), (id, ms))
 REAL(int, get_cm_event,
-     (struct rdma_event_channel *ch, struct rdma_cm_event **ev), (ch, ev))
-REAL(int, ack_cm_event, (struct rdma_cm_event *ev), (ev))
+     (struct rdma_event_channel * ch, struct rdma_cm_event **ev), (ch, ev))
+REAL(int, ack_cm_event, (struct rdma_cm_event * ev), (ev))
 REAL(int, create_qp,
-     (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *a),
+     (struct rdma_cm_id * id, struct ibv_pd *pd, struct ibv_qp_init_attr *a),
      (id, pd, a))
-REAL(int, connect, (struct rdma_cm_id *id, struct rdma_conn_param *p),
-     (id, p))
-REAL(int, disconnect, (struct rdma_cm_id *id), (id))
+REAL(int, connect, (struct rdma_cm_id * id, struct rdma_conn_param *p), (id, p))
+REAL(int, disconnect, (struct rdma_cm_id * id), (id))
 
 /* The void ones cannot `return` a call in the macro. */
 void __real_remap_rdma_free_device_list(struct ibv_device **l);
@@ -312,8 +311,8 @@ void __wrap_remap_rdma_destroy_qp(struct rdma_cm_id *id)
 /* ---- helpers ------------------------------------------------------------ */
 
 static const struct remap_target fwds[] = {
-	{ "fwd081", "10.1.0.81", NULL },
-	{ "fwd082", "10.1.0.82", NULL },
+	{"fwd081", "10.1.0.81", NULL},
+	{"fwd082", "10.1.0.82", NULL},
 };
 
 static struct policy_remap cfg(void)
@@ -321,7 +320,7 @@ static struct policy_remap cfg(void)
 	struct policy_remap c = {
 		.driver = POLICY_DRIVER_VERBS,
 		.timeout = 10,
-		.verbs = { .resolve_timeout = 2 },
+		.verbs = {.resolve_timeout = 2},
 	};
 
 	return c;
@@ -365,7 +364,7 @@ static void test_real_library_no_device(void **state)
 {
 	struct policy_remap c = cfg();
 	struct remap_probe *p = NULL;
-	fwd_error_t err = { "" };
+	fwd_error_t err = {""};
 
 	F.real = true;
 	assert_int_equal(apply(&c, 1, &err), -1);
@@ -481,18 +480,21 @@ static void test_resolve_errors(void **state)
 		int call_errno;
 		const char *want;
 	} cases[] = {
-		{ RDMA_CM_EVENT_ADDR_RESOLVED, 0, RDMA_CM_EVENT_ROUTE_ERROR,
-		  -ENETUNREACH, 0, "verbs: fwd081 (10.1.0.81): route "
-		  "resolution failed: Network is unreachable" },
-		{ RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH, 0, 0, 0,
-		  "verbs: fwd081 (10.1.0.81): address resolution failed: "
-		  "No route to host" },
-		{ 0, 0, 0, 0, EADDRNOTAVAIL, "verbs: fwd081 (10.1.0.81): "
-		  "address resolution failed: Cannot assign requested "
-		  "address" },
-		{ RDMA_CM_EVENT_ADDR_RESOLVED, 0, RDMA_CM_EVENT_DISCONNECTED,
-		  0, 0, "verbs: fwd081 (10.1.0.81): route resolution: "
-		  "unexpected event RDMA_CM_EVENT_DISCONNECTED" },
+		{RDMA_CM_EVENT_ADDR_RESOLVED, 0, RDMA_CM_EVENT_ROUTE_ERROR,
+		 -ENETUNREACH, 0,
+		 "verbs: fwd081 (10.1.0.81): route "
+		 "resolution failed: Network is unreachable"},
+		{RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH, 0, 0, 0,
+		 "verbs: fwd081 (10.1.0.81): address resolution failed: "
+		 "No route to host"},
+		{0, 0, 0, 0, EADDRNOTAVAIL,
+		 "verbs: fwd081 (10.1.0.81): "
+		 "address resolution failed: Cannot assign requested "
+		 "address"},
+		{RDMA_CM_EVENT_ADDR_RESOLVED, 0, RDMA_CM_EVENT_DISCONNECTED, 0,
+		 0,
+		 "verbs: fwd081 (10.1.0.81): route resolution: "
+		 "unexpected event RDMA_CM_EVENT_DISCONNECTED"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -25,9 +25,9 @@
 
 #include <cmocka.h>
 
+#include "policies/policy.h"
 #include "sim/sim.h"
 #include "topology/topology.h"
-#include "policies/policy.h"
 
 #define GB 1e9
 
