@@ -195,6 +195,59 @@ static int explain(int end, int status, double timeout, bool command,
 			 sep, tail);
 }
 
+/*
+ * Fork; in the child call in_child(arg, fd) with fd the write end of the
+ * output pipe (-1 without one), which never returns; in the parent watch
+ * it until it ends or `deadline` (watch()'s ending, or -1 with err when
+ * it could not be started).  flush: flush our stdio first, for a child
+ * that goes on running our code.
+ */
+static int spawn(struct child *c, bool with_pipe, bool flush,
+		 void (*in_child)(void *arg, int fd), void *arg,
+		 double deadline, fwd_error_t *err)
+{
+	int pfd[2] = {-1, -1};
+	int end = -1;
+	pid_t pid;
+
+	/* Only our end is non-blocking: the child writes with ordinary
+	 * blocking writes. */
+	if (with_pipe && (pipe2(pfd, O_CLOEXEC) < 0 ||
+			  fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0)) {
+		errprintf(err, "could not be started: pipe: %s",
+			  strerror(errno));
+		goto out;
+	}
+	if (flush)
+		fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		errprintf(err, "could not be started: fork: %s",
+			  strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		if (pfd[0] >= 0)
+			close(pfd[0]);
+		in_child(arg, pfd[1]);
+	}
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	pfd[1] = -1;
+	c->fd = pfd[0];
+	child_started(c, pid);
+	end = watch(c, deadline, err);
+out:
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	return end;
+}
+
 /* ---- our own work ------------------------------------------------------- */
 
 struct grow {
@@ -214,56 +267,35 @@ static int grow_take(void *arg, const char *data, size_t n)
 	return 0;
 }
 
+struct fn_child {
+	int (*fn)(void *arg, int fd);
+	void *arg;
+};
+
+static void fn_child(void *arg, int fd)
+{
+	const struct fn_child *f = arg;
+	int rc = f->fn(f->arg, fd);
+
+	close(fd);
+	fflush(NULL);
+	_exit(rc & 0xff);
+}
+
 int ctl_run_bounded(double timeout, int (*fn)(void *arg, int fd), void *arg,
 		    char **out, fwd_error_t *err)
 {
-	double deadline = fwd_clock_mono() + timeout;
 	struct grow g = {NULL, 0, 0};
 	struct child c = {.pid = -1, .pidfd = -1, .fd = -1, .take = grow_take};
-	int pfd[2] = {-1, -1};
+	struct fn_child f = {fn, arg};
 	int rv = -1, end;
-	pid_t pid;
 
 	c.take_arg = &g;
 	*out = NULL;
-	/* Only our end is non-blocking: fn writes with ordinary blocking
-	 * writes. */
-	if (pipe2(pfd, O_CLOEXEC) < 0 ||
-	    fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0) {
-		errprintf(err, "could not be started: pipe: %s",
-			  strerror(errno));
-		goto out;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		errprintf(err, "could not be started: fork: %s",
-			  strerror(errno));
-		goto out;
-	}
-	if (pid == 0) {
-		int rc;
-
-		close(pfd[0]);
-		rc = fn(arg, pfd[1]);
-		close(pfd[1]);
-		fflush(NULL);
-		_exit(rc & 0xff);
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	c.fd = pfd[0];
-	child_started(&c, pid);
-	end = watch(&c, deadline, err);
+	end = spawn(&c, true, true, fn_child, &f, fwd_clock_mono() + timeout,
+		    err);
 	if (end >= 0)
 		rv = explain(end, c.status, timeout, false, NULL, err);
-out:
-	if (c.pidfd >= 0)
-		close(c.pidfd);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
 	if (rv == 0 && !g.buf && !(g.buf = strdup("")))
 		rv = errprintf(err, "result: %s", strerror(errno));
 	*out = g.buf;
@@ -410,15 +442,27 @@ static void child_exec(char *const argv[], char *const envp[], int pipefd,
 
 /* Start argv with its output as `mode` says, the pipe's data going to
  * take(take_arg), and watch it until it ends or `deadline`. */
+struct exec_child {
+	char *const *argv;
+	char *const *envp;
+	enum out_mode mode;
+};
+
+static void exec_child(void *arg, int fd)
+{
+	const struct exec_child *e = arg;
+
+	child_exec(e->argv, e->envp, fd, e->mode);
+}
+
 static int run_cmd(char *const argv[], char *const envp[], double timeout,
 		   double deadline, enum out_mode mode, take_fn take,
 		   void *take_arg, const struct tail *tail, fwd_error_t *err)
 {
 	struct child c = {.pid = -1, .pidfd = -1, .fd = -1, .group = true};
+	struct exec_child e = {argv, envp, mode};
 	char text[FWD_RUN_TAIL_MAX + 1] = "";
-	int pfd[2] = {-1, -1};
-	int rv = -1, end;
-	pid_t pid;
+	int end;
 
 	if (!argv || !argv[0] || argv[0][0] != '/') {
 		errno = EINVAL;
@@ -427,45 +471,16 @@ static int run_cmd(char *const argv[], char *const envp[], double timeout,
 	if (deadline == 0)
 		deadline = fwd_clock_mono() + timeout;
 	if (mode != OUT_PASS) {
-		/* Only our end is non-blocking: the command writes with
-		 * ordinary blocking writes. */
-		if (pipe2(pfd, O_CLOEXEC) < 0 ||
-		    fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0) {
-			errprintf(err, "could not be started: pipe: %s",
-				  strerror(errno));
-			goto out;
-		}
 		c.take = take;
 		c.take_arg = take_arg;
 	}
-	pid = fork();
-	if (pid < 0) {
-		errprintf(err, "could not be started: fork: %s",
-			  strerror(errno));
-		goto out;
-	}
-	if (pid == 0)
-		child_exec(argv, envp, pfd[1], mode);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	pfd[1] = -1;
-	c.fd = pfd[0];
-	child_started(&c, pid);
-	end = watch(&c, deadline, err);
-	if (end >= 0) {
-		/* A failure's message ends with what it wrote to stderr. */
-		if (tail)
-			tail_text(tail, text, sizeof(text));
-		rv = explain(end, c.status, timeout, true, text, err);
-	}
-out:
-	if (c.pidfd >= 0)
-		close(c.pidfd);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	return rv;
+	end = spawn(&c, mode != OUT_PASS, false, exec_child, &e, deadline, err);
+	if (end < 0)
+		return -1;
+	/* A failure's message ends with what it wrote to stderr. */
+	if (tail)
+		tail_text(tail, text, sizeof(text));
+	return explain(end, c.status, timeout, true, text, err);
 }
 
 int fwd_run_cmd(char *const argv[], char *const envp[], double timeout,
