@@ -5,7 +5,12 @@
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
 AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
-EXTRA_DIST += tests/integration/tap.sh tests/fixtures
+# A sanitized build (scripts/test --sanitize): libslurm's own leaks are
+# not ours (tests/lsan.supp).
+AM_TESTS_ENVIRONMENT += \
+	LSAN_OPTIONS=suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0; \
+	export LSAN_OPTIONS;
+EXTRA_DIST += tests/integration/tap.sh tests/fixtures tests/lsan.supp
 # automake does not distribute the TAP driver autogen.sh copies in.
 EXTRA_DIST += build-aux/tap-driver.sh
 

@@ -6,7 +6,7 @@
 FUZZ_TEST = tests/fuzz/run.sh
 TESTS += $(FUZZ_TEST)
 EXTRA_DIST += $(FUZZ_TEST) tests/fuzz/fuzz.mk tests/fuzz/README.md \
-	tests/fuzz/fuzz.h tests/fuzz/fuzz_decide_common.h tests/fuzz/lsan.supp \
+	tests/fuzz/fuzz.h tests/fuzz/fuzz_decide_common.h \
 	tests/fuzz/corpus tests/fuzz/regressions tests/fuzz/PENDING
 EXTRA_DIST += tests/fuzz/fuzz_policy.c tests/fuzz/fuzz_topology.c \
 	tests/fuzz/fuzz_trace.c tests/fuzz/fuzz_trace_compressed.c \

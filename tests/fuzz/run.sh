@@ -28,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 TMPDIR=$work
 export TMPDIR
 UBSAN_OPTIONS=print_stacktrace=1
-LSAN_OPTIONS=suppressions=$src/lsan.supp:print_suppressions=0
+LSAN_OPTIONS=suppressions=$src/../lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS LSAN_OPTIONS
 
 pending() { # pending TARGET/FILE: its reason, or nothing

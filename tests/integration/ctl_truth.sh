@@ -51,6 +51,8 @@ prolog() {
 		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
 		SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
 		SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		ASAN_OPTIONS=verify_asan_link_order=0 \
+		LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
 		LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY="$3" \
 		FWD_TEST_COMMIT_ONCE="$d/slow-commit.$2" \
 		"$fwdctl" --policy "$1" prolog >"$d/hook.out" 2>"$d/hook.err"
@@ -116,6 +118,8 @@ prolog_bg() {
 		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
 		SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
 		SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		ASAN_OPTIONS=verify_asan_link_order=0 \
+		LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
 		LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY=3 \
 		FWD_TEST_COMMIT_ONCE="$d/slow-commit.$1" \
 		"$fwdctl" --policy "$d/open.yaml" prolog >"$d/hook.out" 2>"$d/hook.err"
