@@ -24,6 +24,8 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+# Batch output (slurm-<job>.out) lands in the working directory: ours.
+cd "$T" || exit 1
 
 # Ports of its own (base .. base+8), 20 above slurm_basic/slurm_alloc's
 # when a base is given, so the three can run at once (make -j).
