@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench/fanout.h"
+#include "bench/report.h"
 #include "bench/testdb.h"
 #include "policies/policy.h"
 
@@ -125,7 +126,7 @@ static void report(const char *what, const struct fanout_stats *st)
 int main(void)
 {
 	char dir[] = "/tmp/fwd-bench-fanout.XXXXXX";
-	char dbdir[512], pol[512], file[512], moved[512];
+	char dbdir[512], pol[512], file[512], moved[512], name[96];
 	char *start[] = {(char *)TOP_SRCDIR "/scripts/testdb", (char *)"start",
 			 dbdir, NULL};
 	char *stop[] = {(char *)TOP_SRCDIR "/scripts/testdb", (char *)"stop",
@@ -198,6 +199,18 @@ int main(void)
 	       nodes, FORWARDERS);
 	report("decision file", &sf);
 	report("database (ref.)", &sd);
+	snprintf(name, sizeof(name), "%zu node prologs, decision file, p50",
+		 nodes);
+	bench_figure("fanout", name, sf.p50 * 1e3, "ms", sd.p50 * 1e3,
+		     "database path p50");
+	snprintf(name, sizeof(name), "%zu node prologs, decision file, p99",
+		 nodes);
+	bench_figure("fanout", name, sf.p99 * 1e3, "ms", sd.p99 * 1e3,
+		     "database path p99");
+	bench_figure("fanout", "node prologs fallen back, decision file",
+		     (double)sf.fallbacks, "nodes", 0, NULL);
+	bench_figure("fanout", "node prologs fallen back, database",
+		     (double)sd.fallbacks, "nodes", 0, NULL);
 	rv = 0;
 out:
 	policy_destroy(p);

@@ -4,6 +4,8 @@
 BENCH_CFLAGS = $(AM_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"' \
 	-DTOP_BUILDDIR='"$(abs_top_builddir)"'
 BENCH_DB = bench/bench_testdb.c bench/testdb.h
+# Every benchmark reports its figures with bench_figure().
+BENCH_REPORT = bench/report.c bench/report.h
 
 BENCHES += bench/bench_topology bench/bench_decide bench/bench_sim \
 	bench/bench_ingest bench/bench_db bench/bench_health \
@@ -11,33 +13,35 @@ BENCHES += bench/bench_topology bench/bench_decide bench/bench_sim \
 EXTRA_PROGRAMS += $(BENCHES)
 CLEANFILES += $(BENCHES)
 
-bench_bench_topology_SOURCES = bench/bench_topology.c
+bench_bench_topology_SOURCES = bench/bench_topology.c $(BENCH_REPORT)
 bench_bench_topology_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_topology_LDADD = $(FWD_ALLOCATOR_LIBS)
-bench_bench_decide_SOURCES = bench/bench_decide.c
+bench_bench_decide_SOURCES = bench/bench_decide.c $(BENCH_REPORT)
 bench_bench_decide_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_decide_LDADD = $(FWD_ALLOCATOR_LIBS)
-bench_bench_sim_SOURCES = bench/bench_sim.c
+bench_bench_sim_SOURCES = bench/bench_sim.c $(BENCH_REPORT)
 bench_bench_sim_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_sim_LDADD = $(FWD_SIM_LIBS)
-bench_bench_ingest_SOURCES = bench/bench_ingest.c $(BENCH_DB)
+bench_bench_ingest_SOURCES = bench/bench_ingest.c $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_ingest_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_ingest_LDADD = $(FWD_MONITOR_LIBS)
-bench_bench_db_SOURCES = bench/bench_db.c $(BENCH_DB)
+bench_bench_db_SOURCES = bench/bench_db.c $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_db_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_db_LDADD = $(FWD_ALL_LIBS)
-bench_bench_health_SOURCES = bench/bench_health.c $(BENCH_DB)
+bench_bench_health_SOURCES = bench/bench_health.c $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_health_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_health_LDADD = $(FWD_CONTROLLER_LIBS)
-bench_bench_trace_SOURCES = bench/bench_trace.c
+bench_bench_trace_SOURCES = bench/bench_trace.c $(BENCH_REPORT)
 bench_bench_trace_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_trace_LDADD = $(FWD_PROFILER_LIBS)
 # Controller and node prolog timings.
-bench_bench_prolog_SOURCES = bench/bench_prolog.c
+bench_bench_prolog_SOURCES = bench/bench_prolog.c $(BENCH_REPORT)
 bench_bench_prolog_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_prolog_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 # One job's node prologs at once: decision file and database.
 bench_bench_fanout_SOURCES = bench/bench_fanout.c bench/fanout.c \
-	bench/fanout.h $(BENCH_DB)
+	bench/fanout.h $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_fanout_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
+EXTRA_DIST += bench/run.sh
+CLEANFILES += bench-results.json bench-results.md
