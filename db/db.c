@@ -406,7 +406,7 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 	struct db_endpoint e;
 	fwd_error_t one, all = {""};
 	size_t n, i;
-	double deadline;
+	double deadline, budget;
 	int last = ECONNREFUSED;
 	struct db *db;
 
@@ -442,7 +442,8 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 		goto fail;
 
 	n = cfg->hosts.count ? cfg->hosts.count : 1;
-	deadline = fwd_clock_mono() + db->timeout;
+	budget = cfg->connect_timeout > 0 ? cfg->connect_timeout : db->timeout;
+	deadline = fwd_clock_mono() + budget;
 	for (i = 0; i < n; i++) {
 		double left = deadline - fwd_clock_mono();
 		unsigned int tmo;
@@ -462,7 +463,7 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 			errprintf(&skip,
 				  "%zu more endpoint(s) not tried: the "
 				  "connect budget of %gs is spent",
-				  n - i, db->timeout);
+				  n - i, budget);
 			append_failure(&all, &skip);
 			break;
 		}

@@ -66,6 +66,9 @@ struct db_config {
 					  * "fwdalloc_node" */
 	char *node_password_file;        /* root-only file on compute nodes */
 	double timeout;                  /* connect/read/write, s; default 5 */
+	double connect_timeout;          /* budget for finding a server that
+					  * answers (connect + greeting), s;
+					  * 0 = timeout; default 1 */
 	double lock_timeout;             /* decision lock wait, s; 5 */
 };
 /* clang-format on */
@@ -98,7 +101,8 @@ int db_endpoint_parse(const char *s, struct db_endpoint *out, fwd_error_t *err);
  * Connect as `role`.  With cfg->hosts empty the endpoint is cfg->socket,
  * else cfg->host:cfg->port.  With several hosts they are tried in order
  * until one connects and answers the session setup; the whole search
- * stays within one connect budget of cfg->timeout seconds: each attempt's
+ * stays within one connect budget of cfg->connect_timeout seconds
+ * (cfg->timeout when 0): each attempt's
  * connect timeout is an equal share of what is left (whole seconds, at
  * least 1), a refused endpoint costs nothing, and once the budget is
  * spent the remaining endpoints are not tried.  (After the connect, the

@@ -142,6 +142,7 @@ static const struct field database_fields[] = {
 	FLD("node_user", F_STRING, database.node_user),
 	FLD("node_password_file", F_OPTPATH, database.node_password_file),
 	POS("timeout", F_DURATION, database.timeout, 3600),
+	POS("connect_timeout", F_DURATION, database.connect_timeout, 3600),
 	RNG("lock_timeout", F_DURATION, database.lock_timeout, 0, 3600),
 	RNG("breaker", F_DURATION, database_breaker, 0, 3600),
 	END,

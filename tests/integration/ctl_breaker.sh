@@ -3,7 +3,7 @@
 #
 # The database circuit breaker of the controller prolog: with the private
 # MariaDB frozen (SIGSTOP), the first prolog waits out the database
-# timeout (2 s) and falls back; the next ones skip the database
+# connect timeout (2 s here; 1 s by default) and falls back; the next ones skip the database
 # (database.breaker) and fall back at once, "database skipped: failed Ns
 # ago", each in under 1 s; all exit 0 (fail: open) and keep the job's
 # default forwarders.  Without the breaker (breaker: 0s) every prolog pays
@@ -33,8 +33,9 @@ decision:
 EOF2
 		sed -n '/^database:/,$p' "$policy" |
 			sed -e "s/^  timeout: .*/  timeout: 2s/" |
-			grep -v '^  breaker:'
+			grep -v '^  breaker:\|^  connect_timeout:'
 		echo "  breaker: $2"
+		echo "  connect_timeout: 2s"
 		cat <<EOF2
 audit:
   file: $d/log/audit.jsonl

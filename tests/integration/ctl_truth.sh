@@ -26,8 +26,8 @@ write_policy() {
 	# breaker has its own test, ctl_breaker.sh).  Database calls time
 	# out after 2 s.
 	{
-		sed -e '/^  timeout:/d' \
-			-e 's/^database:$/database:\n  breaker: 0s\n  timeout: 2s/' \
+		sed -e '/^  timeout:/d' -e '/^  connect_timeout:/d' \
+			-e 's/^database:$/database:\n  breaker: 0s\n  timeout: 2s\n  connect_timeout: 2s/' \
 			"$policy"
 		cat <<EOF2
 topology: $(cd "$top_srcdir" && pwd)/tests/fixtures/minicluster/topology.yaml
