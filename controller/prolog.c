@@ -177,16 +177,20 @@ again:
 		profile_to_alloc(&pres.profile, &prof, bw);
 	else
 		have_prof = 0;
+	/* Health states before the lock: they change by scans minutes
+	 * apart, and every round trip under the lock delays every other
+	 * job's launch. */
+	if (load_health(db, p, t, &hf, &ho, &err) < 0)
+		goto fallback;
+	health.forwarder = hf;
+	health.ost = ho;
 	/* The decision's transaction, holding the decision lock. */
 retry:
 	if (ledger_store_lock(db, p->database.lock_timeout, &err) < 0)
 		goto fallback;
 	in_tx = 1;
-	if (ledger_store_load(db, l, NULL, &err) < 0 ||
-	    load_health(db, p, t, &hf, &ho, &err) < 0)
+	if (ledger_store_load(db, l, NULL, &err) < 0)
 		goto fallback;
-	health.forwarder = hf;
-	health.ost = ho;
 
 	memset(&aj, 0, sizeof(aj));
 	aj.job_id = j->job_id;
@@ -266,12 +270,15 @@ fallback:
 		alloc_decision_destroy(d);
 		d = NULL;
 		alloc_ledger_destroy(l);
-		free(hf);
-		free(ho);
-		hf = ho = NULL;
 		memset(&err, 0, sizeof(err));
-		if ((l = alloc_ledger_create(t)) && r > 0)
+		if ((l = alloc_ledger_create(t)) && r > 0) {
+			/* A new connection: everything is read again. */
+			free(hf);
+			free(ho);
+			hf = ho = NULL;
+			health.forwarder = health.ost = NULL;
 			goto again;
+		}
 		if (l)
 			goto retry;
 		errprintf(&err, "allocator: %s", strerror(errno));

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -329,13 +330,82 @@ static int cluster_setup(struct db *db, fwd_error_t *err)
 	return 0;
 }
 
+/*
+ * mysql_real_connect() bounded by tmo seconds to the millisecond, through
+ * the client library's non-blocking interface (the library's own connect
+ * timeout counts whole seconds).  Connect, greeting, authentication: a
+ * server that accepts but does not answer (frozen, out of disk) costs tmo,
+ * not the read timeout.  Returns the library's result; on the deadline,
+ * NULL with *late set.  Later calls on the connection block as usual.
+ */
+static MYSQL *connect_bounded(MYSQL *m, const char *host, const char *user,
+			      const char *password, const char *dbname,
+			      unsigned int port, const char *sock, double tmo,
+			      bool *late)
+{
+	double deadline = fwd_clock_mono() + tmo;
+	MYSQL *ret = NULL;
+	int st;
+
+	*late = false;
+	st = mysql_real_connect_start(&ret, m, host, user, password, dbname,
+				      port, sock, 0);
+	while (st) {
+		struct pollfd pfd = {.fd = mysql_get_socket(m)};
+		double left = deadline - fwd_clock_mono();
+		int ms, r, ev = 0;
+		bool lib_first = false;
+
+		if (left <= 0) {
+			*late = true;
+			return NULL;
+		}
+		ms = (int)ceil(left * 1000);
+		if (st & MYSQL_WAIT_TIMEOUT) {
+			unsigned int lib = mysql_get_timeout_value_ms(m);
+
+			if (lib < (unsigned int)ms) {
+				ms = (int)lib;
+				lib_first = true;
+			}
+		}
+		if (st & MYSQL_WAIT_READ)
+			pfd.events |= POLLIN;
+		if (st & MYSQL_WAIT_WRITE)
+			pfd.events |= POLLOUT;
+		if (st & MYSQL_WAIT_EXCEPT)
+			pfd.events |= POLLPRI;
+		r = poll(&pfd, pfd.fd >= 0 ? 1 : 0, ms);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			*late = true;
+			return NULL;
+		}
+		if (r == 0) {
+			if (!lib_first)
+				continue; /* our deadline: checked above */
+			ev = MYSQL_WAIT_TIMEOUT;
+		}
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+			ev |= MYSQL_WAIT_READ;
+		if (pfd.revents & (POLLOUT | POLLHUP | POLLERR))
+			ev |= MYSQL_WAIT_WRITE;
+		if (pfd.revents & POLLPRI)
+			ev |= MYSQL_WAIT_EXCEPT;
+		st = mysql_real_connect_cont(&ret, m, ev);
+	}
+	return ret;
+}
+
 /* One connection attempt to e, its connect bounded by tmo seconds. */
 static int connect_one(struct db *db, const struct db_endpoint *e,
 		       uint32_t dflt_port, const char *user,
-		       const char *password, const char *dbname,
-		       unsigned int tmo, bool cluster, fwd_error_t *err)
+		       const char *password, const char *dbname, double tmo,
+		       bool cluster, fwd_error_t *err)
 {
-	unsigned int rw, proto;
+	unsigned int rw, proto, ctmo;
+	bool late;
 	uint32_t port = e->port ? e->port : dflt_port ? dflt_port : 3306;
 	my_bool off = 0;
 
@@ -357,7 +427,12 @@ static int connect_one(struct db *db, const struct db_endpoint *e,
 	rw = (unsigned int)ceil(db->timeout);
 	if (rw < 1)
 		rw = 1;
-	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &tmo);
+	/* The library's own bound, in whole seconds, as a backstop. */
+	ctmo = (unsigned int)ceil(tmo);
+	if (ctmo < 1)
+		ctmo = 1;
+	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &ctmo);
+	mysql_options(db->conn, MYSQL_OPT_NONBLOCK, 0);
 	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &rw);
 	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &rw);
 	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
@@ -365,10 +440,20 @@ static int connect_one(struct db *db, const struct db_endpoint *e,
 	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	proto = e->socket[0] ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
 	mysql_options(db->conn, MYSQL_OPT_PROTOCOL, &proto);
-	if (!mysql_real_connect(db->conn, e->socket[0] ? "localhost" : e->host,
-				user, password, dbname, port,
-				e->socket[0] ? e->socket : NULL, 0))
-		return conn_fail(db, err);
+	if (!connect_bounded(db->conn, e->socket[0] ? "localhost" : e->host,
+			     user, password, dbname, port,
+			     e->socket[0] ? e->socket : NULL, tmo, &late)) {
+		if (!late)
+			return conn_fail(db, err);
+		/* The handle is mid-connect: drop it, never reuse it. */
+		mysql_close(db->conn);
+		db->conn = NULL;
+		errno = ETIMEDOUT;
+		return errprintf(err,
+				 "database %s: no answer within %gs "
+				 "(database.connect_timeout)",
+				 db->where, tmo);
+	}
 	if (session_setup(db, err) < 0)
 		return -1;
 	return cluster ? cluster_setup(db, err) : 0;
@@ -446,7 +531,7 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 	deadline = fwd_clock_mono() + budget;
 	for (i = 0; i < n; i++) {
 		double left = deadline - fwd_clock_mono();
-		unsigned int tmo;
+		double tmo;
 
 		if (!cfg->hosts.count) {
 			legacy_endpoint(cfg, &e);
@@ -467,9 +552,9 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 			append_failure(&all, &skip);
 			break;
 		}
-		tmo = (unsigned int)ceil(left / (double)(n - i));
-		if (tmo < 1)
-			tmo = 1;
+		tmo = left / (double)(n - i);
+		if (tmo < 0.1)
+			tmo = 0.1;
 		if (connect_one(db, &e, cfg->port, user,
 				pwfile ? password : NULL, cfg->name, tmo,
 				cfg->hosts.count > 0, &one) == 0) {

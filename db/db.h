@@ -68,7 +68,7 @@ struct db_config {
 	double timeout;                  /* connect/read/write, s; default 5 */
 	double connect_timeout;          /* budget for finding a server that
 					  * answers (connect + greeting), s;
-					  * 0 = timeout; default 1 */
+					  * 0 = timeout; default 0.9 */
 	double lock_timeout;             /* decision lock wait, s; 5 */
 };
 /* clang-format on */

@@ -99,7 +99,7 @@ struct policy *policy_defaults(void)
 	p->database.port = 3306;
 	p->database.timeout = 5;
 	p->database.lock_timeout = 5;
-	p->database.connect_timeout = 1;
+	p->database.connect_timeout = 0.9;
 	p->database_breaker = 30;
 
 	p->audit.database = true;

@@ -168,7 +168,8 @@ INTEGRATION_TESTS = \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/tree_layout.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
-	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh
+	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
+	tests/integration/reliability.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
@@ -177,6 +178,16 @@ tests_tools_slow_commit_la_SOURCES = tests/tools/slow_commit.c
 tests_tools_slow_commit_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath /nowhere
 tests_tools_slow_commit_la_LIBADD = -ldl
+
+# kill -9 at the Nth database step of a hook's worker (LD_PRELOAD), and a
+# database slowed down by a relaying proxy, for reliability.sh.
+check_LTLIBRARIES += tests/tools/kill_at.la
+tests_tools_kill_at_la_SOURCES = tests/tools/kill_at.c
+tests_tools_kill_at_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath /nowhere
+tests_tools_kill_at_la_LIBADD = -ldl
+check_PROGRAMS += tests/tools/slow_proxy
+tests_tools_slow_proxy_SOURCES = tests/tools/slow_proxy.c
 
 # What the SPANK job prolog reads, run by db_locks.sh with the node account.
 check_PROGRAMS += tests/tools/node_read

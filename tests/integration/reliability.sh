@@ -1,0 +1,387 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The reliability suite: faults injected under a real local Slurm cluster
+# and its MariaDB, the controller prolog and epilog run as slurmctld runs
+# them (PrologSlurmctld's environment, synthetic job ids Slurm never ran)
+# plus real `sbatch --io-upgrade` jobs under the worst faults.  For each
+# condition it prints one row:
+#
+#   condition | launches | added launch delay p50 / max (ms) | jobs failed |
+#   forwarders leaked | records that disagree with the ledger
+#
+# - added delay: a launch's prolog time minus the median of the healthy
+#   condition's.
+# - jobs failed: a prolog that did not exit 0 (Slurm would requeue or
+#   fail the job), or a real job that did not complete with exit 0.
+# - forwarders leaked: allocation rows of the condition's jobs still held
+#   after their epilogs and, where epilogs were lost, the reconcile the
+#   timer runs.
+# - fell back (for information): launches whose record is a fallback
+#   (default mapping), whatever the cause.
+# - records that disagree: a job whose last prolog record (the file's, or
+#   the audit table's when the file could not be written) is missing or
+#   says other forwarders than the ledger holds, whose file and table
+#   records differ, or a private forwarder held by two jobs.
+#
+# The faults: the database stopped, frozen (SIGSTOP), slowed by a relaying
+# proxy (tests/tools/slow_proxy), the audit file's disk full (/dev/full),
+# 20 prologs at once on the slowed database, 100 prologs and epilogs at
+# once, and kill -9 of the prolog's and the epilog's worker at each of
+# their database steps, before and after the call (tests/tools/kill_at.so).
+# Every figure except the delay must be 0, and a hung database (frozen)
+# must cost a launch at most 1 s (database.connect_timeout, then the
+# circuit breaker).
+. "$top_srcdir/tests/integration/tap.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (slurmd, job prologs)"
+command -v slurmctld >/dev/null || skip_all "slurmctld not installed"
+command -v mariadbd >/dev/null || skip_all "mariadbd not installed"
+command -v jq >/dev/null || skip_all "jq not installed"
+[ -f "$top_builddir/spank/.libs/fwdalloc.so" ] || skip_all "plugin not built"
+shim=$top_builddir/tests/tools/.libs/kill_at.so
+proxy=$top_builddir/tests/tools/slow_proxy
+[ -f "$shim" ] && [ -x "$proxy" ] || skip_all "tests/tools not built"
+
+T=$(mktemp -d /tmp/fwd-reliab.XXXXXX)
+chmod 755 "$T"
+mc="$top_srcdir/scripts/minicluster"
+export FWDALLOC_BUILDDIR=$top_builddir
+proxy_pid=
+cleanup() {
+	[ -n "${db_pid:-}" ] && kill -CONT "$db_pid" 2>/dev/null
+	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
+	"$mc" stop "$T/mc" >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+cd "$T" || exit 1
+
+# Ports of its own: 40 above slurm_basic/slurm_alloc's when a base is
+# given (slurm_pool.sh takes +20).
+export FWDALLOC_MC_PORT_BASE=$((${FWDALLOC_MC_PORT_BASE:-17300} + 40))
+out=$("$mc" start "$T/mc" 2>&1)
+rc=$?
+check_eq "minicluster with database starts" 0 "$rc"
+[ "$rc" -eq 0 ] || { diag "$out"; tap_done; exit 1; }
+eval "$(printf '%s\n' "$out" | grep '^export ')"
+M=$T/mc
+fwdctl=$top_builddir/fwdctl
+testdb=$top_srcdir/scripts/testdb
+sql() { "$testdb" sql "$M/db" -N fwdalloc -e "$1"; }
+db_pid=$(cat "$M/db/mysqld.pid")
+
+"$fwdctl" profile import "$top_srcdir/tests/fixtures/minicluster/history.json" \
+	>"$T/import.out" 2>&1
+check_eq "history imported" 0 "$?"
+
+# Policies: the cluster's, one through the slowing proxy, one whose
+# audit file sits on a full disk.  Each writes its own audit file.
+cp "$FWDALLOC_POLICY" "$T/base.yaml"
+sed -e "s|^  socket: .*|  socket: $T/slow.sock|" "$T/base.yaml" >"$T/slow.yaml"
+mkdir -p "$T/full"
+ln -s /dev/full "$T/full/audit.jsonl"
+sed -e "s|^  file: .*audit.jsonl|  file: $T/full/audit.jsonl|" \
+	"$T/base.yaml" >"$T/full.yaml"
+audit_file() {
+	sed -n 's/^  file: \(.*audit.jsonl\)$/\1/p' "$1"
+}
+check_eq "the disk-full policy writes to /dev/full" "$T/full/audit.jsonl" \
+	"$(audit_file "$T/full.yaml")"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# launch JOB NODES NAME REQUEST POLICY [ENV...]: the controller prolog as
+# slurmctld runs it; "rc ms" in $T/res/JOB.
+mkdir -p "$T/res" "$T/once"
+launch() {
+	local job=$1 nodes=$2 name=$3 req=$4 pol=$5 t0 rc
+	shift 5
+	t0=$(now_ms)
+	env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$job" \
+		SLURM_JOB_USER=root SLURM_JOB_ACCOUNT=phys \
+		SLURM_JOB_PARTITION=debug SLURM_JOB_NODELIST="$nodes" \
+		SLURM_JOB_NUM_NODES=2 SLURM_JOB_NAME="$name" \
+		SPANK_IO_UPGRADE="$req" \
+		ASAN_OPTIONS=verify_asan_link_order=0 \
+		LSAN_OPTIONS="${LSAN_OPTIONS:-}" "$@" \
+		"$fwdctl" --policy "$pol" prolog >"$T/res/$job.out" 2>&1
+	rc=$?
+	echo "$rc $(($(now_ms) - t0))" >"$T/res/$job"
+}
+# finish JOB POLICY [ENV...]: the controller epilog.
+finish() {
+	local job=$1 pol=$2
+	shift 2
+	env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$job" \
+		ASAN_OPTIONS=verify_asan_link_order=0 \
+		LSAN_OPTIONS="${LSAN_OPTIONS:-}" "$@" \
+		"$fwdctl" --policy "$pol" epilog >"$T/res/$job.epi" 2>&1
+}
+# A mix of requests on two-node jobs: scaled, isolated, default.
+node_of() { echo "c[$((($1 % 4) * 2 + 1))-$((($1 % 4) * 2 + 2))]"; }
+name_of() { case $(($1 % 3)) in 0) echo bwapp ;; 1) echo n1app ;; *) echo small ;; esac; }
+req_of() { case $(($1 % 3)) in 0) echo scale ;; 1) echo isolate ;; *) echo auto ;; esac; }
+launch_mix() {
+	local j=$1
+	shift
+	launch "$j" "$(node_of "$j")" "$(name_of "$j")" "$(req_of "$j")" "$@"
+}
+
+file_rec() {
+	[ -f "$2" ] || return 0
+	grep "\"job_id\":\"$1\"" "$2" | grep '"event":"prolog"' | tail -1
+}
+db_rec() {
+	sql "SELECT record FROM audit WHERE job_id = $1 AND JSON_VALUE(record, '\$.event') = 'prolog' ORDER BY id DESC LIMIT 1" |
+		sed 's/\\\\/\\/g'
+}
+held() {
+	sql "SELECT COALESCE(GROUP_CONCAT(DISTINCT forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND released_at IS NULL AND action <> 'shadow'"
+}
+# disagree JOB AUDITFILE: 1 when the job's records and the ledger differ.
+disagree() {
+	local f t r want got k
+	f=$(file_rec "$1" "$2")
+	t=$(db_rec "$1")
+	r=${f:-$t}
+	if [ -z "$r" ]; then
+		diag "job $1: no prolog record at all"
+		echo 1
+		return
+	fi
+	if [ -n "$f" ] && [ -n "$t" ]; then
+		for k in .action .outcome .forwarders_before .forwarders_after; do
+			if [ "$(printf '%s' "$f" | jq -c "$k")" != \
+				"$(printf '%s' "$t" | jq -c "$k")" ]; then
+				diag "job $1: file and table differ on $k"
+				echo 1
+				return
+			fi
+		done
+	fi
+	case $(printf '%s' "$r" | jq -r .outcome) in
+	'fallback: '*) want="" ;;
+	*) want=$(printf '%s' "$r" | jq -r '.forwarders_after | sort | join(",")') ;;
+	esac
+	got=$(held "$1")
+	if [ "$want" != "$got" ]; then
+		diag "job $1: the record says '$want', the ledger holds '$got'"
+		echo 1
+		return
+	fi
+	echo 0
+}
+# Private forwarders held by more than one job.
+doubles() {
+	sql "SELECT COUNT(*) FROM (SELECT forwarder FROM allocations WHERE released_at IS NULL AND is_private GROUP BY forwarder HAVING COUNT(DISTINCT job_id) > 1) d"
+}
+
+median() { sort -n | awk '{a[NR] = $1} END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
+maxof() { sort -n | tail -1; }
+
+# Rows of the table, and the figures the checks look at.
+rows=
+base_ms=0
+# row NAME AUDITFILE JOBS...: the records are compared now (while the
+# jobs hold what they were given); call settle afterwards.
+pending_disagree=0
+judge_records() {
+	local file=$1 j n=0
+	audit=$file
+	shift
+	for j in "$@"; do
+		n=$((n + $(disagree "$j" "$file")))
+	done
+	n=$((n + $(doubles)))
+	pending_disagree=$n
+}
+# row NAME EXTRA_FAILED JOBS...: delays, failures, leaks (after epilogs).
+row() {
+	local name=$1 extra=$2 j rc ms failed=$2 ids p50 mx leaked fb=0
+	shift 2
+	: >"$T/delays"
+	for j in "$@"; do
+		read -r rc ms <"$T/res/$j"
+		[ "$rc" -eq 0 ] || { failed=$((failed + 1)); diag "$name: job $j prolog exit $rc: $(cat "$T/res/$j.out")"; }
+		echo $((ms - base_ms)) >>"$T/delays"
+		case $( (file_rec "$j" "$audit"; db_rec "$j") | head -1 | jq -r .outcome) in
+		fallback:*) fb=$((fb + 1)) ;;
+		esac
+	done
+	p50=$(median <"$T/delays")
+	mx=$(maxof <"$T/delays")
+	ids=$(printf '%s,' "$@")
+	leaked=$(sql "SELECT COUNT(*) FROM allocations WHERE job_id IN (${ids%,}) AND released_at IS NULL")
+	[ "$leaked" -eq 0 ] || diag "$name: still held: $(sql "SELECT job_id, forwarder, action FROM allocations WHERE job_id IN (${ids%,}) AND released_at IS NULL" | tr '\n\t' '; ')"
+	rows="$rows$(printf '%-44s %8s %14s %7s %7s %9s %9s' "$name" "$#" "$p50 / $mx" "$failed" "$leaked" "$pending_disagree" "$fb")
+"
+	last_failed=$failed last_leaked=$leaked last_dis=$pending_disagree
+	last_p50=$p50 last_max=$mx
+	check_eq "$name: no job failed" 0 "$failed"
+	check_eq "$name: no forwarder leaked" 0 "$leaked"
+	check_eq "$name: every record agrees with the ledger" 0 "$pending_disagree"
+}
+# The breaker's state (next to each audit file): closed between
+# conditions, as an admin does once the database is repaired.
+close_breaker() { rm -f "$M/db-breaker" "$T/full/db-breaker"; }
+# A real job: submitted, run to the end; prints its final state.
+real_job() {
+	local j i st
+	j=$(sbatch --parsable -N2 -J "$1" --io-upgrade="$2" --wrap 'true' 2>"$T/sbatch.err") ||
+		{ diag "sbatch: $(cat "$T/sbatch.err")"; echo FAILED; return; }
+	for i in $(seq 1 300); do
+		st=$(scontrol -o show job "$j" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/\1|\2/p' | head -1)
+		case $st in COMPLETED* | FAILED* | CANCELLED* | TIMEOUT* | NODE_FAIL* | OUT_OF_MEMORY*) break ;; esac
+		sleep 0.2
+	done
+	echo "$st"
+}
+real_failed() {
+	case $1 in COMPLETED\|0:0) echo 0 ;; *) diag "real job: $1"; echo 1 ;; esac
+}
+
+# ---- healthy database: the reference -------------------------------
+jobs=$(seq 1001 1010)
+for j in $jobs; do launch_mix "$j" "$T/base.yaml"; done
+base_ms=$(for j in $jobs; do cut -d' ' -f2 "$T/res/$j"; done | median)
+judge_records "$M/audit.jsonl" $jobs
+for j in $jobs; do finish "$j" "$T/base.yaml"; done
+row "healthy database (reference: ${base_ms} ms)" 0 $jobs
+
+# ---- database stopped ----------------------------------------------
+"$testdb" stop "$M/db" >/dev/null 2>&1
+jobs=$(seq 1101 1110)
+for j in $jobs; do launch_mix "$j" "$T/base.yaml"; done
+st=$(real_job n1app isolate)
+"$testdb" start "$M/db" >/dev/null 2>&1
+db_pid=$(cat "$M/db/mysqld.pid")
+judge_records "$M/audit.jsonl" $jobs
+close_breaker
+for j in $jobs; do finish "$j" "$T/base.yaml"; done
+row "database stopped (+1 real job)" "$(real_failed "$st")" $jobs
+
+# ---- database frozen -----------------------------------------------
+kill -STOP "$db_pid"
+jobs=$(seq 1201 1220)
+for j in $jobs; do launch_mix "$j" "$T/base.yaml"; done
+st=$(real_job bwapp scale)
+kill -CONT "$db_pid"
+judge_records "$M/audit.jsonl" $jobs
+close_breaker
+for j in $jobs; do finish "$j" "$T/base.yaml"; done
+row "database frozen, SIGSTOP (+1 real job)" "$(real_failed "$st")" $jobs
+check "database frozen: a launch costs at most 1 s (max ${last_max} ms)" \
+	test "$last_max" -le 1000
+check_match "database frozen: later launches skip the database" \
+	'database skipped' "$(file_rec 1210 "$M/audit.jsonl" | jq -r .outcome)"
+
+# ---- database slowed -----------------------------------------------
+"$proxy" "$T/slow.sock" "$M/db/mysql.sock" 10 &
+proxy_pid=$!
+for i in $(seq 1 50); do [ -S "$T/slow.sock" ] && break; sleep 0.1; done
+jobs=$(seq 1301 1310)
+for j in $jobs; do launch_mix "$j" "$T/slow.yaml"; done
+judge_records "$M/audit.jsonl" $jobs
+for j in $jobs; do finish "$j" "$T/slow.yaml"; done
+row "database slowed, +10 ms per round trip" 0 $jobs
+check_match "database slowed: decided, not fallen back" '^(applied|default)$' \
+	"$(file_rec 1301 "$M/audit.jsonl" | jq -r .outcome)"
+
+# ---- 20 prologs at once on the slowed database ---------------------
+jobs=$(seq 1401 1420)
+pids=
+for j in $jobs; do launch_mix "$j" "$T/slow.yaml" & pids="$pids $!"; done
+wait $pids
+judge_records "$M/audit.jsonl" $jobs
+lockfb=0
+for j in $jobs; do
+	case $(file_rec "$j" "$M/audit.jsonl" | jq -r .outcome) in
+	fallback:*lock*) lockfb=$((lockfb + 1)) ;;
+	esac
+done
+pids=
+for j in $jobs; do finish "$j" "$T/slow.yaml" & pids="$pids $!"; done
+wait $pids
+row "20 prologs at once, slowed database" 0 $jobs
+check_eq "20 prologs at once on the slowed database: none fell back on the lock" \
+	0 "$lockfb"
+kill "$proxy_pid" 2>/dev/null
+wait "$proxy_pid" 2>/dev/null
+proxy_pid=
+
+# ---- the audit file's disk is full ---------------------------------
+jobs=$(seq 1501 1505)
+for j in $jobs; do launch_mix "$j" "$T/full.yaml"; done
+judge_records "$T/full/audit.jsonl" $jobs
+for j in $jobs; do finish "$j" "$T/full.yaml"; done
+row "audit disk full (/dev/full)" 0 $jobs
+check_match "audit disk full: fwdctl says the record could not be written" \
+	'No space left on device' "$(cat "$T/res/1501.out")"
+
+# ---- 100 jobs at once ----------------------------------------------
+jobs=$(seq 1601 1700)
+for j in $jobs; do launch_mix "$j" "$T/base.yaml" & done
+wait
+judge_records "$M/audit.jsonl" $jobs
+for j in $jobs; do finish "$j" "$T/base.yaml" & done
+wait
+row "100 prologs and epilogs at once" 0 $jobs
+
+# ---- kill -9 of the prolog's worker at each step -------------------
+# Job 1700+N (before the call) and 1800+N (after it) die at database
+# step N, until a prolog finishes without reaching step N.
+kill_prolog_jobs=
+for mode in 0 1; do
+	for n in $(seq 1 40); do
+		j=$((1700 + mode * 100 + n))
+		launch "$j" 'c[1-2]' n1app isolate "$T/base.yaml" \
+			LD_PRELOAD="$shim" FWD_TEST_KILL_AT="$n" \
+			FWD_TEST_KILL_AFTER="$mode" FWD_TEST_KILL_ONCE="$T/once/$j"
+		kill_prolog_jobs="$kill_prolog_jobs $j"
+		# Each job is decided alone: it gives back what it got.
+		judge_one=$(disagree "$j" "$M/audit.jsonl")
+		pending_kp=$((${pending_kp:-0} + judge_one))
+		finish "$j" "$T/base.yaml"
+		[ -e "$T/once/$j" ] || break
+		diag "prolog $j: worker killed at step $n ($(cat "$T/once/$j"), $([ "$mode" = 1 ] && echo after || echo before) the call)"
+	done
+done
+pending_disagree=${pending_kp:-0}
+row "kill -9, prolog worker, every step" 0 $kill_prolog_jobs
+steps_p=$(ls "$T/once" | wc -l)
+check "kill -9 of the prolog worker: at least 4 steps covered ($steps_p)" \
+	test "$steps_p" -ge 4
+
+# ---- kill -9 of the epilog's worker at each step -------------------
+# The epilog dies; its job holds its forwarders (as after a lost epilog)
+# until reconcile, which the timer runs every minute, frees them.
+rm -f "$T/once"/*
+kill_epi_jobs=
+pending_disagree=0
+for mode in 0 1; do
+	for n in $(seq 1 40); do
+		j=$((1900 + mode * 50 + n))
+		launch "$j" 'c[3-4]' n1app isolate "$T/base.yaml"
+		pending_disagree=$((pending_disagree + $(disagree "$j" "$M/audit.jsonl")))
+		finish "$j" "$T/base.yaml" \
+			LD_PRELOAD="$shim" FWD_TEST_KILL_AT="$n" \
+			FWD_TEST_KILL_AFTER="$mode" FWD_TEST_KILL_ONCE="$T/once/$j"
+		kill_epi_jobs="$kill_epi_jobs $j"
+		[ -e "$T/once/$j" ] || break
+		diag "epilog $j: worker killed at step $n ($(cat "$T/once/$j"))"
+		# Reconcile under the real slurmctld, which never ran the job.
+		"$fwdctl" reconcile >"$T/reconcile.out" 2>&1 ||
+			diag "reconcile: $(cat "$T/reconcile.out")"
+	done
+done
+row "kill -9, epilog worker, every step (+reconcile)" 0 $kill_epi_jobs
+steps_e=$(ls "$T/once" | wc -l)
+check "kill -9 of the epilog worker: at least 2 steps covered ($steps_e)" \
+	test "$steps_e" -ge 2
+
+{
+	printf '%-44s %8s %14s %7s %7s %9s %9s\n' condition launches "delay p50/max" failed leaked disagree "fell back"
+	printf '%s' "$rows"
+} | sed 's/^/# /'
+tap_done
