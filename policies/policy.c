@@ -185,6 +185,7 @@ void policy_destroy(struct policy *p)
 	argv_free(&p->anomaly.ost_exclude_command);
 	argv_free(&p->anomaly.ost_restore_command);
 	argv_free(&p->remap.exec.command);
+	argv_free(&p->remap.exec.verify);
 	free(p->remap.decision_dir);
 	free(p->remap.verbs.device);
 	free(p->remap.lwfs.volfile_dir);

@@ -202,6 +202,7 @@ struct policy_anomaly {
 
 struct policy_remap_exec {
 	struct policy_argv command;
+	struct policy_argv verify; /* read back after each change; [] = none */
 };
 
 struct policy_remap_verbs {

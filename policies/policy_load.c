@@ -209,6 +209,7 @@ static const struct field anomaly_fields[] = {
 
 static const struct field exec_fields[] = {
 	FLD("command", F_ARGV, remap.exec.command),
+	FLD("verify", F_ARGV, remap.exec.verify),
 	END,
 };
 

@@ -96,6 +96,7 @@ static int dup_argv(struct policy_argv *dst, const struct policy_argv *src)
 static void free_cfg(struct policy_remap *c)
 {
 	free_argv(&c->exec.command);
+	free_argv(&c->exec.verify);
 	free(c->verbs.device);
 	free(c->lwfs.volfile_dir);
 	free(c->lwfs.link_name);
@@ -109,11 +110,12 @@ static void free_cfg(struct policy_remap *c)
 static int copy_cfg(struct policy_remap *d, const struct policy_remap *s)
 {
 	*d = *s;
-	d->exec.command.argv = NULL;
+	d->exec.command.argv = d->exec.verify.argv = NULL;
 	d->lwfs.remount_command.argv = NULL;
 	d->verbs.device = d->lwfs.volfile_dir = d->lwfs.link_name = NULL;
 	d->lwfs.state_dir = d->lnet.lnetctl = d->lnet.net = NULL;
 	if (dup_argv(&d->exec.command, &s->exec.command) < 0 ||
+	    dup_argv(&d->exec.verify, &s->exec.verify) < 0 ||
 	    dup_str(&d->verbs.device, s->verbs.device) < 0 ||
 	    dup_str(&d->lwfs.volfile_dir, s->lwfs.volfile_dir) < 0 ||
 	    dup_str(&d->lwfs.link_name, s->lwfs.link_name) < 0 ||

@@ -3,7 +3,9 @@
  * The `exec` remap driver: the site's own command, run with execve() in a
  * clean environment that carries the mapping.  Per-job state remembers what
  * was applied, so apply twice runs the command once and revert tells the
- * command which forwarders it is undoing.
+ * command which forwarders it is undoing.  With remap.exec.verify, each
+ * change is read back: the verify command must confirm it (exit 0), else
+ * an apply is undone and fails.
  */
 #include "config.h"
 
@@ -28,6 +30,12 @@ static int exec_prepare(struct remap *r, fwd_error_t *err)
 				 "exec: remap.exec.command: \"%s\" is "
 				 "not an absolute path",
 				 c->argv[0]);
+	c = &r->cfg.exec.verify;
+	if (c->argc > 0 && (!c->argv || !c->argv[0] || c->argv[0][0] != '/'))
+		return errprintf(err,
+				 "exec: remap.exec.verify: \"%s\" is "
+				 "not an absolute path",
+				 c->argv && c->argv[0] ? c->argv[0] : "");
 	if (!r->cfg.lwfs.state_dir || r->cfg.lwfs.state_dir[0] != '/')
 		return errprintf(err, "exec: remap.lwfs.state_dir must be an "
 				      "absolute path");
@@ -61,6 +69,7 @@ static int run_command(struct remap *r, const char *action, const char *node,
 		       uint32_t job, const char *fwds, const char *addrs,
 		       fwd_error_t *err)
 {
+	bool verify = !strncmp(action, "verify-", 7);
 	struct remap_env env = {NULL, 0};
 	char jobs[16];
 	int rv = -1;
@@ -75,8 +84,15 @@ static int run_command(struct remap *r, const char *action, const char *node,
 		errprintf(err, "exec: %s: out of memory", fwds);
 		goto out;
 	}
-	if (remap_run(r, r->cfg.exec.command.argv, env.v, err) < 0) {
-		errprefix(err, "exec: %s %s", action, fwds);
+	if (remap_run(r,
+		      verify ? r->cfg.exec.verify.argv
+			     : r->cfg.exec.command.argv,
+		      env.v, err) < 0) {
+		if (verify)
+			errprefix(err, "exec: %s: read back (%s) failed", fwds,
+				  action);
+		else
+			errprefix(err, "exec: %s %s", action, fwds);
 		goto out;
 	}
 	rv = 0;
@@ -123,6 +139,14 @@ static int exec_apply(struct remap *r, const char *node, uint32_t job,
 	}
 	if (run_command(r, "apply", node, job, fwds, addrs, err) < 0)
 		goto out;
+	if (r->cfg.exec.verify.argc &&
+	    run_command(r, "verify-apply", node, job, fwds, addrs, err) < 0) {
+		fwd_error_t ignored;
+
+		/* Not in effect as stated: undo what the command did. */
+		run_command(r, "revert", node, job, fwds, addrs, &ignored);
+		goto out;
+	}
 	len = strlen(fwds) + strlen(addrs) + 32;
 	content = malloc(len);
 	if (!content) {
@@ -172,7 +196,10 @@ static int exec_revert(struct remap *r, const char *node, uint32_t job,
 	fwds = remap_kv_get(state, "forwarders");
 	addrs = remap_kv_get(state, "addresses");
 	if (run_command(r, "revert", node, job, fwds ? fwds : "",
-			addrs ? addrs : "", err) < 0)
+			addrs ? addrs : "", err) < 0 ||
+	    (r->cfg.exec.verify.argc &&
+	     run_command(r, "verify-revert", node, job, fwds ? fwds : "",
+			 addrs ? addrs : "", err) < 0))
 		goto out; /* state kept: a later revert retries */
 	if (remap_state_remove(dir, name, err) < 0) {
 		errprefix(err, "exec: revert %s", fwds ? fwds : "");

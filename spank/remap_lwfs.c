@@ -115,7 +115,35 @@ static int read_link(const struct paths *p, char *buf, size_t len,
 	return 1;
 }
 
-/* Point the link at target ("" = remove the link), atomically. */
+/*
+ * Read the link back: it must now point at target ("" = be absent).
+ * Another writer (a second remap tool, a hand edit) racing with ours
+ * would otherwise go unnoticed and the job run on a forwarder no record
+ * names.
+ */
+static int verify_link(const struct paths *p, const char *target,
+		       fwd_error_t *err)
+{
+	char now[PATH_MAX];
+	int r = read_link(p, now, sizeof(now), err);
+
+	if (r < 0)
+		return errprefix(err, "reading the link back");
+	if (strcmp(now, target)) {
+		errno = EIO;
+		return errprintf(err,
+				 "read back: %s %s%s%s, not %s%s%s as just "
+				 "set",
+				 p->link, r ? "points at \"" : "is absent",
+				 r ? now : "", r ? "\"" : "",
+				 *target ? "\"" : "absent", target,
+				 *target ? "\"" : "");
+	}
+	return 0;
+}
+
+/* Point the link at target ("" = remove the link), atomically, and read
+ * it back. */
 static int set_link(const struct remap *r, const struct paths *p,
 		    const char *target, fwd_error_t *err)
 {
@@ -139,7 +167,7 @@ static int set_link(const struct remap *r, const struct paths *p,
 	if (remap_fsync_dir(r->cfg.lwfs.volfile_dir) < 0)
 		return errprintf(err, "fsync %s: %s", r->cfg.lwfs.volfile_dir,
 				 strerror(errno));
-	return 0;
+	return verify_link(p, target, err);
 }
 
 static int remount(struct remap *r, const char *action, const char *node,

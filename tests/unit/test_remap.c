@@ -34,16 +34,29 @@ int __real_rename(const char *from, const char *to);
 int __wrap_rename(const char *from, const char *to);
 
 static int crash_on_link_rename;
+/* Once set: right after the driver's rename, another writer points the
+ * link at this target (a second tool racing with fwdalloc). */
+static const char *race_link_to;
 
 int __wrap_rename(const char *from, const char *to)
 {
 	static const char sfx[] = ".fwdalloc-tmp";
 	size_t n = strlen(from);
+	int r;
 
 	if (crash_on_link_rename && n >= sizeof(sfx) - 1 &&
 	    !strcmp(from + n - (sizeof(sfx) - 1), sfx))
 		_exit(99); /* as if the node lost power here */
-	return __real_rename(from, to);
+	r = __real_rename(from, to);
+	if (r == 0 && race_link_to && n >= sizeof(sfx) - 1 &&
+	    !strcmp(from + n - (sizeof(sfx) - 1), sfx)) {
+		const char *other = race_link_to;
+
+		race_link_to = NULL;
+		if (unlink(to) < 0 || symlink(other, to) < 0)
+			return -1;
+	}
+	return r;
 }
 
 /* ---- fixture ------------------------------------------------------------ */
@@ -333,6 +346,50 @@ static void test_exec_env(void **state)
 	remap_destroy(r);
 }
 
+/* remap.exec.verify reads each change back; the command and the verify
+ * command are the same script here, told apart by FWD_ACTION.  With
+ * "<log>.lie" present the apply "did not take": verify-apply fails, the
+ * apply is undone and fails, and nothing is recorded as applied. */
+static void test_exec_verify(void **state)
+{
+	struct fx *f = *state;
+	char lie[300];
+	fwd_error_t err;
+	struct remap *r;
+
+	use_script(f, &f->cfg.exec.command,
+		   "echo \"$FWD_ACTION $FWD_FORWARDERS\" >>\"$LOG\"\n"
+		   "if [ \"$FWD_ACTION\" = verify-apply ] && "
+		   "[ -e \"$LOG.lie\" ]; then\n"
+		   "  echo \"route to $FWD_FORWARDERS missing\" >&2; exit 3\n"
+		   "fi\n");
+	f->cfg.exec.verify = f->cfg.exec.command;
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 43, two, 2, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 43, &err), 0);
+	assert_string_equal(slurp(f->log), "apply fwd081,fwd082\n"
+					   "verify-apply fwd081,fwd082\n"
+					   "revert fwd081,fwd082\n"
+					   "verify-revert fwd081,fwd082\n");
+	assert_int_equal(unlink(f->log), 0);
+
+	snprintf(lie, sizeof(lie), "%s.lie", f->log);
+	write_file(lie, 0644, "%s", "");
+	assert_int_equal(remap_apply(r, "c1", 44, two, 2, &err), -1);
+	assert_non_null(strstr(err.text, "exec: fwd081,fwd082: read back "
+					 "(verify-apply) failed"));
+	assert_non_null(strstr(err.text, "route to fwd081,fwd082 missing"));
+	assert_false(exists(f->state, "exec.44.c1"));
+	assert_string_equal(slurp(f->log), "apply fwd081,fwd082\n"
+					   "verify-apply fwd081,fwd082\n"
+					   "revert fwd081,fwd082\n");
+	remap_destroy(r);
+	f->cfg.exec.verify.argv = NULL;
+	f->cfg.exec.verify.argc = 0;
+}
+
 static void test_exec_address_defaults_to_name(void **state)
 {
 	struct fx *f = *state;
@@ -503,6 +560,31 @@ static void test_lwfs_apply_revert(void **state)
 	assert_string_equal(slurp(f->log),
 			    "apply 11 fwd081 lwfs_fwd081.vol\n"
 			    "revert 11 fwd081 lwfs_default.vol\n");
+	remap_destroy(r);
+}
+
+/* The link is read back after each change: a writer racing with the
+ * driver makes the apply fail (the node keeps its default mapping), and
+ * the driver puts back the link it found. */
+static void test_lwfs_read_back(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	race_link_to = "lwfs_other.vol";
+	assert_int_equal(remap_apply(r, "c1", 13, two, 1, &err), -1);
+	assert_null(race_link_to);
+	assert_non_null(strstr(err.text, "read back: "));
+	assert_non_null(strstr(err.text, "points at \"lwfs_other.vol\", not "
+					 "\"lwfs_fwd081.vol\" as just set"));
+	/* Rolled back: the link it found, no state, no remount. */
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_false(exists(f->state, "lwfs.13.c1"));
+	assert_int_not_equal(access(f->log, F_OK), 0);
 	remap_destroy(r);
 }
 
@@ -962,11 +1044,13 @@ int main(void)
 		T(test_create_invalid),
 		T(test_bad_names),
 		T(test_exec_env),
+		T(test_exec_verify),
 		T(test_exec_address_defaults_to_name),
 		T(test_exec_failure_tail),
 		T(test_exec_not_executable),
 		T(test_exec_timeout_kills_group),
 		T(test_lwfs_apply_revert),
+		T(test_lwfs_read_back),
 		T(test_lwfs_no_previous_link),
 		T(test_lwfs_revert_leaves_foreign_link),
 		T(test_lwfs_refusals),
