@@ -199,4 +199,5 @@ tests_tools_node_fanout_SOURCES = tests/tools/node_fanout.c bench/fanout.c \
 	bench/fanout.h
 tests_tools_node_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh \
+	tests/integration/mc_lib.sh \
 	tests/integration/health_common.sh

@@ -34,41 +34,21 @@
 # circuit breaker).
 . "$top_srcdir/tests/integration/tap.sh"
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (slurmd, job prologs)"
-command -v slurmctld >/dev/null || skip_all "slurmctld not installed"
-command -v mariadbd >/dev/null || skip_all "mariadbd not installed"
-command -v jq >/dev/null || skip_all "jq not installed"
-[ -f "$top_builddir/spank/.libs/fwdalloc.so" ] || skip_all "plugin not built"
+. "$top_srcdir/tests/integration/mc_lib.sh"
+mc_require
 shim=$top_builddir/tests/tools/.libs/kill_at.so
 proxy=$top_builddir/tests/tools/slow_proxy
 [ -f "$shim" ] && [ -x "$proxy" ] || skip_all "tests/tools not built"
-
-T=$(mktemp -d /tmp/fwd-reliab.XXXXXX)
-chmod 755 "$T"
-mc="$top_srcdir/scripts/minicluster"
-export FWDALLOC_BUILDDIR=$top_builddir
 proxy_pid=
-cleanup() {
+mc_cleanup_extra() {
 	[ -n "${db_pid:-}" ] && kill -CONT "$db_pid" 2>/dev/null
 	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
-	"$mc" stop "$T/mc" >/dev/null 2>&1
-	rm -rf "$T"
 }
-trap cleanup EXIT
-cd "$T" || exit 1
-
 # Ports of its own: 40 above slurm_basic/slurm_alloc's when a base is
 # given (slurm_pool.sh takes +20).
-export FWDALLOC_MC_PORT_BASE=$((${FWDALLOC_MC_PORT_BASE:-17300} + 40))
-out=$("$mc" start "$T/mc" 2>&1)
-rc=$?
-check_eq "minicluster with database starts" 0 "$rc"
-[ "$rc" -eq 0 ] || { diag "$out"; tap_done; exit 1; }
-eval "$(printf '%s\n' "$out" | grep '^export ')"
-M=$T/mc
+mc_start reliab $((${FWDALLOC_MC_PORT_BASE:-17300} + 40))
 fwdctl=$top_builddir/fwdctl
 testdb=$top_srcdir/scripts/testdb
-sql() { "$testdb" sql "$M/db" -N fwdalloc -e "$1"; }
 db_pid=$(cat "$M/db/mysqld.pid")
 
 "$fwdctl" profile import "$top_srcdir/tests/fixtures/minicluster/history.json" \

@@ -11,32 +11,11 @@
 # fwd3..fwd8 idle backups.  Policy: opt-in, small thresholds.
 . "$top_srcdir/tests/integration/tap.sh"
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (slurmd, job prologs)"
-command -v slurmctld >/dev/null || skip_all "slurmctld not installed"
-command -v mariadbd >/dev/null || skip_all "mariadbd not installed"
-[ -f "$top_builddir/spank/.libs/fwdalloc.so" ] || skip_all "plugin not built"
-
-T=$(mktemp -d /tmp/fwd-slurm-alloc.XXXXXX)
-chmod 755 "$T"
-mc="$top_srcdir/scripts/minicluster"
-export FWDALLOC_BUILDDIR=$top_builddir
-cleanup() {
-	[ -n "${lockpid:-}" ] && kill "$lockpid" 2>/dev/null
-	"$mc" stop "$T/mc" >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-export FWDALLOC_MC_PORT_BASE=${FWDALLOC_MC_PORT_BASE:-17200}
-out=$("$mc" start "$T/mc" 2>&1)
-rc=$?
-check_eq "minicluster with database starts" 0 "$rc"
-[ "$rc" -eq 0 ] || { diag "$out"; tap_done; exit 1; }
-eval "$(printf '%s\n' "$out" | grep '^export ')"
-M=$T/mc
-cd "$T"
+. "$top_srcdir/tests/integration/mc_lib.sh"
+mc_require
+mc_cleanup_extra() { [ -n "${lockpid:-}" ] && kill "$lockpid" 2>/dev/null; }
+mc_start slurm-alloc "${FWDALLOC_MC_PORT_BASE:-17200}"
 fwdctl() { "$top_builddir/fwdctl" "$@"; }
-sql() { "$top_srcdir/scripts/testdb" sql "$M/db" -N fwdalloc -e "$1"; }
 
 now=$(date +%s)
 # History: three applications (bandwidth-heavy N-N, disruptive N-1, small).

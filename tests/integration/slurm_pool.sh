@@ -9,35 +9,12 @@
 # runs, and which.  fwdctl reconcile frees exactly those.
 . "$top_srcdir/tests/integration/tap.sh"
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (slurmd, job prologs)"
-command -v slurmctld >/dev/null || skip_all "slurmctld not installed"
-command -v mariadbd >/dev/null || skip_all "mariadbd not installed"
-command -v jq >/dev/null || skip_all "jq not installed"
-[ -f "$top_builddir/spank/.libs/fwdalloc.so" ] || skip_all "plugin not built"
-
-T=$(mktemp -d /tmp/fwd-slurm-pool.XXXXXX)
-chmod 755 "$T"
-mc="$top_srcdir/scripts/minicluster"
-export FWDALLOC_BUILDDIR=$top_builddir
-cleanup() {
-	"$mc" stop "$T/mc" >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-# Batch output (slurm-<job>.out) lands in the working directory: ours.
-cd "$T" || exit 1
-
+. "$top_srcdir/tests/integration/mc_lib.sh"
+mc_require
 # Ports of its own (base .. base+8), 20 above slurm_basic/slurm_alloc's
 # when a base is given, so the three can run at once (make -j).
-export FWDALLOC_MC_PORT_BASE=$((${FWDALLOC_MC_PORT_BASE:-17280} + 20))
-out=$("$mc" start "$T/mc" 2>&1)
-rc=$?
-check_eq "minicluster with database starts" 0 "$rc"
-[ "$rc" -eq 0 ] || { diag "$out"; tap_done; exit 1; }
-eval "$(printf '%s\n' "$out" | grep '^export ')"
-M=$T/mc
+mc_start slurm-pool $((${FWDALLOC_MC_PORT_BASE:-17280} + 20))
 fwdctl() { "$top_builddir/fwdctl" "$@"; }
-sql() { "$top_srcdir/scripts/testdb" sql "$M/db" -N fwdalloc -e "$1"; }
 file_record() { grep "\"job_id\":\"$1\"" "$M/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
 
 fwdctl profile import "$top_srcdir/tests/fixtures/minicluster/history.json" \

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared set-up for the integration tests that run a private Slurm cluster
+# with its MariaDB (scripts/minicluster), removed on exit.
+#   mc_require          skip_all unless root, slurmctld, mariadbd and the
+#                       built plugin (and jq) are there
+#   mc_start NAME BASE  make $T (/tmp/fwd-NAME.XXXXXX, the working
+#                       directory, where batch output lands), start the
+#                       cluster in $T/mc on ports BASE..BASE+8, eval its
+#                       export lines; sets $M, $mc; bails out on failure.
+#                       Calls mc_cleanup_extra (if defined) on exit.
+#   sql SQL             a query as the database's root, rows without header
+mc_require() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (slurmd, job prologs)"
+	command -v slurmctld >/dev/null || skip_all "slurmctld not installed"
+	command -v mariadbd >/dev/null || skip_all "mariadbd not installed"
+	command -v jq >/dev/null || skip_all "jq not installed"
+	[ -f "$top_builddir/spank/.libs/fwdalloc.so" ] ||
+		skip_all "plugin not built"
+}
+
+mc_cleanup() {
+	command -v mc_cleanup_extra >/dev/null && mc_cleanup_extra
+	"$mc" stop "$T/mc" >/dev/null 2>&1
+	rm -rf "$T"
+}
+
+mc_start() {
+	local out rc
+	T=$(mktemp -d "/tmp/fwd-$1.XXXXXX")
+	chmod 755 "$T"
+	mc="$top_srcdir/scripts/minicluster"
+	export FWDALLOC_BUILDDIR=$top_builddir
+	trap mc_cleanup EXIT
+	cd "$T" || exit 1
+	export FWDALLOC_MC_PORT_BASE=$2
+	out=$("$mc" start "$T/mc" 2>&1)
+	rc=$?
+	check_eq "minicluster with database starts" 0 "$rc"
+	[ "$rc" -eq 0 ] || { diag "$out"; tap_done; exit 1; }
+	eval "$(printf '%s\n' "$out" | grep '^export ')"
+	M=$T/mc
+}
+
+sql() { "$top_srcdir/scripts/testdb" sql "$M/db" -N fwdalloc -e "$1"; }
