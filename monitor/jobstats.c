@@ -41,8 +41,8 @@ out:
 	return rv;
 }
 
-int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
-		      fwd_error_t *err)
+int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		      struct jobstats_sums *out, fwd_error_t *err)
 {
 	struct db_stmt *st;
 	int rv = -1, r;
@@ -55,7 +55,8 @@ int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
 		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value)"
 		" FROM jobstats_raw r JOIN (SELECT kind, target,"
 		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
-		"  WHERE job_id = ? GROUP BY kind, target, lustre_job_id, op) m"
+		"  WHERE job_id = ? AND ts BETWEEN ? AND ?"
+		"  GROUP BY kind, target, lustre_job_id, op) m"
 		" ON m.kind = r.kind AND m.target = r.target"
 		" AND m.lustre_job_id = r.lustre_job_id AND m.op = r.op"
 		" AND m.ts = r.ts WHERE r.job_id = ? GROUP BY r.kind, r.op",
@@ -63,7 +64,9 @@ int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
 	if (!st)
 		return -1;
 	db_bind_uint64(st, 0, job_id);
-	db_bind_uint64(st, 1, job_id);
+	db_bind_int64(st, 1, from);
+	db_bind_int64(st, 2, to);
+	db_bind_uint64(st, 3, job_id);
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
@@ -71,14 +74,19 @@ int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
 
 		if (!kind || !op)
 			continue;
-		if (!strcmp(kind, "mdt")) {
-			out->md_ops += db_col_uint64(st, 2);
-		} else if (!strcmp(op, "read_bytes")) {
+		/* Data-on-MDT: an MDT's read_bytes / write_bytes are data
+		 * (and its read / write / punch the same requests' times),
+		 * not metadata. */
+		if (!strcmp(op, "read_bytes")) {
 			out->read_ops += db_col_uint64(st, 2);
 			out->read_bytes += db_col_uint64(st, 3);
 		} else if (!strcmp(op, "write_bytes")) {
 			out->write_ops += db_col_uint64(st, 2);
 			out->write_bytes += db_col_uint64(st, 3);
+		} else if (!strcmp(kind, "mdt") && strcmp(op, "read") != 0 &&
+			   strcmp(op, "write") != 0 &&
+			   strcmp(op, "punch") != 0) {
+			out->md_ops += db_col_uint64(st, 2);
 		}
 	}
 	if (r < 0)

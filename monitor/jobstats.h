@@ -28,8 +28,14 @@ struct jobstats_sums {
 int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n,
 		     fwd_error_t *err);
 
-/* The totals of job_id (all 0 when it has no rows). */
-int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
-		      fwd_error_t *err);
+/*
+ * The totals of job_id (all 0 when it has no rows) from the snapshots
+ * taken in [from, to] (seconds): the job's run time plus a grace, so the
+ * statistics of an older job with the same id (ids are reused) are not
+ * counted.  An MDT's read_bytes / write_bytes (Data-on-MDT) count as
+ * data, its other operations but read / write / punch as metadata.
+ */
+int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		      struct jobstats_sums *out, fwd_error_t *err);
 
 #endif
