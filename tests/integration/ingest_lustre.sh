@@ -148,4 +148,22 @@ fw ingest --format influx "$d/bad.lp"
 check_match "bad lustre2 job_stats: file:line" \
 	"bad.lp:1: field 'jobstats_write_bytes': a cumulative counter must be a non-negative integer" "$err"
 
+# ---- a job's sums: its run time only, Data-on-MDT bytes are data ----
+q "DELETE FROM jobstats_raw" >/dev/null
+fw ingest --format lustre-jobstats "$fx/jobstats-2.15.txt"
+# job 4242 ran from 1700000000 to 1700000650; an older job with the same
+# id (a reinstalled controller) left statistics in 2020
+q "INSERT INTO jobs (job_id, user, name, nodelist, node_count, start_at,
+   end_at, state, updated_at) VALUES (4242, 'ann', 'wrf', 'n[1-2]', 2,
+   1700000000, 1700000650, 'COMPLETED', 0)"
+q "INSERT INTO jobstats_raw (kind, target, lustre_job_id, job_id, ts, op,
+   samples, unit, min_value, max_value, sum_value) VALUES
+   ('ost', 'lustre-OST0009', '4242', 4242, 1600000000, 'write_bytes', 9, 'bytes', 1, 1, 999999999999),
+   ('mdt', 'lustre-MDT0009', '4242', 4242, 1600000000, 'open', 99999, 'usecs', 1, 1, 1)"
+fw profile rebuild
+check_eq "history: rebuild exit 0" 0 "$rc"
+check_eq "history: job 4242 from its own snapshots, DoM bytes as data" \
+	"$((1073741824 + 524288))	$((3221225472 + 1048576))	jobstats	1096" \
+	"$(q "SELECT read_bytes, write_bytes, source, mdops FROM job_io WHERE job_id = 4242")"
+
 tap_done
