@@ -10,7 +10,7 @@ fwdctl_SOURCES = \
 	cli/cmd_decide.c cli/cmd_sim.c \
 	cli/cmd_db.c cli/cmd_ingest.c cli/cmd_health.c \
 	cli/cmd_trace.c cli/cmd_trace.h cli/cmd_trace_ingest.c \
-	cli/cmd_profile.c \
+	cli/cmd_profile.c cli/cmd_history.c \
 	cli/cmd_prolog.c cli/cmd_alloc.c cli/cmd_audit.c cli/cmd_reconcile.c \
 	cli/cmd_remap.c
 fwdctl_LDADD = $(FWD_ALL_LIBS)

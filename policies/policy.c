@@ -112,6 +112,8 @@ struct policy *policy_defaults(void)
 	p->ingest.max_ops_rate = 1e7;
 	p->ingest.max_queue_len = 1e6;
 	p->jobstats.grace = 600;
+	p->history_loop.lookback = 7 * 86400;
+	p->history_loop.late = 3600;
 
 	p->anomaly.enabled = true;
 	p->anomaly.window = 600;

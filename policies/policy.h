@@ -155,6 +155,16 @@ struct policy_jobstats {
 			   * job_cleanup_interval) */
 };
 
+/* The history loop, `fwdctl history run` (section `history_loop:`). */
+struct policy_history_loop {
+	double lookback; /* seconds: jobs that ended this long ago at most
+			  * are summarised (catching up after downtime);
+			  * default 7 days */
+	double late;	 /* seconds: a job that ended this recently is
+			  * summarised again on every run, for statistics
+			  * that arrive late; default 1 hour */
+};
+
 struct policy_ingest {
 	double max_rate_factor; /* a byte counter may grow by at most
 				 * this multiple of the component's
@@ -269,6 +279,7 @@ struct policy {
 	struct policy_retention retention;
 	struct policy_ingest ingest;
 	struct policy_jobstats jobstats;
+	struct policy_history_loop history_loop;
 	struct policy_anomaly anomaly;
 	struct policy_remap remap;
 	/* SHA-256 of the file's bytes, hex; "defaults" when not loaded from a

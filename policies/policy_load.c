@@ -137,6 +137,12 @@ static const struct field jobstats_fields[] = {
 	END,
 };
 
+static const struct field history_loop_fields[] = {
+	POS("lookback", F_DURATION, history_loop.lookback, NOMAX),
+	RNG("late", F_DURATION, history_loop.late, 0, NOMAX),
+	END,
+};
+
 static const struct field database_fields[] = {
 	FLD("socket", F_OPTPATH, database.socket),
 	FLD("host", F_STRING, database.host),
@@ -263,6 +269,7 @@ static const struct field policy_fields[] = {
 	SEC("anomaly", anomaly_fields),
 	SEC("remap", remap_fields),
 	SEC("jobstats", jobstats_fields),
+	SEC("history_loop", history_loop_fields),
 	END,
 };
 
