@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "cli/cmd_ingest.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
 #include "common/timeutil.h"
@@ -68,7 +69,14 @@ static void usage(FILE *f)
 "                    Other measurements and unused Lustre lines are\n"
 "                    ignored and counted by kind in the summary.\n"
 "  lustre-jobstats   output of `lctl get_param obdfilter.*.job_stats\n"
-"                    mdt.*.job_stats`.\n"
+"                    mdt.*.job_stats` (Lustre 2.12 to 2.16: secs.nsecs times,\n"
+"                    start_time, hist); job ids map to Slurm jobs by the\n"
+"                    policy's jobstats.jobid_name.\n"
+"  darshan           FILE... each the output of `darshan-parser --total\n"
+"                    --perf LOG` or `darshan-parser LOG` for one job: its\n"
+"                    I/O summary (job id, processes, bytes, operations,\n"
+"                    metadata operations, shared file or file per process)\n"
+"                    becomes the job's history (source darshan).\n"
 "\n"
 "Options:\n"
 "  -f, --format FORMAT  one of the above (required)\n"
@@ -102,6 +110,8 @@ static void usage(FILE *f)
 "  fwdctl ingest --format beacon-lwfs /var/log/lwfs/server-stats.log\n"
 "  telegraf --once | fwdctl ingest --format influx -\n"
 "  lctl get_param obdfilter.*.job_stats | fwdctl ingest -f lustre-jobstats\n"
+"  darshan-parser --total --perf app.darshan > a.txt &&\n"
+"      fwdctl ingest --format darshan a.txt\n"
 "\n"
 "Exit status:\n"
 "  0  every line was stored or skipped as a duplicate\n"
@@ -671,6 +681,9 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			   "or lustre-jobstats)");
 		return FWD_EXIT_USAGE;
 	}
+	if (!strcmp(format, "darshan"))
+		return ingest_darshan_files(ctx, argv + optind, argc - optind,
+					    r.json);
 	if (!strcmp(format, "beacon-lwfs")) {
 		fmt = FMT_BEACON;
 	} else if (!strcmp(format, "influx")) {

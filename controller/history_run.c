@@ -10,9 +10,11 @@
 
 #include "controller/history.h"
 #include "controller/history_run.h"
+#include "controller/ledger_store.h"
 #include "db/db.h"
 #include "monitor/jobstats.h"
 #include "policies/policy.h"
+#include "profiler/darshan.h"
 #include "profiler/job_io.h"
 #include "profiler/profile.h"
 
@@ -207,4 +209,50 @@ out:
 	free(state);
 	history_jobs_free(jobs, n);
 	return rv;
+}
+
+int ctl_history_store_darshan(struct db *db, const struct policy *p,
+			      const struct darshan_summary *s, int64_t now,
+			      fwd_error_t *err)
+{
+	struct job_io_totals t = {0};
+	struct history_job row;
+	char **held = NULL;
+	size_t n_held = 0;
+	int r;
+
+	r = history_job(db, s->job_id, &row, err);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		int64_t grace = (int64_t)p->jobstats.grace;
+		bool outside =
+			(row.has_start && s->start < row.start_at - grace) ||
+			(row.end_at && s->end > row.end_at + grace);
+
+		t.io_nodes = row.node_count;
+		history_job_free(&row);
+		if (outside) {
+			errno = EINVAL;
+			return errprintf(err,
+					 "the log's run (%lld to %lld) is not "
+					 "that of job %llu in the jobs table "
+					 "(a reused job id?)",
+					 (long long)s->start, (long long)s->end,
+					 (unsigned long long)s->job_id);
+		}
+	}
+	if (ledger_store_job_forwarders(db, s->job_id, &held, &n_held, err) < 0)
+		return -1;
+	ledger_store_names_free(held, n_held);
+	t.read_bytes = s->read_bytes;
+	t.write_bytes = s->write_bytes;
+	t.read_ops = s->reads;
+	t.write_ops = s->writes;
+	t.md_ops = s->md_ops;
+	t.procs = (uint32_t)s->nprocs;
+	t.io_mode = s->io_mode;
+	t.runtime = (double)(s->end - s->start + 1);
+	t.forwarders_held = (uint32_t)n_held;
+	return job_io_store_totals(db, s->job_id, JOB_IO_DARSHAN, &t, now, err);
 }

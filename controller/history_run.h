@@ -48,4 +48,18 @@ struct history_run_stats {
 int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 		    struct history_run_stats *st, fwd_error_t *err);
 
+struct darshan_summary;
+
+/*
+ * Store a Darshan summary as its job's job_io row (source darshan, never
+ * over a traces summary), with the forwarders the job held (k) from the
+ * ledger and its node count from the jobs table when the job is there;
+ * the history loop then refreshes the job's profile.  A log whose times
+ * lie outside the run of the job with that id in the jobs table (+-
+ * jobstats.grace: the id was reused) is refused: -1, errno EINVAL.
+ */
+int ctl_history_store_darshan(struct db *db, const struct policy *p,
+			      const struct darshan_summary *s, int64_t now,
+			      fwd_error_t *err);
+
 #endif

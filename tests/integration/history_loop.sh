@@ -92,6 +92,50 @@ fw profile show --job 4244
 check_match "profile show --job (text): a run's source and k" \
 	"job 4242 +traces .* k=2" "$out"
 
+# ---- Darshan (darshan-parser output, tests/fixtures/darshan) ----
+dx=$top_srcdir/tests/fixtures/darshan
+q "INSERT INTO jobs (job_id, user, name, nodelist, node_count, start_at,
+   end_at, state, updated_at) VALUES
+   (4245, 'ann', 'wrf', 'n[1-2]', 2, 1700004000, 1700004400, 'COMPLETED', 0)"
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+   acquired_at, released_at) VALUES
+   (4245, 'fwd01', 'n1', 1, 'scale', 1700004000, 1700004400),
+   (4245, 'fwd02', 'n1', 1, 'scale', 1700004000, 1700004400),
+   (4245, 'fwd03', 'n2', 1, 'scale', 1700004000, 1700004400)"
+fw ingest --format darshan "$dx/darshan-total-perf.txt" "$dx/darshan-base.txt"
+check_eq "darshan: exit 0" 0 "$rc"
+check_match "darshan: summary" "read 2 files, stored 2 job summaries, rejected 0 files" "$out"
+check_eq "darshan --total --perf: job 4245, a shared file (N-1), k from the ledger" \
+	"darshan	1073741824	4294967296	64	N-1	256	3	400	2" \
+	"$(q "SELECT source, read_bytes, write_bytes, procs, io_mode, mdops, forwarders_held, runtime, io_nodes FROM job_io WHERE job_id = 4245")"
+check_eq "darshan per-record dump: job 4246, a file per process (N-N)" \
+	"darshan	0	1073741824	4	N-N	12	0	120" \
+	"$(q "SELECT source, read_bytes, write_bytes, procs, io_mode, mdops, forwarders_held, runtime FROM job_io WHERE job_id = 4246")"
+before=$(q "SELECT job_id, updated_at, read_bytes FROM job_io ORDER BY job_id")
+fw ingest --format darshan "$dx/darshan-total-perf.txt"
+check_eq "darshan: re-ingest changes nothing" "$before" \
+	"$(q "SELECT job_id, updated_at, read_bytes FROM job_io ORDER BY job_id")"
+sed 's/^total_POSIX_BYTES_WRITTEN: .*/total_POSIX_BYTES_WRITTEN: lots/' \
+	"$dx/darshan-total-perf.txt" >"$d/bad-darshan.txt"
+fw ingest --format darshan "$d/bad-darshan.txt"
+check_eq "darshan, bad counter: exit 2" 2 "$rc"
+check_match "darshan, bad counter: file:line" \
+	"bad-darshan.txt:[0-9]+: not a number: 'lots'" "$err"
+check_eq "darshan, bad counter: stored summaries kept" "$before" \
+	"$(q "SELECT job_id, updated_at, read_bytes FROM job_io ORDER BY job_id")"
+printf 'this is not darshan output\n' >"$d/not.txt"
+fw ingest --format darshan "$d/not.txt"
+check_match "darshan, other text: file:line" "not.txt:1: not darshan-parser output" "$err"
+sed 's/^# jobid: .*/# jobid: 4242/' "$dx/darshan-base.txt" >"$d/reused.txt"
+fw ingest --format darshan "$d/reused.txt"
+check_match "darshan, a reused job id: refused" \
+	"reused.txt: the log's run \(1700005000 to 1700005119\) is not that of job 4242" "$err"
+fw history run --now 1700005000
+check_match "history run after Darshan: the summary kept, the profile recomputed" \
+	"2 kept \(traces, Darshan\).*1 profiles updated" "$out"
+check_eq "the profile of ann/wrf now has 3 runs (4244 has no statistics)" 3 \
+	"$(q "SELECT runs FROM profiles WHERE user = 'ann' AND name = 'wrf'")"
+
 # a concurrent run returns at once
 "$testdb" sql "$d" -N fwdalloc -e "SELECT GET_LOCK('fwdalloc.history', 0), SLEEP(4)" >/dev/null 2>&1 &
 lockpid=$!
