@@ -72,6 +72,13 @@ static void usage(FILE *f)
 "                    mdt.*.job_stats` (Lustre 2.12 to 2.16: secs.nsecs times,\n"
 "                    start_time, hist); job ids map to Slurm jobs by the\n"
 "                    policy's jobstats.jobid_name.\n"
+"  sacct             [FILE...] output of `sacct --parsable2 --noconvert\n"
+"                    --allusers --starttime DATE --format=JobID,JobName,\n"
+"                    User,Account,Partition,NNodes,NodeList,Start,End,State,\n"
+"                    TRESUsageInTot,TRESUsageOutTot`: jobs that ran before\n"
+"                    fwdalloc saw them join the jobs table, and their\n"
+"                    fs/lustre TRES (acct_gather_filesystem/lustre) become\n"
+"                    their history (source sacct).\n"
 "  darshan           FILE... each the output of `darshan-parser --total\n"
 "                    --perf LOG` or `darshan-parser LOG` for one job: its\n"
 "                    I/O summary (job id, processes, bytes, operations,\n"
@@ -677,10 +684,13 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!format) {
-		fwdctl_err("ingest: --format is required (beacon-lwfs, influx "
-			   "or lustre-jobstats)");
+		fwdctl_err("ingest: --format is required (beacon-lwfs, influx, "
+			   "lustre-jobstats, darshan or sacct)");
 		return FWD_EXIT_USAGE;
 	}
+	if (!strcmp(format, "sacct"))
+		return ingest_sacct_files(ctx, argv + optind, argc - optind,
+					  r.json);
 	if (!strcmp(format, "darshan"))
 		return ingest_darshan_files(ctx, argv + optind, argc - optind,
 					    r.json);
@@ -692,7 +702,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fmt = FMT_JOBSTATS;
 	} else {
 		fwdctl_err("ingest: unknown format '%s': expected beacon-lwfs, "
-			   "influx or lustre-jobstats",
+			   "influx, lustre-jobstats, darshan or sacct",
 			   format);
 		return FWD_EXIT_USAGE;
 	}

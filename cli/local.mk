@@ -9,6 +9,7 @@ fwdctl_SOURCES = \
 	cli/cmd_policy.c cli/cmd_topology.c \
 	cli/cmd_decide.c cli/cmd_sim.c \
 	cli/cmd_db.c cli/cmd_ingest.c cli/cmd_ingest.h cli/cmd_ingest_darshan.c \
+	cli/cmd_ingest_sacct.c \
 	cli/cmd_health.c \
 	cli/cmd_trace.c cli/cmd_trace.h cli/cmd_trace_ingest.c \
 	cli/cmd_profile.c cli/cmd_history.c \

@@ -136,6 +136,37 @@ check_match "history run after Darshan: the summary kept, the profile recomputed
 check_eq "the profile of ann/wrf now has 3 runs (4244 has no statistics)" 3 \
 	"$(q "SELECT runs FROM profiles WHERE user = 'ann' AND name = 'wrf'")"
 
+# ---- Slurm accounting (sacct --parsable2, tests/fixtures/slurm) ----
+sx=$top_srcdir/tests/fixtures/slurm
+out=$(TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct "$sx/sacct-parsable2.txt" 2>"$d/e"); rc=$?
+check_eq "sacct: exit 0" 0 "$rc"
+check_eq "sacct: summary" \
+	"read 11 lines: 3 finished jobs (3 new), 2 summaries from fs/lustre usage, 1 profiles updated" "$out"
+check_match "sacct: what was not used, by kind" \
+	"ignored: 1 jobs that never started, 0 still running, 1 array or heterogeneous job components" "$(cat "$d/e")"
+check_eq "sacct: the jobs rows (times in UTC, state without 'by')" \
+	"5001	ann	wrf	2	1699610400	1699611600	COMPLETED
+5002	ann	wrf	2	1699696800	1699697400	FAILED
+5005	ann	wrf	2	1699786800	1699788600	CANCELLED" \
+	"$(q "SELECT job_id, user, name, node_count, start_at, end_at, state FROM jobs WHERE job_id BETWEEN 5000 AND 5999 ORDER BY job_id")"
+check_eq "sacct: fs/lustre of the steps summed (raw, and 1.50G / 2G)" \
+	"5001	sacct	1074790400	4294967296	1200
+5005	sacct	1610612736	2147483648	1800" \
+	"$(q "SELECT job_id, source, read_bytes, write_bytes, runtime FROM job_io WHERE job_id BETWEEN 5000 AND 5999 ORDER BY job_id")"
+before=$(q "SELECT COUNT(*), SUM(updated_at) FROM job_io")
+out=$(TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct "$sx/sacct-parsable2.txt" 2>&1)
+check_match "sacct: re-ingest adds no job" "3 finished jobs \\(0 new\\)" "$out"
+check_eq "sacct: re-ingest changes no summary" "$before" "$(q "SELECT COUNT(*), SUM(updated_at) FROM job_io")"
+{ sed -n 1,2p "$sx/sacct-parsable2.txt"; echo '5009|x|ann'; } >"$d/bad-sacct.txt"
+out=$(TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct "$d/bad-sacct.txt" 2>&1); rc=$?
+check_eq "sacct, short line: exit 2" 2 "$rc"
+check_match "sacct, short line: file:line" "bad-sacct.txt:3: 3 fields, the header has 12" "$out"
+check_eq "sacct, short line: stored summaries kept" "$before" "$(q "SELECT COUNT(*), SUM(updated_at) FROM job_io")"
+q "UPDATE job_io SET source = 'darshan' WHERE job_id = 5001"
+TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct "$sx/sacct-parsable2.txt" >/dev/null 2>&1
+check_eq "sacct never replaces a better source" "darshan" \
+	"$(q "SELECT source FROM job_io WHERE job_id = 5001")"
+
 # a concurrent run returns at once
 "$testdb" sql "$d" -N fwdalloc -e "SELECT GET_LOCK('fwdalloc.history', 0), SLEEP(4)" >/dev/null 2>&1 &
 lockpid=$!
