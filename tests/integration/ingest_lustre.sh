@@ -148,6 +148,24 @@ fw ingest --format influx "$d/bad.lp"
 check_match "bad lustre2 job_stats: file:line" \
 	"bad.lp:1: field 'jobstats_write_bytes': a cumulative counter must be a non-negative integer" "$err"
 
+# ---- many rows: the multi-row statements (500, 64, 8, 1 rows) ----
+awk 'BEGIN { for (p = 0; p < 617; p++) for (s = 0; s < 3; s++)
+	printf "lustre2,name=bulk-OST%04d read_bytes=%di,write_bytes=%di,read_calls=%di %d\n",
+		s, p * 1000 * (s + 1), p * 10, p, 1700100000 + p * 10 }' >"$d/bulk.lp"
+fw ingest --format influx --precision s --batch 100000 "$d/bulk.lp"
+check_eq "bulk: summary" "read 1851 lines, stored 1848 samples, rejected 0 lines (3 already stored or baselines, 0 ignored)" "$out"
+check_eq "bulk: every delta row, with its values" \
+	"1848	$((616 * 1000 * 6))	$((616 * 10 * 3))	$((616 * 3))	$((1848 * 10))" \
+	"$(q "SELECT COUNT(*), SUM(read_bytes), SUM(write_bytes), SUM(read_ops), SUM(dt) FROM samples_raw WHERE name LIKE 'bulk-%'")"
+check_eq "bulk: rollups sum to the raw rows" \
+	"1848	$((616 * 1000 * 6))" \
+	"$(q "SELECT SUM(samples), SUM(read_bytes) FROM rollups_minute WHERE name LIKE 'bulk-%'")"
+check_eq "bulk: the baselines are the last values" \
+	"3	$((1700100000 + 616 * 10))	$((616 * 1000 * 3))" \
+	"$(q "SELECT COUNT(*), MAX(ts), MAX(v0) FROM counter_state WHERE name LIKE 'bulk-%' AND metric = 'read_bytes'")"
+fw ingest --format influx --precision s "$d/bulk.lp"
+check_eq "bulk: re-ingest stores nothing" "read 1851 lines, stored 0 samples, rejected 0 lines (1851 already stored or baselines, 0 ignored)" "$out"
+
 # ---- a job's sums: its run time only, Data-on-MDT bytes are data ----
 q "DELETE FROM jobstats_raw" >/dev/null
 fw ingest --format lustre-jobstats "$fx/jobstats-2.15.txt"
