@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/report.h"
 #include "bench/testdb.h"
 #include "monitor/ingest.h"
 
@@ -21,6 +22,15 @@
 #define POINTS 150 /* influx: 200 x 150 = 30,000 lines */
 #define TARGETS 40
 #define JOBS 250 /* jobstats: 40 x 250 = 10,000 entries, 5 ops */
+
+#define RAW_COLS                                                            \
+	"kind, name, ts, dt, read_bytes, write_bytes, read_ops, write_ops," \
+	" md_ops, queue_len"
+#define HIST_COLS \
+	"kind, name, ts, op, phase, dt, b0, b1, b2, b3, b4, b5, b6, b7"
+#define JS_COLS                                                       \
+	"kind, target, lustre_job_id, job_id, ts, op, samples, unit," \
+	" min_value, max_value, sum_value"
 
 static FILE *gen_beacon(void)
 {
@@ -118,6 +128,77 @@ static int64_t count(struct db *db, const char *sql)
 	return n;
 }
 
+/*
+ * The practical limit: the rows `sql` selects (what a format's ingest
+ * stored), written to a tab-separated file and loaded into an empty copy
+ * of `table` with LOAD DATA LOCAL INFILE (the mariadb client, timed from
+ * its start).  Rows per second, 0 when it could not run.
+ */
+static double load_data_rate(struct bench_db *b, const char *table,
+			     const char *cols, const char *sql)
+{
+	char path[128], ddl[256], load[1024];
+	fwd_error_t err = {{0}};
+	struct db_stmt *st;
+	uint64_t rows = 0;
+	unsigned ncols;
+	double t0, secs;
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/ref.tsv", b->dir);
+	if (!(f = fopen(path, "w")))
+		return 0;
+	if (!(st = db_prepare(b->db, sql, &err)) || db_exec(st, &err) < 0) {
+		fclose(f);
+		return 0;
+	}
+	ncols = db_col_count(st);
+	while ((r = db_fetch(st, &err)) > 0) {
+		for (unsigned c = 0; c < ncols; c++) {
+			const char *v =
+				db_col_null(st, c) ? "\\N" : db_col_text(st, c);
+
+			fprintf(f, "%s%s", c ? "\t" : "", v ? v : "\\N");
+		}
+		fputc('\n', f);
+		rows++;
+	}
+	db_stmt_close(st);
+	fclose(f);
+	snprintf(ddl, sizeof(ddl),
+		 "DROP TABLE IF EXISTS ref_%s; CREATE TABLE ref_%s LIKE %s",
+		 table, table, table);
+	snprintf(load, sizeof(load),
+		 "LOAD DATA LOCAL INFILE '%s' INTO TABLE ref_%s (%s)", path,
+		 table, cols);
+	{
+		char *a1[] = {(char *)TOP_SRCDIR "/scripts/testdb",
+			      (char *)"sql",
+			      b->dir,
+			      (char *)"fwdalloc",
+			      (char *)"-e",
+			      ddl,
+			      NULL};
+		char *a2[] = {(char *)TOP_SRCDIR "/scripts/testdb",
+			      (char *)"sql",
+			      b->dir,
+			      (char *)"--local-infile=1",
+			      (char *)"fwdalloc",
+			      (char *)"-e",
+			      load,
+			      NULL};
+
+		if (bench_run(a1, true) != 0)
+			return 0;
+		t0 = fwd_clock_mono();
+		if (bench_run(a2, true) != 0)
+			return 0;
+		secs = fwd_clock_mono() - t0;
+	}
+	return secs > 0 ? (double)rows / secs : 0;
+}
+
 static void report(const char *name, uint64_t records, uint64_t rows,
 		   uint64_t lines, double secs)
 {
@@ -137,7 +218,7 @@ int main(void)
 	struct ingest_store *s;
 	const char *line;
 	bool trunc;
-	double t0;
+	double t0, secs;
 	FILE *f;
 	int64_t rows0;
 
@@ -145,7 +226,7 @@ int main(void)
 		return 1;
 	bench_db_start(&b);
 	printf("bench_ingest: parse + store into MariaDB %s (prepared "
-	       "statements, 1000 records per transaction)\n",
+	       "multi-row statements, 5000 records per transaction)\n",
 	       b.sock);
 
 	/* beacon-lwfs */
@@ -164,10 +245,16 @@ int main(void)
 	}
 	if (ingest_store_flush(s, &err) < 0)
 		goto fail;
+	secs = fwd_clock_mono() - t0;
 	report("beacon-lwfs", ingest_store_stats(s)->stored,
 	       (uint64_t)(count(b.db, "SELECT COUNT(*) FROM samples_raw") +
 			  count(b.db, "SELECT COUNT(*) FROM samples_hist")),
-	       (uint64_t)rd->lineno, fwd_clock_mono() - t0);
+	       (uint64_t)rd->lineno, secs);
+	bench_figure("ingest", "beacon-lwfs samples/s",
+		     (double)ingest_store_stats(s)->stored / secs, "samples/s",
+		     load_data_rate(&b, "samples_hist", HIST_COLS,
+				    "SELECT " HIST_COLS " FROM samples_hist"),
+		     "LOAD DATA of the histogram rows, rows/s");
 	ingest_store_close(s);
 	fclose(f);
 
@@ -188,10 +275,18 @@ int main(void)
 	}
 	if (ingest_store_flush(s, &err) < 0)
 		goto fail;
+	secs = fwd_clock_mono() - t0;
 	report("influx", ingest_store_stats(s)->stored,
 	       (uint64_t)(count(b.db, "SELECT COUNT(*) FROM samples_raw") -
 			  rows0),
-	       (uint64_t)rd->lineno, fwd_clock_mono() - t0);
+	       (uint64_t)rd->lineno, secs);
+	bench_figure("ingest", "influx samples/s",
+		     (double)ingest_store_stats(s)->stored / secs, "samples/s",
+		     load_data_rate(&b, "samples_raw", RAW_COLS,
+				    "SELECT " RAW_COLS " FROM samples_raw"
+				    " WHERE ts >= 1472292840 AND name NOT LIKE"
+				    " '10.%'"),
+		     "LOAD DATA of the same rows, rows/s");
 	ingest_store_close(s);
 	fclose(f);
 
@@ -213,10 +308,20 @@ int main(void)
 		}
 		if (ingest_store_flush(s, &err) < 0)
 			goto fail;
+		secs = fwd_clock_mono() - t0;
 		report("lustre-jobstats", ingest_store_stats(s)->stored,
 		       (uint64_t)count(b.db,
 				       "SELECT COUNT(*) FROM jobstats_raw"),
-		       (uint64_t)jobstats_lines(p), fwd_clock_mono() - t0);
+		       (uint64_t)jobstats_lines(p), secs);
+		bench_figure(
+			"ingest", "lustre-jobstats rows/s",
+			(double)count(b.db,
+				      "SELECT COUNT(*) FROM jobstats_raw") /
+				secs,
+			"rows/s",
+			load_data_rate(&b, "jobstats_raw", JS_COLS,
+				       "SELECT " JS_COLS " FROM jobstats_raw"),
+			"LOAD DATA of the same rows, rows/s");
 		jobstats_close(p);
 	}
 	ingest_store_close(s);

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "cli/cmd_ingest.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
 #include "common/timeutil.h"
@@ -38,7 +39,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: fwdctl ingest --format FORMAT [--target NAME] [--batch N] [--json]\n"
-"                     [FILE|-]\n"
+"                     [--precision ns|us|ms|s] [--strict] [FILE|-]\n"
 "\n"
 "Load monitoring data into the fwdalloc database (db/SCHEMA.md):\n"
 "per-interval deltas of cumulative counters into samples_raw and\n"
@@ -56,16 +57,45 @@ static void usage(FILE *f)
 "  influx            InfluxDB line protocol, measurements fwd (tag node=),\n"
 "                    ost and mdt (tag target=); counter fields read_bytes,\n"
 "                    write_bytes, read_ops, write_ops, md_ops; gauge\n"
-"                    queue_len; nanosecond timestamps.  Other measurements\n"
-"                    are ignored.\n"
+"                    queue_len.  Also Telegraf's Lustre plugins as they\n"
+"                    emit them: inputs.lustre2 (measurement lustre2, tag\n"
+"                    name=: OST read_bytes/write_bytes/read_calls/\n"
+"                    write_calls, MDT md_stats; with tag jobid=, the\n"
+"                    jobstats_* fields into jobstats_raw) and\n"
+"                    inputs.lustre2_lctl (lustre2_lctl_ost/_mdt, tags\n"
+"                    volume=, jobid=, unit=: jobstats_<op>_samples/_min/\n"
+"                    _max/_sum, stats_read_bytes_*, stats_write_bytes_*).\n"
+"                    `telegraf --test` output (\"> \" prefix) is accepted.\n"
+"                    Other measurements and unused Lustre lines are\n"
+"                    ignored and counted by kind in the summary.\n"
 "  lustre-jobstats   output of `lctl get_param obdfilter.*.job_stats\n"
-"                    mdt.*.job_stats`.\n"
+"                    mdt.*.job_stats` (Lustre 2.12 to 2.16: secs.nsecs times,\n"
+"                    start_time, hist); job ids map to Slurm jobs by the\n"
+"                    policy's jobstats.jobid_name.\n"
+"  sacct             [FILE...] output of `sacct --parsable2 --noconvert\n"
+"                    --allusers --starttime DATE --format=JobID,JobName,\n"
+"                    User,Account,Partition,NNodes,NodeList,Start,End,State,\n"
+"                    TRESUsageInTot,TRESUsageOutTot`: jobs that ran before\n"
+"                    fwdalloc saw them join the jobs table, and their\n"
+"                    fs/lustre TRES (acct_gather_filesystem/lustre) become\n"
+"                    their history (source sacct).\n"
+"  darshan           FILE... each the output of `darshan-parser --total\n"
+"                    --perf LOG` or `darshan-parser LOG` for one job: its\n"
+"                    I/O summary (job id, processes, bytes, operations,\n"
+"                    metadata operations, shared file or file per process)\n"
+"                    becomes the job's history (source darshan).\n"
 "\n"
 "Options:\n"
 "  -f, --format FORMAT  one of the above (required)\n"
 "  --target NAME        lustre-jobstats: target of `lctl get_param -n` output\n"
 "                       that has no 'obdfilter.NAME.job_stats=' line\n"
-"  --batch N            records per transaction (default 1000)\n"
+"  --batch N            records per transaction (default 5000)\n"
+"  --precision P        influx: unit of the timestamps, ns (default, as\n"
+"                       InfluxDB), us, ms or s (Telegraf's precision).  A\n"
+"                       time before 2000 or more than a day ahead is an\n"
+"                       error on its line.\n"
+"  --strict             lines that are understood but not used (other\n"
+"                       measurements, brw_stats...) are errors (exit 2)\n"
 "  --json               print the summary as JSON\n"
 "  -h, --help           this help\n"
 "\n"
@@ -87,6 +117,8 @@ static void usage(FILE *f)
 "  fwdctl ingest --format beacon-lwfs /var/log/lwfs/server-stats.log\n"
 "  telegraf --once | fwdctl ingest --format influx -\n"
 "  lctl get_param obdfilter.*.job_stats | fwdctl ingest -f lustre-jobstats\n"
+"  darshan-parser --total --perf app.darshan > a.txt &&\n"
+"      fwdctl ingest --format darshan a.txt\n"
 "\n"
 "Exit status:\n"
 "  0  every line was stored or skipped as a duplicate\n"
@@ -97,8 +129,23 @@ static void usage(FILE *f)
 }
 /* clang-format on */
 
+#define IGNORED_KINDS 16
+
 struct run {
-	const char *path; /* for messages */
+	const char *path;	/* for messages */
+	int64_t unit_ns;	/* --precision */
+	const char *jobid_name; /* policy jobstats.jobid_name */
+	bool strict;
+	/* lines ignored by kind (the last slot counts the rest) */
+	struct {
+		char kind[96];
+		uint64_t n;
+		long first_line;
+	} ign[IGNORED_KINDS + 1];
+	size_t n_ign;
+	/* an influx job_stats record being joined (lustre2_lctl) */
+	struct jobstats_rec *js_pending;
+	bool has_pending;
 	struct fwdctl_ctx *ctx;
 	struct db *db;
 	size_t batch;
@@ -130,6 +177,38 @@ static void reject(struct run *r, long line, const char *msg)
 
 		if (e)
 			json_array_append_new(r->errors, e);
+	}
+}
+
+/* A line understood but not used: counted by kind. */
+static void ignore(struct run *r, long line, const char *kind)
+{
+	size_t i;
+
+	r->st.ignored++;
+	if (!kind[0])
+		return; /* blank line, comment */
+	for (i = 0; i < r->n_ign; i++)
+		if (!strcmp(r->ign[i].kind, kind))
+			break;
+	if (i == r->n_ign) {
+		if (r->n_ign == IGNORED_KINDS) {
+			i = IGNORED_KINDS;
+			snprintf(r->ign[i].kind, sizeof(r->ign[i].kind),
+				 "other");
+		} else {
+			r->n_ign++;
+			snprintf(r->ign[i].kind, sizeof(r->ign[i].kind), "%s",
+				 kind);
+			r->ign[i].first_line = line;
+		}
+	}
+	r->ign[i].n++;
+	if (r->strict) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "not used: %s (--strict)", kind);
+		reject(r, line, msg);
 	}
 }
 
@@ -214,13 +293,62 @@ static int maybe_flush(struct run *r, FILE *in, fwd_error_t *err)
 	return 0;
 }
 
+/*
+ * The Slurm job of a job_stats record under jobstats.jobid_name.  An id
+ * that names no job is stored (with no job) and counted; under --strict
+ * it is an error and not stored: false.
+ */
+static bool map_job(struct run *r, struct jobstats_rec *rec)
+{
+	char kind[96];
+
+	rec->has_slurm_id = jobstats_map_id(r->jobid_name, rec->job_id,
+					    &rec->slurm_id) == 1;
+	if (rec->has_slurm_id)
+		return true;
+	snprintf(kind, sizeof(kind),
+		 "job_stats ids naming no Slurm job under jobid_name '%.20s'",
+		 r->jobid_name);
+	ignore(r, rec->line, kind);
+	r->st.ignored--; /* stored all the same */
+	return !r->strict;
+}
+
+static int store_jobstats(struct run *r, struct jobstats_rec *rec,
+			  fwd_error_t *err)
+{
+	if (!map_job(r, rec))
+		return 0;
+	if (ingest_store_jobstats(r->store, rec, err) < 0) {
+		if (errno == EINVAL) {
+			reject(r, rec->line, err->text);
+			return 0;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* Store the influx job_stats record being joined, if any. */
+static int flush_pending(struct run *r, fwd_error_t *err)
+{
+	if (!r->has_pending)
+		return 0;
+	r->has_pending = false;
+	return store_jobstats(r, r->js_pending, err);
+}
+
 static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 {
 	struct ingest_reader *rd = malloc(sizeof(*rd));
+	struct jobstats_rec *js = malloc(sizeof(*js));
 	int rv = -1;
 
-	if (!rd) {
+	r->js_pending = malloc(sizeof(*r->js_pending));
+	if (!rd || !js || !r->js_pending) {
 		errprintf(err, "%s", strerror(errno));
+		free(rd);
+		free(js);
 		return -1;
 	}
 	ingest_reader_init(rd, in);
@@ -261,11 +389,14 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 				goto out;
 			}
 		} else {
+			struct influx_opts o = {
+				.now_ns = (int64_t)(fwd_clock_real() * 1e9),
+				.unit_ns = r->unit_ns,
+				.check_time = true,
+			};
 			struct influx_rec rec;
 
-			p = influx_parse_line(line,
-					      (int64_t)(fwd_clock_real() * 1e9),
-					      &rec, &perr);
+			p = influx_parse(line, &o, &rec, js, &perr);
 			if (p == INGEST_OK &&
 			    ingest_store_influx(r->store, &rec, err) < 0) {
 				if (errno == EINVAL) {
@@ -274,12 +405,29 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 				}
 				goto out;
 			}
+			if (p == INGEST_JOBSTATS) {
+				js->line = rd->lineno;
+				if (r->has_pending &&
+				    jobstats_merge(r->js_pending, js))
+					continue;
+				if (flush_pending(r, err) < 0)
+					goto out;
+				memcpy(r->js_pending, js, sizeof(*js));
+				r->has_pending = true;
+				continue;
+			}
+			if (p == INGEST_SKIP) {
+				ignore(r, rd->lineno, rec.ignored);
+				continue;
+			}
 		}
 		if (p < 0)
 			reject(r, rd->lineno, perr.text);
 		else if (p == INGEST_SKIP)
-			r->st.ignored++;
+			ignore(r, rd->lineno, "");
 	}
+	if (flush_pending(r, err) < 0)
+		goto out;
 	if (ferror(in)) {
 		errprintf(err, "%s: read error: %s", r->path, strerror(errno));
 		errno = EIO;
@@ -288,6 +436,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 	rv = 0;
 out:
 	free(rd);
+	free(js);
 	return rv;
 }
 
@@ -329,13 +478,8 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 		}
 		if (ensure_conn(r, err) < 0)
 			goto out;
-		if (ingest_store_jobstats(r->store, rec, err) < 0) {
-			if (errno == EINVAL) {
-				reject(r, rec->line, err->text);
-				continue;
-			}
+		if (store_jobstats(r, rec, err) < 0)
 			goto out;
-		}
 		if (fwd_clock_mono() - r->last_flush >= FLUSH_INTERVAL) {
 			r->last_flush = fwd_clock_mono();
 			if (ingest_store_flush(r->store, err) < 0)
@@ -369,6 +513,13 @@ static void summary(struct run *r)
 	tot.implausible_ops += r->prev.implausible_ops;
 	tot.implausible_queue += r->prev.implausible_queue;
 	if (r->json) {
+		json_t *kinds = json_object();
+
+		for (size_t i = 0; i <= IGNORED_KINDS && kinds; i++)
+			if (r->ign[i].n)
+				json_object_set_new(
+					kinds, r->ign[i].kind,
+					json_integer((json_int_t)r->ign[i].n));
 		json_t *j = json_pack(
 			"{s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I, s:I}, "
 			"s:O}",
@@ -381,6 +532,10 @@ static void summary(struct run *r)
 			(json_int_t)s->implausible_bytes, "ops",
 			(json_int_t)s->implausible_ops, "queue_len",
 			(json_int_t)s->implausible_queue, "errors", r->errors);
+		if (j && kinds)
+			json_object_set_new(j, "ignored_by_kind", kinds);
+		else
+			json_decref(kinds);
 		char *txt =
 			j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
 			  : NULL;
@@ -419,6 +574,15 @@ static void summary(struct run *r)
 			       sep, s->implausible_queue);
 		putchar('\n');
 	}
+	/* what was not used, by kind: on stderr, before the summary */
+	for (size_t i = 0; i <= IGNORED_KINDS; i++)
+		if (r->ign[i].n && !r->strict)
+			fprintf(stderr,
+				"fwdctl: %s: ignored %" PRIu64 " lines: %s "
+				"(first at line %ld)\n",
+				r->path, r->ign[i].n, r->ign[i].kind,
+				r->ign[i].first_line);
+	fflush(stderr);
 	printf("read %" PRIu64 " lines, stored %" PRIu64
 	       " samples, rejected %" PRIu64 " lines",
 	       r->st.lines, s->stored, r->st.rejected);
@@ -452,10 +616,13 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"target", required_argument, NULL, 'T'},
 		{"batch", required_argument, NULL, 'b'},
 		{"json", no_argument, NULL, 'j'},
+		{"precision", required_argument, NULL, 'P'},
+		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct run r = {.last_fwd = -1, .json = ctx->json, .ctx = ctx};
+	struct run r = {
+		.last_fwd = -1, .json = ctx->json, .ctx = ctx, .unit_ns = 1};
 	const char *format = NULL, *target = NULL;
 	fwd_error_t err = {{0}};
 	unsigned long batch = 0;
@@ -489,6 +656,25 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		case 'j':
 			r.json = true;
 			break;
+		case 'P':
+			if (!strcmp(optarg, "ns")) {
+				r.unit_ns = 1;
+			} else if (!strcmp(optarg, "us")) {
+				r.unit_ns = 1000;
+			} else if (!strcmp(optarg, "ms")) {
+				r.unit_ns = 1000000;
+			} else if (!strcmp(optarg, "s")) {
+				r.unit_ns = 1000000000;
+			} else {
+				fwdctl_err("ingest: --precision '%s': expected "
+					   "ns, us, ms or s",
+					   optarg);
+				return FWD_EXIT_USAGE;
+			}
+			break;
+		case 'S':
+			r.strict = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return FWD_EXIT_OK;
@@ -498,10 +684,16 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!format) {
-		fwdctl_err("ingest: --format is required (beacon-lwfs, influx "
-			   "or lustre-jobstats)");
+		fwdctl_err("ingest: --format is required (beacon-lwfs, influx, "
+			   "lustre-jobstats, darshan or sacct)");
 		return FWD_EXIT_USAGE;
 	}
+	if (!strcmp(format, "sacct"))
+		return ingest_sacct_files(ctx, argv + optind, argc - optind,
+					  r.json);
+	if (!strcmp(format, "darshan"))
+		return ingest_darshan_files(ctx, argv + optind, argc - optind,
+					    r.json);
 	if (!strcmp(format, "beacon-lwfs")) {
 		fmt = FMT_BEACON;
 	} else if (!strcmp(format, "influx")) {
@@ -510,7 +702,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fmt = FMT_JOBSTATS;
 	} else {
 		fwdctl_err("ingest: unknown format '%s': expected beacon-lwfs, "
-			   "influx or lustre-jobstats",
+			   "influx, lustre-jobstats, darshan or sacct",
 			   format);
 		return FWD_EXIT_USAGE;
 	}
@@ -542,6 +734,15 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	r.limits = &fwdctl_policy(ctx)->ingest;
+	r.jobid_name = fwdctl_policy(ctx)->jobstats.jobid_name;
+	if (jobstats_pattern_check(r.jobid_name) < 0) {
+		fwdctl_err("ingest: policy jobstats.jobid_name '%s': unknown "
+			   "format code (Lustre's are %%e %%g %%h %%H %%j %%p "
+			   "%%u %%%%)",
+			   r.jobid_name);
+		rc = FWD_EXIT_USAGE;
+		goto out;
+	}
 	r.batch = batch;
 	r.last_use = fwd_clock_mono();
 	r.store = ingest_store_open(r.db, batch, &err);
@@ -574,6 +775,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	summary(&r);
 	rc = r.st.rejected ? FWD_EXIT_USAGE : FWD_EXIT_OK;
 out:
+	free(r.js_pending);
 	json_decref(r.errors);
 	ingest_store_close(r.store);
 	db_close(r.db);

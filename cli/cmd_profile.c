@@ -19,6 +19,7 @@
 #include "controller/history.h"
 #include "controller/profile_ctl.h"
 #include "policies/policy.h"
+#include "profiler/job_io.h"
 #include "profiler/profile.h"
 
 static void usage(FILE *f)
@@ -138,7 +139,7 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 	struct profile_result res;
 	struct profile_job job;
 	fwd_error_t err;
-	json_t *o;
+	json_t *o, *runs = NULL;
 	int r, rc;
 
 	r = history_job(db, id, &row, &err);
@@ -157,6 +158,25 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 	job.nodes = row.node_count;
 	r = profile_lookup(db, fwdctl_policy(ctx), &job, time(NULL), &res,
 			   &err);
+	if (r > 0) {
+		/* where the figures come from: the summaries of the runs of
+		 * the key (newest first), each with its source */
+		struct profile_jobref *refs = NULL;
+		uint64_t *ids = NULL;
+		size_t n = 0;
+
+		r = history_key_jobs(db, fwdctl_policy(ctx), &job, time(NULL),
+				     &refs, &n, &err);
+		if (r >= 0 && n && !(ids = calloc(n, sizeof(*ids))))
+			r = -1;
+		for (size_t i = 0; r >= 0 && i < n; i++)
+			ids[i] = refs[i].job_id;
+		if (r >= 0)
+			r = job_io_sources(db, ids, n, &runs, &err) < 0 ? -1
+									: 1;
+		free(refs);
+		free(ids);
+	}
 	history_job_free(&row);
 	if (r < 0)
 		return db_fail("show", &err);
@@ -166,15 +186,38 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 			   id, res.key);
 		return FWD_EXIT_INVALID;
 	}
-	o = json_pack("{sI ss ss so}", "job_id", (json_int_t)id, "key", res.key,
-		      "source", profile_source_name(res.source), "profile",
-		      profile_to_json(&res.profile));
+	o = json_pack("{sI ss ss so so}", "job_id", (json_int_t)id, "key",
+		      res.key, "source", profile_source_name(res.source),
+		      "profile", profile_to_json(&res.profile), "runs", runs);
 	if (json) {
 		rc = print_json(o);
 	} else {
+		size_t i;
+		json_t *x;
+
 		printf("job %" PRIu64 "\n  %-20s %s\n  %-20s %s\n", id, "key",
 		       res.key, "source", profile_source_name(res.source));
 		print_profile_text(json_object_get(o, "profile"));
+		printf("  runs (where the figures come from):\n");
+		json_array_foreach (runs, i, x) {
+			printf("    job %-10" JSON_INTEGER_FORMAT
+			       " %-10s read %" JSON_INTEGER_FORMAT
+			       " B, written %" JSON_INTEGER_FORMAT
+			       " B, %" JSON_INTEGER_FORMAT
+			       " metadata ops, k=%" JSON_INTEGER_FORMAT
+			       ", %.0f B/s\n",
+			       json_integer_value(json_object_get(x, "job_id")),
+			       json_string_value(json_object_get(x, "source")),
+			       json_integer_value(
+				       json_object_get(x, "read_bytes")),
+			       json_integer_value(
+				       json_object_get(x, "write_bytes")),
+			       json_integer_value(json_object_get(x, "mdops")),
+			       json_integer_value(
+				       json_object_get(x, "forwarders_held")),
+			       json_real_value(json_object_get(
+				       x, "bandwidth_achieved_bps")));
+		}
 		rc = FWD_EXIT_OK;
 	}
 	json_decref(o);

@@ -8,9 +8,11 @@ fwdctl_SOURCES = \
 	cli/fwdctl_db.c cli/fwdctl_db.h \
 	cli/cmd_policy.c cli/cmd_topology.c \
 	cli/cmd_decide.c cli/cmd_sim.c \
-	cli/cmd_db.c cli/cmd_ingest.c cli/cmd_health.c \
+	cli/cmd_db.c cli/cmd_ingest.c cli/cmd_ingest.h cli/cmd_ingest_darshan.c \
+	cli/cmd_ingest_sacct.c \
+	cli/cmd_health.c \
 	cli/cmd_trace.c cli/cmd_trace.h cli/cmd_trace_ingest.c \
-	cli/cmd_profile.c \
+	cli/cmd_profile.c cli/cmd_history.c \
 	cli/cmd_prolog.c cli/cmd_alloc.c cli/cmd_audit.c cli/cmd_reconcile.c \
 	cli/cmd_remap.c
 fwdctl_LDADD = $(FWD_ALL_LIBS)

@@ -108,6 +108,27 @@ int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,
 	return 0;
 }
 
+int ledger_store_job_import(struct db *db, uint64_t job_num, const char *user,
+			    const char *account, const char *name,
+			    const char *partition, const char *nodelist,
+			    uint32_t n_nodes, int64_t start, int64_t end,
+			    const char *state, int64_t now, fwd_error_t *err)
+{
+	int64_t n = db_execf(
+		db, err,
+		"INSERT IGNORE INTO jobs (job_id, user, account, name,"
+		" partition_name, nodelist, node_count, start_at, end_at, "
+		"state,"
+		" updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		"usssssiiisi", job_num, user, account, name ? name : "",
+		partition, nodelist, (int64_t)n_nodes, start, end, state, now);
+
+	if (n < 0)
+		return errprefix(err, "recording job %llu",
+				 (unsigned long long)job_num);
+	return n > 0;
+}
+
 int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 			 double now, fwd_error_t *err)
 {

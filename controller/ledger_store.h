@@ -91,6 +91,17 @@ int ledger_store_has_rows(struct db *db, uint64_t job_num, fwd_error_t *err);
 int ledger_store_job_start(struct db *db, const struct ctl_job *j, double now,
 			   fwd_error_t *err);
 /* Set end_at and state ("COMPLETED", "GONE", ...) of the job. */
+/*
+ * A job that ran before fwdalloc saw it (Slurm accounting): its row in
+ * jobs when there is none (a row the prolog wrote is kept).  1 inserted,
+ * 0 already there, -1 error.
+ */
+int ledger_store_job_import(struct db *db, uint64_t job_num, const char *user,
+			    const char *account, const char *name,
+			    const char *partition, const char *nodelist,
+			    uint32_t n_nodes, int64_t start, int64_t end,
+			    const char *state, int64_t now, fwd_error_t *err);
+
 int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 			 double now, fwd_error_t *err);
 

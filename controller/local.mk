@@ -12,5 +12,7 @@ libfwdcontroller_la_SOURCES = \
 	controller/publish.c controller/publish.h \
 	controller/reconcile.c controller/reconcile.h \
 	controller/history.c controller/history.h \
+	controller/history_run.c controller/history_run.h \
+	controller/sacct.c controller/sacct.h \
 	controller/health_ctl.c controller/health_ctl.h \
 	controller/profile_ctl.c controller/profile_ctl.h

@@ -107,8 +107,8 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	return rv;
 }
 
-int ctl_profile_jobstats(struct db *db, int64_t now, uint64_t *made,
-			 fwd_error_t *err)
+int ctl_profile_jobstats(struct db *db, const struct policy *p, int64_t now,
+			 uint64_t *made, fwd_error_t *err)
 {
 	uint64_t *ids = NULL;
 	bool *has = NULL;
@@ -141,7 +141,11 @@ int ctl_profile_jobstats(struct db *db, int64_t now, uint64_t *made,
 
 		if (rt < 0)
 			rt = 0;
-		if (jobstats_job_sums(db, j->job_id, &sums, err) < 0)
+		int64_t grace = (int64_t)p->jobstats.grace;
+		int64_t from = j->has_start ? j->start_at - grace : 0;
+		int64_t to = (j->end_at ? j->end_at : now) + grace;
+
+		if (jobstats_job_sums(db, j->job_id, from, to, &sums, err) < 0)
 			goto out;
 		tot.read_bytes = sums.read_bytes;
 		tot.write_bytes = sums.write_bytes;
@@ -171,7 +175,7 @@ int ctl_profile_rebuild(struct db *db, const struct policy *p, int64_t now,
 	int rv = -1;
 
 	memset(st, 0, sizeof(*st));
-	if (ctl_profile_jobstats(db, now, &st->jobstats, err))
+	if (ctl_profile_jobstats(db, p, now, &st->jobstats, err))
 		return -1;
 	/* the finished jobs that have a summary, with their key fields */
 	if (profile_db_summary_ids(db, &ids, &n, err) < 0)

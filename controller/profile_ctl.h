@@ -71,8 +71,8 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
  * job_stats rows and no summary (profile_db_store_jobstats()), in order
  * of job id, at most 100000.  *made gets the rows written.
  */
-int ctl_profile_jobstats(struct db *db, int64_t now, uint64_t *made,
-			 fwd_error_t *err);
+int ctl_profile_jobstats(struct db *db, const struct policy *p, int64_t now,
+			 uint64_t *made, fwd_error_t *err);
 
 /*
  * ctl_profile_jobstats(), then recompute every computed profile from

@@ -361,6 +361,14 @@ static const char *const v3_stmts[] = {
 	"   WHERE job_id = p_job_id ORDER BY id;"
 	" END",
 };
+
+/* Job summaries from every source the history loop uses, and when the
+ * loop last refreshed the job's profile from its summary. */
+static const char *const v4_stmts[] = {
+	"ALTER TABLE job_io MODIFY source"
+	" ENUM('traces','jobstats','darshan','forwarders','sacct') NOT NULL",
+	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS profiled_at BIGINT NULL",
+};
 /* clang-format on */
 
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -372,6 +380,8 @@ static const struct schema_migration migrations[] = {
 	  v2_stmts, N_ELEM(v2_stmts) },
 	{ 3, "decision and health lock rows; node_allocations_for procedure",
 	  v3_stmts, N_ELEM(v3_stmts) },
+	{ 4, "job_io sources darshan, forwarders, sacct; profiled_at",
+	  v4_stmts, N_ELEM(v4_stmts) },
 };
 /* clang-format on */
 

@@ -16,13 +16,18 @@ dist_fwdallocconf_DATA += etc/plugstack.conf.fwdalloc etc/slurm.conf.fwdalloc
 systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = etc/fwdalloc-health-scan.service \
 	etc/fwdalloc-health-scan.timer \
-	etc/fwdalloc-reconcile.service etc/fwdalloc-reconcile.timer
+	etc/fwdalloc-reconcile.service etc/fwdalloc-reconcile.timer \
+	etc/fwdalloc-history.service etc/fwdalloc-history.timer
 EXTRA_DIST += etc/fwdalloc-health-scan.service.in \
 	etc/fwdalloc-health-scan.timer \
-	etc/fwdalloc-reconcile.service.in etc/fwdalloc-reconcile.timer
-CLEANFILES += etc/fwdalloc-health-scan.service etc/fwdalloc-reconcile.service
-etc/fwdalloc-health-scan.service etc/fwdalloc-reconcile.service: Makefile
+	etc/fwdalloc-reconcile.service.in etc/fwdalloc-reconcile.timer \
+	etc/fwdalloc-history.service.in etc/fwdalloc-history.timer
+CLEANFILES += etc/fwdalloc-health-scan.service etc/fwdalloc-reconcile.service \
+	etc/fwdalloc-history.service
+etc/fwdalloc-health-scan.service etc/fwdalloc-reconcile.service \
+etc/fwdalloc-history.service: Makefile
 	$(AM_V_GEN)$(MKDIR_P) etc && sed -e 's|@bindir[@]|$(bindir)|g' \
 		$(srcdir)/$@.in >$@.tmp && mv $@.tmp $@
 etc/fwdalloc-health-scan.service: $(srcdir)/etc/fwdalloc-health-scan.service.in
 etc/fwdalloc-reconcile.service: $(srcdir)/etc/fwdalloc-reconcile.service.in
+etc/fwdalloc-history.service: $(srcdir)/etc/fwdalloc-history.service.in

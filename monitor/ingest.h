@@ -30,9 +30,10 @@ const char *ingest_kind_name(enum ingest_kind k); /* "fwd" "ost" "mdt" */
 
 /* Parse results of the line parsers. */
 enum {
-	INGEST_OK = 0,	 /* a record was produced */
-	INGEST_SKIP = 1, /* blank line, comment, or data we do not keep
-			  * (another influx measurement): not an error */
+	INGEST_OK = 0,	     /* a record was produced */
+	INGEST_SKIP = 1,     /* blank line, comment, or data we do not keep
+			      * (another influx measurement): not an error */
+	INGEST_JOBSTATS = 2, /* influx_parse(): a job_stats record */
 };
 
 /* Lines longer than this are rejected (bounded memory on a pipe). */
@@ -97,7 +98,8 @@ enum influx_field {
 const char *influx_field_name(enum influx_field f); /* "read_bytes" ... */
 
 struct influx_rec {
-	enum ingest_kind kind; /* measurement fwd / ost / mdt */
+	enum ingest_kind kind; /* measurement fwd / ost / mdt; lustre2*: from
+				* the target name or the measurement */
 	char name[128];	       /* tag node= (fwd) or target= (ost/mdt),
 				* unescaped */
 	int64_t ts_ns;	       /* timestamp (ns); now when absent */
@@ -105,6 +107,9 @@ struct influx_rec {
 	uint64_t counter[INFLUX_N_COUNTERS]; /* cumulative */
 	bool has_queue;
 	double queue_len; /* gauge */
+	/* influx_parse() on INGEST_SKIP of a data line: what was not used,
+	 * e.g. "cpu", "lustre2 brw_stats" ("" for blank lines, comments) */
+	char ignored[96];
 };
 
 /*
@@ -122,6 +127,41 @@ struct influx_rec {
 int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 		      fwd_error_t *err);
 
+struct jobstats_rec;
+
+/* Options of influx_parse(). */
+struct influx_opts {
+	int64_t now_ns;	 /* used when a line has no timestamp */
+	int64_t unit_ns; /* the timestamps' unit: 1 (ns, default), 1000
+			  * (us), 1000000 (ms), 1000000000 (s) */
+	bool check_time; /* a time before 2000 or more than a day ahead of
+			  * now_ns is an error (a wrong precision) */
+};
+
+/*
+ * influx_parse_line() plus what Telegraf's Lustre plugins emit:
+ *  - inputs.lustre2 (measurement "lustre2", tag name=<target>): OST stats
+ *    fields read_bytes, write_bytes, read_calls, write_calls; MDT
+ *    md_stats fields (open, close, getattr, ...) summed into md_ops;
+ *    with a jobid= tag, the job_stats fields jobstats_read_bytes,
+ *    jobstats_read_calls, jobstats_read_min_size, ..., jobstats_open, ...
+ *    (INGEST_JOBSTATS, *js filled).  Per-client export stats (client=),
+ *    brw_stats (brw_section=), health and evictions are INGEST_SKIP with
+ *    out->ignored saying which.
+ *  - inputs.lustre2_lctl (measurements lustre2_lctl_ost and
+ *    lustre2_lctl_mdt, tags volume=, jobid=, unit=): job_stats fields
+ *    jobstats_<op>_samples / _min / _max / _sum / _sumsq (one line holds
+ *    samples, the next min/max/sum: join them with jobstats_merge()),
+ *    OST stats_read_bytes_* / stats_write_bytes_*.
+ * A "> " prefix (telegraf --test) is removed.  The kind of a lustre2
+ * target comes from its name (OST / MDT in it).  Timestamps are in
+ * o->unit_ns.  Returns INGEST_OK (a sample in *out), INGEST_JOBSTATS
+ * (*js; ts in seconds, line 0), INGEST_SKIP or -1 with err.
+ */
+int influx_parse(const char *line, const struct influx_opts *o,
+		 struct influx_rec *out, struct jobstats_rec *js,
+		 fwd_error_t *err);
+
 /* ---- Lustre job_stats ---- */
 
 #define JOBSTATS_MAX_OPS 64
@@ -130,7 +170,12 @@ struct jobstats_op {
 	char name[32]; /* read_bytes, open, getattr, ... */
 	char unit[16]; /* bytes, usecs, reqs ("" if absent) */
 	uint64_t samples, min, max, sum;
+	unsigned has; /* influx_parse(): JOBSTATS_HAS_* of the values given */
 };
+#define JOBSTATS_HAS_SAMPLES 1u
+#define JOBSTATS_HAS_MIN 2u
+#define JOBSTATS_HAS_MAX 4u
+#define JOBSTATS_HAS_SUM 8u
 
 struct jobstats_rec {
 	enum ingest_kind kind; /* INGEST_OST (obdfilter) or INGEST_MDT */
@@ -139,6 +184,7 @@ struct jobstats_rec {
 	bool has_slurm_id;
 	uint64_t slurm_id; /* numeric job id, see SCHEMA.md */
 	int64_t ts;	   /* snapshot_time, seconds */
+	int64_t start;	   /* start_time (2.15+), seconds; 0 if absent */
 	long line;	   /* input line of "- job_id:" */
 	size_t n_ops;
 	struct jobstats_op ops[JOBSTATS_MAX_OPS];
@@ -165,6 +211,24 @@ int jobstats_next(struct jobstats_parser *p, struct jobstats_rec *out,
 		  fwd_error_t *err);
 long jobstats_lines(const struct jobstats_parser *p);
 void jobstats_close(struct jobstats_parser *p);
+
+/*
+ * Join r into *into when both are the same job on the same target at the
+ * same time (lustre2_lctl gives an operation's samples and its min/max/sum
+ * on two lines): 1 joined, 0 another record (into unchanged).
+ */
+int jobstats_merge(struct jobstats_rec *into, const struct jobstats_rec *r);
+
+/*
+ * The Slurm job id in a job_stats id printed under the clients' Lustre
+ * jobid_name `pattern` (policy jobstats.jobid_name; codes %e %g %h %H %j
+ * %p %u %%): what %j matched ("%j" and "12345" give 12345; "%j.%H" and
+ * "12345.n01" too).  1 with *id, 0 when the id does not match or the
+ * pattern has no %j (Lustre's default procname_uid, "%e.%u", names no
+ * job), -1 with errno EINVAL for a pattern with another code.
+ */
+int jobstats_map_id(const char *pattern, const char *job_id, uint64_t *id);
+int jobstats_pattern_check(const char *pattern);
 
 /* ---- series engine: cumulative counters -> deltas ---- */
 
@@ -279,7 +343,7 @@ struct ingest_store;
 
 /*
  * A writer on an open connection (controller role, schema checked).
- * Records are buffered into transactions of `batch` records (0 = 1000);
+ * Records are buffered into transactions of `batch` records (0 = 5000);
  * each commit also recomputes the per-minute rollups of the minutes it
  * touched and saves the counter baselines.  A failed batch is rolled back
  * and the error returned; nothing partial stays.

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/timeutil.h"
 #include "monitor/ingest.h"
 
 /* clang-format off */
@@ -206,18 +207,197 @@ static int as_gauge(const struct value *v, const char *key, double *out,
 	return 0;
 }
 
-int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
-		      fwd_error_t *err)
+/* ---- Telegraf's Lustre plugins ---- */
+
+enum meas {
+	M_FWD,
+	M_OST,
+	M_MDT,
+	M_L2,	    /* inputs.lustre2 */
+	M_LCTL_OST, /* inputs.lustre2_lctl */
+	M_LCTL_MDT,
+};
+
+/* MDT md_stats operations (Telegraf lustre2 README, "md_stats"). */
+static const char *const md_ops[] = {
+	"open",	   "close",   "mknod",		"link",
+	"unlink",  "mkdir",   "rmdir",		"rename",
+	"getattr", "setattr", "getxattr",	"setxattr",
+	"statfs",  "sync",    "samedir_rename", "crossdir_rename",
+};
+
+static bool is_md_op(const char *k)
+{
+	for (size_t i = 0; i < sizeof(md_ops) / sizeof(md_ops[0]); i++)
+		if (!strcmp(k, md_ops[i]))
+			return true;
+	return false;
+}
+
+/*
+ * inputs.lustre2 job_stats fields and the Lustre operation each comes
+ * from (Telegraf plugins/inputs/lustre2: wanted_ost_jobstats_fields,
+ * wanted_mdt_jobstats_fields); other "jobstats_<op>" fields are the
+ * samples of <op>.
+ */
+static const struct {
+	const char *field, *op;
+	unsigned what;
+} l2_js[] = {
+	{"jobstats_read_calls", "read_bytes", JOBSTATS_HAS_SAMPLES},
+	{"jobstats_read_min_size", "read_bytes", JOBSTATS_HAS_MIN},
+	{"jobstats_read_max_size", "read_bytes", JOBSTATS_HAS_MAX},
+	{"jobstats_read_bytes", "read_bytes", JOBSTATS_HAS_SUM},
+	{"jobstats_write_calls", "write_bytes", JOBSTATS_HAS_SAMPLES},
+	{"jobstats_write_min_size", "write_bytes", JOBSTATS_HAS_MIN},
+	{"jobstats_write_max_size", "write_bytes", JOBSTATS_HAS_MAX},
+	{"jobstats_write_bytes", "write_bytes", JOBSTATS_HAS_SUM},
+	{"jobstats_ost_getattr", "getattr", JOBSTATS_HAS_SAMPLES},
+	{"jobstats_ost_setattr", "setattr", JOBSTATS_HAS_SAMPLES},
+	{"jobstats_ost_sync", "sync", JOBSTATS_HAS_SAMPLES},
+	{"jobstats_ost_statfs", "statfs", JOBSTATS_HAS_SAMPLES},
+};
+
+static struct jobstats_op *js_op(struct jobstats_rec *js, const char *name)
+{
+	struct jobstats_op *op;
+
+	for (size_t i = 0; i < js->n_ops; i++)
+		if (!strcmp(js->ops[i].name, name))
+			return &js->ops[i];
+	if (js->n_ops >= JOBSTATS_MAX_OPS ||
+	    strlen(name) >= sizeof(js->ops[0].name))
+		return NULL;
+	op = &js->ops[js->n_ops++];
+	memset(op, 0, sizeof(*op));
+	snprintf(op->name, sizeof(op->name), "%s", name);
+	return op;
+}
+
+static void js_set(struct jobstats_op *op, unsigned what, uint64_t v)
+{
+	op->has |= what;
+	if (what == JOBSTATS_HAS_SAMPLES)
+		op->samples = v;
+	else if (what == JOBSTATS_HAS_MIN)
+		op->min = v;
+	else if (what == JOBSTATS_HAS_MAX)
+		op->max = v;
+	else
+		op->sum = v;
+}
+
+/* "<prefix><op>_<samples|min|max|sum|sumsq>": the op and which value
+ * (0 for sumsq, which is not kept); false if it is not of that form. */
+static bool lctl_field(const char *key, const char *prefix, char *op,
+		       size_t cap, unsigned *what)
+{
+	static const struct {
+		const char *sfx;
+		unsigned what;
+	} sfx[] = {
+		{"_samples", JOBSTATS_HAS_SAMPLES}, {"_sumsq", 0},
+		{"_min", JOBSTATS_HAS_MIN},	    {"_max", JOBSTATS_HAS_MAX},
+		{"_sum", JOBSTATS_HAS_SUM},
+	};
+	size_t pl = strlen(prefix), kl = strlen(key);
+
+	if (strncmp(key, prefix, pl) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		size_t sl = strlen(sfx[i].sfx);
+
+		if (kl > pl + sl && !strcmp(key + kl - sl, sfx[i].sfx)) {
+			if (kl - pl - sl >= cap)
+				return false;
+			memcpy(op, key + pl, kl - pl - sl);
+			op[kl - pl - sl] = '\0';
+			*what = sfx[i].what;
+			return true;
+		}
+	}
+	return false;
+}
+
+int jobstats_merge(struct jobstats_rec *into, const struct jobstats_rec *r)
+{
+	if (into->kind != r->kind || into->ts != r->ts ||
+	    strcmp(into->target, r->target) != 0 ||
+	    strcmp(into->job_id, r->job_id) != 0)
+		return 0;
+	for (size_t i = 0; i < r->n_ops; i++) {
+		const struct jobstats_op *o = &r->ops[i];
+		struct jobstats_op *d = js_op(into, o->name);
+
+		if (!d)
+			continue;
+		if (o->unit[0])
+			snprintf(d->unit, sizeof(d->unit), "%s", o->unit);
+		if (o->has & JOBSTATS_HAS_SAMPLES)
+			js_set(d, JOBSTATS_HAS_SAMPLES, o->samples);
+		if (o->has & JOBSTATS_HAS_MIN)
+			js_set(d, JOBSTATS_HAS_MIN, o->min);
+		if (o->has & JOBSTATS_HAS_MAX)
+			js_set(d, JOBSTATS_HAS_MAX, o->max);
+		if (o->has & JOBSTATS_HAS_SUM)
+			js_set(d, JOBSTATS_HAS_SUM, o->sum);
+	}
+	return 1;
+}
+
+/* Slurm's numeric id at the start of a job_stats id: "12345", or
+ * "12345.<suffix>" / "12345:<suffix>". */
+static void slurm_id_of(struct jobstats_rec *r)
+{
+	size_t n = strspn(r->job_id, "0123456789");
+	char digits[24];
+
+	r->has_slurm_id = false;
+	if (n == 0 || n >= sizeof(digits) ||
+	    (r->job_id[n] && r->job_id[n] != '.' && r->job_id[n] != ':'))
+		return;
+	memcpy(digits, r->job_id, n);
+	digits[n] = '\0';
+	errno = 0;
+	r->slurm_id = strtoull(digits, NULL, 10);
+	r->has_slurm_id = errno == 0;
+}
+
+static enum ingest_kind kind_of_name(const char *name, bool *known)
+{
+	*known = true;
+	if (strstr(name, "OST"))
+		return INGEST_OST;
+	if (strstr(name, "MDT"))
+		return INGEST_MDT;
+	*known = false;
+	return INGEST_OST;
+}
+
+/* 2000-01-01T00:00:00Z */
+#define PLAUSIBLE_FROM_NS 946684800000000000LL
+#define PLAUSIBLE_AHEAD_NS 86400000000000LL
+
+int influx_parse(const char *line, const struct influx_opts *o,
+		 struct influx_rec *out, struct jobstats_rec *js,
+		 fwd_error_t *err)
 {
 	char meas[ELEM_MAX], key[ELEM_MAX], val[ELEM_MAX];
-	const char *want_tag;
+	char jobid[ELEM_MAX] = "", unit[16] = "";
+	const char *want_tag = NULL;
 	const char *p = line;
-	bool have_name = false, any = false;
+	bool have_name = false, any = false, has_client = false,
+	     has_brw = false, kind_known = true;
+	bool any_js = false, md_any = false;
+	uint64_t md_sum = 0;
+	enum meas m;
 	int n;
 
 	memset(out, 0, sizeof(*out));
 	while (*p == ' ' || *p == '\t')
 		p++;
+	if (p[0] == '>' && p[1] == ' ') /* telegraf --test */
+		p += 2;
 	if (!*p || *p == '#')
 		return INGEST_SKIP;
 
@@ -231,15 +411,30 @@ int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 		return errprintf(err, "missing measurement name");
 	}
 	if (!strcmp(meas, "fwd")) {
+		m = M_FWD;
 		out->kind = INGEST_FWD;
 		want_tag = "node";
 	} else if (!strcmp(meas, "ost")) {
+		m = M_OST;
 		out->kind = INGEST_OST;
 		want_tag = "target";
 	} else if (!strcmp(meas, "mdt")) {
+		m = M_MDT;
 		out->kind = INGEST_MDT;
 		want_tag = "target";
+	} else if (!strcmp(meas, "lustre2")) {
+		m = M_L2;
+		want_tag = "name";
+	} else if (!strcmp(meas, "lustre2_lctl_ost")) {
+		m = M_LCTL_OST;
+		out->kind = INGEST_OST;
+		want_tag = "volume";
+	} else if (!strcmp(meas, "lustre2_lctl_mdt")) {
+		m = M_LCTL_MDT;
+		out->kind = INGEST_MDT;
+		want_tag = "volume";
 	} else {
+		snprintf(out->ignored, sizeof(out->ignored), "%.60s", meas);
 		return INGEST_SKIP;
 	}
 
@@ -272,6 +467,14 @@ int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 			}
 			memcpy(out->name, val, (size_t)n + 1);
 			have_name = true;
+		} else if (m >= M_L2 && !strcmp(key, "jobid")) {
+			memcpy(jobid, val, (size_t)n + 1);
+		} else if (m == M_L2 && !strcmp(key, "client")) {
+			has_client = true;
+		} else if (m == M_L2 && !strcmp(key, "brw_section")) {
+			has_brw = true;
+		} else if (m >= M_LCTL_OST && !strcmp(key, "unit")) {
+			snprintf(unit, sizeof(unit), "%.15s", val);
 		}
 	}
 	if (*p != ' ' && *p != '\t') {
@@ -284,14 +487,26 @@ int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 		errno = EINVAL;
 		return errprintf(err, "missing fields after '%s'", meas);
 	}
-	if (!have_name) {
+	if (!have_name && m < M_L2) {
 		errno = EINVAL;
 		return errprintf(err, "measurement '%s' needs a %s= tag", meas,
 				 want_tag);
 	}
+	if (m == M_L2 && have_name)
+		out->kind = kind_of_name(out->name, &kind_known);
+	if (jobid[0] && js) {
+		memset(js, 0, sizeof(*js));
+		js->kind = out->kind;
+		snprintf(js->target, sizeof(js->target), "%s", out->name);
+		snprintf(js->job_id, sizeof(js->job_id), "%s", jobid);
+		slurm_id_of(js);
+	}
 
 	for (;;) {
 		struct value v = {0};
+		uint64_t u = 0;
+		char op[32];
+		unsigned what = 0;
 
 		n = read_elem(&p, "=, \t", ",= ", key, sizeof(key));
 		if (n <= 0 || *p != '=') {
@@ -306,20 +521,108 @@ int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 		p++;
 		if (parse_value(&p, &v, key, err) < 0)
 			return -1;
-		for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
-			if (strcmp(key, field_names[i]) != 0)
-				continue;
-			if (as_counter(&v, key, &out->counter[i], err) < 0)
+		if (m < M_L2) {
+			for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
+				if (strcmp(key, field_names[i]) != 0)
+					continue;
+				if (as_counter(&v, key, &out->counter[i], err) <
+				    0)
+					return -1;
+				out->has[i] = true;
+				any = true;
+			}
+			if (!strcmp(key, "queue_len")) {
+				if (as_gauge(&v, key, &out->queue_len, err) < 0)
+					return -1;
+				out->has_queue = true;
+				any = true;
+			}
+		} else if (!have_name || has_client || has_brw) {
+			/* not used: said below */
+		} else if (jobid[0]) {
+			if (m == M_L2 && !strncmp(key, "jobstats_", 9)) {
+				const char *opn = key + 9;
+
+				what = JOBSTATS_HAS_SAMPLES;
+				for (size_t i = 0;
+				     i < sizeof(l2_js) / sizeof(l2_js[0]); i++)
+					if (!strcmp(key, l2_js[i].field)) {
+						opn = l2_js[i].op;
+						what = l2_js[i].what;
+					}
+				snprintf(op, sizeof(op), "%.31s", opn);
+			} else if (m != M_L2 && lctl_field(key, "jobstats_", op,
+							   sizeof(op), &what)) {
+				if (!what)
+					goto next; /* sumsq */
+			} else {
+				goto next;
+			}
+			if (as_counter(&v, key, &u, err) < 0)
 				return -1;
-			out->has[i] = true;
-			any = true;
+			if (js) {
+				struct jobstats_op *jo = js_op(js, op);
+
+				if (!jo) {
+					errno = EINVAL;
+					return errprintf(err,
+							 "job %.40s: more than "
+							 "%d operations",
+							 jobid,
+							 JOBSTATS_MAX_OPS);
+				}
+				if (unit[0])
+					snprintf(jo->unit, sizeof(jo->unit),
+						 "%s", unit);
+				else if (!jo->unit[0] && m == M_L2 &&
+					 (what &
+					  (JOBSTATS_HAS_MIN | JOBSTATS_HAS_MAX |
+					   JOBSTATS_HAS_SUM)))
+					snprintf(jo->unit, sizeof(jo->unit),
+						 "bytes");
+				js_set(jo, what, u);
+			}
+			any_js = true;
+		} else if (m == M_L2 || m == M_LCTL_OST) {
+			int f = -1;
+
+			if (m == M_L2) {
+				if (!strcmp(key, "read_bytes"))
+					f = INFLUX_READ_BYTES;
+				else if (!strcmp(key, "write_bytes"))
+					f = INFLUX_WRITE_BYTES;
+				else if (!strcmp(key, "read_calls"))
+					f = INFLUX_READ_OPS;
+				else if (!strcmp(key, "write_calls"))
+					f = INFLUX_WRITE_OPS;
+			} else if (lctl_field(key, "stats_", op, sizeof(op),
+					      &what) &&
+				   (what == JOBSTATS_HAS_SAMPLES ||
+				    what == JOBSTATS_HAS_SUM)) {
+				bool s = what == JOBSTATS_HAS_SAMPLES;
+
+				if (!strcmp(op, "read_bytes"))
+					f = s ? INFLUX_READ_OPS
+					      : INFLUX_READ_BYTES;
+				else if (!strcmp(op, "write_bytes"))
+					f = s ? INFLUX_WRITE_OPS
+					      : INFLUX_WRITE_BYTES;
+			}
+			if (f >= 0) {
+				if (as_counter(&v, key, &out->counter[f], err) <
+				    0)
+					return -1;
+				out->has[f] = true;
+				any = true;
+			} else if (m == M_L2 && out->kind == INGEST_MDT &&
+				   is_md_op(key)) {
+				if (as_counter(&v, key, &u, err) < 0)
+					return -1;
+				md_sum += u;
+				md_any = true;
+			}
 		}
-		if (!strcmp(key, "queue_len")) {
-			if (as_gauge(&v, key, &out->queue_len, err) < 0)
-				return -1;
-			out->has_queue = true;
-			any = true;
-		}
+	next:
 		if (*p && *p != ',' && *p != ' ' && *p != '\t') {
 			errno = EINVAL;
 			return errprintf(
@@ -331,6 +634,11 @@ int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 		if (*p != ',')
 			break;
 		p++;
+	}
+	if (md_any) {
+		out->counter[INFLUX_MD_OPS] = md_sum;
+		out->has[INFLUX_MD_OPS] = true;
+		any = true;
 	}
 
 	while (*p == ' ' || *p == '\t')
@@ -345,13 +653,18 @@ int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 		errno = 0;
 		ts = strtoll(t, &end, 10);
 		if (end != p || t == p || errno == ERANGE || *t == '+' ||
-		    *t == '-') {
+		    *t == '-' ||
+		    ts > INT64_MAX / (o->unit_ns ? o->unit_ns : 1)) {
 			errno = EINVAL;
 			return errprintf(err,
 					 "bad timestamp '%.*s': expected "
-					 "non-negative nanoseconds since the "
-					 "epoch",
-					 (int)(p - t > 40 ? 40 : p - t), t);
+					 "non-negative %s since the epoch",
+					 (int)(p - t > 40 ? 40 : p - t), t,
+					 o->unit_ns == 1000000000 ? "seconds"
+					 : o->unit_ns == 1000000
+						 ? "milliseconds"
+					 : o->unit_ns == 1000 ? "microseconds"
+							      : "nanoseconds");
 		}
 		while (*p == ' ' || *p == '\t')
 			p++;
@@ -362,9 +675,72 @@ int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
 					 "'%.40s'",
 					 p);
 		}
-		out->ts_ns = ts;
+		out->ts_ns = ts * (o->unit_ns ? o->unit_ns : 1);
+		if (o->check_time &&
+		    (out->ts_ns < PLAUSIBLE_FROM_NS ||
+		     out->ts_ns > o->now_ns + PLAUSIBLE_AHEAD_NS)) {
+			char when[40];
+
+			fwd_time_format((double)(out->ts_ns / 1000000000), when,
+					sizeof(when));
+			errno = EINVAL;
+			return errprintf(err,
+					 "timestamp %lld is %s: before 2000 or "
+					 "in the future (wrong --precision?)",
+					 ts, when);
+		}
 	} else {
-		out->ts_ns = now_ns;
+		out->ts_ns = o->now_ns;
 	}
-	return any ? INGEST_OK : INGEST_SKIP;
+
+	if (m < M_L2)
+		return any ? INGEST_OK : INGEST_SKIP;
+	/* lustre2*: say what was not used */
+	if (!have_name) {
+		snprintf(out->ignored, sizeof(out->ignored),
+			 "%.20s without %s=", meas, want_tag);
+		return INGEST_SKIP;
+	}
+	if (has_client || has_brw) {
+		snprintf(out->ignored, sizeof(out->ignored), "%.20s %s", meas,
+			 has_client ? "per-client export stats" : "brw_stats");
+		return INGEST_SKIP;
+	}
+	if (jobid[0]) {
+		if (!any_js) {
+			snprintf(out->ignored, sizeof(out->ignored),
+				 "%.20s job_stats without jobstats_ fields",
+				 meas);
+			return INGEST_SKIP;
+		}
+		if (!js) {
+			snprintf(out->ignored, sizeof(out->ignored),
+				 "%.20s job_stats", meas);
+			return INGEST_SKIP;
+		}
+		js->ts = out->ts_ns / 1000000000;
+		return INGEST_JOBSTATS;
+	}
+	if (!kind_known) {
+		snprintf(out->ignored, sizeof(out->ignored),
+			 "%.20s target without OST or MDT in its name", meas);
+		return INGEST_SKIP;
+	}
+	if (!any) {
+		snprintf(out->ignored, sizeof(out->ignored), "%.20s %s", meas,
+			 m == M_LCTL_MDT
+				 ? "md_stats lines (one operation per "
+				   "line: use job_stats)"
+				 : "fields other than the I/O counters");
+		return INGEST_SKIP;
+	}
+	return INGEST_OK;
+}
+
+int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,
+		      fwd_error_t *err)
+{
+	struct influx_opts o = {.now_ns = now_ns, .unit_ns = 1};
+
+	return influx_parse(line, &o, out, NULL, err);
 }

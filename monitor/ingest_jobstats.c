@@ -64,7 +64,8 @@ struct jobstats_parser {
 	long piece_first_line; /* input line number of the piece's line 0 */
 	const char *feed;      /* remaining bytes of the current line */
 	size_t feed_len;
-	bool feed_nl;	  /* the newline still to give */
+	bool feed_nl;			 /* the newline still to give */
+	char fixed[INGEST_MAX_LINE + 8]; /* a reindented line */
 	char *first_line; /* a line to feed before reading more */
 	/* event state */
 	enum state st;
@@ -123,6 +124,32 @@ static bool blank(const char *s)
 	return s[strspn(s, " \t")] == '\0';
 }
 
+/*
+ * Lustre 2.15.0 and 2.15.1 print an entry's time lines unindented, with
+ * the colon after the padding ("snapshot_time   : 1700000000.250000000
+ * secs.nsecs", lprocfs_stats_header() without its prefix), which ends the
+ * YAML list item: give them the entry's indentation back.
+ */
+static const char *reindent(struct jobstats_parser *p, const char *line)
+{
+	static const char *const keys[] = {"snapshot_time", "start_time",
+					   "elapsed_time"};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		size_t k = strlen(keys[i]), sp;
+
+		if (strncmp(line, keys[i], k) != 0)
+			continue;
+		sp = strspn(line + k, " ");
+		if (line[k + sp] != ':')
+			continue;
+		snprintf(p->fixed, sizeof(p->fixed), "  %s:%s", keys[i],
+			 line + k + sp + 1);
+		return p->fixed;
+	}
+	return line;
+}
+
 /* libyaml read handler: the lines of the current piece. */
 static int read_handler(void *data, unsigned char *buffer, size_t size,
 			size_t *size_read)
@@ -174,6 +201,7 @@ static int read_handler(void *data, unsigned char *buffer, size_t size,
 				p->piece_end = true;
 				break;
 			}
+			line = reindent(p, line);
 			p->feed = line;
 			p->feed_len = strlen(line);
 			p->feed_nl = true;
@@ -340,6 +368,32 @@ static int parse_u64(const char *s, uint64_t *out, bool allow_frac)
 	return 0;
 }
 
+/*
+ * A time: "1692086403" (Lustre <= 2.14) or "1700000000.250000000
+ * secs.nsecs" (2.15 and later: lprocfs_stats_header()); whole seconds.
+ */
+static int parse_secs(const char *v, uint64_t *out)
+{
+	char secs[24];
+	size_t n = strspn(v, "0123456789");
+	const char *q = v + n;
+
+	if (n == 0 || n >= sizeof(secs))
+		return -1;
+	if (*q == '.') {
+		size_t f = strspn(q + 1, "0123456789");
+
+		if (f == 0 || f > 9)
+			return -1;
+		q += 1 + f;
+	}
+	if (*q && strcmp(q, " secs.nsecs") != 0)
+		return -1;
+	memcpy(secs, v, n);
+	secs[n] = '\0';
+	return parse_u64(secs, out, false);
+}
+
 static long ev_line(const struct jobstats_parser *p, const yaml_event_t *ev)
 {
 	return p->piece_first_line + (long)ev->start_mark.line;
@@ -394,17 +448,21 @@ static void entry_scalar(struct jobstats_parser *p, const yaml_event_t *ev)
 				}
 			}
 		}
-	} else if (!strcmp(p->key, "snapshot_time")) {
-		if (parse_u64(v, &u, true) < 0 || u > INT64_MAX) {
+	} else if (!strcmp(p->key, "snapshot_time") ||
+		   !strcmp(p->key, "start_time")) {
+		if (parse_secs(v, &u) < 0 || u > INT64_MAX) {
 			entry_error(p, ev,
-				    "job %s: snapshot_time '%.40s' is not a "
-				    "time in seconds",
-				    r->job_id[0] ? r->job_id : "?", v);
+				    "job %s: %s '%.40s' is not a time in "
+				    "seconds",
+				    r->job_id[0] ? r->job_id : "?", p->key, v);
 			return;
 		}
-		r->ts = (int64_t)u;
+		if (p->key[1] == 'n')
+			r->ts = (int64_t)u;
+		else
+			r->start = (int64_t)u;
 	}
-	/* start_time, elapsed_time and unknown scalars are not kept. */
+	/* elapsed_time and unknown scalars are not kept. */
 }
 
 static void op_scalar(struct jobstats_parser *p, const yaml_event_t *ev)

@@ -33,8 +33,37 @@
 #include "monitor/inventory.h"
 #include "policies/policy.h"
 
-#define DEFAULT_BATCH 1000
+#define DEFAULT_BATCH 5000
 #define MAX_TOUCHED 1024
+
+#define RAW_CHUNK 500
+#define STATE_CHUNK 400
+#define ROLLUP_CHUNK 200
+
+/* Multi-row statements are prepared for these numbers of rows; a batch
+ * is written in as few of them as fit. */
+static const size_t size_class[] = {500, 64, 8, 1};
+#define N_CLASS 4
+
+struct raw_buf {
+	enum ingest_kind kind;
+	char name[128];
+	int64_t ts;
+	double dt;
+	bool has_dt;
+	bool has[INFLUX_N_COUNTERS];
+	uint64_t v[INFLUX_N_COUNTERS];
+	bool has_queue;
+	double queue;
+};
+
+struct state_row {
+	enum ingest_kind kind;
+	char name[128];
+	char metric[32];
+	int64_t ts;
+	uint64_t v[SERIES_MAX_VALUES];
+};
 
 struct touched {
 	enum ingest_kind kind;
@@ -65,6 +94,19 @@ struct ingest_store {
 	struct policy_ingest lim;
 	struct inventory_peak *peaks; /* sorted, see inventory_peaks() */
 	size_t n_peaks;
+	/* influx rows with counter deltas, written RAW_CHUNK at a time in
+	 * one multi-row upsert (raw_multi) before anything else runs */
+	struct raw_buf *rawbuf;
+	size_t n_raw;
+	struct db_stmt *raw_multi[N_CLASS];
+	/* counter baselines to save, written STATE_CHUNK at a time */
+	struct state_row *states;
+	size_t n_states;
+	struct db_stmt *state_multi[N_CLASS];
+	struct db_stmt *rollup_multi[N_CLASS];
+	struct db_stmt *rollup_hist_multi[N_CLASS];
+	/* components whose stored baselines were loaded (kind\tname) */
+	struct series_table *loaded;
 };
 
 /* clang-format off */
@@ -72,6 +114,21 @@ static const char raw_upsert_sql[] =
 	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes,"
 	" read_ops, write_ops, md_ops, queue_len)"
 	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	" ON DUPLICATE KEY UPDATE"
+	" dt = COALESCE(VALUES(dt), dt),"
+	" read_bytes = COALESCE(VALUES(read_bytes), read_bytes),"
+	" write_bytes = COALESCE(VALUES(write_bytes), write_bytes),"
+	" read_ops = COALESCE(VALUES(read_ops), read_ops),"
+	" write_ops = COALESCE(VALUES(write_ops), write_ops),"
+	" md_ops = COALESCE(VALUES(md_ops), md_ops),"
+	" queue_len = COALESCE(VALUES(queue_len), queue_len)";
+
+/* The same, for many rows: head, "(...)" per row, tail. */
+static const char raw_multi_head[] =
+	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes,"
+	" read_ops, write_ops, md_ops, queue_len) VALUES ";
+#define RAW_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+static const char raw_multi_tail[] =
 	" ON DUPLICATE KEY UPDATE"
 	" dt = COALESCE(VALUES(dt), dt),"
 	" read_bytes = COALESCE(VALUES(read_bytes), read_bytes),"
@@ -93,8 +150,8 @@ static const char jobstats_insert_sql[] =
 #define JOBSTATS_COLS 11
 
 static const char state_load_sql[] =
-	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7 FROM counter_state"
-	" WHERE kind = ? AND name = ? AND metric = ?";
+	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7, metric FROM counter_state"
+	" WHERE kind = ? AND name = ?";
 
 /* ts is assigned last: MariaDB evaluates the assignments in order, and
  * the value tests must see the old ts. */
@@ -112,6 +169,58 @@ static const char state_save_sql[] =
 	" v6 = IF(VALUES(ts) > ts, VALUES(v6), v6),"
 	" v7 = IF(VALUES(ts) > ts, VALUES(v7), v7),"
 	" ts = GREATEST(ts, VALUES(ts))";
+
+static const char state_multi_head[] =
+	"INSERT INTO counter_state (kind, name, metric, ts,"
+	" v0, v1, v2, v3, v4, v5, v6, v7) VALUES ";
+#define STATE_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+static const char state_multi_tail[] =
+	" ON DUPLICATE KEY UPDATE"
+	" v0 = IF(VALUES(ts) > ts, VALUES(v0), v0),"
+	" v1 = IF(VALUES(ts) > ts, VALUES(v1), v1),"
+	" v2 = IF(VALUES(ts) > ts, VALUES(v2), v2),"
+	" v3 = IF(VALUES(ts) > ts, VALUES(v3), v3),"
+	" v4 = IF(VALUES(ts) > ts, VALUES(v4), v4),"
+	" v5 = IF(VALUES(ts) > ts, VALUES(v5), v5),"
+	" v6 = IF(VALUES(ts) > ts, VALUES(v6), v6),"
+	" v7 = IF(VALUES(ts) > ts, VALUES(v7), v7),"
+	" ts = GREATEST(ts, VALUES(ts))";
+
+/* The rollups of many components over one time range: the minutes of
+ * the range are recomputed for each (idempotent). */
+static const char rollup_multi_head[] =
+	"INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,"
+	" write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
+	" write_bps_max, queue_len_avg, queue_len_max)"
+	" SELECT kind, name, ts - MOD(ts, 60) AS m, COUNT(*),"
+	" COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0),"
+	" COALESCE(SUM(read_ops), 0), COALESCE(SUM(write_ops), 0),"
+	" COALESCE(SUM(md_ops), 0),"
+	" MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)),"
+	" AVG(queue_len), MAX(queue_len)"
+	" FROM samples_raw WHERE ts >= ? AND ts < ? AND (kind, name) IN (";
+static const char rollup_multi_tail[] =
+	") GROUP BY kind, name, m"
+	" ON DUPLICATE KEY UPDATE samples = VALUES(samples),"
+	" read_bytes = VALUES(read_bytes), write_bytes = VALUES(write_bytes),"
+	" read_ops = VALUES(read_ops), write_ops = VALUES(write_ops),"
+	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
+	" write_bps_max = VALUES(write_bps_max),"
+	" queue_len_avg = VALUES(queue_len_avg),"
+	" queue_len_max = VALUES(queue_len_max)";
+static const char rollup_hist_multi_head[] =
+	"INSERT INTO rollups_hist_minute (kind, name, minute, op, phase,"
+	" b0, b1, b2, b3, b4, b5, b6, b7)"
+	" SELECT kind, name, ts - MOD(ts, 60) AS m, op, phase,"
+	" SUM(b0), SUM(b1), SUM(b2), SUM(b3), SUM(b4), SUM(b5), SUM(b6),"
+	" SUM(b7)"
+	" FROM samples_hist WHERE ts >= ? AND ts < ? AND (kind, name) IN (";
+static const char rollup_hist_multi_tail[] =
+	") GROUP BY kind, name, m, op, phase"
+	" ON DUPLICATE KEY UPDATE b0 = VALUES(b0), b1 = VALUES(b1),"
+	" b2 = VALUES(b2), b3 = VALUES(b3), b4 = VALUES(b4), b5 = VALUES(b5),"
+	" b6 = VALUES(b6), b7 = VALUES(b7)";
+#define KN_ROW "(?, ?)"
 
 static const char rollup_sql[] =
 	"INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,"
@@ -166,7 +275,16 @@ void ingest_store_close(struct ingest_store *s)
 	db_stmt_close(s->rollup);
 	db_stmt_close(s->rollup_hist);
 	db_stmt_close(s->target_insert);
+	for (size_t i = 0; i < N_CLASS; i++) {
+		db_stmt_close(s->raw_multi[i]);
+		db_stmt_close(s->state_multi[i]);
+		db_stmt_close(s->rollup_multi[i]);
+		db_stmt_close(s->rollup_hist_multi[i]);
+	}
 	series_destroy(s->series);
+	series_destroy(s->loaded);
+	free(s->rawbuf);
+	free(s->states);
 	free(s->touched);
 	free(s->peaks);
 	free(s);
@@ -195,7 +313,11 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	s->batch = batch ? batch : DEFAULT_BATCH;
 	s->series = series_create();
 	s->touched = calloc(MAX_TOUCHED, sizeof(*s->touched));
-	if (!s->series || !s->touched) {
+	s->rawbuf = calloc(RAW_CHUNK, sizeof(*s->rawbuf));
+	s->states = calloc(STATE_CHUNK, sizeof(*s->states));
+	s->loaded = series_create();
+	if (!s->series || !s->touched || !s->rawbuf || !s->states ||
+	    !s->loaded) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		goto fail;
 	}
@@ -249,6 +371,180 @@ static bool name_ok(const char *name, fwd_error_t *err)
 	return true;
 }
 
+/*
+ * The statement of `head`, n copies of `row` joined by ", ", `tail`,
+ * prepared once per size class (cache[c]); NULL on error.
+ */
+static struct db_stmt *multi_stmt(struct ingest_store *s,
+				  struct db_stmt **cache, size_t c,
+				  const char *head, const char *row,
+				  const char *tail, fwd_error_t *err)
+{
+	size_t n = size_class[c], len;
+	char *sql, *p;
+
+	if (cache[c])
+		return cache[c];
+	len = strlen(head) + n * (strlen(row) + 2) + strlen(tail) + 1;
+	if (!(sql = malloc(len))) {
+		errprintf(err, "ingest: %s", strerror(errno));
+		return NULL;
+	}
+	p = sql + sprintf(sql, "%s", head);
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s%s", i ? ", " : "", row);
+	strcpy(p, tail);
+	cache[c] = db_prepare(s->db, sql, err);
+	free(sql);
+	return cache[c];
+}
+
+/* The largest size class that fits in n (n > 0). */
+static size_t class_for(size_t n)
+{
+	size_t c = 0;
+
+	while (size_class[c] > n)
+		c++;
+	return c;
+}
+
+/* Write the buffered rows with counter deltas. */
+static int flush_raw(struct ingest_store *s, fwd_error_t *err)
+{
+	size_t at = 0;
+
+	while (at < s->n_raw) {
+		size_t c = class_for(s->n_raw - at), k = size_class[c];
+		struct db_stmt *st =
+			multi_stmt(s, s->raw_multi, c, raw_multi_head, RAW_ROW,
+				   raw_multi_tail, err);
+
+		if (!st)
+			return -1;
+		for (size_t i = 0; i < k; i++) {
+			const struct raw_buf *r = &s->rawbuf[at + i];
+			unsigned int b = (unsigned int)(i * 10);
+
+			db_bind_text(st, b, ingest_kind_name(r->kind));
+			db_bind_text(st, b + 1, r->name);
+			db_bind_int64(st, b + 2, r->ts);
+			if (r->has_dt)
+				db_bind_double(st, b + 3, r->dt);
+			else
+				db_bind_null(st, b + 3);
+			for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++) {
+				if (r->has[j])
+					db_bind_uint64(st, b + 4 + j, r->v[j]);
+				else
+					db_bind_null(st, b + 4 + j);
+			}
+			if (r->has_queue)
+				db_bind_double(st, b + 9, r->queue);
+			else
+				db_bind_null(st, b + 9);
+		}
+		if (db_exec(st, err) < 0)
+			return -1;
+		at += k;
+	}
+	s->n_raw = 0;
+	return 0;
+}
+
+/* Write the buffered counter baselines. */
+static int flush_states(struct ingest_store *s, fwd_error_t *err)
+{
+	size_t at = 0;
+
+	while (at < s->n_states) {
+		size_t c = class_for(s->n_states - at), k = size_class[c];
+		struct db_stmt *st =
+			multi_stmt(s, s->state_multi, c, state_multi_head,
+				   STATE_ROW, state_multi_tail, err);
+
+		if (!st)
+			return -1;
+		for (size_t i = 0; i < k; i++) {
+			const struct state_row *r = &s->states[at + i];
+			unsigned int b = (unsigned int)(i * 12);
+
+			db_bind_text(st, b, ingest_kind_name(r->kind));
+			db_bind_text(st, b + 1, r->name);
+			db_bind_text(st, b + 2, r->metric);
+			db_bind_int64(st, b + 3, r->ts);
+			for (unsigned int j = 0; j < SERIES_MAX_VALUES; j++)
+				db_bind_uint64(st, b + 4 + j, r->v[j]);
+		}
+		if (db_exec(st, err) < 0)
+			return -1;
+		at += k;
+	}
+	s->n_states = 0;
+	return 0;
+}
+
+/* The rollups of the touched components (hist: of their histograms),
+ * over the minutes from the earliest to the latest sample touched. */
+static int rollups_of(struct ingest_store *s, bool hist, fwd_error_t *err)
+{
+	struct db_stmt **cache = hist ? s->rollup_hist_multi : s->rollup_multi;
+	const char *head = hist ? rollup_hist_multi_head : rollup_multi_head;
+	const char *tail = hist ? rollup_hist_multi_tail : rollup_multi_tail;
+	size_t idx[ROLLUP_CHUNK];
+	size_t n = 0;
+	int64_t lo = 0, hi = 0;
+
+	for (size_t i = 0; i <= s->n_touched; i++) {
+		const struct touched *t =
+			i < s->n_touched ? &s->touched[i] : NULL;
+
+		if (t && hist && !t->hist)
+			continue;
+		if (t) {
+			int64_t a = t->min_ts - ((t->min_ts % 60) + 60) % 60;
+			int64_t z =
+				t->max_ts - ((t->max_ts % 60) + 60) % 60 + 60;
+
+			if (!n || a < lo)
+				lo = a;
+			if (!n || z > hi)
+				hi = z;
+			idx[n++] = i;
+		}
+		if (n && (n == ROLLUP_CHUNK || !t)) {
+			size_t at = 0;
+
+			while (at < n) {
+				size_t c = class_for(n - at), k = size_class[c];
+				struct db_stmt *st = multi_stmt(
+					s, cache, c, head, KN_ROW, tail, err);
+
+				if (!st)
+					return -1;
+				db_bind_int64(st, 0, lo);
+				db_bind_int64(st, 1, hi);
+				for (size_t j = 0; j < k; j++) {
+					const struct touched *u =
+						&s->touched[idx[at + j]];
+
+					db_bind_text(st,
+						     (unsigned int)(2 + 2 * j),
+						     ingest_kind_name(u->kind));
+					db_bind_text(st,
+						     (unsigned int)(3 + 2 * j),
+						     u->name);
+				}
+				if (db_exec(st, err) < 0)
+					return -1;
+				at += k;
+			}
+			n = 0;
+		}
+	}
+	return 0;
+}
+
 static int begin(struct ingest_store *s, fwd_error_t *err)
 {
 	if (s->in_txn)
@@ -289,21 +585,8 @@ static void touch(struct ingest_store *s, enum ingest_kind kind,
 
 static int run_rollups(struct ingest_store *s, fwd_error_t *err)
 {
-	for (size_t i = 0; i < s->n_touched; i++) {
-		const struct touched *t = &s->touched[i];
-		int64_t lo = t->min_ts - ((t->min_ts % 60) + 60) % 60;
-		int64_t hi = t->max_ts - ((t->max_ts % 60) + 60) % 60 + 60;
-		struct db_stmt *sts[2] = {s->rollup, s->rollup_hist};
-
-		for (int k = 0; k < (t->hist ? 2 : 1); k++) {
-			db_bind_text(sts[k], 0, ingest_kind_name(t->kind));
-			db_bind_text(sts[k], 1, t->name);
-			db_bind_int64(sts[k], 2, lo);
-			db_bind_int64(sts[k], 3, hi);
-			if (db_exec(sts[k], err) < 0)
-				return -1;
-		}
-	}
+	if (rollups_of(s, false, err) < 0 || rollups_of(s, true, err) < 0)
+		return -1;
 	s->n_touched = 0;
 	return 0;
 }
@@ -316,17 +599,23 @@ static int save_state(const char *key, int64_t ts, const uint64_t *v, size_t n,
 	fwd_error_t *err = ((void **)arg)[1];
 	const char *t1 = strchr(key, '\t');
 	const char *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-	struct db_stmt *st = s->state_save;
+	struct state_row *r;
 
 	if (!t2)
 		return 0;
-	db_bind_textn(st, 0, key, (size_t)(t1 - key));
-	db_bind_textn(st, 1, t1 + 1, (size_t)(t2 - t1 - 1));
-	db_bind_text(st, 2, t2 + 1);
-	db_bind_int64(st, 3, ts);
-	for (unsigned int i = 0; i < SERIES_MAX_VALUES; i++)
-		db_bind_uint64(st, 4 + i, i < n ? v[i] : 0);
-	return db_exec(st, err) < 0 ? -1 : 0;
+	if (s->n_states == STATE_CHUNK && flush_states(s, err) < 0)
+		return -1;
+	r = &s->states[s->n_states++];
+	memset(r, 0, sizeof(*r));
+	r->kind = !strncmp(key, "fwd\t", 4)   ? INGEST_FWD
+		  : !strncmp(key, "ost\t", 4) ? INGEST_OST
+					      : INGEST_MDT;
+	snprintf(r->name, sizeof(r->name), "%.*s", (int)(t2 - t1 - 1), t1 + 1);
+	snprintf(r->metric, sizeof(r->metric), "%s", t2 + 1);
+	r->ts = ts;
+	for (size_t i = 0; i < n && i < SERIES_MAX_VALUES; i++)
+		r->v[i] = v[i];
+	return 0;
 }
 
 int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
@@ -335,9 +624,11 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 
 	if (!s->in_txn)
 		return 0;
-	if (run_rollups(s, err) < 0 ||
+	if (flush_raw(s, err) < 0 || run_rollups(s, err) < 0 ||
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
-	    db_commit(s->db, err) < 0) {
+	    flush_states(s, err) < 0 || db_commit(s->db, err) < 0) {
+		s->n_raw = 0;
+		s->n_states = 0;
 		db_rollback(s->db);
 		s->in_txn = false;
 		return -1;
@@ -357,6 +648,8 @@ static int record_done(struct ingest_store *s, fwd_error_t *err)
 
 static int fail(struct ingest_store *s)
 {
+	s->n_raw = 0;
+	s->n_states = 0;
 	if (s->in_txn) {
 		db_rollback(s->db);
 		s->in_txn = false;
@@ -366,29 +659,55 @@ static int fail(struct ingest_store *s)
 
 /* Make sure the series knows the stored baseline before its first use in
  * this run. */
+/* How many values a stored baseline has: one for an influx counter,
+ * BEACON_BUCKETS for an LWFS histogram ("read_exe", ...). */
+static size_t state_width(const char *metric)
+{
+	for (int f = 0; f < INFLUX_N_COUNTERS; f++)
+		if (!strcmp(metric, influx_field_name((enum influx_field)f)))
+			return 1;
+	return BEACON_BUCKETS;
+}
+
+/* Make sure the series knows the stored baselines of the component of
+ * key before their first use in this run: all of its metrics are read
+ * in one statement. */
 static int load_state(struct ingest_store *s, const char *key,
 		      enum ingest_kind kind, const char *name,
 		      const char *metric, size_t n, fwd_error_t *err)
 {
 	struct db_stmt *st = s->state_load;
-	uint64_t v[SERIES_MAX_VALUES];
+	char comp[200], k2[256];
+	uint64_t zero = 0;
 	int r;
 
+	(void)metric;
+	(void)n;
 	if (series_known(s->series, key))
+		return 0;
+	snprintf(comp, sizeof(comp), "%s\t%s", ingest_kind_name(kind), name);
+	if (series_known(s->loaded, comp))
 		return 0;
 	db_bind_text(st, 0, ingest_kind_name(kind));
 	db_bind_text(st, 1, name);
-	db_bind_text(st, 2, metric);
 	if (db_exec(st, err) < 0)
 		return -1;
-	r = db_fetch(st, err);
+	while ((r = db_fetch(st, err)) > 0) {
+		uint64_t v[SERIES_MAX_VALUES];
+		const char *m = db_col_text(st, 9);
+
+		if (!m)
+			continue;
+		for (unsigned int i = 0; i < SERIES_MAX_VALUES; i++)
+			v[i] = db_col_uint64(st, 1 + i);
+		snprintf(k2, sizeof(k2), "%s\t%s", comp, m);
+		if (series_seed(s->series, k2, db_col_int64(st, 0), v,
+				state_width(m)) < 0)
+			return -1;
+	}
 	if (r < 0)
 		return -1;
-	if (r == 0)
-		return 0;
-	for (unsigned int i = 0; i < SERIES_MAX_VALUES; i++)
-		v[i] = db_col_uint64(st, 1 + i);
-	return series_seed(s->series, key, db_col_int64(st, 0), v, n);
+	return series_seed(s->loaded, comp, 0, &zero, 1);
 }
 
 static int bind_opt_u64(struct db_stmt *st, unsigned int idx, bool has,
@@ -414,6 +733,8 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 {
 	struct db_stmt *st = s->raw_upsert;
 
+	if (flush_raw(s, err) < 0)
+		return -1;
 	db_bind_text(st, 0, ingest_kind_name(r->kind));
 	db_bind_text(st, 1, r->name);
 	db_bind_int64(st, 2, r->ts);
@@ -736,12 +1057,32 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 		s->stats.skipped++;
 		return record_done(s, err);
 	}
-	if (upsert_raw(s, &row, &affected, err) < 0)
-		return fail(s);
-	if (affected)
+	if (any_delta) {
+		/* new deltas (the series saw these values after its
+		 * baseline): buffered, written in multi-row statements */
+		struct raw_buf *b;
+
+		if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
+			return fail(s);
+		b = &s->rawbuf[s->n_raw++];
+		b->kind = row.kind;
+		snprintf(b->name, sizeof(b->name), "%s", row.name);
+		b->ts = row.ts;
+		b->has_dt = row.has_dt;
+		b->dt = row.dt;
+		memcpy(b->has, row.has, sizeof(b->has));
+		memcpy(b->v, row.v, sizeof(b->v));
+		b->has_queue = row.has_queue;
+		b->queue = row.queue;
 		s->stats.stored++;
-	else
-		s->stats.skipped++;
+	} else {
+		if (upsert_raw(s, &row, &affected, err) < 0)
+			return fail(s);
+		if (affected)
+			s->stats.stored++;
+		else
+			s->stats.skipped++;
+	}
 	touch(s, r->kind, r->name, ts, false);
 	return record_done(s, err);
 }

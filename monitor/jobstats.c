@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +42,8 @@ out:
 	return rv;
 }
 
-int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
-		      fwd_error_t *err)
+int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		      struct jobstats_sums *out, fwd_error_t *err)
 {
 	struct db_stmt *st;
 	int rv = -1, r;
@@ -52,10 +53,12 @@ int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
 	 * job's totals on that target */
 	st = db_prepare(
 		db,
-		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value)"
+		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value),"
+		" COUNT(*)"
 		" FROM jobstats_raw r JOIN (SELECT kind, target,"
 		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
-		"  WHERE job_id = ? GROUP BY kind, target, lustre_job_id, op) m"
+		"  WHERE job_id = ? AND ts BETWEEN ? AND ?"
+		"  GROUP BY kind, target, lustre_job_id, op) m"
 		" ON m.kind = r.kind AND m.target = r.target"
 		" AND m.lustre_job_id = r.lustre_job_id AND m.op = r.op"
 		" AND m.ts = r.ts WHERE r.job_id = ? GROUP BY r.kind, r.op",
@@ -63,7 +66,9 @@ int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
 	if (!st)
 		return -1;
 	db_bind_uint64(st, 0, job_id);
-	db_bind_uint64(st, 1, job_id);
+	db_bind_int64(st, 1, from);
+	db_bind_int64(st, 2, to);
+	db_bind_uint64(st, 3, job_id);
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
@@ -71,14 +76,20 @@ int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
 
 		if (!kind || !op)
 			continue;
-		if (!strcmp(kind, "mdt")) {
-			out->md_ops += db_col_uint64(st, 2);
-		} else if (!strcmp(op, "read_bytes")) {
+		out->rows += db_col_uint64(st, 4);
+		/* Data-on-MDT: an MDT's read_bytes / write_bytes are data
+		 * (and its read / write / punch the same requests' times),
+		 * not metadata. */
+		if (!strcmp(op, "read_bytes")) {
 			out->read_ops += db_col_uint64(st, 2);
 			out->read_bytes += db_col_uint64(st, 3);
 		} else if (!strcmp(op, "write_bytes")) {
 			out->write_ops += db_col_uint64(st, 2);
 			out->write_bytes += db_col_uint64(st, 3);
+		} else if (!strcmp(kind, "mdt") && strcmp(op, "read") != 0 &&
+			   strcmp(op, "write") != 0 &&
+			   strcmp(op, "punch") != 0) {
+			out->md_ops += db_col_uint64(st, 2);
 		}
 	}
 	if (r < 0)
@@ -87,4 +98,52 @@ int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
 out:
 	db_stmt_close(st);
 	return rv;
+}
+
+int fwd_samples_sums(struct db *db, char *const *names, size_t n, int64_t from,
+		     int64_t to, struct fwd_samples_sums *out, fwd_error_t *err)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t at = 0; at < n; at += 100) {
+		size_t k = n - at < 100 ? n - at : 100;
+		char sql[512 + 2 * 100];
+		struct db_stmt *st;
+		int r;
+
+		snprintf(sql, sizeof(sql),
+			 "SELECT COALESCE(SUM(read_bytes), 0),"
+			 " COALESCE(SUM(write_bytes), 0),"
+			 " COALESCE(SUM(read_ops), 0),"
+			 " COALESCE(SUM(write_ops), 0),"
+			 " COALESCE(SUM(md_ops), 0), COUNT(dt)"
+			 " FROM samples_raw WHERE kind = 'fwd'"
+			 " AND ts > ? AND ts <= ? AND dt IS NOT NULL"
+			 " AND name IN (?");
+		for (size_t i = 1; i < k; i++)
+			strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
+		if (!(st = db_prepare(db, sql, err)))
+			return -1;
+		db_bind_int64(st, 0, from);
+		db_bind_int64(st, 1, to);
+		for (size_t i = 0; i < k; i++)
+			db_bind_text(st, (unsigned)(2 + i), names[at + i]);
+		if (db_exec(st, err) < 0) {
+			db_stmt_close(st);
+			return -1;
+		}
+		r = db_fetch(st, err);
+		if (r > 0) {
+			out->read_bytes += db_col_uint64(st, 0);
+			out->write_bytes += db_col_uint64(st, 1);
+			out->read_ops += db_col_uint64(st, 2);
+			out->write_ops += db_col_uint64(st, 3);
+			out->md_ops += db_col_uint64(st, 4);
+			out->samples += db_col_uint64(st, 5);
+		}
+		db_stmt_close(st);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
 }

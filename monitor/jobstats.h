@@ -21,15 +21,38 @@ struct jobstats_sums {
 	uint64_t read_bytes, write_bytes;
 	uint64_t read_ops, write_ops; /* samples of read_bytes/write_bytes */
 	uint64_t md_ops;	      /* samples of every MDT operation */
+	uint64_t rows;		      /* (target, id, operation) snapshots used;
+				       * 0: no statistics */
 };
+
+/* What the forwarders' own samples say about an interval. */
+struct fwd_samples_sums {
+	uint64_t read_bytes, write_bytes, read_ops, write_ops, md_ops;
+	uint64_t samples; /* rows summed; 0: none */
+};
+
+/*
+ * The sums of the samples of forwarders names[0..n) whose intervals end
+ * in (from, to] (samples_raw, kind fwd): what went through the forwarders
+ * a job held while it ran, shared with the other jobs on them.
+ */
+int fwd_samples_sums(struct db *db, char *const *names, size_t n, int64_t from,
+		     int64_t to, struct fwd_samples_sums *out,
+		     fwd_error_t *err);
 
 /* The Slurm job ids that have job_stats rows, ascending, malloc'd
  * (*n may be 0 and *ids NULL). */
 int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n,
 		     fwd_error_t *err);
 
-/* The totals of job_id (all 0 when it has no rows). */
-int jobstats_job_sums(struct db *db, uint64_t job_id, struct jobstats_sums *out,
-		      fwd_error_t *err);
+/*
+ * The totals of job_id (all 0 when it has no rows) from the snapshots
+ * taken in [from, to] (seconds): the job's run time plus a grace, so the
+ * statistics of an older job with the same id (ids are reused) are not
+ * counted.  An MDT's read_bytes / write_bytes (Data-on-MDT) count as
+ * data, its other operations but read / write / punch as metadata.
+ */
+int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		      struct jobstats_sums *out, fwd_error_t *err);
 
 #endif

@@ -4,7 +4,7 @@
 noinst_LTLIBRARIES += libfwdmonitor.la
 libfwdmonitor_la_SOURCES = \
 	monitor/ingest.h monitor/ingest_util.c monitor/ingest_series.c \
-	monitor/ingest_beacon.c monitor/ingest_influx.c \
+	monitor/ingest_beacon.c monitor/ingest_influx.c monitor/jobid.c \
 	monitor/ingest_jobstats.c monitor/ingest_store.c \
 	monitor/inventory.c monitor/inventory.h \
 	monitor/anomaly.c monitor/anomaly.h \

@@ -112,6 +112,9 @@ struct policy *policy_defaults(void)
 	p->ingest.max_bandwidth = 1e12;
 	p->ingest.max_ops_rate = 1e7;
 	p->ingest.max_queue_len = 1e6;
+	p->jobstats.grace = 600;
+	p->history_loop.lookback = 7 * 86400;
+	p->history_loop.late = 3600;
 
 	p->anomaly.enabled = true;
 	p->anomaly.window = 600;
@@ -136,6 +139,7 @@ struct policy *policy_defaults(void)
 
 	if (strlist_set(&p->history.key, key, 3) ||
 	    set_str(&p->topology, SYSCONFDIR "/fwdalloc/topology.yaml") ||
+	    set_str(&p->jobstats.jobid_name, "%j") ||
 	    set_str(&p->database.host, "localhost") ||
 	    set_str(&p->database.name, "fwdalloc") ||
 	    set_str(&p->database.user, "fwdalloc") ||
@@ -170,6 +174,7 @@ void policy_destroy(struct policy *p)
 	strlist_free(&p->access.allow_partitions);
 	strlist_free(&p->access.deny_partitions);
 	strlist_free(&p->history.key);
+	free(p->jobstats.jobid_name);
 	free(p->database.socket);
 	free(p->database.host);
 	for (size_t i = 0; i < p->database.hosts.count; i++)

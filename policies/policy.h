@@ -143,6 +143,28 @@ struct policy_retention {
  * Plausibility of ingested statistics (monitor/ingest*.c): a sample beyond
  * these bounds is rejected and counted, never stored.
  */
+/* How Lustre job_stats are tied to Slurm jobs (section `jobstats:`). */
+struct policy_jobstats {
+	char *jobid_name; /* Lustre's jobid_name pattern on the clients:
+			   * the Slurm job id is what %j matched; a
+			   * pattern without %j gives no job (default
+			   * "%j") */
+	double grace;	  /* seconds: a job's statistics are those with a
+			   * snapshot from its start - grace to its end +
+			   * grace (default 600, Lustre's
+			   * job_cleanup_interval) */
+};
+
+/* The history loop, `fwdctl history run` (section `history_loop:`). */
+struct policy_history_loop {
+	double lookback; /* seconds: jobs that ended this long ago at most
+			  * are summarised (catching up after downtime);
+			  * default 7 days */
+	double late;	 /* seconds: a job that ended this recently is
+			  * summarised again on every run, for statistics
+			  * that arrive late; default 1 hour */
+};
+
 struct policy_ingest {
 	double max_rate_factor; /* a byte counter may grow by at most
 				 * this multiple of the component's
@@ -257,6 +279,8 @@ struct policy {
 	struct policy_audit audit;
 	struct policy_retention retention;
 	struct policy_ingest ingest;
+	struct policy_jobstats jobstats;
+	struct policy_history_loop history_loop;
 	struct policy_anomaly anomaly;
 	struct policy_remap remap;
 	/* SHA-256 of the file's bytes, hex; "defaults" when not loaded from a

@@ -131,6 +131,18 @@ static const struct field history_fields[] = {
 	END,
 };
 
+static const struct field jobstats_fields[] = {
+	FLD("jobid_name", F_STRING, jobstats.jobid_name),
+	RNG("grace", F_DURATION, jobstats.grace, 0, 86400 * 7),
+	END,
+};
+
+static const struct field history_loop_fields[] = {
+	POS("lookback", F_DURATION, history_loop.lookback, NOMAX),
+	RNG("late", F_DURATION, history_loop.late, 0, NOMAX),
+	END,
+};
+
 static const struct field database_fields[] = {
 	FLD("socket", F_OPTPATH, database.socket),
 	FLD("host", F_STRING, database.host),
@@ -258,6 +270,8 @@ static const struct field policy_fields[] = {
 	SEC("ingest", ingest_fields),
 	SEC("anomaly", anomaly_fields),
 	SEC("remap", remap_fields),
+	SEC("jobstats", jobstats_fields),
+	SEC("history_loop", history_loop_fields),
 	END,
 };
 

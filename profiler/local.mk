@@ -7,5 +7,6 @@ libfwdprofiler_la_SOURCES = \
 	profiler/summary.c profiler/summary.h \
 	profiler/synth.c profiler/synth.h \
 	profiler/profile.c profiler/profile.h \
-	profiler/profile_priv.h profiler/history.c profiler/profile_store.c
+	profiler/profile_priv.h profiler/history.c profiler/profile_store.c \
+	profiler/job_io.c profiler/job_io.h profiler/darshan.c profiler/darshan.h
 EXTRA_DIST += profiler/README.md

@@ -162,6 +162,7 @@ INTEGRATION_TESTS = \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
 	tests/integration/node_fanout.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
+	tests/integration/ingest_lustre.sh tests/integration/history_loop.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
@@ -169,7 +170,7 @@ INTEGRATION_TESTS = \
 	tests/integration/tree_layout.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
-	tests/integration/reliability.sh
+	tests/integration/reliability.sh tests/integration/slurm_history.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.

@@ -304,7 +304,7 @@ check_eq "missing --format: exit 2" 2 "$rc"
 fw ingest --format csv "$fx/influx.lp"
 check_eq "unknown format: exit 2" 2 "$rc"
 check_eq "unknown format: message" \
-	"fwdctl: ingest: unknown format 'csv': expected beacon-lwfs, influx or lustre-jobstats" "$err"
+	"fwdctl: ingest: unknown format 'csv': expected beacon-lwfs, influx, lustre-jobstats, darshan or sacct" "$err"
 fw ingest --format influx "$d/none.lp"
 check_eq "missing file: exit 2" 2 "$rc"
 check_eq "missing file: message" "fwdctl: ingest: $d/none.lp: No such file or directory" "$err"

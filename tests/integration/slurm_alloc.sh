@@ -14,7 +14,8 @@
 . "$top_srcdir/tests/integration/mc_lib.sh"
 mc_require
 mc_cleanup_extra() { [ -n "${lockpid:-}" ] && kill "$lockpid" 2>/dev/null; }
-mc_start slurm-alloc "${FWDALLOC_MC_PORT_BASE:-17200}"
+# Ports of its own: 80 above slurm_basic's when a base is given.
+mc_start slurm-alloc $((${FWDALLOC_MC_PORT_BASE:-17120} + 80))
 fwdctl() { "$top_builddir/fwdctl" "$@"; }
 
 now=$(date +%s)

@@ -283,6 +283,133 @@ static void test_plausibility(void **state)
 	policy_destroy(p);
 }
 
+/* Lustre jobid_name patterns -> Slurm job ids (monitor/jobid.c). */
+static void test_jobid_map(void **state)
+{
+	static const struct {
+		const char *pattern, *id;
+		int want;
+		uint64_t job;
+	} t[] = {
+		{"%j", "12345", 1, 12345},
+		{"%j", "12345.n01", 0, 0},
+		{"%j.%H", "12345.n01", 1, 12345},
+		{"%j.%e", "77.a.out.x", 1, 77},
+		{"%e.%u", "dd.500", 0, 0},
+		{"%e.%j", "python3.9.4242", 1, 4242},
+		{"job%j", "job88", 1, 88},
+		{"job%j", "88", 0, 0},
+		{"%j", "kworker/13:2.0", 0, 0},
+		{"%%%j", "%5", 1, 5},
+		{"%q", "5", -1, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t id = 0;
+		int r = jobstats_map_id(t[i].pattern, t[i].id, &id);
+
+		if (r != t[i].want || (r == 1 && id != t[i].job))
+			fail_msg("%s / %s: %d %llu, want %d %llu", t[i].pattern,
+				 t[i].id, r, (unsigned long long)id, t[i].want,
+				 (unsigned long long)t[i].job);
+	}
+}
+
+/* Telegraf lustre2 / lustre2_lctl lines (their README and tests). */
+static void test_lustre2(void **state)
+{
+	struct influx_opts o = {.now_ns = NOW, .unit_ns = 1};
+	struct influx_rec r;
+	struct jobstats_rec *js = calloc(2, sizeof(*js));
+	fwd_error_t err;
+
+	(void)state;
+	assert_non_null(js);
+	assert_int_equal(
+		influx_parse(
+			"lustre2,host=oss2,jobid=42990218,name=wrk-OST0041 "
+			"jobstats_read_bytes=4096i,jobstats_read_calls=1i,"
+			"jobstats_write_bytes=310206488i,jobstats_write_"
+			"calls=7423i,jobstats_ost_setattr=3i "
+			"1556525847000000000",
+			&o, &r, js, &err),
+		INGEST_JOBSTATS);
+	assert_int_equal(js->kind, INGEST_OST);
+	assert_string_equal(js->target, "wrk-OST0041");
+	assert_true(js->has_slurm_id);
+	assert_int_equal(js->slurm_id, 42990218);
+	assert_int_equal(js->ts, 1556525847);
+	assert_int_equal(js->n_ops, 3);
+	assert_string_equal(js->ops[1].name, "write_bytes");
+	assert_int_equal(js->ops[1].sum, 310206488);
+	assert_int_equal(js->ops[1].samples, 7423);
+	assert_string_equal(js->ops[2].name, "setattr");
+	assert_int_equal(js->ops[2].samples, 3);
+	/* OST stats: counters; MDT md_stats: summed into md_ops */
+	assert_int_equal(influx_parse("lustre2,name=fs-OST0001 read_bytes=10u,"
+				      "write_calls=3u 1",
+				      &o, &r, js, &err),
+			 INGEST_OK);
+	assert_int_equal(r.kind, INGEST_OST);
+	assert_true(r.has[INFLUX_READ_BYTES] && r.has[INFLUX_WRITE_OPS]);
+	assert_int_equal(r.counter[INFLUX_READ_BYTES], 10);
+	assert_int_equal(
+		influx_parse("lustre2,name=fs-MDT0000 open=5u,close=4u,"
+			     "getattr=1u 1",
+			     &o, &r, js, &err),
+		INGEST_OK);
+	assert_int_equal(r.kind, INGEST_MDT);
+	assert_int_equal(r.counter[INFLUX_MD_OPS], 10);
+	/* lctl: samples and min/max/sum on two lines, joined */
+	assert_int_equal(
+		influx_parse("> lustre2_lctl_ost,host=oss1,jobid=1306853,"
+			     "volume=OST0000 jobstats_read_bytes_"
+			     "samples=169256u 1693988320000000000",
+			     &o, &r, &js[0], &err),
+		INGEST_JOBSTATS);
+	assert_int_equal(
+		influx_parse(
+			"lustre2_lctl_ost,host=oss1,jobid=1306853,unit=bytes,"
+			"volume=OST0000 jobstats_read_bytes_max=4194304u,"
+			"jobstats_read_bytes_min=4096u,jobstats_read_bytes_"
+			"sum=62372188160u,jobstats_read_bytes_sumsq=0u "
+			"1693988320000000000",
+			&o, &r, &js[1], &err),
+		INGEST_JOBSTATS);
+	assert_int_equal(jobstats_merge(&js[0], &js[1]), 1);
+	assert_int_equal(js[0].n_ops, 1);
+	assert_int_equal(js[0].ops[0].samples, 169256);
+	assert_int_equal(js[0].ops[0].sum, 62372188160ULL);
+	assert_int_equal(js[0].ops[0].min, 4096);
+	assert_string_equal(js[0].ops[0].unit, "bytes");
+	/* ignored, with what */
+	assert_int_equal(influx_parse("lustre2,brw_section=io_time,bucket=1,"
+				      "name=OST0001 read_ios=5u",
+				      &o, &r, js, &err),
+			 INGEST_SKIP);
+	assert_string_equal(r.ignored, "lustre2 brw_stats");
+	assert_int_equal(
+		influx_parse("cpu,host=a usage_idle=1", &o, &r, js, &err),
+		INGEST_SKIP);
+	assert_string_equal(r.ignored, "cpu");
+	/* precision and plausibility of times */
+	o.unit_ns = 1000000000;
+	o.check_time = true;
+	assert_int_equal(influx_parse("lustre2,name=a-OST0000 read_bytes=1i "
+				      "1700000000",
+				      &o, &r, js, &err),
+			 INGEST_OK);
+	assert_int_equal(r.ts_ns, 1700000000000000000LL);
+	o.unit_ns = 1;
+	assert_int_equal(influx_parse("lustre2,name=a-OST0000 read_bytes=1i "
+				      "1700000000",
+				      &o, &r, js, &err),
+			 -1);
+	assert_non_null(strstr(err.text, "before 2000 or in the future"));
+	free(js);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +417,8 @@ int main(void)
 		cmocka_unit_test(test_skip),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_plausibility),
+		cmocka_unit_test(test_jobid_map),
+		cmocka_unit_test(test_lustre2),
 	};
 
 	return cmocka_run_group_tests_name("ingest_influx", tests, NULL, NULL);

@@ -262,7 +262,7 @@ static void test_empty_sections(void **state)
 
 #define KEYS_TOP                                                            \
 	"topology, access, decision, history, database, audit, retention, " \
-	"ingest, anomaly, remap"
+	"ingest, anomaly, remap, jobstats, history_loop"
 #define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
 	"e.g. [/usr/local/sbin/fwd-alert, --severity, high]"

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The history loop; see controller/history_run.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/history.h"
+#include "controller/history_run.h"
+#include "controller/ledger_store.h"
+#include "db/db.h"
+#include "monitor/jobstats.h"
+#include "policies/policy.h"
+#include "profiler/darshan.h"
+#include "profiler/job_io.h"
+#include "profiler/profile.h"
+
+#define LOCK_NAME "fwdalloc.history"
+
+/* 1 locked, 0 held by another session, -1 error. */
+static int get_lock(struct db *db, fwd_error_t *err)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT GET_LOCK(?, 0)", err);
+	int r, got = -1;
+
+	if (!st)
+		return -1;
+	db_bind_text(st, 0, LOCK_NAME);
+	if (db_exec(st, err) == 0 && (r = db_fetch(st, err)) > 0)
+		got = !db_col_null(st, 0) && db_col_int64(st, 0) == 1;
+	db_stmt_close(st);
+	return got;
+}
+
+static void release_lock(struct db *db)
+{
+	fwd_error_t e;
+	struct db_stmt *st = db_prepare(db, "SELECT RELEASE_LOCK(?)", &e);
+
+	if (!st)
+		return;
+	db_bind_text(st, 0, LOCK_NAME);
+	if (db_exec(st, &e) == 0)
+		while (db_fetch(st, &e) > 0)
+			;
+	db_stmt_close(st);
+}
+
+/* The profile of j's key, recomputed (once per key and run). */
+static int refresh_profile(struct db *db, const struct policy *p,
+			   const struct history_job *j, int64_t now,
+			   char ***done, size_t *n_done,
+			   struct history_run_stats *st, fwd_error_t *err)
+{
+	struct profile_job pj = {
+		j->user,       j->has_account ? j->account : NULL,
+		j->name,       j->has_partition ? j->partition : NULL,
+		j->node_count,
+	};
+	struct profile_jobref *jobs = NULL;
+	char key[1024], **v;
+	size_t n = 0;
+	int r;
+
+	if (profile_key(p, &pj, key, sizeof(key), err))
+		return -1;
+	for (size_t i = 0; i < *n_done; i++)
+		if (!strcmp((*done)[i], key))
+			return 0;
+	if (history_key_jobs(db, p, &pj, now, &jobs, &n, err) < 0)
+		return -1;
+	r = profile_db_update(db, p, &pj, jobs, n, now, err);
+	free(jobs);
+	if (r < 0)
+		return -1;
+	st->profiles += r > 0;
+	v = realloc(*done, (*n_done + 1) * sizeof(*v));
+	if (!v || !(v[*n_done] = strdup(key))) {
+		if (v)
+			*done = v;
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
+	*done = v;
+	(*n_done)++;
+	return 0;
+}
+
+/* The best summary there is now for j: 1 stored, 0 no statistics. */
+static int summarise(struct db *db, const struct policy *p,
+		     const struct history_job *j, int64_t now,
+		     struct history_run_stats *st, fwd_error_t *err)
+{
+	int64_t grace = (int64_t)p->jobstats.grace;
+	int64_t start = j->has_start ? j->start_at : j->end_at;
+	struct job_io_totals t = {0};
+	struct jobstats_sums js;
+	enum job_io_source src;
+
+	t.runtime = j->end_at > start ? (double)(j->end_at - start) : 0;
+	t.io_nodes = j->node_count;
+	t.io_mode = FWD_IO_NONE;
+	t.forwarders_held = (uint32_t)j->n_held;
+	if (jobstats_job_sums(db, j->job_id, start - grace, j->end_at + grace,
+			      &js, err) < 0)
+		return -1;
+	if (js.rows) {
+		t.read_bytes = js.read_bytes;
+		t.write_bytes = js.write_bytes;
+		t.read_ops = js.read_ops;
+		t.write_ops = js.write_ops;
+		t.md_ops = js.md_ops;
+		src = JOB_IO_JOBSTATS;
+		st->from_jobstats++;
+	} else {
+		struct fwd_samples_sums fs = {0};
+
+		if (j->n_held && fwd_samples_sums(db, j->held, j->n_held, start,
+						  j->end_at, &fs, err) < 0)
+			return -1;
+		if (!fs.samples)
+			return 0;
+		t.read_bytes = fs.read_bytes;
+		t.write_bytes = fs.write_bytes;
+		t.read_ops = fs.read_ops;
+		t.write_ops = fs.write_ops;
+		t.md_ops = fs.md_ops;
+		src = JOB_IO_FORWARDERS;
+		st->from_forwarders++;
+	}
+	if (job_io_store_totals(db, j->job_id, src, &t, now, err) < 0)
+		return -1;
+	return 1;
+}
+
+int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
+		    struct history_run_stats *st, fwd_error_t *err)
+{
+	struct history_job *jobs = NULL;
+	struct job_io_state *state = NULL;
+	uint64_t *ids = NULL;
+	char **done = NULL;
+	size_t n = 0, n_done = 0;
+	int rv = -1, r;
+
+	memset(st, 0, sizeof(*st));
+	r = get_lock(db, err);
+	if (r <= 0) {
+		st->busy = r == 0;
+		return r == 0 ? 0 : -1;
+	}
+	if (history_jobs_ended(db, (double)(now - p->history_loop.lookback),
+			       (double)now + 1, 1, &jobs, &n, err) < 0)
+		goto out;
+	if (n && (!(ids = calloc(n, sizeof(*ids))) ||
+		  !(state = calloc(n, sizeof(*state))))) {
+		errno = ENOMEM;
+		errprintf(err, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = jobs[i].job_id;
+	if (n && job_io_status(db, ids, n, state, err) < 0)
+		goto out;
+	/* first every summary, then the profiles of the keys that changed
+	 * (so a key's profile sees all of this run's summaries) */
+	for (size_t i = 0; i < n; i++) {
+		const struct history_job *j = &jobs[i];
+		bool late = j->end_at >= now - (int64_t)p->history_loop.late;
+
+		st->examined++;
+		if (state[i].source >= JOB_IO_DARSHAN) {
+			st->kept++;
+		} else if (state[i].source == JOB_IO_NONE || late) {
+			r = summarise(db, p, j, now, st, err);
+			if (r < 0)
+				goto out;
+			if (r == 0 && state[i].source == JOB_IO_NONE) {
+				st->no_data++;
+				continue;
+			}
+			if (r > 0 && job_io_status(db, &j->job_id, 1, &state[i],
+						   err) < 0)
+				goto out;
+		}
+		if (state[i].profiled_at >= state[i].updated_at) {
+			st->unchanged++;
+			state[i].source = JOB_IO_NONE; /* nothing to refresh */
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (state[i].source == JOB_IO_NONE)
+			continue;
+		if (refresh_profile(db, p, &jobs[i], now, &done, &n_done, st,
+				    err) < 0 ||
+		    job_io_mark_profiled(db, jobs[i].job_id, now, err) < 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	release_lock(db);
+	for (size_t i = 0; i < n_done; i++)
+		free(done[i]);
+	free(done);
+	free(ids);
+	free(state);
+	history_jobs_free(jobs, n);
+	return rv;
+}
+
+int ctl_history_store_darshan(struct db *db, const struct policy *p,
+			      const struct darshan_summary *s, int64_t now,
+			      fwd_error_t *err)
+{
+	struct job_io_totals t = {0};
+	struct history_job row;
+	char **held = NULL;
+	size_t n_held = 0;
+	int r;
+
+	r = history_job(db, s->job_id, &row, err);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		int64_t grace = (int64_t)p->jobstats.grace;
+		bool outside =
+			(row.has_start && s->start < row.start_at - grace) ||
+			(row.end_at && s->end > row.end_at + grace);
+
+		t.io_nodes = row.node_count;
+		history_job_free(&row);
+		if (outside) {
+			errno = EINVAL;
+			return errprintf(err,
+					 "the log's run (%lld to %lld) is not "
+					 "that of job %llu in the jobs table "
+					 "(a reused job id?)",
+					 (long long)s->start, (long long)s->end,
+					 (unsigned long long)s->job_id);
+		}
+	}
+	if (ledger_store_job_forwarders(db, s->job_id, &held, &n_held, err) < 0)
+		return -1;
+	ledger_store_names_free(held, n_held);
+	t.read_bytes = s->read_bytes;
+	t.write_bytes = s->write_bytes;
+	t.read_ops = s->reads;
+	t.write_ops = s->writes;
+	t.md_ops = s->md_ops;
+	t.procs = (uint32_t)s->nprocs;
+	t.io_mode = s->io_mode;
+	t.runtime = (double)(s->end - s->start + 1);
+	t.forwarders_held = (uint32_t)n_held;
+	return job_io_store_totals(db, s->job_id, JOB_IO_DARSHAN, &t, now, err);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CONTROLLER_SACCT_H
+#define FWD_CONTROLLER_SACCT_H
+
+/*
+ * Slurm accounting as history: the output of
+ *   sacct --parsable2 --noconvert --allusers --starttime ... \
+ *     --format=JobID,JobName,User,Account,Partition,NNodes,NodeList,\
+ *              Start,End,State,TRESUsageInTot,TRESUsageOutTot
+ * ('|'-separated, a header line naming the fields; the order is free and
+ * other fields are ignored).  A job's line holds who and when; its steps'
+ * lines (1234.batch, 1234.0, 1234.extern) hold the usage, whose fs/lustre
+ * TRES (acct_gather_filesystem/lustre) is the bytes read (In) and written
+ * (Out) on Lustre.  Without --noconvert sacct rounds sizes ("1.50G"):
+ * they are read, but lose precision.  Start and End are local times
+ * (sacct's default format).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+struct db;
+struct policy;
+
+struct sacct_job {
+	uint64_t job_id;
+	char user[65], account[65], name[256], partition[65], state[33];
+	char nodelist[1024];
+	uint32_t nnodes;
+	int64_t start, end;
+	bool has_lustre;		    /* an fs/lustre TRES was seen */
+	uint64_t lustre_read, lustre_write; /* summed over the steps */
+};
+
+struct sacct_stats {
+	uint64_t lines, jobs, summaries; /* jobs recorded; with fs/lustre */
+	uint64_t jobs_new;		 /* rows added to the jobs table */
+	uint64_t not_run, running;	 /* ignored: never started, no end */
+	uint64_t array_het;		 /* ignored: array / het components */
+	uint64_t profiles;		 /* profiles recomputed */
+};
+
+/*
+ * Read sacct output from f and record each finished job: its jobs row
+ * when there is none, and, with fs/lustre usage, its summary (job_io
+ * source sacct, never over a better one); then the profiles of the keys
+ * that got summaries.  A malformed line is an error ("line N: ...", errno
+ * EINVAL) that stops the file: what was recorded before it stays, and a
+ * second run of the same file records nothing twice.
+ */
+int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
+		     int64_t now, struct sacct_stats *st, fwd_error_t *err);
+
+#endif

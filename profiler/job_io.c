@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Job summaries from any source, ranked, and the history loop's marks
+ * (job_io.profiled_at); see profiler/job_io.h.  Every statement is
+ * prepared; the IN lists of by-id reads are assembled from constant
+ * placeholders only.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "profiler/job_io.h"
+
+#define IN_CHUNK 100
+
+/* clang-format off */
+static const char *const source_names[JOB_IO_N_SOURCES] = {
+	"", "sacct", "forwarders", "jobstats", "darshan", "traces",
+};
+/* clang-format on */
+
+const char *job_io_source_name(enum job_io_source s)
+{
+	return s > JOB_IO_NONE && s < JOB_IO_N_SOURCES ? source_names[s] : "";
+}
+
+enum job_io_source job_io_source_parse(const char *s)
+{
+	for (int i = 1; s && i < JOB_IO_N_SOURCES; i++)
+		if (!strcmp(s, source_names[i]))
+			return (enum job_io_source)i;
+	return JOB_IO_NONE;
+}
+
+int job_io_status(struct db *db, const uint64_t *ids, size_t n,
+		  struct job_io_state *out, fwd_error_t *err)
+{
+	memset(out, 0, n * sizeof(*out));
+	for (size_t at = 0; at < n; at += IN_CHUNK) {
+		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
+		char sql[256 + 2 * IN_CHUNK];
+		struct db_stmt *st;
+		int r;
+
+		snprintf(sql, sizeof(sql),
+			 "SELECT job_id, source, updated_at,"
+			 " COALESCE(profiled_at, -1) FROM job_io"
+			 " WHERE job_id IN (?");
+		for (size_t i = 1; i < k; i++)
+			strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
+		if (!(st = db_prepare(db, sql, err)))
+			return -1;
+		for (size_t i = 0; i < k; i++)
+			db_bind_uint64(st, (unsigned)i, ids[at + i]);
+		if (db_exec(st, err) < 0) {
+			db_stmt_close(st);
+			return -1;
+		}
+		while ((r = db_fetch(st, err)) > 0) {
+			uint64_t id = db_col_uint64(st, 0);
+
+			for (size_t i = at; i < at + k; i++) {
+				if (ids[i] != id)
+					continue;
+				out[i].source =
+					job_io_source_parse(db_col_text(st, 1));
+				out[i].updated_at = db_col_int64(st, 2);
+				out[i].profiled_at = db_col_int64(st, 3);
+			}
+		}
+		db_stmt_close(st);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int job_io_store_totals(struct db *db, uint64_t job_id,
+			enum job_io_source source,
+			const struct job_io_totals *t, int64_t now,
+			fwd_error_t *err)
+{
+	uint64_t rb = t->read_bytes, wb = t->write_bytes;
+	double vol = (double)(rb + wb);
+	double rt = t->runtime > 1 ? t->runtime : 1;
+	double achieved = t->forwarders_held ? vol / rt : 0;
+	int64_t n;
+
+	/* A weaker source never replaces a stronger one; updated_at moves
+	 * only when a figure changed, so the loop's mark (profiled_at)
+	 * stays valid for an unchanged summary.  updated_at is assigned
+	 * first: the comparisons see the old values. */
+	n = db_execf(
+		db, err,
+		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
+		" io_nodes, procs, io_mode, node_bandwidth_bps,"
+		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
+		" forwarders_held, bandwidth_achieved_bps, source, updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+		" ON DUPLICATE KEY UPDATE"
+		" updated_at = IF((@fwd_take := NOT (FIELD(source, 'sacct',"
+		"  'forwarders', 'jobstats', 'darshan', 'traces')"
+		"  > FIELD(VALUES(source), 'sacct', 'forwarders', 'jobstats',"
+		"  'darshan', 'traces')"
+		"  OR (read_bytes <=> VALUES(read_bytes)"
+		"  AND write_bytes <=> VALUES(write_bytes)"
+		"  AND mdops <=> VALUES(mdops) AND io_mode <=> VALUES(io_mode)"
+		"  AND forwarders_held <=> VALUES(forwarders_held)"
+		"  AND runtime <=> VALUES(runtime)"
+		"  AND source <=> VALUES(source)))), VALUES(updated_at),"
+		"  updated_at),"
+		" read_bytes = IF(@fwd_take, VALUES(read_bytes), read_bytes),"
+		" write_bytes = IF(@fwd_take, VALUES(write_bytes), "
+		"write_bytes),"
+		" io_nodes = IF(@fwd_take, VALUES(io_nodes), io_nodes),"
+		" procs = IF(@fwd_take, VALUES(procs), procs),"
+		" io_mode = IF(@fwd_take, VALUES(io_mode), io_mode),"
+		" node_bandwidth_bps = IF(@fwd_take, "
+		"VALUES(node_bandwidth_bps), node_bandwidth_bps),"
+		" peak_bandwidth_bps = IF(@fwd_take, "
+		"VALUES(peak_bandwidth_bps), peak_bandwidth_bps),"
+		" iops = IF(@fwd_take, VALUES(iops), iops),"
+		" mdops = IF(@fwd_take, VALUES(mdops), mdops),"
+		" mdops_rate = IF(@fwd_take, VALUES(mdops_rate), mdops_rate),"
+		" runtime = IF(@fwd_take, VALUES(runtime), runtime),"
+		" forwarders_held = IF(@fwd_take, VALUES(forwarders_held), "
+		"forwarders_held),"
+		" bandwidth_achieved_bps = IF(@fwd_take, "
+		"VALUES(bandwidth_achieved_bps), bandwidth_achieved_bps),"
+		" source = IF(@fwd_take, VALUES(source), source)",
+		"uuuuusddduddudsi", job_id, rb, wb,
+		(uint64_t)(rb + wb ? t->io_nodes : 0), (uint64_t)t->procs,
+		fwd_io_mode_name(t->io_mode),
+		t->io_nodes ? vol / rt / t->io_nodes : 0, vol / rt,
+		(double)(t->read_ops + t->write_ops) / rt, t->md_ops,
+		(double)t->md_ops / rt, t->runtime,
+		(uint64_t)t->forwarders_held, achieved,
+		job_io_source_name(source), now);
+	return n < 0 ? -1 : 0;
+}
+
+int job_io_mark_profiled(struct db *db, uint64_t job_id, int64_t now,
+			 fwd_error_t *err)
+{
+	return db_execf(db, err,
+			"UPDATE job_io SET profiled_at = ? WHERE job_id = ?",
+			"iu", now, job_id) < 0
+		       ? -1
+		       : 0;
+}
+
+int job_io_sources(struct db *db, const uint64_t *ids, size_t n, json_t **out,
+		   fwd_error_t *err)
+{
+	json_t *a = json_array();
+
+	*out = NULL;
+	if (!a) {
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
+	for (size_t at = 0; at < n; at += IN_CHUNK) {
+		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
+		char sql[384 + 2 * IN_CHUNK];
+		struct db_stmt *st;
+		int r;
+
+		snprintf(sql, sizeof(sql),
+			 "SELECT job_id, source, read_bytes, write_bytes,"
+			 " mdops, forwarders_held, bandwidth_achieved_bps,"
+			 " runtime FROM job_io WHERE job_id IN (?");
+		for (size_t i = 1; i < k; i++)
+			strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+		strncat(sql, ") ORDER BY job_id DESC",
+			sizeof(sql) - strlen(sql) - 1);
+		if (!(st = db_prepare(db, sql, err)))
+			goto fail;
+		for (size_t i = 0; i < k; i++)
+			db_bind_uint64(st, (unsigned)i, ids[at + i]);
+		if (db_exec(st, err) < 0) {
+			db_stmt_close(st);
+			goto fail;
+		}
+		while ((r = db_fetch(st, err)) > 0)
+			json_array_append_new(
+				a,
+				json_pack("{sI ss sI sI sI sI sf sf}", "job_id",
+					  (json_int_t)db_col_uint64(st, 0),
+					  "source",
+					  db_col_text(st, 1)
+						  ? db_col_text(st, 1)
+						  : "",
+					  "read_bytes",
+					  (json_int_t)db_col_uint64(st, 2),
+					  "write_bytes",
+					  (json_int_t)db_col_uint64(st, 3),
+					  "mdops",
+					  (json_int_t)db_col_uint64(st, 4),
+					  "forwarders_held",
+					  (json_int_t)db_col_uint64(st, 5),
+					  "bandwidth_achieved_bps",
+					  db_col_double(st, 6), "runtime",
+					  db_col_double(st, 7)));
+		db_stmt_close(st);
+		if (r < 0)
+			goto fail;
+	}
+	*out = a;
+	return 0;
+fail:
+	json_decref(a);
+	return -1;
+}
