@@ -127,10 +127,14 @@ int sim_parse_time(const char *s, double *out);
 
 /* The application's bandwidth alone with k >= 1 forwarders (SIM.md:
  * linear between points, proportional below the first, flat above the
- * last) and its best bandwidth with at most k forwarders. */
+ * last; k = 0: direct access, the k = 0 point or 0) and its best
+ * bandwidth with at most k >= 1 forwarders. */
 double sim_curve_bw(const struct sim_app *a, uint32_t k);
 double sim_curve_best(const struct sim_app *a, uint32_t k);
 double sim_curve_peak(const struct sim_app *a);
+/* The app's best bandwidth per forwarder, max over points of bw(k) / k
+ * (k >= 1): what one forwarder delivers to it when busy with it alone. */
+double sim_curve_sat(const struct sim_app *a);
 
 enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 			    uint32_t nodes);
@@ -142,13 +146,27 @@ void sim_default_slowdown(double out[SIM_N_CLASSES][SIM_N_CLASSES]);
 enum sim_policy_kind {
 	SIM_POLICY_STATIC = 0, /* FFM: every job on its default forwarders */
 	SIM_POLICY_DFRA,       /* the production decision (alloc_decide) */
-	SIM_POLICY_ORACLE,     /* upper bound by multiple-choice knapsack */
+	SIM_POLICY_ORACLE,     /* upper bound (SIM.md "Oracle") */
+	SIM_POLICY_PLACE,      /* forwarders chosen by a callback (tests) */
 };
+
+/*
+ * A placement callback (SIM_POLICY_PLACE): for job `job` (index into
+ * sim_jobs) starting with its default forwarders `defaults`, write the
+ * forwarders it gets into fwd (distinct topology indexes, room for every
+ * forwarder of the topology) and their number into *n_fwd; *n_fwd = 0
+ * means direct file-system access (the app's k = 0 point).  The job's
+ * nodes are spread evenly over them.  0, or -1 to abort the run.
+ */
+typedef int (*sim_place_fn)(void *arg, size_t job, const uint32_t *defaults,
+			    size_t n_defaults, uint32_t *fwd, size_t *n_fwd);
 
 struct sim_policy {
 	const char *name; /* label in the report */
 	enum sim_policy_kind kind;
 	const struct policy *policy; /* DFRA only */
+	sim_place_fn place;	     /* SIM_POLICY_PLACE only */
+	void *place_arg;
 };
 
 struct sim_config {

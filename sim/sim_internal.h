@@ -31,6 +31,7 @@ struct sim_grant {
 	bool upgraded; /* scale or isolate */
 	bool refused;
 	bool use_default; /* keep the default mapping (fwd NULL) */
+	/* n == 0 and !use_default: direct file-system access */
 };
 
 struct sim_dfra;
