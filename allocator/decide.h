@@ -114,10 +114,14 @@ struct policy;
 struct topology;
 struct alloc_ledger;
 
-/* Measured bandwidth of the application when it ran with k forwarders. */
+/* Measured bandwidth of the application when it ran with k forwarders:
+ * the median of its runs there, how many runs, and their spread (max -
+ * min; 0 when unknown or one run). */
 struct alloc_bw_point {
 	uint32_t k;
 	double bps;
+	uint32_t runs;
+	double spread_bps;
 };
 
 /* The application's I/O profile (prediction from history). */
@@ -131,6 +135,8 @@ struct alloc_profile {
 	double metadata_queue; /* mean forwarder metadata queue length */
 	enum fwd_io_mode io_mode;
 	uint32_t runs;		   /* runs the prediction is based on */
+	double direct_bps;	   /* with direct file-system access (no
+				    * forwarder); 0 = never measured */
 	struct alloc_bw_point *bw; /* bandwidth_by_forwarders, sorted by k,
 				    * unique k; may be NULL */
 	size_t n_bw;

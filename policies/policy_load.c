@@ -113,6 +113,17 @@ static const struct field caps_fields[] = {
 	END,
 };
 
+static const struct field curve_fields[] = {
+	FLD("enabled", F_BOOL, decision.curve.enabled),
+	FLD("min_gain", F_RATE, decision.curve.min_gain),
+	FLD("min_gain_share", F_FRACTION, decision.curve.min_gain_share),
+	FLD("admin_floors", F_BOOL, decision.curve.admin_floors),
+	POS("online_low", F_RATE, decision.curve.online_low, NOMAX),
+	RNG("min_harm", F_DURATION, decision.curve.min_harm, 0, NOMAX),
+	FLD("direct", F_BOOL, decision.curve.direct),
+	END,
+};
+
 static const struct field decision_fields[] = {
 	FLD("avoid_anomalies", F_BOOL, decision.avoid_anomalies),
 	FLD("contention", F_CONTENTION, decision.contention),
@@ -120,6 +131,7 @@ static const struct field decision_fields[] = {
 	SEC("scale", scale_fields),
 	SEC("interference", interference_fields),
 	SEC("caps", caps_fields),
+	SEC("curve", curve_fields),
 	END,
 };
 

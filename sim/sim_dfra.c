@@ -91,6 +91,7 @@ static void make_profile(const struct sim_dfra_job *sj,
 	pr->mdops = a->mdops;
 	pr->io_mode = io_mode(a->io_mode);
 	pr->runs = 1;
+	pr->direct_bps = a->direct_bps;
 	for (size_t i = 0; i < a->n_pts; i++) {
 		bw[i].k = a->pts[i].k;
 		bw[i].bps = a->pts[i].bps;
@@ -178,11 +179,14 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 			goto out;
 		}
 		g->upgraded = x->action == FWD_ACT_SCALE ||
-			      x->action == FWD_ACT_ISOLATE;
+			      x->action == FWD_ACT_ISOLATE ||
+			      x->action == FWD_ACT_DIRECT;
 		g->refused = x->action == FWD_ACT_REFUSED;
-		if (x->action == FWD_ACT_SCALE ||
-		    x->action == FWD_ACT_ISOLATE ||
-		    x->action == FWD_ACT_AVOID_ANOMALY) {
+		if (x->action == FWD_ACT_DIRECT) {
+			/* no forwarder: fwd NULL, n 0 */
+		} else if (x->action == FWD_ACT_SCALE ||
+			   x->action == FWD_ACT_ISOLATE ||
+			   x->action == FWD_ACT_AVOID_ANOMALY) {
 			if (grant_from(x, jobs[i].n_nodes, g) < 0) {
 				errprintf(err, "out of memory");
 				goto out;

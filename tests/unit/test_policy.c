@@ -297,7 +297,7 @@ static const struct {
 	{"section is a scalar", "decision: fast\n", 0,
 	 "FILE:1:11: decision: value 'fast': expected a mapping with keys "
 	 "avoid_anomalies, contention, decide_timeout, scale, "
-	 "interference, caps"},
+	 "interference, caps, curve"},
 	{"section is a list", "audit: [a]\n", 0,
 	 "FILE:1:8: audit: value is a sequence; expected a mapping with "
 	 "keys file, database"},
