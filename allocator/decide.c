@@ -1189,7 +1189,8 @@ action:
 	}
 
 render:
-	if (alloc_render(cx, job->node_ids, d) < 0)
+	/* a batch's first pass reads only the gain and the pool taken */
+	if (!(plan && plan->collect) && alloc_render(cx, job->node_ids, d) < 0)
 		goto nomem;
 	free(w.cnt);
 	free(w.gweight);
