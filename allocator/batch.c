@@ -14,6 +14,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +116,8 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	size_t *got = calloc(n_jobs + 1, sizeof(*got));
 	size_t *best = calloc(n_jobs + 1, sizeof(*best));
 	double best_v = -1;
+	uint64_t budget = (uint64_t)floor(p->learn.pool_share * (double)base);
+	bool *no_explore = calloc(n_jobs + 1, sizeof(*no_explore));
 	uint64_t best_t = UINT64_MAX;
 	uint32_t cap = base > p->decision.caps.reserve
 			       ? (uint32_t)(base - p->decision.caps.reserve)
@@ -122,7 +126,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	size_t total = 0;
 	int rv = -1;
 
-	if (!opt || !n || !pick || !got || !best)
+	if (!opt || !n || !pick || !got || !best || !no_explore)
 		goto out;
 	for (size_t i = 0; i < n_jobs; i++)
 		total += pl[i].curve ? pl[i].opts.n : 0;
@@ -144,8 +148,10 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		if (pl[i].io_seconds * (1.0 + v) >= p->decision.curve.min_harm)
 			o->isolate = true;
 	}
-	/* first guess (pick all 0): every job stays */
-	for (int round = 0; round < 6; round++) {
+	/* first guess (pick all 0): every job stays; explorations beyond the
+	 * learn budget are dropped, the least valuable per forwarder first,
+	 * and the knapsack solved again */
+	for (int round = 0, drops = 0; round < 6; round++) {
 		size_t k = 0, used = 0;
 		bool same = true;
 
@@ -169,6 +175,9 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 				if ((!m || o->o[x].kind != ALLOC_OPT_EXTRAS) &&
 				    !(o->isolate &&
 				      o->o[x].kind == ALLOC_OPT_EXTRAS) &&
+				    !(o->o[x].estimated &&
+				      (no_explore[i] ||
+				       o->o[x].take > budget)) &&
 				    alloc_option_gains(p, o, &o->o[x],
 						       b[0].value))
 					b[n[k]++] = o->o[x];
@@ -196,6 +205,33 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			if (x != pick[i])
 				same = false;
 			pick[i] = x;
+		}
+		/* over the exploration budget: drop one and solve again */
+		uint64_t ex = 0;
+		size_t worst = SIZE_MAX;
+		double worst_v = INFINITY;
+
+		for (size_t i = 0; i < n_jobs; i++) {
+			const struct alloc_option *c;
+
+			if (!pl[i].curve || !pl[i].opts.n)
+				continue;
+			c = &pl[i].opts.o[pick[i]];
+			if (!c->estimated)
+				continue;
+			ex += c->take;
+			if (c->take &&
+			    (c->value - pl[i].opts.base) / c->take < worst_v) {
+				worst_v =
+					(c->value - pl[i].opts.base) / c->take;
+				worst = i;
+			}
+		}
+		if (ex > budget && worst != SIZE_MAX && drops < (int)n_jobs) {
+			no_explore[worst] = true;
+			drops++;
+			round--;
+			continue;
 		}
 		double v = batch_value(pl, pick, n_jobs);
 		uint64_t t = 0;
@@ -231,6 +267,7 @@ out:
 	free(pick);
 	free(got);
 	free(best);
+	free(no_explore);
 	return rv;
 }
 

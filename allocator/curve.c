@@ -142,7 +142,9 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			} else {
 				continue;
 			}
-			if (kmax && k > kmax)
+			/* above the measured counts only to explore */
+			if (kmax && k > kmax &&
+			    (!p->learn.enabled || k > p->learn.app_cap))
 				continue;
 			if (pass == 0) { /* k private */
 				if (k > cap)

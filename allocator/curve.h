@@ -64,7 +64,9 @@ struct alloc_opts {
  * The options of a job with N_f default forwarders of mean bandwidth bf:
  * the default mapping (value / (1 + sharers)), default plus e extras when
  * no other job holds its defaults, k private forwarders, for k over the
- * powers of two and the measured counts up to `cap` pool forwarders; an
+ * powers of two and the measured counts up to `cap` pool forwarders (above
+ * the highest measured count only when learn.enabled, up to
+ * learn.app_cap forwarders: estimated, an exploration); an
  * option must beat the default mapping's value by min_gain and by
  * min_gain_share of it (only when `gate`: a batch applies the gate once
  * it knows who shares the defaults); direct access (k = 0) when the policy

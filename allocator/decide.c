@@ -891,6 +891,26 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		plan->first_default = d->n_defaults ? d->defaults[0] : 0;
 		plan->held_sharers = held;
 	}
+	/* a batch's knapsack gets every option (it applies the gain gate
+	 * and the learn budget itself) */
+	if (plan && plan->collect) {
+		plan->opts = own;
+		plan->opts.o = malloc((own.n ? own.n : 1) * sizeof(*own.o));
+		if (!plan->opts.o)
+			goto nomem;
+		memcpy(plan->opts.o, own.o, own.n * sizeof(*own.o));
+	}
+	/* exploration within the learn budget */
+	{
+		size_t budget = (size_t)floor(p->learn.pool_share *
+					      (double)w->pool.base),
+		       k = 1;
+
+		for (size_t x = 1; x < o->n; x++)
+			if (!o->o[x].estimated || o->o[x].take <= budget)
+				o->o[k++] = o->o[x];
+		o->n = k;
+	}
 	if (plan && plan->apply) {
 		ch = plan->chosen;
 	} else {
@@ -916,10 +936,13 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			 units_short_rate(ch.value, b, sizeof(b)),
 			 ch.estimated ? " (estimated: explore)" : "") < 0)
 		goto nomem;
-	if (plan && plan->collect) {
-		plan->opts = own;
-		own.o = NULL;
-	}
+	if (ch.estimated &&
+	    alloc_reason(d,
+			 "explore: k = %u is above the highest measured count "
+			 "%u; acting on the estimate %s",
+			 ch.k, alloc_curve_kmax(pr),
+			 units_short_rate(ch.value, b, sizeof(b))) < 0)
+		goto nomem;
 	alloc_opts_free(&own);
 	d->s = ch.k;
 	if (ch.kind == ALLOC_OPT_EXTRAS) {

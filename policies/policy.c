@@ -98,6 +98,10 @@ struct policy *policy_defaults(void)
 	p->decision.contention = POLICY_CONTENTION_GAIN;
 	p->decision.decide_timeout = 10;
 
+	p->learn.enabled = false;
+	p->learn.pool_share = 0.25;
+	p->learn.app_cap = 8;
+
 	p->history.runs = 5;
 	p->history.bucket_base = 2;
 	p->history.max_age = 90 * DAY;

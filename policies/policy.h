@@ -260,6 +260,15 @@ struct policy_remap {
 	struct policy_remap_lnet lnet;
 };
 
+/* learn: exploring forwarder counts history has not measured yet. */
+struct policy_learn {
+	bool enabled;	   /* default false */
+	double pool_share; /* share of the idle pool exploring jobs may
+			    * take; default 0.25 */
+	uint32_t app_cap;  /* forwarders one exploring job may use;
+			    * default 8 */
+};
+
 struct policy {
 	char *path;	/* file it was loaded from, or NULL */
 	char *topology; /* topology file; default
@@ -267,6 +276,7 @@ struct policy {
 	struct policy_access access;
 	struct policy_decision decision;
 	struct policy_history history;
+	struct policy_learn learn;
 	struct db_config database;
 	/* database.breaker: after the database failed (refused, timed out),
 	 * the launch path (controller and node prologs) skips it for this

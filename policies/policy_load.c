@@ -143,6 +143,13 @@ static const struct field history_fields[] = {
 	END,
 };
 
+static const struct field learn_fields[] = {
+	FLD("enabled", F_BOOL, learn.enabled),
+	FLD("pool_share", F_FRACTION, learn.pool_share),
+	RNG("app_cap", F_U32, learn.app_cap, 1, U32MAX),
+	END,
+};
+
 static const struct field database_fields[] = {
 	FLD("socket", F_OPTPATH, database.socket),
 	FLD("host", F_STRING, database.host),
@@ -262,6 +269,7 @@ static const struct field policy_fields[] = {
 	SEC("access", access_fields),
 	SEC("decision", decision_fields),
 	SEC("history", history_fields),
+	SEC("learn", learn_fields),
 	SEC("database", database_fields),
 	SEC("audit", audit_fields),
 	SEC("retention", retention_fields),

@@ -487,6 +487,99 @@ static void test_direct(void **state)
 	policy_destroy(p);
 }
 
+/* Learning: an application measured only at k = 1 is valued above it by
+ * the optimistic estimate (doubling doubles: 0.4, 0.6, 0.8 GB/s at 2, 4,
+ * 8) and tried wider, within the learn budget: pool_share 25 % of the 16
+ * idle forwarders = 4 (so not 8 forwarders: 7 extras), app_cap 8.  Off:
+ * nothing is explored.  pool_share 10 %: 1 forwarder. */
+static void test_learn_budget(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 0.2e9}};
+	struct alloc_profile pr = prof(bw, 1);
+	struct policy *p = policy_defaults();
+	struct alloc_decision *d;
+
+	(void)state;
+	pr.io_nodes = 16;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->action, FWD_ACT_DEFAULT);
+	assert_false(has_reason(d, "explore"));
+	alloc_decision_destroy(d);
+
+	p->learn.enabled = true;
+	d = decide(p, "c[1-16]", &pr);
+	dump(d);
+	assert_int_equal(d->action, FWD_ACT_SCALE);
+	assert_int_equal(d->n_forwarders, 4);
+	assert_true(has_reason(d, "explore: k = 4 is above the highest "
+				  "measured count 1; acting on the estimate "
+				  "600MB/s"));
+	alloc_decision_destroy(d);
+
+	p->learn.pool_share = 0.1;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->n_forwarders, 2);
+	assert_true(has_reason(d, "explore: k = 2"));
+	alloc_decision_destroy(d);
+
+	p->learn.pool_share = 1.0;
+	p->learn.app_cap = 2;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->n_forwarders, 2);
+	alloc_decision_destroy(d);
+	policy_destroy(p);
+}
+
+/* A batch keeps its explorations within the budget too: two such jobs
+ * (on different default forwarders) would explore with 3 extras each; the
+ * budget of 4 lets the knapsack keep at most 4 exploring forwarders. */
+static void test_learn_budget_batch(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 0.2e9}};
+	struct alloc_profile pr = prof(bw, 1);
+	struct policy *p = policy_defaults();
+	struct topology *t = make_topo();
+	struct alloc_ctx *cx;
+	struct alloc_job jobs[2] = {
+		{.job_id = "a", .nodes = "c[1-16]", .profile = &pr},
+		{.job_id = "b", .nodes = "c[65-80]", .profile = &pr}};
+	struct alloc_decision *out[2];
+	uint32_t *ids[2];
+	fwd_error_t err;
+	size_t explore = 0, exploring = 0;
+
+	(void)state;
+	pr.io_nodes = 16;
+	p->learn.enabled = true;
+	cx = alloc_ctx_create(t, &err);
+	assert_non_null(cx);
+	for (int i = 0; i < 2; i++) {
+		jobs[i].request = FWD_REQ_AUTO;
+		assert_int_equal(alloc_job_nodes(t, jobs[i].nodes, &ids[i],
+						 &jobs[i].n_nodes, &err),
+				 0);
+		jobs[i].node_ids = ids[i];
+	}
+	assert_int_equal(
+		alloc_decide_batch(cx, p, NULL, NULL, jobs, 2, 0, out, &err),
+		0);
+	for (int i = 0; i < 2; i++) {
+		dump(out[i]);
+		if (has_reason(out[i], "explore:")) {
+			exploring++;
+			for (size_t k = 0; k < out[i]->n_forwarders; k++)
+				explore += out[i]->private_fwd[k];
+		}
+		alloc_decision_destroy(out[i]);
+		free(ids[i]);
+	}
+	assert_true(exploring >= 1);
+	assert_true(explore <= 4);
+	alloc_ctx_destroy(cx);
+	topo_destroy(t);
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +595,8 @@ int main(void)
 		cmocka_unit_test(test_harm_n1),
 		cmocka_unit_test(test_floors),
 		cmocka_unit_test(test_direct),
+		cmocka_unit_test(test_learn_budget),
+		cmocka_unit_test(test_learn_budget_batch),
 	};
 
 	return cmocka_run_group_tests_name("curve", tests, NULL, NULL);

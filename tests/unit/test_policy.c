@@ -261,7 +261,7 @@ static void test_empty_sections(void **state)
 }
 
 #define KEYS_TOP                                                            \
-	"topology, access, decision, history, database, audit, retention, " \
+	"topology, access, decision, history, learn, database, audit, retention, " \
 	"ingest, anomaly, remap"
 #define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
