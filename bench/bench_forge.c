@@ -158,22 +158,27 @@ static struct sim_curves *curves(void)
 
 static struct sim_curves *C;
 
-/* One set: SET_SIZE distinct patterns starting together for 600 s. */
-static struct sim_jobs *make_set(void)
+/* One set: the given patterns (random distinct ones when NULL) starting
+ * together for 600 s. */
+static struct sim_jobs *make_set_of(const uint32_t *pick, size_t n)
 {
 	struct sim_jobs *j = calloc(1, sizeof(*j));
 	bool used[MAX_PAT] = {0};
 
 	j->path = strdup("forge-set");
-	j->jobs = calloc(SET_SIZE, sizeof(*j->jobs));
-	for (size_t i = 0; i < SET_SIZE; i++) {
+	j->jobs = calloc(n, sizeof(*j->jobs));
+	for (size_t i = 0; i < n; i++) {
 		struct sim_job *x = &j->jobs[i];
 		uint32_t p;
 		char id[16];
 
-		do
-			p = urand((uint32_t)n_pat);
-		while (used[p]);
+		if (pick) {
+			p = pick[i];
+		} else {
+			do
+				p = urand((uint32_t)n_pat);
+			while (used[p]);
+		}
 		used[p] = true;
 		snprintf(id, sizeof(id), "%zu", i + 1);
 		x->id = strdup(id);
@@ -186,8 +191,81 @@ static struct sim_jobs *make_set(void)
 		x->io_seconds = -1;
 		x->line = i + 2;
 	}
-	j->n = SET_SIZE;
+	j->n = n;
 	return j;
+}
+
+static struct sim_jobs *make_set(void)
+{
+	return make_set_of(NULL, SET_SIZE);
+}
+
+/*
+ * Learning: every pattern runs once per round, in random sets of 16,
+ * under dfra with the exact curves and under dfra deciding from a history
+ * that starts with each pattern's k = 1 point only and fills from the
+ * simulated runs (learn enabled, its budget as shipped).  Prints the
+ * learned / exact aggregate bandwidth per round: round r starts with r - 1
+ * runs per pattern in history.
+ */
+static int run_learning(const struct topology *t, struct policy *p)
+{
+	struct sim_history *h = sim_history_create(C, true);
+	uint32_t perm[MAX_PAT];
+	fwd_error_t err;
+
+	if (!h)
+		return -1;
+	p->learn.enabled = true;
+	rng = 0x5DEECE66DULL;
+	printf("learning (k = 1 only at first, learn: on): learned / exact "
+	       "curves\n");
+	for (int round = 1; round <= 4; round++) {
+		double exact = 0, learned = 0;
+
+		for (size_t i = 0; i < n_pat; i++)
+			perm[i] = (uint32_t)i;
+		for (size_t i = n_pat; i > 1; i--) {
+			uint32_t k = urand((uint32_t)i), v = perm[i - 1];
+
+			perm[i - 1] = perm[k];
+			perm[k] = v;
+		}
+		for (size_t s = 0; s < n_pat; s += SET_SIZE) {
+			size_t n = n_pat - s < SET_SIZE ? n_pat - s : SET_SIZE;
+			struct sim_jobs *j = make_set_of(&perm[s], n);
+			struct sim_policy all[2] = {
+				{"dfra", SIM_POLICY_DFRA, p, NULL, NULL, NULL},
+				{"learned", SIM_POLICY_DFRA, p, NULL, NULL, h}};
+			struct sim_config cfg = {.topo = t,
+						 .base = p,
+						 .policies = all,
+						 .n_policies = 2};
+			struct sim_result *r = sim_run(&cfg, C, j, &err);
+
+			if (!r) {
+				fprintf(stderr, "bench_forge: %s\n", err.text);
+				sim_history_destroy(h);
+				return -1;
+			}
+			exact += r->pols[0].agg_bw_mean;
+			learned += r->pols[1].agg_bw_mean;
+			sim_result_destroy(r);
+			sim_jobs_destroy(j);
+		}
+		printf("  round %d (%d run%s per app before): %.3f\n", round,
+		       round - 1, round == 2 ? "" : "s", learned / exact);
+		if (round == 3)
+			bench_figure("forge",
+				     "learned after two runs per app, "
+				     "aggregate bandwidth summed over the "
+				     "round's sets",
+				     learned / 1e9, "GB/s", exact / 1e9,
+				     "exact curves");
+	}
+	p->learn.enabled = false;
+	sim_history_destroy(h);
+	return 0;
 }
 
 /* TaihuLight-shaped (as etc/topology-taihulight.yaml) with `pool` idle
@@ -424,7 +502,8 @@ int main(int argc, char **argv)
 	    run_sets("36-forwarder pool, direct access allowed", t36, p) < 0)
 		goto out;
 	p->decision.curve.direct = false;
-	if (time_batch(t, p, 16) < 0 || time_batch(t, p, 256) < 0)
+	if (run_learning(t, p) < 0 || time_batch(t, p, 16) < 0 ||
+	    time_batch(t, p, 256) < 0)
 		goto out;
 	rv = 0;
 out:

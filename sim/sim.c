@@ -340,6 +340,7 @@ struct job_state {
 	size_t n_fwd;
 	bool own;    /* fwd/w malloc'd (not the default) */
 	bool direct; /* direct file-system access: no forwarder */
+	bool priv;   /* every forwarder its own (dfra's grant) */
 	double demand;
 	double sat; /* the app's per-forwarder rate, sim_curve_sat() */
 	double bw;
@@ -575,6 +576,7 @@ static void detach(struct runner *r, uint32_t job)
 	j->n_fwd = 0;
 	j->own = false;
 	j->direct = false;
+	j->priv = false;
 }
 
 static void use_default(struct runner *r, uint32_t job)
@@ -665,10 +667,23 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 		     e < s->n_ev && s->ev[e].t == t && s->ev[e].type == EV_END;
 		     e++) {
 			uint32_t job = s->ev[e].job;
+			size_t k = r->js[job].n_fwd;
+			bool priv = r->js[job].priv;
 
 			detach(r, job);
 			if (d)
 				sim_dfra_end(d, s->j->jobs[job].id, t);
+			/* what history would hold of the run */
+			if (d && r->pol->history && r->js[job].inv > 0 &&
+			    sim_history_record(r->pol->history,
+					       s->j->jobs[job].app, (uint32_t)k,
+					       priv,
+					       (s->j->jobs[job].end -
+						s->j->jobs[job].start) /
+						       r->js[job].inv) < 0) {
+				errprintf(err, "simulator: out of memory");
+				goto out;
+			}
 			progress(r, e + 1);
 		}
 		for (; e < s->n_ev && s->ev[e].t == t; e++) {
@@ -685,6 +700,7 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 				batch[i] = (struct sim_dfra_job){
 					.job = sj,
 					.app = &s->c->apps[sj->app],
+					.app_index = sj->app,
 					.volume = s->volume[job],
 					.node_ids = node_ids(s, job),
 					.n_nodes = sj->nodes,
@@ -719,6 +735,7 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 				j->n_fwd = grants[i].n;
 				j->own = true;
 				j->direct = !grants[i].n;
+				j->priv = grants[i].private_all;
 			}
 			if (d) {
 				jr->upgraded = grants[i].upgraded;
@@ -1084,7 +1101,7 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 			errprintf(err, "policy '%s': no policy given", p->name);
 			goto out;
 		}
-		if (!(d = sim_dfra_create(s->t, p->policy, err))) {
+		if (!(d = sim_dfra_create(s->t, p->policy, p->history, err))) {
 			errprefix(err, "policy '%s'", p->name);
 			goto out;
 		}

@@ -143,6 +143,29 @@ int sim_class_parse(const char *s, enum sim_class *out);
 /* Default slowdown table (SIM.md cites each entry). */
 void sim_default_slowdown(double out[SIM_N_CLASSES][SIM_N_CLASSES]);
 
+/*
+ * Learning (SIM.md "Learning", sim_learn.c): what history holds of each
+ * application, its runs' achieved bandwidth per forwarder count and
+ * whether the forwarders were its own.  seed_k1: start with each app's
+ * k = 1 point (its curve there), else empty.  A `dfra` policy given a
+ * history decides from it (the median of its private runs per k, k = 0 as
+ * direct access) instead of the exact curves, and records every run it
+ * simulates.  The history outlives the runs: several sim_run() calls may
+ * share it.
+ */
+struct sim_history;
+struct sim_history *sim_history_create(const struct sim_curves *c,
+				       bool seed_k1);
+void sim_history_destroy(struct sim_history *h);
+int sim_history_record(struct sim_history *h, size_t app, uint32_t k,
+		       bool private_fwd, double bps);
+/* Runs recorded for app at k (private or not). */
+size_t sim_history_runs(const struct sim_history *h, size_t app, uint32_t k);
+/* The app's measured curve: up to max points (k >= 1, ascending), the
+ * direct-access median in *direct (0 when none); returns the count. */
+size_t sim_history_curve(const struct sim_history *h, size_t app,
+			 struct sim_point *pts, size_t max, double *direct);
+
 enum sim_policy_kind {
 	SIM_POLICY_STATIC = 0, /* FFM: every job on its default forwarders */
 	SIM_POLICY_DFRA,       /* the production decision (alloc_decide) */
@@ -167,6 +190,8 @@ struct sim_policy {
 	const struct policy *policy; /* DFRA only */
 	sim_place_fn place;	     /* SIM_POLICY_PLACE only */
 	void *place_arg;
+	struct sim_history *history; /* DFRA: decide from it and fill it
+				      * (NULL: the exact curves) */
 };
 
 struct sim_config {
