@@ -267,7 +267,9 @@ struct sim_result *sim_run(const struct sim_config *cfg,
 void sim_result_destroy(struct sim_result *r);
 
 /*
- * Oracle core, exposed for tests: choose extra forwarders e[i] in
+ * An exact knapsack over extra forwarders (the oracle's before it became
+ * the relaxation of SIM.md "Oracle"; the decision's own knapsack is
+ * allocator/mckp.c), exposed for tests: choose extra forwarders e[i] in
  * [0, max_extra[i]] with sum e <= pool maximising sum value[i][e[i]]
  * (value[i] has max_extra[i] + 1 entries).  Exact dynamic programme;
  * ties prefer fewer forwarders, then earlier items.  Returns the best sum,
