@@ -260,8 +260,9 @@ static void test_empty_sections(void **state)
 	policy_destroy(p);
 }
 
-#define KEYS_TOP                                                            \
-	"topology, access, decision, history, learn, database, audit, retention, " \
+#define KEYS_TOP                                                        \
+	"topology, access, decision, history, learn, database, audit, " \
+	"retention, "                                                   \
 	"ingest, anomaly, remap"
 #define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
