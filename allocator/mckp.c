@@ -15,13 +15,28 @@
 double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		  size_t n_items, uint32_t cap, size_t *pick)
 {
-	size_t w = (size_t)cap + 1;
-	double *dp = malloc(w * sizeof(*dp)), *nd = malloc(w * sizeof(*nd));
-	uint16_t *choice =
-		malloc((n_items ? n_items : 1) * w * sizeof(*choice));
+	size_t w;
+	double *dp = NULL, *nd = NULL;
+	uint16_t *choice = NULL;
 	double best = -1;
+	uint64_t most = 0;
 	uint32_t c;
 
+	/* no more capacity than every item's largest take together */
+	for (size_t i = 0; i < n_items; i++) {
+		uint32_t m = 0;
+
+		for (size_t x = 0; x < n[i]; x++)
+			if (opt[i][x].take > m)
+				m = opt[i][x].take;
+		most += m;
+	}
+	if (most < cap)
+		cap = (uint32_t)most;
+	w = (size_t)cap + 1;
+	dp = malloc(w * sizeof(*dp));
+	nd = malloc(w * sizeof(*nd));
+	choice = malloc((n_items ? n_items : 1) * w * sizeof(*choice));
 	if (!dp || !nd || !choice) {
 		errno = ENOMEM;
 		goto out;
