@@ -24,6 +24,8 @@
 
 #include "allocator/curve.h"
 #include "allocator/decide.h"
+#include "allocator/decision_json.h"
+#include "allocator/ledger.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
 
@@ -483,6 +485,30 @@ static void test_direct(void **state)
 	assert_int_equal(d->n_forwarders, 0);
 	assert_int_equal(d->n_mapping, 0);
 	assert_true(has_reason(d, "direct: no forwarder"));
+	/* the ledger keeps it, and its JSON (STATE.json) reads back */
+	{
+		struct topology *t = make_topo();
+		struct alloc_ledger *l = alloc_ledger_create(t), *l2;
+		const struct alloc_ledger_entry *e;
+		fwd_error_t err;
+		char *js;
+
+		assert_int_equal(alloc_ledger_acquire(l, d, 16, 5, &err), 0);
+		js = alloc_state_to_json(l, 0);
+		assert_non_null(js);
+		assert_non_null(strstr(js, "\"direct\""));
+		l2 = alloc_ledger_create(t);
+		if (alloc_state_parse(l2, js, "STATE.json", &err) < 0)
+			fail_msg("%s", err.text);
+		e = alloc_ledger_find(l2, "j");
+		assert_non_null(e);
+		assert_int_equal(e ? e->action : 0, FWD_ACT_DIRECT);
+		assert_int_equal(e ? e->n_forwarders : 1, 0);
+		free(js);
+		alloc_ledger_destroy(l);
+		alloc_ledger_destroy(l2);
+		topo_destroy(t);
+	}
 	alloc_decision_destroy(d);
 	policy_destroy(p);
 }
