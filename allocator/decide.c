@@ -877,6 +877,13 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		if (job->request == FWD_REQ_ISOLATE)
 			isolate = true;
 	}
+	/* scaling off: only an isolation may upgrade the job */
+	if (!p->decision.scale.enabled && !isolate) {
+		if (alloc_reason(d, "scaling disabled by the policy") < 0 ||
+		    apply_defaults(w, anomalies) < 0)
+			return -1;
+		return 0;
+	}
 	cap = (uint32_t)upgrade_room(w, SIZE_MAX, &share_cap, &reserve_room);
 	if (cap > c->max_forwarders_per_job)
 		cap = c->max_forwarders_per_job;

@@ -461,6 +461,13 @@ static void test_floors(void **state)
 	assert_int_equal(d->action, FWD_ACT_DEFAULT);
 	assert_true(has_reason(d, "not eligible: I/O volume"));
 	alloc_decision_destroy(d);
+	/* scale.enabled false: the curve does not scale either */
+	p->decision.curve.admin_floors = false;
+	p->decision.scale.enabled = false;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->action, FWD_ACT_DEFAULT);
+	assert_true(has_reason(d, "scaling disabled by the policy"));
+	alloc_decision_destroy(d);
 	policy_destroy(p);
 }
 
