@@ -2,14 +2,22 @@
 /*
  * Batch arbitration (DESIGN.md "The decision" step 7): several jobs
  * starting together compete for the idle pool.  Each is decided alone
- * first, for its expected gain; the upgrades are then granted in rank
- * order against a scratch ledger, and a job that got less than it would
- * alone says why.  The rules themselves are decide.c's.
+ * first, which also lists the options of the jobs with a bandwidth curve.
+ * Those jobs are arbitrated together by the exact multiple-choice knapsack
+ * over the idle pool minus the reserve (mckp.c), the value of staying on
+ * a default forwarder divided among the jobs that stay on it (solved
+ * again until that count settles), and granted first; the jobs without a
+ * curve then get DFRA's upgrades in rank order.  Every grant is made
+ * against a scratch ledger, and a job that got less than it would alone
+ * says why.  The rules themselves are decide.c's.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
@@ -51,6 +59,218 @@ static void rank(const struct policy *p, struct alloc_decision *const *alone,
 	}
 }
 
+/* Other curve jobs of the batch that stay on job i's first default
+ * forwarder (jobs without a curve count as staying). */
+static uint32_t batch_sharers(const struct alloc_plan *pl, const size_t *pick,
+			      size_t n_jobs, size_t i)
+{
+	uint32_t m = 0;
+
+	for (size_t j = 0; j < n_jobs; j++)
+		if (j != i && pl[j].first_default == pl[i].first_default &&
+		    (!pl[j].curve || !pl[j].opts.n ||
+		     pl[j].opts.o[pick[j]].kind == ALLOC_OPT_DEFAULT))
+			m++;
+	return m;
+}
+
+/* What the batch's choices are worth once everyone's choice is known: the
+ * jobs that keep their default forwarder (alone or with extras) share it
+ * with the others that keep it. */
+static double batch_value(const struct alloc_plan *pl, const size_t *pick,
+			  size_t n_jobs)
+{
+	double v = 0;
+
+	for (size_t i = 0; i < n_jobs; i++) {
+		const struct alloc_option *o;
+		uint32_t m;
+
+		if (!pl[i].curve || !pl[i].opts.n)
+			continue;
+		o = &pl[i].opts.o[pick[i]];
+		m = batch_sharers(pl, pick, n_jobs, i) + pl[i].held_sharers;
+		if (o->kind == ALLOC_OPT_DEFAULT)
+			v += pl[i].opts.isolate ? 0
+						: pl[i].opts.base / (1.0 + m);
+		else if (o->kind == ALLOC_OPT_EXTRAS)
+			v += o->value / (1.0 + m);
+		else
+			v += o->value;
+	}
+	return v;
+}
+
+/* The knapsack over the curve jobs' options; sets plan[i].chosen and
+ * .apply.  The default option's value is shared with the batch jobs that
+ * stay on the same default forwarder, which depends on the answer: solved
+ * again with the sharing each answer implies (at most 6 times, until the
+ * choices settle), keeping the answer worth most (batch_value()).  0 or -1
+ * (ENOMEM). */
+static int arbitrate(const struct policy *p, struct alloc_plan *pl,
+		     size_t n_jobs, size_t base)
+{
+	const struct alloc_option **opt = calloc(n_jobs + 1, sizeof(*opt));
+	size_t *n = calloc(n_jobs + 1, sizeof(*n));
+	size_t *pick = calloc(n_jobs + 1, sizeof(*pick));
+	size_t *got = calloc(n_jobs + 1, sizeof(*got));
+	size_t *best = calloc(n_jobs + 1, sizeof(*best));
+	double best_v = -1;
+	uint64_t budget = (uint64_t)floor(p->learn.pool_share * (double)base);
+	bool *no_explore = calloc(n_jobs + 1, sizeof(*no_explore));
+	uint64_t best_t = UINT64_MAX;
+	uint32_t cap = base > p->decision.caps.reserve
+			       ? (uint32_t)(base - p->decision.caps.reserve)
+			       : 0;
+	struct alloc_option *buf = NULL;
+	size_t total = 0;
+	int rv = -1;
+
+	if (!opt || !n || !pick || !got || !best || !no_explore)
+		goto out;
+	for (size_t i = 0; i < n_jobs; i++)
+		total += pl[i].curve ? pl[i].opts.n : 0;
+	if (!(buf = malloc((total + 1) * sizeof(*buf))))
+		goto out;
+	/* Isolation by harm with the batch's neighbours: a disruptive job is
+	 * isolated when its I/O time times (1 + the vulnerable jobs, running
+	 * or starting, on its first default forwarder) reaches min_harm. */
+	for (size_t i = 0; i < n_jobs; i++) {
+		struct alloc_opts *o = &pl[i].opts;
+		uint32_t v = pl[i].held_vulnerable;
+
+		if (!pl[i].curve || !o->n || o->isolate || !pl[i].disruptive ||
+		    !p->decision.interference.enabled)
+			continue;
+		for (size_t j = 0; j < n_jobs; j++)
+			v += j != i && pl[j].vulnerable &&
+			     pl[j].first_default == pl[i].first_default;
+		if (pl[i].io_seconds * (1.0 + v) >= p->decision.curve.min_harm)
+			o->isolate = true;
+	}
+	/* first guess (pick all 0): every job stays; explorations beyond the
+	 * learn budget are dropped, the least valuable per forwarder first,
+	 * and the knapsack solved again */
+	for (int round = 0, drops = 0; round < 6; round++) {
+		size_t k = 0, used = 0;
+		bool same = true;
+
+		for (size_t i = 0; i < n_jobs; i++) {
+			const struct alloc_opts *o = &pl[i].opts;
+			struct alloc_option *b = &buf[used];
+			uint32_t m;
+
+			if (!pl[i].curve || !o->n)
+				continue;
+			m = batch_sharers(pl, pick, n_jobs, i);
+			/* the default option shared with m more jobs; no
+			 * extras on a shared default */
+			b[0] = o->o[0];
+			b[0].value =
+				o->isolate ? 0
+					   : o->base / (1.0 +
+							pl[i].held_sharers + m);
+			n[k] = 1;
+			for (size_t x = 1; x < o->n; x++)
+				if ((!m || o->o[x].kind != ALLOC_OPT_EXTRAS) &&
+				    !(o->isolate &&
+				      o->o[x].kind == ALLOC_OPT_EXTRAS) &&
+				    !(o->o[x].estimated &&
+				      (no_explore[i] ||
+				       o->o[x].take > budget)) &&
+				    alloc_option_gains(p, o, &o->o[x],
+						       b[0].value))
+					b[n[k]++] = o->o[x];
+			pl[i].batch_sharers = m;
+			opt[k++] = b;
+			used += n[k - 1];
+		}
+		if (!k)
+			break;
+		if (alloc_mckp(opt, n, k, cap, got) < 0)
+			goto out;
+		/* back to job indexes and the job's own option indexes */
+		for (size_t i = n_jobs, j = k; i-- > 0;) {
+			const struct alloc_option *c;
+			size_t x;
+
+			if (!pl[i].curve || !pl[i].opts.n)
+				continue;
+			j--;
+			c = &opt[j][got[j]];
+			for (x = 0; x < pl[i].opts.n; x++)
+				if (pl[i].opts.o[x].kind == c->kind &&
+				    pl[i].opts.o[x].take == c->take)
+					break;
+			if (x != pick[i])
+				same = false;
+			pick[i] = x;
+		}
+		/* over the exploration budget: drop one and solve again */
+		uint64_t ex = 0;
+		size_t worst = SIZE_MAX;
+		double worst_v = INFINITY;
+
+		for (size_t i = 0; i < n_jobs; i++) {
+			const struct alloc_option *c;
+
+			if (!pl[i].curve || !pl[i].opts.n)
+				continue;
+			c = &pl[i].opts.o[pick[i]];
+			if (!c->estimated)
+				continue;
+			ex += c->take;
+			if (c->take &&
+			    (c->value - pl[i].opts.base) / c->take < worst_v) {
+				worst_v =
+					(c->value - pl[i].opts.base) / c->take;
+				worst = i;
+			}
+		}
+		if (ex > budget && worst != SIZE_MAX && drops < (int)n_jobs) {
+			no_explore[worst] = true;
+			drops++;
+			round--;
+			continue;
+		}
+		double v = batch_value(pl, pick, n_jobs);
+		uint64_t t = 0;
+
+		for (size_t i = 0; i < n_jobs; i++)
+			t += pl[i].curve && pl[i].opts.n
+				     ? pl[i].opts.o[pick[i]].take
+				     : 0;
+		/* the best value; equal values: the fewer forwarders */
+		if (v > best_v + 1e-9 * best_v ||
+		    (v >= best_v - 1e-9 * best_v && t < best_t)) {
+			best_v = v;
+			best_t = t;
+			memcpy(best, pick, n_jobs * sizeof(*pick));
+		}
+		if (same)
+			break;
+	}
+	memcpy(pick, best, n_jobs * sizeof(*pick));
+	for (size_t i = 0; i < n_jobs; i++) {
+		if (!pl[i].curve || !pl[i].opts.n)
+			continue;
+		pl[i].apply = true;
+		pl[i].collect = false;
+		pl[i].chosen = pl[i].opts.o[pick[i]];
+		pl[i].batch_sharers = batch_sharers(pl, pick, n_jobs, i);
+	}
+	rv = 0;
+out:
+	free(buf);
+	free(opt);
+	free(n);
+	free(pick);
+	free(got);
+	free(best);
+	free(no_explore);
+	return rv;
+}
+
 int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 		       const struct alloc_ledger *ledger,
 		       const struct alloc_health *health,
@@ -59,16 +279,20 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 {
 	struct alloc_decision **alone = NULL;
 	struct alloc_ledger *scratch = NULL;
-	size_t *order = NULL, base = 0;
+	struct alloc_plan *plan = NULL;
+	size_t *order = NULL, *seq = NULL, base = 0, n_order = 0;
+	size_t n_order_curve;
 	int rv = -1;
 
 	for (size_t i = 0; i < n_jobs; i++)
 		out[i] = NULL;
 	alone = calloc(n_jobs + 1, sizeof(*alone));
 	order = malloc((n_jobs + 1) * sizeof(*order));
+	plan = calloc(n_jobs + 1, sizeof(*plan));
+	seq = malloc((n_jobs + 1) * sizeof(*seq));
 	scratch = ledger ? alloc_ledger_clone(ledger)
 			 : alloc_ledger_create(cx->t);
-	if (!alone || !order || !scratch) {
+	if (!alone || !order || !plan || !seq || !scratch) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
 		goto out;
@@ -77,40 +301,80 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	for (size_t f = 0; f < cx->t->n_forwarders; f++)
 		base += alloc_fwd_idle(cx->t, scratch, health, (uint32_t)f);
 	for (size_t i = 0; i < n_jobs; i++) {
+		plan[i].collect = true;
 		alone[i] = alloc_decide_base(cx, p, scratch, health, &jobs[i],
-					     SIZE_MAX, err);
+					     SIZE_MAX, &plan[i], err);
 		if (!alone[i]) {
 			errprefix(err, "job %zu", i);
 			goto out;
 		}
 	}
+	/* fcfs: no knapsack, each job in input order against the threshold */
+	if (p->decision.contention == POLICY_CONTENTION_GAIN &&
+	    arbitrate(p, plan, n_jobs, base) < 0) {
+		errno = ENOMEM;
+		errprintf(err, "batch: out of memory");
+		goto out;
+	}
+	/* the curve jobs' knapsack grants first, then the others by rank */
 	rank(p, alone, order, n_jobs);
+	for (size_t i = 0; i < n_jobs; i++)
+		if (plan[i].apply)
+			seq[n_order++] = i;
+	n_order_curve = n_order;
+	for (size_t r = 0; r < n_jobs; r++)
+		if (!plan[order[r]].apply)
+			seq[n_order++] = order[r];
+	memcpy(order, seq, n_jobs * sizeof(*order));
 	for (size_t r = 0; r < n_jobs; r++) {
 		size_t i = order[r];
 		struct alloc_decision *d;
 		char g[32];
 
 		d = alloc_decide_base(cx, p, scratch, health, &jobs[i], base,
-				      err);
+				      plan[i].apply ? &plan[i] : NULL, err);
 		if (!d) {
 			errprefix(err, "job %s", jobs[i].job_id);
 			goto out;
 		}
 		out[i] = d;
-		if (pool_taken(d) < pool_taken(alone[i]) &&
-		    alloc_reason(
-			    d,
-			    "pool contention: ranked %zu of %zu (%s, "
-			    "expected gain %s); alone it would get %zu "
-			    "pool forwarder%s, got %zu",
-			    r + 1, n_jobs,
-			    p->decision.contention == POLICY_CONTENTION_GAIN
-				    ? "by expected gain"
-				    : "first come, first served",
-			    units_short_rate(alone[i]->gain_bps, g, sizeof(g)),
-			    pool_taken(alone[i]),
-			    alloc_plural(pool_taken(alone[i])),
-			    pool_taken(d)) < 0) {
+		if (plan[i].apply && pool_taken(d) < pool_taken(alone[i])) {
+			/* the knapsack gave the pool to larger gains */
+			if (alloc_reason(
+				    d,
+				    "pool contention: the batch's knapsack "
+				    "over %zu job%s with a curve chose "
+				    "otherwise (expected gain %s); alone "
+				    "it would get %zu pool forwarder%s, "
+				    "got %zu",
+				    n_order_curve, alloc_plural(n_order_curve),
+				    units_short_rate(alone[i]->gain_bps, g,
+						     sizeof(g)),
+				    pool_taken(alone[i]),
+				    alloc_plural(pool_taken(alone[i])),
+				    pool_taken(d)) < 0) {
+				errno = ENOMEM;
+				errprintf(err, "batch: out of memory");
+				goto out;
+			}
+			if (!pool_taken(d) && d->action == FWD_ACT_DEFAULT)
+				d->action = FWD_ACT_REFUSED;
+		} else if (pool_taken(d) < pool_taken(alone[i]) &&
+			   alloc_reason(
+				   d,
+				   "pool contention: ranked %zu of %zu (%s, "
+				   "expected gain %s); alone it would get %zu "
+				   "pool forwarder%s, got %zu",
+				   r + 1, n_jobs,
+				   p->decision.contention ==
+						   POLICY_CONTENTION_GAIN
+					   ? "by expected gain"
+					   : "first come, first served",
+				   units_short_rate(alone[i]->gain_bps, g,
+						    sizeof(g)),
+				   pool_taken(alone[i]),
+				   alloc_plural(pool_taken(alone[i])),
+				   pool_taken(d)) < 0) {
 			errno = ENOMEM;
 			errprintf(err, "batch: out of memory");
 			goto out;
@@ -129,6 +393,10 @@ out:
 	for (size_t i = 0; alone && i < n_jobs; i++)
 		alloc_decision_destroy(alone[i]);
 	free(alone);
+	for (size_t i = 0; plan && i < n_jobs; i++)
+		alloc_opts_free(&plan[i].opts);
+	free(plan);
+	free(seq);
 	free(order);
 	alloc_ledger_destroy(scratch);
 	return rv;

@@ -633,6 +633,354 @@ static void set_gain(struct work *w, bool upgraded)
 		d->gain_bps = 0;
 }
 
+/* ---- 7. curves: options, knapsack, harm (curve.c, mckp.c, harm.c) ----- */
+
+/* k private forwarders from the pool.  1 granted, 0 not (reason added),
+ * -1 ENOMEM. */
+static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
+{
+	const struct policy_caps *c = &w->p->decision.caps;
+	struct alloc_decision *d = w->d;
+	size_t share_cap, reserve_room, got;
+	uint32_t *fw = NULL;
+	bool *priv = NULL;
+	int rv = -1;
+
+	got = upgrade_room(w, k, &share_cap, &reserve_room);
+	if (got < k || !got)
+		return alloc_reason(
+			       d,
+			       "%s refused: %u private forwarder%s wanted, "
+			       "%zu available (%zu idle healthy, %u in "
+			       "reserve, pool share cap %zu)",
+			       act == FWD_ACT_ISOLATE ? "isolation" : "scale",
+			       k, alloc_plural(k), got,
+			       alloc_pool_left(&w->pool), c->reserve,
+			       share_cap) < 0
+			       ? -1
+			       : 0;
+	fw = malloc(k * sizeof(*fw));
+	priv = malloc(k * sizeof(*priv));
+	if (!fw || !priv)
+		goto out;
+	for (size_t i = 0; i < k; i++) {
+		fw[i] = alloc_pool_take(&w->pool);
+		priv[i] = true;
+	}
+	if (set_forwarders(d, fw, priv, k) < 0 ||
+	    alloc_blocks_balanced(d, w->job->n_nodes) < 0)
+		goto out;
+	if (alloc_reason(d, "%s: %u private forwarder%s",
+			 act == FWD_ACT_ISOLATE ? "isolate" : "scale", k,
+			 alloc_plural(k)) < 0)
+		goto out;
+	d->rule_action = act;
+	rv = 1;
+out:
+	free(fw);
+	free(priv);
+	return rv;
+}
+
+static const char *opt_name(enum alloc_opt_kind k)
+{
+	switch (k) {
+	case ALLOC_OPT_EXTRAS:
+		return "default + extras,";
+	case ALLOC_OPT_PRIVATE:
+		return "private,";
+	case ALLOC_OPT_DIRECT:
+		return "direct file-system access,";
+	default:
+		return "default";
+	}
+}
+
+/* Direct file-system access: no forwarder at all. */
+static int grant_direct(struct work *w)
+{
+	struct alloc_decision *d = w->d;
+
+	if (set_forwarders(d, NULL, NULL, 0) < 0)
+		return -1;
+	free(d->blocks);
+	d->blocks = NULL;
+	d->n_blocks = 0;
+	d->rule_action = FWD_ACT_DIRECT;
+	return alloc_reason(d, "direct: no forwarder") < 0 ? -1 : 1;
+}
+
+/* Jobs on the default forwarders (ledger), and how many are vulnerable. */
+static uint32_t default_sharers(const struct work *w, uint32_t *vulnerable)
+{
+	const struct policy_interference *in = &w->p->decision.interference;
+	uint32_t most = 0;
+
+	*vulnerable = 0;
+	for (size_t i = 0; i < w->d->n_defaults; i++) {
+		const struct alloc_ledger_entry *const *hold;
+		size_t n = alloc_ledger_holders(w->l, w->d->defaults[i], &hold);
+		uint32_t v = 0;
+
+		for (size_t k = 0; k < n; k++)
+			v += policy_job_vulnerable(in, hold[k]->iops);
+		if (n > most)
+			most = (uint32_t)n;
+		if (v > *vulnerable)
+			*vulnerable = v;
+	}
+	return most;
+}
+
+/* A vulnerable job next to a disruptive job already running: private
+ * forwarders (the neighbour cannot be moved).  0 or -1 (ENOMEM). */
+static int victim_check(struct work *w, bool *isolate)
+{
+	const struct policy_interference *in = &w->p->decision.interference;
+	const struct alloc_profile *pr = w->job->profile;
+	char why[160];
+
+	if (!policy_job_vulnerable(in, pr->iops))
+		return 0;
+	for (size_t i = 0; i < w->d->n_defaults; i++) {
+		const struct alloc_ledger_entry *const *hold;
+		size_t n = alloc_ledger_holders(w->l, w->d->defaults[i], &hold);
+
+		for (size_t k = 0; k < n; k++) {
+			const struct alloc_ledger_entry *e = hold[k];
+
+			if (!policy_job_disruptive(in, e->io_mode == FWD_IO_N_1,
+						   e->n_nodes ? e->n_nodes
+							      : SIZE_MAX,
+						   e->mdops, e->bandwidth_bps,
+						   why, sizeof(why)))
+				continue;
+			*isolate = true;
+			return alloc_reason(
+				w->d,
+				"vulnerable (%.0f IOPS > %.0f) and neighbour "
+				"job %s on %s is disruptive (%s): private "
+				"forwarders",
+				pr->iops, in->vulnerable_iops, e->job_id,
+				w->t->forwarders[w->d->defaults[i]].name, why);
+		}
+	}
+	return 0;
+}
+
+/* Whether the curve rule decides this job, with the reasons when a gate
+ * stops it (the job then keeps its default mapping). */
+static int curve_gates(struct work *w, bool *pass)
+{
+	const struct policy *p = w->p;
+	const struct policy_scale *sc = &p->decision.scale;
+	const struct alloc_profile *pr = w->job->profile;
+	char a[32], b[32];
+
+	*pass = false;
+	if (p->decision.curve.admin_floors) {
+		if (pr->io_volume_bytes <= sc->min_volume)
+			return alloc_reason(
+				w->d, "not eligible: I/O volume %s <= V_min %s",
+				size_str(pr->io_volume_bytes, a, sizeof(a)),
+				size_str(sc->min_volume, b, sizeof(b)));
+		if (pr->io_nodes <= sc->min_io_nodes)
+			return alloc_reason(w->d,
+					    "not eligible: %u I/O node%s <= "
+					    "N_min %u",
+					    pr->io_nodes,
+					    alloc_plural(pr->io_nodes),
+					    sc->min_io_nodes);
+	}
+	if (pr->mdops >= sc->max_metadata_rate)
+		return alloc_reason(w->d,
+				    "not eligible: metadata-bound (%.0f ops/s "
+				    ">= %.0f ops/s)",
+				    pr->mdops, sc->max_metadata_rate);
+	*pass = true;
+	return 0;
+}
+
+/*
+ * The curve rule (DESIGN.md step 7): the job's options valued from its
+ * curve; the batch's knapsack choice when `plan` applies one, else the
+ * online threshold; isolation when the job is disruptive and the harm of
+ * leaving it on its defaults reaches min_harm.  1 upgraded, 0 not, -1
+ * ENOMEM.
+ */
+static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
+		      bool anomalies)
+{
+	const struct policy *p = w->p;
+	const struct policy_caps *c = &p->decision.caps;
+	const struct alloc_profile *pr = w->job->profile;
+	const struct alloc_job *job = w->job;
+	struct alloc_decision *d = w->d;
+	struct alloc_opts own = {0}, *o = &own;
+	struct alloc_option ch;
+	uint32_t vuln, held, cap, used, total = 0;
+	size_t share_cap, reserve_room;
+	double bf = mean_bf(w), harm = 0, bmax = 0;
+	bool isolate = false, pass;
+	char why[160], a[32], b[32];
+	int got = 0;
+
+	compute_s(w);
+	if (curve_gates(w, &pass) < 0)
+		return -1;
+	if (!pass) {
+		if (apply_defaults(w, anomalies) < 0)
+			return -1;
+		return 0;
+	}
+	held = default_sharers(w, &vuln);
+	if (plan) {
+		double base = alloc_curve_value(pr, bf, d->n_f, NULL);
+
+		plan->held_vulnerable = vuln;
+		plan->io_seconds =
+			base > 0 ? (double)pr->io_volume_bytes / base : 0;
+		plan->vulnerable = policy_job_vulnerable(
+			&p->decision.interference, pr->iops);
+		plan->disruptive = policy_job_disruptive(
+			&p->decision.interference, pr->io_mode == FWD_IO_N_1,
+			job->n_nodes, pr->mdops, pr->peak_bandwidth_bps, NULL,
+			0);
+	}
+	if (plan && plan->apply) {
+		isolate = plan->opts.isolate;
+	} else if (p->decision.interference.enabled &&
+		   job->request != FWD_REQ_SCALE) {
+		double base = alloc_curve_value(pr, bf, d->n_f, NULL);
+
+		if (policy_job_disruptive(
+			    &p->decision.interference,
+			    pr->io_mode == FWD_IO_N_1, job->n_nodes, pr->mdops,
+			    pr->peak_bandwidth_bps, why, sizeof(why))) {
+			harm = alloc_harm(pr->io_volume_bytes, base, vuln);
+			isolate = harm >= p->decision.curve.min_harm;
+			if (alloc_reason(
+				    d,
+				    "disruptive (%s): expected harm %.3g s "
+				    "(%s at %s, x %u vulnerable "
+				    "neighbour%s + 1) %s min_harm %.3g s%s",
+				    why, harm,
+				    size_str(pr->io_volume_bytes, a, sizeof(a)),
+				    units_short_rate(base, b, sizeof(b)), vuln,
+				    alloc_plural(vuln), isolate ? ">=" : "<",
+				    p->decision.curve.min_harm,
+				    isolate ? ": private forwarders" : "") < 0)
+				return -1;
+		}
+		if (!isolate && victim_check(w, &isolate) < 0)
+			return -1;
+		if (job->request == FWD_REQ_ISOLATE)
+			isolate = true;
+	}
+	/* scaling off: only an isolation may upgrade the job */
+	if (!p->decision.scale.enabled && !isolate) {
+		if (alloc_reason(d, "scaling disabled by the policy") < 0 ||
+		    apply_defaults(w, anomalies) < 0)
+			return -1;
+		return 0;
+	}
+	cap = (uint32_t)upgrade_room(w, SIZE_MAX, &share_cap, &reserve_room);
+	if (cap > c->max_forwarders_per_job)
+		cap = c->max_forwarders_per_job;
+	if (cap > job->n_nodes)
+		cap = (uint32_t)job->n_nodes;
+	if (alloc_curve_options(p, pr, bf, d->n_f,
+				held + (plan ? plan->batch_sharers : 0), cap,
+				isolate, !(plan && plan->collect), o) < 0)
+		return -1;
+	if (plan) {
+		plan->curve = true;
+		plan->first_default = d->n_defaults ? d->defaults[0] : 0;
+		plan->held_sharers = held;
+	}
+	/* a batch's knapsack gets every option (it applies the gain gate
+	 * and the learn budget itself) */
+	if (plan && plan->collect) {
+		plan->opts = own;
+		plan->opts.o = malloc((own.n ? own.n : 1) * sizeof(*own.o));
+		if (!plan->opts.o)
+			goto nomem;
+		memcpy(plan->opts.o, own.o, own.n * sizeof(*own.o));
+	}
+	/* exploration within the learn budget */
+	{
+		size_t budget = (size_t)floor(p->learn.pool_share *
+					      (double)w->pool.base),
+		       k = 1;
+
+		for (size_t x = 1; x < o->n; x++)
+			if (!o->o[x].estimated || o->o[x].take <= budget)
+				o->o[k++] = o->o[x];
+		o->n = k;
+	}
+	if (plan && plan->apply) {
+		ch = plan->chosen;
+	} else {
+		for (size_t f = 0; f < w->t->n_forwarders; f++) {
+			if (w->t->forwarders[f].bandwidth_bps > bmax)
+				bmax = w->t->forwarders[f].bandwidth_bps;
+			total += w->t->forwarders[f].role == TOPO_ROLE_BACKUP;
+		}
+		used = total > w->pool.n ? total - (uint32_t)w->pool.n : 0;
+		ch = o->o[alloc_online_pick(o, used, total, cap,
+					    p->decision.curve.online_low,
+					    bmax)];
+	}
+	if (alloc_reason(d,
+			 "curve: %s with the default mapping (N_f = %u, "
+			 "shared with %u job%s), %zu option%s within %u pool "
+			 "forwarder%s; chosen: %s k = %u, %s%s",
+			 units_short_rate(o->base, a, sizeof(a)), d->n_f,
+			 held + (plan ? plan->batch_sharers : 0),
+			 alloc_plural(held + (plan ? plan->batch_sharers : 0)),
+			 o->n, alloc_plural(o->n), cap, alloc_plural(cap),
+			 opt_name(ch.kind), ch.k,
+			 units_short_rate(ch.value, b, sizeof(b)),
+			 ch.estimated ? " (estimated: explore)" : "") < 0)
+		goto nomem;
+	if (ch.estimated &&
+	    alloc_reason(d,
+			 "explore: k = %u is above the highest measured count "
+			 "%u; acting on the estimate %s",
+			 ch.k, alloc_curve_kmax(pr),
+			 units_short_rate(ch.value, b, sizeof(b))) < 0)
+		goto nomem;
+	alloc_opts_free(&own);
+	d->s = ch.k;
+	if (ch.kind == ALLOC_OPT_EXTRAS) {
+		got = try_scale(w, anomalies);
+	} else if (ch.kind == ALLOC_OPT_DIRECT) {
+		got = grant_direct(w);
+	} else if (ch.kind == ALLOC_OPT_PRIVATE) {
+		got = grant_private(w, ch.take,
+				    isolate ? FWD_ACT_ISOLATE : FWD_ACT_SCALE);
+	} else if (isolate) {
+		if (alloc_reason(d, "isolation refused: no private option "
+				    "fits the pool") < 0)
+			return -1;
+		pl->upgrade_denied = true;
+	}
+	if (got < 0)
+		return -1;
+	if (!got && apply_defaults(w, anomalies) < 0)
+		return -1;
+	if (got)
+		d->gain_bps =
+			ch.value -
+			alloc_curve_value(pr, bf, d->n_f, NULL) / (1.0 + held);
+	if (d->gain_bps < 0)
+		d->gain_bps = 0;
+	return got;
+nomem:
+	alloc_opts_free(&own);
+	return -1;
+}
+
 /* ---- requests, access and a job already decided ----------------------- */
 
 static int access_check(struct work *w, struct plan *pl)
@@ -760,12 +1108,11 @@ static int want_upgrades(struct work *w, struct plan *pl)
 	return 0;
 }
 
-struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
-					 const struct policy *p,
-					 const struct alloc_ledger *l,
-					 const struct alloc_health *h,
-					 const struct alloc_job *job,
-					 size_t pool_base, fwd_error_t *err)
+struct alloc_decision *
+alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
+		  const struct alloc_ledger *l, const struct alloc_health *h,
+		  const struct alloc_job *job, size_t pool_base,
+		  struct alloc_plan *plan, fwd_error_t *err)
 {
 	const struct topology *t = cx->t;
 	struct work w = {.cx = cx, .t = t, .p = p, .l = l, .h = h, .job = job};
@@ -832,6 +1179,13 @@ struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
 	if (pl.considered && !job->profile &&
 	    alloc_reason(d, "no I/O history for this application") < 0)
 		goto nomem;
+	/* 7. With a curve: options, knapsack, harm. */
+	if (pl.considered && job->profile && job->profile->n_bw &&
+	    p->decision.curve.enabled && job->request != FWD_REQ_OFF) {
+		if ((got = curve_rule(&w, &pl, plan, anomalies)) < 0)
+			goto nomem;
+		goto action;
+	}
 	if (pl.considered && job->profile && want_upgrades(&w, &pl) < 0)
 		goto nomem;
 
@@ -848,6 +1202,7 @@ struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
 	/* 7. Expected gain, for batch ranking. */
 	set_gain(&w, got);
 
+action:
 	/* 8. The action: shadow and refusal on top of the rules' choice. */
 	d->action = d->rule_action;
 	if (pl.shadow) {
@@ -864,7 +1219,8 @@ struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
 	}
 
 render:
-	if (alloc_render(cx, job->node_ids, d) < 0)
+	/* a batch's first pass reads only the gain and the pool taken */
+	if (!(plan && plan->collect) && alloc_render(cx, job->node_ids, d) < 0)
 		goto nomem;
 	free(w.cnt);
 	free(w.gweight);
@@ -891,5 +1247,6 @@ struct alloc_decision *alloc_decide(const struct alloc_ctx *cx,
 				    fwd_error_t *err)
 {
 	(void)now; /* reserved: age-based rules; the ledger carries times */
-	return alloc_decide_base(cx, p, ledger, health, job, SIZE_MAX, err);
+	return alloc_decide_base(cx, p, ledger, health, job, SIZE_MAX, NULL,
+				 err);
 }

@@ -73,12 +73,33 @@
  *      pool, same caps (max_forwarders_per_job, pool share, reserve); an
  *      isolation that cannot get at least N_f forwarders is not granted.
  *   Precedence: scale > isolate > avoid-anomaly > default.
+ *   Steps 3-5 are DFRA's, for a job whose profile has no curve
+ *   (bandwidth_by_forwarders empty) or when policy.decision.curve is
+ *   disabled.  A job with a curve takes the curve rule instead (step 7,
+ *   curve.c, mckp.c, harm.c): its options (the default mapping; the
+ *   defaults plus extras when no other job holds them; k private
+ *   forwarders; direct access when decision.curve.direct and the profile
+ *   measured it) are valued from the curve (linear in log2 k between
+ *   measured counts; above the highest only when learn.enabled, by the
+ *   optimistic estimate, within learn.pool_share of the pool and
+ *   learn.app_cap forwarders, with an "explore" reason); an upgrade must
+ *   gain decision.curve.min_gain and min_gain_share of the default
+ *   mapping's value; V_min and N_min apply only with
+ *   decision.curve.admin_floors; a disruptive job whose expected I/O time
+ *   times (1 + vulnerable neighbours) reaches decision.curve.min_harm, or
+ *   a vulnerable job next to a running disruptive one, gets only private
+ *   options (action isolate); a job alone takes the option worth most
+ *   after the online threshold's cost of each pool forwarder (rising from
+ *   online_low / e to B_f as the pool fills); a batch's jobs are chosen
+ *   together by the exact multiple-choice knapsack (batch.c).  Actions:
+ *   scale (extras, or private without harm), isolate, direct (no
+ *   forwarder), default; s holds the count chosen.
  *   6. selection: forwarders come from the pool in its order; the job's
  *      nodes (in the order given) are split into contiguous, balanced
  *      blocks, one per forwarder (default and avoid-anomaly mappings keep
  *      the FFM blocks);
- *   7. the expected gain of the upgrade (gain_bps) ranks jobs that start
- *      together (alloc_decide_batch());
+ *   7. the expected gain of the upgrade (gain_bps) ranks the jobs
+ *      without a curve that start together (alloc_decide_batch());
  *   8. output: the decision, its reasons and the rendered mapping.
  *
  * Requests and access:
@@ -114,10 +135,14 @@ struct policy;
 struct topology;
 struct alloc_ledger;
 
-/* Measured bandwidth of the application when it ran with k forwarders. */
+/* Measured bandwidth of the application when it ran with k forwarders:
+ * the median of its runs there, how many runs, and their spread (max -
+ * min; 0 when unknown or one run). */
 struct alloc_bw_point {
 	uint32_t k;
 	double bps;
+	uint32_t runs;
+	double spread_bps;
 };
 
 /* The application's I/O profile (prediction from history). */
@@ -131,6 +156,8 @@ struct alloc_profile {
 	double metadata_queue; /* mean forwarder metadata queue length */
 	enum fwd_io_mode io_mode;
 	uint32_t runs;		   /* runs the prediction is based on */
+	double direct_bps;	   /* with direct file-system access (no
+				    * forwarder); 0 = never measured */
 	struct alloc_bw_point *bw; /* bandwidth_by_forwarders, sorted by k,
 				    * unique k; may be NULL */
 	size_t n_bw;
@@ -247,8 +274,14 @@ struct alloc_decision *alloc_decide(const struct alloc_ctx *cx,
 
 /*
  * Decide for several jobs starting together (DESIGN step 7; batch.c).
- * Each job is first decided alone against the same ledger; the upgrades
- * are then granted in rank order (policy.decision.contention: `gain` =
+ * Each job is first decided alone against the same ledger.  With
+ * contention `gain`, the jobs with a curve are then chosen for together by
+ * the exact multiple-choice knapsack over the idle pool minus the reserve
+ * (the default mapping's value shared among the jobs that stay on it) and
+ * granted first; a curve job the knapsack left on its defaults although
+ * alone it would have taken pool forwarders is `refused` with a
+ * contention reason.  The other upgrades are granted in rank order
+ * (policy.decision.contention: `gain` =
  * larger expected gain first, ties in input order; `fcfs` = input order),
  * each later job deciding against the ledger as the earlier grants left
  * it, with the pool-share cap computed against the pool at batch start.  A

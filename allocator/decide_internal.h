@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "allocator/curve.h"
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
 #include "topology/topology.h"
@@ -104,14 +105,32 @@ uint32_t alloc_pool_take_group(struct alloc_pool *pl,
 
 /* ---- the rules (decide.c) ---------------------------------------------- */
 
+/* Between a batch (batch.c) and the curve rule (decide.c). */
+struct alloc_plan {
+	/* in: collect = fill `opts` (the decision is still made, as for a job
+	 * alone); apply = grant `chosen` instead of choosing */
+	bool collect, apply;
+	struct alloc_option chosen;
+	uint32_t batch_sharers; /* other batch jobs staying on the defaults */
+	/* out */
+	bool curve; /* the job took the curve rule */
+	struct alloc_opts opts;
+	uint32_t first_default;	  /* the job's first default forwarder */
+	uint32_t held_sharers;	  /* ledger jobs on its default forwarders */
+	uint32_t held_vulnerable; /* ... of which vulnerable */
+	bool disruptive;	  /* policy_job_disruptive() */
+	bool vulnerable;	  /* policy_job_vulnerable() */
+	double io_seconds;	  /* volume / the default mapping's value */
+};
+
 /* alloc_decide() with the share cap computed from a pool of `pool_base`
- * idle forwarders (SIZE_MAX: the pool this decision sees). */
-struct alloc_decision *alloc_decide_base(const struct alloc_ctx *cx,
-					 const struct policy *p,
-					 const struct alloc_ledger *l,
-					 const struct alloc_health *h,
-					 const struct alloc_job *job,
-					 size_t pool_base, fwd_error_t *err);
+ * idle forwarders (SIZE_MAX: the pool this decision sees) and, for a
+ * batch, a plan (NULL: none). */
+struct alloc_decision *
+alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
+		  const struct alloc_ledger *l, const struct alloc_health *h,
+		  const struct alloc_job *job, size_t pool_base,
+		  struct alloc_plan *plan, fwd_error_t *err);
 
 /* Append a reason sentence.  0 or -1 (ENOMEM). */
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)

@@ -467,8 +467,8 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 		"n_nodes", "action",	 "acquired_at",	  NULL,
 	};
 	static const char *const actions[] = {
-		"default",	 "scale",  "isolate",
-		"avoid-anomaly", "shadow", "refused",
+		"default", "scale",   "isolate", "avoid-anomaly",
+		"shadow",  "refused", "direct",
 	};
 	const struct topology *t = alloc_ledger_topology(l);
 	struct alloc_ledger_entry e = {0};
@@ -558,7 +558,7 @@ static int parse_alloc(struct alloc_ledger *l, const json_t *o, size_t idx,
 			snprintf(p, sizeof(p), "%s.action", path);
 			bad(err, what, p, json_object_get(o, "action"),
 			    "must be one of default, scale, isolate, "
-			    "avoid-anomaly, shadow, refused");
+			    "avoid-anomaly, shadow, refused, direct");
 			goto out;
 		}
 		e.action = (enum fwd_action)i;

@@ -9,7 +9,7 @@ BENCH_REPORT = bench/report.c bench/report.h
 
 BENCHES += bench/bench_topology bench/bench_decide bench/bench_sim \
 	bench/bench_ingest bench/bench_db bench/bench_health \
-	bench/bench_trace bench/bench_prolog bench/bench_fanout
+	bench/bench_trace bench/bench_prolog bench/bench_fanout bench/bench_forge
 EXTRA_PROGRAMS += $(BENCHES)
 CLEANFILES += $(BENCHES)
 
@@ -22,6 +22,10 @@ bench_bench_decide_LDADD = $(FWD_ALLOCATOR_LIBS)
 bench_bench_sim_SOURCES = bench/bench_sim.c $(BENCH_REPORT)
 bench_bench_sim_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_sim_LDADD = $(FWD_SIM_LIBS)
+# FORGE measurements (bench/data): static, dfra, oracle; batch decision time.
+bench_bench_forge_SOURCES = bench/bench_forge.c $(BENCH_REPORT)
+bench_bench_forge_CFLAGS = $(BENCH_CFLAGS)
+bench_bench_forge_LDADD = $(FWD_SIM_LIBS)
 bench_bench_ingest_SOURCES = bench/bench_ingest.c $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_ingest_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_ingest_LDADD = $(FWD_MONITOR_LIBS)
@@ -43,5 +47,6 @@ bench_bench_fanout_SOURCES = bench/bench_fanout.c bench/fanout.c \
 	bench/fanout.h $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_fanout_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
-EXTRA_DIST += bench/run.sh
+EXTRA_DIST += bench/run.sh bench/data/README.md bench/data/forge-mn4.csv \
+	bench/data/forge-mn4.py
 CLEANFILES += bench-results.json bench-results.md

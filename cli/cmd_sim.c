@@ -24,7 +24,8 @@ static void usage(FILE *f)
 	fputs(
 "Usage: fwdctl sim [--policy FILE] [--topology FILE] --jobs JOBS.csv\n"
 "                  --curves CURVES.csv [--compare LIST] [--out DIR]\n"
-"                  [--json] [--per-job] [--cores-per-node N] [--quiet]\n"
+"                  [--json] [--per-job] [--cores-per-node N] [--learn]\n"
+"                  [--quiet]\n"
 "\n"
 "Replay a job trace against the forwarding layer and report, for each\n"
 "policy, what it would have achieved: aggregate bandwidth, I/O time, the\n"
@@ -52,6 +53,10 @@ static void usage(FILE *f)
 "  --per-job           include every job's figures in the JSON\n"
 "  --cores-per-node N  cores per node for core-hours (default 1, i.e.\n"
 "                      node-hours)\n"
+"  --learn             add `learned`: dfra deciding from a history that\n"
+"                      starts with each app's k = 1 point and fills from\n"
+"                      the simulated runs, instead of the exact curves\n"
+"                      (learn: enabled, with the policy's budget)\n"
 "  --quiet             no progress on stderr (printed for traces of\n"
 "                      10,000 jobs or more)\n"
 "  -h, --help          this help\n"
@@ -120,12 +125,15 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"per-job", no_argument, NULL, 'P'},
 		{"cores-per-node", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"learn", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *jobs_path = NULL, *curves_path = NULL, *out = NULL;
 	const char *compare = "static,dfra,oracle";
-	bool per_job = false, quiet = false;
+	bool per_job = false, quiet = false, learn = false;
+	struct sim_history *hist = NULL;
+	struct policy learn_pol;
 	double cores = 1;
 	struct sim_policy pols[MAX_COMPARE];
 	struct policy *loaded[MAX_COMPARE] = {NULL};
@@ -183,6 +191,9 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 		}
 		case 'q':
 			quiet = true;
+			break;
+		case 'L':
+			learn = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -257,6 +268,24 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("sim: %s", err.text);
 		goto out;
 	}
+	if (learn) {
+		if (n_pols == MAX_COMPARE) {
+			fwdctl_err("sim: --learn: at most %d policies",
+				   MAX_COMPARE);
+			goto out;
+		}
+		if (!(hist = sim_history_create(curves, true))) {
+			fwdctl_err("sim: out of memory");
+			goto out;
+		}
+		/* the policy with learn.enabled (its budget as given); a
+		 * shallow copy, read only */
+		learn_pol = *pol;
+		learn_pol.learn.enabled = true;
+		pols[n_pols++] = (struct sim_policy){
+			"learned", SIM_POLICY_DFRA, &learn_pol, NULL, NULL,
+			hist};
+	}
 	struct sim_config cfg = {
 		.topo = topo,
 		.base = pol,
@@ -321,6 +350,7 @@ out:
 	sim_result_destroy(res);
 	sim_jobs_destroy(jobs);
 	sim_curves_destroy(curves);
+	sim_history_destroy(hist);
 	for (size_t i = 0; i < MAX_COMPARE; i++)
 		policy_destroy(loaded[i]);
 	return rc;

@@ -19,6 +19,7 @@ static const char *const action_names[] = {
 	[FWD_ACT_AVOID_ANOMALY] = "avoid-anomaly",
 	[FWD_ACT_SHADOW] = "shadow",
 	[FWD_ACT_REFUSED] = "refused",
+	[FWD_ACT_DIRECT] = "direct",
 };
 static const char *const request_names[] = {
 	[FWD_REQ_NONE] = "none",   [FWD_REQ_AUTO] = "auto",

@@ -29,6 +29,7 @@ enum fwd_action {
 	FWD_ACT_AVOID_ANOMALY,
 	FWD_ACT_SHADOW,
 	FWD_ACT_REFUSED,
+	FWD_ACT_DIRECT, /* no forwarder: direct file-system access */
 };
 
 /* What the user asked with --io-upgrade[=MODE]; "none" is no request. */

@@ -218,6 +218,7 @@ static const char *outcome_of(const struct alloc_decision *d)
 	case FWD_ACT_SCALE:
 	case FWD_ACT_ISOLATE:
 	case FWD_ACT_AVOID_ANOMALY:
+	case FWD_ACT_DIRECT:
 		return "applied";
 	case FWD_ACT_SHADOW:
 		return "shadow";

@@ -145,7 +145,7 @@ int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 
 static enum fwd_action action_parse(const char *a)
 {
-	for (int k = FWD_ACT_DEFAULT; k <= FWD_ACT_REFUSED; k++)
+	for (int k = FWD_ACT_DEFAULT; k <= FWD_ACT_DIRECT; k++)
 		if (a && !strcmp(a, fwd_action_name((enum fwd_action)k)))
 			return (enum fwd_action)k;
 	return FWD_ACT_DEFAULT;

@@ -89,8 +89,18 @@ struct policy *policy_defaults(void)
 	p->decision.caps.max_forwarders_per_job = 16;
 	p->decision.caps.max_pool_share = 0.5;
 	p->decision.caps.reserve = 4;
+	p->decision.curve.enabled = true;
+	p->decision.curve.min_gain = 50e6;
+	p->decision.curve.min_gain_share = 0.1;
+	p->decision.curve.admin_floors = false;
+	p->decision.curve.online_low = 10e6;
+	p->decision.curve.min_harm = 10;
 	p->decision.contention = POLICY_CONTENTION_GAIN;
 	p->decision.decide_timeout = 10;
+
+	p->learn.enabled = false;
+	p->learn.pool_share = 0.25;
+	p->learn.app_cap = 8;
 
 	p->history.runs = 5;
 	p->history.bucket_base = 2;

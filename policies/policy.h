@@ -104,12 +104,32 @@ struct policy_caps {
 					  * never handed out; default 4 */
 };
 
+/* decision.curve: sizing from measured bandwidth curves (DESIGN.md "The
+ * decision" step 7).  Used for a job whose history holds a curve; the
+ * DFRA rules (scale, interference) stay for jobs without one. */
+struct policy_curve {
+	bool enabled;	       /* default true */
+	double min_gain;       /* B/s an upgrade must add; default 50 MB/s */
+	double min_gain_share; /* and this share of the default mapping's
+				* value; default 0.1 */
+	bool admin_floors;     /* scale.min_volume / min_io_nodes also gate
+				* curve-sized jobs; default false */
+	double online_low;     /* B/s per forwarder: the online threshold's
+				* lowest value density; default 10 MB/s */
+	double min_harm;       /* seconds of expected I/O (times 1 + the
+				* vulnerable neighbours) above which a
+				* disruptive job is isolated; default 10 s */
+	bool direct;	       /* direct file-system access may be chosen
+				* where history measured it; default false */
+};
+
 struct policy_decision {
 	bool avoid_anomalies; /* replace excluded default forwarders
 			       * for every job; default true */
 	struct policy_scale scale;
 	struct policy_interference interference;
 	struct policy_caps caps;
+	struct policy_curve curve;
 	enum policy_contention contention; /* default gain */
 	double decide_timeout;		   /* seconds the controller prolog may
 					    * spend in total; default 10 */
@@ -263,6 +283,15 @@ struct policy_remap {
 	struct policy_remap_lnet lnet;
 };
 
+/* learn: exploring forwarder counts history has not measured yet. */
+struct policy_learn {
+	bool enabled;	   /* default false */
+	double pool_share; /* share of the idle pool exploring jobs may
+			    * take; default 0.25 */
+	uint32_t app_cap;  /* forwarders one exploring job may use;
+			    * default 8 */
+};
+
 struct policy {
 	char *path;	/* file it was loaded from, or NULL */
 	char *topology; /* topology file; default
@@ -270,6 +299,7 @@ struct policy {
 	struct policy_access access;
 	struct policy_decision decision;
 	struct policy_history history;
+	struct policy_learn learn;
 	struct db_config database;
 	/* database.breaker: after the database failed (refused, timed out),
 	 * the launch path (controller and node prologs) skips it for this

@@ -113,6 +113,17 @@ static const struct field caps_fields[] = {
 	END,
 };
 
+static const struct field curve_fields[] = {
+	FLD("enabled", F_BOOL, decision.curve.enabled),
+	FLD("min_gain", F_RATE, decision.curve.min_gain),
+	FLD("min_gain_share", F_FRACTION, decision.curve.min_gain_share),
+	FLD("admin_floors", F_BOOL, decision.curve.admin_floors),
+	POS("online_low", F_RATE, decision.curve.online_low, NOMAX),
+	RNG("min_harm", F_DURATION, decision.curve.min_harm, 0, NOMAX),
+	FLD("direct", F_BOOL, decision.curve.direct),
+	END,
+};
+
 static const struct field decision_fields[] = {
 	FLD("avoid_anomalies", F_BOOL, decision.avoid_anomalies),
 	FLD("contention", F_CONTENTION, decision.contention),
@@ -120,6 +131,7 @@ static const struct field decision_fields[] = {
 	SEC("scale", scale_fields),
 	SEC("interference", interference_fields),
 	SEC("caps", caps_fields),
+	SEC("curve", curve_fields),
 	END,
 };
 
@@ -140,6 +152,13 @@ static const struct field jobstats_fields[] = {
 static const struct field history_loop_fields[] = {
 	POS("lookback", F_DURATION, history_loop.lookback, NOMAX),
 	RNG("late", F_DURATION, history_loop.late, 0, NOMAX),
+	END,
+};
+
+static const struct field learn_fields[] = {
+	FLD("enabled", F_BOOL, learn.enabled),
+	FLD("pool_share", F_FRACTION, learn.pool_share),
+	RNG("app_cap", F_U32, learn.app_cap, 1, U32MAX),
 	END,
 };
 
@@ -264,6 +283,7 @@ static const struct field policy_fields[] = {
 	SEC("access", access_fields),
 	SEC("decision", decision_fields),
 	SEC("history", history_fields),
+	SEC("learn", learn_fields),
 	SEC("database", database_fields),
 	SEC("audit", audit_fields),
 	SEC("retention", retention_fields),

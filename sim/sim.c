@@ -329,7 +329,7 @@ struct holder {
 struct fwd_state {
 	struct holder *h;
 	size_t n, cap;
-	double demand;	/* sum of d_j * w_jf */
+	double demand;	/* load: sum of d_j * w_jf / s_jf (1 = busy) */
 	double carried; /* sum of b_j * w_jf */
 	uint32_t n_class[SIM_N_CLASSES];
 };
@@ -338,19 +338,20 @@ struct job_state {
 	uint32_t *fwd;
 	double *w;
 	size_t n_fwd;
-	bool own; /* fwd/w malloc'd (not the default) */
+	bool own;    /* fwd/w malloc'd (not the default) */
+	bool direct; /* direct file-system access: no forwarder */
+	bool priv;   /* every forwarder its own (dfra's grant) */
 	double demand;
+	double sat; /* the app's per-forwarder rate, sim_curve_sat() */
 	double bw;
 	double last;
 	double inv; /* integral of dt / bw */
 	uint32_t stamp;
-	/* oracle */
-	double *value;
-	uint32_t max_extra, extra;
 };
 
 struct runner {
 	struct sim *s;
+	const struct sim_policy *pol;
 	struct sim_policy_result *res;
 	struct fwd_state *fs;
 	struct job_state *js;
@@ -464,9 +465,18 @@ static void set_bw(struct runner *r, uint32_t job, double bw)
 	j->bw = bw;
 }
 
+/* The rate at which forwarder f serves a job whose app reaches `sat` per
+ * forwarder at best: min(B_f, sat) (SIM.md "Bandwidth"). */
+static double fwd_rate(const struct topology *t, uint32_t f, double sat)
+{
+	double bf = t->forwarders[f].bandwidth_bps;
+
+	return sat > 0 && sat < bf ? sat : bf;
+}
+
 /* Bandwidth sharing and interference (SIM.md "Bandwidth"): the job gets
- * d_j times the worst, over its forwarders, of the capacity share there
- * divided by the interference slowdown there. */
+ * d_j times the worst, over its forwarders, of its share of the
+ * forwarder's time there divided by the interference slowdown there. */
 static double job_bw(const struct runner *r, uint32_t job)
 {
 	const struct sim *s = r->s;
@@ -476,8 +486,7 @@ static double job_bw(const struct runner *r, uint32_t job)
 
 	for (size_t i = 0; i < j->n_fwd; i++) {
 		const struct fwd_state *f = &r->fs[j->fwd[i]];
-		double cap = s->t->forwarders[j->fwd[i]].bandwidth_bps;
-		double share = f->demand > cap ? cap / f->demand : 1;
+		double share = f->demand > 1 ? 1 / f->demand : 1;
 		double slow = 1;
 
 		for (int c = 0; c < SIM_N_CLASSES; c++) {
@@ -497,7 +506,7 @@ static void recompute(struct runner *r)
 	for (size_t i = 0; i < r->n_touched; i++) {
 		uint32_t job = r->touched[i];
 
-		if (r->js[job].n_fwd)
+		if (r->js[job].n_fwd || r->js[job].direct)
 			set_bw(r, job, job_bw(r, job));
 	}
 	r->n_touched = 0;
@@ -514,10 +523,14 @@ static int attach(struct runner *r, uint32_t job)
 	struct job_state *j = &r->js[job];
 	enum sim_class cls = r->s->ji[job].cls;
 
-	j->demand = sim_curve_bw(&r->s->c->apps[r->s->j->jobs[job].app],
-				 (uint32_t)j->n_fwd);
+	const struct sim_app *a = &r->s->c->apps[r->s->j->jobs[job].app];
+
+	j->demand = sim_curve_bw(a, (uint32_t)j->n_fwd);
+	j->sat = sim_curve_sat(a);
 	j->bw = 0;
 	j->last = r->now;
+	if (j->direct) /* on no forwarder: its k = 0 point, unshared */
+		touch(r, job);
 	for (size_t i = 0; i < j->n_fwd; i++) {
 		struct fwd_state *f = &r->fs[j->fwd[i]];
 
@@ -525,7 +538,8 @@ static int attach(struct runner *r, uint32_t job)
 			return -1;
 		if (f->n == 1)
 			r->held++;
-		f->demand += j->demand * j->w[i];
+		f->demand += j->demand * j->w[i] /
+			     fwd_rate(r->s->t, j->fwd[i], j->sat);
 		f->n_class[cls]++;
 	}
 	touch_forwarders(r, j);
@@ -547,7 +561,8 @@ static void detach(struct runner *r, uint32_t job)
 			f->demand = 0; /* no drift left behind */
 			f->carried = 0;
 		} else {
-			f->demand -= j->demand * j->w[i];
+			f->demand -= j->demand * j->w[i] /
+				     fwd_rate(r->s->t, j->fwd[i], j->sat);
 		}
 		f->n_class[cls]--;
 	}
@@ -560,6 +575,8 @@ static void detach(struct runner *r, uint32_t job)
 	j->w = NULL;
 	j->n_fwd = 0;
 	j->own = false;
+	j->direct = false;
+	j->priv = false;
 }
 
 static void use_default(struct runner *r, uint32_t job)
@@ -600,7 +617,32 @@ static void progress(struct runner *r, size_t done)
 			      r->s->n_ev);
 }
 
-/* Static and dfra share the loop; `d` is NULL for static. */
+/* A placement callback's choice, nodes spread evenly. */
+static int place(struct runner *r, uint32_t job, fwd_error_t *err)
+{
+	const struct jobinfo *ji = &r->s->ji[job];
+	struct job_state *j = &r->js[job];
+	size_t nf = r->s->t->n_forwarders, n = 0;
+
+	j->fwd = malloc((nf ? nf : 1) * sizeof(*j->fwd));
+	j->w = malloc((nf ? nf : 1) * sizeof(*j->w));
+	j->own = true;
+	if (!j->fwd || !j->w)
+		return errprintf(err, "simulator: out of memory");
+	if (r->pol->place(r->pol->place_arg, job, &r->s->def_fwd[ji->def_off],
+			  ji->n_def, j->fwd, &n) < 0)
+		return errprintf(err, "policy '%s': placement failed",
+				 r->pol->name);
+	for (size_t i = 0; i < n; i++)
+		j->w[i] = 1.0 / (double)n;
+	j->n_fwd = n > nf ? nf : n;
+	j->direct = !n;
+	r->res->jobs[job].upgraded = true;
+	return 0;
+}
+
+/* Static, dfra and placement callbacks share the loop; `d` is NULL but
+ * for dfra. */
 static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 {
 	struct sim *s = r->s;
@@ -625,10 +667,23 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 		     e < s->n_ev && s->ev[e].t == t && s->ev[e].type == EV_END;
 		     e++) {
 			uint32_t job = s->ev[e].job;
+			size_t k = r->js[job].n_fwd;
+			bool priv = r->js[job].priv;
 
 			detach(r, job);
 			if (d)
 				sim_dfra_end(d, s->j->jobs[job].id, t);
+			/* what history would hold of the run */
+			if (d && r->pol->history && r->js[job].inv > 0 &&
+			    sim_history_record(r->pol->history,
+					       s->j->jobs[job].app, (uint32_t)k,
+					       priv,
+					       (s->j->jobs[job].end -
+						s->j->jobs[job].start) /
+						       r->js[job].inv) < 0) {
+				errprintf(err, "simulator: out of memory");
+				goto out;
+			}
 			progress(r, e + 1);
 		}
 		for (; e < s->n_ev && s->ev[e].t == t; e++) {
@@ -645,6 +700,7 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 				batch[i] = (struct sim_dfra_job){
 					.job = sj,
 					.app = &s->c->apps[sj->app],
+					.app_index = sj->app,
 					.volume = s->volume[job],
 					.node_ids = node_ids(s, job),
 					.n_nodes = sj->nodes,
@@ -668,13 +724,18 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 			struct job_state *j = &r->js[job];
 			struct sim_job_result *jr = &r->res->jobs[job];
 
-			if (!d || grants[i].use_default) {
+			if (r->pol->kind == SIM_POLICY_PLACE) {
+				if (place(r, job, err) < 0)
+					goto out;
+			} else if (!d || grants[i].use_default) {
 				use_default(r, job);
 			} else {
 				j->fwd = grants[i].fwd;
 				j->w = grants[i].w;
 				j->n_fwd = grants[i].n;
 				j->own = true;
+				j->direct = !grants[i].n;
+				j->priv = grants[i].private_all;
 			}
 			if (d) {
 				jr->upgraded = grants[i].upgraded;
@@ -754,140 +815,152 @@ out:
 	return best;
 }
 
-/* Extras beyond which the application gains nothing: up to the first
- * measured point at its peak. */
-static uint32_t oracle_max_extra(const struct sim_app *a, uint32_t n_f,
-				 uint32_t pool)
-{
-	double peak = sim_curve_peak(a);
-	uint32_t k = 0, x;
+/* One running job's options in the oracle's relaxation. */
+struct oracle_item {
+	double ratio; /* gain over direct per unit of forwarder time */
+	uint32_t job;
+};
 
-	for (size_t i = 0; i < a->n_pts; i++) {
-		if (a->pts[i].bps >= peak) {
-			k = a->pts[i].k;
-			break;
-		}
-	}
-	x = k > n_f ? k - n_f : 0;
-	return x < pool ? x : pool;
+static int cmp_item(const void *x, const void *y)
+{
+	const struct oracle_item *a = x, *b = y;
+
+	if (a->ratio != b->ratio)
+		return a->ratio > b->ratio ? -1 : 1;
+	return a->job < b->job ? -1 : a->job > b->job;
+}
+
+/* s: the rate one forwarder serves the app at, at most. */
+static double oracle_rate(const struct sim_app *a, double bmax)
+{
+	double sat = sim_curve_sat(a);
+
+	return sat > 0 && sat < bmax ? sat : bmax;
+}
+
+/* The fewest forwarders (<= u) at which the app reaches `best`. */
+static uint32_t oracle_k(const struct sim_app *a, uint32_t u, double best)
+{
+	for (size_t i = 0; i < a->n_pts && a->pts[i].k <= u; i++)
+		if (a->pts[i].bps >= best * (1 - 1e-12))
+			return a->pts[i].k;
+	return u;
 }
 
 /*
- * The oracle (SIM.md "Oracle"): every job keeps its default forwarders as
- * if they were its own (no sharing, no interference) and the idle pool is
- * re-divided among the running jobs at every event by an exact
- * multiple-choice knapsack.  An upper bound of every policy.
+ * The oracle (SIM.md "Oracle"): an upper bound of every policy that uses
+ * the running jobs' default forwarders and the idle pool.  U = those
+ * forwarders, each counted once, each with one unit of time.  A job
+ * forwarded through k <= |U| of them gets at most F = its best curve value
+ * with at most |U| forwarders and takes at least b / s of forwarder time
+ * for b bytes/s, s = min(max B_f, its per-forwarder rate); a job on
+ * direct access gets at most D = its k = 0 point and takes none.  The
+ * bound is the optimum of the linear relaxation: jobs sorted by gain over
+ * direct per unit of time, (F - D) * s / F, forwarded in that order while
+ * the |U| units last (the last one in part), the rest direct.
+ * Interference is ignored.  Recomputed at every start and end.
  */
 static int run_oracle(struct runner *r, fwd_error_t *err)
 {
 	struct sim *s = r->s;
-	uint32_t *act = NULL, *maxe = NULL, *e = NULL;
-	const double **val = NULL;
-	size_t n_act = 0;
+	const struct topology *t = s->t;
+	size_t n = s->j->n ? s->j->n : 1, n_act = 0, n_u = 0;
+	uint32_t *act = calloc(n, sizeof(*act));
+	struct oracle_item *it = calloc(n, sizeof(*it));
+	double bmax = 0;
 	int rv = -1;
-	size_t n = s->j->n ? s->j->n : 1;
 
-	act = calloc(n, sizeof(*act));
-	maxe = calloc(n, sizeof(*maxe));
-	e = calloc(n, sizeof(*e));
-	val = calloc(n, sizeof(*val));
-	if (!act || !maxe || !e || !val)
-		goto nomem;
+	if (!act || !it) {
+		errprintf(err, "simulator: out of memory");
+		goto out;
+	}
+	for (size_t f = 0; f < t->n_forwarders; f++)
+		if (t->forwarders[f].bandwidth_bps > bmax)
+			bmax = t->forwarders[f].bandwidth_bps;
 	for (size_t i = 0; i < s->n_ev;) {
-		double t = s->ev[i].t;
-		bool changed = false;
+		double t_ev = s->ev[i].t, left;
+		uint32_t u;
+		size_t n_it = 0, extra = 0;
 
-		advance(r, t);
-		for (; i < s->n_ev && s->ev[i].t == t; i++) {
+		advance(r, t_ev);
+		for (; i < s->n_ev && s->ev[i].t == t_ev; i++) {
 			uint32_t job = s->ev[i].job;
 			struct job_state *j = &r->js[job];
-			const struct sim_app *a =
-				&s->c->apps[s->j->jobs[job].app];
 
 			progress(r, i + 1);
 			if (s->ev[i].type == EV_END) {
 				set_bw(r, job, 0);
 				for (size_t k = 0; k < j->n_fwd; k++)
 					if (--r->fs[j->fwd[k]].n == 0)
-						r->held--;
-				r->held -= j->extra;
-				if (j->max_extra) {
-					for (size_t k = 0; k < n_act; k++) {
-						if (act[k] == job) {
-							act[k] = act[--n_act];
-							break;
-						}
+						n_u--;
+				for (size_t k = 0; k < n_act; k++) {
+					if (act[k] == job) {
+						act[k] = act[--n_act];
+						break;
 					}
-					changed = true;
 				}
-				free(j->value);
-				j->value = NULL;
-				j->extra = 0;
 				j->n_fwd = 0;
 				continue;
 			}
 			use_default(r, job);
-			/* held: distinct default forwarders in use (counted
-			 * in fs[].n) plus every job's extras */
 			for (size_t k = 0; k < j->n_fwd; k++)
 				if (r->fs[j->fwd[k]].n++ == 0)
-					r->held++;
-			j->max_extra = oracle_max_extra(a, (uint32_t)j->n_fwd,
-							s->pool);
-			j->value =
-				malloc((j->max_extra + 1) * sizeof(*j->value));
-			if (!j->value)
-				goto nomem;
-			for (uint32_t x = 0; x <= j->max_extra; x++)
-				j->value[x] = sim_curve_best(
-					a, (uint32_t)j->n_fwd + x);
-			r->res->jobs[job].n_fwd = (uint32_t)j->n_fwd;
-			if (j->max_extra) {
-				act[n_act++] = job;
-				changed = true;
-			}
-			set_bw(r, job, j->value[0]);
+					n_u++;
+			act[n_act++] = job;
 		}
-		if (!changed)
-			continue;
-		uint64_t want = 0;
-
-		for (size_t k = 0; k < n_act; k++)
-			want += r->js[act[k]].max_extra;
-		if (want <= s->pool) {
-			for (size_t k = 0; k < n_act; k++)
-				e[k] = r->js[act[k]].max_extra;
-		} else {
-			for (size_t k = 0; k < n_act; k++) {
-				val[k] = r->js[act[k]].value;
-				maxe[k] = r->js[act[k]].max_extra;
-			}
-			if (sim_knapsack(val, maxe, n_act, s->pool, e) < 0)
-				goto nomem;
-		}
+		u = (uint32_t)(n_u + s->pool);
+		left = (double)u;
 		for (size_t k = 0; k < n_act; k++) {
-			struct job_state *j = &r->js[act[k]];
-			struct sim_job_result *jr = &r->res->jobs[act[k]];
+			const struct sim_app *a =
+				&s->c->apps[s->j->jobs[act[k]].app];
+			double f = sim_curve_best(a, u), d = a->direct_bps;
+			double sr = oracle_rate(a, bmax);
 
-			r->held += e[k];
-			r->held -= j->extra;
-			j->extra = e[k];
-			if (e[k])
-				jr->upgraded = true;
-			if (s->j->jobs[act[k]].start == t)
-				jr->n_fwd = (uint32_t)j->n_fwd + e[k];
-			set_bw(r, act[k], j->value[e[k]]);
+			it[n_it++] = (struct oracle_item){
+				f > d && f > 0 ? (f - d) * sr / f : -1, act[k]};
 		}
+		qsort(it, n_it, sizeof(*it), cmp_item);
+		r->carried = 0;
+		for (size_t k = 0; k < n_it; k++) {
+			uint32_t job = it[k].job;
+			const struct sim_app *a =
+				&s->c->apps[s->j->jobs[job].app];
+			struct job_state *j = &r->js[job];
+			struct sim_job_result *jr = &r->res->jobs[job];
+			double f = sim_curve_best(a, u), d = a->direct_bps,
+			       b = d;
+			uint32_t kb = 0;
+
+			if (it[k].ratio > 0 && left > 0) {
+				double need = f / oracle_rate(a, bmax);
+				double x = need <= left ? 1 : left / need;
+
+				b = x * f + (1 - x) * d;
+				left -= x * need;
+				r->carried += x * f;
+				kb = oracle_k(a, u, f);
+				if (kb > j->n_fwd)
+					extra += kb - j->n_fwd;
+			}
+			if (b >
+			    sim_curve_bw(a, (uint32_t)j->n_fwd) * (1 + 1e-9))
+				jr->upgraded = true;
+			if (s->j->jobs[job].start == t_ev)
+				jr->n_fwd = kb;
+			/* set_bw must not touch the forwarders' carried sums:
+			 * the oracle keeps its own */
+			size_t nf = j->n_fwd;
+
+			j->n_fwd = 0;
+			set_bw(r, job, b);
+			j->n_fwd = nf;
+		}
+		r->held = n_u + (extra < s->pool ? extra : s->pool);
 	}
 	rv = 0;
-	goto out;
-nomem:
-	errprintf(err, "simulator: out of memory");
 out:
 	free(act);
-	free(maxe);
-	free(e);
-	free(val);
+	free(it);
 	return rv;
 }
 
@@ -1007,8 +1080,18 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 	if (!res->jobs || !r.fs || !r.js || !r.touched || !r.bin_util ||
 	    !r.bin_held)
 		goto nomem;
+	r.pol = p;
 	switch (p->kind) {
 	case SIM_POLICY_STATIC:
+		if (run_mapped(&r, NULL, err) < 0)
+			goto out;
+		break;
+	case SIM_POLICY_PLACE:
+		if (!p->place) {
+			errno = EINVAL;
+			errprintf(err, "policy '%s': no placement", p->name);
+			goto out;
+		}
 		if (run_mapped(&r, NULL, err) < 0)
 			goto out;
 		break;
@@ -1018,7 +1101,7 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 			errprintf(err, "policy '%s': no policy given", p->name);
 			goto out;
 		}
-		if (!(d = sim_dfra_create(s->t, p->policy, err))) {
+		if (!(d = sim_dfra_create(s->t, p->policy, p->history, err))) {
 			errprefix(err, "policy '%s'", p->name);
 			goto out;
 		}
@@ -1049,7 +1132,6 @@ out:
 			free(r.js[i].fwd);
 			free(r.js[i].w);
 		}
-		free(r.js[i].value);
 	}
 	free(r.fs);
 	free(r.js);
@@ -1121,7 +1203,8 @@ struct sim_result *sim_run(const struct sim_config *cfg,
 	res->n_pool = s.pool;
 	/* the static baseline first: the others are measured against it */
 	{
-		struct sim_policy st = {"static", SIM_POLICY_STATIC, NULL};
+		struct sim_policy st = {"static", SIM_POLICY_STATIC, NULL, NULL,
+					NULL};
 
 		if (run_policy(&s, &st, &base, true, err) < 0)
 			goto out;

@@ -127,10 +127,14 @@ int sim_parse_time(const char *s, double *out);
 
 /* The application's bandwidth alone with k >= 1 forwarders (SIM.md:
  * linear between points, proportional below the first, flat above the
- * last) and its best bandwidth with at most k forwarders. */
+ * last; k = 0: direct access, the k = 0 point or 0) and its best
+ * bandwidth with at most k >= 1 forwarders. */
 double sim_curve_bw(const struct sim_app *a, uint32_t k);
 double sim_curve_best(const struct sim_app *a, uint32_t k);
 double sim_curve_peak(const struct sim_app *a);
+/* The app's best bandwidth per forwarder, max over points of bw(k) / k
+ * (k >= 1): what one forwarder delivers to it when busy with it alone. */
+double sim_curve_sat(const struct sim_app *a);
 
 enum sim_class sim_classify(const struct policy *p, const struct sim_app *a,
 			    uint32_t nodes);
@@ -139,16 +143,55 @@ int sim_class_parse(const char *s, enum sim_class *out);
 /* Default slowdown table (SIM.md cites each entry). */
 void sim_default_slowdown(double out[SIM_N_CLASSES][SIM_N_CLASSES]);
 
+/*
+ * Learning (SIM.md "Learning", sim_learn.c): what history holds of each
+ * application, its runs' achieved bandwidth per forwarder count and
+ * whether the forwarders were its own.  seed_k1: start with each app's
+ * k = 1 point (its curve there), else empty.  A `dfra` policy given a
+ * history decides from it (the median of its private runs per k, k = 0 as
+ * direct access) instead of the exact curves, and records every run it
+ * simulates.  The history outlives the runs: several sim_run() calls may
+ * share it.
+ */
+struct sim_history;
+struct sim_history *sim_history_create(const struct sim_curves *c,
+				       bool seed_k1);
+void sim_history_destroy(struct sim_history *h);
+int sim_history_record(struct sim_history *h, size_t app, uint32_t k,
+		       bool private_fwd, double bps);
+/* Runs recorded for app at k (private or not). */
+size_t sim_history_runs(const struct sim_history *h, size_t app, uint32_t k);
+/* The app's measured curve: up to max points (k >= 1, ascending), the
+ * direct-access median in *direct (0 when none); returns the count. */
+size_t sim_history_curve(const struct sim_history *h, size_t app,
+			 struct sim_point *pts, size_t max, double *direct);
+
 enum sim_policy_kind {
 	SIM_POLICY_STATIC = 0, /* FFM: every job on its default forwarders */
 	SIM_POLICY_DFRA,       /* the production decision (alloc_decide) */
-	SIM_POLICY_ORACLE,     /* upper bound by multiple-choice knapsack */
+	SIM_POLICY_ORACLE,     /* upper bound (SIM.md "Oracle") */
+	SIM_POLICY_PLACE,      /* forwarders chosen by a callback (tests) */
 };
+
+/*
+ * A placement callback (SIM_POLICY_PLACE): for job `job` (index into
+ * sim_jobs) starting with its default forwarders `defaults`, write the
+ * forwarders it gets into fwd (distinct topology indexes, room for every
+ * forwarder of the topology) and their number into *n_fwd; *n_fwd = 0
+ * means direct file-system access (the app's k = 0 point).  The job's
+ * nodes are spread evenly over them.  0, or -1 to abort the run.
+ */
+typedef int (*sim_place_fn)(void *arg, size_t job, const uint32_t *defaults,
+			    size_t n_defaults, uint32_t *fwd, size_t *n_fwd);
 
 struct sim_policy {
 	const char *name; /* label in the report */
 	enum sim_policy_kind kind;
 	const struct policy *policy; /* DFRA only */
+	sim_place_fn place;	     /* SIM_POLICY_PLACE only */
+	void *place_arg;
+	struct sim_history *history; /* DFRA: decide from it and fill it
+				      * (NULL: the exact curves) */
 };
 
 struct sim_config {
@@ -224,7 +267,9 @@ struct sim_result *sim_run(const struct sim_config *cfg,
 void sim_result_destroy(struct sim_result *r);
 
 /*
- * Oracle core, exposed for tests: choose extra forwarders e[i] in
+ * An exact knapsack over extra forwarders (the oracle's before it became
+ * the relaxation of SIM.md "Oracle"; the decision's own knapsack is
+ * allocator/mckp.c), exposed for tests: choose extra forwarders e[i] in
  * [0, max_extra[i]] with sum e <= pool maximising sum value[i][e[i]]
  * (value[i] has max_extra[i] + 1 entries).  Exact dynamic programme;
  * ties prefer fewer forwarders, then earlier items.  Returns the best sum,

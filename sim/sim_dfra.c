@@ -22,10 +22,12 @@ struct sim_dfra {
 	const struct policy *p;
 	struct alloc_ctx *cx;
 	struct alloc_ledger *l;
+	struct sim_history *h; /* NULL: the exact curves */
 };
 
 struct sim_dfra *sim_dfra_create(const struct topology *t,
-				 const struct policy *p, fwd_error_t *err)
+				 const struct policy *p,
+				 struct sim_history *history, fwd_error_t *err)
 {
 	struct sim_dfra *d = calloc(1, sizeof(*d));
 
@@ -35,6 +37,7 @@ struct sim_dfra *sim_dfra_create(const struct topology *t,
 	}
 	d->t = t;
 	d->p = p;
+	d->h = history;
 	if (!(d->cx = alloc_ctx_create(t, err)))
 		goto fail;
 	if (!(d->l = alloc_ledger_create(t))) {
@@ -75,12 +78,27 @@ static enum fwd_io_mode io_mode(enum fwd_io_mode m)
 	}
 }
 
-/* The profile production would have read from history (SIM.md "dfra"). */
-static void make_profile(const struct sim_dfra_job *sj,
+/* The profile production would have read from history (SIM.md "dfra"):
+ * the exact curve, or what the simulated history holds (false: nothing
+ * yet, no profile). */
+static bool make_profile(const struct sim_dfra *d,
+			 const struct sim_dfra_job *sj,
 			 struct alloc_profile *pr, struct alloc_bw_point *bw)
 {
 	const struct sim_app *a = sj->app;
-	double peak = sim_curve_peak(a);
+	double peak = sim_curve_peak(a), direct = a->direct_bps;
+	struct sim_point pts[64];
+	size_t n = a->n_pts;
+
+	if (d->h) {
+		n = sim_history_curve(d->h, sj->app_index, pts, 64, &direct);
+		if (!n)
+			return false;
+		peak = 0;
+		for (size_t i = 0; i < n; i++)
+			if (pts[i].bps > peak)
+				peak = pts[i].bps;
+	}
 
 	memset(pr, 0, sizeof(*pr));
 	pr->io_volume_bytes = (uint64_t)sj->volume;
@@ -91,12 +109,17 @@ static void make_profile(const struct sim_dfra_job *sj,
 	pr->mdops = a->mdops;
 	pr->io_mode = io_mode(a->io_mode);
 	pr->runs = 1;
-	for (size_t i = 0; i < a->n_pts; i++) {
-		bw[i].k = a->pts[i].k;
-		bw[i].bps = a->pts[i].bps;
+	pr->direct_bps = direct;
+	for (size_t i = 0; i < n; i++) {
+		bw[i].k = d->h ? pts[i].k : a->pts[i].k;
+		bw[i].bps = d->h ? pts[i].bps : a->pts[i].bps;
+		if (d->h)
+			bw[i].runs = (uint32_t)sim_history_runs(
+				d->h, sj->app_index, bw[i].k);
 	}
 	pr->bw = bw;
-	pr->n_bw = a->n_pts;
+	pr->n_bw = n;
+	return true;
 }
 
 /* Weights from the decision's node blocks. */
@@ -139,12 +162,14 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 	for (size_t i = 0; i < n; i++) {
 		const struct sim_dfra_job *sj = &jobs[i];
 
-		bw[i] = calloc(sj->app->n_pts, sizeof(*bw[i]));
+		bw[i] = calloc(sj->app->n_pts > 64 ? sj->app->n_pts : 64,
+			       sizeof(*bw[i]));
 		if (!bw[i]) {
 			errprintf(err, "out of memory");
 			goto out;
 		}
-		make_profile(sj, &pr[i], bw[i]);
+		bool has = make_profile(d, sj, &pr[i], bw[i]);
+
 		aj[i] = (struct alloc_job){
 			.job_id = sj->job->id,
 			.user = "sim",
@@ -155,7 +180,7 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 			.node_ids = sj->node_ids,
 			.n_nodes = sj->n_nodes,
 			.request = FWD_REQ_AUTO,
-			.profile = &pr[i],
+			.profile = has ? &pr[i] : NULL,
 		};
 	}
 	if (n == 1) {
@@ -178,11 +203,21 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 			goto out;
 		}
 		g->upgraded = x->action == FWD_ACT_SCALE ||
-			      x->action == FWD_ACT_ISOLATE;
+			      x->action == FWD_ACT_ISOLATE ||
+			      x->action == FWD_ACT_DIRECT;
 		g->refused = x->action == FWD_ACT_REFUSED;
-		if (x->action == FWD_ACT_SCALE ||
-		    x->action == FWD_ACT_ISOLATE ||
-		    x->action == FWD_ACT_AVOID_ANOMALY) {
+		g->private_all = true;
+		for (size_t k = 0; k < x->n_forwarders; k++)
+			g->private_all &= x->private_fwd[k];
+		if (!(x->action == FWD_ACT_SCALE ||
+		      x->action == FWD_ACT_ISOLATE ||
+		      x->action == FWD_ACT_DIRECT))
+			g->private_all = false;
+		if (x->action == FWD_ACT_DIRECT) {
+			/* no forwarder: fwd NULL, n 0 */
+		} else if (x->action == FWD_ACT_SCALE ||
+			   x->action == FWD_ACT_ISOLATE ||
+			   x->action == FWD_ACT_AVOID_ANOMALY) {
 			if (grant_from(x, jobs[i].n_nodes, g) < 0) {
 				errprintf(err, "out of memory");
 				goto out;

@@ -234,7 +234,9 @@ double sim_curve_bw(const struct sim_app *a, uint32_t k)
 	const struct sim_point *p = a->pts;
 	size_t n = a->n_pts;
 
-	if (k == 0 || n == 0)
+	if (k == 0)
+		return a->direct_bps;
+	if (n == 0)
 		return 0;
 	if (k <= p[0].k)
 		return p[0].bps * k / p[0].k;
@@ -267,6 +269,16 @@ double sim_curve_peak(const struct sim_app *a)
 	for (size_t i = 0; i < a->n_pts; i++)
 		if (a->pts[i].bps > best)
 			best = a->pts[i].bps;
+	return best;
+}
+
+double sim_curve_sat(const struct sim_app *a)
+{
+	double best = 0;
+
+	for (size_t i = 0; i < a->n_pts; i++)
+		if (a->pts[i].bps / a->pts[i].k > best)
+			best = a->pts[i].bps / a->pts[i].k;
 	return best;
 }
 

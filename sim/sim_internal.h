@@ -17,6 +17,7 @@
 struct sim_dfra_job {
 	const struct sim_job *job;
 	const struct sim_app *app;
+	size_t app_index;
 	double volume;		  /* bytes, for the profile's V */
 	const uint32_t *node_ids; /* placement, topology node ids */
 	size_t n_nodes;
@@ -31,13 +32,16 @@ struct sim_grant {
 	bool upgraded; /* scale or isolate */
 	bool refused;
 	bool use_default; /* keep the default mapping (fwd NULL) */
+	bool private_all; /* every forwarder held privately (or none) */
+	/* n == 0 and !use_default: direct file-system access */
 };
 
 struct sim_dfra;
 
 /* NULL with err when the decision engine is unavailable or fails. */
 struct sim_dfra *sim_dfra_create(const struct topology *t,
-				 const struct policy *p, fwd_error_t *err);
+				 const struct policy *p,
+				 struct sim_history *history, fwd_error_t *err);
 void sim_dfra_destroy(struct sim_dfra *d);
 
 /* Decide for jobs starting together at `now` (one batch, production's

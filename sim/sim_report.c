@@ -25,6 +25,8 @@ static const char *kind_name(enum sim_policy_kind k)
 		return "dfra";
 	case SIM_POLICY_ORACLE:
 		return "oracle";
+	case SIM_POLICY_PLACE:
+		return "place";
 	}
 	return "?";
 }

@@ -120,8 +120,23 @@ check_eq "dfra beats static on aggregate bandwidth" true \
 check_eq "oracle >= every policy on aggregate bandwidth" true \
 	"$(jq '.policies[2].aggregate_bandwidth_bps as $o
 		| all(.policies[]; .aggregate_bandwidth_bps <= $o * (1 + 1e-9))' "$tmp/r.json")"
-check_eq "the isolated victims of N-1 jobs gain 50x (APT next to AWP)" 50 \
-	"$(jq '.policies[1].speedup.max' "$tmp/r.json")"
+# 50x slowdown next to AWP (the DFRA study) times at least the half of
+# its default forwarder's time APT had while sharing it (SIM.md
+# "Bandwidth"); more where it shared with more
+check_eq "the isolated victims of N-1 jobs gain 100x or more (APT next to AWP)" true \
+	"$(jq '.policies[1].speedup.max >= 100' "$tmp/r.json")"
+check_eq "dfra within 5 % of the oracle on the examples" true \
+	"$(jq '.policies[1].aggregate_bandwidth_bps >= 0.95 * .policies[2].aggregate_bandwidth_bps' "$tmp/r.json")"
+
+# --learn: dfra deciding from a history that starts at k = 1 and fills
+# from the simulated runs, reported as "learned" after the listed policies
+sim --jobs "$jobs" --curves "$curves" --json --learn
+check_eq "sim --learn exits 0" 0 "$rc"
+printf '%s\n' "$out" >"$tmp/l.json"
+check_eq "--learn adds a learned policy" "static dfra oracle learned" \
+	"$(jq -r '[.policies[].name] | join(" ")' "$tmp/l.json")"
+check_eq "learned within 10 % of dfra on exact curves" true \
+	"$(jq '.policies[3].aggregate_bandwidth_bps >= 0.9 * .policies[1].aggregate_bandwidth_bps' "$tmp/l.json")"
 
 # the charts
 for f in speedup utilisation; do

@@ -819,8 +819,12 @@ static void test_batch_contention(void **state)
 	struct fix *f = *state;
 	struct policy *p = policy_defaults();
 	struct alloc_ledger *l = alloc_ledger_create(f->t);
-	/* B measured a large gain from more forwarders; A barely any. */
-	struct alloc_bw_point bw_a[] = {{2, 4.0e9}, {6, 4.2e9}};
+	/* B measured a large gain from more forwarders; A a smaller one,
+	 * enough to take 2 pool forwarders when alone (4 forwarders: 3.63
+	 * GB/s in log2 k between its points, 631 MB/s above its default
+	 * mapping, more than the online threshold's cost at a half-used
+	 * pool). */
+	struct alloc_bw_point bw_a[] = {{2, 3.0e9}, {6, 4.0e9}};
 	struct alloc_bw_point bw_b[] = {{2, 3.0e9}, {6, 11e9}};
 	struct alloc_profile pa = p_demanding, pb = p_demanding;
 	struct alloc_job jobs[2] = {
@@ -868,19 +872,25 @@ static void test_batch_contention(void **state)
 	assert_int_equal(out[1]->n_forwarders, 6);
 	assert_int_equal(out[0]->action, FWD_ACT_REFUSED);
 	assert_true(has_reason(out[0],
-			       "pool contention: ranked 2 of 2 (by "
-			       "expected gain, expected gain 200MB/s)"));
+			       "pool contention: the batch's knapsack over 2 "
+			       "jobs with a curve chose otherwise (expected "
+			       "gain 631MB/s); alone it would get 2 pool "
+			       "forwarders, got 0"));
 	assert_int_equal(alloc_ledger_count(l), 2); /* not modified */
 	alloc_decision_destroy(out[0]);
 	alloc_decision_destroy(out[1]);
 
-	/* First come, first served: A wins. */
+	/* First come, first served: no knapsack; A, first, takes its 2
+	 * extras against the online threshold, B the 2 left above the
+	 * reserve (alone it would take 4). */
 	p->decision.contention = POLICY_CONTENTION_FCFS;
 	assert_int_equal(
 		alloc_decide_batch(f->cx, p, l, NULL, jobs, 2, 10, out, &err),
 		0);
 	assert_int_equal(out[0]->action, FWD_ACT_SCALE);
-	assert_int_equal(out[1]->action, FWD_ACT_REFUSED);
+	assert_int_equal(out[0]->n_forwarders, 4);
+	assert_int_equal(out[1]->action, FWD_ACT_SCALE);
+	assert_int_equal(out[1]->n_forwarders, 4);
 	assert_true(has_reason(out[1], "ranked 2 of 2 (first come, first "
 				       "served"));
 	alloc_decision_destroy(out[0]);

@@ -260,9 +260,9 @@ static void test_empty_sections(void **state)
 	policy_destroy(p);
 }
 
-#define KEYS_TOP                                                            \
-	"topology, access, decision, history, database, audit, retention, " \
-	"ingest, anomaly, remap, jobstats, history_loop"
+#define KEYS_TOP                                                        \
+	"topology, access, decision, history, learn, database, audit, " \
+	"retention, ingest, anomaly, remap, jobstats, history_loop"
 #define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
 	"e.g. [/usr/local/sbin/fwd-alert, --severity, high]"
@@ -297,7 +297,7 @@ static const struct {
 	{"section is a scalar", "decision: fast\n", 0,
 	 "FILE:1:11: decision: value 'fast': expected a mapping with keys "
 	 "avoid_anomalies, contention, decide_timeout, scale, "
-	 "interference, caps"},
+	 "interference, caps, curve"},
 	{"section is a list", "audit: [a]\n", 0,
 	 "FILE:1:8: audit: value is a sequence; expected a mapping with "
 	 "keys file, database"},

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_ALLOCATOR_CURVE_H
+#define FWD_ALLOCATOR_CURVE_H
+
+/*
+ * Sizing from measured bandwidth curves (DESIGN.md "The decision" step 7),
+ * between the decision's files; not for other modules.
+ *
+ *   curve.c   option valuation: the expected bandwidth at k forwarders
+ *   mckp.c    the exact multiple-choice knapsack (a batch) and the online
+ *             threshold (a job alone)
+ *   harm.c    isolation by the interference it prevents
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocator/decide.h"
+
+struct policy;
+
+/*
+ * Expected bandwidth of the application with k >= 1 forwarders of its own
+ * (bytes/s), from the profile's curve: between measured counts linear in
+ * log2 k; below the first proportional to k; above the last the last
+ * segment's gain per doubling goes on (one point: doubling k doubles the
+ * bandwidth), bounded by k * bf.  *estimated (may be NULL) is set when k
+ * lies above the highest measured count.  Without a curve: DFRA's
+ * min(k * bf, N_io * B_c).
+ */
+double alloc_curve_value(const struct alloc_profile *pr, double bf, uint32_t k,
+			 bool *estimated);
+
+/* The highest measured forwarder count, 0 without a curve. */
+uint32_t alloc_curve_kmax(const struct alloc_profile *pr);
+
+/* One way to serve a job. */
+enum alloc_opt_kind {
+	ALLOC_OPT_DEFAULT = 0, /* the default mapping (shared) */
+	ALLOC_OPT_EXTRAS,      /* the defaults plus `take` private extras */
+	ALLOC_OPT_PRIVATE,     /* `take` private forwarders */
+	ALLOC_OPT_DIRECT,      /* no forwarder: direct file-system access */
+};
+
+struct alloc_option {
+	enum alloc_opt_kind kind;
+	uint32_t k;	/* forwarders the job would use */
+	uint32_t take;	/* forwarders taken from the idle pool */
+	double value;	/* expected bandwidth, bytes/s */
+	bool estimated; /* above the measured counts (an exploration) */
+};
+
+/* What a job can choose among (curve.c). */
+struct alloc_opts {
+	struct alloc_option *o; /* o[0] is the default mapping */
+	size_t n;
+	double base;	  /* the default mapping's value alone */
+	uint32_t sharers; /* other jobs on its default forwarders */
+	bool isolate;	  /* only private options (harm.c) */
+};
+
+/*
+ * The options of a job with N_f default forwarders of mean bandwidth bf:
+ * the default mapping (value / (1 + sharers)), default plus e extras when
+ * no other job holds its defaults, k private forwarders, for k over the
+ * powers of two and the measured counts up to `cap` pool forwarders (above
+ * the highest measured count only when learn.enabled, up to
+ * learn.app_cap forwarders: estimated, an exploration); an
+ * option must beat the default mapping's value by min_gain and by
+ * min_gain_share of it (only when `gate`: a batch applies the gate once
+ * it knows who shares the defaults); direct access (k = 0) when the policy
+ * allows it and the profile measured it.  With `isolate` the default mapping is
+ * worth 0 (kept only as the fallback o[0]) and there are no extras.  0 or
+ * -1 (ENOMEM).
+ */
+int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
+			double bf, uint32_t n_f, uint32_t sharers, uint32_t cap,
+			bool isolate, bool gate, struct alloc_opts *out);
+
+/* Whether option x of o beats its default option by the policy's minimum
+ * gain (absolute and relative); an isolated job's options always do. */
+bool alloc_option_gains(const struct policy *p, const struct alloc_opts *o,
+			const struct alloc_option *x, double def_value);
+void alloc_opts_free(struct alloc_opts *o);
+
+/*
+ * Exact multiple-choice knapsack (mckp.c): item i chooses exactly one of
+ * its n[i] options opt[i] (opt[i][0] must take 0), the takes summing to at
+ * most `cap`, maximising the summed value; ties go to fewer forwarders,
+ * then to lower option indexes.  pick[i] receives the choice.  Dynamic
+ * programme over the capacity: O(sum n[i] * cap).  Returns the best sum,
+ * or -1 with errno ENOMEM.
+ */
+double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
+		  size_t n_items, uint32_t cap, size_t *pick);
+
+/*
+ * The online threshold (mckp.c): the opportunity cost of the forwarder
+ * taken when a share z in [0, 1] of the pool is in use, rising from
+ * low / e (empty pool) to high (full): (low / e) * (high * e / low)^z
+ * (the online knapsack threshold of Zhou, Chakrabarty and Lukose, 2008).
+ */
+double alloc_threshold(double z, double low, double high);
+
+/*
+ * A job alone: the option with the largest value minus the threshold cost
+ * of each forwarder it takes, `used` of `total` pool forwarders being in
+ * use; only options taking at most `room`.  Ties go to the fewer
+ * forwarders.  Returns the option's index (0 when nothing beats the
+ * default mapping).
+ */
+size_t alloc_online_pick(const struct alloc_opts *o, uint32_t used,
+			 uint32_t total, uint32_t room, double low,
+			 double high);
+
+/*
+ * Isolation by harm (harm.c): a disruptive job is isolated when its
+ * expected I/O time on the default mapping, volume / base, times (1 + the
+ * vulnerable jobs sharing its default forwarders) reaches min_harm.
+ * Returns the harm in seconds (0 when base or volume is 0).
+ */
+double alloc_harm(uint64_t volume, double base, uint32_t vulnerable);
+
+#endif

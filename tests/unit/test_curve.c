@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Sizing from measured curves (allocator/curve.c, mckp.c, harm.c and the
+ * curve rule of decide.c): option valuation (interpolation in log2 k,
+ * optimistic extrapolation bounded by k * B_f, DFRA's estimate without a
+ * curve), the minimum gain, the exact multiple-choice knapsack against
+ * brute force, the online threshold, isolation by harm and direct access.
+ *
+ * Test machine as test_decide.c's: 8 service forwarders fwd001..fwd008 of
+ * 2.5 GB/s serving c[1-512], 64 nodes each, 16 backups fwd009..fwd024.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "allocator/curve.h"
+#include "allocator/decide.h"
+#include "allocator/decision_json.h"
+#include "allocator/ledger.h"
+#include "policies/policy.h"
+#include "topology/topology.h"
+
+#define GiB (1024.0 * 1024 * 1024)
+
+#define assert_near(a, b) \
+	assert_true(fabs((a) - (b)) <= 1e-6 * fmax(1.0, fabs(b)))
+
+static struct alloc_profile prof(struct alloc_bw_point *bw, size_t n)
+{
+	struct alloc_profile p = {
+		.io_volume_bytes = 100 * (uint64_t)GiB,
+		.io_nodes = 64,
+		.node_bandwidth_bps = 1e8,
+		.io_mode = FWD_IO_N_N,
+		.runs = 3,
+		.bw = bw,
+		.n_bw = n,
+	};
+	return p;
+}
+
+/* Between measured counts: linear in log2 k, so 2 lies half-way between
+ * 1 and 4 (linear in k would say a third); a measured count is its own
+ * value; below the first point: proportional. */
+static void test_value_interpolation(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 1e8, 3, 2e7}, {4, 4e8, 2, 0}};
+	struct alloc_bw_point bw2[] = {{2, 2e8, 1, 0}};
+	struct alloc_profile p = prof(bw, 2), q = prof(bw2, 1);
+	bool est = true;
+
+	(void)state;
+	assert_near(alloc_curve_value(&p, 2.5e9, 1, &est), 1e8);
+	assert_false(est);
+	assert_near(alloc_curve_value(&p, 2.5e9, 2, &est), 2.5e8);
+	assert_false(est);
+	assert_near(alloc_curve_value(&p, 2.5e9, 4, NULL), 4e8);
+	assert_near(alloc_curve_value(&q, 2.5e9, 1, &est), 1e8);
+	assert_false(est);
+	assert_int_equal(alloc_curve_kmax(&p), 4);
+}
+
+/* Above the highest count: the last gain per doubling goes on (estimated),
+ * bounded by k * B_f; one point: doubling k doubles the bandwidth; a
+ * falling curve stays flat. */
+static void test_value_extrapolation(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 1e8}, {2, 1.8e8}};
+	struct alloc_bw_point one[] = {{1, 1e8}};
+	struct alloc_bw_point fall[] = {{1, 3e8}, {2, 2e8}};
+	struct alloc_profile p = prof(bw, 2), o = prof(one, 1),
+			     f = prof(fall, 2);
+	bool est = false;
+
+	(void)state;
+	assert_near(alloc_curve_value(&p, 2.5e9, 4, &est), 2.6e8);
+	assert_true(est);
+	assert_near(alloc_curve_value(&p, 2.5e9, 8, NULL), 3.4e8);
+	/* bounded by k * B_f = 4 * 0.05 GB/s */
+	assert_near(alloc_curve_value(&p, 0.05e9, 4, NULL), 2e8);
+	assert_near(alloc_curve_value(&o, 2.5e9, 4, &est), 3e8);
+	assert_true(est);
+	assert_near(alloc_curve_value(&f, 2.5e9, 8, NULL), 2e8);
+}
+
+/* No curve: DFRA's min(k * B_f, N_io * B_c). */
+static void test_value_no_curve(void **state)
+{
+	struct alloc_profile p = prof(NULL, 0);
+
+	(void)state;
+	assert_near(alloc_curve_value(&p, 2.5e9, 1, NULL), 2.5e9);
+	assert_near(alloc_curve_value(&p, 2.5e9, 4, NULL), 6.4e9);
+	assert_int_equal(alloc_curve_kmax(&p), 0);
+}
+
+static const struct alloc_option *find(const struct alloc_opts *o,
+				       enum alloc_opt_kind kind, uint32_t k)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->o[i].kind == kind && o->o[i].k == k)
+			return &o->o[i];
+	return NULL;
+}
+
+/* The options and the minimum gain: 50 MB/s and 10 % of the default
+ * mapping's value (1 GB/s here: 100 MB/s). */
+static void test_options_gain(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 1e9}, {2, 1.08e9}, {4, 1.3e9}};
+	struct alloc_profile p = prof(bw, 3);
+	struct policy *pol = policy_defaults();
+	struct alloc_opts o = {0};
+	const struct alloc_option *x;
+
+	(void)state;
+	assert_int_equal(
+		alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, false, true, &o),
+		0);
+	assert_int_equal(o.o[0].kind, ALLOC_OPT_DEFAULT);
+	assert_near(o.o[0].value, 1e9);
+	/* +80 MB/s: under 10 %; +300 MB/s: kept, private and as extras */
+	assert_null(find(&o, ALLOC_OPT_PRIVATE, 2));
+	assert_null(find(&o, ALLOC_OPT_EXTRAS, 2));
+	assert_non_null(find(&o, ALLOC_OPT_PRIVATE, 4));
+	x = find(&o, ALLOC_OPT_EXTRAS, 4);
+	assert_non_null(x);
+	assert_int_equal(x ? x->take : 0, 3);
+	/* nothing above the highest measured count */
+	assert_null(find(&o, ALLOC_OPT_PRIVATE, 8));
+	/* fewer pool forwarders first */
+	for (size_t i = 2; i < o.n; i++)
+		assert_true(o.o[i - 1].take <= o.o[i].take);
+	alloc_opts_free(&o);
+
+	/* shared with 3 jobs: staying is worth 250 MB/s; 1 private
+	 * forwarder (1 GB/s) now gains; no extras on a shared default */
+	assert_int_equal(
+		alloc_curve_options(pol, &p, 2.5e9, 1, 3, 16, false, true, &o),
+		0);
+	assert_near(o.o[0].value, 0.25e9);
+	assert_non_null(find(&o, ALLOC_OPT_PRIVATE, 1));
+	assert_null(find(&o, ALLOC_OPT_EXTRAS, 4));
+	alloc_opts_free(&o);
+
+	/* the pool caps the counts */
+	assert_int_equal(
+		alloc_curve_options(pol, &p, 2.5e9, 1, 3, 2, false, true, &o),
+		0);
+	assert_null(find(&o, ALLOC_OPT_PRIVATE, 4));
+	assert_non_null(find(&o, ALLOC_OPT_PRIVATE, 2));
+	alloc_opts_free(&o);
+
+	/* direct access: only where the policy allows it */
+	p.direct_bps = 2e9;
+	assert_int_equal(
+		alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, false, true, &o),
+		0);
+	assert_null(find(&o, ALLOC_OPT_DIRECT, 0));
+	alloc_opts_free(&o);
+	pol->decision.curve.direct = true;
+	assert_int_equal(
+		alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, false, true, &o),
+		0);
+	x = find(&o, ALLOC_OPT_DIRECT, 0);
+	assert_non_null(x);
+	assert_near(x ? x->value : 0, 2e9);
+	alloc_opts_free(&o);
+	policy_destroy(pol);
+}
+
+/* ---- the knapsack against brute force ----------------------------------- */
+
+static uint64_t prng = 0x2545F4914F6CDD1DULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	prng ^= prng << 13;
+	prng ^= prng >> 7;
+	prng ^= prng << 17;
+	return (uint32_t)(prng % n);
+}
+
+static double brute(const struct alloc_option *const *opt, const size_t *n,
+		    size_t n_items, uint32_t cap, size_t i, double acc)
+{
+	double best = -1;
+
+	if (i == n_items)
+		return acc;
+	for (size_t x = 0; x < n[i]; x++) {
+		double v;
+
+		if (opt[i][x].take > cap)
+			continue;
+		v = brute(opt, n, n_items, cap - opt[i][x].take, i + 1,
+			  acc + opt[i][x].value);
+		if (v > best)
+			best = v;
+	}
+	return best;
+}
+
+/* 2000 random cases of 1 to 5 jobs with 1 to 5 options each (the first
+ * taking nothing), takes 0 to 6, capacity 0 to 12: the knapsack's value
+ * equals the brute force optimum and its picks are feasible and worth
+ * exactly that. */
+static void test_mckp_brute_force(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 2000; round++) {
+		struct alloc_option o[5][5];
+		const struct alloc_option *opt[5];
+		size_t n[5], pick[5];
+		size_t items = 1 + rnd(5);
+		uint32_t cap = rnd(13), used = 0;
+		double want, got, sum = 0;
+
+		for (size_t i = 0; i < items; i++) {
+			n[i] = 1 + rnd(5);
+			for (size_t x = 0; x < n[i]; x++)
+				o[i][x] = (struct alloc_option){
+					.kind = x ? ALLOC_OPT_PRIVATE
+						  : ALLOC_OPT_DEFAULT,
+					.take = x ? 1 + rnd(6) : 0,
+					.value = rnd(1000) * 1e6,
+				};
+			opt[i] = o[i];
+		}
+		want = brute(opt, n, items, cap, 0, 0);
+		got = alloc_mckp(opt, n, items, cap, pick);
+		for (size_t i = 0; i < items; i++) {
+			assert_true(pick[i] < n[i]);
+			used += o[i][pick[i]].take;
+			sum += o[i][pick[i]].value;
+		}
+		if (fabs(got - want) > 1e-6 * fmax(1, want) || used > cap ||
+		    fabs(sum - got) > 1e-6 * fmax(1, got))
+			fail_msg(
+				"round %d: knapsack %.0f (sum %.0f, %u of %u), "
+				"brute force %.0f",
+				round, got, sum, used, cap, want);
+	}
+}
+
+/* Ties go to fewer forwarders. */
+static void test_mckp_ties(void **state)
+{
+	struct alloc_option a[] = {{ALLOC_OPT_DEFAULT, 1, 0, 1e9, false},
+				   {ALLOC_OPT_PRIVATE, 2, 2, 2e9, false},
+				   {ALLOC_OPT_PRIVATE, 4, 4, 2e9, false}};
+	const struct alloc_option *opt[] = {a};
+	size_t n[] = {3}, pick[1];
+
+	(void)state;
+	assert_near(alloc_mckp(opt, n, 1, 8, pick), 2e9);
+	assert_int_equal(pick[0], 1);
+}
+
+/* ---- the online threshold ----------------------------------------------- */
+
+/* low / e on an empty pool, high when full, rising in between. */
+static void test_threshold(void **state)
+{
+	double prev = 0;
+
+	(void)state;
+	assert_near(alloc_threshold(0, 1e7, 2.5e9), 1e7 / M_E);
+	assert_near(alloc_threshold(1, 1e7, 2.5e9), 2.5e9);
+	for (int i = 0; i <= 20; i++) {
+		double v = alloc_threshold(i / 20.0, 1e7, 2.5e9);
+
+		assert_true(v > prev);
+		prev = v;
+	}
+}
+
+/* A job alone: on an empty pool a gain of 100 MB/s per forwarder is worth
+ * taking; with 15 of 16 pool forwarders in use the threshold (about
+ * 1.8 GB/s) only lets a job that gains more than that per forwarder take
+ * the last ones. */
+static void test_online_pick(void **state)
+{
+	struct alloc_option small[] = {{ALLOC_OPT_DEFAULT, 1, 0, 1e8, false},
+				       {ALLOC_OPT_PRIVATE, 4, 4, 5e8, false}};
+	struct alloc_option big[] = {{ALLOC_OPT_DEFAULT, 1, 0, 1e8, false},
+				     {ALLOC_OPT_PRIVATE, 2, 2, 5e9, false}};
+	struct alloc_opts s = {.o = small, .n = 2}, b = {.o = big, .n = 2};
+
+	(void)state;
+	assert_int_equal(alloc_online_pick(&s, 0, 16, 16, 1e7, 2.5e9), 1);
+	assert_int_equal(alloc_online_pick(&s, 14, 16, 2, 1e7, 2.5e9), 0);
+	assert_int_equal(alloc_online_pick(&s, 12, 16, 4, 1e7, 2.5e9), 0);
+	assert_int_equal(alloc_online_pick(&b, 14, 16, 2, 1e7, 2.5e9), 1);
+	/* no room: the default mapping */
+	assert_int_equal(alloc_online_pick(&b, 14, 16, 1, 1e7, 2.5e9), 0);
+}
+
+/* ---- decisions: harm, the curve's count, direct access ------------------ */
+
+static struct topology *make_topo(void)
+{
+	struct topology *t = topo_create();
+	fwd_error_t err;
+	char name[32];
+
+	assert_non_null(t);
+	for (int i = 1; i <= 24; i++) {
+		bool svc = i <= 8;
+		struct topo_forwarder f = {
+			.name = name,
+			.bandwidth_bps = 2.5e9,
+			.group = (char *)"g0",
+			.role = svc ? TOPO_ROLE_SERVICE : TOPO_ROLE_BACKUP,
+		};
+		snprintf(name, sizeof(name), "fwd%03d", i);
+		assert_int_equal(topo_add_forwarder(t, &f, &err), 0);
+	}
+	assert_int_equal(topo_add_compute_nodes(t, "c[1-512]", &err), 0);
+	assert_int_equal(topo_map_per_forwarder(t, 64, &err), 0);
+	assert_int_equal(topo_finalize(t, &err), 0);
+	return t;
+}
+
+static struct alloc_decision *decide(const struct policy *p, const char *nodes,
+				     const struct alloc_profile *pr)
+{
+	struct topology *t = make_topo();
+	struct alloc_ctx *cx;
+	struct alloc_job job = {.job_id = "j",
+				.user = "u",
+				.account = "a",
+				.name = "n",
+				.partition = "p",
+				.nodes = nodes,
+				.request = FWD_REQ_AUTO,
+				.profile = pr};
+	struct alloc_decision *d;
+	fwd_error_t err;
+	uint32_t *ids;
+
+	cx = alloc_ctx_create(t, &err);
+	assert_non_null(cx);
+	assert_int_equal(alloc_job_nodes(t, nodes, &ids, &job.n_nodes, &err),
+			 0);
+	job.node_ids = ids;
+	d = alloc_decide(cx, p, NULL, NULL, &job, 0, &err);
+	if (!d)
+		fail_msg("%s", err.text);
+	free(ids);
+	alloc_ctx_destroy(cx);
+	topo_destroy(t);
+	return d;
+}
+
+static bool has_reason(const struct alloc_decision *d, const char *sub)
+{
+	for (size_t i = 0; i < d->n_reasons; i++)
+		if (strstr(d->reasons[i], sub))
+			return true;
+	return false;
+}
+
+static void dump(const struct alloc_decision *d)
+{
+	for (size_t i = 0; i < d->n_reasons; i++)
+		print_message("#   reason: %s\n", d->reasons[i]);
+}
+
+/* A 512-node job that moves 1 GiB in total at a 25.6 GB/s peak is
+ * disruptive by its peak (> high_bandwidth 5 GB/s), but 1 GiB at the
+ * 20 GB/s of its 8 default forwarders is 0.05 s of I/O: under min_harm
+ * (10 s), it stays on the default mapping. */
+static void test_harm_burst(void **state)
+{
+	struct alloc_bw_point bw[] = {{8, 20e9}};
+	struct alloc_profile pr = prof(bw, 1);
+	struct policy *p = policy_defaults();
+	struct alloc_decision *d;
+
+	(void)state;
+	assert_true(alloc_harm((uint64_t)GiB, 20e9, 0) < 0.1);
+	pr.io_volume_bytes = (uint64_t)GiB;
+	pr.io_nodes = 512;
+	pr.peak_bandwidth_bps = 25.6e9;
+	d = decide(p, "c[1-512]", &pr);
+	dump(d);
+	assert_int_equal(d->action, FWD_ACT_DEFAULT);
+	assert_int_equal(d->n_forwarders, 8);
+	assert_true(has_reason(d, "< min_harm 10 s"));
+	alloc_decision_destroy(d);
+	policy_destroy(p);
+}
+
+/* An N-1 job on 128 nodes (> n1_min_nodes 64) writing 500 GiB: at the
+ * 0.3 GB/s of its 2 default forwarders that is 1790 s of disruption:
+ * isolated, on the count where its curve is best (4), not on max(S, N_f).
+ * The same job with 1 GiB stays. */
+static void test_harm_n1(void **state)
+{
+	struct alloc_bw_point bw[] = {
+		{1, 0.2e9}, {2, 0.3e9}, {4, 0.5e9}, {8, 0.45e9}};
+	struct alloc_profile pr = prof(bw, 4);
+	struct policy *p = policy_defaults();
+	struct alloc_decision *d;
+
+	(void)state;
+	pr.io_mode = FWD_IO_N_1;
+	pr.io_nodes = 128;
+	pr.io_volume_bytes = 500 * (uint64_t)GiB;
+	assert_near(alloc_harm(pr.io_volume_bytes, 0.3e9, 0),
+		    500 * GiB / 0.3e9);
+	assert_near(alloc_harm(pr.io_volume_bytes, 0.3e9, 2),
+		    3 * 500 * GiB / 0.3e9);
+	d = decide(p, "c[1-128]", &pr);
+	dump(d);
+	assert_int_equal(d->action, FWD_ACT_ISOLATE);
+	assert_int_equal(d->n_forwarders, 4);
+	for (size_t i = 0; i < d->n_forwarders; i++)
+		assert_true(d->private_fwd[i]);
+	assert_true(has_reason(d, ">= min_harm 10 s: private forwarders"));
+	alloc_decision_destroy(d);
+
+	pr.io_volume_bytes = (uint64_t)GiB;
+	d = decide(p, "c[1-128]", &pr);
+	dump(d);
+	assert_int_not_equal(d->action, FWD_ACT_ISOLATE);
+	assert_true(has_reason(d, "< min_harm"));
+	alloc_decision_destroy(d);
+	policy_destroy(p);
+}
+
+/* V_min and N_min no longer gate a job with a curve (a 16-node job moving
+ * 5 GiB scales when its curve says so), unless admin_floors. */
+static void test_floors(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 0.2e9}, {2, 0.4e9}, {4, 0.7e9}};
+	struct alloc_profile pr = prof(bw, 3);
+	struct policy *p = policy_defaults();
+	struct alloc_decision *d;
+
+	(void)state;
+	pr.io_nodes = 16;
+	pr.io_volume_bytes = 5 * (uint64_t)GiB;
+	d = decide(p, "c[1-16]", &pr);
+	dump(d);
+	assert_int_equal(d->action, FWD_ACT_SCALE);
+	assert_int_equal(d->n_forwarders, 4);
+	alloc_decision_destroy(d);
+	p->decision.curve.admin_floors = true;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->action, FWD_ACT_DEFAULT);
+	assert_true(has_reason(d, "not eligible: I/O volume"));
+	alloc_decision_destroy(d);
+	/* scale.enabled false: the curve does not scale either */
+	p->decision.curve.admin_floors = false;
+	p->decision.scale.enabled = false;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->action, FWD_ACT_DEFAULT);
+	assert_true(has_reason(d, "scaling disabled by the policy"));
+	alloc_decision_destroy(d);
+	policy_destroy(p);
+}
+
+/* Direct access, where the policy allows it and history measured it
+ * faster: action direct, no forwarder. */
+static void test_direct(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 0.2e9}, {2, 0.3e9}};
+	struct alloc_profile pr = prof(bw, 2);
+	struct policy *p = policy_defaults();
+	struct alloc_decision *d;
+
+	(void)state;
+	pr.direct_bps = 1e9;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_not_equal(d->action, FWD_ACT_DIRECT);
+	alloc_decision_destroy(d);
+	p->decision.curve.direct = true;
+	d = decide(p, "c[1-16]", &pr);
+	dump(d);
+	assert_int_equal(d->action, FWD_ACT_DIRECT);
+	assert_int_equal(d->n_forwarders, 0);
+	assert_int_equal(d->n_mapping, 0);
+	assert_true(has_reason(d, "direct: no forwarder"));
+	/* the ledger keeps it, and its JSON (STATE.json) reads back */
+	{
+		struct topology *t = make_topo();
+		struct alloc_ledger *l = alloc_ledger_create(t), *l2;
+		const struct alloc_ledger_entry *e;
+		fwd_error_t err;
+		char *js;
+
+		assert_int_equal(alloc_ledger_acquire(l, d, 16, 5, &err), 0);
+		js = alloc_state_to_json(l, 0);
+		assert_non_null(js);
+		assert_non_null(strstr(js, "\"direct\""));
+		l2 = alloc_ledger_create(t);
+		if (alloc_state_parse(l2, js, "STATE.json", &err) < 0)
+			fail_msg("%s", err.text);
+		e = alloc_ledger_find(l2, "j");
+		assert_non_null(e);
+		assert_int_equal(e ? e->action : 0, FWD_ACT_DIRECT);
+		assert_int_equal(e ? e->n_forwarders : 1, 0);
+		free(js);
+		alloc_ledger_destroy(l);
+		alloc_ledger_destroy(l2);
+		topo_destroy(t);
+	}
+	alloc_decision_destroy(d);
+	policy_destroy(p);
+}
+
+/* Learning: an application measured only at k = 1 is valued above it by
+ * the optimistic estimate (doubling doubles: 0.4, 0.6, 0.8 GB/s at 2, 4,
+ * 8) and tried wider, within the learn budget: pool_share 25 % of the 16
+ * idle forwarders = 4 (so not 8 forwarders: 7 extras), app_cap 8.  Off:
+ * nothing is explored.  pool_share 10 %: 1 forwarder. */
+static void test_learn_budget(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 0.2e9}};
+	struct alloc_profile pr = prof(bw, 1);
+	struct policy *p = policy_defaults();
+	struct alloc_decision *d;
+
+	(void)state;
+	pr.io_nodes = 16;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->action, FWD_ACT_DEFAULT);
+	assert_false(has_reason(d, "explore"));
+	alloc_decision_destroy(d);
+
+	p->learn.enabled = true;
+	d = decide(p, "c[1-16]", &pr);
+	dump(d);
+	assert_int_equal(d->action, FWD_ACT_SCALE);
+	assert_int_equal(d->n_forwarders, 4);
+	assert_true(has_reason(d, "explore: k = 4 is above the highest "
+				  "measured count 1; acting on the estimate "
+				  "600MB/s"));
+	alloc_decision_destroy(d);
+
+	p->learn.pool_share = 0.1;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->n_forwarders, 2);
+	assert_true(has_reason(d, "explore: k = 2"));
+	alloc_decision_destroy(d);
+
+	p->learn.pool_share = 1.0;
+	p->learn.app_cap = 2;
+	d = decide(p, "c[1-16]", &pr);
+	assert_int_equal(d->n_forwarders, 2);
+	alloc_decision_destroy(d);
+	policy_destroy(p);
+}
+
+/* A batch keeps its explorations within the budget too: two such jobs
+ * (on different default forwarders) would explore with 3 extras each; the
+ * budget of 4 lets the knapsack keep at most 4 exploring forwarders. */
+static void test_learn_budget_batch(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 0.2e9}};
+	struct alloc_profile pr = prof(bw, 1);
+	struct policy *p = policy_defaults();
+	struct topology *t = make_topo();
+	struct alloc_ctx *cx;
+	struct alloc_job jobs[2] = {
+		{.job_id = "a", .nodes = "c[1-16]", .profile = &pr},
+		{.job_id = "b", .nodes = "c[65-80]", .profile = &pr}};
+	struct alloc_decision *out[2];
+	uint32_t *ids[2];
+	fwd_error_t err;
+	size_t explore = 0, exploring = 0;
+
+	(void)state;
+	pr.io_nodes = 16;
+	p->learn.enabled = true;
+	cx = alloc_ctx_create(t, &err);
+	assert_non_null(cx);
+	for (int i = 0; i < 2; i++) {
+		jobs[i].request = FWD_REQ_AUTO;
+		assert_int_equal(alloc_job_nodes(t, jobs[i].nodes, &ids[i],
+						 &jobs[i].n_nodes, &err),
+				 0);
+		jobs[i].node_ids = ids[i];
+	}
+	assert_int_equal(
+		alloc_decide_batch(cx, p, NULL, NULL, jobs, 2, 0, out, &err),
+		0);
+	for (int i = 0; i < 2; i++) {
+		dump(out[i]);
+		if (has_reason(out[i], "explore:")) {
+			exploring++;
+			for (size_t k = 0; k < out[i]->n_forwarders; k++)
+				explore += out[i]->private_fwd[k];
+		}
+		alloc_decision_destroy(out[i]);
+		free(ids[i]);
+	}
+	assert_true(exploring >= 1);
+	assert_true(explore <= 4);
+	alloc_ctx_destroy(cx);
+	topo_destroy(t);
+	policy_destroy(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_value_interpolation),
+		cmocka_unit_test(test_value_extrapolation),
+		cmocka_unit_test(test_value_no_curve),
+		cmocka_unit_test(test_options_gain),
+		cmocka_unit_test(test_mckp_brute_force),
+		cmocka_unit_test(test_mckp_ties),
+		cmocka_unit_test(test_threshold),
+		cmocka_unit_test(test_online_pick),
+		cmocka_unit_test(test_harm_burst),
+		cmocka_unit_test(test_harm_n1),
+		cmocka_unit_test(test_floors),
+		cmocka_unit_test(test_direct),
+		cmocka_unit_test(test_learn_budget),
+		cmocka_unit_test(test_learn_budget_batch),
+	};
+
+	return cmocka_run_group_tests_name("curve", tests, NULL, NULL);
+}
