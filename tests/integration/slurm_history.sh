@@ -61,10 +61,11 @@ check_eq "first run: not requested, so not scaled" "" \
 read -r start end <<<"$(sql "SELECT start_at, end_at FROM jobs WHERE job_id = $j1")"
 snap=$((end + 5))
 # what the OSS's Telegraf (inputs.lustre2) emitted after the run: the
-# job's cumulative totals on each OST, 50 GiB written on each
+# job's cumulative totals on each OST, 1 GiB written on each (about 1 GB/s
+# for its second of I/O on its one default forwarder)
 {
 	for o in 0000 0001; do
-		printf 'lustre2,host=oss1,jobid=%s,name=lustre-OST%s jobstats_ost_setattr=0i,jobstats_ost_sync=4i,jobstats_punch=0i,jobstats_read_bytes=0i,jobstats_read_calls=0i,jobstats_read_max_size=0i,jobstats_read_min_size=0i,jobstats_write_bytes=53687091200i,jobstats_write_calls=51200i,jobstats_write_max_size=1048576i,jobstats_write_min_size=1048576i %s000000000\n' \
+		printf 'lustre2,host=oss1,jobid=%s,name=lustre-OST%s jobstats_ost_setattr=0i,jobstats_ost_sync=4i,jobstats_punch=0i,jobstats_read_bytes=0i,jobstats_read_calls=0i,jobstats_read_max_size=0i,jobstats_read_min_size=0i,jobstats_write_bytes=1073741824i,jobstats_write_calls=1024i,jobstats_write_max_size=1048576i,jobstats_write_min_size=1048576i %s000000000\n' \
 			"$j1" "$o" "$snap"
 	done
 } >"$T/telegraf.lp"
@@ -89,7 +90,7 @@ check_match "Lustre 2.15 MDT job_stats ingested" "stored 1 samples, rejected 0 l
 fwdctl history run >"$T/h1.out" 2>&1
 check_match "history run: the finished job summarised from job_stats" \
 	"1 summaries from job_stats, .* 1 profiles updated" "$(cat "$T/h1.out")"
-check_eq "history: job_io of the first run (k = 1: its default forwarder)" "jobstats	107374182400	16	1" \
+check_eq "history: job_io of the first run (k = 1: its default forwarder)" "jobstats	2147483648	16	1" \
 	"$(sql "SELECT source, write_bytes, mdops, forwarders_held FROM job_io WHERE job_id = $j1")"
 check_eq "history: the profile of root/bwapp from 1 run" 1 \
 	"$(sql "SELECT runs FROM profiles WHERE name = 'bwapp'")"
@@ -106,7 +107,7 @@ check_eq "second run: 4 forwarders held" 4 \
 	"$(sql "SELECT COUNT(DISTINCT forwarder) FROM allocations WHERE job_id = $j2")"
 out=$(fwdctl profile show --job "$j2")
 check_match "profile show --job: the run the figures come from" \
-	"job $j1 +jobstats +read 0 B, written 107374182400 B" "$out"
+	"job $j1 +jobstats +read 0 B, written 2147483648 B" "$out"
 wait_gone "$j2"
 wait_ended "$j2"
 read -r start end <<<"$(sql "SELECT start_at, end_at FROM jobs WHERE job_id = $j2")"
