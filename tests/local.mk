@@ -45,7 +45,10 @@ tests_unit_test_db_SOURCES = tests/unit/test_db.c
 tests_unit_test_db_LDADD = $(FWD_DB_LIBS) $(CMOCKA_LIBS)
 
 # topology/
-UNIT_TOPOLOGY = tests/unit/test_topology tests/unit/test_topology_load
+UNIT_TOPOLOGY = tests/unit/test_topology tests/unit/test_topology_load \
+	tests/unit/test_topo_cache
+tests_unit_test_topo_cache_SOURCES = tests/unit/test_topo_cache.c
+tests_unit_test_topo_cache_LDADD = $(FWD_TOPOLOGY_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_topology_SOURCES = tests/unit/test_topology.c
 tests_unit_test_topology_LDADD = $(FWD_TOPOLOGY_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_topology_load_SOURCES = tests/unit/test_topology_load.c \

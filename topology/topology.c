@@ -369,6 +369,69 @@ static int push_mapping(struct topology *t, hostlist_t hl, size_t forwarder,
 	return 0;
 }
 
+int topo_reserve_nodes(struct topology *t, size_t n, fwd_error_t *err)
+{
+	struct topo_priv *p = t->priv;
+	size_t cap = 4096;
+
+	if (n > p->node_cap) {
+		char **names = realloc(t->node_names, n * sizeof(*names));
+		int32_t *fw;
+
+		if (!names)
+			return errprintf(err, "out of memory");
+		t->node_names = names;
+		if (!(fw = realloc(t->node_forwarder, n * sizeof(*fw))))
+			return errprintf(err, "out of memory");
+		t->node_forwarder = fw;
+		p->node_cap = n;
+	}
+	/* add_node rebuilds the index when it is more than half full. */
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	if (cap > p->cap && index_rebuild(t, cap) < 0)
+		return errprintf(err, "out of memory");
+	return 0;
+}
+
+int topo_add_node(struct topology *t, const char *name, long forwarder,
+		  fwd_error_t *err)
+{
+	if (forwarder >= (long)t->n_forwarders || forwarder < -1) {
+		errno = EINVAL;
+		return errprintf(err, "forwarder index %ld out of range",
+				 forwarder);
+	}
+	if (add_node(t, name, err) < 0)
+		return -1;
+	t->node_forwarder[t->n_nodes - 1] = (int32_t)forwarder;
+	return 0;
+}
+
+int topo_add_mapping_entry(struct topology *t, const char *nodes,
+			   size_t forwarder, size_t count, fwd_error_t *err)
+{
+	struct topo_mapping *v;
+	char *s;
+
+	if (forwarder >= t->n_forwarders) {
+		errno = EINVAL;
+		return errprintf(err, "forwarder index %zu out of range",
+				 forwarder);
+	}
+	v = realloc(t->mapping, (t->n_mapping + 1) * sizeof(*v));
+	if (!v)
+		return errprintf(err, "out of memory");
+	t->mapping = v;
+	if (!(s = strdup(nodes)))
+		return errprintf(err, "out of memory");
+	t->mapping[t->n_mapping].nodes = s;
+	t->mapping[t->n_mapping].forwarder = forwarder;
+	t->mapping[t->n_mapping].count = count;
+	t->n_mapping++;
+	return 0;
+}
+
 int topo_add_mapping(struct topology *t, const char *hostlist, size_t forwarder,
 		     fwd_error_t *err)
 {

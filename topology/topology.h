@@ -82,6 +82,18 @@ int topo_add_mapping(struct topology *t, const char *hostlist, size_t forwarder,
 int topo_map_per_forwarder(struct topology *t, size_t per_forwarder,
 			   fwd_error_t *err);
 int topo_finalize(struct topology *t, fwd_error_t *err);
+/*
+ * For a topology read back from its compiled cache (topology/topo_cache.h):
+ * append one compute node by name with its default forwarder (index, or
+ * -1), and one mapping entry as stored (its nodes already mapped by
+ * topo_add_node), without expanding hostlists.
+ */
+int topo_add_node(struct topology *t, const char *name, long forwarder,
+		  fwd_error_t *err);
+/* Room for n compute nodes, so that adding them reallocates nothing. */
+int topo_reserve_nodes(struct topology *t, size_t n, fwd_error_t *err);
+int topo_add_mapping_entry(struct topology *t, const char *nodes,
+			   size_t forwarder, size_t count, fwd_error_t *err);
 
 /*
  * Load and validate.  Errors (unknown forwarder names, duplicate names,
