@@ -43,6 +43,7 @@ struct comp {
 	struct anomaly_sample *smp;
 	size_t n_smp, cap_smp;
 	bool loaded;
+	double lo, hi;	      /* the minutes loaded: lo <= minute < hi */
 	bool stored;	      /* e comes from the health table */
 	bool touched;	      /* windows applied: write the row */
 	struct verdict *peer; /* peer-detector verdicts, by window */
@@ -308,6 +309,41 @@ static int add_peer_verdict(struct scan *s, enum health_kind kind,
 	return 0;
 }
 
+static void slice(const struct comp *c, double from, double to,
+		  struct anomaly_sample **out, size_t *n);
+
+/* The component, when the scan has it (no entry is added). */
+static struct comp *comp_find(struct scan *s, enum health_kind kind,
+			      const char *name)
+{
+	struct comp key;
+
+	if (comps_sort(s) < 0)
+		return NULL;
+	key.e.kind = kind;
+	snprintf(key.e.name, sizeof(key.e.name), "%s", name);
+	return bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp);
+}
+
+/*
+ * A member's samples in [start, end): from what load_kind() read when it
+ * covers them (*own false), else from the database (*own true: free them).
+ */
+static int member_series(struct scan *s, enum health_kind kind,
+			 const char *name, double start, double end,
+			 struct anomaly_sample **smp, size_t *ns, bool *own)
+{
+	struct comp *c = comp_find(s, kind, name);
+
+	*own = false;
+	if (c && c->loaded && floor(start) >= c->lo && ceil(end) <= c->hi) {
+		slice(c, floor(start), ceil(end), smp, ns);
+		return 0;
+	}
+	*own = true;
+	return load_series(s, kind, name, start, end, smp, ns);
+}
+
 /* Run the peer detector on the members of one kind of one job. */
 static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 		    double end, enum health_kind kind, char **names, size_t n,
@@ -315,11 +351,12 @@ static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 {
 	struct anomaly_series *mem = calloc(n ? n : 1, sizeof(*mem));
 	struct anomaly_peer_stat *stat = calloc(n ? n : 1, sizeof(*stat));
+	bool *own = calloc(n ? n : 1, sizeof(*own));
 	struct anomaly_peer_result res;
 	double wstart = floor(end / s->window) * s->window;
 	int rv = -1;
 
-	if (!mem || !stat) {
+	if (!mem || !stat || !own) {
 		errprintf(s->err, "health scan: out of memory");
 		goto out;
 	}
@@ -327,7 +364,8 @@ static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 		struct anomaly_sample *smp;
 		size_t ns;
 
-		if (load_series(s, kind, names[i], start, end, &smp, &ns) < 0)
+		if (member_series(s, kind, names[i], start, end, &smp, &ns,
+				  &own[i]) < 0)
 			goto out;
 		mem[i].name = names[i];
 		mem[i].samples = smp;
@@ -365,10 +403,12 @@ static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 	}
 	rv = 0;
 out:
-	for (size_t i = 0; mem && i < n; i++)
-		free((void *)mem[i].samples);
+	for (size_t i = 0; mem && own && i < n; i++)
+		if (own[i])
+			free((void *)mem[i].samples);
 	free(mem);
 	free(stat);
+	free(own);
 	return rv;
 }
 
@@ -467,6 +507,25 @@ static double comp_start(const struct scan *s, const struct comp *c,
 	return floor(start / s->window) * s->window;
 }
 
+/*
+ * The earliest start of the jobs peer_scan() looks at (those that ended in
+ * [from, to) and are large enough); `to` when there are none.
+ */
+static double jobs_start(const struct scan *s, double from, double to)
+{
+	double lo = to;
+
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		const struct health_job *j = &s->jobs[i];
+
+		if (j->end >= from && j->end < to &&
+		    j->nodes >= s->p->anomaly.peer.min_job_nodes &&
+		    j->start < lo)
+			lo = j->start;
+	}
+	return lo;
+}
+
 /* Components per statement of load_kind(). */
 #define KIND_CHUNK 500
 
@@ -481,10 +540,11 @@ static int cmp_name(const void *key, const void *elem)
  * The rollups of every component of `kind` that scan_comp() will read,
  * set-wise: one statement per KIND_CHUNK components (the primary key
  * (kind, name, minute) serves it range by range), from the earliest
- * start they need, each component's rows kept in c->smp.
+ * start they need, or jobs_lo when earlier (the peer detector reads the
+ * same rows over its jobs' runs), each component's rows kept in c->smp.
  */
 static int load_kind(struct scan *s, enum health_kind kind, double since,
-		     double end)
+		     double end, double jobs_lo)
 {
 	const double dur = s->p->anomaly.sustained.duration;
 	struct comp **v = NULL;
@@ -504,6 +564,10 @@ static int load_kind(struct scan *s, enum health_kind kind, double since,
 		if (st - dur < lo)
 			lo = st - dur;
 	}
+	/* Jobs' runs up to a day earlier too (a longer one reads its own
+	 * rows, member_series()). */
+	if (jobs_lo < lo)
+		lo = fmax(jobs_lo, lo - 86400);
 	/* s->c is sorted by kind then name: so is v. */
 	for (size_t off = 0; off < n; off += KIND_CHUNK) {
 		size_t k = n - off < KIND_CHUNK ? n - off : KIND_CHUNK;
@@ -570,8 +634,11 @@ static int load_kind(struct scan *s, enum health_kind kind, double since,
 		db_stmt_close(st);
 		if (r < 0)
 			goto out;
-		for (size_t i = 0; i < k; i++)
+		for (size_t i = 0; i < k; i++) {
 			v[off + i]->loaded = true;
+			v[off + i]->lo = floor(lo);
+			v[off + i]->hi = ceil(end);
+		}
 	}
 	rv = 0;
 out:
@@ -726,7 +793,7 @@ int health_db_scan(struct db *db, const struct policy *p,
 			 .n_jobs = n_jobs};
 	struct health_entry *rows = NULL, *touched = NULL;
 	size_t n_rows = 0, n_touched = 0;
-	double since, end, lo, now = (double)time(NULL);
+	double since, end, lo, jlo, now = (double)time(NULL);
 	bool in_tx = false;
 	int rv = -1;
 
@@ -766,11 +833,14 @@ int health_db_scan(struct db *db, const struct policy *p,
 		if (st < lo)
 			lo = st;
 	}
+	/* Each kind's rollups in one read, for both detectors. */
+	jlo = jobs_start(&s, lo, end);
+	if (load_kind(&s, HEALTH_FORWARDER, since, end, jlo) < 0 ||
+	    load_kind(&s, HEALTH_OST, since, end, jlo) < 0)
+		goto out;
 	if (lo < end && peer_scan(&s, lo, end, stats) < 0)
 		goto out;
-	if (comps_sort(&s) < 0 ||
-	    load_kind(&s, HEALTH_FORWARDER, since, end) < 0 ||
-	    load_kind(&s, HEALTH_OST, since, end) < 0)
+	if (comps_sort(&s) < 0)
 		goto out;
 	for (size_t i = 0; i < s.n; i++)
 		if (scan_comp(&s, &s.c[i], since, end, stats) < 0)
