@@ -8,10 +8,13 @@
  *            the YAML, u64 contents length, u64 contents checksum
  *   contents u64 forwarders, OSTs, nodes, mapping entries; then each
  *            forwarder (name, address, nid, group, f64 bandwidth, u32
- *            role), OST (name, f64 bandwidth), node (name, i32 default
- *            forwarder) and mapping entry (nodes, u64 forwarder, u64
- *            count).  A string is u32 length (NUL included; 0 = NULL)
- *            and its bytes, NUL-terminated.
+ *            role) and OST (name, f64 bandwidth); the nodes: u64 length
+ *            and the names, each NUL-terminated, one after the other,
+ *            then i32 default forwarder of each, then u64 slots and the
+ *            name index's slots (i32 each: topo_node_index()), so that
+ *            reading it builds nothing; then each mapping entry (nodes,
+ *            u64 forwarder, u64 count).  A string is u32 length (NUL
+ *            included; 0 = NULL) and its bytes, NUL-terminated.
  */
 #include "config.h"
 
@@ -29,7 +32,7 @@
 #include "topology/topo_cache.h"
 
 #define MAGIC "FWDTOPO"
-#define FORMAT 1u
+#define FORMAT 2u
 #define BOM 0x01020304u
 #define HEADER_LEN (8 + 4 + 4 + 8 + 8 + 8 + 32 + 8 + 8)
 #define MAX_FILE (1u << 30)
@@ -190,9 +193,19 @@ static void encode(struct wbuf *w, const struct topology *t)
 		put_str(w, t->osts[i].name);
 		put_f64(w, t->osts[i].bandwidth_bps);
 	}
-	for (size_t i = 0; i < t->n_nodes; i++) {
-		put_str(w, t->node_names[i]);
-		put_u32(w, (uint32_t)t->node_forwarder[i]);
+	{
+		const int32_t *slots;
+		size_t cap, len = 0;
+
+		for (size_t i = 0; i < t->n_nodes; i++)
+			len += strlen(t->node_names[i]) + 1;
+		put_u64(w, len);
+		for (size_t i = 0; i < t->n_nodes; i++)
+			put(w, t->node_names[i], strlen(t->node_names[i]) + 1);
+		put(w, t->node_forwarder, t->n_nodes * sizeof(int32_t));
+		topo_node_index(t, &slots, &cap);
+		put_u64(w, cap);
+		put(w, slots, cap * sizeof(int32_t));
 	}
 	for (size_t i = 0; i < t->n_mapping; i++) {
 		put_str(w, t->mapping[i].nodes);
@@ -357,6 +370,52 @@ static bool count_ok(const struct rbuf *r, uint64_t n, size_t min_each)
 	return !r->bad && n <= (r->n - r->off) / min_each;
 }
 
+/* The nodes section: names, default forwarders, the name index. */
+static int decode_nodes(struct rbuf *r, struct topology *t, size_t n)
+{
+	uint64_t len = get_u64(r), cap;
+	char *blob = NULL, **names = NULL;
+	int32_t *fwd = NULL, *slots = NULL;
+	size_t k = 0;
+	fwd_error_t e;
+
+	if (r->bad || n == 0 || len > r->n - r->off || len < 2 * n ||
+	    r->p[r->off + len - 1] != '\0')
+		goto bad;
+	if (!(blob = malloc(len)) || !(names = malloc(n * sizeof(*names))) ||
+	    !(fwd = malloc(n * sizeof(*fwd))))
+		goto bad;
+	get(r, blob, len);
+	/* Exactly n names, none empty. */
+	for (size_t off = 0; off < len; k++) {
+		size_t l = strlen(blob + off);
+
+		if (l == 0 || k == n)
+			goto bad;
+		names[k] = blob + off;
+		off += l + 1;
+	}
+	if (k != n)
+		goto bad;
+	get(r, fwd, n * sizeof(*fwd));
+	cap = get_u64(r);
+	if (r->bad || cap > (r->n - r->off) / sizeof(*slots) ||
+	    !(slots = malloc((size_t)cap * sizeof(*slots))))
+		goto bad;
+	get(r, slots, (size_t)cap * sizeof(*slots));
+	if (r->bad || topo_adopt_nodes(t, blob, names, fwd, n, slots,
+				       (size_t)cap, &e) < 0)
+		goto bad;
+	return 0;
+bad:
+	free(blob);
+	free(names);
+	free(fwd);
+	free(slots);
+	r->bad = true;
+	return -1;
+}
+
 static struct topology *decode(struct rbuf *r, const char *path,
 			       fwd_error_t *err)
 {
@@ -376,7 +435,7 @@ static struct topology *decode(struct rbuf *r, const char *path,
 	nn = get_u64(r);
 	nm = get_u64(r);
 	if (!count_ok(r, nf, 28) || !count_ok(r, no, 12) ||
-	    !count_ok(r, nn, 8) || !count_ok(r, nm, 20))
+	    !count_ok(r, nn, 6) || !count_ok(r, nm, 20))
 		goto bad;
 	for (uint64_t i = 0; i < nf; i++) {
 		struct topo_forwarder f;
@@ -398,15 +457,8 @@ static struct topology *decode(struct rbuf *r, const char *path,
 		if (r->bad || topo_add_ost(t, &o, &e) < 0)
 			goto bad;
 	}
-	if (topo_reserve_nodes(t, (size_t)nn, &e) < 0)
+	if (decode_nodes(r, t, (size_t)nn) < 0)
 		goto bad;
-	for (uint64_t i = 0; i < nn; i++) {
-		const char *name = get_str(r, &null);
-		int32_t f = (int32_t)get_u32(r);
-
-		if (r->bad || !name || topo_add_node(t, name, f, &e) < 0)
-			goto bad;
-	}
 	for (uint64_t i = 0; i < nm; i++) {
 		const char *nodes = get_str(r, &null);
 		uint64_t f = get_u64(r), c = get_u64(r);
