@@ -98,6 +98,7 @@ hook() {
 	t0=$(now_ms)
 	env SLURM_JOB_ID="$2" SLURM_JOB_NODELIST="$3" SLURM_JOB_NUM_NODES=4 \
 		SLURM_JOB_USER=alice SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		FWDALLOC_PROLOG_TIMING=1 \
 		"$fwdctl" --policy "$policy" "$1" >"$d/hook.out" 2>&1
 	rc=$?
 	ms=$(($(now_ms) - t0))
@@ -115,6 +116,12 @@ check_eq "prolog with a year of history exits 0" 0 "$rc"
 check_match "and decides" '"outcome":"default".*"decision":\{"job_id":"3000001"' \
 	"$(record prolog 3000001)"
 diag "prolog: ${ms} ms"
+# The first prolog compiles the topology into its cache, beside the audit
+# file, and prints its phases (FWDALLOC_PROLOG_TIMING).
+phases='policy=[0-9.]+ topology=[0-9.]+ topology_cache=written:.* load=[0-9.]+ nodes=[0-9.]+ connect=[0-9.]+ record=[0-9.]+ lock=[0-9.]+ ledger=[0-9.]+ decide=[0-9.]+ persist=[0-9.]+ audit=[0-9.]+ commit=[0-9.]+ publish=[0-9.]+ total=[0-9.]+$'
+check_match "the prolog prints its phases; the topology cache is written" \
+	"^fwdctl: prolog timing ms: $phases" "$(cat "$d/hook.out")"
+check "the topology cache is beside the audit file" test -s "$d/topology.cache"
 "$node_read" "$policy" 3000001 c2 >"$d/node.out" 2>&1
 check_eq "node prolog reads the decision" 0 "$?"
 hook epilog 3000001 'c[1-4]'
@@ -187,6 +194,8 @@ while [ $i -lt 60 ]; do
 	kill -0 $prune_pid 2>/dev/null && alive=1
 	job=$((5000000 + i))
 	hook prolog $job 'c[1-4]'
+	grep -q 'topology_cache=hit ' "$d/hook.out" ||
+		bad="$bad prolog $job: topology cache not used: $(cat "$d/hook.out");"
 	r=$(record prolog $job)
 	case $r in
 	*'"outcome":"fallback'*) bad="$bad prolog $job (exit $rc, ${ms} ms): $r;" ;;
