@@ -27,8 +27,9 @@
  *                      launch hook that uses the database can cost.
  *
  * Not a test: no limits asserted.  Environment: BENCH_PROLOG_JOBS (jobs
- * per configuration, default 100); BENCH_PROLOG_WALL_ONLY (accept a
- * fwdctl that prints no phases, e.g. an older one: wall time only).
+ * per configuration, default 100).  A fwdctl that prints no phases (an
+ * older one, for comparison; or a prolog that fell back) is timed as a
+ * whole; prologs that fell back are counted.
  */
 #include "config.h"
 
@@ -218,7 +219,6 @@ struct ctx {
 	struct policy *p;
 	struct remap *rm;
 	size_t jobs;
-	bool wall_only; /* BENCH_PROLOG_WALL_ONLY: no phases */
 	unsigned long next_job;
 	struct stat2 ref;
 };
@@ -230,7 +230,7 @@ static int run_size(struct ctx *c, unsigned nodes, const char *hist,
 {
 	double *ph[N_PHASES], *te = calloc(c->jobs, sizeof(double)),
 			      *tn = calloc(c->jobs * 4, sizeof(double));
-	size_t nn = 0;
+	size_t nn = 0, fallbacks = 0;
 	char nodelist[64], nnodes[64], name[160];
 	int rv = -1;
 
@@ -262,10 +262,10 @@ static int run_size(struct ctx *c, unsigned nodes, const char *hist,
 		t0 = fwd_clock_mono();
 		for (size_t k = 0; k < N_PHASES; k++)
 			ms[k] = -1;
-		/* A fwdctl without FWDALLOC_PROLOG_TIMING (an older one, for
-		 * comparison) gives the wall time only. */
-		if (run(pro, envp, c->errf) != 0 ||
-		    (parse_timing(c->errf, ms) < 0 && !c->wall_only)) {
+		/* A prolog that fell back, or a fwdctl without
+		 * FWDALLOC_PROLOG_TIMING (an older one, for comparison),
+		 * gives the wall time only. */
+		if (run(pro, envp, c->errf) != 0) {
 			fprintf(stderr,
 				"bench_prolog: job %lu: prolog failed "
 				"(see %s)\n",
@@ -273,11 +273,26 @@ static int run_size(struct ctx *c, unsigned nodes, const char *hist,
 			goto out;
 		}
 		wall = (fwd_clock_mono() - t0) * 1e3;
+		parse_timing(c->errf, ms);
 		ms[PH_WALL] = wall;
 		if (ms[PH_TOTAL] >= 0)
 			ms[PH_EXEC] = wall - ms[PH_TOTAL];
 		for (size_t k = 0; k < N_PHASES; k++)
 			ph[k][i] = ms[k];
+		/* Did it decide?  A prolog that fell back (the database
+		 * too slow for database.timeout, say) left no rows: counted,
+		 * its node prologs not timed. */
+		{
+			struct fwdalloc_node_decision nd;
+			fwd_error_t err;
+
+			if (fwdalloc_node_decision(c->p, (uint32_t)job, "c1",
+						   &nd, &err) <= 0 ||
+			    nd.n == 0) {
+				fallbacks++;
+				goto epilog;
+			}
+		}
 		/* Node prologs: the first, a middle and the last node. */
 		for (unsigned k = 0; nodes <= 512 && k < 4; k++) {
 			struct fwdalloc_node_decision nd;
@@ -306,12 +321,16 @@ static int run_size(struct ctx *c, unsigned nodes, const char *hist,
 			}
 			tn[nn++] = (fwd_clock_mono() - t0) * 1e3;
 		}
+	epilog:
 		t0 = fwd_clock_mono();
 		if (run(epi, envp, NULL) != 0)
 			goto out;
 		te[i] = (fwd_clock_mono() - t0) * 1e3;
 	}
 	printf("%u-node jobs, %s (%zu jobs):\n", nodes, hist, c->jobs);
+	snprintf(name, sizeof(name), "%u nodes, %s, prologs fallen back", nodes,
+		 hist);
+	bench_figure("prolog", name, (double)fallbacks, "jobs", 0, "");
 	for (size_t k = 0; k < N_PHASES; k++) {
 		struct stat2 s = stats(ph[k], c->jobs);
 		const char *what = k == PH_WALL ? "prolog" : phases[k];
@@ -402,7 +421,6 @@ int main(int argc, char **argv)
 		c.jobs = strtoul(getenv("BENCH_PROLOG_JOBS"), NULL, 10);
 	if (c.jobs < 1)
 		c.jobs = 1;
-	c.wall_only = getenv("BENCH_PROLOG_WALL_ONLY") != NULL;
 	snprintf(c.dir, sizeof(c.dir), "/tmp/fwd-bench-prolog.XXXXXX");
 	if (!mkdtemp(c.dir)) {
 		perror("bench_prolog: mkdtemp");
