@@ -19,11 +19,13 @@
 #include "cli/fwdctl_db.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
+#include "controller/ledger_store.h"
 #include "db/db.h"
 #include "db/schema.h"
 #include "monitor/ingest.h"
 #include "monitor/inventory.h"
 #include "policies/policy.h"
+#include "profiler/profile.h"
 #include "topology/topology.h"
 
 /* Long statements (pruning millions of rows) need more than the policy's
@@ -56,18 +58,25 @@ static void usage(FILE *f)
 "            newer schema than this fwdctl is refused.\n"
 "  status    print the server, the schema version and the row count of\n"
 "            every table.\n"
-"  prune     delete raw samples (samples_raw, samples_hist, jobstats_raw)\n"
+"  prune     delete the rows past the policy's `retention:` of each\n"
+"            table: raw samples (samples_raw, samples_hist, jobstats_raw)\n"
 "            older than retention.raw_samples, rollups older than\n"
-"            retention.rollups and audit rows older than retention.audit;\n"
-"            print how many rows went.  Jobs, profiles, health and the\n"
-"            ledger are kept.\n"
+"            retention.rollups, audit rows older than retention.audit,\n"
+"            allocations released before retention.allocations (held\n"
+"            ones never), jobs ended before retention.jobs, job_io and\n"
+"            profiles last updated before retention.job_io and\n"
+"            retention.profiles; print how many rows went.  Deletes in\n"
+"            batches of %d rows, each its own short transaction, so job\n"
+"            launches running meanwhile never wait long for it; run by\n"
+"            fwdalloc-health-scan.service.  Health is kept.\n"
 "\n"
 "Options:\n"
 "  --node-host HOST  host part of the node account to grant (default '%%');\n"
 "                    letters, digits, '.', '-', '_', ':' and '%%'\n"
 "  --no-grant        init, migrate: do not grant the node account\n"
 "  --dry-run         prune: count what would be deleted, delete nothing\n"
-"  --json            machine-readable output\n"
+"  --json            machine-readable output (prune: also the number of\n"
+"                    batches per table)\n"
 "  -h, --help        this help\n"
 "\n"
 "The controller account (database.user) and its owner-only password file\n"
@@ -83,7 +92,8 @@ static void usage(FILE *f)
 "  1  the schema is missing, older or newer than this fwdctl (status)\n"
 "  2  usage error, or the policy does not load\n"
 "  3  the database is unavailable (message names host or socket, error\n"
-"     code and the server's text); also a refused password file\n");
+"     code and the server's text); also a refused password file\n",
+	DB_PRUNE_CHUNK);
 }
 /* clang-format on */
 
@@ -334,7 +344,9 @@ static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 {
 	struct policy *p = fwdctl_policy(ctx);
 	fwd_error_t err = {{0}};
-	struct db_pruned pruned[INGEST_PRUNE_TABLES + 1];
+	struct db_pruned pruned[INGEST_PRUNE_TABLES + 1 +
+				LEDGER_STORE_PRUNE_TABLES +
+				PROFILE_PRUNE_TABLES];
 	json_t *out = NULL;
 	struct db *db;
 	int64_t now = (int64_t)time(NULL);
@@ -348,11 +360,16 @@ static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 	if (!db)
 		return rc;
 	/* Each table is pruned by its owner: the statistics by the monitor,
-	 * the audit trail by the controller. */
+	 * the audit trail and the ledger by the controller, the job
+	 * summaries and profiles by the profiler. */
 	if (ingest_prune(db, &p->retention, now, o->dry_run, pruned, &n, &err) <
 		    0 ||
 	    audit_prune(db, &p->retention, now, o->dry_run, pruned, &n, &err) <
-		    0) {
+		    0 ||
+	    ledger_store_prune(db, &p->retention, now, o->dry_run, pruned, &n,
+			       &err) < 0 ||
+	    profile_db_prune(db, &p->retention, now, o->dry_run, pruned, &n,
+			     &err) < 0) {
 		fwdctl_err("%s", err.text);
 		rc = fwdctl_exit_code(errno);
 		goto out;
@@ -364,12 +381,14 @@ static int do_prune(struct fwdctl_ctx *ctx, const struct opts *o)
 		fwd_time_format((double)pruned[i].cutoff, when, sizeof(when));
 		if (o->json || ctx->json)
 			json_array_append_new(
-				out, json_pack("{s:s, s:I, s:s, s:I, s:b}",
-					       "table", pruned[i].table, "rows",
-					       (json_int_t)pruned[i].rows,
-					       "older_than", when, "cutoff",
-					       (json_int_t)pruned[i].cutoff,
-					       "dry_run", o->dry_run));
+				out,
+				json_pack("{s:s, s:I, s:I, s:s, s:I, s:b}",
+					  "table", pruned[i].table, "rows",
+					  (json_int_t)pruned[i].rows, "batches",
+					  (json_int_t)pruned[i].batches,
+					  "older_than", when, "cutoff",
+					  (json_int_t)pruned[i].cutoff,
+					  "dry_run", o->dry_run));
 		else
 			printf("%s %" PRId64 " rows from %s (older than %s)\n",
 			       o->dry_run ? "would remove" : "removed",

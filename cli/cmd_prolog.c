@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
@@ -16,6 +17,7 @@
 #include "controller/hooks.h"
 #include "controller/job.h"
 #include "policies/policy.h"
+#include "topology/topo_cache.h"
 
 /* clang-format off */
 static void prolog_usage(FILE *f)
@@ -48,7 +50,17 @@ static void prolog_usage(FILE *f)
 "  1  failed while the policy says access.fail: closed (Slurm then\n"
 "     requeues the job); a bad SPANK_IO_UPGRADE is the user's, not a\n"
 "     failure: exit 0\n"
-"  2  not run by Slurm (no SLURM_JOB_ID) or bad usage\n");
+"  2  not run by Slurm (no SLURM_JOB_ID) or bad usage\n"
+"\n"
+"The prolog reads the topology from its compiled cache, topology.cache in\n"
+"the audit file's directory, rebuilt (atomically) whenever the topology\n"
+"YAML changes; a cache that does not match the YAML is ignored.\n"
+"\n"
+"Environment: FWDALLOC_PROLOG_TIMING, when set, makes the prolog print the\n"
+"time of each phase on stderr (\"fwdctl: prolog timing ms: policy=...\n"
+"topology=... topology_cache=hit|written|unused[:why] load=... nodes=...\n"
+"connect=... record=... lock=... ledger=... decide=... persist=...\n"
+"audit=... commit=... publish=... total=...\"), for benchmarks.\n");
 }
 /* clang-format on */
 
@@ -66,14 +78,53 @@ static void syslog_record(const char *event, const char *job_id,
 	closelog();
 }
 
+static const char *const cache_use_names[] = {
+	[TOPO_CACHE_HIT] = "hit",
+	[TOPO_CACHE_WRITTEN] = "written",
+	[TOPO_CACHE_YAML] = "unused",
+};
+
+/*
+ * The controller prolog runs once per job: the topology comes from its
+ * compiled cache (topology/topo_cache.h), topology.cache in the audit
+ * file's directory (written by the controller's account, as the breaker's
+ * state), rebuilt whenever the YAML changes; the YAML itself when there is
+ * no such directory or the cache cannot be used.  *how and cerr: what
+ * happened to the cache.
+ */
+static struct topology *prolog_topology(struct fwdctl_ctx *ctx,
+					const struct policy *p,
+					enum topo_cache_use *how,
+					fwd_error_t *cerr)
+{
+	const char *path =
+		ctx->topology_path ? ctx->topology_path : p->topology;
+	const char *slash = p->audit.file ? strrchr(p->audit.file, '/') : NULL;
+	char cache[4096];
+	fwd_error_t err;
+	int n = -1;
+
+	if (slash)
+		n = snprintf(cache, sizeof(cache), "%.*s/topology.cache",
+			     (int)(slash - p->audit.file), p->audit.file);
+	ctx->topology = topo_load_cached(
+		path, n > 0 && (size_t)n < sizeof(cache) ? cache : NULL, how,
+		cerr, &err);
+	if (!ctx->topology)
+		fwdctl_err("%s", err.text);
+	return ctx->topology;
+}
+
 static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	bool epilog = !strcmp(argv[0], "epilog");
 	struct ctl_outcome out;
 	struct ctl_job job;
 	struct policy *p;
-	fwd_error_t err;
-	double t0 = fwd_clock_real();
+	fwd_error_t err, cerr = {""};
+	enum topo_cache_use how = TOPO_CACHE_YAML;
+	double t0 = fwd_clock_real(), t_pol = t0, t_topo = t0;
+	char pre[768] = "";
 
 	if (fwdctl_wants_help(argc, argv)) {
 		prolog_usage(stdout);
@@ -91,7 +142,9 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("%s: %s", argv[0], err.text);
 		return FWD_EXIT_USAGE;
 	}
-	if (!(p = fwdctl_policy(ctx))) {
+	p = fwdctl_policy(ctx);
+	t_pol = fwd_clock_real();
+	if (!p) {
 		/* No policy: nothing to decide with; the job runs on the
 		 * default mapping.  The built-in audit path records it. */
 		if (ctl_no_policy(&job, t0, &err) < 0) {
@@ -112,10 +165,21 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 			return FWD_EXIT_OK;
 		/* NULL when it does not load: the prolog records the
 		 * fallback. */
-		ctl_prolog(p, fwdctl_topology(ctx), &job, t0, &out);
+		prolog_topology(ctx, p, &how, &cerr);
+		t_topo = fwd_clock_real();
+		snprintf(pre, sizeof(pre),
+			 "policy=%.3f topology=%.3f topology_cache=%s%s%s ",
+			 (t_pol - t0) * 1e3, (t_topo - t_pol) * 1e3,
+			 cache_use_names[how], cerr.text[0] ? ":" : "",
+			 cerr.text);
+		ctl_prolog(p, ctx->topology, &job, t0, &out);
 	}
 	for (size_t i = 0; i < out.n_notes; i++)
 		fwdctl_err("%s", out.notes[i].text);
+	/* FWDALLOC_PROLOG_TIMING: the phases, for benchmarks. */
+	if (out.timing[0])
+		fprintf(stderr, "fwdctl: %s timing ms: %s%s\n", argv[0], pre,
+			out.timing);
 	if (out.lost_record)
 		syslog_record(argv[0], job.job_id, out.lost_record);
 	ctl_outcome_free(&out);

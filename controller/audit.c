@@ -509,8 +509,7 @@ int audit_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		return 0; /* keep forever */
 	p->table = "audit";
 	p->cutoff = now - (int64_t)r->audit;
-	p->rows = db_prune_before(db, "audit", "ts", p->cutoff, dry_run, err);
-	if (p->rows < 0)
+	if (db_prune_before(db, p, "ts", dry_run, err) < 0)
 		return -1;
 	(*n)++;
 	return 0;

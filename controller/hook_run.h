@@ -28,6 +28,12 @@ struct ctl_hook {
 int ctl_hook_send(int fd, bool fallback, const json_t *rec);
 
 /*
+ * Child side, before ctl_hook_send(): the phase times for
+ * ctl_outcome.timing, one line "P <text>".  0, or -1.
+ */
+int ctl_hook_send_timing(int fd, const char *text);
+
+/*
  * Child side, just before the commit that makes the decision visible:
  * tell the parent that, should the child be stopped from now on, the
  * allocation may be in the ledger (the parent then releases it, by job

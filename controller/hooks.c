@@ -54,6 +54,16 @@ out:
 	return rv;
 }
 
+int ctl_hook_send_timing(int fd, const char *text)
+{
+	char line[sizeof(((struct ctl_outcome *)0)->timing) + 3];
+	int n = snprintf(line, sizeof(line), "P %s\n", text);
+
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -1;
+	return write(fd, line, (size_t)n) == n ? 0 : -1;
+}
+
 int ctl_hook_mark_commit(int fd)
 {
 	return write(fd, "C", 1) == 1 ? 0 : -1;
@@ -190,6 +200,15 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	 * after a conflict (a cluster) begins it again. */
 	for (line = res; line && *line == 'C'; line++)
 		committing = true;
+	if (line && line[0] == 'P' && line[1] == ' ') {
+		char *nl = strchr(line, '\n');
+
+		if (nl) {
+			snprintf(out->timing, sizeof(out->timing), "%.*s",
+				 (int)(nl - line - 2), line + 2);
+			line = nl + 1;
+		}
+	}
 	if (rc == 0 && line && (line[0] == 'A' || line[0] == 'F') &&
 	    line[1] == ' ') {
 		out->fallback = line[0] == 'F';

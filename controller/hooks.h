@@ -46,6 +46,13 @@ struct ctl_outcome {
 	 * full, ...; a note says why), malloc'd, else NULL: the caller sends
 	 * it elsewhere (syslog).  ctl_outcome_free() frees it. */
 	char *lost_record;
+	/* With FWDALLOC_PROLOG_TIMING set in the environment, the prolog's
+	 * phases, "name=ms ..." (load: from the command's start to the
+	 * worker's, policy and topology included; nodes, connect, record
+	 * (job row and profile), lock, ledger (held rows and health),
+	 * decide, persist (allocation rows), audit, commit, publish,
+	 * total), for the caller to print; else empty. */
+	char timing[512];
 };
 
 /* Free what an outcome holds (lost_record); the struct itself stays. */

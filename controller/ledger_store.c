@@ -17,6 +17,7 @@
 #include "controller/ledger_store.h"
 #include "db/db.h"
 #include "monitor/inventory.h"
+#include "policies/policy.h"
 #include "topology/topology.h"
 
 int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
@@ -554,4 +555,32 @@ int ledger_store_job_rows(struct db *db, uint64_t job_num,
 	}
 	db_stmt_close(st);
 	return rv;
+}
+
+int ledger_store_prune(struct db *db, const struct policy_retention *r,
+		       int64_t now, bool dry_run, struct db_pruned *out,
+		       size_t *n, fwd_error_t *err)
+{
+	/* `released_at < cutoff` is never true of a held row (NULL); the
+	 * index allocations_held serves the range, jobs_end that of jobs. */
+	const struct {
+		const char *table, *column;
+		double keep;
+	} t[LEDGER_STORE_PRUNE_TABLES] = {
+		{"allocations", "released_at", r->allocations},
+		{"jobs", "end_at", r->jobs},
+	};
+
+	for (size_t i = 0; i < LEDGER_STORE_PRUNE_TABLES; i++) {
+		struct db_pruned *p = &out[*n];
+
+		if (t[i].keep <= 0)
+			continue; /* keep forever */
+		p->table = t[i].table;
+		p->cutoff = now - (int64_t)t[i].keep;
+		if (db_prune_before(db, p, t[i].column, dry_run, err) < 0)
+			return -1;
+		(*n)++;
+	}
+	return 0;
 }

@@ -180,4 +180,18 @@ int ledger_store_job_rows(struct db *db, uint64_t job_num,
 			  fwd_error_t *err);
 void ledger_store_rows_free(struct ledger_row *rows, size_t n);
 
+/*
+ * Retention of the ledger (policy retention.allocations, retention.jobs):
+ * rows of `allocations` released before now minus the setting (held rows
+ * are never pruned) and rows of `jobs` that ended before theirs, deleted
+ * in batches (db_prune_before()).  Appends a line per table to out[*n]
+ * (room for LEDGER_STORE_PRUNE_TABLES more).  0, or -1 with err.
+ */
+#define LEDGER_STORE_PRUNE_TABLES 2
+struct db_pruned;
+struct policy_retention;
+int ledger_store_prune(struct db *db, const struct policy_retention *r,
+		       int64_t now, bool dry_run, struct db_pruned *out,
+		       size_t *n, fwd_error_t *err);
+
 #endif

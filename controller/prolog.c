@@ -102,6 +102,63 @@ static void note_pool_holders(struct db *db, const struct ctl_job *j,
 		json_array_append_new(reasons, json_string(buf));
 }
 
+/*
+ * The prolog's phases (ctl_outcome.timing), measured only when
+ * FWDALLOC_PROLOG_TIMING is set.  A phase entered again (a retried
+ * transaction) adds up.
+ */
+enum phase {
+	PH_LOAD,
+	PH_NODES,
+	PH_CONNECT,
+	PH_RECORD,
+	PH_LOCK,
+	PH_LEDGER,
+	PH_DECIDE,
+	PH_PERSIST,
+	PH_AUDIT,
+	PH_COMMIT,
+	PH_PUBLISH,
+	PH_N
+};
+static const char *const phase_names[PH_N] = {
+	"load",	  "nodes",   "connect", "record", "lock",    "ledger",
+	"decide", "persist", "audit",	"commit", "publish",
+};
+
+struct phases {
+	bool on;
+	double t0, last, ms[PH_N];
+};
+
+/* The time since the last mark goes to phase k. */
+static void mark(struct phases *ph, enum phase k)
+{
+	double now;
+
+	if (!ph->on)
+		return;
+	now = fwd_clock_real();
+	ph->ms[k] += (now - ph->last) * 1e3;
+	ph->last = now;
+}
+
+static void send_phases(const struct phases *ph, int fd)
+{
+	char buf[sizeof(((struct ctl_outcome *)0)->timing)];
+	size_t off = 0;
+
+	if (!ph->on)
+		return;
+	for (int k = 0; k < PH_N && off < sizeof(buf); k++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+					"%s=%.3f ", phase_names[k], ph->ms[k]);
+	if (off < sizeof(buf))
+		snprintf(buf + off, sizeof(buf) - off, "total=%.3f",
+			 (fwd_clock_real() - ph->t0) * 1e3);
+	ctl_hook_send_timing(fd, buf);
+}
+
 static int prolog_child(void *arg, int fd)
 {
 	struct ctl_hook *h = arg;
@@ -127,8 +184,11 @@ static int prolog_child(void *arg, int fd)
 	int committing = 0, r;
 	unsigned int attempt = 1;
 	double now;
+	struct phases ph = {.on = getenv("FWDALLOC_PROLOG_TIMING") != NULL};
 
 	memset(&prof, 0, sizeof(prof));
+	ph.t0 = ph.last = h->t0;
+	mark(&ph, PH_LOAD);
 	if (j->bad_request[0]) {
 		/* The user's value, not fwdalloc, is at fault: no decision,
 		 * the default mapping, and a record saying why (the job is
@@ -151,6 +211,7 @@ static int prolog_child(void *arg, int fd)
 		goto fallback;
 	if (!j->n_nodes)
 		j->n_nodes = (uint32_t)n_ids;
+	mark(&ph, PH_NODES);
 	if (!(cx = alloc_ctx_create(t, &err)) ||
 	    !(l = alloc_ledger_create(t))) {
 		if (!err.text[0])
@@ -159,6 +220,7 @@ static int prolog_child(void *arg, int fd)
 	}
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
 		goto fallback;
+	mark(&ph, PH_CONNECT);
 again:
 	now = fwd_clock_real();
 	if (ledger_store_job_start(db, j, now, &err) < 0)
@@ -177,6 +239,7 @@ again:
 		profile_to_alloc(&pres.profile, &prof, bw);
 	else
 		have_prof = 0;
+	mark(&ph, PH_RECORD);
 	/* Health states before the lock: they change by scans minutes
 	 * apart, and every round trip under the lock delays every other
 	 * job's launch. */
@@ -189,8 +252,10 @@ retry:
 	if (ledger_store_lock(db, p->database.lock_timeout, &err) < 0)
 		goto fallback;
 	in_tx = 1;
+	mark(&ph, PH_LOCK);
 	if (ledger_store_load(db, l, NULL, &err) < 0)
 		goto fallback;
+	mark(&ph, PH_LEDGER);
 
 	memset(&aj, 0, sizeof(aj));
 	aj.job_id = j->job_id;
@@ -209,14 +274,17 @@ retry:
 	if (!(d = alloc_decide(cx, p, l, &health, &aj, now, &err)))
 		goto fallback;
 	d->elapsed_us = (uint64_t)((fwd_clock_real() - h->t0) * 1e6);
+	mark(&ph, PH_DECIDE);
 	if (!alloc_ledger_find(l, j->job_id) &&
 	    ledger_store_write(db, t, d, j, now, &err) < 0)
 		goto fallback;
+	mark(&ph, PH_PERSIST);
 	rec = audit_record_decision(j, t, d, now);
 	if (rec && pool_refused(d))
 		note_pool_holders(db, j, rec);
 	if (p->audit.database && audit_store(db, rec, &err) < 0)
 		goto fallback;
+	mark(&ph, PH_AUDIT);
 	if (ctl_hook_mark_commit(fd) < 0) {
 		errprintf(&err, "result pipe: %s", strerror(errno));
 		goto fallback;
@@ -225,10 +293,13 @@ retry:
 	if (db_commit(db, &err) < 0)
 		goto fallback;
 	in_tx = 0;
+	mark(&ph, PH_COMMIT);
 	/* Without the file the node prologs read the database instead. */
 	if (ctl_publish_decision(db, p, j, &err) < 0)
 		json_object_set_new(rec, "decision_file",
 				    json_string(err.text));
+	mark(&ph, PH_PUBLISH);
+	send_phases(&ph, fd);
 	if (ctl_hook_send(fd, false, rec) < 0)
 		goto out;
 	rc = 0;

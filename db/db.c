@@ -1302,35 +1302,43 @@ static bool ident_ok(const char *s)
 	return true;
 }
 
-int64_t db_prune_before(struct db *db, const char *table, const char *column,
-			int64_t cutoff, bool dry_run, fwd_error_t *err)
+int db_prune_before(struct db *db, struct db_pruned *p, const char *column,
+		    bool dry_run, fwd_error_t *err)
 {
 	char sql[200];
-	int64_t total = 0;
 
-	if (!ident_ok(table) || !ident_ok(column)) {
+	p->rows = 0;
+	p->batches = 0;
+	if (!ident_ok(p->table) || !ident_ok(column)) {
 		errno = EINVAL;
 		return errprintf(err, "prune: bad table or column name");
 	}
 	if (dry_run) {
 		snprintf(sql, sizeof(sql),
-			 "SELECT COUNT(*) FROM %s WHERE %s < ?", table, column);
-		if (db_query_int64(db, err, &total, sql, "i", cutoff) < 0)
-			return -1;
-		return total;
+			 "SELECT COUNT(*) FROM %s WHERE %s < ?", p->table,
+			 column);
+		return db_query_int64(db, err, &p->rows, sql, "i", p->cutoff) <
+				       0
+			       ? -1
+			       : 0;
 	}
+	if (db_execf(db, err,
+		     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		     "") < 0)
+		return errprefix(err, "prune %s", p->table);
 	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s < ? LIMIT %d",
-		 table, column, DB_PRUNE_CHUNK);
+		 p->table, column, DB_PRUNE_CHUNK);
 	for (;;) {
-		int64_t n = db_execf(db, err, sql, "i", cutoff);
+		int64_t n = db_execf(db, err, sql, "i", p->cutoff);
 
 		if (n < 0)
-			return -1;
-		total += n;
+			return errprefix(err, "prune %s", p->table);
+		p->rows += n;
+		p->batches++;
 		if (n < DB_PRUNE_CHUNK)
 			break;
 	}
-	return total;
+	return 0;
 }
 
 int db_fetch_uint64s(struct db_stmt *st, uint64_t **v, size_t *n,

@@ -264,23 +264,30 @@ int64_t db_execf(struct db *db, fwd_error_t *err, const char *sql,
 int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 		   const char *sql, const char *types, ...);
 
-/*
- * Retention: delete the rows of `table` whose `column` (epoch seconds) is
- * before `cutoff`, in chunks of DB_PRUNE_CHUNK rows, each its own
- * statement, so that no statement holds locks a prolog would wait for;
- * with dry_run only count them.  For the owner of the table, which names
- * it (identifiers must be [a-z_] only).  The number of rows, or -1.
- */
-#define DB_PRUNE_CHUNK 10000
-int64_t db_prune_before(struct db *db, const char *table, const char *column,
-			int64_t cutoff, bool dry_run, fwd_error_t *err);
-
 /* One table's line in a prune report. */
 struct db_pruned {
 	const char *table;
-	int64_t cutoff; /* rows before this time */
-	int64_t rows;	/* deleted (or, dry run, that would be) */
+	int64_t cutoff;	 /* rows before this time */
+	int64_t rows;	 /* deleted (or, dry run, that would be) */
+	int64_t batches; /* DELETE statements run (0 on a dry run) */
 };
+
+/*
+ * Retention: delete the rows of p->table whose `column` (epoch seconds,
+ * indexed) is before p->cutoff, in batches of at most DB_PRUNE_CHUNK rows,
+ * each its own short transaction (autocommit), so that no statement holds
+ * locks a prolog would wait for long.  The session reads at READ
+ * COMMITTED from then on: the deletes lock the rows they delete, not the
+ * gaps around them (a range delete at REPEATABLE READ also locks the gap
+ * where a prolog inserts its held rows, released_at NULL, and, when no
+ * newer row exists, the end of the index where it appends its audit row).
+ * With dry_run only count them.  For the owner of the table, which names
+ * it (identifiers must be [a-z_] only).  Fills p->rows and p->batches; 0,
+ * or -1 with err.
+ */
+#define DB_PRUNE_CHUNK 2000
+int db_prune_before(struct db *db, struct db_pruned *p, const char *column,
+		    bool dry_run, fwd_error_t *err);
 
 /*
  * Schema (db/schema.c; the tables are documented in db/SCHEMA.md).

@@ -371,6 +371,24 @@ static const char *const v4_stmts[] = {
 };
 /* clang-format on */
 
+/*
+ * History never slows a launch (controller/ledger_store.c): the ledger
+ * reads only held rows, `released_at IS NULL`, in job order; this index
+ * serves them (NULL sorts first, the primary key id follows job_id in
+ * every InnoDB secondary index) and the retention's
+ * `released_at < cutoff` deletes.  jobs.end_at, audit.ts already have
+ * theirs; job_io and profiles get one on updated_at for retention.
+ */
+/* clang-format off */
+static const char *const v5_stmts[] = {
+	"CREATE INDEX IF NOT EXISTS allocations_held"
+	" ON allocations (released_at, job_id)",
+	"CREATE INDEX IF NOT EXISTS job_io_updated ON job_io (updated_at)",
+	"CREATE INDEX IF NOT EXISTS profiles_updated"
+	" ON profiles (updated_at)",
+};
+/* clang-format on */
+
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* clang-format off */
@@ -382,6 +400,8 @@ static const struct schema_migration migrations[] = {
 	  v3_stmts, N_ELEM(v3_stmts) },
 	{ 4, "job_io sources darshan, forwarders, sacct; profiled_at",
 	  v4_stmts, N_ELEM(v4_stmts) },
+	{ 5, "held-allocation and retention indexes",
+	  v5_stmts, N_ELEM(v5_stmts) },
 };
 /* clang-format on */
 

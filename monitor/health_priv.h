@@ -40,6 +40,9 @@ int health_cmp_entry(const void *a, const void *b);
 /* Upsert e's health row. */
 int health_write_entry(struct db *db, const struct health_entry *e, double now,
 		       fwd_error_t *err);
+/* Upsert the health rows of e[0..n), a few hundred per statement. */
+int health_write_entries(struct db *db, const struct health_entry *e, size_t n,
+			 double now, fwd_error_t *err);
 /* Close the component's open history row and open one for the new state. */
 int health_write_change(struct db *db, const struct health_entry *e,
 			const struct health_change *c, fwd_error_t *err);
@@ -62,7 +65,14 @@ struct scan {
 	const struct health_job *jobs; /* the scan's finished jobs */
 	size_t n_jobs;
 	fwd_error_t *err;
+	/* Statements prepared once per scan (health_scan_close()). */
+	struct db_stmt *series_st; /* one component's rollups */
+	struct db_stmt *names_st;  /* health_job_names() */
+	const char *names_sql;	   /* names_st's SQL */
 };
+
+/* Close the statements a scan prepared. */
+void health_scan_close(struct scan *s);
 
 /* Names from a one-column SELECT bound to a job id. */
 int health_job_names(struct scan *s, const char *sql, uint64_t job,

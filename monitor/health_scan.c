@@ -37,7 +37,13 @@ struct verdict {
 
 struct comp {
 	struct health_entry e;
-	double peak;	      /* benchmarked, B/s; 0 unknown */
+	double peak; /* benchmarked, B/s; 0 unknown */
+	/* Its rollups, read with those of every component of its kind
+	 * (load_kind()); loaded says they were. */
+	struct anomaly_sample *smp;
+	size_t n_smp, cap_smp;
+	bool loaded;
+	double lo, hi;	      /* the minutes loaded: lo <= minute < hi */
 	bool stored;	      /* e comes from the health table */
 	bool touched;	      /* windows applied: write the row */
 	struct verdict *peer; /* peer-detector verdicts, by window */
@@ -74,6 +80,7 @@ static void comp_free(struct comp *c)
 {
 	free(c->peer);
 	free(c->chg);
+	free(c->smp);
 }
 
 /*
@@ -147,7 +154,9 @@ static int load_series(struct scan *s, enum health_kind kind, const char *name,
 
 	*out = NULL;
 	*n = 0;
-	st = db_prepare(s->db,
+	if (!s->series_st)
+		s->series_st = db_prepare(
+			s->db,
 			"SELECT minute, read_bytes + write_bytes,"
 			" read_ops + write_ops + md_ops,"
 			" COALESCE(queue_len_avg, -1)"
@@ -155,7 +164,7 @@ static int load_series(struct scan *s, enum health_kind kind, const char *name,
 			" AND minute >= ? AND minute < ? ORDER BY minute"
 			" LIMIT 10000000",
 			s->err);
-	if (!st)
+	if (!(st = s->series_st))
 		return -1;
 	if (db_bind_text(st, 0, health_db_kind(kind)) < 0 ||
 	    db_bind_text(st, 1, name) < 0 ||
@@ -185,7 +194,6 @@ static int load_series(struct scan *s, enum health_kind kind, const char *name,
 	rv = 0;
 out:
 	free(v);
-	db_stmt_close(st);
 	return rv;
 }
 
@@ -198,8 +206,12 @@ int health_job_names(struct scan *s, const char *sql, uint64_t job,
 	size_t cnt = 0, cap = 0;
 	int rv = -1, r;
 
-	st = db_prepare(s->db, sql, s->err);
-	if (!st)
+	if (!s->names_st || !s->names_sql || strcmp(s->names_sql, sql)) {
+		db_stmt_close(s->names_st);
+		s->names_sql = sql;
+		s->names_st = db_prepare(s->db, sql, s->err);
+	}
+	if (!(st = s->names_st))
 		return -1;
 	if (db_bind_uint64(st, 0, job) < 0 || db_exec(st, s->err) < 0)
 		goto out;
@@ -215,7 +227,6 @@ int health_job_names(struct scan *s, const char *sql, uint64_t job,
 		goto out;
 	rv = 0;
 out:
-	db_stmt_close(st);
 	if (rv < 0) {
 		for (size_t i = 0; i < cnt; i++)
 			free(v[i]);
@@ -298,6 +309,41 @@ static int add_peer_verdict(struct scan *s, enum health_kind kind,
 	return 0;
 }
 
+static void slice(const struct comp *c, double from, double to,
+		  struct anomaly_sample **out, size_t *n);
+
+/* The component, when the scan has it (no entry is added). */
+static struct comp *comp_find(struct scan *s, enum health_kind kind,
+			      const char *name)
+{
+	struct comp key;
+
+	if (comps_sort(s) < 0)
+		return NULL;
+	key.e.kind = kind;
+	snprintf(key.e.name, sizeof(key.e.name), "%s", name);
+	return bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp);
+}
+
+/*
+ * A member's samples in [start, end): from what load_kind() read when it
+ * covers them (*own false), else from the database (*own true: free them).
+ */
+static int member_series(struct scan *s, enum health_kind kind,
+			 const char *name, double start, double end,
+			 struct anomaly_sample **smp, size_t *ns, bool *own)
+{
+	struct comp *c = comp_find(s, kind, name);
+
+	*own = false;
+	if (c && c->loaded && floor(start) >= c->lo && ceil(end) <= c->hi) {
+		slice(c, floor(start), ceil(end), smp, ns);
+		return 0;
+	}
+	*own = true;
+	return load_series(s, kind, name, start, end, smp, ns);
+}
+
 /* Run the peer detector on the members of one kind of one job. */
 static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 		    double end, enum health_kind kind, char **names, size_t n,
@@ -305,11 +351,12 @@ static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 {
 	struct anomaly_series *mem = calloc(n ? n : 1, sizeof(*mem));
 	struct anomaly_peer_stat *stat = calloc(n ? n : 1, sizeof(*stat));
+	bool *own = calloc(n ? n : 1, sizeof(*own));
 	struct anomaly_peer_result res;
 	double wstart = floor(end / s->window) * s->window;
 	int rv = -1;
 
-	if (!mem || !stat) {
+	if (!mem || !stat || !own) {
 		errprintf(s->err, "health scan: out of memory");
 		goto out;
 	}
@@ -317,7 +364,8 @@ static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 		struct anomaly_sample *smp;
 		size_t ns;
 
-		if (load_series(s, kind, names[i], start, end, &smp, &ns) < 0)
+		if (member_series(s, kind, names[i], start, end, &smp, &ns,
+				  &own[i]) < 0)
 			goto out;
 		mem[i].name = names[i];
 		mem[i].samples = smp;
@@ -355,10 +403,12 @@ static int peer_job(struct scan *s, uint64_t job, uint32_t nodes, double start,
 	}
 	rv = 0;
 out:
-	for (size_t i = 0; mem && i < n; i++)
-		free((void *)mem[i].samples);
+	for (size_t i = 0; mem && own && i < n; i++)
+		if (own[i])
+			free((void *)mem[i].samples);
 	free(mem);
 	free(stat);
+	free(own);
 	return rv;
 }
 
@@ -446,24 +496,200 @@ static int combine(const struct comp *c, double wstart, int sustained,
 	return v;
 }
 
+/* The first window scan_comp() applies to c. */
+static double comp_start(const struct scan *s, const struct comp *c,
+			 double since)
+{
+	double start = since;
+
+	if (c->e.scanned_until > start)
+		start = c->e.scanned_until;
+	return floor(start / s->window) * s->window;
+}
+
+/*
+ * The earliest start of the jobs peer_scan() looks at (those that ended in
+ * [from, to) and are large enough); `to` when there are none.
+ */
+static double jobs_start(const struct scan *s, double from, double to)
+{
+	double lo = to;
+
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		const struct health_job *j = &s->jobs[i];
+
+		if (j->end >= from && j->end < to &&
+		    j->nodes >= s->p->anomaly.peer.min_job_nodes &&
+		    j->start < lo)
+			lo = j->start;
+	}
+	return lo;
+}
+
+/* Components per statement of load_kind(). */
+#define KIND_CHUNK 500
+
+static int cmp_name(const void *key, const void *elem)
+{
+	const struct comp *c = *(struct comp *const *)elem;
+
+	return strcmp(key, c->e.name);
+}
+
+/*
+ * The rollups of every component of `kind` that scan_comp() will read,
+ * set-wise: one statement per KIND_CHUNK components (the primary key
+ * (kind, name, minute) serves it range by range), from the earliest
+ * start they need, or jobs_lo when earlier (the peer detector reads the
+ * same rows over its jobs' runs), each component's rows kept in c->smp.
+ */
+static int load_kind(struct scan *s, enum health_kind kind, double since,
+		     double end, double jobs_lo)
+{
+	const double dur = s->p->anomaly.sustained.duration;
+	struct comp **v = NULL;
+	size_t n = 0;
+	double lo = end;
+	int rv = -1;
+
+	if (!(v = calloc(s->n ? s->n : 1, sizeof(*v))))
+		return errprintf(s->err, "health scan: out of memory");
+	for (size_t i = 0; i < s->n; i++) {
+		struct comp *c = &s->c[i];
+		double st = comp_start(s, c, since);
+
+		if (c->e.kind != kind || !(c->peak > 0) || st >= end)
+			continue;
+		v[n++] = c;
+		if (st - dur < lo)
+			lo = st - dur;
+	}
+	/* Jobs' runs up to a day earlier too (a longer one reads its own
+	 * rows, member_series()). */
+	if (jobs_lo < lo)
+		lo = fmax(jobs_lo, lo - 86400);
+	/* s->c is sorted by kind then name: so is v. */
+	for (size_t off = 0; off < n; off += KIND_CHUNK) {
+		size_t k = n - off < KIND_CHUNK ? n - off : KIND_CHUNK;
+		size_t len = 512 + 2 * k;
+		char *sql = malloc(len);
+		struct db_stmt *st;
+		struct comp *last = NULL;
+		unsigned p = 0;
+		int r;
+
+		if (!sql) {
+			errprintf(s->err, "health scan: out of memory");
+			goto out;
+		}
+		/* Placeholders only: the names are bound. */
+		snprintf(sql, len,
+			 "SELECT name, minute, read_bytes + write_bytes,"
+			 " read_ops + write_ops + md_ops,"
+			 " COALESCE(queue_len_avg, -1)"
+			 " FROM rollups_minute WHERE kind = ? AND name IN (?");
+		for (size_t i = 1; i < k; i++)
+			strcat(sql, ",?");
+		strcat(sql, ") AND minute >= ? AND minute < ?"
+			    " ORDER BY name, minute LIMIT 100000000");
+		st = db_prepare(s->db, sql, s->err);
+		free(sql);
+		if (!st)
+			goto out;
+		db_bind_text(st, p++, health_db_kind(kind));
+		for (size_t i = 0; i < k; i++)
+			db_bind_text(st, p++, v[off + i]->e.name);
+		db_bind_int64(st, p++, (int64_t)floor(lo));
+		db_bind_int64(st, p++, (int64_t)ceil(end));
+		if (db_exec(st, s->err) < 0) {
+			db_stmt_close(st);
+			goto out;
+		}
+		while ((r = db_fetch(st, s->err)) > 0) {
+			const char *name = db_col_text(st, 0);
+			struct anomaly_sample *x;
+
+			if (!last || strcmp(last->e.name, name)) {
+				struct comp **hit = bsearch(
+					name, v + off, k, sizeof(*v), cmp_name);
+
+				last = hit ? *hit : NULL;
+			}
+			if (!last)
+				continue;
+			if (fwd_grow((void **)&last->smp, &last->cap_smp,
+				     last->n_smp + 1, sizeof(*last->smp),
+				     1024) < 0) {
+				r = errprintf(s->err,
+					      "health scan: out of memory");
+				break;
+			}
+			x = &last->smp[last->n_smp++];
+			x->time = (double)db_col_int64(st, 1);
+			x->seconds = 60;
+			x->bytes = db_col_double(st, 2);
+			x->ops = db_col_double(st, 3);
+			x->queue = db_col_double(st, 4);
+		}
+		db_stmt_close(st);
+		if (r < 0)
+			goto out;
+		for (size_t i = 0; i < k; i++) {
+			v[off + i]->loaded = true;
+			v[off + i]->lo = floor(lo);
+			v[off + i]->hi = ceil(end);
+		}
+	}
+	rv = 0;
+out:
+	free(v);
+	return rv;
+}
+
+/* c's loaded samples with from <= time < to (they are in time order). */
+static void slice(const struct comp *c, double from, double to,
+		  struct anomaly_sample **out, size_t *n)
+{
+	size_t a = 0, b = c->n_smp;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (c->smp[m].time < from)
+			a = m + 1;
+		else
+			b = m;
+	}
+	b = a;
+	while (b < c->n_smp && c->smp[b].time < to)
+		b++;
+	*out = c->smp ? c->smp + a : NULL;
+	*n = b - a;
+}
+
 static int scan_comp(struct scan *s, struct comp *c, double since, double end,
 		     struct health_scan_stats *stats)
 {
 	const struct policy_anomaly *pa = &s->p->anomaly;
 	struct anomaly_sample *smp = NULL;
 	size_t ns = 0;
-	double start = since;
+	double start = comp_start(s, c, since);
+	bool own = false;
 	int rv = -1;
 
-	if (c->e.scanned_until > start)
-		start = c->e.scanned_until;
-	start = floor(start / s->window) * s->window;
 	if (start >= end)
 		return 0;
-	if (c->peak > 0 &&
-	    load_series(s, c->e.kind, c->e.name, start - pa->sustained.duration,
-			end, &smp, &ns) < 0)
-		return -1;
+	if (c->peak > 0 && c->loaded) {
+		/* The range load_series() would have read. */
+		slice(c, floor(start - pa->sustained.duration), ceil(end), &smp,
+		      &ns);
+	} else if (c->peak > 0) {
+		if (load_series(s, c->e.kind, c->e.name,
+				start - pa->sustained.duration, end, &smp,
+				&ns) < 0)
+			return -1;
+		own = true;
+	}
 	stats->components++;
 	for (double w = start; w < end; w += s->window) {
 		char reason[HEALTH_REASON_MAX] = "no evidence in the window";
@@ -510,8 +736,17 @@ static int scan_comp(struct scan *s, struct comp *c, double since, double end,
 	}
 	rv = 0;
 out:
-	free(smp);
+	if (own)
+		free(smp);
 	return rv;
+}
+
+void health_scan_close(struct scan *s)
+{
+	db_stmt_close(s->series_st);
+	db_stmt_close(s->names_st);
+	s->series_st = s->names_st = NULL;
+	s->names_sql = NULL;
 }
 
 int health_scan_span(const struct policy *p, const struct health_scan_opts *o,
@@ -556,9 +791,9 @@ int health_db_scan(struct db *db, const struct policy *p,
 			 .window = p->anomaly.window,
 			 .jobs = jobs,
 			 .n_jobs = n_jobs};
-	struct health_entry *rows = NULL;
-	size_t n_rows = 0;
-	double since, end, lo, now = (double)time(NULL);
+	struct health_entry *rows = NULL, *touched = NULL;
+	size_t n_rows = 0, n_touched = 0;
+	double since, end, lo, jlo, now = (double)time(NULL);
 	bool in_tx = false;
 	int rv = -1;
 
@@ -598,6 +833,11 @@ int health_db_scan(struct db *db, const struct policy *p,
 		if (st < lo)
 			lo = st;
 	}
+	/* Each kind's rollups in one read, for both detectors. */
+	jlo = jobs_start(&s, lo, end);
+	if (load_kind(&s, HEALTH_FORWARDER, since, end, jlo) < 0 ||
+	    load_kind(&s, HEALTH_OST, since, end, jlo) < 0)
+		goto out;
 	if (lo < end && peer_scan(&s, lo, end, stats) < 0)
 		goto out;
 	if (comps_sort(&s) < 0)
@@ -605,6 +845,12 @@ int health_db_scan(struct db *db, const struct policy *p,
 	for (size_t i = 0; i < s.n; i++)
 		if (scan_comp(&s, &s.c[i], since, end, stats) < 0)
 			goto out;
+	/* The rows, batched (health_write_entries()); the episodes, rare,
+	 * one by one. */
+	if (!(touched = calloc(s.n ? s.n : 1, sizeof(*touched)))) {
+		errprintf(err, "health scan: out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < s.n; i++) {
 		struct comp *c = &s.c[i];
 
@@ -613,9 +859,10 @@ int health_db_scan(struct db *db, const struct policy *p,
 		for (size_t k = 0; k < c->n_chg; k++)
 			if (health_write_change(db, &c->e, &c->chg[k], err) < 0)
 				goto out;
-		if (health_write_entry(db, &c->e, now, err) < 0)
-			goto out;
+		touched[n_touched++] = c->e;
 	}
+	if (health_write_entries(db, touched, n_touched, now, err) < 0)
+		goto out;
 	if (db_commit(db, err) < 0)
 		goto out;
 	in_tx = false;
@@ -637,9 +884,11 @@ int health_db_scan(struct db *db, const struct policy *p,
 out:
 	if (in_tx)
 		db_rollback(db);
+	health_scan_close(&s);
 	for (size_t i = 0; i < s.n; i++)
 		comp_free(&s.c[i]);
 	free(s.c);
 	free(rows);
+	free(touched);
 	return rv;
 }

@@ -156,6 +156,89 @@ int health_write_entry(struct db *db, const struct health_entry *e, double now,
 		       : 0;
 }
 
+/* Rows per statement of health_write_entries(). */
+#define ENTRY_CHUNK 200
+
+static struct db_stmt *prepare_entries(struct db *db, size_t k,
+				       fwd_error_t *err)
+{
+	static const char row[] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	size_t len = 512 + k * (sizeof(row) + 1);
+	char *sql = malloc(len);
+	struct db_stmt *st;
+
+	if (!sql) {
+		errprintf(err, "health table: out of memory");
+		return NULL;
+	}
+	/* Placeholders only: every value is bound. */
+	snprintf(sql, len,
+		 "INSERT INTO health (kind, name, state, since, reason,"
+		 " source, bad_windows, good_windows, last_scan_at,"
+		 " updated_at) VALUES %s",
+		 row);
+	for (size_t i = 1; i < k; i++) {
+		strcat(sql, ",");
+		strcat(sql, row);
+	}
+	strcat(sql, " ON DUPLICATE KEY UPDATE state = VALUES(state),"
+		    " since = VALUES(since), reason = VALUES(reason),"
+		    " source = VALUES(source),"
+		    " bad_windows = VALUES(bad_windows),"
+		    " good_windows = VALUES(good_windows),"
+		    " last_scan_at = VALUES(last_scan_at),"
+		    " updated_at = VALUES(updated_at)");
+	st = db_prepare(db, sql, err);
+	free(sql);
+	return st;
+}
+
+int health_write_entries(struct db *db, const struct health_entry *e, size_t n,
+			 double now, fwd_error_t *err)
+{
+	struct db_stmt *full = NULL, *st;
+	int rv = -1;
+
+	for (size_t off = 0; off < n; off += ENTRY_CHUNK) {
+		size_t k = n - off < ENTRY_CHUNK ? n - off : ENTRY_CHUNK;
+		unsigned p = 0;
+
+		if (k == ENTRY_CHUNK) {
+			if (!full && !(full = prepare_entries(db, k, err)))
+				goto out;
+			st = full;
+		} else if (!(st = prepare_entries(db, k, err))) {
+			goto out;
+		}
+		for (size_t i = off; i < off + k; i++) {
+			db_bind_text(st, p++, health_db_kind(e[i].kind));
+			db_bind_text(st, p++, e[i].name);
+			db_bind_text(st, p++, fwd_health_name(e[i].state));
+			db_bind_int64(st, p++, (int64_t)e[i].since);
+			db_bind_text(st, p++, e[i].reason);
+			db_bind_text(st, p++,
+				     e[i].override != HEALTH_OVERRIDE_NONE
+					     ? "admin"
+					     : "scanner");
+			db_bind_uint64(st, p++, (uint64_t)e[i].bad_streak);
+			db_bind_uint64(st, p++, (uint64_t)e[i].good_streak);
+			db_bind_int64(st, p++, (int64_t)e[i].scanned_until);
+			db_bind_int64(st, p++, (int64_t)now);
+		}
+		if (db_exec(st, err) < 0) {
+			if (st != full)
+				db_stmt_close(st);
+			goto out;
+		}
+		if (st != full)
+			db_stmt_close(st);
+	}
+	rv = 0;
+out:
+	db_stmt_close(full);
+	return rv;
+}
+
 /* Close the component's open history row and open one for the new state. */
 int health_write_change(struct db *db, const struct health_entry *e,
 			const struct health_change *c, fwd_error_t *err)

@@ -1194,9 +1194,7 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 			continue; /* 0 = keep forever */
 		p->table = t[i].table;
 		p->cutoff = now - (int64_t)keep;
-		p->rows = db_prune_before(db, t[i].table, t[i].column,
-					  p->cutoff, dry_run, err);
-		if (p->rows < 0)
+		if (db_prune_before(db, p, t[i].column, dry_run, err) < 0)
 			return -1;
 		(*n)++;
 	}

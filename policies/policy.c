@@ -117,6 +117,10 @@ struct policy *policy_defaults(void)
 	p->retention.raw_samples = 7 * DAY;
 	p->retention.rollups = 400 * DAY;
 	p->retention.audit = 400 * DAY;
+	p->retention.allocations = 400 * DAY;
+	p->retention.jobs = 800 * DAY;
+	p->retention.job_io = 800 * DAY;
+	p->retention.profiles = 800 * DAY;
 
 	p->ingest.max_rate_factor = 4;
 	p->ingest.max_bandwidth = 1e12;

@@ -157,6 +157,10 @@ struct policy_retention {
 	double raw_samples; /* seconds; default 7 days */
 	double rollups;	    /* seconds; default 400 days */
 	double audit;	    /* seconds; default 400 days */
+	double allocations; /* released ledger rows; default 400 days */
+	double jobs;	    /* ended jobs' rows; default 800 days */
+	double job_io;	    /* job summaries; default 800 days */
+	double profiles;    /* profiles not updated for; 800 days */
 };
 
 /*

@@ -189,6 +189,10 @@ static const struct field retention_fields[] = {
 	POS("raw_samples", F_DURATION, retention.raw_samples, NOMAX),
 	POS("rollups", F_DURATION, retention.rollups, NOMAX),
 	POS("audit", F_DURATION, retention.audit, NOMAX),
+	POS("allocations", F_DURATION, retention.allocations, NOMAX),
+	POS("jobs", F_DURATION, retention.jobs, NOMAX),
+	POS("job_io", F_DURATION, retention.job_io, NOMAX),
+	POS("profiles", F_DURATION, retention.profiles, NOMAX),
 	END,
 };
 

@@ -362,3 +362,29 @@ int profile_db_store_jobstats(struct db *db, uint64_t job_id, uint32_t nodes,
 		return -1;
 	return 0;
 }
+
+int profile_db_prune(struct db *db, const struct policy_retention *r,
+		     int64_t now, bool dry_run, struct db_pruned *out,
+		     size_t *n, fwd_error_t *err)
+{
+	const struct {
+		const char *table;
+		double keep;
+	} t[PROFILE_PRUNE_TABLES] = {
+		{"job_io", r->job_io},
+		{"profiles", r->profiles},
+	};
+
+	for (size_t i = 0; i < PROFILE_PRUNE_TABLES; i++) {
+		struct db_pruned *p = &out[*n];
+
+		if (t[i].keep <= 0)
+			continue; /* keep forever */
+		p->table = t[i].table;
+		p->cutoff = now - (int64_t)t[i].keep;
+		if (db_prune_before(db, p, "updated_at", dry_run, err) < 0)
+			return -1;
+		(*n)++;
+	}
+	return 0;
+}

@@ -277,6 +277,18 @@ int profile_db_import(struct db *db, const struct policy *p,
  * "updated_at", "profile": {...}}.  1 found (*out set), 0 not found, -1
  * error.
  */
+/*
+ * Retention of job_io and profiles (policy retention.job_io,
+ * retention.profiles): rows last updated before now minus the setting,
+ * deleted in batches (db_prune_before()).  Appends a line per table to
+ * out[*n] (room for PROFILE_PRUNE_TABLES more).  0, or -1 with err.
+ */
+#define PROFILE_PRUNE_TABLES 2
+struct db_pruned;
+int profile_db_prune(struct db *db, const struct policy_retention *r,
+		     int64_t now, bool dry_run, struct db_pruned *out,
+		     size_t *n, fwd_error_t *err);
+
 int profile_db_show(struct db *db, const char *key, json_t **out,
 		    fwd_error_t *err);
 

@@ -45,7 +45,10 @@ tests_unit_test_db_SOURCES = tests/unit/test_db.c
 tests_unit_test_db_LDADD = $(FWD_DB_LIBS) $(CMOCKA_LIBS)
 
 # topology/
-UNIT_TOPOLOGY = tests/unit/test_topology tests/unit/test_topology_load
+UNIT_TOPOLOGY = tests/unit/test_topology tests/unit/test_topology_load \
+	tests/unit/test_topo_cache
+tests_unit_test_topo_cache_SOURCES = tests/unit/test_topo_cache.c
+tests_unit_test_topo_cache_LDADD = $(FWD_TOPOLOGY_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_topology_SOURCES = tests/unit/test_topology.c
 tests_unit_test_topology_LDADD = $(FWD_TOPOLOGY_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_topology_load_SOURCES = tests/unit/test_topology_load.c \
@@ -172,7 +175,8 @@ INTEGRATION_TESTS = \
 	tests/integration/tree_layout.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
-	tests/integration/reliability.sh tests/integration/slurm_history.sh
+	tests/integration/reliability.sh tests/integration/slurm_history.sh \
+	tests/integration/db_history.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.

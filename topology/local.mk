@@ -4,4 +4,5 @@
 noinst_LTLIBRARIES += libfwdtopology.la
 libfwdtopology_la_SOURCES = \
 	topology/topology.c topology/topology.h \
-	topology/nodeset.c topology/topology_load.c
+	topology/nodeset.c topology/topology_load.c \
+	topology/topo_cache.c topology/topo_cache.h

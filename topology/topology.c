@@ -23,7 +23,9 @@
 struct topo_priv {
 	int32_t *slots; /* node id or -1; capacity is a power of two */
 	size_t cap;
-	size_t node_cap; /* allocated length of node_names/node_forwarder */
+	size_t node_cap;  /* allocated length of node_names/node_forwarder */
+	char *names_blob; /* node names adopted in one block (topo_adopt_nodes)
+			   */
 };
 
 static uint64_t hash_name(const char *s)
@@ -113,13 +115,15 @@ void topo_destroy(struct topology *t)
 	for (size_t i = 0; i < t->n_mapping; i++)
 		free(t->mapping[i].nodes);
 	free(t->mapping);
-	for (size_t i = 0; i < t->n_nodes; i++)
+	p = t->priv;
+	for (size_t i = 0; i < t->n_nodes && !(p && p->names_blob); i++)
 		free(t->node_names[i]);
 	free(t->node_names);
 	free(t->node_forwarder);
-	p = t->priv;
-	if (p)
+	if (p) {
 		free(p->slots);
+		free(p->names_blob);
+	}
 	free(p);
 	free(t->path);
 	free(t);
@@ -232,6 +236,11 @@ static int add_node(struct topology *t, const char *name, fwd_error_t *err)
 	size_t id = t->n_nodes, i;
 	char *copy;
 
+	if (p->names_blob) {
+		errno = EPERM;
+		return errprintf(err, "no compute node can be added to "
+				      "adopted ones");
+	}
 	if (topo_node_id(t, name) >= 0) {
 		errno = EEXIST;
 		return errprintf(err, "compute node '%s' is declared twice",
@@ -361,6 +370,81 @@ static int push_mapping(struct topology *t, hostlist_t hl, size_t forwarder,
 		return errprintf(err, "out of memory");
 	t->mapping = v;
 	if (!(s = ranged(hl)))
+		return errprintf(err, "out of memory");
+	t->mapping[t->n_mapping].nodes = s;
+	t->mapping[t->n_mapping].forwarder = forwarder;
+	t->mapping[t->n_mapping].count = count;
+	t->n_mapping++;
+	return 0;
+}
+
+void topo_node_index(const struct topology *t, const int32_t **slots,
+		     size_t *cap)
+{
+	const struct topo_priv *p = t->priv;
+
+	*slots = p->slots;
+	*cap = p->cap;
+}
+
+int topo_adopt_nodes(struct topology *t, char *blob, char **names,
+		     int32_t *forwarder, size_t n, int32_t *slots, size_t cap,
+		     fwd_error_t *err)
+{
+	struct topo_priv *p = t->priv;
+	size_t used = 0;
+
+	if (t->n_nodes || n == 0 || cap < 2 * n || (cap & (cap - 1))) {
+		errno = EINVAL;
+		return errprintf(err, "node index: %zu nodes, %zu slots", n,
+				 cap);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (forwarder[i] < -1 ||
+		    forwarder[i] >= (long)t->n_forwarders) {
+			errno = EINVAL;
+			return errprintf(err, "node %zu: forwarder %d", i,
+					 forwarder[i]);
+		}
+	for (size_t i = 0; i < cap; i++) {
+		if (slots[i] < -1 || slots[i] >= (long)n) {
+			errno = EINVAL;
+			return errprintf(err, "node index: slot %zu", i);
+		}
+		used += slots[i] >= 0;
+	}
+	if (used != n) {
+		errno = EINVAL;
+		return errprintf(err, "node index: %zu entries for %zu nodes",
+				 used, n);
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->cap = cap;
+	p->names_blob = blob;
+	p->node_cap = n;
+	t->node_names = names;
+	t->node_forwarder = forwarder;
+	t->n_nodes = n;
+	return 0;
+}
+
+int topo_add_mapping_entry(struct topology *t, const char *nodes,
+			   size_t forwarder, size_t count, fwd_error_t *err)
+{
+	struct topo_mapping *v;
+	char *s;
+
+	if (forwarder >= t->n_forwarders) {
+		errno = EINVAL;
+		return errprintf(err, "forwarder index %zu out of range",
+				 forwarder);
+	}
+	v = realloc(t->mapping, (t->n_mapping + 1) * sizeof(*v));
+	if (!v)
+		return errprintf(err, "out of memory");
+	t->mapping = v;
+	if (!(s = strdup(nodes)))
 		return errprintf(err, "out of memory");
 	t->mapping[t->n_mapping].nodes = s;
 	t->mapping[t->n_mapping].forwarder = forwarder;

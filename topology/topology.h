@@ -82,6 +82,26 @@ int topo_add_mapping(struct topology *t, const char *hostlist, size_t forwarder,
 int topo_map_per_forwarder(struct topology *t, size_t per_forwarder,
 			   fwd_error_t *err);
 int topo_finalize(struct topology *t, fwd_error_t *err);
+/*
+ * The name index as it is (open addressing: cap slots, a power of two,
+ * each a node id or -1; the slot of a name is found from
+ * FNV-1a(name) & (cap - 1) by linear probing), for the cache to store; and
+ * a topology without nodes taking over stored ones: names (n pointers
+ * into blob, all malloc'd), their default forwarders and the index.  The
+ * ids and the index's shape are checked, not the names' hashes: for a
+ * source whose integrity is checked otherwise (the cache's checksum).  On
+ * success t owns all four; no node can be added afterwards.  0, or -1
+ * with err (the caller still owns them).
+ */
+void topo_node_index(const struct topology *t, const int32_t **slots,
+		     size_t *cap);
+int topo_adopt_nodes(struct topology *t, char *blob, char **names,
+		     int32_t *forwarder, size_t n, int32_t *slots, size_t cap,
+		     fwd_error_t *err);
+/* One mapping entry as stored (its nodes already mapped), without
+ * expanding its hostlist: for the cache. */
+int topo_add_mapping_entry(struct topology *t, const char *nodes,
+			   size_t forwarder, size_t count, fwd_error_t *err);
 
 /*
  * Load and validate.  Errors (unknown forwarder names, duplicate names,

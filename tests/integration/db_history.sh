@@ -1,0 +1,236 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# History never slows a launch.  With a year's worth of rows in the
+# tables that grow (a million released allocations, audit rows, ended
+# jobs, per-minute rollups), every statement that a controller prolog, an
+# epilog, a node prolog, `fwdctl reconcile` and `fwdctl health scan` send
+# is caught in the server's general log and EXPLAINed: none may read a
+# big table whole (type ALL, or a full index scan).  Then `fwdctl db
+# prune` deletes by the policy's retention, in batches, while prologs and
+# epilogs run; they must all decide (no fallback, which a prolog that
+# outlived its timeout would be) and the held rows must stay.
+. "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
+db_start
+
+node_read=$top_builddir/tests/tools/node_read
+topo=$top_srcdir/tests/fixtures/minicluster/topology.yaml
+audit=$d/audit.jsonl
+# A table this big read whole is a full scan (the seeded ones hold 10^5 to
+# 10^6 rows; the small ones -- locks, forwarders, health -- fewer).
+BIG=10000
+
+write_policy() { # FILE [RETENTION LINES]
+	{
+		cat <<EOT
+topology: $topo
+access:
+  mode: opt-in
+  fail: open
+decision:
+  decide_timeout: 20s
+EOT
+		sed -n '/^database:/,$p' "$FWDALLOC_TESTDB_POLICY"
+		cat <<EOT
+audit:
+  file: $audit
+  database: true
+EOT
+		[ -n "${2:-}" ] && printf '%s\n' "$2"
+	} >"$1"
+}
+write_policy "$d/policy.yaml"
+policy=$d/policy.yaml
+
+fw --topology "$topo" db init
+check_eq "db init exits 0" 0 "$rc"
+
+# ---- a year of history ------------------------------------------------------
+# Sequence-engine rows (seq_1_to_N), a statement per table: seconds.
+now=$(date +%s)
+day=86400
+old=$((now - 500 * day)) # 500 to 465 days ago: past 400 days
+q "INSERT INTO allocations (job_id, forwarder, is_private, nodes,
+	node_count, action, acquired_at, released_at, release_reason)
+	SELECT seq, CONCAT('fwd', 1 + seq % 8), 0, 'c[1-4]', 4, 'scale',
+	$old + seq * 3, $old + seq * 3 + 2, 'epilog' FROM seq_1_to_1000000"
+q "INSERT INTO audit (ts, job_id, user, action, outcome, record)
+	SELECT $old + seq * 3, seq, 'alice', 'scale', 'ok', '{}'
+	FROM seq_1_to_300000"
+q "INSERT INTO jobs (job_id, user, name, node_count, start_at, end_at,
+	state, updated_at) SELECT seq, CONCAT('u', seq % 500), 'app', 4,
+	$old + seq * 3, $old + seq * 3 + 2, 'COMPLETED', $old + seq * 3
+	FROM seq_1_to_300000"
+q "INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,
+	write_bytes) SELECT 'fwd', CONCAT('fwd', 1 + seq % 8),
+	$now - 400 * $day + (seq DIV 8) * 60, 1, 1000, 1000
+	FROM seq_1_to_300000"
+q "INSERT INTO health_history (kind, name, state, start_at, end_at, reason)
+	SELECT 'fwd', CONCAT('fwd', 1 + seq % 8), 'suspect',
+	$old + seq * 60, $old + seq * 60 + 30, 'seeded' FROM seq_1_to_100000"
+q "INSERT INTO jobstats_raw (kind, target, lustre_job_id, job_id, ts, op,
+	samples) SELECT 'ost', 'lustre-OST0000', seq, seq, $old + seq, 'write', 1
+	FROM seq_1_to_100000"
+q "INSERT INTO job_io (job_id, source, updated_at)
+	SELECT seq, 'jobstats', $old + seq FROM seq_1_to_100000"
+# Jobs that ended in the last day, for the health scan's peer detector,
+# with their (released) allocations and job_stats.
+q "INSERT INTO jobs (job_id, user, name, nodelist, node_count, start_at,
+	end_at, state, updated_at) SELECT 2000000 + seq, 'bob', 'peer',
+	'c[1-8]', 8, $now - 7200 - seq * 60, $now - 3600 - seq * 60,
+	'COMPLETED', $now FROM seq_1_to_20"
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+	acquired_at, released_at, release_reason) SELECT 2000000 + seq, 'fwd1',
+	'c[1-4]', 4, 'scale', $now - 7200, $now - 3600 - seq * 60, 'epilog'
+	FROM seq_1_to_20"
+q "INSERT INTO jobstats_raw (kind, target, lustre_job_id, job_id, ts, op,
+	samples) SELECT 'ost', 'lustre-OST0001', 2000000 + seq, 2000000 + seq,
+	$now - 4000, 'write', 1 FROM seq_1_to_20"
+q "ANALYZE TABLE allocations, audit, jobs, rollups_minute, health_history,
+	jobstats_raw, job_io" >/dev/null
+check_eq "a million released allocations seeded" 1000020 \
+	"$(q 'SELECT COUNT(*) FROM allocations WHERE released_at IS NOT NULL')"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# hook prolog|epilog JOB NODES: run the controller hook as slurmctld
+# would; sets $rc and $ms.
+hook() {
+	t0=$(now_ms)
+	env SLURM_JOB_ID="$2" SLURM_JOB_NODELIST="$3" SLURM_JOB_NUM_NODES=4 \
+		SLURM_JOB_USER=alice SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		FWDALLOC_PROLOG_TIMING=1 \
+		"$fwdctl" --policy "$policy" "$1" >"$d/hook.out" 2>&1
+	rc=$?
+	ms=$(($(now_ms) - t0))
+}
+record() { # EVENT JOB: the job's last audit line of that event
+	grep "\"event\":\"$1\",\"job_id\":\"$2\"" "$audit" | tail -n 1
+}
+
+# ---- every launch-path statement, EXPLAINed ---------------------------------
+q "SET GLOBAL log_output = 'TABLE'"
+q "TRUNCATE mysql.general_log"
+q "SET GLOBAL general_log = 1"
+hook prolog 3000001 'c[1-4]'
+check_eq "prolog with a year of history exits 0" 0 "$rc"
+check_match "and decides" '"outcome":"default".*"decision":\{"job_id":"3000001"' \
+	"$(record prolog 3000001)"
+diag "prolog: ${ms} ms"
+# The first prolog compiles the topology into its cache, beside the audit
+# file, and prints its phases (FWDALLOC_PROLOG_TIMING).
+phases='policy=[0-9.]+ topology=[0-9.]+ topology_cache=written:.* load=[0-9.]+ nodes=[0-9.]+ connect=[0-9.]+ record=[0-9.]+ lock=[0-9.]+ ledger=[0-9.]+ decide=[0-9.]+ persist=[0-9.]+ audit=[0-9.]+ commit=[0-9.]+ publish=[0-9.]+ total=[0-9.]+$'
+check_match "the prolog prints its phases; the topology cache is written" \
+	"^fwdctl: prolog timing ms: $phases" "$(cat "$d/hook.out")"
+check "the topology cache is beside the audit file" test -s "$d/topology.cache"
+"$node_read" "$policy" 3000001 c2 >"$d/node.out" 2>&1
+check_eq "node prolog reads the decision" 0 "$?"
+hook epilog 3000001 'c[1-4]'
+check_eq "epilog exits 0" 0 "$rc"
+"$fwdctl" --policy "$policy" reconcile --dry-run >/dev/null 2>&1 # no Slurm here
+"$fwdctl" --policy "$policy" health scan >"$d/scan.out" 2>&1
+check_eq "health scan exits 0" 0 "$?"
+q "SET GLOBAL general_log = 0"
+
+# The statements fwdalloc's accounts sent (prepared ones are logged with
+# their parameters), once each, plus the body of the node account's
+# procedure, which the log shows as a CALL.
+q "SELECT DISTINCT argument FROM mysql.general_log
+	WHERE command_type IN ('Query', 'Execute')
+	AND user_host LIKE 'fwdalloc%'" |
+	grep -E '^(SELECT|UPDATE|DELETE|INSERT INTO [a-z_]+ (\([^)]*\) )?SELECT|REPLACE)' |
+	grep -v -E '^SELECT (@@|RELEASE_LOCK|GET_LOCK|IS_USED_LOCK|1$|VERSION)' \
+		>"$d/stmts"
+q "SELECT REPLACE(SUBSTRING_INDEX(SUBSTRING(ROUTINE_DEFINITION,
+	LOCATE('SELECT forwarder', ROUTINE_DEFINITION)), ';', 1),
+	'p_job_id', '3000001') FROM information_schema.ROUTINES
+	WHERE ROUTINE_SCHEMA = 'fwdalloc'
+	AND ROUTINE_NAME = 'node_allocations_for'" | tr '\n' ' ' |
+	sed 's/  */ /g; s/$/\n/' >>"$d/stmts"
+n=$(wc -l <"$d/stmts")
+diag "$n distinct statements to EXPLAIN"
+check_match "the ledger's held-row read is among them" \
+	'FROM allocations WHERE released_at IS NULL ORDER BY job_id, id' \
+	"$(cat "$d/stmts")"
+check_match "the node prolog's read is among them" \
+	'FROM node_allocations +WHERE job_id = 3000001' "$(cat "$d/stmts")"
+check_match "the health scan's rollup read is among them" \
+	'FROM rollups_minute WHERE kind' "$(cat "$d/stmts")"
+check_match "the epilog's release is among them" \
+	'^UPDATE allocations SET released_at' "$(cat "$d/stmts")"
+: >"$d/scans"
+while IFS= read -r s; do
+	printf 'EXPLAIN %s\n' "$s" |
+		"$testdb" sql "$d" -N --batch fwdalloc >"$d/plan" 2>"$d/plan.err" || {
+		printf 'cannot EXPLAIN: %s: %s\n' "$s" "$(cat "$d/plan.err")" >>"$d/scans"
+		continue
+	}
+	# id select_type table type possible_keys key key_len ref rows Extra
+	awk -F '\t' -v big=$BIG -v s="$s" '
+		($4 == "ALL" || $4 == "index") && $9 + 0 >= big {
+			printf "%s scan of %s (%s rows): %s\n", $4, $3, $9, s
+		}' "$d/plan" >>"$d/scans"
+done <"$d/stmts"
+check_eq "no launch-path statement scans a big table whole" "" \
+	"$(cat "$d/scans")"
+
+# ---- prune, while prologs run -------------------------------------------------
+# 1000 jobs hold forwarders meanwhile; the prologs below are among them.
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+	acquired_at) SELECT 4000000 + seq, 'fwd2', 'c[5-8]', 4, 'default', $now
+	FROM seq_1_to_1000"
+write_policy "$d/prune.yaml" "retention:
+  allocations: 400d
+  audit: 400d
+  jobs: 400d"
+"$fwdctl" --policy "$d/prune.yaml" --json db prune >"$d/prune.out" \
+	2>"$d/prune.err" &
+prune_pid=$!
+i=0
+during=0
+bad=""
+while [ $i -lt 60 ]; do
+	i=$((i + 1))
+	alive=0
+	kill -0 $prune_pid 2>/dev/null && alive=1
+	job=$((5000000 + i))
+	hook prolog $job 'c[1-4]'
+	grep -q 'topology_cache=hit ' "$d/hook.out" ||
+		bad="$bad prolog $job: topology cache not used: $(cat "$d/hook.out");"
+	r=$(record prolog $job)
+	case $r in
+	*'"outcome":"fallback'*) bad="$bad prolog $job (exit $rc, ${ms} ms): $r;" ;;
+	*"\"decision\":{\"job_id\":\"$job\""*) ;;
+	*) bad="$bad prolog $job (exit $rc, ${ms} ms): $r;" ;;
+	esac
+	hook epilog $job 'c[1-4]'
+	[ "$rc" = 0 ] || bad="$bad epilog $job exit $rc;"
+	if [ $alive = 1 ] && kill -0 $prune_pid 2>/dev/null; then
+		during=$((during + 1))
+	fi
+	[ $alive = 1 ] || break
+done
+diag "$during prologs and epilogs during the prune"
+wait $prune_pid
+check_eq "prune exits 0" 0 "$?"
+check_eq "prune: no error" "" "$(cat "$d/prune.err")"
+check_match "prologs and epilogs ran during the prune" '^[1-9]' "$during"
+check_eq "each of them decided (none fell back) and released" "" "$bad"
+check_match "prune deleted the released allocations past retention" \
+	'"table": "allocations", "rows": 1000000, "batches": [0-9]+' \
+	"$(tr -d '\n' <"$d/prune.out" | sed 's/  */ /g; s/{ /{/g')"
+batches=$(tr -d '\n' <"$d/prune.out" | sed 's/  */ /g' |
+	sed -n 's/.*"table": "allocations", "rows": [0-9]*, "batches": \([0-9]*\).*/\1/p')
+check_match "in many batches, not one statement" '^[0-9]{3,}$' "$batches"
+check_eq "held and recent rows stay; old released rows are gone" \
+	"1000	0	20" \
+	"$(q "SELECT SUM(released_at IS NULL AND job_id > 4000000),
+		SUM(released_at < $now - 400 * $day), SUM(job_id > 2000000
+		AND job_id <= 2000020) FROM allocations")"
+check_eq "audit and jobs past retention are gone, recent ones stay" "0	20" \
+	"$(q "SELECT (SELECT COUNT(*) FROM audit WHERE ts < $now - 400 * $day),
+		(SELECT COUNT(*) FROM jobs WHERE job_id > 2000000
+		AND job_id <= 2000020)")"
+check_eq "job_io under its default retention (800 days) stays" 100000 \
+	"$(q 'SELECT COUNT(*) FROM job_io')"
+
+tap_done

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The compiled topology cache: the same topology as the YAML, written
+ * then hit; and every cache that must not be trusted -- truncated,
+ * corrupt, foreign, another format, made from another version of the
+ * YAML -- ignored, with the YAML loaded instead and the cache rewritten.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "topology/topo_cache.h"
+#include "topology/topology.h"
+
+static char dir[64], yaml[128], cache[128];
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/fwd-topocache.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(yaml, sizeof(yaml), "%s/topology.yaml", dir);
+	snprintf(cache, sizeof(cache), "%s/topology.cache", dir);
+	copy_file(FIXTURES "/../../etc/topology-taihulight.yaml", yaml);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Everything a topology holds, compared field by field. */
+static void assert_same(const struct topology *a, const struct topology *b)
+{
+	char *ja = topo_to_json(a), *jb = topo_to_json(b);
+
+	assert_non_null(ja);
+	assert_non_null(jb);
+	assert_string_equal(ja, jb);
+	free(ja);
+	free(jb);
+	assert_int_equal(a->n_nodes, b->n_nodes);
+	assert_int_equal(a->n_forwarders, b->n_forwarders);
+	for (size_t i = 0; i < a->n_forwarders; i++) {
+		const struct topo_forwarder *x = &a->forwarders[i],
+					    *y = &b->forwarders[i];
+
+		assert_string_equal(x->address, y->address);
+		assert_true((x->nid == NULL) == (y->nid == NULL));
+		if (x->nid)
+			assert_string_equal(x->nid, y->nid);
+	}
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		assert_string_equal(a->node_names[i], b->node_names[i]);
+		assert_int_equal(a->node_forwarder[i], b->node_forwarder[i]);
+	}
+	assert_string_equal(a->path, b->path);
+	/* The name index works. */
+	assert_int_equal(topo_node_id(b, "c40960"), 40959);
+	assert_int_equal(topo_node_default(b, "c513"),
+			 topo_node_default(a, "c513"));
+	assert_int_equal(topo_node_id(b, "c40961"), -1);
+}
+
+static long file_size(const char *p)
+{
+	struct stat st;
+
+	assert_int_equal(stat(p, &st), 0);
+	return (long)st.st_size;
+}
+
+/* Load through the cache; assert what happened to it. */
+static struct topology *load(enum topo_cache_use want, const char *why)
+{
+	enum topo_cache_use how = TOPO_CACHE_HIT;
+	fwd_error_t cerr = {""}, err = {""};
+	struct topology *t = topo_load_cached(yaml, cache, &how, &cerr, &err);
+
+	assert_non_null(t);
+	if (how != want || (why && !strstr(cerr.text, why)))
+		fail_msg("cache use %d (want %d), reason '%s' (want '%s')",
+			 (int)how, (int)want, cerr.text, why ? why : "");
+	return t;
+}
+
+static void test_written_then_hit(void **state)
+{
+	fwd_error_t err;
+	struct topology *y, *w, *h;
+
+	(void)state;
+	unlink(cache);
+	assert_non_null(y = topo_load(yaml, &err));
+	w = load(TOPO_CACHE_WRITTEN, NULL);
+	assert_same(y, w);
+	h = load(TOPO_CACHE_HIT, NULL);
+	assert_same(y, h);
+	/* No temporary file is left behind. */
+	{
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq 2",
+			 dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	topo_destroy(y);
+	topo_destroy(w);
+	topo_destroy(h);
+}
+
+/* Rewrite the cache's bytes [off, off+n) with b, or cut it at off. */
+static void damage(long off, const void *b, size_t n, bool cut)
+{
+	int fd = open(cache, O_WRONLY);
+
+	assert_true(fd >= 0);
+	if (cut)
+		assert_int_equal(ftruncate(fd, off), 0);
+	else
+		assert_int_equal(pwrite(fd, b, n, off), (ssize_t)n);
+	close(fd);
+}
+
+/* A damaged cache is refused by topo_cache_read with `why`, then
+ * topo_load_cached loads the YAML and rewrites a good cache. */
+static void refused(const char *why)
+{
+	fwd_error_t err = {""};
+	struct topology *t = topo_cache_read(yaml, cache, &err), *y;
+
+	assert_null(t);
+	if (!strstr(err.text, why))
+		fail_msg("refused with '%s', want '%s'", err.text, why);
+	assert_non_null(y = topo_load(yaml, &err));
+	t = load(TOPO_CACHE_WRITTEN, NULL);
+	assert_same(y, t);
+	topo_destroy(t);
+	t = load(TOPO_CACHE_HIT, NULL);
+	topo_destroy(t);
+	topo_destroy(y);
+}
+
+static void test_truncated(void **state)
+{
+	struct topology *t;
+
+	(void)state;
+	topo_destroy(load(TOPO_CACHE_HIT, NULL));
+	damage(file_size(cache) / 2, NULL, 0, true);
+	refused("truncated or corrupt");
+	damage(40, NULL, 0, true);
+	refused("truncated header");
+	damage(0, NULL, 0, true);
+	refused("not a topology cache");
+	/* A byte too many is as bad as one too few. */
+	{
+		FILE *f = fopen(cache, "ab");
+
+		assert_non_null(f);
+		fputc(0, f);
+		fclose(f);
+	}
+	refused("truncated or corrupt");
+	t = load(TOPO_CACHE_HIT, NULL);
+	topo_destroy(t);
+}
+
+/* Flip every bit of the cache's byte at off. */
+static void flip(long off)
+{
+	int fd = open(cache, O_RDWR);
+	unsigned char b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b = (unsigned char)~b;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+static void test_corrupt(void **state)
+{
+	(void)state;
+	/* A byte of the node names, of the name index, of the header's
+	 * YAML hash. */
+	topo_destroy(load(TOPO_CACHE_HIT, NULL));
+	flip(file_size(cache) / 4);
+	refused("truncated or corrupt");
+	flip(file_size(cache) - 5000);
+	refused("truncated or corrupt");
+	flip(50);
+	refused("made from another version");
+}
+
+static void test_foreign(void **state)
+{
+	static const char junk[] = "forwarders:\n  - {name: fwd1}\n";
+	uint32_t v;
+
+	(void)state;
+	/* Another file entirely. */
+	copy_file(yaml, cache);
+	refused("not a topology cache");
+	{
+		FILE *f = fopen(cache, "wb");
+
+		assert_non_null(f);
+		fwrite(junk, 1, sizeof(junk), f);
+		fclose(f);
+	}
+	refused("not a topology cache");
+	/* Another format version, another byte order. */
+	v = 99;
+	damage(8, &v, 4, false);
+	refused("another format or byte order");
+	v = 0x04030201;
+	damage(12, &v, 4, false);
+	refused("another format or byte order");
+	/* A directory where the file should be: the YAML, no crash. */
+	unlink(cache);
+	assert_int_equal(mkdir(cache, 0700), 0);
+	topo_destroy(load(TOPO_CACHE_YAML, NULL));
+	assert_int_equal(rmdir(cache), 0);
+	topo_destroy(load(TOPO_CACHE_WRITTEN, NULL));
+}
+
+static void test_yaml_changed(void **state)
+{
+	FILE *f;
+	struct topology *t;
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
+	struct stat st;
+
+	(void)state;
+	topo_destroy(load(TOPO_CACHE_HIT, NULL));
+	/* Same bytes, another mtime. */
+	assert_int_equal(stat(yaml, &st), 0);
+	ts[1].tv_sec = st.st_mtim.tv_sec - 100;
+	ts[1].tv_nsec = 0;
+	assert_int_equal(utimensat(AT_FDCWD, yaml, ts, 0), 0);
+	t = load(TOPO_CACHE_WRITTEN, "made from another version");
+	topo_destroy(t);
+	/* Other bytes, same size and mtime: the hash tells. */
+	topo_destroy(load(TOPO_CACHE_HIT, NULL));
+	assert_int_equal(stat(yaml, &st), 0);
+	{
+		int fd = open(yaml, O_WRONLY);
+
+		/* "c[1-40960]" -> "c[1-40950]" keeps the size. */
+		char *s = NULL;
+		FILE *r = fopen(yaml, "rb");
+		long n, at;
+
+		assert_non_null(r);
+		fseek(r, 0, SEEK_END);
+		n = ftell(r);
+		rewind(r);
+		s = calloc(1, (size_t)n + 1);
+		assert_int_equal(fread(s, 1, (size_t)n, r), (size_t)n);
+		fclose(r);
+		assert_non_null(strstr(s, "c[1-40960]"));
+		at = strstr(s, "c[1-40960]") - s + 7;
+		assert_int_equal(pwrite(fd, "5", 1, at), 1);
+		close(fd);
+		free(s);
+	}
+	ts[1] = st.st_mtim;
+	assert_int_equal(utimensat(AT_FDCWD, yaml, ts, 0), 0);
+	t = load(TOPO_CACHE_WRITTEN, "made from another version");
+	assert_int_equal(t->n_nodes, 40950);
+	topo_destroy(t);
+	t = load(TOPO_CACHE_HIT, NULL);
+	assert_int_equal(t->n_nodes, 40950);
+	topo_destroy(t);
+	/* A YAML that does not load is an error, whatever the cache. */
+	f = fopen(yaml, "wb");
+	assert_non_null(f);
+	fputs("forwarders: [\n", f);
+	fclose(f);
+	{
+		fwd_error_t cerr, err = {""};
+
+		assert_null(topo_load_cached(yaml, cache, NULL, &cerr, &err));
+		assert_non_null(strstr(err.text, yaml));
+	}
+}
+
+static void test_unwritable(void **state)
+{
+	fwd_error_t cerr = {""}, err;
+	enum topo_cache_use how;
+	struct topology *t;
+	char nodir[160];
+
+	(void)state;
+	copy_file(FIXTURES "/minicluster/topology.yaml", yaml);
+	snprintf(nodir, sizeof(nodir), "%s/missing/topology.cache", dir);
+	t = topo_load_cached(yaml, nodir, &how, &cerr, &err);
+	assert_non_null(t);
+	assert_int_equal(how, TOPO_CACHE_YAML);
+	assert_non_null(strstr(cerr.text, "missing/topology.cache"));
+	assert_int_equal(t->n_nodes, 8);
+	topo_destroy(t);
+	/* No cache at all. */
+	t = topo_load_cached(yaml, NULL, &how, &cerr, &err);
+	assert_non_null(t);
+	assert_int_equal(how, TOPO_CACHE_YAML);
+	topo_destroy(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_written_then_hit),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_foreign),
+		cmocka_unit_test(test_yaml_changed),
+		cmocka_unit_test(test_unwritable),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
