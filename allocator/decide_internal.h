@@ -35,7 +35,9 @@ struct alloc_ctx {
 	size_t n_prefixes;
 	uint32_t *group; /* forwarder -> group id */
 	size_t n_groups;
-	char **group_names; /* group id -> name (borrowed) */
+	char **group_names;   /* group id -> name (borrowed) */
+	uint32_t *group_rank; /* group id -> rank of its name (strcmp) */
+	uint32_t *name_rank;  /* forwarder -> rank of its name (strcmp) */
 	/* Node names by (prefix, zero-padded width): number -> node id, for
 	 * turning hostlist ranges into ids without per-node string work. */
 	struct alloc_numclass *classes;
@@ -151,6 +153,14 @@ static inline uint32_t alloc_pool_take(struct alloc_pool *pl)
 {
 	return pl->fwd[pl->next++];
 }
+
+/* The same by sorting the idle forwarders with the order's comparator
+ * (alloc_pool_fill() reads the ledger's release order instead): the
+ * reference the tests compare with, and the way without a ledger. */
+void alloc_pool_fill_sorted(struct alloc_pool *pl, const struct alloc_ctx *cx,
+			    const struct alloc_ledger *l,
+			    const struct alloc_health *h,
+			    const uint64_t *gweight);
 
 /* The first remaining forwarder in `group` (else the first one). */
 uint32_t alloc_pool_take_group(struct alloc_pool *pl,

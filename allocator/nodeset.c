@@ -45,6 +45,8 @@ void alloc_ctx_destroy(struct alloc_ctx *cx)
 	free(cx->follow);
 	free(cx->group);
 	free(cx->group_names);
+	free(cx->group_rank);
+	free(cx->name_rank);
 	for (size_t i = 0; i < cx->n_classes; i++)
 		free(cx->classes[i].id);
 	free(cx->classes);
@@ -138,6 +140,50 @@ static int index_numbers(struct alloc_ctx *cx)
 	return 0;
 }
 
+struct named {
+	const char *name;
+	uint32_t i;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+	return strcmp(((const struct named *)a)->name,
+		      ((const struct named *)b)->name);
+}
+
+/* rank[v[k].i] = position of v[k].name in strcmp order; v is sorted. */
+static int rank_sorted(struct named *v, size_t n, uint32_t **rank)
+{
+	if (!(*rank = malloc((n ? n : 1) * sizeof(**rank))))
+		return -1;
+	qsort(v, n, sizeof(*v), cmp_named);
+	for (size_t k = 0; k < n; k++)
+		(*rank)[v[k].i] = (uint32_t)k;
+	return 0;
+}
+
+/* Name ranks of groups and forwarders, for the pool's order. */
+static int rank_names(struct alloc_ctx *cx)
+{
+	const struct topology *t = cx->t;
+	size_t n = t->n_forwarders + cx->n_groups + 1;
+	struct named *v = malloc(n * sizeof(*v));
+	int rv = -1;
+
+	if (!v)
+		return -1;
+	for (size_t g = 0; g < cx->n_groups; g++)
+		v[g] = (struct named){cx->group_names[g], (uint32_t)g};
+	if (rank_sorted(v, cx->n_groups, &cx->group_rank) < 0)
+		goto out;
+	for (size_t f = 0; f < t->n_forwarders; f++)
+		v[f] = (struct named){t->forwarders[f].name, (uint32_t)f};
+	rv = rank_sorted(v, t->n_forwarders, &cx->name_rank);
+out:
+	free(v);
+	return rv;
+}
+
 struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 {
 	struct alloc_ctx *cx = calloc(1, sizeof(*cx));
@@ -199,7 +245,7 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 				 cx->prefix[id + 1] == cx->prefix[id] &&
 				 cx->width[id + 1] == cx->width[id] &&
 				 cx->num[id + 1] == cx->num[id] + 1;
-	if (index_numbers(cx) < 0)
+	if (index_numbers(cx) < 0 || rank_names(cx) < 0)
 		goto nomem;
 	return cx;
 nomem:

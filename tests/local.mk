@@ -61,11 +61,14 @@ tests_unit_test_policy_LDADD = $(FWD_POLICY_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_policy_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
 
 # allocator/
-UNIT_ALLOCATOR = tests/unit/test_decide tests/unit/test_nodeset
+UNIT_ALLOCATOR = tests/unit/test_decide tests/unit/test_nodeset \
+	tests/unit/test_pool
 tests_unit_test_decide_SOURCES = tests/unit/test_decide.c
 tests_unit_test_decide_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_nodeset_SOURCES = tests/unit/test_nodeset.c
 tests_unit_test_nodeset_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_pool_SOURCES = tests/unit/test_pool.c
+tests_unit_test_pool_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 
 # sim/
 UNIT_SIM = tests/unit/test_sim
