@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "profiler/trace.h"
+#include "profiler/trace_zstd.h"
 
 #define COMPRESSED_MAGIC "#fwdtrace-compressed 1"
 #define PID_TAG "lwfs-fuse: "
@@ -403,6 +404,8 @@ struct trace_reader {
 	uint64_t trailer_records;
 	char *node;
 	uint64_t lineno;
+	FILE *zsrc;		/* zstd: the compressed stream under f */
+	struct trace_zstd *zst; /* zstd: its state, for error texts */
 	struct trace_stats st;
 	char line[TRACE_LINE_MAX + 2];
 };
@@ -450,8 +453,19 @@ static int cbad(struct trace_reader *r, fwd_error_t *err, const char *what);
  */
 static void reader_fail(struct trace_reader *r)
 {
+	if (r->zsrc)
+		fclose(r->f); /* the zstd stream; the source stays open */
 	r->f = NULL;
+	r->zsrc = NULL;
 	trace_reader_destroy(r);
+}
+
+/* The reason of a failed read: the zstd stage's when it has one. */
+static const char *read_error(const struct trace_reader *r)
+{
+	const char *z = trace_zstd_error(r->zst);
+
+	return z ? z : strerror(errno);
 }
 
 static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
@@ -467,10 +481,30 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 	}
 	r->f = f;
 	r->own = own;
-	/* Peek: a compressed trace starts with its magic line. */
 	c = getc(f);
 	if (c != EOF)
 		ungetc(c, f);
+	/* A zstd stream (.ctrace.zst): read what it holds. */
+	if (trace_zstd_magic(c)) {
+		if (!(r->f = trace_zstd_open_read(f, &r->zst))) {
+			errprintf(err, "%s: %s", name, strerror(errno));
+			r->f = f;
+			reader_fail(r);
+			return NULL;
+		}
+		r->zsrc = f;
+		f = r->f;
+		c = getc(f);
+		if (c != EOF) {
+			ungetc(c, f);
+		} else if (ferror(f)) {
+			errprintf(err, "%s: %s", name,
+				  trace_zstd_error(r->zst));
+			reader_fail(r);
+			return NULL;
+		}
+	}
+	/* Peek: a compressed trace starts with its magic line. */
 	if (c == '#') {
 		int rv = read_line(r);
 
@@ -487,7 +521,7 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 				rv = read_line(r);
 				if (rv == -1)
 					errprintf(err, "%s: %s", name,
-						  strerror(errno));
+						  read_error(r));
 				else if (rv == 2)
 					cbad(r, err, "line too long");
 				if (rv != 1 || compressed_meta(r, err)) {
@@ -500,7 +534,7 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 		} else if (rv == 1) {
 			note_bad(r, "comment line");
 		} else if (rv == -1) {
-			errprintf(err, "%s: %s", name, strerror(errno));
+			errprintf(err, "%s: %s", name, read_error(r));
 			reader_fail(r);
 			return NULL;
 		} else if (rv == 2) {
@@ -675,8 +709,7 @@ int trace_reader_next(struct trace_reader *r, struct trace_rec *rec,
 	for (;;) {
 		rv = read_line(r);
 		if (rv == -1)
-			return errprintf(err, "%s: %s", r->name,
-					 strerror(errno));
+			return errprintf(err, "%s: %s", r->name, read_error(r));
 		if (rv == 0) {
 			if (r->compressed && !r->ended) {
 				errno = EINVAL;
@@ -751,6 +784,10 @@ void trace_reader_destroy(struct trace_reader *r)
 
 	if (!r)
 		return;
+	if (r->zsrc) {
+		fclose(r->f);
+		r->f = r->zsrc;
+	}
 	if (r->own && r->f)
 		fclose(r->f);
 	free(r->name);
@@ -763,6 +800,7 @@ void trace_reader_destroy(struct trace_reader *r)
 
 struct trace_writer {
 	FILE *f;
+	FILE *zf; /* the zstd stream f is, when created so */
 	bool pending;
 	struct trace_rec run; /* READ/WRITE only; text unused */
 	uint64_t records, runs;
@@ -872,7 +910,29 @@ int trace_writer_finish(struct trace_writer *w)
 	if (fprintf(w->f, "#end records=%" PRIu64 " runs=%" PRIu64 "\n",
 		    w->records, w->runs) < 0)
 		return -1;
+	if (w->zf) { /* end the zstd frame */
+		FILE *zf = w->zf;
+
+		w->zf = NULL;
+		return fclose(zf) ? -1 : 0;
+	}
 	return fflush(w->f);
+}
+
+struct trace_writer *trace_writer_create_zstd(FILE *f, const char *node,
+					      int level)
+{
+	FILE *zf = trace_zstd_open_write(f, level);
+	struct trace_writer *w;
+
+	if (!zf)
+		return NULL;
+	if (!(w = trace_writer_create(zf, node))) {
+		fclose(zf);
+		return NULL;
+	}
+	w->zf = zf;
+	return w;
 }
 
 uint64_t trace_writer_records(const struct trace_writer *w)
@@ -887,6 +947,8 @@ uint64_t trace_writer_runs(const struct trace_writer *w)
 
 void trace_writer_destroy(struct trace_writer *w)
 {
+	if (w && w->zf)
+		fclose(w->zf);
 	free(w);
 }
 
@@ -940,6 +1002,14 @@ static int close_out(FILE *f, const char *out, uint64_t *bytes,
 	return rv;
 }
 
+/* Output names ending in ".zst" get the zstd second stage. */
+static bool zstd_name(const char *out)
+{
+	size_t n = strlen(out);
+
+	return n > 4 && !strcmp(out + n - 4, ".zst");
+}
+
 int trace_compress_file(const char *in, const char *out, const char *node,
 			struct trace_stats *st, uint64_t *out_bytes,
 			fwd_error_t *err)
@@ -961,7 +1031,9 @@ int trace_compress_file(const char *in, const char *out, const char *node,
 	}
 	if (!(f = open_out(out, err)))
 		goto out;
-	if (!(w = trace_writer_create(f, node))) {
+	if (!(w = zstd_name(out)
+			  ? trace_writer_create_zstd(f, node, TRACE_ZSTD_LEVEL)
+			  : trace_writer_create(f, node))) {
 		errprintf(err, "%s: %s", out, strerror(errno));
 		goto out;
 	}

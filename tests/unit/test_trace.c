@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -541,6 +542,177 @@ static void test_compressed_bad_header(void **state)
 	rmdir(dir);
 }
 
+/* Every record of a trace file, as text, one line per run. */
+static char *all_runs(const char *path)
+{
+	struct trace_reader *r = trace_reader_open(path, NULL);
+	struct trace_rec rec;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	int rv;
+
+	assert_non_null(r);
+	assert_non_null(m);
+	while ((rv = trace_reader_next(r, &rec, NULL)) == 1) {
+		char buf[TRACE_LINE_MAX + 64];
+
+		assert_true(trace_format_raw(&rec, 0, buf, sizeof(buf)) > 0);
+		fprintf(m, "%" PRIu64 " %s", rec.n, buf);
+	}
+	assert_int_equal(rv, 0);
+	trace_reader_destroy(r);
+	fclose(m);
+	return out;
+}
+
+/*
+ * The zstd second stage: a ".zst" output is a zstd frame holding the
+ * first-pass lines; it reads back as the same runs as the first-pass file,
+ * whatever its name (detected by the magic), smaller than the first pass.
+ */
+static void test_zstd_roundtrip(void **state)
+{
+	char dir[] = "/tmp/test_trace.XXXXXX";
+	char raw[300], comp[300], zst[300], renamed[300], exp[300];
+	struct trace_synth s = {
+		.pattern = SYNTH_RANDOM,
+		.nodes = 2,
+		.procs = 2,
+		.groups = 1,
+		.req_size = 65536,
+		.reqs_per_sec = 50,
+		.seconds = 5,
+		.start = T0,
+		.pid_prefix = true,
+	};
+	uint64_t cbytes = 0, zbytes = 0;
+	fwd_error_t err = {""};
+	char *a, *b, *c, *d;
+	size_t zlen;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(raw, sizeof(raw), "%s/c1.trace", dir);
+	snprintf(comp, sizeof(comp), "%s/c1.ctrace", dir);
+	snprintf(zst, sizeof(zst), "%s/c1.ctrace.zst", dir);
+	snprintf(renamed, sizeof(renamed), "%s/c1.data", dir);
+	snprintf(exp, sizeof(exp), "%s/c1.expanded", dir);
+	assert_non_null(f = fopen(raw, "w"));
+	assert_int_equal(trace_synth_node(f, &s, 0, NULL), 0);
+	fclose(f);
+	if (trace_compress_file(raw, comp, NULL, NULL, &cbytes, &err) ||
+	    trace_compress_file(raw, zst, NULL, NULL, &zbytes, &err))
+		fail_msg("compress: %s", err.text);
+	c = slurp(zst, &zlen);
+	assert_int_equal(zlen, zbytes);
+	assert_memory_equal(c, "\x28\xb5\x2f\xfd", 4);
+	assert_true(zbytes * 3 < cbytes);
+	assert_int_equal(rename(zst, renamed), 0);
+	a = all_runs(comp);
+	b = all_runs(renamed);
+	assert_string_equal(a, b);
+	/* expand gives the raw trace back; compress reads .zst too */
+	if (trace_expand_file(renamed, exp, NULL, NULL, &err))
+		fail_msg("expand: %s", err.text);
+	d = slurp(exp, NULL);
+	free(a);
+	a = slurp(raw, NULL);
+	assert_string_equal(a, d);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	unlink(raw);
+	unlink(comp);
+	unlink(renamed);
+	unlink(exp);
+	rmdir(dir);
+}
+
+/* Damaged zstd input: a clear error naming the file and the zstd stage,
+ * never a partial trace passed off as whole. */
+static void test_zstd_damage(void **state)
+{
+	char dir[] = "/tmp/test_trace.XXXXXX";
+	char raw[300], zst[300], bad[300];
+	struct trace_synth s = {
+		.pattern = SYNTH_N_N,
+		.nodes = 1,
+		.procs = 2,
+		.groups = 1,
+		.req_size = 4096,
+		.reqs_per_sec = 20,
+		.seconds = 5,
+		.start = T0,
+		.pid_prefix = true,
+	};
+	static const struct {
+		const char *what;
+		const char *err;
+	} cases[] = {
+		{"truncated", "bad.zst: zstd: truncated stream"},
+		{"flipped", "bad.zst: zstd: damaged stream: "},
+		{"magic", "bad.zst: zstd: not a zstd stream (bad magic)"},
+		{"garbage after", "bad.zst: zstd: damaged stream: "},
+	};
+	fwd_error_t err = {""};
+	char *z;
+	size_t zlen;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(raw, sizeof(raw), "%s/c1.trace", dir);
+	snprintf(zst, sizeof(zst), "%s/c1.ctrace.zst", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.zst", dir);
+	assert_non_null(f = fopen(raw, "w"));
+	assert_int_equal(trace_synth_node(f, &s, 0, NULL), 0);
+	fclose(f);
+	if (trace_compress_file(raw, zst, NULL, NULL, NULL, &err))
+		fail_msg("compress: %s", err.text);
+	z = slurp(zst, &zlen);
+	assert_true(zlen > 40);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct trace_reader *r;
+		struct trace_rec rec;
+		int rv = -1;
+
+		assert_non_null(f = fopen(bad, "w"));
+		if (i == 0) {
+			fwrite(z, 1, zlen - 7, f);
+		} else if (i == 1) {
+			z[zlen / 2] ^= 0x5a;
+			fwrite(z, 1, zlen, f);
+			z[zlen / 2] ^= 0x5a;
+		} else if (i == 2) {
+			fwrite("\x28\xb5\x2f\xfe", 1, 4, f);
+			fwrite(z + 4, 1, zlen - 4, f);
+		} else {
+			fwrite(z, 1, zlen, f);
+			fwrite("\x28garbage", 1, 8, f);
+		}
+		fclose(f);
+		err.text[0] = '\0';
+		r = trace_reader_open(bad, &err);
+		if (r) {
+			while ((rv = trace_reader_next(r, &rec, &err)) == 1)
+				;
+			trace_reader_destroy(r);
+		}
+		assert_int_equal(rv, -1);
+		if (!strstr(err.text, cases[i].err))
+			fail_msg("%s: \"%s\" lacks \"%s\"", cases[i].what,
+				 err.text, cases[i].err);
+	}
+	free(z);
+	unlink(raw);
+	unlink(zst);
+	unlink(bad);
+	rmdir(dir);
+}
+
 static void test_node_name(void **state)
 {
 	char buf[64];
@@ -565,6 +737,8 @@ int main(void)
 		cmocka_unit_test(test_compressed_damage),
 		cmocka_unit_test(test_compressed_bad_header),
 		cmocka_unit_test(test_node_name),
+		cmocka_unit_test(test_zstd_roundtrip),
+		cmocka_unit_test(test_zstd_damage),
 	};
 
 	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
