@@ -462,6 +462,19 @@ static void test_compressed_damage(void **state)
 		  "OPEN without a path" },
 		{ "#fwdtrace-compressed 1\nW 99999999999999 T 1 0x10 1 0 1 1\n#end records=1 runs=1\n",
 		  "time out of range" },
+		/* version 2: stream references */
+		{ "#fwdtrace-compressed 2\n=0\n#end records=1 runs=1\n",
+		  ":2: malformed compressed trace: reference to an unknown stream" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=64\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: reference to an unknown stream" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 x\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: bad stream reference" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 n0\n#end records=1 runs=2\n",
+		  ":3: malformed compressed trace: count or run length" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 t999999999999\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: bad time step" },
+		{ "#fwdtrace-compressed 1\nW 1472292884 T 1 0x10 100 0 1 1\n=0\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: unknown record kind" },
 	};
 	/* clang-format on */
 
@@ -631,6 +644,63 @@ static void test_zstd_roundtrip(void **state)
 	rmdir(dir);
 }
 
+/* Version 2 (inside .ctrace.zst): "=K" lines continue stream K -- same
+ * operation, pid, descriptor, size and count; time, offset and run length
+ * from the line or following on -- and update it. */
+static void test_v2_references(void **state)
+{
+	static const char text[] = "#fwdtrace-compressed 2\n"
+				   "W 1472292884 T 1 0x10 100 0 1 1\n"
+				   "R 1472292884 T - 0x20 4096 0 2 1\n"
+				   "=0 n3\n"
+				   "=1 t2 o65536\n"
+				   "=0 t1 o1000\n"
+				   "=1 t-1\n"
+				   "#end records=8 runs=6\n";
+	static const struct {
+		enum trace_op op;
+		int64_t time;
+		uint32_t pid;
+		uint64_t fd, size, offset, count, n;
+	} want[] = {
+		{TRACE_OP_WRITE, 1472292884, 1, 0x10, 100, 0, 1, 1},
+		{TRACE_OP_READ, 1472292884, 0, 0x20, 4096, 0, 2, 1},
+		{TRACE_OP_WRITE, 1472292884, 1, 0x10, 100, 100, 1, 3},
+		{TRACE_OP_READ, 1472292886, 0, 0x20, 4096, 65536, 2, 1},
+		{TRACE_OP_WRITE, 1472292885, 1, 0x10, 100, 1000, 1, 1},
+		{TRACE_OP_READ, 1472292885, 0, 0x20, 4096, 65536 + 8192, 2, 1},
+	};
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct trace_reader *r = trace_reader_fdopen(f, "v2", NULL);
+	fwd_error_t err = {""};
+	struct trace_rec rec;
+	size_t i = 0;
+	int rv;
+
+	(void)state;
+	assert_non_null(r);
+	assert_true(trace_reader_compressed(r));
+	while ((rv = trace_reader_next(r, &rec, &err)) == 1) {
+		assert_true(i < sizeof(want) / sizeof(*want));
+		assert_int_equal(rec.op, want[i].op);
+		assert_int_equal(rec.time, want[i].time);
+		assert_int_equal(rec.has_pid, want[i].pid != 0);
+		if (want[i].pid)
+			assert_int_equal(rec.pid, want[i].pid);
+		assert_int_equal(rec.fd, want[i].fd);
+		assert_int_equal(rec.size, want[i].size);
+		assert_int_equal(rec.offset, want[i].offset);
+		assert_int_equal(rec.count, want[i].count);
+		assert_int_equal(rec.n, want[i].n);
+		i++;
+	}
+	if (rv != 0)
+		fail_msg("%s", err.text);
+	assert_int_equal(i, sizeof(want) / sizeof(*want));
+	trace_reader_destroy(r);
+	fclose(f);
+}
+
 /* Damaged zstd input: a clear error naming the file and the zstd stage,
  * never a partial trace passed off as whole. */
 static void test_zstd_damage(void **state)
@@ -738,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_compressed_bad_header),
 		cmocka_unit_test(test_node_name),
 		cmocka_unit_test(test_zstd_roundtrip),
+		cmocka_unit_test(test_v2_references),
 		cmocka_unit_test(test_zstd_damage),
 	};
 
