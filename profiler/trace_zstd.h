@@ -28,6 +28,6 @@ const char *trace_zstd_error(const struct trace_zstd *z);
 bool trace_zstd_magic(int c);
 
 /* The level stored traces are compressed with. */
-#define TRACE_ZSTD_LEVEL 9
+#define TRACE_ZSTD_LEVEL 1
 
 #endif
