@@ -35,9 +35,10 @@ struct alloc_ctx {
 	size_t n_prefixes;
 	uint32_t *group; /* forwarder -> group id */
 	size_t n_groups;
-	char **group_names;   /* group id -> name (borrowed) */
-	uint32_t *group_rank; /* group id -> rank of its name (strcmp) */
-	uint32_t *name_rank;  /* forwarder -> rank of its name (strcmp) */
+	char **group_names;	  /* group id -> name (borrowed) */
+	uint32_t *group_rank;	  /* group id -> rank of its name (strcmp) */
+	uint32_t *groups_by_name; /* rank -> group id */
+	uint32_t *name_rank;	  /* forwarder -> rank of its name (strcmp) */
 	/* Node names by (prefix, zero-padded width): number -> node id, for
 	 * turning hostlist ranges into ids without per-node string work. */
 	struct alloc_numclass *classes;

@@ -46,6 +46,7 @@ void alloc_ctx_destroy(struct alloc_ctx *cx)
 	free(cx->group);
 	free(cx->group_names);
 	free(cx->group_rank);
+	free(cx->groups_by_name);
 	free(cx->name_rank);
 	for (size_t i = 0; i < cx->n_classes; i++)
 		free(cx->classes[i].id);
@@ -174,8 +175,12 @@ static int rank_names(struct alloc_ctx *cx)
 		return -1;
 	for (size_t g = 0; g < cx->n_groups; g++)
 		v[g] = (struct named){cx->group_names[g], (uint32_t)g};
-	if (rank_sorted(v, cx->n_groups, &cx->group_rank) < 0)
+	if (rank_sorted(v, cx->n_groups, &cx->group_rank) < 0 ||
+	    !(cx->groups_by_name =
+		      malloc((cx->n_groups + 1) * sizeof(*cx->groups_by_name))))
 		goto out;
+	for (size_t g = 0; g < cx->n_groups; g++)
+		cx->groups_by_name[cx->group_rank[g]] = (uint32_t)g;
 	for (size_t f = 0; f < t->n_forwarders; f++)
 		v[f] = (struct named){t->forwarders[f].name, (uint32_t)f};
 	rv = rank_sorted(v, t->n_forwarders, &cx->name_rank);

@@ -146,24 +146,33 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 	gorder = cnt + n_g;
 	tmp = gorder + n_g;
 	for (size_t i = 0; i < pl->n; i++)
-		if (cnt[cx->group[pl->fwd[i]]]++ == 0)
-			gorder[n_used++] = cx->group[pl->fwd[i]];
+		cnt[cx->group[pl->fwd[i]]]++;
+	/* Groups serving the job's nodes first, sorted (there are few), then
+	 * the others by name, the order the context keeps. */
+	for (size_t k = 0; k < n_g; k++)
+		if (cnt[k] && gweight[k])
+			gorder[n_used++] = (uint32_t)k;
+	if (n_used <= 16) {
+		for (size_t i = 1; i < n_used; i++) {
+			uint32_t v = gorder[i];
+			size_t k = i;
+
+			for (; k && group_cmp(&o, gorder[k - 1], v) > 0; k--)
+				gorder[k] = gorder[k - 1];
+			gorder[k] = v;
+		}
+	} else {
+		heap_sort(&o, group_cmp, gorder, n_used);
+	}
+	for (size_t r = 0; r < n_g; r++) {
+		uint32_t g = cx->groups_by_name[r];
+
+		if (cnt[g] && !gweight[g])
+			gorder[n_used++] = g;
+	}
 	if (n_used > 1) {
 		uint32_t off = 0;
 
-		if (n_used <= 16) { /* the usual few groups */
-			for (size_t i = 1; i < n_used; i++) {
-				uint32_t v = gorder[i];
-				size_t k = i;
-
-				for (; k && group_cmp(&o, gorder[k - 1], v) > 0;
-				     k--)
-					gorder[k] = gorder[k - 1];
-				gorder[k] = v;
-			}
-		} else {
-			heap_sort(&o, group_cmp, gorder, n_used);
-		}
 		for (size_t k = 0; k < n_used; k++) { /* counts -> offsets */
 			uint32_t c = cnt[gorder[k]];
 
