@@ -499,7 +499,15 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 		if (subst)
 			f = subst[f];
 		if (d->n_blocks && d->blocks[d->n_blocks - 1].forwarder == f) {
-			d->blocks[d->n_blocks - 1].count++;
+			/* the rest of the run at once */
+			size_t j = i + 1;
+
+			while (j < n_nodes &&
+			       (subst ? subst[nf[node_ids[j]]]
+				      : (uint32_t)nf[node_ids[j]]) == f)
+				j++;
+			d->blocks[d->n_blocks - 1].count += j - i;
+			i = j - 1;
 			continue;
 		}
 		if (d->n_blocks == cap) {
