@@ -14,7 +14,7 @@
  *	struct alloc_ctx *cx = alloc_ctx_create(topo, &err);   once
  *	struct alloc_ledger *l = alloc_ledger_create(topo);     once
  *	...
- *	alloc_job_nodes(topo, job.nodes, &ids, &job.n_nodes, &err);
+ *	alloc_ctx_job_nodes(cx, job.nodes, &ids, &job.n_nodes, &err);
  *	struct alloc_decision *d = alloc_decide(cx, pol, l, &health, &job,
  *						 now, &err);
  *	alloc_ledger_acquire(l, d, job.n_nodes, now, &err);    apply it
@@ -258,6 +258,15 @@ const struct topology *alloc_ctx_topology(const struct alloc_ctx *cx);
  */
 int alloc_job_nodes(const struct topology *t, const char *hostlist,
 		    uint32_t **ids, size_t *n, fwd_error_t *err);
+
+/*
+ * alloc_job_nodes() through the context's index: the hostlist is parsed by
+ * libslurm and its ranges resolved without per-node string work.  Same
+ * result and errors as alloc_job_nodes() (which it falls back to for
+ * anything its index does not cover, and for every error).
+ */
+int alloc_ctx_job_nodes(const struct alloc_ctx *cx, const char *hostlist,
+			uint32_t **ids, size_t *n, fwd_error_t *err);
 
 /*
  * Decide for one job.  Returns a new decision (free with

@@ -29,12 +29,69 @@ struct alloc_ctx {
 	uint64_t *num;	  /* node id -> numeric suffix */
 	uint8_t *pad;	  /* node id -> zero-padded width, 0 none,
 			   * ALLOC_NO_DIGITS when the name has no suffix */
+	uint8_t *width;	  /* node id -> digits in its numeric suffix */
+	uint8_t *follow;  /* node id -> 1 when node id + 1 has the same
+			   * prefix and width and the next number */
 	char **prefixes;
 	size_t n_prefixes;
 	uint32_t *group; /* forwarder -> group id */
 	size_t n_groups;
-	char **group_names; /* group id -> name (borrowed) */
+	char **group_names;	  /* group id -> name (borrowed) */
+	uint32_t *group_rank;	  /* group id -> rank of its name (strcmp) */
+	uint32_t *groups_by_name; /* rank -> group id */
+	uint32_t *name_rank;	  /* forwarder -> rank of its name (strcmp) */
+	/* Node names by (prefix, zero-padded width): number -> node id, for
+	 * turning hostlist ranges into ids without per-node string work. */
+	struct alloc_numclass *classes;
+	size_t n_classes;
+	/* Some name has a numeric suffix too long for the index: render and
+	 * resolve such topologies through libslurm only. */
+	bool long_suffix;
 };
+
+/* The nodes whose names are prefix + a number printed with width `pad`
+ * (0: no leading zeros): id[num - lo], -1 where no node has that number.
+ * NULL id: too sparse for a table; such names are looked up by name. */
+struct alloc_numclass {
+	uint32_t prefix;
+	uint8_t pad;
+	uint64_t lo, hi;
+	size_t count;
+	int32_t *id;
+};
+
+/* ---- node sets (nodeset.c) ---------------------------------------------- */
+
+/* A set of topology node ids as a bitmap over the topology's node index. */
+struct alloc_nodeset {
+	uint64_t *w;
+	size_t n_bits;
+};
+
+int alloc_nodeset_init(struct alloc_nodeset *s, size_t n_bits);
+void alloc_nodeset_free(struct alloc_nodeset *s);
+
+/* Add id; true when it was already there. */
+static inline bool alloc_nodeset_test_set(struct alloc_nodeset *s, uint32_t id)
+{
+	uint64_t bit = 1ULL << (id & 63), *w = &s->w[id >> 6];
+	bool was = (*w & bit) != 0;
+
+	*w |= bit;
+	return was;
+}
+
+/* alloc_ctx_job_nodes() without the fallback: -1 for anything the
+ * index cannot resolve by ranges (including every error). */
+int alloc_ctx_job_nodes_fast(const struct alloc_ctx *cx, const char *hostlist,
+			     uint32_t **ids, size_t *n);
+
+/* The Slurm ranged hostlist of node ids, in the order given, exactly as
+ * libslurm's slurm_hostlist_ranged_string() prints the hostlist the names
+ * pushed in that order give.  Appended to *buf (NUL terminated, grown as
+ * needed; *len excludes the NUL).  0 or -1 (ENOMEM). */
+int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
+		     char **buf, size_t *len, size_t *cap);
 
 /* ---- node blocks and rendering (nodeset.c) ----------------------------- */
 
@@ -98,6 +155,14 @@ static inline uint32_t alloc_pool_take(struct alloc_pool *pl)
 {
 	return pl->fwd[pl->next++];
 }
+
+/* The same by sorting the idle forwarders with the order's comparator
+ * (alloc_pool_fill() reads the ledger's release order instead): the
+ * reference the tests compare with, and the way without a ledger. */
+void alloc_pool_fill_sorted(struct alloc_pool *pl, const struct alloc_ctx *cx,
+			    const struct alloc_ledger *l,
+			    const struct alloc_health *h,
+			    const uint64_t *gweight);
 
 /* The first remaining forwarder in `group` (else the first one). */
 uint32_t alloc_pool_take_group(struct alloc_pool *pl,

@@ -33,7 +33,14 @@ struct alloc_ledger {
 	size_t hash_size;		  /* power of two */
 	size_t hash_used;		  /* live + tombstones */
 	struct fwd_slot *fwd;		  /* n_forwarders */
+	/* The backup forwarders by (last release, name): a sorted array,
+	 * and each one's position in it (NOT_BACKUP for the others). */
+	uint32_t *order;
+	uint32_t *pos;
+	size_t n_order;
 };
+
+#define NOT_BACKUP UINT32_MAX
 
 static struct alloc_ledger_entry tomb_entry;
 #define TOMB (&tomb_entry)
@@ -102,6 +109,86 @@ fail:
 	return NULL;
 }
 
+/* (last release, name) order of forwarders a and b. */
+static int release_cmp(const struct alloc_ledger *l, uint32_t a, uint32_t b)
+{
+	double ra = l->fwd[a].last_release, rb = l->fwd[b].last_release;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return strcmp(l->topo->forwarders[a].name, l->topo->forwarders[b].name);
+}
+
+static int cmp_by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The order of the backups when none was released yet: by name. */
+static int order_init(struct alloc_ledger *l)
+{
+	const struct topology *t = l->topo;
+	size_t n = t->n_forwarders ? t->n_forwarders : 1;
+	char **names = malloc(n * sizeof(*names));
+
+	l->order = malloc(n * sizeof(*l->order));
+	l->pos = malloc(n * sizeof(*l->pos));
+	if (!names || !l->order || !l->pos) {
+		free(names);
+		return -1;
+	}
+	for (size_t f = 0; f < t->n_forwarders; f++) {
+		l->pos[f] = NOT_BACKUP;
+		if (t->forwarders[f].role == TOPO_ROLE_BACKUP)
+			names[l->n_order++] = t->forwarders[f].name;
+	}
+	qsort(names, l->n_order, sizeof(*names), cmp_by_name);
+	for (size_t i = 0; i < l->n_order; i++) {
+		long f = topo_forwarder_index(t, names[i]);
+
+		l->order[i] = (uint32_t)f;
+		l->pos[f] = (uint32_t)i;
+	}
+	free(names);
+	return 0;
+}
+
+/* Forwarder f was last released at `when`: move it to its place in the
+ * order (binary search; the array shift is a memmove of a few words). */
+static void set_release(struct alloc_ledger *l, uint32_t f, double when)
+{
+	size_t at = l->pos[f], lo = 0, hi;
+
+	if (l->fwd[f].last_release == when)
+		return;
+	l->fwd[f].last_release = when;
+	if (at == NOT_BACKUP)
+		return;
+	memmove(&l->order[at], &l->order[at + 1],
+		(l->n_order - at - 1) * sizeof(*l->order));
+	hi = l->n_order - 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (release_cmp(l, l->order[mid], f) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&l->order[lo + 1], &l->order[lo],
+		(l->n_order - 1 - lo) * sizeof(*l->order));
+	l->order[lo] = f;
+	for (size_t i = lo < at ? lo : at; i <= (lo < at ? at : lo); i++)
+		l->pos[l->order[i]] = (uint32_t)i;
+}
+
+const uint32_t *alloc_ledger_backups_by_release(const struct alloc_ledger *l,
+						size_t *n)
+{
+	*n = l->n_order;
+	return l->order;
+}
+
 struct alloc_ledger *alloc_ledger_create(const struct topology *t)
 {
 	struct alloc_ledger *l = calloc(1, sizeof(*l));
@@ -112,7 +199,7 @@ struct alloc_ledger *alloc_ledger_create(const struct topology *t)
 	l->hash_size = 64;
 	l->hash = calloc(l->hash_size, sizeof(*l->hash));
 	l->fwd = calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(*l->fwd));
-	if (!l->hash || !l->fwd) {
+	if (!l->hash || !l->fwd || order_init(l) < 0) {
 		alloc_ledger_destroy(l);
 		errno = ENOMEM;
 		return NULL;
@@ -134,6 +221,8 @@ void alloc_ledger_destroy(struct alloc_ledger *l)
 		for (size_t i = 0; i < l->topo->n_forwarders; i++)
 			free(l->fwd[i].holders);
 	free(l->fwd);
+	free(l->order);
+	free(l->pos);
 	free(l);
 	errno = saved;
 }
@@ -242,7 +331,7 @@ void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 				   double t)
 {
 	if (l && fwd < l->topo->n_forwarders)
-		l->fwd[fwd].last_release = t;
+		set_release(l, fwd, t);
 }
 
 static int slot_push(struct fwd_slot *s, struct alloc_ledger_entry *e)
@@ -417,7 +506,7 @@ int alloc_ledger_release(struct alloc_ledger *l, const char *job_id, double now)
 		slot_remove(s, e);
 		if (e->private_fwd[i])
 			s->held_private = false;
-		s->last_release = now;
+		set_release(l, e->forwarders[i], now);
 	}
 	for (size_t i = 0; i < l->n_entries; i++) {
 		if (l->entries[i] != e)
@@ -446,5 +535,7 @@ struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l)
 	}
 	for (size_t f = 0; f < l->topo->n_forwarders; f++)
 		c->fwd[f].last_release = l->fwd[f].last_release;
+	memcpy(c->order, l->order, l->n_order * sizeof(*c->order));
+	memcpy(c->pos, l->pos, l->topo->n_forwarders * sizeof(*c->pos));
 	return c;
 }

@@ -99,4 +99,12 @@ void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 
 const struct topology *alloc_ledger_topology(const struct alloc_ledger *l);
 
+/*
+ * The backup forwarders (held or not) ordered by last release, then name:
+ * kept sorted as releases happen (binary search), so that the decision's
+ * pool is read in order rather than sorted per job.  n_out entries.
+ */
+const uint32_t *alloc_ledger_backups_by_release(const struct alloc_ledger *l,
+						size_t *n_out);
+
 #endif

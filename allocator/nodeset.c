@@ -4,20 +4,22 @@
  * node list, the blocks of the job's nodes each forwarder serves, and
  * rendering those blocks as ranged hostlists for the mapping.
  *
- * Rendering is the only string work proportional to the job: alloc_ctx
- * splits every node name once into prefix and number, so consecutive names
- * are found with integer compares and each block becomes a handful of
- * `prefix[a-b]` runs, which libslurm parses and prints.
+ * alloc_ctx splits every node name once into prefix and number and keeps a
+ * number -> node id table per prefix, so that a job's hostlist (parsed by
+ * libslurm, read back as its ranged string) becomes node ids range by
+ * range, and a block of nodes is rendered as libslurm would print it with
+ * integer compares and one growing buffer: no per-node string or heap work.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <slurm/slurm.h>
+
+#include "common/array.h"
 
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
@@ -39,8 +41,16 @@ void alloc_ctx_destroy(struct alloc_ctx *cx)
 	free(cx->prefix);
 	free(cx->num);
 	free(cx->pad);
+	free(cx->width);
+	free(cx->follow);
 	free(cx->group);
 	free(cx->group_names);
+	free(cx->group_rank);
+	free(cx->groups_by_name);
+	free(cx->name_rank);
+	for (size_t i = 0; i < cx->n_classes; i++)
+		free(cx->classes[i].id);
+	free(cx->classes);
 	free(cx);
 	errno = saved;
 }
@@ -71,6 +81,114 @@ static long prefix_id(struct alloc_ctx *cx, const char *name, size_t len,
 	return (long)cx->n_prefixes++;
 }
 
+static struct alloc_numclass *find_class(const struct alloc_ctx *cx,
+					 uint32_t prefix, uint8_t pad)
+{
+	for (size_t k = 0; k < cx->n_classes; k++)
+		if (cx->classes[k].prefix == prefix &&
+		    cx->classes[k].pad == pad)
+			return &cx->classes[k];
+	return NULL;
+}
+
+/* cx->classes: one number -> id table per (prefix, width) of the names
+ * with a numeric suffix, where the numbers are dense enough. */
+static int index_numbers(struct alloc_ctx *cx)
+{
+	const struct topology *t = cx->t;
+	struct alloc_numclass *c = NULL;
+	size_t cap = 0;
+
+	for (size_t id = 0; id < t->n_nodes; id++) {
+		uint8_t pad = cx->pad[id];
+		uint64_t num = cx->num[id];
+
+		if (pad == ALLOC_NO_DIGITS)
+			continue;
+		if (!c || c->prefix != cx->prefix[id] || c->pad != pad)
+			c = find_class(cx, cx->prefix[id], pad);
+		if (!c) {
+			if (FWD_GROW(cx->classes, cap, cx->n_classes + 1, 4) <
+			    0)
+				return -1;
+			c = &cx->classes[cx->n_classes++];
+			*c = (struct alloc_numclass){
+				cx->prefix[id], pad, num, num, 0, NULL};
+		}
+		if (num < c->lo)
+			c->lo = num;
+		if (num > c->hi)
+			c->hi = num;
+		c->count++;
+	}
+	for (size_t k = 0; k < cx->n_classes; k++) {
+		c = &cx->classes[k];
+		if (c->hi - c->lo > 4 * c->count + 64)
+			continue;
+		if (!(c->id = malloc((c->hi - c->lo + 1) * sizeof(*c->id))))
+			return -1;
+		memset(c->id, 0xff, (c->hi - c->lo + 1) * sizeof(*c->id));
+	}
+	c = NULL;
+	for (size_t id = 0; id < t->n_nodes; id++) {
+		if (cx->pad[id] == ALLOC_NO_DIGITS)
+			continue;
+		if (!c || c->prefix != cx->prefix[id] || c->pad != cx->pad[id])
+			c = find_class(cx, cx->prefix[id], cx->pad[id]);
+		if (c && c->id)
+			c->id[cx->num[id] - c->lo] = (int32_t)id;
+	}
+	return 0;
+}
+
+struct named {
+	const char *name;
+	uint32_t i;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+	return strcmp(((const struct named *)a)->name,
+		      ((const struct named *)b)->name);
+}
+
+/* rank[v[k].i] = position of v[k].name in strcmp order; v is sorted. */
+static int rank_sorted(struct named *v, size_t n, uint32_t **rank)
+{
+	if (!(*rank = malloc((n ? n : 1) * sizeof(**rank))))
+		return -1;
+	qsort(v, n, sizeof(*v), cmp_named);
+	for (size_t k = 0; k < n; k++)
+		(*rank)[v[k].i] = (uint32_t)k;
+	return 0;
+}
+
+/* Name ranks of groups and forwarders, for the pool's order. */
+static int rank_names(struct alloc_ctx *cx)
+{
+	const struct topology *t = cx->t;
+	size_t n = t->n_forwarders + cx->n_groups + 1;
+	struct named *v = malloc(n * sizeof(*v));
+	int rv = -1;
+
+	if (!v)
+		return -1;
+	for (size_t g = 0; g < cx->n_groups; g++)
+		v[g] = (struct named){cx->group_names[g], (uint32_t)g};
+	if (rank_sorted(v, cx->n_groups, &cx->group_rank) < 0 ||
+	    !(cx->groups_by_name =
+		      malloc((cx->n_groups + 1) * sizeof(*cx->groups_by_name))))
+		goto out;
+	for (size_t g = 0; g < cx->n_groups; g++)
+		cx->groups_by_name[cx->group_rank[g]] = (uint32_t)g;
+	for (size_t f = 0; f < t->n_forwarders; f++)
+		v[f] = (struct named){t->forwarders[f].name, (uint32_t)f};
+	rv = rank_sorted(v, t->n_forwarders, &cx->name_rank);
+out:
+	free(v);
+	return rv;
+}
+
 struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 {
 	struct alloc_ctx *cx = calloc(1, sizeof(*cx));
@@ -83,11 +201,13 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 	cx->prefix = malloc(n * sizeof(*cx->prefix));
 	cx->num = malloc(n * sizeof(*cx->num));
 	cx->pad = malloc(n);
+	cx->width = malloc(n);
+	cx->follow = calloc(n, 1);
 	cx->group = malloc((t->n_forwarders + 1) * sizeof(*cx->group));
 	cx->group_names =
 		malloc((t->n_forwarders + 1) * sizeof(*cx->group_names));
-	if (!cx->prefix || !cx->num || !cx->pad || !cx->group ||
-	    !cx->group_names)
+	if (!cx->prefix || !cx->num || !cx->pad || !cx->width || !cx->follow ||
+	    !cx->group || !cx->group_names)
 		goto nomem;
 	for (size_t id = 0; id < t->n_nodes; id++) {
 		const char *name = t->node_names[id];
@@ -95,6 +215,8 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 
 		while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
 			d--;
+		if (len - d > MAX_DIGITS)
+			cx->long_suffix = true;
 		if (d == len || len - d > MAX_DIGITS) {
 			cx->pad[id] = ALLOC_NO_DIGITS;
 			cx->num[id] = 0;
@@ -105,6 +227,7 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 					      : 0;
 			cx->num[id] = strtoull(name + d, NULL, 10);
 		}
+		cx->width[id] = (uint8_t)(len - d);
 		hint = prefix_id(cx, name, d, hint);
 		if (hint < 0)
 			goto nomem;
@@ -121,6 +244,14 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 			cx->group_names[cx->n_groups++] = (char *)g;
 		cx->group[f] = (uint32_t)k;
 	}
+	for (size_t id = 0; id + 1 < t->n_nodes; id++)
+		cx->follow[id] = cx->pad[id] != ALLOC_NO_DIGITS &&
+				 cx->pad[id + 1] != ALLOC_NO_DIGITS &&
+				 cx->prefix[id + 1] == cx->prefix[id] &&
+				 cx->width[id + 1] == cx->width[id] &&
+				 cx->num[id + 1] == cx->num[id] + 1;
+	if (index_numbers(cx) < 0 || rank_names(cx) < 0)
+		goto nomem;
 	return cx;
 nomem:
 	alloc_ctx_destroy(cx);
@@ -137,6 +268,197 @@ int alloc_job_nodes(const struct topology *t, const char *hostlist,
 	if (topo_hostlist_nodes(t, hostlist, ids, n, err) < 0)
 		return errprefix(err, "nodes");
 	return 0;
+}
+
+int alloc_nodeset_init(struct alloc_nodeset *s, size_t n_bits)
+{
+	s->n_bits = n_bits;
+	s->w = calloc(n_bits / 64 + 1, sizeof(*s->w));
+	return s->w ? 0 : -1;
+}
+
+void alloc_nodeset_free(struct alloc_nodeset *s)
+{
+	free(s->w);
+	s->w = NULL;
+}
+
+static unsigned digits(uint64_t v)
+{
+	unsigned n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+static long prefix_lookup(const struct alloc_ctx *cx, const char *s, size_t len)
+{
+	for (size_t i = 0; i < cx->n_prefixes; i++)
+		if (!strncmp(cx->prefixes[i], s, len) && !cx->prefixes[i][len])
+			return (long)i;
+	return -1;
+}
+
+/* A node of a class too sparse for a table, by its name. */
+static long id_by_name(const struct alloc_ctx *cx, long pfx, uint8_t pad,
+		       uint64_t v)
+{
+	char name[256];
+	int len = snprintf(name, sizeof(name), "%s%0*llu", cx->prefixes[pfx],
+			   (int)pad, (unsigned long long)v);
+
+	if (len < 0 || (size_t)len >= sizeof(name))
+		return -1;
+	return topo_node_id(cx->t, name);
+}
+
+/*
+ * Expand a ranged hostlist as libslurm prints it (a comma-separated list of
+ * host names and prefix[a-b,c,...] groups, numbers printed with the width
+ * of `a`) into node ids.  Any other shape, a node the index does not
+ * know, a duplicate or too many nodes: -1, and the caller takes the slow
+ * path (which gives the precise error).
+ */
+static int expand_ranged(const struct alloc_ctx *cx, char *s, uint32_t *ids,
+			 size_t max, size_t *n_out, struct alloc_nodeset *seen)
+{
+	size_t n = 0;
+
+	while (*s) {
+		char *br = s, *end;
+		long pfx;
+
+		while (*br && *br != ',' && *br != '[')
+			br++;
+		if (*br != '[') { /* one host name */
+			char save = *br;
+			long id;
+
+			*br = '\0';
+			id = topo_node_id(cx->t, s);
+			*br = save;
+			if (id < 0 || n == max ||
+			    alloc_nodeset_test_set(seen, (uint32_t)id))
+				return -1;
+			ids[n++] = (uint32_t)id;
+			s = *br ? br + 1 : br;
+			continue;
+		}
+		if ((pfx = prefix_lookup(cx, s, (size_t)(br - s))) < 0)
+			return -1;
+		s = br + 1;
+		for (;;) {
+			uint64_t lo, hi;
+			unsigned width;
+
+			if (*s < '0' || *s > '9')
+				return -1;
+			errno = 0;
+			lo = strtoull(s, &end, 10);
+			width = (unsigned)(end - s);
+			hi = lo;
+			if (*end == '-') {
+				s = end + 1;
+				if (*s < '0' || *s > '9')
+					return -1;
+				hi = strtoull(s, &end, 10);
+			}
+			if (errno || width > MAX_DIGITS ||
+			    digits(hi) > MAX_DIGITS || hi < lo ||
+			    hi - lo >= max - n)
+				return -1;
+			for (uint64_t v = lo; v <= hi;) {
+				unsigned dg = digits(v);
+				uint8_t pad = width > dg ? (uint8_t)width : 0;
+				const struct alloc_numclass *c =
+					find_class(cx, (uint32_t)pfx, pad);
+				uint64_t top = 9;
+
+				if (!c)
+					return -1;
+				/* The numbers printed with dg digits. */
+				for (unsigned k = 1; k < dg; k++)
+					top = top * 10 + 9;
+				if (top > hi)
+					top = hi;
+				for (; v <= top; v++) {
+					long id;
+
+					if (c->id)
+						id = v < c->lo || v > c->hi
+							     ? -1
+							     : c->id[v - c->lo];
+					else
+						id = id_by_name(cx, pfx, pad,
+								v);
+					if (id < 0 ||
+					    alloc_nodeset_test_set(
+						    seen, (uint32_t)id))
+						return -1;
+					ids[n++] = (uint32_t)id;
+				}
+			}
+			s = end;
+			if (*s == ',') {
+				s++;
+				continue;
+			}
+			if (*s++ != ']')
+				return -1;
+			break;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	*n_out = n;
+	return 0;
+}
+
+int alloc_ctx_job_nodes_fast(const struct alloc_ctx *cx, const char *hostlist,
+			     uint32_t **ids_out, size_t *n_out)
+{
+	struct alloc_nodeset seen = {0};
+	hostlist_t hl = NULL;
+	uint32_t *ids = NULL;
+	char *ranged = NULL;
+	size_t n = 0;
+	int count, rv = -1;
+
+	if (!hostlist || !*hostlist || cx->long_suffix)
+		return -1;
+	hl = slurm_hostlist_create(hostlist);
+	if (!hl || (count = slurm_hostlist_count(hl)) <= 0)
+		goto out;
+	ranged = slurm_hostlist_ranged_string_malloc(hl);
+	ids = malloc((size_t)count * sizeof(*ids));
+	if (!ranged || !ids || alloc_nodeset_init(&seen, cx->t->n_nodes) < 0 ||
+	    expand_ranged(cx, ranged, ids, (size_t)count, &n, &seen) < 0 ||
+	    n != (size_t)count)
+		goto out;
+	*ids_out = ids;
+	*n_out = n;
+	ids = NULL;
+	rv = 0;
+out:
+	if (hl)
+		slurm_hostlist_destroy(hl);
+	free(ranged);
+	free(ids);
+	alloc_nodeset_free(&seen);
+	return rv;
+}
+
+int alloc_ctx_job_nodes(const struct alloc_ctx *cx, const char *hostlist,
+			uint32_t **ids, size_t *n, fwd_error_t *err)
+{
+	if (alloc_ctx_job_nodes_fast(cx, hostlist, ids, n) == 0)
+		return 0;
+	return alloc_job_nodes(cx->t, hostlist, ids, n, err);
 }
 
 /* ---- blocks ----------------------------------------------------------- */
@@ -177,7 +499,15 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 		if (subst)
 			f = subst[f];
 		if (d->n_blocks && d->blocks[d->n_blocks - 1].forwarder == f) {
-			d->blocks[d->n_blocks - 1].count++;
+			/* the rest of the run at once */
+			size_t j = i + 1;
+
+			while (j < n_nodes &&
+			       (subst ? subst[nf[node_ids[j]]]
+				      : (uint32_t)nf[node_ids[j]]) == f)
+				j++;
+			d->blocks[d->n_blocks - 1].count += j - i;
+			i = j - 1;
 			continue;
 		}
 		if (d->n_blocks == cap) {
@@ -196,125 +526,278 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 
 /* ---- rendering -------------------------------------------------------- */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
+/*
+ * A ranged hostlist rendered the way libslurm renders it (22.05,
+ * src/common/hostlist.c, one dimension): names are pushed in order into
+ * hostranges (prefix, lo, hi, width; a name without a numeric suffix is a
+ * "single host"); a name extends the last range when it has the same
+ * prefix, the next number, and a compatible width (_width_equiv()); ranges
+ * are printed in order, consecutive ranges with the same prefix (neither a
+ * single host) share one bracket, and a bracket is printed when its first
+ * range holds more than one host or is followed by another of its group.
+ */
+struct hl_range {
+	uint32_t prefix; /* prefix id, or the node id of a single host */
+	bool single;
+	uint64_t lo, hi;
+	int width;
 };
 
-static int sb_add(struct strbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+struct hl_render {
+	const struct alloc_ctx *cx;
+	struct hl_range *r;
+	size_t n, cap;
+};
 
-static int sb_add(struct strbuf *b, const char *fmt, ...)
+/* libslurm's _zero_padded(): zeros needed to pad num to width. */
+static int zero_padded(uint64_t num, int width)
 {
-	va_list ap;
-	int n;
+	int n = (int)digits(num);
 
-	for (;;) {
-		size_t room = b->cap - b->len;
+	return width > n ? width - n : 0;
+}
 
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt,
-			      ap);
-		va_end(ap);
-		if (n < 0)
-			return -1;
-		if (b->s && (size_t)n < room) {
-			b->len += (size_t)n;
+/* libslurm's _width_equiv(), adjusting one of the widths. */
+static bool width_equiv(uint64_t n, int *wn, uint64_t m, int *wm)
+{
+	int npad, nmpad, mpad, mnpad;
+
+	if (*wn == *wm)
+		return true;
+	npad = zero_padded(n, *wn);
+	nmpad = zero_padded(n, *wm);
+	mpad = zero_padded(m, *wm);
+	mnpad = zero_padded(m, *wn);
+	if (npad != nmpad && mpad != mnpad)
+		return false;
+	if (npad != nmpad)
+		*wm = *wn;
+	else
+		*wn = *wm;
+	return true;
+}
+
+static int hl_push(struct hl_render *h, uint32_t id)
+{
+	const struct alloc_ctx *cx = h->cx;
+	struct hl_range r = {0};
+
+	if (cx->pad[id] == ALLOC_NO_DIGITS) {
+		r.single = true;
+		r.prefix = id;
+	} else {
+		r.prefix = cx->prefix[id];
+		r.lo = r.hi = cx->num[id];
+		r.width = cx->width[id];
+	}
+	if (h->n) {
+		struct hl_range *tail = &h->r[h->n - 1];
+
+		if (!tail->single && !r.single && tail->hi == r.lo - 1 &&
+		    tail->prefix == r.prefix &&
+		    (tail->width == r.width ||
+		     width_equiv(tail->lo, &tail->width, r.lo, &r.width))) {
+			tail->hi = r.hi;
 			return 0;
 		}
-		size_t cap = (b->cap + (size_t)n + 64) * 2;
-		char *p = realloc(b->s, cap);
-
-		if (!p)
-			return -1;
-		b->s = p;
-		b->cap = cap;
 	}
+	if (FWD_GROW(h->r, h->cap, h->n + 1, 16) < 0)
+		return -1;
+	h->r[h->n++] = r;
+	return 0;
 }
 
-/* Append the run of node ids [a..b] (consecutive names) as text that
- * libslurm parses back: the name itself, or prefix[from-to]. */
-static int sb_run(struct strbuf *b, const struct alloc_ctx *cx, uint32_t a,
-		  uint32_t z, size_t len)
+static bool hl_same_group(const struct hl_range *a, const struct hl_range *b)
 {
-	const char *sep = b->len ? "," : "";
-	int pad = cx->pad[a];
-
-	if (len == 1)
-		return sb_add(b, "%s%s", sep, cx->t->node_names[a]);
-	return sb_add(b, "%s%s[%0*llu-%0*llu]", sep,
-		      cx->prefixes[cx->prefix[a]], pad,
-		      (unsigned long long)cx->num[a], pad,
-		      (unsigned long long)cx->num[z]);
+	return !a->single && !b->single && a->prefix == b->prefix;
 }
 
-static bool follows(const struct alloc_ctx *cx, uint32_t prev, uint32_t next)
+/* Room for `more` bytes and a NUL after *len. */
+static int buf_room(char **buf, size_t *len, size_t *cap, size_t more)
 {
-	return cx->pad[prev] != ALLOC_NO_DIGITS &&
-	       cx->pad[next] == cx->pad[prev] &&
-	       cx->prefix[next] == cx->prefix[prev] &&
-	       cx->num[next] == cx->num[prev] + 1;
+	return fwd_grow(buf, cap, *len + more + 1, 1, 256);
 }
 
-/* Ranged hostlist of the job's nodes in the blocks served by `fwd`.
- * Built from name runs and normalised by libslurm; should its count ever
- * disagree, fall back to pushing every name. */
-static char *render_nodes(const struct alloc_ctx *cx, const uint32_t *ids,
-			  const struct alloc_decision *d, uint32_t fwd)
+static char *put_u64(char *p, uint64_t v, int width)
 {
-	struct strbuf b = {0};
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (width-- > n)
+		*p++ = '0';
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static int hl_print(const struct hl_render *h, char **buf, size_t *len,
+		    size_t *cap)
+{
+	const struct alloc_ctx *cx = h->cx;
+
+	for (size_t i = 0; i < h->n;) {
+		const struct hl_range *r = &h->r[i];
+		const char *pfx = r->single ? cx->t->node_names[r->prefix]
+					    : cx->prefixes[r->prefix];
+		size_t pl = strlen(pfx);
+		bool bracket = (!r->single && r->hi > r->lo) ||
+			       (i + 1 < h->n && hl_same_group(r, &h->r[i + 1]));
+		size_t start = i;
+		char *p;
+
+		if (buf_room(buf, len, cap, pl + 2) < 0)
+			return -1;
+		p = *buf + *len;
+		if (i)
+			*p++ = ',';
+		memcpy(p, pfx, pl);
+		p += pl;
+		if (bracket)
+			*p++ = '[';
+		*len = (size_t)(p - *buf);
+		do {
+			const struct hl_range *q = &h->r[i];
+
+			if (q->single)
+				continue;
+			/* ',' + two numbers of at most 20 digits or width. */
+			if (buf_room(buf, len, cap,
+				     2 + 2 * (size_t)(q->width > 20 ? q->width
+								    : 20)) < 0)
+				return -1;
+			p = *buf + *len;
+			if (i > start)
+				*p++ = ',';
+			p = put_u64(p, q->lo, q->width);
+			if (q->hi > q->lo) {
+				*p++ = '-';
+				p = put_u64(p, q->hi, q->width);
+			}
+			*len = (size_t)(p - *buf);
+		} while (++i < h->n && hl_same_group(&h->r[i], &h->r[i - 1]));
+		if (buf_room(buf, len, cap, 1) < 0)
+			return -1;
+		if (bracket)
+			(*buf)[(*len)++] = ']';
+		(*buf)[*len] = '\0';
+	}
+	if (buf_room(buf, len, cap, 0) < 0)
+		return -1;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+/* The same through libslurm, for names the index does not split. */
+static int render_slurm(const struct alloc_ctx *cx, const uint32_t *ids,
+			size_t n, hostlist_t *hl)
+{
+	if (!*hl && !(*hl = slurm_hostlist_create(NULL)))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!slurm_hostlist_push_host(*hl, cx->t->node_names[ids[i]]))
+			return -1;
+	return 0;
+}
+
+static int append_slurm(hostlist_t hl, char **buf, size_t *len, size_t *cap)
+{
+	char *s = slurm_hostlist_ranged_string_malloc(hl);
+	size_t sl;
+
+	if (!s)
+		return -1;
+	sl = strlen(s);
+	if (buf_room(buf, len, cap, sl) < 0) {
+		free(s);
+		return -1;
+	}
+	memcpy(*buf + *len, s, sl + 1);
+	*len += sl;
+	free(s);
+	return 0;
+}
+
+int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
+		     char **buf, size_t *len, size_t *cap)
+{
+	struct hl_render h = {.cx = cx};
 	hostlist_t hl = NULL;
-	size_t total = 0;
-	char *out = NULL;
+	int rv = -1;
 
+	if (cx->long_suffix) {
+		if (render_slurm(cx, ids, n, &hl) == 0)
+			rv = append_slurm(hl, buf, len, cap);
+		if (hl)
+			slurm_hostlist_destroy(hl);
+		return rv;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (hl_push(&h, ids[i]) < 0)
+			goto out;
+	rv = hl_print(&h, buf, len, cap);
+out:
+	free(h.r);
+	return rv;
+}
+
+/* Ranged hostlist of the job's nodes in the blocks served by `fwd`,
+ * appended to *buf. */
+static int render_nodes(struct hl_render *h, const uint32_t *ids,
+			const struct alloc_decision *d, uint32_t fwd,
+			char **buf, size_t *len, size_t *cap)
+{
+	const struct alloc_ctx *cx = h->cx;
+	hostlist_t hl = NULL;
+	int rv = -1;
+
+	h->n = 0;
 	for (size_t k = 0; k < d->n_blocks; k++) {
 		const struct alloc_block *bl = &d->blocks[k];
-		size_t i = bl->first, end = bl->first + bl->count;
 
 		if (bl->forwarder != fwd)
 			continue;
-		total += bl->count;
-		while (i < end) {
+		if (cx->long_suffix) {
+			if (render_slurm(cx, ids + bl->first, bl->count, &hl) <
+			    0)
+				goto out;
+			continue;
+		}
+		for (size_t i = bl->first, end = i + bl->count; i < end;) {
 			size_t j = i;
 
-			while (j + 1 < end && follows(cx, ids[j], ids[j + 1]))
+			/* A run of consecutive names joins the range the
+			 * first one is pushed into. */
+			while (j + 1 < end && ids[j + 1] == ids[j] + 1 &&
+			       cx->follow[ids[j]])
 				j++;
-			if (sb_run(&b, cx, ids[i], ids[j], j - i + 1) < 0)
+			if (hl_push(h, ids[i]) < 0)
 				goto out;
+			h->r[h->n - 1].hi += j - i;
 			i = j + 1;
 		}
 	}
-	if (!b.s)
-		goto out;
-	hl = slurm_hostlist_create(b.s);
-	if (!hl || (size_t)slurm_hostlist_count(hl) != total) {
-		if (hl)
-			slurm_hostlist_destroy(hl);
-		if (!(hl = slurm_hostlist_create(NULL)))
-			goto out;
-		for (size_t k = 0; k < d->n_blocks; k++) {
-			const struct alloc_block *bl = &d->blocks[k];
-
-			if (bl->forwarder != fwd)
-				continue;
-			for (size_t i = bl->first; i < bl->first + bl->count;
-			     i++)
-				slurm_hostlist_push_host(
-					hl, cx->t->node_names[ids[i]]);
-		}
-	}
-	out = slurm_hostlist_ranged_string_malloc(hl);
+	if (cx->long_suffix)
+		rv = hl ? append_slurm(hl, buf, len, cap) : -1;
+	else
+		rv = hl_print(h, buf, len, cap);
 out:
 	if (hl)
 		slurm_hostlist_destroy(hl);
-	free(b.s);
-	return out;
+	return rv;
 }
 
 int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 		 struct alloc_decision *d)
 {
 	const struct topology *t = cx->t;
+	struct hl_render h = {.cx = cx};
+	char *buf = NULL;
+	size_t cap = 0;
+	int rv = -1;
 
 	d->mapping = calloc(d->n_forwarders ? d->n_forwarders : 1,
 			    sizeof(*d->mapping));
@@ -323,21 +806,27 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 	d->ost_names = calloc(d->n_excluded_osts ? d->n_excluded_osts : 1,
 			      sizeof(char *));
 	if (!d->mapping || !d->forwarder_names || !d->ost_names)
-		return -1;
+		goto out;
 	for (size_t i = 0; i < d->n_forwarders; i++) {
 		uint32_t f = d->forwarders[i];
+		size_t len = 0;
 
 		if (!(d->forwarder_names[i] = strdup(t->forwarders[f].name)))
-			return -1;
+			goto out;
 		d->mapping[i].forwarder = f;
-		d->mapping[i].nodes = render_nodes(cx, node_ids, d, f);
-		if (!d->mapping[i].nodes)
-			return -1;
+		if (render_nodes(&h, node_ids, d, f, &buf, &len, &cap) < 0 ||
+		    !(d->mapping[i].nodes = malloc(len + 1)))
+			goto out;
+		memcpy(d->mapping[i].nodes, buf, len + 1);
 		d->n_mapping++;
 	}
 	for (size_t i = 0; i < d->n_excluded_osts; i++)
 		if (!(d->ost_names[i] =
 			      strdup(t->osts[d->excluded_osts[i]].name)))
-			return -1;
-	return 0;
+			goto out;
+	rv = 0;
+out:
+	free(h.r);
+	free(buf);
+	return rv;
 }

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "allocator/decide_internal.h"
@@ -20,28 +21,76 @@ struct order {
 	const double *released;	 /* per forwarder: last release (ledger) */
 };
 
+/* The selection order; a total order (forwarder names are unique). */
 static int pool_cmp(const struct order *o, uint32_t x, uint32_t y)
 {
-	uint32_t gx = o->cx->group[x], gy = o->cx->group[y];
+	const struct alloc_ctx *cx = o->cx;
+	uint32_t gx = cx->group[x], gy = cx->group[y];
 	double rx = o->released[x], ry = o->released[y];
-	int c;
 
 	if (o->gweight[gx] != o->gweight[gy])
 		return o->gweight[gx] > o->gweight[gy] ? -1 : 1;
-	if (gx != gy) {
-		c = strcmp(o->cx->group_names[gx], o->cx->group_names[gy]);
-		if (c)
-			return c;
-	}
+	if (gx != gy)
+		return cx->group_rank[gx] < cx->group_rank[gy] ? -1 : 1;
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
-	return strcmp(o->cx->t->forwarders[x].name,
-		      o->cx->t->forwarders[y].name);
+	return cx->name_rank[x] < cx->name_rank[y]   ? -1
+	       : cx->name_rank[x] > cx->name_rank[y] ? 1
+						     : 0;
 }
 
-void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
-		     const struct alloc_ledger *l, const struct alloc_health *h,
-		     const uint64_t *gweight)
+typedef int (*order_cmp)(const struct order *o, uint32_t x, uint32_t y);
+
+static void sift_down(const struct order *o, order_cmp cmp, uint32_t *a,
+		      size_t i, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		uint32_t v;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && cmp(o, a[c + 1], a[c]) > 0)
+			c++;
+		if (cmp(o, a[i], a[c]) >= 0)
+			return;
+		v = a[i];
+		a[i] = a[c];
+		a[c] = v;
+		i = c;
+	}
+}
+
+/* Heap sort: O(n log n) whatever the input order, and no context-less
+ * qsort comparator (no globals here). */
+static void heap_sort(const struct order *o, order_cmp cmp, uint32_t *a,
+		      size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(o, cmp, a, i, n);
+	for (; n > 1; n--) {
+		uint32_t v = a[0];
+
+		a[0] = a[n - 1];
+		a[n - 1] = v;
+		sift_down(o, cmp, a, 0, n - 1);
+	}
+}
+
+/* Groups: more of the job's nodes first, then name. */
+static int group_cmp(const struct order *o, uint32_t x, uint32_t y)
+{
+	if (o->gweight[x] != o->gweight[y])
+		return o->gweight[x] > o->gweight[y] ? -1 : 1;
+	return o->cx->group_rank[x] < o->cx->group_rank[y]   ? -1
+	       : o->cx->group_rank[x] > o->cx->group_rank[y] ? 1
+							     : 0;
+}
+
+void alloc_pool_fill_sorted(struct alloc_pool *pl, const struct alloc_ctx *cx,
+			    const struct alloc_ledger *l,
+			    const struct alloc_health *h,
+			    const uint64_t *gweight)
 {
 	const struct order o = {cx, gweight, pl->released};
 	const struct topology *t = cx->t;
@@ -51,21 +100,90 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 		if (!alloc_fwd_idle(t, l, h, (uint32_t)f))
 			continue;
 		pl->fwd[pl->n++] = (uint32_t)f;
-		/* Read once: the sort compares it O(n^2) times. */
+		/* Read once: the sort compares it O(n log n) times. */
 		pl->released[f] = alloc_ledger_last_release(l, (uint32_t)f);
 	}
-	/* Insertion sort: the pool is at most the forwarder count, and
-	 * qsort has no context argument (no globals here). */
-	for (size_t i = 1; i < pl->n; i++) {
-		uint32_t v = pl->fwd[i];
-		size_t j = i;
+	heap_sort(&o, pool_cmp, pl->fwd, pl->n);
+}
 
-		while (j > 0 && pool_cmp(&o, pl->fwd[j - 1], v) > 0) {
-			pl->fwd[j] = pl->fwd[j - 1];
-			j--;
-		}
-		pl->fwd[j] = v;
+/*
+ * The ledger keeps the backups in (last release, name) order, so the idle
+ * ones come out in that order with one pass; a stable placement by group
+ * (groups in job order) gives the selection order without comparing
+ * forwarders.
+ */
+void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
+		     const struct alloc_ledger *l, const struct alloc_health *h,
+		     const uint64_t *gweight)
+{
+	const struct order o = {cx, gweight, pl->released};
+	const struct topology *t = cx->t;
+	size_t n_b, n_g = cx->n_groups, n_used = 0;
+	const uint32_t *by_rel;
+	uint32_t *cnt, *gorder, *tmp;
+
+	if (!l) {
+		alloc_pool_fill_sorted(pl, cx, l, h, gweight);
+		return;
 	}
+	by_rel = alloc_ledger_backups_by_release(l, &n_b);
+	pl->n = pl->next = 0;
+	for (size_t i = 0; i < n_b; i++) {
+		uint32_t f = by_rel[i];
+
+		if (!alloc_fwd_idle(t, l, h, f))
+			continue;
+		pl->fwd[pl->n++] = f;
+		pl->released[f] = alloc_ledger_last_release(l, f);
+	}
+	if (n_g < 2 || pl->n < 2)
+		return;
+	cnt = calloc(2 * n_g + pl->n, sizeof(*cnt));
+	if (!cnt) { /* no memory for the placement: sort instead */
+		heap_sort(&o, pool_cmp, pl->fwd, pl->n);
+		return;
+	}
+	gorder = cnt + n_g;
+	tmp = gorder + n_g;
+	for (size_t i = 0; i < pl->n; i++)
+		cnt[cx->group[pl->fwd[i]]]++;
+	/* Groups serving the job's nodes first, sorted (there are few), then
+	 * the others by name, the order the context keeps. */
+	for (size_t k = 0; k < n_g; k++)
+		if (cnt[k] && gweight[k])
+			gorder[n_used++] = (uint32_t)k;
+	if (n_used <= 16) {
+		for (size_t i = 1; i < n_used; i++) {
+			uint32_t v = gorder[i];
+			size_t k = i;
+
+			for (; k && group_cmp(&o, gorder[k - 1], v) > 0; k--)
+				gorder[k] = gorder[k - 1];
+			gorder[k] = v;
+		}
+	} else {
+		heap_sort(&o, group_cmp, gorder, n_used);
+	}
+	for (size_t r = 0; r < n_g; r++) {
+		uint32_t g = cx->groups_by_name[r];
+
+		if (cnt[g] && !gweight[g])
+			gorder[n_used++] = g;
+	}
+	if (n_used > 1) {
+		uint32_t off = 0;
+
+		for (size_t k = 0; k < n_used; k++) { /* counts -> offsets */
+			uint32_t c = cnt[gorder[k]];
+
+			cnt[gorder[k]] = off;
+			off += c;
+		}
+		for (size_t i = 0; i < pl->n; i++)
+			tmp[cnt[cx->group[pl->fwd[i]]]++] = pl->fwd[i];
+		memcpy(pl->fwd, tmp, pl->n * sizeof(*tmp));
+	}
+	free(cnt);
 }
 
 uint32_t alloc_pool_take_group(struct alloc_pool *pl,

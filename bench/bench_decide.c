@@ -2,10 +2,12 @@
 /*
  * Decision time on a TaihuLight-sized machine: 40,960 compute nodes, 240
  * forwarders of 2.5 GB/s (80 in service at 512:1, 160 backup), 1,000
- * running allocations in the ledger.  Prints median and p99 of
- * alloc_decide() (rendering of the mapping included) for a 40,960-node and
- * a 512-node job, decisions per second, and the one-off costs around it
- * (resolving the job's hostlist to node ids, the per-topology index).
+ * running allocations in the ledger.  Prints median and p99 of what the
+ * prolog pays per job -- the job's node list resolved to node ids, the
+ * decision, its rendered mapping -- for a 40,960-node and a 512-node job
+ * (the big job against the small one), decisions per second, the
+ * node-list conversion against the host-by-host path and the bare
+ * libslurm parse, and the per-topology index against the topology load.
  *
  * Uses etc/topology-taihulight.yaml when it loads (argv[1] overrides the
  * path); otherwise builds the same shape with the topology builder.
@@ -18,8 +20,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <slurm/slurm.h>
+
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
+#include "bench/report.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -127,10 +132,24 @@ out:
 	return rv;
 }
 
-static int run(const char *label, const struct alloc_ctx *cx,
-	       const struct policy *p, const struct alloc_ledger *l,
-	       const struct topology *t, const char *nodes,
-	       const struct alloc_profile *pr, int iters)
+struct timing {
+	double p50, p99, per_s;
+	size_t n_forwarders;
+	const char *action;
+};
+
+static double pct(double *v, int n, double q)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_d);
+	return v[(size_t)(n * q)];
+}
+
+/* What the prolog pays per job: the job's node list resolved to node ids
+ * (alloc_ctx_job_nodes()), the decision with its rendered mapping, and
+ * freeing both. */
+static int run(const struct alloc_ctx *cx, const struct policy *p,
+	       const struct alloc_ledger *l, const char *nodes,
+	       const struct alloc_profile *pr, int iters, struct timing *out)
 {
 	struct alloc_job job = {.job_id = "bench",
 				.user = "u",
@@ -138,48 +157,101 @@ static int run(const char *label, const struct alloc_ctx *cx,
 				.request = FWD_REQ_AUTO,
 				.profile = pr};
 	double *samples = malloc((size_t)iters * sizeof(double));
-	double t0, parse_us, total = 0;
-	struct alloc_decision *d = NULL;
-	uint32_t *ids = NULL;
+	double t0, total = 0;
 	fwd_error_t err;
 
 	if (!samples)
 		return -1;
-	t0 = fwd_clock_mono() * 1e6;
-	if (alloc_job_nodes(t, nodes, &ids, &job.n_nodes, &err) < 0) {
-		fprintf(stderr, "bench_decide: %s\n", err.text);
-		free(samples);
-		return -1;
-	}
-	parse_us = fwd_clock_mono() * 1e6 - t0;
-	job.node_ids = ids;
 	for (int i = 0; i < iters; i++) {
-		t0 = fwd_clock_mono() * 1e6;
+		struct alloc_decision *d;
+		uint32_t *ids = NULL;
+
+		t0 = fwd_clock_mono();
+		if (alloc_ctx_job_nodes(cx, nodes, &ids, &job.n_nodes, &err) <
+		    0) {
+			fprintf(stderr, "bench_decide: %s\n", err.text);
+			free(samples);
+			return -1;
+		}
+		job.node_ids = ids;
 		d = alloc_decide(cx, p, l, NULL, &job, 1e9, &err);
-		samples[i] = fwd_clock_mono() * 1e6 - t0;
+		if (d) {
+			out->n_forwarders = d->n_forwarders;
+			out->action = fwd_action_name(d->action);
+		}
+		alloc_decision_destroy(d);
+		free(ids);
+		samples[i] = (fwd_clock_mono() - t0) * 1e6;
 		total += samples[i];
 		if (!d) {
 			fprintf(stderr, "bench_decide: %s\n", err.text);
 			free(samples);
-			free(ids);
 			return -1;
 		}
-		if (i < iters - 1)
-			alloc_decision_destroy(d);
 	}
-	qsort(samples, (size_t)iters, sizeof(double), cmp_d);
-	printf("%-34s action %-7s n_f %3u -> %3zu forwarders\n", label,
-	       fwd_action_name(d->action), d->n_f, d->n_forwarders);
-	printf("  decide: median %8.1f us  p99 %8.1f us  (%d runs, %.0f "
-	       "decisions/s)\n",
-	       samples[iters / 2], samples[(size_t)(iters * 0.99)], iters,
-	       iters / (total / 1e6));
-	printf("  hostlist -> node ids (once per job, outside decide): "
-	       "%.1f us\n",
-	       parse_us);
-	alloc_decision_destroy(d);
-	free(ids);
+	out->p50 = pct(samples, iters, 0.5);
+	out->p99 = pct(samples, iters, 0.99);
+	out->per_s = iters / total * 1e6;
 	free(samples);
+	return 0;
+}
+
+/* Median time of f(arg) over iters runs, in microseconds. */
+static double median_us(int (*f)(const void *, const char *), const void *a,
+			const char *nodes, int iters)
+{
+	double *v = malloc((size_t)iters * sizeof(double)), m = -1;
+
+	if (!v)
+		return -1;
+	for (int i = 0; i < iters; i++) {
+		double t0 = fwd_clock_mono();
+
+		if (f(a, nodes) < 0)
+			goto out;
+		v[i] = (fwd_clock_mono() - t0) * 1e6;
+	}
+	m = pct(v, iters, 0.5);
+out:
+	free(v);
+	return m;
+}
+
+/* The bare libslurm parse of the node list (create, count, destroy). */
+static int bare_parse(const void *unused, const char *nodes)
+{
+	hostlist_t hl = slurm_hostlist_create(nodes);
+	int n = hl ? slurm_hostlist_count(hl) : -1;
+
+	(void)unused;
+	if (hl)
+		slurm_hostlist_destroy(hl);
+	return n > 0 ? 0 : -1;
+}
+
+/* The node list resolved host by host (libslurm shift + name lookup). */
+static int per_host(const void *t, const char *nodes)
+{
+	uint32_t *ids;
+	size_t n;
+	fwd_error_t err;
+
+	if (alloc_job_nodes(t, nodes, &ids, &n, &err) < 0)
+		return -1;
+	free(ids);
+	return 0;
+}
+
+/* The node list through the allocator's index. */
+static int indexed(const void *cx, const char *nodes)
+{
+	uint32_t *ids;
+	size_t n;
+	fwd_error_t err;
+
+	if (alloc_ctx_job_nodes(cx, nodes, &ids, &n, &err) < 0)
+		return -1;
+	free(ids);
 	return 0;
 }
 
@@ -235,22 +307,56 @@ int main(int argc, char **argv)
 	l = alloc_ledger_create(t);
 	if (!cx || !l || fill_ledger(l, t) < 0)
 		goto out;
-	/* Large jobs need the per-job cap lifted to show scaling work. */
-	printf("topology: %s: %zu nodes, %zu forwarders (load %.1f ms, "
-	       "allocator index %.1f ms)\n",
-	       src, t->n_nodes, t->n_forwarders, load_us / 1e3, ctx_us / 1e3);
+	printf("topology: %s: %zu nodes, %zu forwarders\n", src, t->n_nodes,
+	       t->n_forwarders);
 	printf("ledger: %zu running allocations\n", alloc_ledger_count(l));
-	if (run("40,960-node job (default, N_f 80)", cx, p, l, t, "c[1-40960]",
-		&small, 2000) < 0)
-		goto out;
-	p->decision.caps.max_forwarders_per_job = 240;
-	if (run("40,960-node job (scale)", cx, p, l, t, "c[1-40960]", &big,
-		2000) < 0)
-		goto out;
-	p->decision.caps.max_forwarders_per_job = 16;
-	if (run("512-node job (scale)", cx, p, l, t, "c[20481-20992]", &small,
-		20000) < 0)
-		goto out;
+	{
+		struct timing def, big_t, small_t;
+		const char *bign = "c[1-40960]", *smalln = "c[20481-20992]";
+		double shift_us, idx_us, bare_us, bare_small_us;
+
+		if (run(cx, p, l, bign, &small, 1000, &def) < 0)
+			goto out;
+		/* Large jobs need the per-job cap lifted to show scaling. */
+		p->decision.caps.max_forwarders_per_job = 240;
+		if (run(cx, p, l, bign, &big, 1000, &big_t) < 0)
+			goto out;
+		p->decision.caps.max_forwarders_per_job = 16;
+		if (run(cx, p, l, smalln, &small, 20000, &small_t) < 0)
+			goto out;
+		shift_us = median_us(per_host, t, bign, 21);
+		idx_us = median_us(indexed, cx, bign, 201);
+		bare_us = median_us(bare_parse, NULL, bign, 201);
+		bare_small_us = median_us(bare_parse, NULL, smalln, 2001);
+		printf("40,960-node job, default: %s, %zu forwarders; "
+		       "scale: %s, %zu; 512-node job: %s, %zu\n",
+		       def.action, def.n_forwarders, big_t.action,
+		       big_t.n_forwarders, small_t.action,
+		       small_t.n_forwarders);
+		printf("(node-list conversion + decision + rendering + free, "
+		       "per job)\n");
+		bench_figure("decide", "40960-node job (default N_f 80), p50",
+			     def.p50, "us", small_t.p50,
+			     "512-node job, same path");
+		bench_figure("decide", "40960-node job (default N_f 80), p99",
+			     def.p99, "us", small_t.p99,
+			     "512-node job, same path");
+		bench_figure("decide", "40960-node job (scale), p50", big_t.p50,
+			     "us", small_t.p50, "512-node job, same path");
+		bench_figure("decide", "40960-node job (scale), p99", big_t.p99,
+			     "us", small_t.p99, "512-node job, same path");
+		bench_figure("decide", "512-node job (scale), p50", small_t.p50,
+			     "us", bare_small_us,
+			     "bare libslurm parse of its list");
+		bench_figure("decide", "512-node job (scale), decisions/s",
+			     small_t.per_s, "1/s", 0, "");
+		bench_figure("decide", "40960-node list -> node ids", idx_us,
+			     "us", shift_us, "host by host through libslurm");
+		bench_figure("decide", "40960-node list, bare libslurm parse",
+			     bare_us, "us", 0, "");
+		bench_figure("decide", "allocator index (once per process)",
+			     ctx_us, "us", load_us, "topology load");
+	}
 	rc = 0;
 out:
 	alloc_ledger_destroy(l);

@@ -2,15 +2,22 @@
 /*
  * bench_sim: jobs simulated per second on a generated 100,000-job trace on
  * a TaihuLight-shaped machine (40,960 nodes, 80 service forwarders at
- * 512:1, 160 idle, 2.5 GB/s each), per policy.  Prints figures only.
+ * 512:1, 160 idle, 2.5 GB/s each) in one network group, and on the shipped
+ * etc/topology-taihulight.yaml (argv[1] overrides the path), per policy,
+ * each next to the static policy of the same run.
  */
 #include "config.h"
+
+#ifndef TOP_SRCDIR
+#define TOP_SRCDIR "."
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench/report.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
@@ -120,27 +127,18 @@ static struct sim_jobs *generate(void)
 	return j;
 }
 
-int main(void)
+/* One run of the three policies on topology t; figures labelled `what`.
+ * Each policy's own time is in its result (the static baseline every run
+ * carries is not counted). */
+static int bench_topo(const struct topology *t, const char *what,
+		      struct policy *p, const struct sim_curves *c,
+		      const struct sim_jobs *j)
 {
-	struct topology *t = taihulight();
-	struct policy *p = policy_defaults();
-	FILE *f = fmemopen((void *)CURVES, strlen(CURVES), "r");
-	fwd_error_t err;
-	struct sim_curves *c = sim_curves_parse(f, "curves", &err);
-	struct sim_jobs *j = generate();
 	static const char *const names[] = {"static", "dfra", "oracle"};
 	struct sim_policy all[3];
+	fwd_error_t err;
+	char label[128];
 
-	fclose(f);
-	if (!c) {
-		fprintf(stderr, "bench_sim: %s\n", err.text);
-		return 1;
-	}
-	printf("bench_sim: %d generated jobs, 40960 nodes, 240 forwarders "
-	       "(80 service, 160 idle)\n",
-	       N_JOBS);
-	/* One run of the three; each policy's own time is in its result
-	 * (the static baseline every run carries is not counted). */
 	for (int i = 0; i < 3; i++)
 		all[i] = (struct sim_policy){names[i], (enum sim_policy_kind)i,
 					     p};
@@ -148,29 +146,68 @@ int main(void)
 		.topo = t, .base = p, .policies = all, .n_policies = 3};
 	double t0 = fwd_clock_mono(), dt;
 	struct sim_result *r = sim_run(&cfg, c, j, &err);
+	double static_rate = 0;
 
 	dt = fwd_clock_mono() - t0;
 	if (!r) {
+		fprintf(stderr, "bench_sim: %s: %s\n", what, err.text);
+		return -1;
+	}
+	printf("%s: %zu nodes, %zu forwarders\n", what, t->n_nodes,
+	       t->n_forwarders);
+	for (size_t k = 0; k < r->n_pols; k++) {
+		const struct sim_policy_result *pr = &r->pols[k];
+		double rate = (double)r->n_placed / pr->elapsed_s;
+
+		printf("  %-7s %7.3f s  (aggregate %.1f GB/s, median speed-up "
+		       "%.2f, %zu upgraded)\n",
+		       pr->name, pr->elapsed_s, pr->agg_bw_mean / 1e9,
+		       pr->speedup_median, pr->n_upgraded);
+		if (k == 0) {
+			static_rate = rate;
+			continue;
+		}
+		snprintf(label, sizeof(label), "%s, %s policy", what, pr->name);
+		bench_figure("sim", label, rate, "jobs/s", static_rate,
+			     "static policy, same run");
+	}
+	snprintf(label, sizeof(label), "%s, whole run", what);
+	bench_figure("sim", label, (double)r->n_placed / dt, "jobs/s", 0, "");
+	sim_result_destroy(r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path =
+		argc > 1 ? argv[1] : TOP_SRCDIR "/etc/topology-taihulight.yaml";
+	struct topology *t = taihulight(), *shipped;
+	struct policy *p = policy_defaults();
+	FILE *f = fmemopen((void *)CURVES, strlen(CURVES), "r");
+	fwd_error_t err;
+	struct sim_curves *c = sim_curves_parse(f, "curves", &err);
+	struct sim_jobs *j = generate();
+	int rc = 1;
+
+	fclose(f);
+	if (!c) {
 		fprintf(stderr, "bench_sim: %s\n", err.text);
 		return 1;
 	}
-	for (size_t k = 0; k < r->n_pols; k++) {
-		const struct sim_policy_result *pr = &r->pols[k];
-
-		printf("  %-7s %7.3f s  %9.0f jobs/s   (aggregate %.1f GB/s, "
-		       "median speed-up %.2f, %zu upgraded)\n",
-		       pr->name, pr->elapsed_s,
-		       (double)r->n_placed / pr->elapsed_s,
-		       pr->agg_bw_mean / 1e9, pr->speedup_median,
-		       pr->n_upgraded);
+	if (!(shipped = topo_load(path, &err))) {
+		fprintf(stderr, "bench_sim: %s: %s\n", path, err.text);
+		return 1;
 	}
-	printf("  whole run (placement, static baseline, three policies): "
-	       "%.3f s, %zu jobs placed, %.0f jobs/s\n",
-	       dt, r->n_placed, (double)r->n_placed / dt);
-	sim_result_destroy(r);
+	printf("bench_sim: %d generated jobs (placement, static baseline and "
+	       "three policies per topology)\n",
+	       N_JOBS);
+	if (bench_topo(t, "single-group topology", p, c, j) == 0 &&
+	    bench_topo(shipped, "shipped topology", p, c, j) == 0)
+		rc = 0;
 	sim_jobs_destroy(j);
 	sim_curves_destroy(c);
 	policy_destroy(p);
 	topo_destroy(t);
-	return 0;
+	topo_destroy(shipped);
+	return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/report.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -37,10 +38,11 @@ int main(int argc, char **argv)
 		argc > 1 ? argv[1] : TOP_SRCDIR "/etc/topology-taihulight.yaml";
 	const char *policy_path =
 		argc > 2 ? argv[2] : TOP_SRCDIR "/etc/fwdalloc.yaml";
-	double t_topo[RUNS], t_policy[RUNS], t0, dt, med_topo, med_policy;
+	double t_topo[RUNS], t_policy[RUNS], t_read[RUNS], t0, dt, id_dt;
+	double med_topo, med_policy;
 	struct topology *t = NULL;
 	fwd_error_t err;
-	size_t lookups = 0;
+	size_t lookups = 0, id_lookups = 0;
 	long sum = 0;
 
 	for (int i = 0; i < RUNS; i++) {
@@ -74,19 +76,41 @@ int main(int argc, char **argv)
 		dt = fwd_clock_mono() - t0;
 	} while (dt < 0.5);
 
+	/* References: the file read alone, lookups by node id. */
+	for (int i = 0; i < RUNS; i++) {
+		FILE *f;
+		char buf[1 << 16];
+
+		t0 = fwd_clock_mono();
+		if (!(f = fopen(topo_path, "r")))
+			return 1;
+		while (fread(buf, 1, sizeof(buf), f) > 0)
+			;
+		fclose(f);
+		t_read[i] = fwd_clock_mono() - t0;
+	}
+	t0 = fwd_clock_mono();
+	do {
+		for (size_t n = 0; n < t->n_nodes; n++)
+			sum += t->node_forwarder[n];
+		id_lookups += t->n_nodes;
+		id_dt = fwd_clock_mono() - t0;
+	} while (id_dt < 0.2);
+
 	med_topo = median(t_topo, RUNS); /* sorts: [0] is min, [RUNS-1] max */
 	med_policy = median(t_policy, RUNS);
 	printf("topology %s: %zu nodes, %zu forwarders, %zu mapping "
-	       "entries\n",
-	       topo_path, t->n_nodes, t->n_forwarders, t->n_mapping);
-	printf("  load+validate topology: median %.2f ms (min %.2f, max "
-	       "%.2f, %d runs)\n",
-	       med_topo * 1e3, t_topo[0] * 1e3, t_topo[RUNS - 1] * 1e3, RUNS);
-	printf("  load+validate policy %s: median %.3f ms (%d runs)\n",
-	       policy_path, med_policy * 1e3, RUNS);
-	printf("  node -> default forwarder lookups: %.2f million/s "
-	       "(%zu lookups, checksum %ld)\n",
-	       (double)lookups / dt / 1e6, lookups, sum);
+	       "entries (checksum %ld)\n",
+	       topo_path, t->n_nodes, t->n_forwarders, t->n_mapping, sum);
+	bench_figure("topology", "load+validate topology, median",
+		     med_topo * 1e3, "ms", median(t_read, RUNS) * 1e3,
+		     "reading the file");
+	bench_figure("topology", "load+validate policy, median",
+		     med_policy * 1e3, "ms", med_topo * 1e3,
+		     "loading the topology");
+	bench_figure("topology", "node name -> default forwarder",
+		     (double)lookups / dt / 1e6, "M/s",
+		     (double)id_lookups / id_dt / 1e6, "by node id");
 	topo_destroy(t);
 	return 0;
 }

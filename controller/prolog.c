@@ -207,17 +207,17 @@ static int prolog_child(void *arg, int fd)
 		errprintf(&err, "SLURM_JOB_NODELIST is not set");
 		goto fallback;
 	}
-	if (alloc_job_nodes(t, j->nodes, &ids, &n_ids, &err) < 0)
-		goto fallback;
-	if (!j->n_nodes)
-		j->n_nodes = (uint32_t)n_ids;
-	mark(&ph, PH_NODES);
 	if (!(cx = alloc_ctx_create(t, &err)) ||
 	    !(l = alloc_ledger_create(t))) {
 		if (!err.text[0])
 			errprintf(&err, "allocator: %s", strerror(errno));
 		goto fallback;
 	}
+	if (alloc_ctx_job_nodes(cx, j->nodes, &ids, &n_ids, &err) < 0)
+		goto fallback;
+	if (!j->n_nodes)
+		j->n_nodes = (uint32_t)n_ids;
+	mark(&ph, PH_NODES);
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
 		goto fallback;
 	mark(&ph, PH_CONNECT);

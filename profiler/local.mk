@@ -4,6 +4,7 @@
 noinst_LTLIBRARIES += libfwdprofiler.la
 libfwdprofiler_la_SOURCES = \
 	profiler/trace.c profiler/trace.h \
+	profiler/trace_zstd.c profiler/trace_zstd.h \
 	profiler/summary.c profiler/summary.h \
 	profiler/synth.c profiler/synth.h \
 	profiler/profile.c profiler/profile.h \

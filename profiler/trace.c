@@ -15,9 +15,66 @@
 #include <string.h>
 
 #include "profiler/trace.h"
+#include "profiler/trace_zstd.h"
 
 #define COMPRESSED_MAGIC "#fwdtrace-compressed 1"
 #define PID_TAG "lwfs-fuse: "
+/* Version 2 (the zstd-stored form) adds stream references ("=K ..."). */
+#define COMPRESSED_MAGIC_V2 "#fwdtrace-compressed 2"
+#define N_STREAMS 64
+
+/*
+ * Version 2's streams: the last READ/WRITE run of each of up to N_STREAMS
+ * (operation, level, pid, descriptor, size, count) keys, in slots that
+ * writer and reader fill the same way: a full record line updates the
+ * slot of its key, or takes the next slot in turn (replacing what was
+ * there); a reference "=K" line continues slot K and updates it.
+ */
+struct trace_streams {
+	struct trace_rec last[N_STREAMS];
+	bool used[N_STREAMS];
+	unsigned next;
+};
+
+static bool same_stream(const struct trace_rec *a, const struct trace_rec *b)
+{
+	return a->op == b->op && a->level == b->level &&
+	       a->has_pid == b->has_pid && a->pid == b->pid && a->fd == b->fd &&
+	       a->size == b->size && a->count == b->count;
+}
+
+static int stream_find(const struct trace_streams *s, const struct trace_rec *r)
+{
+	for (int k = 0; k < N_STREAMS; k++)
+		if (s->used[k] && same_stream(&s->last[k], r))
+			return k;
+	return -1;
+}
+
+/* The slot of r's key, updated to r, or a new slot. */
+static void stream_note(struct trace_streams *s, const struct trace_rec *r,
+			int k)
+{
+	if (k < 0) {
+		k = (int)s->next;
+		s->next = (s->next + 1) % N_STREAMS;
+	}
+	s->last[k] = *r;
+	s->last[k].text = "";
+	s->used[k] = true;
+}
+
+/* Where slot k's run ends: the offset a continuing run starts at; false
+ * when that overflows. */
+static bool stream_next_offset(const struct trace_rec *l, uint64_t *off)
+{
+	uint64_t step = l->size * l->count;
+
+	if (step && l->n > (UINT64_MAX - l->offset) / step)
+		return false;
+	*off = l->offset + l->n * step;
+	return true;
+}
 
 /* FUSE operations other than OPEN/READ/WRITE/RELEASE: metadata records. */
 static const char *const meta_ops[] = {
@@ -187,11 +244,13 @@ static int scan_hex(const char **p, uint64_t *out)
 
 static bool skip_lit(const char **p, const char *lit)
 {
-	size_t n = strlen(lit);
+	const char *q = *p;
 
-	if (strncmp(*p, lit, n))
-		return false;
-	*p += n;
+	/* By hand: called several times per trace line. */
+	while (*lit)
+		if (*q++ != *lit++)
+			return false;
+	*p = q;
 	return true;
 }
 
@@ -403,6 +462,10 @@ struct trace_reader {
 	uint64_t trailer_records;
 	char *node;
 	uint64_t lineno;
+	int version;		       /* compressed: 1, or 2 with streams */
+	struct trace_streams *streams; /* version 2 */
+	FILE *zsrc;		       /* zstd: the compressed stream under f */
+	struct trace_zstd *zst;	       /* zstd: its state, for error texts */
 	struct trace_stats st;
 	char line[TRACE_LINE_MAX + 2];
 };
@@ -450,8 +513,26 @@ static int cbad(struct trace_reader *r, fwd_error_t *err, const char *what);
  */
 static void reader_fail(struct trace_reader *r)
 {
+	if (r->zsrc)
+		fclose(r->f); /* the zstd stream; the source stays open */
 	r->f = NULL;
+	r->zsrc = NULL;
 	trace_reader_destroy(r);
+}
+
+/* The reason of a failed read: the zstd stage's when it has one. */
+static const char *read_error(const struct trace_reader *r)
+{
+	const char *z = trace_zstd_error(r->zst);
+
+	return z ? z : strerror(errno);
+}
+
+static bool magic_line(const char *line, const char *magic)
+{
+	size_t n = strlen(magic);
+
+	return !strncmp(line, magic, n) && (line[n] == '\n' || line[n] == '\0');
 }
 
 static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
@@ -467,19 +548,44 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 	}
 	r->f = f;
 	r->own = own;
-	/* Peek: a compressed trace starts with its magic line. */
 	c = getc(f);
 	if (c != EOF)
 		ungetc(c, f);
+	/* A zstd stream (.ctrace.zst): read what it holds. */
+	if (trace_zstd_magic(c)) {
+		if (!(r->f = trace_zstd_open_read(f, &r->zst))) {
+			errprintf(err, "%s: %s", name, strerror(errno));
+			r->f = f;
+			reader_fail(r);
+			return NULL;
+		}
+		r->zsrc = f;
+		f = r->f;
+		c = getc(f);
+		if (c != EOF) {
+			ungetc(c, f);
+		} else if (ferror(f)) {
+			errprintf(err, "%s: %s", name,
+				  trace_zstd_error(r->zst));
+			reader_fail(r);
+			return NULL;
+		}
+	}
+	/* Peek: a compressed trace starts with its magic line. */
 	if (c == '#') {
 		int rv = read_line(r);
 
-		if (rv == 1 &&
-		    !strncmp(r->line, COMPRESSED_MAGIC,
-			     strlen(COMPRESSED_MAGIC)) &&
-		    (r->line[strlen(COMPRESSED_MAGIC)] == '\n' ||
-		     r->line[strlen(COMPRESSED_MAGIC)] == '\0')) {
+		if (rv == 1 && (magic_line(r->line, COMPRESSED_MAGIC) ||
+				magic_line(r->line, COMPRESSED_MAGIC_V2))) {
 			r->compressed = true;
+			r->version =
+				magic_line(r->line, COMPRESSED_MAGIC) ? 1 : 2;
+			if (r->version == 2 &&
+			    !(r->streams = calloc(1, sizeof(*r->streams)))) {
+				errprintf(err, "%s: out of memory", name);
+				reader_fail(r);
+				return NULL;
+			}
 			/* the header comments, so the node name is known
 			 * before the first record */
 			while ((c = getc(f)) == '#') {
@@ -487,7 +593,7 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 				rv = read_line(r);
 				if (rv == -1)
 					errprintf(err, "%s: %s", name,
-						  strerror(errno));
+						  read_error(r));
 				else if (rv == 2)
 					cbad(r, err, "line too long");
 				if (rv != 1 || compressed_meta(r, err)) {
@@ -500,7 +606,7 @@ static struct trace_reader *reader_new(FILE *f, bool own, const char *name,
 		} else if (rv == 1) {
 			note_bad(r, "comment line");
 		} else if (rv == -1) {
-			errprintf(err, "%s: %s", name, strerror(errno));
+			errprintf(err, "%s: %s", name, read_error(r));
 			reader_fail(r);
 			return NULL;
 		} else if (rv == 2) {
@@ -558,6 +664,62 @@ static int scan_pid(const char **p, struct trace_rec *rec)
 	return 0;
 }
 
+/*
+ * "=K[ tD][ oOFFSET][ nN]": the run continuing stream K, D seconds after
+ * its last run (default 0), at OFFSET (default: where the last run ended),
+ * N records long (default 1).
+ */
+static int parse_reference(struct trace_reader *r, struct trace_rec *rec,
+			   fwd_error_t *err)
+{
+	const char *p = r->line + 1;
+	const struct trace_rec *l;
+	uint64_t k, v;
+
+	if (scan_dec(&p, &k) || k >= N_STREAMS || !r->streams->used[k])
+		return cbad(r, err, "reference to an unknown stream");
+	l = &r->streams->last[k];
+	*rec = *l;
+	rec->n = 1;
+	if (!stream_next_offset(l, &rec->offset))
+		rec->offset = UINT64_MAX; /* must be given explicitly */
+	bool has_off = rec->offset != UINT64_MAX;
+	if (p[0] == ' ' && p[1] == 't') {
+		bool neg = false;
+
+		p += 2;
+		if (*p == '-') {
+			neg = true;
+			p++;
+		}
+		if (scan_dec(&p, &v) || v > STAMP_MAX - STAMP_MIN)
+			return cbad(r, err, "bad time step");
+		rec->time = neg ? l->time - (int64_t)v : l->time + (int64_t)v;
+		if (rec->time < STAMP_MIN || rec->time > STAMP_MAX)
+			return cbad(r, err, "time out of range");
+	}
+	if (p[0] == ' ' && p[1] == 'o') {
+		p += 2;
+		if (scan_dec(&p, &rec->offset))
+			return cbad(r, err, "bad offset");
+		has_off = true;
+	}
+	if (p[0] == ' ' && p[1] == 'n') {
+		p += 2;
+		if (scan_dec(&p, &rec->n))
+			return cbad(r, err, "bad run length");
+	}
+	if (*p || !has_off)
+		return cbad(r, err, "bad stream reference");
+	if (rec->n == 0 || rec->n > TRACE_MAX_RUN)
+		return cbad(r, err, "count or run length out of range");
+	if (rec->size * rec->count != 0 &&
+	    rec->size * rec->count > (UINT64_MAX - rec->offset) / rec->n)
+		return cbad(r, err, "run range overflows");
+	stream_note(r->streams, rec, (int)k);
+	return 1;
+}
+
 /* One compressed record line (the format is in profiler/README.md). */
 static int parse_compressed(struct trace_reader *r, struct trace_rec *rec,
 			    fwd_error_t *err)
@@ -573,6 +735,8 @@ static int parse_compressed(struct trace_reader *r, struct trace_rec *rec,
 	memset(rec, 0, sizeof(*rec));
 	rec->n = 1;
 	rec->text = "";
+	if (kind == '=' && r->streams)
+		return parse_reference(r, rec, err);
 	if (!strchr("RWOCM", kind) || p[1] != ' ')
 		return cbad(r, err, "unknown record kind");
 	p += 2;
@@ -636,6 +800,8 @@ static int parse_compressed(struct trace_reader *r, struct trace_rec *rec,
 	if (rec->size * rec->count != 0 &&
 	    rec->size * rec->count > (UINT64_MAX - rec->offset) / rec->n)
 		return cbad(r, err, "run range overflows");
+	if (r->streams)
+		stream_note(r->streams, rec, stream_find(r->streams, rec));
 	return 1;
 }
 
@@ -675,8 +841,7 @@ int trace_reader_next(struct trace_reader *r, struct trace_rec *rec,
 	for (;;) {
 		rv = read_line(r);
 		if (rv == -1)
-			return errprintf(err, "%s: %s", r->name,
-					 strerror(errno));
+			return errprintf(err, "%s: %s", r->name, read_error(r));
 		if (rv == 0) {
 			if (r->compressed && !r->ended) {
 				errno = EINVAL;
@@ -751,10 +916,15 @@ void trace_reader_destroy(struct trace_reader *r)
 
 	if (!r)
 		return;
+	if (r->zsrc) {
+		fclose(r->f);
+		r->f = r->zsrc;
+	}
 	if (r->own && r->f)
 		fclose(r->f);
 	free(r->name);
 	free(r->node);
+	free(r->streams);
 	free(r);
 	errno = saved;
 }
@@ -763,6 +933,8 @@ void trace_reader_destroy(struct trace_reader *r)
 
 struct trace_writer {
 	FILE *f;
+	FILE *zf; /* the zstd stream f is, when created so */
+	struct trace_streams *streams; /* version 2 (with zf) */
 	bool pending;
 	struct trace_rec run; /* READ/WRITE only; text unused */
 	uint64_t records, runs;
@@ -776,7 +948,85 @@ static int put_prefix(FILE *f, char kind, const struct trace_rec *r)
 	return fprintf(f, "%c %" PRId64 " %c - ", kind, r->time, r->level);
 }
 
+static int put_reference(struct trace_writer *w, const struct trace_rec *r,
+			 int k);
+static int write_full(struct trace_writer *w, const struct trace_rec *r);
+
 static int write_rec(struct trace_writer *w, const struct trace_rec *r)
+{
+	int rv;
+
+	if (w->streams && (r->op == TRACE_OP_READ || r->op == TRACE_OP_WRITE)) {
+		int k = stream_find(w->streams, r);
+
+		if (k >= 0)
+			rv = put_reference(w, r, k);
+		else
+			rv = write_full(w, r);
+		stream_note(w->streams, r, k);
+	} else {
+		rv = write_full(w, r);
+	}
+	if (rv < 0)
+		return -1;
+	w->records += r->n;
+	w->runs++;
+	return 0;
+}
+
+/* Decimal digits of v after p; the end. */
+static char *put_dec(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* "=K ..." for a run of stream k (parse_reference()); formatted by hand,
+ * as it is most lines of a stored trace. */
+static int put_reference(struct trace_writer *w, const struct trace_rec *r,
+			 int k)
+{
+	const struct trace_rec *l = &w->streams->last[k];
+	uint64_t next;
+	char buf[96], *p = buf;
+
+	*p++ = '=';
+	p = put_dec(p, (uint64_t)k);
+	if (r->time != l->time) {
+		*p++ = ' ';
+		*p++ = 't';
+		if (r->time < l->time) {
+			*p++ = '-';
+			p = put_dec(p, (uint64_t)(l->time - r->time));
+		} else {
+			p = put_dec(p, (uint64_t)(r->time - l->time));
+		}
+	}
+	if (!stream_next_offset(l, &next) || next != r->offset) {
+		*p++ = ' ';
+		*p++ = 'o';
+		p = put_dec(p, r->offset);
+	}
+	if (r->n != 1) {
+		*p++ = ' ';
+		*p++ = 'n';
+		p = put_dec(p, r->n);
+	}
+	*p++ = '\n';
+	return fwrite(buf, 1, (size_t)(p - buf), w->f) == (size_t)(p - buf)
+		       ? 0
+		       : -1;
+}
+
+static int write_full(struct trace_writer *w, const struct trace_rec *r)
 {
 	int rv;
 
@@ -804,29 +1054,40 @@ static int write_rec(struct trace_writer *w, const struct trace_rec *r)
 				     r->text[0] ? " " : "", r->text);
 		break;
 	}
-	if (rv < 0)
-		return -1;
-	w->records += r->n;
-	w->runs++;
-	return 0;
+	return rv < 0 ? -1 : 0;
 }
 
-struct trace_writer *trace_writer_create(FILE *f, const char *node)
+static struct trace_writer *writer_new(FILE *f, const char *node, int version)
 {
 	struct trace_writer *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
 	w->f = f;
-	if (fprintf(f, COMPRESSED_MAGIC "\n") < 0 ||
+	if (version == 2 && !(w->streams = calloc(1, sizeof(*w->streams)))) {
+		free(w);
+		return NULL;
+	}
+	if (fprintf(f, "%s\n",
+		    version == 2 ? COMPRESSED_MAGIC_V2 : COMPRESSED_MAGIC) <
+		    0 ||
 	    (node && fprintf(f, "#node %s\n", node) < 0) ||
 	    fprintf(f, "#fields R|W time level pid|- fd size offset count n; "
 		       "O|C time level pid|- fd [text]; "
-		       "M time level pid|- NAME [text]\n") < 0) {
+		       "M time level pid|- NAME [text]\n") < 0 ||
+	    (version == 2 &&
+	     fprintf(f, "#fields =K [tDT] [oOFFSET] [nN]: stream K "
+			"continued\n") < 0)) {
+		free(w->streams);
 		free(w);
 		return NULL;
 	}
 	return w;
+}
+
+struct trace_writer *trace_writer_create(FILE *f, const char *node)
+{
+	return writer_new(f, node, 1);
 }
 
 static bool extends(const struct trace_rec *run, const struct trace_rec *r)
@@ -872,7 +1133,29 @@ int trace_writer_finish(struct trace_writer *w)
 	if (fprintf(w->f, "#end records=%" PRIu64 " runs=%" PRIu64 "\n",
 		    w->records, w->runs) < 0)
 		return -1;
+	if (w->zf) { /* end the zstd frame */
+		FILE *zf = w->zf;
+
+		w->zf = NULL;
+		return fclose(zf) ? -1 : 0;
+	}
 	return fflush(w->f);
+}
+
+struct trace_writer *trace_writer_create_zstd(FILE *f, const char *node,
+					      int level)
+{
+	FILE *zf = trace_zstd_open_write(f, level);
+	struct trace_writer *w;
+
+	if (!zf)
+		return NULL;
+	if (!(w = writer_new(zf, node, 2))) {
+		fclose(zf);
+		return NULL;
+	}
+	w->zf = zf;
+	return w;
 }
 
 uint64_t trace_writer_records(const struct trace_writer *w)
@@ -887,6 +1170,10 @@ uint64_t trace_writer_runs(const struct trace_writer *w)
 
 void trace_writer_destroy(struct trace_writer *w)
 {
+	if (w && w->zf)
+		fclose(w->zf);
+	if (w)
+		free(w->streams);
 	free(w);
 }
 
@@ -940,6 +1227,14 @@ static int close_out(FILE *f, const char *out, uint64_t *bytes,
 	return rv;
 }
 
+/* Output names ending in ".zst" get the zstd second stage. */
+static bool zstd_name(const char *out)
+{
+	size_t n = strlen(out);
+
+	return n > 4 && !strcmp(out + n - 4, ".zst");
+}
+
 int trace_compress_file(const char *in, const char *out, const char *node,
 			struct trace_stats *st, uint64_t *out_bytes,
 			fwd_error_t *err)
@@ -961,7 +1256,9 @@ int trace_compress_file(const char *in, const char *out, const char *node,
 	}
 	if (!(f = open_out(out, err)))
 		goto out;
-	if (!(w = trace_writer_create(f, node))) {
+	if (!(w = zstd_name(out)
+			  ? trace_writer_create_zstd(f, node, TRACE_ZSTD_LEVEL)
+			  : trace_writer_create(f, node))) {
 		errprintf(err, "%s: %s", out, strerror(errno));
 		goto out;
 	}

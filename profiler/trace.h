@@ -23,7 +23,10 @@
  *
  * Compressed files (profiler/README.md documents the format) hold runs: a
  * record plus a repeat count n, standing for n records whose offsets
- * advance by size * count.  trace_reader reads both kinds transparently.
+ * advance by size * count.  Stored traces add a zstd stream over those
+ * lines (.ctrace.zst; trace_compress_file() writes one when the output
+ * name ends in ".zst").  trace_reader reads all three transparently,
+ * recognising each by its first bytes.
  */
 
 #include <stdbool.h>
@@ -136,6 +139,14 @@ struct trace_writer;
  * NULL.  NULL with errno on failure.
  */
 struct trace_writer *trace_writer_create(FILE *f, const char *node);
+
+/*
+ * The same with the zstd second stage (.ctrace.zst): the first-pass lines
+ * go through a zstd stream at `level` into f; trace_writer_finish() ends
+ * the frame.  The reader recognises such files by their zstd magic.
+ */
+struct trace_writer *trace_writer_create_zstd(FILE *f, const char *node,
+					      int level);
 
 /*
  * Add a record: merged into the pending run when it has the same

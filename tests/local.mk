@@ -64,11 +64,16 @@ tests_unit_test_policy_LDADD = $(FWD_POLICY_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_policy_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
 
 # allocator/
-UNIT_ALLOCATOR = tests/unit/test_decide tests/unit/test_curve
+UNIT_ALLOCATOR = tests/unit/test_decide tests/unit/test_curve \
+	tests/unit/test_nodeset tests/unit/test_pool
 tests_unit_test_decide_SOURCES = tests/unit/test_decide.c
 tests_unit_test_decide_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_curve_SOURCES = tests/unit/test_curve.c
 tests_unit_test_curve_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS) $(LIBM)
+tests_unit_test_nodeset_SOURCES = tests/unit/test_nodeset.c
+tests_unit_test_nodeset_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_pool_SOURCES = tests/unit/test_pool.c
+tests_unit_test_pool_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 
 # sim/
 UNIT_SIM = tests/unit/test_sim
@@ -164,6 +169,7 @@ INTEGRATION_TESTS = \
 	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
+	tests/integration/bench_table.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
 	tests/integration/node_fanout.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \

@@ -80,6 +80,8 @@ int topo_default_forwarders(const struct topology *t, const uint32_t *ids,
 {
 	const int32_t *nf = t->node_forwarder;
 	size_t k = *n_fwd;
+	int32_t last = -1;
+	uint32_t run = 0; /* further nodes of `last` not yet counted */
 	int rv = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -101,9 +103,21 @@ int topo_default_forwarders(const struct topology *t, const uint32_t *ids,
 				       t->node_names[id]);
 			break;
 		}
+		/* Neighbouring nodes mostly share a forwarder: count a run
+		 * at its end rather than node by node. */
+		if (f == last) {
+			run++;
+			continue;
+		}
+		if (run)
+			count[last] += run;
+		run = 0;
+		last = f;
 		if (count[f]++ == 0)
 			fwd[k++] = (uint32_t)f;
 	}
+	if (run)
+		count[last] += run;
 	*n_fwd = k;
 	return rv;
 }

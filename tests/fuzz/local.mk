@@ -26,8 +26,8 @@ fuzz-build:
 			sysconfdir='$(sysconfdir)' \
 			localstatedir='$(localstatedir)' \
 			FUZZ_WARN='$(WARN_CFLAGS)' \
-			FUZZ_EXT_CFLAGS='$(YAML_CFLAGS) $(MARIADB_CFLAGS) $(JANSSON_CFLAGS)' \
-			FUZZ_EXT_LIBS='$(YAML_LIBS) $(JANSSON_LIBS) $(MARIADB_LIBS) $(SLURM_LIBS) $(LIBM) -lpthread'; \
+			FUZZ_EXT_CFLAGS='$(YAML_CFLAGS) $(MARIADB_CFLAGS) $(JANSSON_CFLAGS) $(ZSTD_CFLAGS)' \
+			FUZZ_EXT_LIBS='$(YAML_LIBS) $(JANSSON_LIBS) $(MARIADB_LIBS) $(SLURM_LIBS) $(ZSTD_LIBS) $(LIBM) -lpthread'; \
 	fi
 .PHONY: fuzz-build
 

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -461,6 +462,19 @@ static void test_compressed_damage(void **state)
 		  "OPEN without a path" },
 		{ "#fwdtrace-compressed 1\nW 99999999999999 T 1 0x10 1 0 1 1\n#end records=1 runs=1\n",
 		  "time out of range" },
+		/* version 2: stream references */
+		{ "#fwdtrace-compressed 2\n=0\n#end records=1 runs=1\n",
+		  ":2: malformed compressed trace: reference to an unknown stream" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=64\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: reference to an unknown stream" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 x\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: bad stream reference" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 n0\n#end records=1 runs=2\n",
+		  ":3: malformed compressed trace: count or run length" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 t999999999999\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: bad time step" },
+		{ "#fwdtrace-compressed 1\nW 1472292884 T 1 0x10 100 0 1 1\n=0\n#end records=2 runs=2\n",
+		  ":3: malformed compressed trace: unknown record kind" },
 	};
 	/* clang-format on */
 
@@ -541,6 +555,234 @@ static void test_compressed_bad_header(void **state)
 	rmdir(dir);
 }
 
+/* Every record of a trace file, as text, one line per run. */
+static char *all_runs(const char *path)
+{
+	struct trace_reader *r = trace_reader_open(path, NULL);
+	struct trace_rec rec;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	int rv;
+
+	assert_non_null(r);
+	assert_non_null(m);
+	while ((rv = trace_reader_next(r, &rec, NULL)) == 1) {
+		char buf[TRACE_LINE_MAX + 64];
+
+		assert_true(trace_format_raw(&rec, 0, buf, sizeof(buf)) > 0);
+		fprintf(m, "%" PRIu64 " %s", rec.n, buf);
+	}
+	assert_int_equal(rv, 0);
+	trace_reader_destroy(r);
+	fclose(m);
+	return out;
+}
+
+/*
+ * The zstd second stage: a ".zst" output is a zstd frame holding the
+ * first-pass lines; it reads back as the same runs as the first-pass file,
+ * whatever its name (detected by the magic), smaller than the first pass.
+ */
+static void test_zstd_roundtrip(void **state)
+{
+	char dir[] = "/tmp/test_trace.XXXXXX";
+	char raw[300], comp[300], zst[300], renamed[300], exp[300];
+	struct trace_synth s = {
+		.pattern = SYNTH_RANDOM,
+		.nodes = 2,
+		.procs = 2,
+		.groups = 1,
+		.req_size = 65536,
+		.reqs_per_sec = 50,
+		.seconds = 5,
+		.start = T0,
+		.pid_prefix = true,
+	};
+	uint64_t cbytes = 0, zbytes = 0;
+	fwd_error_t err = {""};
+	char *a, *b, *c, *d;
+	size_t zlen;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(raw, sizeof(raw), "%s/c1.trace", dir);
+	snprintf(comp, sizeof(comp), "%s/c1.ctrace", dir);
+	snprintf(zst, sizeof(zst), "%s/c1.ctrace.zst", dir);
+	snprintf(renamed, sizeof(renamed), "%s/c1.data", dir);
+	snprintf(exp, sizeof(exp), "%s/c1.expanded", dir);
+	assert_non_null(f = fopen(raw, "w"));
+	assert_int_equal(trace_synth_node(f, &s, 0, NULL), 0);
+	fclose(f);
+	if (trace_compress_file(raw, comp, NULL, NULL, &cbytes, &err) ||
+	    trace_compress_file(raw, zst, NULL, NULL, &zbytes, &err))
+		fail_msg("compress: %s", err.text);
+	c = slurp(zst, &zlen);
+	assert_int_equal(zlen, zbytes);
+	assert_memory_equal(c, "\x28\xb5\x2f\xfd", 4);
+	assert_true(zbytes * 3 < cbytes);
+	assert_int_equal(rename(zst, renamed), 0);
+	a = all_runs(comp);
+	b = all_runs(renamed);
+	assert_string_equal(a, b);
+	/* expand gives the raw trace back; compress reads .zst too */
+	if (trace_expand_file(renamed, exp, NULL, NULL, &err))
+		fail_msg("expand: %s", err.text);
+	d = slurp(exp, NULL);
+	free(a);
+	a = slurp(raw, NULL);
+	assert_string_equal(a, d);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	unlink(raw);
+	unlink(comp);
+	unlink(renamed);
+	unlink(exp);
+	rmdir(dir);
+}
+
+/* Version 2 (inside .ctrace.zst): "=K" lines continue stream K -- same
+ * operation, pid, descriptor, size and count; time, offset and run length
+ * from the line or following on -- and update it. */
+static void test_v2_references(void **state)
+{
+	static const char text[] = "#fwdtrace-compressed 2\n"
+				   "W 1472292884 T 1 0x10 100 0 1 1\n"
+				   "R 1472292884 T - 0x20 4096 0 2 1\n"
+				   "=0 n3\n"
+				   "=1 t2 o65536\n"
+				   "=0 t1 o1000\n"
+				   "=1 t-1\n"
+				   "#end records=8 runs=6\n";
+	static const struct {
+		enum trace_op op;
+		int64_t time;
+		uint32_t pid;
+		uint64_t fd, size, offset, count, n;
+	} want[] = {
+		{TRACE_OP_WRITE, 1472292884, 1, 0x10, 100, 0, 1, 1},
+		{TRACE_OP_READ, 1472292884, 0, 0x20, 4096, 0, 2, 1},
+		{TRACE_OP_WRITE, 1472292884, 1, 0x10, 100, 100, 1, 3},
+		{TRACE_OP_READ, 1472292886, 0, 0x20, 4096, 65536, 2, 1},
+		{TRACE_OP_WRITE, 1472292885, 1, 0x10, 100, 1000, 1, 1},
+		{TRACE_OP_READ, 1472292885, 0, 0x20, 4096, 65536 + 8192, 2, 1},
+	};
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	struct trace_reader *r = trace_reader_fdopen(f, "v2", NULL);
+	fwd_error_t err = {""};
+	struct trace_rec rec;
+	size_t i = 0;
+	int rv;
+
+	(void)state;
+	assert_non_null(r);
+	assert_true(trace_reader_compressed(r));
+	while ((rv = trace_reader_next(r, &rec, &err)) == 1) {
+		assert_true(i < sizeof(want) / sizeof(*want));
+		assert_int_equal(rec.op, want[i].op);
+		assert_int_equal(rec.time, want[i].time);
+		assert_int_equal(rec.has_pid, want[i].pid != 0);
+		if (want[i].pid)
+			assert_int_equal(rec.pid, want[i].pid);
+		assert_int_equal(rec.fd, want[i].fd);
+		assert_int_equal(rec.size, want[i].size);
+		assert_int_equal(rec.offset, want[i].offset);
+		assert_int_equal(rec.count, want[i].count);
+		assert_int_equal(rec.n, want[i].n);
+		i++;
+	}
+	if (rv != 0)
+		fail_msg("%s", err.text);
+	assert_int_equal(i, sizeof(want) / sizeof(*want));
+	trace_reader_destroy(r);
+	fclose(f);
+}
+
+/* Damaged zstd input: a clear error naming the file and the zstd stage,
+ * never a partial trace passed off as whole. */
+static void test_zstd_damage(void **state)
+{
+	char dir[] = "/tmp/test_trace.XXXXXX";
+	char raw[300], zst[300], bad[300];
+	struct trace_synth s = {
+		.pattern = SYNTH_N_N,
+		.nodes = 1,
+		.procs = 2,
+		.groups = 1,
+		.req_size = 4096,
+		.reqs_per_sec = 20,
+		.seconds = 5,
+		.start = T0,
+		.pid_prefix = true,
+	};
+	static const struct {
+		const char *what;
+		const char *err;
+	} cases[] = {
+		{"truncated", "bad.zst: zstd: truncated stream"},
+		{"flipped", "bad.zst: zstd: damaged stream: "},
+		{"magic", "bad.zst: zstd: not a zstd stream (bad magic)"},
+		{"garbage after", "bad.zst: zstd: damaged stream: "},
+	};
+	fwd_error_t err = {""};
+	char *z;
+	size_t zlen;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(raw, sizeof(raw), "%s/c1.trace", dir);
+	snprintf(zst, sizeof(zst), "%s/c1.ctrace.zst", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.zst", dir);
+	assert_non_null(f = fopen(raw, "w"));
+	assert_int_equal(trace_synth_node(f, &s, 0, NULL), 0);
+	fclose(f);
+	if (trace_compress_file(raw, zst, NULL, NULL, NULL, &err))
+		fail_msg("compress: %s", err.text);
+	z = slurp(zst, &zlen);
+	assert_true(zlen > 40);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct trace_reader *r;
+		struct trace_rec rec;
+		int rv = -1;
+
+		assert_non_null(f = fopen(bad, "w"));
+		if (i == 0) {
+			fwrite(z, 1, zlen - 7, f);
+		} else if (i == 1) {
+			z[zlen / 2] ^= 0x5a;
+			fwrite(z, 1, zlen, f);
+			z[zlen / 2] ^= 0x5a;
+		} else if (i == 2) {
+			fwrite("\x28\xb5\x2f\xfe", 1, 4, f);
+			fwrite(z + 4, 1, zlen - 4, f);
+		} else {
+			fwrite(z, 1, zlen, f);
+			fwrite("\x28garbage", 1, 8, f);
+		}
+		fclose(f);
+		err.text[0] = '\0';
+		r = trace_reader_open(bad, &err);
+		if (r) {
+			while ((rv = trace_reader_next(r, &rec, &err)) == 1)
+				;
+			trace_reader_destroy(r);
+		}
+		assert_int_equal(rv, -1);
+		if (!strstr(err.text, cases[i].err))
+			fail_msg("%s: \"%s\" lacks \"%s\"", cases[i].what,
+				 err.text, cases[i].err);
+	}
+	free(z);
+	unlink(raw);
+	unlink(zst);
+	unlink(bad);
+	rmdir(dir);
+}
+
 static void test_node_name(void **state)
 {
 	char buf[64];
@@ -565,6 +807,9 @@ int main(void)
 		cmocka_unit_test(test_compressed_damage),
 		cmocka_unit_test(test_compressed_bad_header),
 		cmocka_unit_test(test_node_name),
+		cmocka_unit_test(test_zstd_roundtrip),
+		cmocka_unit_test(test_v2_references),
+		cmocka_unit_test(test_zstd_damage),
 	};
 
 	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);

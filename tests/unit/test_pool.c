@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The decision's pool (allocator/pool.c): read from the ledger's release
+ * order (kept sorted as forwarders are released), it must be exactly the
+ * pool the selection order's comparator sorts (alloc_pool_fill_sorted()),
+ * on random ledgers: holds, releases at random (and tied) times, health,
+ * group weights, one group and many; and the ledger's order must stay
+ * sorted through releases, explicit release times and clones.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "allocator/decide.h"
+#include "allocator/decide_internal.h"
+#include "allocator/ledger.h"
+#include "topology/topology.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* 8 service forwarders and n_backup backups in n_groups groups; names
+ * deliberately not in index order (b-names shuffled by a stride). */
+static struct topology *make_topo(int n_backup, int n_groups)
+{
+	struct topology *t = topo_create();
+	fwd_error_t err;
+	char name[32], group[16];
+
+	assert_non_null(t);
+	for (int i = 0; i < 8 + n_backup; i++) {
+		bool svc = i < 8;
+		struct topo_forwarder f = {
+			.name = name,
+			.bandwidth_bps = 1e9,
+			.group = group,
+			.role = svc ? TOPO_ROLE_SERVICE : TOPO_ROLE_BACKUP,
+		};
+
+		if (svc)
+			snprintf(name, sizeof(name), "s%02d", i);
+		else
+			snprintf(name, sizeof(name), "b%03d",
+				 (i * 37) % (n_backup + 8));
+		snprintf(group, sizeof(group), "g%d", (i * 7) % n_groups);
+		assert_int_equal(topo_add_forwarder(t, &f, &err), 0);
+	}
+	assert_int_equal(topo_add_compute_nodes(t, "c[1-64]", &err), 0);
+	assert_int_equal(topo_map_per_forwarder(t, 8, &err), 0);
+	assert_int_equal(topo_finalize(t, &err), 0);
+	return t;
+}
+
+static void check_order_sorted(const struct alloc_ledger *l,
+			       const struct topology *t)
+{
+	size_t n;
+	const uint32_t *o = alloc_ledger_backups_by_release(l, &n);
+	size_t backups = 0;
+
+	for (size_t f = 0; f < t->n_forwarders; f++)
+		backups += t->forwarders[f].role == TOPO_ROLE_BACKUP;
+	assert_int_equal(n, backups);
+	for (size_t i = 0; i + 1 < n; i++) {
+		double a = alloc_ledger_last_release(l, o[i]);
+		double b = alloc_ledger_last_release(l, o[i + 1]);
+
+		assert_true(a <= b);
+		if (a == b)
+			assert_true(strcmp(t->forwarders[o[i]].name,
+					   t->forwarders[o[i + 1]].name) < 0);
+	}
+}
+
+static void compare_pools(const struct alloc_ctx *cx,
+			  const struct alloc_ledger *l,
+			  const struct alloc_health *h, const uint64_t *gw)
+{
+	const struct topology *t = alloc_ctx_topology(cx);
+	size_t nf = t->n_forwarders;
+	struct alloc_pool a = {0}, b = {0};
+
+	a.fwd = malloc(nf * sizeof(*a.fwd));
+	a.released = malloc(nf * sizeof(*a.released));
+	b.fwd = malloc(nf * sizeof(*b.fwd));
+	b.released = malloc(nf * sizeof(*b.released));
+	assert_true(a.fwd && a.released && b.fwd && b.released);
+	alloc_pool_fill(&a, cx, l, h, gw);
+	alloc_pool_fill_sorted(&b, cx, l, h, gw);
+	assert_int_equal(a.n, b.n);
+	for (size_t i = 0; i < a.n; i++)
+		if (a.fwd[i] != b.fwd[i])
+			fail_msg("pool position %zu: %s vs %s", i,
+				 t->forwarders[a.fwd[i]].name,
+				 t->forwarders[b.fwd[i]].name);
+	free(a.fwd);
+	free(a.released);
+	free(b.fwd);
+	free(b.released);
+}
+
+static void run_random(int n_backup, int n_groups, int steps)
+{
+	struct topology *t = make_topo(n_backup, n_groups);
+	fwd_error_t err;
+	struct alloc_ctx *cx = alloc_ctx_create(t, &err);
+	struct alloc_ledger *l = alloc_ledger_create(t);
+	enum fwd_health *hf = calloc(t->n_forwarders, sizeof(*hf));
+	uint64_t *gw = calloc(n_groups + 1, sizeof(*gw));
+	int next_job = 0;
+
+	assert_true(cx && l && hf && gw);
+	check_order_sorted(l, t);
+	for (int s = 0; s < steps; s++) {
+		struct alloc_health h = {.forwarder = hf};
+		uint32_t r = rnd(10);
+
+		if (r < 4) { /* a job takes a random backup privately */
+			uint32_t f = 8 + rnd((uint32_t)n_backup);
+			bool pv = true;
+			char id[16];
+			struct alloc_ledger_entry e = {.job_id = id,
+						       .forwarders = &f,
+						       .private_fwd = &pv,
+						       .n_forwarders = 1};
+
+			snprintf(id, sizeof(id), "%d", next_job++);
+			if (alloc_ledger_holders(l, f, NULL) == 0)
+				assert_int_equal(alloc_ledger_add(l, &e, &err),
+						 0);
+		} else if (r < 7 && alloc_ledger_count(l)) {
+			const struct alloc_ledger_entry *e =
+				alloc_ledger_entry_at(
+					l,
+					rnd((uint32_t)alloc_ledger_count(l)));
+			char id[16];
+
+			snprintf(id, sizeof(id), "%s", e->job_id);
+			/* Coarse times: many ties, broken by name. */
+			assert_int_equal(
+				alloc_ledger_release(l, id, (double)rnd(6)), 1);
+		} else if (r < 8) {
+			alloc_ledger_set_last_release(
+				l, rnd((uint32_t)t->n_forwarders),
+				(double)rnd(6));
+		} else {
+			hf[rnd((uint32_t)t->n_forwarders)] =
+				rnd(3) ? FWD_HEALTH_OK : FWD_HEALTH_SUSPECT;
+		}
+		for (int g = 0; g < n_groups; g++)
+			gw[g] = rnd(3);
+		check_order_sorted(l, t);
+		compare_pools(cx, l, &h, gw);
+		if (s % 50 == 0) {
+			struct alloc_ledger *c = alloc_ledger_clone(l);
+
+			assert_non_null(c);
+			check_order_sorted(c, t);
+			compare_pools(cx, c, &h, gw);
+			alloc_ledger_destroy(c);
+		}
+	}
+	free(hf);
+	free(gw);
+	alloc_ledger_destroy(l);
+	alloc_ctx_destroy(cx);
+	topo_destroy(t);
+}
+
+static void test_pool_one_group(void **state)
+{
+	(void)state;
+	run_random(40, 1, 2000);
+}
+
+static void test_pool_groups(void **state)
+{
+	(void)state;
+	run_random(40, 4, 2000);
+	run_random(60, 60, 1000); /* a group per forwarder */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pool_one_group),
+		cmocka_unit_test(test_pool_groups),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
