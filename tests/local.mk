@@ -166,7 +166,7 @@ INTEGRATION_TESTS = \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
-	tests/integration/tree_layout.sh \
+	tests/integration/tree_layout.sh tests/integration/install_layout.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh
 TESTS += $(INTEGRATION_TESTS)
