@@ -17,6 +17,7 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "cli/table.h"
 #include "common/timeutil.h"
 #include "controller/health_ctl.h"
 #include "db/db.h"
@@ -37,7 +38,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: fwdctl health scan [--since TIME] [--until TIME] "
 		"[--json]\n"
-		"       fwdctl health list [--state STATE] [--json]\n"
+		"       fwdctl health list [--state STATE] [--json | -P] "
+		"[-n]\n"
 		"       fwdctl health export\n"
 		"       fwdctl health exclude NAME --reason TEXT [--kind "
 		"forwarder|ost]\n"
@@ -124,6 +126,8 @@ static void usage(FILE *f)
 		"alert\n"
 		"                command as FWD_REASON)\n"
 		"  --json        machine-readable output\n"
+		"  -P, --parsable  list: fields separated by '|', unpadded\n"
+		"  -n, --noheader  list: no header line\n"
 		"  -h, --help    this help\n"
 		"\n"
 		"TIME is Unix seconds, ISO 8601 UTC (2026-11-21T08:00:00Z, or "
@@ -157,6 +161,7 @@ struct opts {
 	const char *reason;
 	bool json;
 	const char *name;
+	struct fwdctl_table table; /* -P, -n of `list` */
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
@@ -169,12 +174,16 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 		{"reason", required_argument, NULL, 'r'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, lopts,
+				NULL)) != -1) {
+		if (fwdctl_table_option(&o->table, c))
+			continue;
 		switch (c) {
 		case 's':
 			if (fwd_time_parse(optarg, fwd_clock_real(),
@@ -422,19 +431,35 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 			json_array_append_new(arr, entry_json(&h[i]));
 		print_json(arr);
 	} else {
-		printf("%-9s %-20s %-8s %-20s %-7s %4s %4s  %s\n", "KIND",
-		       "NAME", "STATE", "SINCE", "SOURCE", "BAD", "GOOD",
-		       "REASON");
+		static const char *const head[] = {
+			"KIND",	  "NAME", "STATE", "SINCE",
+			"SOURCE", "BAD",  "GOOD",  "REASON",
+		};
+		static const int width[] = {9, 20, 8, 20, 7, -4, -4};
+		struct fwdctl_table t = o->table;
+
+		t.head = head;
+		t.width = width;
+		t.ncols = 8;
+		fwdctl_table_header(&t);
 		for (size_t i = 0; i < n; i++) {
-			char since[32];
+			char since[32], bad[16], good[16];
+			const char *cells[8];
 
 			fwd_time_format(h[i].since, since, sizeof(since));
-			printf("%-9s %-20s %-8s %-20s %-7s %4u %4u  %s\n",
-			       health_kind_name(h[i].kind), h[i].name,
-			       fwd_health_name(h[i].state), since,
-			       h[i].override == HEALTH_OVERRIDE_NONE ? "scanner"
-								     : "admin",
-			       h[i].bad_streak, h[i].good_streak, h[i].reason);
+			snprintf(bad, sizeof(bad), "%u", h[i].bad_streak);
+			snprintf(good, sizeof(good), "%u", h[i].good_streak);
+			cells[0] = health_kind_name(h[i].kind);
+			cells[1] = h[i].name;
+			cells[2] = fwd_health_name(h[i].state);
+			cells[3] = since;
+			cells[4] = h[i].override == HEALTH_OVERRIDE_NONE
+					   ? "scanner"
+					   : "admin";
+			cells[5] = bad;
+			cells[6] = good;
+			cells[7] = h[i].reason;
+			fwdctl_table_row(&t, cells);
 		}
 	}
 out:

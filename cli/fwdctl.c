@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,24 @@ bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 		return false;
 	}
 	return true;
+}
+
+int fwdctl_job_id(const char *what, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (s[0] >= '0' && s[0] <= '9')
+		v = strtoull(s, &end, 10);
+	else
+		end = (char *)s, v = 0;
+	if (errno || end == s || *end || v == 0 || v > UINT32_MAX) {
+		fwdctl_err("%s: '%s' is not a job id (1..4294967295)", what, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 bool fwdctl_wants_help(int argc, char **argv)

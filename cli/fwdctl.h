@@ -9,6 +9,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/error.h"
@@ -77,6 +78,13 @@ void fwdctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * full usage would bury that line.
  */
 void fwdctl_usage_hint(const char *cmd);
+
+/*
+ * A Slurm job id as given on the command line: decimal digits only, 1 ..
+ * 4294967295.  0, or -1 after printing "WHAT: 'S' is not a job id
+ * (1..4294967295)" (the caller exits with FWD_EXIT_USAGE).
+ */
+int fwdctl_job_id(const char *what, const char *s, uint64_t *out);
 
 /* True if argv[i] is -h or --help; subcommands print their usage then. */
 bool fwdctl_wants_help(int argc, char **argv);

@@ -76,6 +76,11 @@ check_match "list shows the suspect forwarder" \
 	'forwarder +fwd10 +suspect +[0-9T:Z-]+ +scanner' "$lst"
 check_eq "list --state suspect shows only fwd10" "fwd10" \
 	"$("$fwdctl" health list --state suspect | awk 'NR > 1 { print $2 }')"
+check_match "list --state suspect -P -n: the row, '|'-separated" \
+	'^forwarder\|fwd10\|suspect\|[0-9T:-]+Z\|scanner\|[0-9]+\|[0-9]+\|' \
+	"$("$fwdctl" health list --state suspect -P -n)"
+check_eq "list -P -n: one line" 1 \
+	"$("$fwdctl" health list --state suspect --parsable --noheader | wc -l)"
 "$fwdctl" health list --state broken >"$d/e0" 2>&1
 check_eq "list --state with a bad state: exit 2" 2 $?
 check_eq "  message" \
