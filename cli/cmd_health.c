@@ -177,9 +177,11 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
+	const char *action = argv[0];
 	int c;
 
 	optind = 0;
+	argv[0] = (char *)fwdctl_prog_name("health", action);
 	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, lopts,
 				NULL)) != -1) {
 		if (fwdctl_table_option(&o->table, c))
@@ -220,14 +222,14 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 		if (optind >= argc) {
 			fwdctl_err("health %s: %s missing; see 'fwdctl "
 				   "health --help'",
-				   argv[0],
-				   strcmp(argv[0], "job") ? "NAME" : "JOBID");
+				   action,
+				   strcmp(action, "job") ? "NAME" : "JOBID");
 			return -1;
 		}
 		o->name = argv[optind++];
 	}
 	if (optind < argc) {
-		fwdctl_err("health %s: unexpected argument '%s'", argv[0],
+		fwdctl_err("health %s: unexpected argument '%s'", action,
 			   argv[optind]);
 		return -1;
 	}
@@ -235,7 +237,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 bad_time:
 	fwdctl_err("health %s: time '%s': use Unix seconds, ISO 8601 UTC "
 		   "(2026-11-21T08:00:00Z), now-1days or an age (-90m, 7d)",
-		   argv[0], optarg);
+		   action, optarg);
 	return -1;
 }
 

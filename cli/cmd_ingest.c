@@ -464,7 +464,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	int c, rc, x;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+f:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = optarg;

@@ -68,7 +68,8 @@ static void syslog_record(const char *event, const char *job_id,
 
 static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
-	bool epilog = !strcmp(argv[0], "epilog");
+	const char *name = ctx->cmd; /* argv[0] is "fwdctl prolog" */
+	bool epilog = !strcmp(name, "epilog");
 	struct ctl_outcome out;
 	struct ctl_job job;
 	struct policy *p;
@@ -84,11 +85,11 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		 * environment. */
 		fwdctl_err("%s: unexpected argument '%s'; see 'fwdctl %s "
 			   "--help'",
-			   argv[0], argv[1], argv[0]);
+			   name, argv[1], name);
 		return FWD_EXIT_USAGE;
 	}
 	if (ctl_job_from_env(&job, &err) < 0) {
-		fwdctl_err("%s: %s", argv[0], err.text);
+		fwdctl_err("%s: %s", name, err.text);
 		return FWD_EXIT_USAGE;
 	}
 	if (!(p = fwdctl_policy(ctx))) {
@@ -100,7 +101,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 			syslog(LOG_WARNING,
 			       "%s job %s: no policy, default mapping; "
 			       "audit record not written: %s",
-			       argv[0], job.job_id, err.text);
+			       name, job.job_id, err.text);
 			closelog();
 		}
 		return FWD_EXIT_OK;
@@ -117,7 +118,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < out.n_notes; i++)
 		fwdctl_err("%s", out.notes[i].text);
 	if (out.lost_record)
-		syslog_record(argv[0], job.job_id, out.lost_record);
+		syslog_record(name, job.job_id, out.lost_record);
 	ctl_outcome_free(&out);
 	return out.stop_job ? FWD_EXIT_INVALID : FWD_EXIT_OK;
 }

@@ -131,6 +131,16 @@ int fwdctl_job_id(const char *what, const char *s, uint64_t *out)
 	return 0;
 }
 
+const char *fwdctl_prog_name(const char *cmd, const char *action)
+{
+	/* One command and action per process: static storage is enough. */
+	static char name[128];
+
+	snprintf(name, sizeof(name), "fwdctl %s%s%s", cmd, action ? " " : "",
+		 action ? action : "");
+	return name;
+}
+
 bool fwdctl_wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -280,6 +290,9 @@ int main(int argc, char **argv)
 		/* Subcommands parse their own options: reset getopt (glibc
 		 * reinitialises on optind = 0). */
 		optind = 0;
+		/* getopt_long names argv[0] in its messages: "fwdctl CMD:". */
+		ctx.cmd = commands[i]->name;
+		argv[first] = (char *)fwdctl_prog_name(commands[i]->name, NULL);
 		rc = commands[i]->run(&ctx, argc - first, argv + first);
 		policy_destroy(ctx.policy);
 		topo_destroy(ctx.topology);

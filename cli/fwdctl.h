@@ -32,6 +32,7 @@ struct topology;
 
 struct fwdctl_ctx {
 	const char *prog;	   /* "fwdctl" */
+	const char *cmd;	   /* the command running: "prolog" */
 	const char *policy_path;   /* --policy, FWDALLOC_POLICY or default */
 	bool policy_explicit;	   /* given by --policy or the environment */
 	const char *topology_path; /* --topology, or NULL = from the policy */
@@ -85,6 +86,13 @@ void fwdctl_usage_hint(const char *cmd);
  * (1..4294967295)" (the caller exits with FWD_EXIT_USAGE).
  */
 int fwdctl_job_id(const char *what, const char *s, uint64_t *out);
+
+/*
+ * "fwdctl CMD" or "fwdctl CMD ACTION" (action NULL: the former), in static
+ * storage: the argv[0] a command gives getopt_long, whose messages then
+ * start like every other message of the command.
+ */
+const char *fwdctl_prog_name(const char *cmd, const char *action);
 
 /* True if argv[i] is -h or --help; subcommands print their usage then. */
 bool fwdctl_wants_help(int argc, char **argv);

@@ -56,7 +56,7 @@ nl='
 run "$fwdctl" policy check --bogus
 check_eq "unknown option exits 2" 2 "$rc"
 check_eq "unknown option: named, then the help pointer" \
-	"policy: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl policy --help'" \
+	"fwdctl policy: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl policy --help'" \
 	"$err"
 run "$fwdctl" --policy
 check_eq "global option without its value exits 2" 2 "$rc"
