@@ -169,7 +169,8 @@ INTEGRATION_TESTS = \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/tree_layout.sh tests/integration/install_layout.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
-	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh
+	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
+	tests/integration/ctl_reconcile.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
