@@ -94,3 +94,21 @@ uninstall-fwd-conf: $(FWD_ETC_GENERATED)
 	done
 .PHONY: install-fwd-conf uninstall-fwd-conf install-fwd-tmpfiles \
 	uninstall-fwd-tmpfiles
+
+# The operator documentation, installed to $(docdir) with its folders.
+nobase_dist_doc_DATA = README.md spank/SLURM.md db/SCHEMA.md db/README.md \
+	monitor/HEALTH.md sim/SIM.md profiler/README.md allocator/README.md
+
+# bash completion, where bash-completion looks for it
+# (DATADIR/bash-completion/completions, loaded on demand).
+bashcompletiondir = $(datadir)/bash-completion/completions
+install-data-local: install-fwd-bashcomp
+install-fwd-bashcomp:
+	$(MKDIR_P) '$(DESTDIR)$(bashcompletiondir)'
+	$(INSTALL_DATA) $(srcdir)/etc/fwdctl.bash-completion \
+		'$(DESTDIR)$(bashcompletiondir)/fwdctl'
+uninstall-local: uninstall-fwd-bashcomp
+uninstall-fwd-bashcomp:
+	rm -f '$(DESTDIR)$(bashcompletiondir)/fwdctl'
+EXTRA_DIST += etc/fwdctl.bash-completion
+.PHONY: install-fwd-bashcomp uninstall-fwd-bashcomp

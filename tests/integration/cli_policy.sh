@@ -44,7 +44,7 @@ check_match "policy without action says so" '^fwdctl: policy: missing action \(c
 run "$fwdctl" policy frob x
 check_eq "unknown policy action exits 2" 2 "$rc"
 check_eq "unknown policy action message" \
-	"fwdctl: policy: unknown action 'frob' (check or show)" "$err"
+	"fwdctl: policy: unknown action 'frob' (check, show or keys)" "$err"
 run "$fwdctl" topology check a b
 check_eq "extra argument exits 2" 2 "$rc"
 check_eq "extra argument message" \

@@ -70,6 +70,13 @@ print-dirs:
 MK
 )
 read -r sysconf slurmconf plugindir libexec bindir prefix localstate <<<"$conf"
+for f in man8/fwdctl.8 man5/fwdalloc.yaml.5 man5/fwdalloc-topology.5 \
+	man8/spank-fwdalloc.8; do
+	check "manual page $f installed" test -s "$D$prefix/share/man/$f"
+done
+for f in README.md db/SCHEMA.md monitor/HEALTH.md spank/SLURM.md; do
+	check "documentation $f installed" test -s "$D$prefix/share/doc/fwdalloc/$f"
+done
 check "plugstack snippet installed as plugstack.conf.d/fwdalloc.conf" \
 	test -f "$D$slurmconf/plugstack.conf.d/fwdalloc.conf"
 # Every absolute path the installed snippets and wrappers name exists in
