@@ -3,9 +3,9 @@
 # fwdalloc.yaml(5) from the policy loader's schema (`fwdctl policy keys`)
 # and the commented example policy, fwdalloc-topology(5) from the example
 # topology's key documentation: one source each, never a second copy.
-man_MANS = doc/fwdctl.8 doc/fwdalloc.yaml.5 doc/fwdalloc-topology.5 \
+nodist_man_MANS = doc/fwdctl.8 doc/fwdalloc.yaml.5 doc/fwdalloc-topology.5 \
 	doc/spank-fwdalloc.8
-CLEANFILES += $(man_MANS)
+CLEANFILES += $(nodist_man_MANS)
 EXTRA_DIST += doc/gen-fwdctl-man doc/gen-policy-man doc/gen-topology-man \
 	doc/spank-fwdalloc.8.in
 

@@ -172,7 +172,7 @@ INTEGRATION_TESTS = \
 	tests/integration/units_security.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
-	tests/integration/ctl_reconcile.sh
+	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
