@@ -169,6 +169,7 @@ INTEGRATION_TESTS = \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/tree_layout.sh tests/integration/install_layout.sh \
 	tests/integration/man_pages.sh tests/integration/cli_completion.sh \
+	tests/integration/cli_help_examples.sh \
 	tests/integration/units_security.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \

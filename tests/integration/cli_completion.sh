@@ -27,7 +27,7 @@ check_eq "policy keys" \
 	"decision.caps.max_forwarders_per_job decision.caps.max_pool_share decision.caps.reserve" \
 	"$(comp fwdctl policy keys decision.caps)"
 check_eq "forwarder names of the topology given" \
-	"fwd01 fwd02 fwd03 fwd04 fwd05 fwd06 fwd07 fwd08" \
+	"fwd01 fwd02 fwd03 fwd04 fwd05 fwd06 fwd07 fwd08 fwd09 fwd10 fwd11 fwd12" \
 	"$(comp fwdctl --topology "$top_srcdir/etc/topology.yaml" health exclude fwd)"
 check_match "OST names too" "^lustre-OST" \
 	"$(comp fwdctl --topology "$top_srcdir/etc/topology.yaml" health release lus)"

@@ -158,7 +158,7 @@ fi
 run "$fwdctl" topology check "$etc/topology.yaml"
 check_eq "example topology is valid" 0 "$rc"
 check_eq "topology check summary" \
-	"$etc/topology.yaml: valid: 1024 compute nodes, 8 forwarders (4 service, 4 backup), 4 OSTs" "$out"
+	"$etc/topology.yaml: valid: 1024 compute nodes, 12 forwarders (4 service, 8 backup), 4 OSTs" "$out"
 run "$fwdctl" topology check "$etc/topology-taihulight.yaml"
 check_eq "TaihuLight topology is valid" 0 "$rc"
 check_eq "TaihuLight summary" \
