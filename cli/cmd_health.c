@@ -22,6 +22,7 @@
 #include "controller/health_ctl.h"
 #include "db/db.h"
 #include "monitor/health.h"
+#include "monitor/ingest.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
 
@@ -289,6 +290,42 @@ static void on_change(void *arg, const struct health_entry *e,
 			   cmd_err);
 }
 
+/*
+ * A scan over no data looks like a healthy system: say when the statistics
+ * of the forwarders or OSTs are missing or older than two scan windows
+ * past the grace (a dead feed), on stderr; the exit status stays 0.
+ */
+static void warn_stale(struct db *db, const struct policy *p,
+		       const struct topology *t, double now)
+{
+	double newest[MONITOR_N_SOURCES], limit;
+	fwd_error_t err;
+
+	if (monitor_newest_samples(db, newest, &err) < 0) {
+		fwdctl_err("health scan: warning: %s", err.text);
+		return;
+	}
+	limit = 2 * p->anomaly.window + DEFAULT_GRACE;
+	for (int i = MONITOR_SOURCE_FWD; i <= MONITOR_SOURCE_OST; i++) {
+		const char *what =
+			i == MONITOR_SOURCE_FWD ? "forwarder" : "OST";
+
+		if ((i == MONITOR_SOURCE_FWD ? t->n_forwarders : t->n_osts) ==
+		    0)
+			continue;
+		if (newest[i] <= 0)
+			fwdctl_err("health scan: warning: no %s statistics "
+				   "stored: nothing was scanned (is `fwdctl "
+				   "ingest` fed?)",
+				   what);
+		else if (now - newest[i] > limit)
+			fwdctl_err("health scan: warning: the newest %s sample "
+				   "is %.0f s old (more than %.0f s): the "
+				   "statistics feed looks stale",
+				   what, now - newest[i], limit);
+	}
+}
+
 static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 {
 	struct scan_out so = {.json = o->json};
@@ -342,6 +379,7 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 		json_decref(so.changes);
 		goto out;
 	}
+	warn_stale(db, p, t, now);
 	if (o->json) {
 		char a[32], b[32];
 

@@ -661,6 +661,51 @@ out:
 	return rv;
 }
 
+const double audit_latency_bounds[AUDIT_LATENCY_BUCKETS] = {
+	0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10,
+};
+
+int audit_metrics(struct db *db, struct audit_metrics *m, fwd_error_t *err)
+{
+	/* One row per action; the bucket bounds are in microseconds. */
+	static const char sql[] =
+		"SELECT action, COUNT(*), SUM(outcome LIKE 'fallback:%'), "
+		"SUM(elapsed_us), SUM(elapsed_us <= 1000), "
+		"SUM(elapsed_us <= 5000), SUM(elapsed_us <= 10000), "
+		"SUM(elapsed_us <= 50000), SUM(elapsed_us <= 100000), "
+		"SUM(elapsed_us <= 500000), SUM(elapsed_us <= 1000000), "
+		"SUM(elapsed_us <= 5000000), SUM(elapsed_us <= 10000000) "
+		"FROM audit WHERE JSON_VALUE(record, '$.event') = 'prolog' "
+		"GROUP BY action ORDER BY action";
+	struct db_stmt *st;
+	int r, rv = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!(st = db_prepare(db, sql, err)) || db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *a = db_col_text(st, 0);
+		uint64_t n = db_col_uint64(st, 1);
+
+		if (m->n_actions < AUDIT_METRICS_ACTIONS) {
+			snprintf(m->action[m->n_actions], sizeof(m->action[0]),
+				 "%s", a ? a : "");
+			m->by_action[m->n_actions++] = n;
+		}
+		m->decisions += n;
+		m->fallbacks += db_col_uint64(st, 2);
+		m->elapsed_sum += db_col_double(st, 3) / 1e6;
+		for (int b = 0; b < AUDIT_LATENCY_BUCKETS; b++)
+			m->le[b] += db_col_uint64(st, 4 + (unsigned)b);
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
 int audit_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		bool dry_run, struct db_pruned *out, size_t *n,
 		fwd_error_t *err)

@@ -134,6 +134,26 @@ int audit_read_db(struct db *db, const struct audit_filter *f,
 		  void *arg, fwd_error_t *err);
 
 /*
+ * What `fwdctl metrics` reports from the audit table: the controller
+ * prologs' decisions (event "prolog") by action, how many fell back, and
+ * their elapsed time as a histogram over AUDIT_LATENCY_BOUNDS (seconds,
+ * cumulative counts as OpenMetrics wants them).  Retention pruning lowers
+ * these counts.  0, or -1 with errno and err.
+ */
+#define AUDIT_METRICS_ACTIONS 16
+#define AUDIT_LATENCY_BUCKETS 9
+extern const double audit_latency_bounds[AUDIT_LATENCY_BUCKETS];
+struct audit_metrics {
+	size_t n_actions;
+	char action[AUDIT_METRICS_ACTIONS][24];
+	uint64_t by_action[AUDIT_METRICS_ACTIONS];
+	uint64_t decisions, fallbacks;
+	double elapsed_sum; /* seconds */
+	uint64_t le[AUDIT_LATENCY_BUCKETS];
+};
+int audit_metrics(struct db *db, struct audit_metrics *m, fwd_error_t *err);
+
+/*
  * Retention of the audit table: rows older than r->audit (0 = keep
  * forever) before `now` (db_prune_before()).  Appends its line to out[*n]
  * when it pruned.  0, or -1 with errno and err.

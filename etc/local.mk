@@ -112,3 +112,6 @@ uninstall-fwd-bashcomp:
 	rm -f '$(DESTDIR)$(bashcompletiondir)/fwdctl'
 EXTRA_DIST += etc/fwdctl.bash-completion
 .PHONY: install-fwd-bashcomp uninstall-fwd-bashcomp
+
+# The Grafana dashboard over `fwdctl metrics`, an example.
+nobase_dist_doc_DATA += etc/grafana-fwdalloc.json

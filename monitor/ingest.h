@@ -339,4 +339,22 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		 bool dry_run, struct db_pruned *out, size_t *n,
 		 fwd_error_t *err);
 
+/*
+ * The newest stored sample of each source (Unix seconds, 0 when it has
+ * none): samples_raw per kind, and the Lustre job_stats snapshots.  For
+ * `fwdctl metrics` and the stale-data warning of the health scan.  0, or
+ * -1 with errno and err.
+ */
+enum {
+	MONITOR_SOURCE_FWD,
+	MONITOR_SOURCE_OST,
+	MONITOR_SOURCE_MDT,
+	MONITOR_SOURCE_JOBSTATS,
+	MONITOR_N_SOURCES
+};
+extern const char *const monitor_source_names[MONITOR_N_SOURCES];
+struct db;
+int monitor_newest_samples(struct db *db, double newest[MONITOR_N_SOURCES],
+			   fwd_error_t *err);
+
 #endif
