@@ -291,6 +291,44 @@ static void on_change(void *arg, const struct health_entry *e,
 }
 
 /*
+ * Statistics of components the topology does not know (a Beacon record
+ * from an unlisted IP is stored under the IP) are never scanned: name
+ * them, from the last day, on stderr.
+ */
+static void warn_unknown(struct db *db, const struct topology *t, double now)
+{
+	static const char *const kinds[] = {"fwd", "ost"};
+	fwd_error_t err;
+
+	for (int k = 0; k < 2; k++) {
+		char **names, list[512] = "";
+		size_t n, unknown = 0, off = 0;
+
+		if (monitor_sample_names(db, kinds[k], now - 86400, &names, &n,
+					 &err) < 0) {
+			fwdctl_err("health scan: warning: %s", err.text);
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if ((k == 0 ? topo_forwarder_index(t, names[i])
+				    : topo_ost_index(t, names[i])) >= 0)
+				continue;
+			if (unknown++ < 8 && off < sizeof(list))
+				off += (size_t)snprintf(
+					list + off, sizeof(list) - off, "%s%s",
+					off ? ", " : "", names[i]);
+		}
+		if (unknown)
+			fwdctl_err("health scan: warning: %zu %s name(s) with "
+				   "statistics are not in the topology and are "
+				   "never scanned: %s%s",
+				   unknown, k ? "OST" : "forwarder", list,
+				   unknown > 8 ? ", ..." : "");
+		monitor_names_free(names, n);
+	}
+}
+
+/*
  * A scan over no data looks like a healthy system: say when the statistics
  * of the forwarders or OSTs are missing or older than two scan windows
  * past the grace (a dead feed), on stderr; the exit status stays 0.
@@ -305,6 +343,7 @@ static void warn_stale(struct db *db, const struct policy *p,
 		fwdctl_err("health scan: warning: %s", err.text);
 		return;
 	}
+	warn_unknown(db, t, now);
 	limit = 2 * p->anomaly.window + DEFAULT_GRACE;
 	for (int i = MONITOR_SOURCE_FWD; i <= MONITOR_SOURCE_OST; i++) {
 		const char *what =

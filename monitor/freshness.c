@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
@@ -51,4 +52,65 @@ int monitor_newest_samples(struct db *db, double newest[MONITOR_N_SOURCES],
 out:
 	db_stmt_close(st);
 	return rv;
+}
+
+int monitor_sample_names(struct db *db, const char *kind, double since,
+			 char ***names, size_t *n, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	char **v = NULL;
+	size_t cap = 0;
+	int r, rv = -1;
+
+	*names = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT DISTINCT name FROM samples_raw WHERE kind = ? "
+			"AND ts >= ? ORDER BY name LIMIT 10000",
+			err);
+	if (!st)
+		return -1;
+	db_bind_text(st, 0, kind);
+	db_bind_int64(st, 1, (int64_t)since);
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *name = db_col_text(st, 0);
+
+		if (*n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **nv = realloc(v, ncap * sizeof(*v));
+
+			if (!nv) {
+				errprintf(err, "%s", strerror(errno));
+				goto out;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		if (!(v[*n] = strdup(name ? name : ""))) {
+			errprintf(err, "%s", strerror(errno));
+			goto out;
+		}
+		(*n)++;
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	if (rv < 0) {
+		monitor_names_free(v, *n);
+		v = NULL;
+		*n = 0;
+	}
+	*names = v;
+	return rv;
+}
+
+void monitor_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
 }

@@ -357,4 +357,14 @@ struct db;
 int monitor_newest_samples(struct db *db, double newest[MONITOR_N_SOURCES],
 			   fwd_error_t *err);
 
+/*
+ * The names that have samples of `kind` ("fwd", "ost", "mdt") at or after
+ * `since`, sorted (at most 10000): a Beacon record from an IP the topology
+ * does not know is stored under that IP, and the scan never looks at it.
+ * *names is malloc'd (monitor_names_free()).  0, or -1 with errno and err.
+ */
+int monitor_sample_names(struct db *db, const char *kind, double since,
+			 char ***names, size_t *n, fwd_error_t *err);
+void monitor_names_free(char **names, size_t n);
+
 #endif

@@ -68,7 +68,8 @@ q "INSERT INTO health (kind, name, state, since, updated_at) VALUES
   ('ost', 'lustre-OST0001', 'suspect', $now, $now)
   ON DUPLICATE KEY UPDATE state = VALUES(state)"
 q "INSERT INTO samples_raw (kind, name, ts) VALUES ('fwd', 'fwd01', $((now - 120))),
-  ('fwd', 'fwd02', $((now - 60))), ('ost', 'lustre-OST0000', $((now - 7200)))"
+  ('fwd', 'fwd02', $((now - 60))), ('ost', 'lustre-OST0000', $((now - 7200))),
+  ('fwd', '10.9.9.9', $((now - 90)))"
 
 m
 parsed=$(printf '%s\n' "$out" | om 2>&1)
@@ -113,9 +114,12 @@ check "ost: about 2 h old" awk -v a="$(age ost)" 'BEGIN { exit !(a >= 7200 && a 
 check_eq "mdt: none" nan "$(age mdt)"
 
 "$fwdctl" --policy "$policy" --topology "$topo" health scan >"$d/scan.out" 2>"$d/scan.err"
+check_eq "scan: names the Beacon IP the topology lacks" \
+	"fwdctl: health scan: warning: 1 forwarder name(s) with statistics are not in the topology and are never scanned: 10.9.9.9" \
+	"$(head -1 "$d/scan.err")"
 check_match "scan with a stale OST feed: warns about the OSTs only" \
 	"^fwdctl: health scan: warning: the newest OST sample is 7[0-9]{3} s old \\(more than 1500 s\\): the statistics feed looks stale\$" \
-	"$(cat "$d/scan.err")"
+	"$(tail -n +2 "$d/scan.err")"
 
 # The dashboard queries only these metrics.
 dash=$top_srcdir/etc/grafana-fwdalloc.json
