@@ -89,14 +89,14 @@ check_match "and a warning saying what to do" \
 fw --topology "$top_srcdir/etc/topology.yaml" db init
 check_eq "init with a topology: exit 0" 0 "$rc"
 check_eq "init with a topology: output" "schema at version 3, nothing to do
-synced 8 forwarders and 4 OSTs from $top_srcdir/etc/topology.yaml" "$out"
+synced 12 forwarders and 4 OSTs from $top_srcdir/etc/topology.yaml" "$out"
 check_eq "forwarders mirrored" "fwd01	10.1.0.11	rack1	service	2500000000
 fwd08	10.1.0.18	rack4	backup	2500000000" \
 	"$(q "SELECT name, address, net_group, role, bandwidth_bps FROM forwarders WHERE name IN ('fwd01', 'fwd08') ORDER BY name")"
 check_eq "OSTs mirrored" "4" "$(q "SELECT COUNT(*) FROM osts WHERE kind = 'ost'")"
 q "UPDATE forwarders SET last_used_at = 1234 WHERE name = 'fwd05'"
 fw --topology "$top_srcdir/etc/topology.yaml" db init
-check_eq "re-sync keeps the ledger's last_used_at" "1234	8" \
+check_eq "re-sync keeps the ledger's last_used_at" "1234	12" \
 	"$(q "SELECT (SELECT last_used_at FROM forwarders WHERE name = 'fwd05'), (SELECT COUNT(*) FROM forwarders)")"
 
 # The ledger itself refuses two holders of one private forwarder.
