@@ -393,7 +393,7 @@ static void summary(struct run *r)
 	}
 	if (r->st.rejected > SHOW_ERRORS)
 		fprintf(stderr,
-			"fwdctl: %s: %" PRIu64 " more rejected lines "
+			"fwdctl ingest: %s: %" PRIu64 " more rejected lines "
 			"not shown\n",
 			r->path, r->st.rejected - SHOW_ERRORS);
 	if (s->implausible) {

@@ -103,7 +103,7 @@ void trace_cmd_usage(FILE *f)
 static void report_bad(const struct trace_stats *st)
 {
 	for (size_t i = 0; i < st->n_bad; i++)
-		fprintf(stderr, "fwdctl: skipped %s\n", st->bad[i]);
+		fprintf(stderr, "fwdctl trace: skipped %s\n", st->bad[i]);
 	if (st->skipped > st->n_bad)
 		fprintf(stderr,
 			"fwdctl: ... %" PRIu64 " more broken lines "

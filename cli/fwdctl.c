@@ -22,6 +22,8 @@
 
 static const struct fwdctl_command *commands[MAX_COMMANDS];
 static size_t n_commands;
+/* The command running, for the prefix of every message ("fwdctl CMD:"). */
+static const char *current_cmd;
 
 int fwdctl_exit_code(int errnum)
 {
@@ -46,7 +48,20 @@ void fwdctl_err(const char *fmt, ...)
 	 * name, a log line) are shown escaped rather than sent to the
 	 * terminal.  Newlines stay: some messages list one problem a line
 	 * (fwdctl sim on a bad trace). */
-	fputs("fwdctl: ", stderr);
+	/* "fwdctl CMD: ...", like getopt_long's messages; a message that
+	 * already starts with the command's name ("alloc show: ...") gets
+	 * only "fwdctl ". */
+	if (!current_cmd) {
+		fputs("fwdctl: ", stderr);
+	} else {
+		size_t n = strlen(current_cmd);
+
+		if (!strncmp(buf, current_cmd, n) &&
+		    (buf[n] == ':' || buf[n] == ' '))
+			fputs("fwdctl ", stderr);
+		else
+			fprintf(stderr, "fwdctl %s: ", current_cmd);
+	}
 	for (const char *c = buf; *c; c++) {
 		unsigned char u = (unsigned char)*c;
 
@@ -65,7 +80,7 @@ void fwdctl_err(const char *fmt, ...)
 void fwdctl_usage_hint(const char *cmd)
 {
 	if (cmd)
-		fwdctl_err("see 'fwdctl %s --help'", cmd);
+		fwdctl_err("%s: see 'fwdctl %s --help'", cmd, cmd);
 	else
 		fwdctl_err("see 'fwdctl --help'");
 }
@@ -292,6 +307,7 @@ int main(int argc, char **argv)
 		optind = 0;
 		/* getopt_long names argv[0] in its messages: "fwdctl CMD:". */
 		ctx.cmd = commands[i]->name;
+		current_cmd = commands[i]->name;
 		argv[first] = (char *)fwdctl_prog_name(commands[i]->name, NULL);
 		rc = commands[i]->run(&ctx, argc - first, argv + first);
 		policy_destroy(ctx.policy);

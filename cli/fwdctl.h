@@ -69,8 +69,10 @@ struct policy *fwdctl_policy(struct fwdctl_ctx *ctx);
 /* The topology from --topology or the policy's `topology:` key. */
 struct topology *fwdctl_topology(struct fwdctl_ctx *ctx);
 
-/* "fwdctl: <fmt>\n" on stderr; control characters in the text other
- * than newlines are written escaped (\t, \xNN). */
+/* "fwdctl CMD: <fmt>\n" on stderr ("fwdctl: " before a command is
+ * known; just "fwdctl " when fmt already starts with "CMD:" or "CMD ");
+ * control characters in the text other than newlines are written escaped
+ * (\t, \xNN). */
 void fwdctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*

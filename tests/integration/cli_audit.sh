@@ -94,7 +94,7 @@ fw alloc list --json
 check_eq "alloc list --json with nothing held: []" "[]" "$out"
 fw alloc show abc
 check_eq "alloc show abc: exit 2 and why" \
-	"2 fwdctl: alloc show: 'abc' is not a job id (1..4294967295)" "$rc $err"
+	"2 fwdctl alloc show: 'abc' is not a job id (1..4294967295)" "$rc $err"
 fw health list -P
 check_eq "health list -P on an empty table: the header alone" \
 	"KIND|NAME|STATE|SINCE|SOURCE|BAD|GOOD|REASON" "$out"

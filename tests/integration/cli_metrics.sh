@@ -48,8 +48,8 @@ fwdalloc_forwarders{state=idle} 8" \
 "$fwdctl" --policy "$policy" --topology "$topo" health scan >"$d/scan.out" 2>"$d/scan.err"
 check_eq "scan over no data: exit 0" 0 "$?"
 check_eq "scan over no data: a warning per source" \
-	"fwdctl: health scan: warning: no forwarder statistics stored: nothing was scanned (is \`fwdctl ingest\` fed?)
-fwdctl: health scan: warning: no OST statistics stored: nothing was scanned (is \`fwdctl ingest\` fed?)" \
+	"fwdctl health scan: warning: no forwarder statistics stored: nothing was scanned (is \`fwdctl ingest\` fed?)
+fwdctl health scan: warning: no OST statistics stored: nothing was scanned (is \`fwdctl ingest\` fed?)" \
 	"$(cat "$d/scan.err")"
 
 now=$(date +%s)
@@ -115,10 +115,10 @@ check_eq "mdt: none" nan "$(age mdt)"
 
 "$fwdctl" --policy "$policy" --topology "$topo" health scan >"$d/scan.out" 2>"$d/scan.err"
 check_eq "scan: names the Beacon IP the topology lacks" \
-	"fwdctl: health scan: warning: 1 forwarder name(s) with statistics are not in the topology and are never scanned: 10.9.9.9" \
+	"fwdctl health scan: warning: 1 forwarder name(s) with statistics are not in the topology and are never scanned: 10.9.9.9" \
 	"$(head -1 "$d/scan.err")"
 check_match "scan with a stale OST feed: warns about the OSTs only" \
-	"^fwdctl: health scan: warning: the newest OST sample is 7[0-9]{3} s old \\(more than 1500 s\\): the statistics feed looks stale\$" \
+	"^fwdctl health scan: warning: the newest OST sample is 7[0-9]{3} s old \\(more than 1500 s\\): the statistics feed looks stale\$" \
 	"$(tail -n +2 "$d/scan.err")"
 
 # The dashboard queries only these metrics.

@@ -31,42 +31,42 @@ for c in profile trace; do
 	trace) acts="compress, expand, summarize or ingest" ;;
 	esac
 	usage_err "$c without an action" \
-		"fwdctl: $c: missing action ($acts); see 'fwdctl $c --help'" $c
+		"fwdctl $c: missing action ($acts); see 'fwdctl $c --help'" $c
 done
 usage_err "profile show bad option" \
-	"fwdctl profile show: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl profile --help'" \
+	"fwdctl profile show: unrecognized option '--bogus'${nl}fwdctl profile: see 'fwdctl profile --help'" \
 	profile show --bogus
 for a in compress expand summarize ingest; do
 	usage_err "trace $a bad option" \
-		"fwdctl trace $a: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl trace --help'" \
+		"fwdctl trace $a: unrecognized option '--bogus'${nl}fwdctl trace: see 'fwdctl trace --help'" \
 		trace $a --bogus
 done
 for c in prolog epilog; do
 	usage_err "$c with an argument" \
-		"fwdctl: $c: unexpected argument 'extra'; see 'fwdctl $c --help'" \
+		"fwdctl $c: unexpected argument 'extra'; see 'fwdctl $c --help'" \
 		$c extra
 done
 usage_err "alloc without an action" \
-	"fwdctl: alloc: missing action (list or show); see 'fwdctl alloc --help'" \
+	"fwdctl alloc: missing action (list or show); see 'fwdctl alloc --help'" \
 	alloc
 usage_err "alloc unknown action" \
-	"fwdctl: alloc: unknown action 'frob'; see 'fwdctl alloc --help'" \
+	"fwdctl alloc: unknown action 'frob'; see 'fwdctl alloc --help'" \
 	alloc frob
 usage_err "alloc show without a job" \
-	"fwdctl: alloc show: JOBID missing; see 'fwdctl alloc --help'" \
+	"fwdctl alloc show: JOBID missing; see 'fwdctl alloc --help'" \
 	alloc show
 usage_err "alloc list with an argument" \
-	"fwdctl: alloc list: unexpected argument '7'" alloc list 7
+	"fwdctl alloc list: unexpected argument '7'" alloc list 7
 usage_err "alloc show with two jobs" \
-	"fwdctl: alloc show: unexpected argument '8'" alloc show 7 8
+	"fwdctl alloc show: unexpected argument '8'" alloc show 7 8
 for c in alloc audit reconcile; do
 	usage_err "$c bad option" \
-		"fwdctl $c: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl $c --help'" \
+		"fwdctl $c: unrecognized option '--bogus'${nl}fwdctl $c: see 'fwdctl $c --help'" \
 		$c --bogus
 done
 for c in "health list" "db status" "ingest"; do
 	usage_err "$c bad option" \
-		"fwdctl $c: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl ${c%% *} --help'" \
+		"fwdctl $c: unrecognized option '--bogus'${nl}fwdctl ${c%% *}: see 'fwdctl ${c%% *} --help'" \
 		$c --bogus
 done
 

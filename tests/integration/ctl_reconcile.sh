@@ -19,7 +19,7 @@ rc=$?
 diag "reconcile took $(($(date +%s) - t0)) s"
 check_eq "missing SLURM_CONF: exit 3" 3 "$rc"
 check_eq "missing SLURM_CONF: says which file" \
-	"fwdctl: reconcile: Slurm's configuration SLURM_CONF=/nonexistent/slurm.conf: No such file or directory" \
+	"fwdctl reconcile: Slurm's configuration SLURM_CONF=/nonexistent/slurm.conf: No such file or directory" \
 	"$out"
 out=$(SLURM_CONF=/nonexistent/slurm.conf "$fwdctl" --policy "$policy" reconcile --json 2>/dev/null)
 check_eq "--json on failure: nothing on stdout" "" "$out"

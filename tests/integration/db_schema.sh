@@ -82,7 +82,7 @@ sed 's/node_user: fwdalloc_node/node_user: nosuch/' "$policy" >"$d/nonode.yaml"
 out=$("$fwdctl" --policy "$d/nonode.yaml" db init 2>"$d/fw.err"); rc=$?
 check_eq "init with a missing node account: exit 0" 0 "$rc"
 check_match "and a warning saying what to do" \
-	"^fwdctl: warning: granting node_allocations_for to 'nosuch'@'%': .*create the node account \(see db/SCHEMA.md\), then run \`fwdctl db init\` again$" \
+	"^fwdctl db: warning: granting node_allocations_for to 'nosuch'@'%': .*create the node account \(see db/SCHEMA.md\), then run \`fwdctl db init\` again$" \
 	"$(cat "$d/fw.err")"
 
 # The topology's forwarders and OSTs are mirrored into the database.
@@ -179,7 +179,7 @@ q "INSERT INTO schema_version VALUES (99, 'from the future', 0)"
 fw db migrate
 check_eq "migrate refuses a newer schema (exit 1)" 1 "$rc"
 check_eq "with a clear message" \
-	"fwdctl: database schema version 99 is newer than this fwdalloc knows (3): upgrade fwdalloc before using this database" "$err"
+	"fwdctl db: database schema version 99 is newer than this fwdalloc knows (3): upgrade fwdalloc before using this database" "$err"
 fw db status
 check_eq "status on a newer schema exits 1" 1 "$rc"
 check_match "status names both versions" "version 99, newer than this fwdctl knows \(3\)" "$out"
@@ -196,7 +196,7 @@ chmod 640 "$FWDALLOC_TESTDB_PASSFILE"
 fw db status
 check_eq "group-readable password file: exit 3" 3 "$rc"
 check_eq "group-readable password file: message" \
-	"fwdctl: password file $FWDALLOC_TESTDB_PASSFILE: mode 0640 gives access to group or others: refusing it (chmod 600 $FWDALLOC_TESTDB_PASSFILE)" "$err"
+	"fwdctl db: password file $FWDALLOC_TESTDB_PASSFILE: mode 0640 gives access to group or others: refusing it (chmod 600 $FWDALLOC_TESTDB_PASSFILE)" "$err"
 chmod 604 "$FWDALLOC_TESTDB_PASSFILE"
 fw db init
 check_eq "world-readable password file refused for init too" 3 "$rc"
@@ -210,7 +210,7 @@ printf 'wrong\n' >"$FWDALLOC_TESTDB_PASSFILE"
 fw db status
 check_eq "wrong password: exit 3" 3 "$rc"
 check_match "wrong password: code and message" \
-	"^fwdctl: database socket $FWDALLOC_TESTDB_SOCKET: \(1045\) Access denied for user 'fwdalloc'@'localhost'" "$err"
+	"^fwdctl db: database socket $FWDALLOC_TESTDB_SOCKET: \(1045\) Access denied for user 'fwdalloc'@'localhost'" "$err"
 cat "$d/saved.pass" >"$FWDALLOC_TESTDB_PASSFILE"
 
 # Prune: raw rows older than retention.raw_samples go, rollups stay.
@@ -243,7 +243,7 @@ check_eq "rollups are kept" 1 "$(q 'SELECT COUNT(*) FROM rollups_minute')"
 fw db status
 check_eq "db status with the server down: exit 3" 3 "$rc"
 check_match "names the socket, code and message" \
-	"^fwdctl: database socket $FWDALLOC_TESTDB_SOCKET: \(2002\) Can't connect to local server through socket" "$err"
+	"^fwdctl db: database socket $FWDALLOC_TESTDB_SOCKET: \(2002\) Can't connect to local server through socket" "$err"
 fw ingest --format influx "$top_srcdir/tests/fixtures/monitor/influx.lp"
 check_eq "ingest with the server down: exit 3" 3 "$rc"
 fw db init
