@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/fwdctl.h"
+#include "cli/table.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/ledger_store.h"
@@ -25,7 +26,7 @@
 static void alloc_usage(FILE *f)
 {
 	fprintf(f,
-"Usage: fwdctl alloc list [--json]\n"
+"Usage: fwdctl alloc list [--json | -P] [-n]\n"
 "       fwdctl alloc show JOBID [--json]\n"
 "\n"
 "The forwarder allocations the controller prolog recorded.\n"
@@ -37,8 +38,9 @@ static void alloc_usage(FILE *f)
 "            decision that made it (from the audit table)\n"
 "\n"
 "Options:\n"
-"  --json      machine-readable output\n"
-"  -h, --help  this help\n"
+"  --json          machine-readable output\n"
+FWDCTL_TABLE_HELP
+"  -h, --help      this help\n"
 "\n"
 "Examples:\n"
 "  fwdctl alloc list\n"
@@ -73,7 +75,12 @@ static json_t *row_json(const struct ledger_row *w, bool with_release)
 	return o;
 }
 
-static int alloc_list(struct db *db, bool json)
+static const char *const alloc_head[] = {
+	"JOB", "ACTION", "FORWARDER", "HOLD", "NODES", "NODELIST", "SINCE",
+};
+static const int alloc_width[] = {10, 14, 10, 8, 6, 20};
+
+static int alloc_list(struct db *db, bool json, struct fwdctl_table *t)
 {
 	struct ledger_row *rows;
 	size_t n;
@@ -95,20 +102,26 @@ static int alloc_list(struct db *db, bool json)
 		json_decref(arr);
 		goto out;
 	}
-	printf("%-10s %-14s %-10s %-8s %-6s %-20s %s\n", "JOB", "ACTION",
-	       "FORWARDER", "HOLD", "NODES", "NODELIST", "SINCE");
+	fwdctl_table_header(t);
 	for (size_t i = 0; i < n; i++) {
 		const struct ledger_row *w = &rows[i];
-		char id[24], when[40];
+		char id[24], when[40], count[24];
+		const char *cells[7];
 
 		snprintf(id, sizeof(id), "%llu", (unsigned long long)w->job_id);
-		fwd_time_format_ms((double)w->acquired_at, when, sizeof(when));
-		printf("%-10s %-14s %-10s %-8s %-6llu %-20s %s\n", id,
-		       w->action, w->forwarder,
-		       w->is_private ? "private" : "shared",
-		       (unsigned long long)w->node_count, w->nodes, when);
+		snprintf(count, sizeof(count), "%llu",
+			 (unsigned long long)w->node_count);
+		fwd_time_format((double)w->acquired_at, when, sizeof(when));
+		cells[0] = id;
+		cells[1] = w->action;
+		cells[2] = w->forwarder;
+		cells[3] = w->is_private ? "private" : "shared";
+		cells[4] = count;
+		cells[5] = w->nodes;
+		cells[6] = when;
+		fwdctl_table_row(t, cells);
 	}
-	if (n == 0)
+	if (n == 0 && !t->parsable && !t->noheader)
 		printf("(no allocation held)\n");
 out:
 	ledger_store_rows_free(rows, n);
@@ -121,16 +134,11 @@ static int alloc_show(struct db *db, const char *id, bool json)
 	size_t n = 0;
 	fwd_error_t err;
 	json_t *dec = NULL;
-	unsigned long long job;
-	char *end;
+	uint64_t job;
 	int rc = FWD_EXIT_OK;
 
-	errno = 0;
-	job = strtoull(id, &end, 10);
-	if (errno || *end || !*id || job == 0) {
-		fwdctl_err("alloc show: '%s' is not a job id", id);
+	if (fwdctl_job_id("alloc show", id, &job) < 0)
 		return FWD_EXIT_USAGE;
-	}
 	if (ledger_store_job_rows(db, job, &rows, &n, &err) < 0 ||
 	    audit_store_job_decision(db, job, &dec, &err) < 0) {
 		int cause = errno;
@@ -141,7 +149,7 @@ static int alloc_show(struct db *db, const char *id, bool json)
 	}
 	if (n == 0 && !dec) {
 		fwdctl_err("alloc show: no allocation recorded for job %llu",
-			   job);
+			   (unsigned long long)job);
 		rc = FWD_EXIT_INVALID;
 		goto out;
 	}
@@ -158,7 +166,7 @@ static int alloc_show(struct db *db, const char *id, bool json)
 		json_decref(o);
 		goto out;
 	}
-	printf("job %llu\n", job);
+	printf("job %llu\n", (unsigned long long)job);
 	if (dec) {
 		json_t *rs = json_object_get(dec, "reasons"), *v;
 		size_t i;
@@ -185,15 +193,21 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
+	struct fwdctl_table table = {
+		.head = alloc_head, .width = alloc_width, .ncols = 7};
 	bool json = ctx->json;
 	struct policy *p;
 	struct db *db;
 	fwd_error_t err;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, opts,
+				NULL)) != -1) {
+		if (fwdctl_table_option(&table, c))
+			continue;
 		switch (c) {
 		case 'j':
 			json = true;
@@ -235,7 +249,7 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("%s", err.text);
 		return fwdctl_exit_code(errno);
 	}
-	rc = !strcmp(argv[0], "list") ? alloc_list(db, json)
+	rc = !strcmp(argv[0], "list") ? alloc_list(db, json, &table)
 				      : alloc_show(db, argv[1], json);
 	db_close(db);
 	return rc;

@@ -114,10 +114,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *action = argv[0];
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", lopts, NULL)) != -1) {
+	argv[0] = (char *)fwdctl_prog_name("db", action);
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			o->node_host = optarg;
@@ -140,7 +142,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind != argc) {
-		fwdctl_err("db %s: unexpected argument '%s'", argv[0],
+		fwdctl_err("db %s: unexpected argument '%s'", action,
 			   argv[optind]);
 		return -1;
 	}

@@ -17,10 +17,12 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "cli/table.h"
 #include "common/timeutil.h"
 #include "controller/health_ctl.h"
 #include "db/db.h"
 #include "monitor/health.h"
+#include "monitor/ingest.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
 
@@ -37,7 +39,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: fwdctl health scan [--since TIME] [--until TIME] "
 		"[--json]\n"
-		"       fwdctl health list [--state STATE] [--json]\n"
+		"       fwdctl health list [--state STATE] [--json | -P] "
+		"[-n]\n"
 		"       fwdctl health export\n"
 		"       fwdctl health exclude NAME --reason TEXT [--kind "
 		"forwarder|ost]\n"
@@ -124,6 +127,8 @@ static void usage(FILE *f)
 		"alert\n"
 		"                command as FWD_REASON)\n"
 		"  --json        machine-readable output\n"
+		"  -P, --parsable  list: fields separated by '|', unpadded\n"
+		"  -n, --noheader  list: no header line\n"
 		"  -h, --help    this help\n"
 		"\n"
 		"TIME is Unix seconds, ISO 8601 UTC (2026-11-21T08:00:00Z, or "
@@ -132,9 +137,9 @@ static void usage(FILE *f)
 		"\n"
 		"Examples:\n"
 		"  fwdctl health scan\n"
-		"  fwdctl health exclude lustre-OST0004 --reason 'RAID "
+		"  fwdctl health exclude lustre-OST0003 --reason 'RAID "
 		"rebuild'\n"
-		"  fwdctl health release lustre-OST0004\n"
+		"  fwdctl health release lustre-OST0003\n"
 		"  fwdctl health export > /run/fwdalloc/HEALTH.json\n"
 		"  fwdctl --json health report --since -30d\n"
 		"  fwdctl health job 123456\n"
@@ -157,6 +162,7 @@ struct opts {
 	const char *reason;
 	bool json;
 	const char *name;
+	struct fwdctl_table table; /* -P, -n of `list` */
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
@@ -169,12 +175,18 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 		{"reason", required_argument, NULL, 'r'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
+	const char *action = argv[0];
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	argv[0] = (char *)fwdctl_prog_name("health", action);
+	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, lopts,
+				NULL)) != -1) {
+		if (fwdctl_table_option(&o->table, c))
+			continue;
 		switch (c) {
 		case 's':
 			if (fwd_time_parse(optarg, fwd_clock_real(),
@@ -211,14 +223,14 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 		if (optind >= argc) {
 			fwdctl_err("health %s: %s missing; see 'fwdctl "
 				   "health --help'",
-				   argv[0],
-				   strcmp(argv[0], "job") ? "NAME" : "JOBID");
+				   action,
+				   strcmp(action, "job") ? "NAME" : "JOBID");
 			return -1;
 		}
 		o->name = argv[optind++];
 	}
 	if (optind < argc) {
-		fwdctl_err("health %s: unexpected argument '%s'", argv[0],
+		fwdctl_err("health %s: unexpected argument '%s'", action,
 			   argv[optind]);
 		return -1;
 	}
@@ -226,7 +238,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 bad_time:
 	fwdctl_err("health %s: time '%s': use Unix seconds, ISO 8601 UTC "
 		   "(2026-11-21T08:00:00Z), now-1days or an age (-90m, 7d)",
-		   argv[0], optarg);
+		   action, optarg);
 	return -1;
 }
 
@@ -276,6 +288,81 @@ static void on_change(void *arg, const struct health_entry *e,
 	if (cmd_err)
 		fwdctl_err("%s %s: %s", health_kind_name(e->kind), e->name,
 			   cmd_err);
+}
+
+/*
+ * Statistics of components the topology does not know (a Beacon record
+ * from an unlisted IP is stored under the IP) are never scanned: name
+ * them, from the last day, on stderr.
+ */
+static void warn_unknown(struct db *db, const struct topology *t, double now)
+{
+	static const char *const kinds[] = {"fwd", "ost"};
+	fwd_error_t err;
+
+	for (int k = 0; k < 2; k++) {
+		char **names, list[512] = "";
+		size_t n, unknown = 0, off = 0;
+
+		if (monitor_sample_names(db, kinds[k], now - 86400, &names, &n,
+					 &err) < 0) {
+			fwdctl_err("health scan: warning: %s", err.text);
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if ((k == 0 ? topo_forwarder_index(t, names[i])
+				    : topo_ost_index(t, names[i])) >= 0)
+				continue;
+			if (unknown++ < 8 && off < sizeof(list))
+				off += (size_t)snprintf(
+					list + off, sizeof(list) - off, "%s%s",
+					off ? ", " : "", names[i]);
+		}
+		if (unknown)
+			fwdctl_err("health scan: warning: %zu %s name(s) with "
+				   "statistics are not in the topology and are "
+				   "never scanned: %s%s",
+				   unknown, k ? "OST" : "forwarder", list,
+				   unknown > 8 ? ", ..." : "");
+		monitor_names_free(names, n);
+	}
+}
+
+/*
+ * A scan over no data looks like a healthy system: say when the statistics
+ * of the forwarders or OSTs are missing or older than two scan windows
+ * past the grace (a dead feed), on stderr; the exit status stays 0.
+ */
+static void warn_stale(struct db *db, const struct policy *p,
+		       const struct topology *t, double now)
+{
+	double newest[MONITOR_N_SOURCES], limit;
+	fwd_error_t err;
+
+	if (monitor_newest_samples(db, newest, &err) < 0) {
+		fwdctl_err("health scan: warning: %s", err.text);
+		return;
+	}
+	warn_unknown(db, t, now);
+	limit = 2 * p->anomaly.window + DEFAULT_GRACE;
+	for (int i = MONITOR_SOURCE_FWD; i <= MONITOR_SOURCE_OST; i++) {
+		const char *what =
+			i == MONITOR_SOURCE_FWD ? "forwarder" : "OST";
+
+		if ((i == MONITOR_SOURCE_FWD ? t->n_forwarders : t->n_osts) ==
+		    0)
+			continue;
+		if (newest[i] <= 0)
+			fwdctl_err("health scan: warning: no %s statistics "
+				   "stored: nothing was scanned (is `fwdctl "
+				   "ingest` fed?)",
+				   what);
+		else if (now - newest[i] > limit)
+			fwdctl_err("health scan: warning: the newest %s sample "
+				   "is %.0f s old (more than %.0f s): the "
+				   "statistics feed looks stale",
+				   what, now - newest[i], limit);
+	}
 }
 
 static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
@@ -331,6 +418,7 @@ static int do_scan(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 		json_decref(so.changes);
 		goto out;
 	}
+	warn_stale(db, p, t, now);
 	if (o->json) {
 		char a[32], b[32];
 
@@ -422,19 +510,35 @@ static int do_list(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o,
 			json_array_append_new(arr, entry_json(&h[i]));
 		print_json(arr);
 	} else {
-		printf("%-9s %-20s %-8s %-20s %-7s %4s %4s  %s\n", "KIND",
-		       "NAME", "STATE", "SINCE", "SOURCE", "BAD", "GOOD",
-		       "REASON");
+		static const char *const head[] = {
+			"KIND",	  "NAME", "STATE", "SINCE",
+			"SOURCE", "BAD",  "GOOD",  "REASON",
+		};
+		static const int width[] = {9, 20, 8, 20, 7, -4, -4};
+		struct fwdctl_table t = o->table;
+
+		t.head = head;
+		t.width = width;
+		t.ncols = 8;
+		fwdctl_table_header(&t);
 		for (size_t i = 0; i < n; i++) {
-			char since[32];
+			char since[32], bad[16], good[16];
+			const char *cells[8];
 
 			fwd_time_format(h[i].since, since, sizeof(since));
-			printf("%-9s %-20s %-8s %-20s %-7s %4u %4u  %s\n",
-			       health_kind_name(h[i].kind), h[i].name,
-			       fwd_health_name(h[i].state), since,
-			       h[i].override == HEALTH_OVERRIDE_NONE ? "scanner"
-								     : "admin",
-			       h[i].bad_streak, h[i].good_streak, h[i].reason);
+			snprintf(bad, sizeof(bad), "%u", h[i].bad_streak);
+			snprintf(good, sizeof(good), "%u", h[i].good_streak);
+			cells[0] = health_kind_name(h[i].kind);
+			cells[1] = h[i].name;
+			cells[2] = fwd_health_name(h[i].state);
+			cells[3] = since;
+			cells[4] = h[i].override == HEALTH_OVERRIDE_NONE
+					   ? "scanner"
+					   : "admin";
+			cells[5] = bad;
+			cells[6] = good;
+			cells[7] = h[i].reason;
+			fwdctl_table_row(&t, cells);
 		}
 	}
 out:

@@ -548,7 +548,7 @@ static void summary(struct run *r)
 	}
 	if (r->st.rejected > SHOW_ERRORS)
 		fprintf(stderr,
-			"fwdctl: %s: %" PRIu64 " more rejected lines "
+			"fwdctl ingest: %s: %" PRIu64 " more rejected lines "
 			"not shown\n",
 			r->path, r->st.rejected - SHOW_ERRORS);
 	if (s->implausible) {
@@ -631,7 +631,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	int c, rc, x;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+f:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = optarg;

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: fwdctl policy check [FILE] [--json]\n"
 "       fwdctl policy show [FILE] [--json]\n"
+"       fwdctl policy keys [--json]\n"
 "\n"
 "Validate the administrator's policy file, or print the effective policy.\n"
 "\n"
@@ -38,6 +40,9 @@ static void usage(FILE *f)
 "                fractions in [0,1], plus \"path\" and \"digest\".  Without a\n"
 "                FILE and without a policy file, shows the built-in\n"
 "                defaults.\n"
+"  keys          list every key a policy file may hold: its dotted path,\n"
+"                type and allowed range (the loader's own schema, also\n"
+"                the source of fwdalloc.yaml(5)).\n"
 "\n"
 "Options:\n"
 "  --json        machine-readable output (also accepted before `policy`)\n"
@@ -47,9 +52,10 @@ static void usage(FILE *f)
 "  fwdctl policy check /etc/fwdalloc/fwdalloc.yaml\n"
 "  fwdctl policy show --json | jq .decision.scale\n"
 "  fwdctl --policy test.yaml policy show\n"
+"  fwdctl policy keys | grep ^decision.caps\n"
 "\n"
 "Exit status:\n"
-"  0  the policy is valid (check) or was printed (show)\n"
+"  0  the policy is valid (check) or was printed (show, keys)\n"
 "  1  the policy is invalid, missing or unreadable\n"
 "  2  usage error\n");
 }
@@ -112,6 +118,75 @@ static int show(struct fwdctl_ctx *ctx, const char *path)
 	return FWD_EXIT_OK;
 }
 
+/* "[1,1000]", "(0,3600]", "[0,inf)": brackets include the bound. */
+static void range_text(const struct policy_key *k, char *buf, size_t len)
+{
+	char hi[32];
+
+	if (!k->has_range) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (isinf(k->max))
+		snprintf(hi, sizeof(hi), "inf)");
+	else
+		snprintf(hi, sizeof(hi), "%.15g]", k->max);
+	snprintf(buf, len, "%c%.15g,%s", k->min_excl ? '(' : '[', k->min, hi);
+}
+
+static int key_text(void *arg, const struct policy_key *k)
+{
+	char range[64];
+
+	if (k->section)
+		return 0;
+	range_text(k, range, sizeof(range));
+	printf("%-42s %-26s %s\n", k->path, k->type, range);
+	return 0;
+}
+
+static int key_json(void *arg, const struct policy_key *k)
+{
+	json_t *o;
+
+	if (k->section)
+		return 0;
+	o = json_pack("{s:s, s:s}", "key", k->path, "type", k->type);
+	if (!o)
+		return -1;
+	if (k->has_range) {
+		json_object_set_new(o, "min", json_real(k->min));
+		json_object_set_new(o, "min_exclusive",
+				    json_boolean(k->min_excl));
+		json_object_set_new(o, "max",
+				    isinf(k->max) ? json_null()
+						  : json_real(k->max));
+	}
+	return json_array_append_new(arg, o);
+}
+
+static int keys(struct fwdctl_ctx *ctx, const char *file)
+{
+	json_t *a;
+
+	if (file) {
+		fwdctl_err("policy keys: unexpected argument '%s'", file);
+		return FWD_EXIT_USAGE;
+	}
+	if (!ctx->json)
+		return policy_schema_foreach(key_text, NULL) ? FWD_EXIT_USAGE
+							     : FWD_EXIT_OK;
+	if (!(a = json_array()) || policy_schema_foreach(key_json, a)) {
+		fwdctl_err("policy keys: out of memory");
+		json_decref(a);
+		return FWD_EXIT_USAGE;
+	}
+	json_dumpf(a, stdout, JSON_INDENT(2));
+	putchar('\n');
+	json_decref(a);
+	return FWD_EXIT_OK;
+}
+
 static int policy_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	const char *action, *file;
@@ -124,7 +199,9 @@ static int policy_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return check(ctx, file ? file : ctx->policy_path);
 	if (!strcmp(action, "show"))
 		return show(ctx, file);
-	fwdctl_err("policy: unknown action '%s' (check or show)", action);
+	if (!strcmp(action, "keys"))
+		return keys(ctx, file);
+	fwdctl_err("policy: unknown action '%s' (check, show or keys)", action);
 	return FWD_EXIT_USAGE;
 }
 

@@ -424,6 +424,7 @@ static int cmd_profile(struct fwdctl_ctx *ctx, int argc, char **argv)
 		usage(stdout);
 		return FWD_EXIT_OK;
 	}
+	argv[1] = (char *)fwdctl_prog_name("profile", action);
 	if (!strcmp(action, "show"))
 		return do_show(ctx, argc - 1, argv + 1);
 	if (!strcmp(action, "rebuild"))

@@ -117,7 +117,8 @@ static struct topology *prolog_topology(struct fwdctl_ctx *ctx,
 
 static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
-	bool epilog = !strcmp(argv[0], "epilog");
+	const char *name = ctx->cmd; /* argv[0] is "fwdctl prolog" */
+	bool epilog = !strcmp(name, "epilog");
 	struct ctl_outcome out;
 	struct ctl_job job;
 	struct policy *p;
@@ -135,11 +136,11 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		 * environment. */
 		fwdctl_err("%s: unexpected argument '%s'; see 'fwdctl %s "
 			   "--help'",
-			   argv[0], argv[1], argv[0]);
+			   name, argv[1], name);
 		return FWD_EXIT_USAGE;
 	}
 	if (ctl_job_from_env(&job, &err) < 0) {
-		fwdctl_err("%s: %s", argv[0], err.text);
+		fwdctl_err("%s: %s", name, err.text);
 		return FWD_EXIT_USAGE;
 	}
 	p = fwdctl_policy(ctx);
@@ -153,7 +154,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 			syslog(LOG_WARNING,
 			       "%s job %s: no policy, default mapping; "
 			       "audit record not written: %s",
-			       argv[0], job.job_id, err.text);
+			       name, job.job_id, err.text);
 			closelog();
 		}
 		return FWD_EXIT_OK;
@@ -181,7 +182,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "fwdctl: %s timing ms: %s%s\n", argv[0], pre,
 			out.timing);
 	if (out.lost_record)
-		syslog_record(argv[0], job.job_id, out.lost_record);
+		syslog_record(name, job.job_id, out.lost_record);
 	ctl_outcome_free(&out);
 	return out.stop_job ? FWD_EXIT_INVALID : FWD_EXIT_OK;
 }

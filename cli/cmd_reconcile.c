@@ -39,7 +39,8 @@ static void reconcile_usage(FILE *f)
 "Exit status:\n"
 "  0  success\n"
 "  2  usage error\n"
-"  3  the database or slurmctld is unavailable (nothing was freed)\n");
+"  3  the database or slurmctld is unavailable, or Slurm's configuration\n"
+"     cannot be read (nothing was freed)\n");
 }
 /* clang-format on */
 
@@ -94,7 +95,7 @@ static int cmd_reconcile(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("reconcile: %s", r.notes[i].text);
 	if (failed) {
 		fwdctl_err("reconcile: %s", err.text);
-		rc = r.unavailable || fwdctl_exit_code(cause);
+		rc = r.unavailable ? FWD_EXIT_SERVICE : fwdctl_exit_code(cause);
 		ctl_reconcile_free(&r);
 		return rc;
 	}

@@ -46,7 +46,7 @@ static void usage(FILE *f)
 "  -j, --job ID          Slurm job id (1..4294967295)\n"
 "  -n, --node NODE       compute node name (default: this host's short name)\n"
 "  -f, --forwarders LIST forwarder names, comma-separated or a Slurm hostlist\n"
-"                        (\"fwd081,fwd082\", \"fwd[081-082]\").  Addresses and\n"
+"                        (\"fwd05,fwd06\", \"fwd[05-06]\").  Addresses and\n"
 "                        LNet NIDs come from the topology; a name the\n"
 "                        topology does not know is an error.  Without a\n"
 "                        topology file, names are used as addresses.\n"
@@ -69,10 +69,10 @@ static void usage(FILE *f)
 "\n"
 "Examples:\n"
 "  fwdctl remap apply --driver exec --job 4242 --node c17 \\\n"
-"      --forwarders fwd081,fwd082\n"
+"      --forwarders fwd05,fwd06\n"
 "  fwdctl remap revert --driver exec --job 4242 --node c17\n"
 "  fwdctl --topology /etc/fwdalloc/topology.yaml remap probe \\\n"
-"      --forwarders 'fwd[081-084]'\n"
+"      --forwarders 'fwd[05-08]'\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
@@ -384,6 +384,7 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 			   action);
 		return FWD_EXIT_USAGE;
 	}
+	argv[1] = (char *)fwdctl_prog_name("remap", action);
 	while ((c = getopt_long(argc - 1, argv + 1, "j:n:f:d:h", opts, NULL)) !=
 	       -1) {
 		switch (c) {

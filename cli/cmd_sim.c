@@ -94,7 +94,7 @@ static void on_progress(void *arg, const char *policy, size_t done,
 		p->pct = pct - pct % 10;
 		if (done == total)
 			p->pct = 100;
-		fprintf(stderr, "fwdctl: sim: %s: %d%% (%zu/%zu events)\n",
+		fprintf(stderr, "fwdctl sim: %s: %d%% (%zu/%zu events)\n",
 			policy, pct, done, total);
 	}
 }

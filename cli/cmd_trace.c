@@ -103,7 +103,7 @@ void trace_cmd_usage(FILE *f)
 static void report_bad(const struct trace_stats *st)
 {
 	for (size_t i = 0; i < st->n_bad; i++)
-		fprintf(stderr, "fwdctl: skipped %s\n", st->bad[i]);
+		fprintf(stderr, "fwdctl trace: skipped %s\n", st->bad[i]);
 	if (st->skipped > st->n_bad)
 		fprintf(stderr,
 			"fwdctl: ... %" PRIu64 " more broken lines "
@@ -124,7 +124,7 @@ static int do_compress(int argc, char **argv, bool expand)
 	fwd_error_t err;
 	int c, rv;
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (expand) {
@@ -284,7 +284,7 @@ static int do_summarize(struct fwdctl_ctx *ctx, int argc, char **argv)
 	bool json = ctx->json;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -339,6 +339,7 @@ static int cmd_trace(struct fwdctl_ctx *ctx, int argc, char **argv)
 		trace_cmd_usage(stdout);
 		return FWD_EXIT_OK;
 	}
+	argv[1] = (char *)fwdctl_prog_name("trace", action);
 	if (!strcmp(action, "compress"))
 		return do_compress(argc - 1, argv + 1, false);
 	if (!strcmp(action, "expand"))

@@ -92,7 +92,7 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	char *end;
 	int c, rc, r;
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 			errno = 0;

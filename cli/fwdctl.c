@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 
 static const struct fwdctl_command *commands[MAX_COMMANDS];
 static size_t n_commands;
+/* The command running, for the prefix of every message ("fwdctl CMD:"). */
+static const char *current_cmd;
 
 int fwdctl_exit_code(int errnum)
 {
@@ -45,7 +48,20 @@ void fwdctl_err(const char *fmt, ...)
 	 * name, a log line) are shown escaped rather than sent to the
 	 * terminal.  Newlines stay: some messages list one problem a line
 	 * (fwdctl sim on a bad trace). */
-	fputs("fwdctl: ", stderr);
+	/* "fwdctl CMD: ...", like getopt_long's messages; a message that
+	 * already starts with the command's name ("alloc show: ...") gets
+	 * only "fwdctl ". */
+	if (!current_cmd) {
+		fputs("fwdctl: ", stderr);
+	} else {
+		size_t n = strlen(current_cmd);
+
+		if (!strncmp(buf, current_cmd, n) &&
+		    (buf[n] == ':' || buf[n] == ' '))
+			fputs("fwdctl ", stderr);
+		else
+			fprintf(stderr, "fwdctl %s: ", current_cmd);
+	}
 	for (const char *c = buf; *c; c++) {
 		unsigned char u = (unsigned char)*c;
 
@@ -64,7 +80,7 @@ void fwdctl_err(const char *fmt, ...)
 void fwdctl_usage_hint(const char *cmd)
 {
 	if (cmd)
-		fwdctl_err("see 'fwdctl %s --help'", cmd);
+		fwdctl_err("%s: see 'fwdctl %s --help'", cmd, cmd);
 	else
 		fwdctl_err("see 'fwdctl --help'");
 }
@@ -110,6 +126,34 @@ bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 		return false;
 	}
 	return true;
+}
+
+int fwdctl_job_id(const char *what, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (s[0] >= '0' && s[0] <= '9')
+		v = strtoull(s, &end, 10);
+	else
+		end = (char *)s, v = 0;
+	if (errno || end == s || *end || v == 0 || v > UINT32_MAX) {
+		fwdctl_err("%s: '%s' is not a job id (1..4294967295)", what, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+const char *fwdctl_prog_name(const char *cmd, const char *action)
+{
+	/* One command and action per process: static storage is enough. */
+	static char name[128];
+
+	snprintf(name, sizeof(name), "fwdctl %s%s%s", cmd, action ? " " : "",
+		 action ? action : "");
+	return name;
 }
 
 bool fwdctl_wants_help(int argc, char **argv)
@@ -261,6 +305,10 @@ int main(int argc, char **argv)
 		/* Subcommands parse their own options: reset getopt (glibc
 		 * reinitialises on optind = 0). */
 		optind = 0;
+		/* getopt_long names argv[0] in its messages: "fwdctl CMD:". */
+		ctx.cmd = commands[i]->name;
+		current_cmd = commands[i]->name;
+		argv[first] = (char *)fwdctl_prog_name(commands[i]->name, NULL);
 		rc = commands[i]->run(&ctx, argc - first, argv + first);
 		policy_destroy(ctx.policy);
 		topo_destroy(ctx.topology);

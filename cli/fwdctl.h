@@ -9,6 +9,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/error.h"
@@ -31,6 +32,7 @@ struct topology;
 
 struct fwdctl_ctx {
 	const char *prog;	   /* "fwdctl" */
+	const char *cmd;	   /* the command running: "prolog" */
 	const char *policy_path;   /* --policy, FWDALLOC_POLICY or default */
 	bool policy_explicit;	   /* given by --policy or the environment */
 	const char *topology_path; /* --topology, or NULL = from the policy */
@@ -67,8 +69,10 @@ struct policy *fwdctl_policy(struct fwdctl_ctx *ctx);
 /* The topology from --topology or the policy's `topology:` key. */
 struct topology *fwdctl_topology(struct fwdctl_ctx *ctx);
 
-/* "fwdctl: <fmt>\n" on stderr; control characters in the text other
- * than newlines are written escaped (\t, \xNN). */
+/* "fwdctl CMD: <fmt>\n" on stderr ("fwdctl: " before a command is
+ * known; just "fwdctl " when fmt already starts with "CMD:" or "CMD ");
+ * control characters in the text other than newlines are written escaped
+ * (\t, \xNN). */
 void fwdctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
@@ -77,6 +81,20 @@ void fwdctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * full usage would bury that line.
  */
 void fwdctl_usage_hint(const char *cmd);
+
+/*
+ * A Slurm job id as given on the command line: decimal digits only, 1 ..
+ * 4294967295.  0, or -1 after printing "WHAT: 'S' is not a job id
+ * (1..4294967295)" (the caller exits with FWD_EXIT_USAGE).
+ */
+int fwdctl_job_id(const char *what, const char *s, uint64_t *out);
+
+/*
+ * "fwdctl CMD" or "fwdctl CMD ACTION" (action NULL: the former), in static
+ * storage: the argv[0] a command gives getopt_long, whose messages then
+ * start like every other message of the command.
+ */
+const char *fwdctl_prog_name(const char *cmd, const char *action);
 
 /* True if argv[i] is -h or --help; subcommands print their usage then. */
 bool fwdctl_wants_help(int argc, char **argv);

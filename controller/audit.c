@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "allocator/decision_json.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
@@ -466,6 +468,42 @@ static bool passes(const struct audit_filter *f, const json_t *r)
 	return true;
 }
 
+/* One line of a (possibly gzip-compressed) file into *line, without its
+ * newline: its length, 0 at the end, -1 on a read error. */
+static ssize_t gz_line(gzFile in, char **line, size_t *cap)
+{
+	size_t n = 0;
+
+	for (;;) {
+		if (*cap - n < 2) {
+			size_t ncap = *cap ? *cap * 2 : 4096;
+			char *p = realloc(*line, ncap);
+
+			if (!p)
+				return -1;
+			*line = p;
+			*cap = ncap;
+		}
+		if (!gzgets(in, *line + n, (int)(*cap - n))) {
+			int zerr;
+
+			gzerror(in, &zerr);
+			if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
+				errno = EIO;
+				return -1;
+			}
+			return (ssize_t)n; /* end of file */
+		}
+		n += strlen(*line + n);
+		if (n > 0 && (*line)[n - 1] == '\n') {
+			(*line)[--n] = '\0';
+			return (ssize_t)n + 1; /* > 0 even for an empty line */
+		}
+		if (gzeof(in))
+			return (ssize_t)n;
+	}
+}
+
 int audit_read(const char *path, const struct audit_filter *f,
 	       int (*fn)(void *arg, unsigned long lineno, const char *line,
 			 const json_t *rec),
@@ -475,17 +513,26 @@ int audit_read(const char *path, const struct audit_filter *f,
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	FILE *in;
-	int rv = 0;
+	gzFile in;
+	int fd, rv = 0;
 
-	if (!(in = fopen(path, "r")))
+	/* gzdopen reads a plain file unchanged: one reader for the live
+	 * file and its rotated copies, compressed or not. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return errprintf(err, "%s: %s", path, strerror(errno));
-	while (rv >= 0 && (n = getline(&line, &cap, in)) > 0) {
+	if (!(in = gzdopen(fd, "r"))) {
+		int e = errno ? errno : ENOMEM;
+
+		close(fd);
+		errno = e;
+		return errprintf(err, "%s: %s", path, strerror(e));
+	}
+	while (rv >= 0 && (n = gz_line(in, &line, &cap)) > 0) {
 		json_t *r;
 
 		lineno++;
-		if (line[n - 1] == '\n')
-			line[--n] = '\0';
+		if (!line[0])
+			continue; /* an empty line (a truncated rotation) */
 		if (!(r = json_loads(line, 0, NULL))) {
 			rv = fn(arg, lineno, line, NULL);
 			continue;
@@ -494,9 +541,170 @@ int audit_read(const char *path, const struct audit_filter *f,
 			rv = fn(arg, lineno, line, r);
 		json_decref(r);
 	}
+	if (rv >= 0 && n < 0) {
+		int e = errno;
+
+		rv = errprintf(err, "%s: line %lu: %s", path, lineno + 1,
+			       strerror(e));
+		errno = e;
+	}
 	free(line);
-	fclose(in);
+	gzclose(in);
 	return rv < 0 ? -1 : 0;
+}
+
+/* The rotated copy number k of `path` that exists (logrotate: path.k or,
+ * compressed, path.k.gz), into buf; false when neither exists. */
+static bool rotated_name(const char *path, unsigned k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.%u", path, k);
+	if (access(buf, F_OK) == 0)
+		return true;
+	snprintf(buf, len, "%s.%u.gz", path, k);
+	return access(buf, F_OK) == 0;
+}
+
+int audit_read_all(const char *path, const struct audit_filter *f,
+		   int (*fn)(void *arg, unsigned long lineno, const char *line,
+			     const json_t *rec),
+		   void *arg, fwd_error_t *err)
+{
+	char name[PATH_MAX];
+	unsigned k = 0;
+	bool any = false;
+
+	while (k < 100000 && rotated_name(path, k + 1, name, sizeof(name)))
+		k++;
+	/* The oldest rotated copy first, the live file last. */
+	for (; k > 0; k--) {
+		if (!rotated_name(path, k, name, sizeof(name)))
+			continue;
+		if (audit_read(name, f, fn, arg, err) < 0)
+			return -1;
+		any = true;
+	}
+	if (audit_read(path, f, fn, arg, err) < 0) {
+		if (errno == ENOENT && any)
+			return 0;
+		return -1;
+	}
+	return 0;
+}
+
+int audit_read_db(struct db *db, const struct audit_filter *f,
+		  int (*fn)(void *arg, unsigned long lineno, const char *line,
+			    const json_t *rec),
+		  void *arg, fwd_error_t *err)
+{
+	unsigned long rowno = 0;
+	struct db_stmt *st;
+	int rv = -1, r = 0;
+	uint64_t job = 0;
+
+	if (f && f->job_id) {
+		char *end;
+
+		errno = 0;
+		job = strtoull(f->job_id, &end, 10);
+		if (errno || end == f->job_id || *end) {
+			errno = EINVAL;
+			return errprintf(err, "job id '%s': not a number",
+					 f->job_id);
+		}
+	}
+	st = db_prepare(db,
+			"SELECT record FROM audit WHERE record IS NOT NULL "
+			"AND (? IS NULL OR job_id = ?) "
+			"AND (? IS NULL OR user = ?) "
+			"AND (? IS NULL OR ts >= ?) "
+			"ORDER BY ts, id",
+			err);
+	if (!st)
+		return -1;
+	if (f && f->job_id) {
+		db_bind_uint64(st, 0, job);
+		db_bind_uint64(st, 1, job);
+	}
+	if (f && f->user) {
+		db_bind_text(st, 2, f->user);
+		db_bind_text(st, 3, f->user);
+	}
+	if (f && f->have_since) {
+		db_bind_int64(st, 4, (int64_t)(f->since - 0.5));
+		db_bind_int64(st, 5, (int64_t)(f->since - 0.5));
+	}
+	if (db_exec(st, err) < 0)
+		goto out;
+	while (r >= 0 && (r = db_fetch(st, err)) > 0) {
+		const char *text = db_col_text(st, 0);
+		json_t *rec = text ? json_loads(text, 0, NULL) : NULL;
+		char *line;
+
+		rowno++;
+		if (!rec) {
+			r = fn(arg, rowno, text ? text : "", NULL);
+			continue;
+		}
+		/* One line, as the file holds it. */
+		line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		if (passes(f, rec))
+			r = fn(arg, rowno, line ? line : text, rec);
+		free(line);
+		json_decref(rec);
+		if (r > 0)
+			r = 1;
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+const double audit_latency_bounds[AUDIT_LATENCY_BUCKETS] = {
+	0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10,
+};
+
+int audit_metrics(struct db *db, struct audit_metrics *m, fwd_error_t *err)
+{
+	/* One row per action; the bucket bounds are in microseconds. */
+	static const char sql[] =
+		"SELECT action, COUNT(*), SUM(outcome LIKE 'fallback:%'), "
+		"SUM(elapsed_us), SUM(elapsed_us <= 1000), "
+		"SUM(elapsed_us <= 5000), SUM(elapsed_us <= 10000), "
+		"SUM(elapsed_us <= 50000), SUM(elapsed_us <= 100000), "
+		"SUM(elapsed_us <= 500000), SUM(elapsed_us <= 1000000), "
+		"SUM(elapsed_us <= 5000000), SUM(elapsed_us <= 10000000) "
+		"FROM audit WHERE JSON_VALUE(record, '$.event') = 'prolog' "
+		"GROUP BY action ORDER BY action";
+	struct db_stmt *st;
+	int r, rv = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!(st = db_prepare(db, sql, err)) || db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *a = db_col_text(st, 0);
+		uint64_t n = db_col_uint64(st, 1);
+
+		if (m->n_actions < AUDIT_METRICS_ACTIONS) {
+			snprintf(m->action[m->n_actions], sizeof(m->action[0]),
+				 "%s", a ? a : "");
+			m->by_action[m->n_actions++] = n;
+		}
+		m->decisions += n;
+		m->fallbacks += db_col_uint64(st, 2);
+		m->elapsed_sum += db_col_double(st, 3) / 1e6;
+		for (int b = 0; b < AUDIT_LATENCY_BUCKETS; b++)
+			m->le[b] += db_col_uint64(st, 4 + (unsigned)b);
+	}
+	if (r < 0)
+		goto out;
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
 }
 
 int audit_prune(struct db *db, const struct policy_retention *r, int64_t now,

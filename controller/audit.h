@@ -112,6 +112,48 @@ int audit_read(const char *path, const struct audit_filter *f,
 	       void *arg, fwd_error_t *err);
 
 /*
+ * The whole trail at `path`, oldest first: the copies logrotate left
+ * (path.N or path.N.gz, highest N first, then down to path.1[.gz]), then
+ * path itself; audit_read() reads each, compressed or not.  -1 with errno
+ * ENOENT only when neither path nor a rotated copy exists.
+ */
+int audit_read_all(const char *path, const struct audit_filter *f,
+		   int (*fn)(void *arg, unsigned long lineno, const char *line,
+			     const json_t *rec),
+		   void *arg, fwd_error_t *err);
+
+/*
+ * The audit table's records (column `record`), oldest first, filtered by
+ * `f` in SQL and again as audit_read() does; `line` is the record as one
+ * compact JSON line, `lineno` the row's position.  A job_id filter that is
+ * not a number is -1 with errno EINVAL.  0, or -1 with errno and err.
+ */
+int audit_read_db(struct db *db, const struct audit_filter *f,
+		  int (*fn)(void *arg, unsigned long lineno, const char *line,
+			    const json_t *rec),
+		  void *arg, fwd_error_t *err);
+
+/*
+ * What `fwdctl metrics` reports from the audit table: the controller
+ * prologs' decisions (event "prolog") by action, how many fell back, and
+ * their elapsed time as a histogram over AUDIT_LATENCY_BOUNDS (seconds,
+ * cumulative counts as OpenMetrics wants them).  Retention pruning lowers
+ * these counts.  0, or -1 with errno and err.
+ */
+#define AUDIT_METRICS_ACTIONS 16
+#define AUDIT_LATENCY_BUCKETS 9
+extern const double audit_latency_bounds[AUDIT_LATENCY_BUCKETS];
+struct audit_metrics {
+	size_t n_actions;
+	char action[AUDIT_METRICS_ACTIONS][24];
+	uint64_t by_action[AUDIT_METRICS_ACTIONS];
+	uint64_t decisions, fallbacks;
+	double elapsed_sum; /* seconds */
+	uint64_t le[AUDIT_LATENCY_BUCKETS];
+};
+int audit_metrics(struct db *db, struct audit_metrics *m, fwd_error_t *err);
+
+/*
  * Retention of the audit table: rows older than r->audit (0 = keep
  * forever) before `now` (db_prune_before()).  Appends its line to out[*n]
  * when it pruned.  0, or -1 with errno and err.

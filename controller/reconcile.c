@@ -23,6 +23,13 @@
 #include "db/db.h"
 #include "policies/policy.h"
 
+/* libslurm's built-in configuration path (Debian's libslurm: strings
+ * libslurm.so), and where slurmd caches it in configless mode. */
+#ifndef FWD_SLURM_CONF
+#define FWD_SLURM_CONF "/etc/slurm/slurm.conf"
+#endif
+#define FWD_SLURM_CONF_CONFIGLESS "/run/slurm/conf/slurm.conf"
+
 /* Is the job still holding its nodes, per Slurm? */
 static bool job_alive(const slurm_job_info_t *j)
 {
@@ -40,6 +47,31 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Slurm's configuration, as libslurm would look for it: $SLURM_CONF, else
+ * its built-in path, else the copy slurmd keeps in configless mode.
+ * Without one, slurm_init() does not return an error: it searches DNS for
+ * a configless controller (about a minute) and then exits the process.
+ */
+static int slurm_conf_check(fwd_error_t *err)
+{
+	const char *env = getenv("SLURM_CONF");
+
+	if (env && *env) {
+		if (access(env, R_OK) == 0)
+			return 0;
+		return errprintf(err, "Slurm's configuration SLURM_CONF=%s: %s",
+				 env, strerror(errno));
+	}
+	if (access(FWD_SLURM_CONF, R_OK) == 0 ||
+	    access(FWD_SLURM_CONF_CONFIGLESS, R_OK) == 0)
+		return 0;
+	return errprintf(err,
+			 "Slurm's configuration %s: %s (set SLURM_CONF to "
+			 "its path)",
+			 FWD_SLURM_CONF, strerror(errno));
+}
+
 /* The jobs slurmctld says still hold their nodes, sorted. */
 static int alive_jobs(uint64_t **alive, size_t *n, fwd_error_t *err)
 {
@@ -47,6 +79,8 @@ static int alive_jobs(uint64_t **alive, size_t *n, fwd_error_t *err)
 
 	*alive = NULL;
 	*n = 0;
+	if (slurm_conf_check(err) < 0)
+		return -1;
 	slurm_init(NULL);
 	if (slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS) {
 		int e = slurm_get_errno();

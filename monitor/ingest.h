@@ -403,4 +403,32 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		 bool dry_run, struct db_pruned *out, size_t *n,
 		 fwd_error_t *err);
 
+/*
+ * The newest stored sample of each source (Unix seconds, 0 when it has
+ * none): samples_raw per kind, and the Lustre job_stats snapshots.  For
+ * `fwdctl metrics` and the stale-data warning of the health scan.  0, or
+ * -1 with errno and err.
+ */
+enum {
+	MONITOR_SOURCE_FWD,
+	MONITOR_SOURCE_OST,
+	MONITOR_SOURCE_MDT,
+	MONITOR_SOURCE_JOBSTATS,
+	MONITOR_N_SOURCES
+};
+extern const char *const monitor_source_names[MONITOR_N_SOURCES];
+struct db;
+int monitor_newest_samples(struct db *db, double newest[MONITOR_N_SOURCES],
+			   fwd_error_t *err);
+
+/*
+ * The names that have samples of `kind` ("fwd", "ost", "mdt") at or after
+ * `since`, sorted (at most 10000): a Beacon record from an IP the topology
+ * does not know is stored under that IP, and the scan never looks at it.
+ * *names is malloc'd (monitor_names_free()).  0, or -1 with errno and err.
+ */
+int monitor_sample_names(struct db *db, const char *kind, double since,
+			 char ***names, size_t *n, fwd_error_t *err);
+void monitor_names_free(char **names, size_t n);
+
 #endif

@@ -354,6 +354,24 @@ bool policy_job_allowed(const struct policy *p, const char *user,
  * policy_load() accepts.  NULL with errno on failure.
  */
 char *policy_to_json(const struct policy *p);
+
+/*
+ * The schema the loader checks every policy file against, for
+ * documentation (fwdctl policy keys, fwdalloc.yaml(5)): every key, sections
+ * first then their keys, depth first in file order.  fn returning non-zero
+ * stops the walk and is returned; the key's strings are valid during the
+ * call only.
+ */
+struct policy_key {
+	const char *path; /* "decision.caps.reserve" */
+	const char *type; /* "integer", "duration", "off|opt-in|..." */
+	bool section;	  /* a mapping of further keys */
+	bool has_range;	  /* min/max apply (integers, numbers, durations) */
+	double min, max;  /* inclusive, max INFINITY when unbounded ... */
+	bool min_excl;	  /* ... except min when set (> min) */
+};
+int policy_schema_foreach(int (*fn)(void *arg, const struct policy_key *k),
+			  void *arg);
 char *policy_to_yaml(const struct policy *p);
 
 #endif

@@ -367,6 +367,93 @@ static void names_list(char *buf, size_t len, const char *const *names,
 					 i ? ", " : "", names[i]);
 }
 
+/* ---- the schema, for documentation (policy.h: policy_schema_foreach) */
+
+static const char *ftype_word(enum ftype t)
+{
+	switch (t) {
+	case F_SECTION:
+		return "section";
+	case F_BOOL:
+		return "boolean";
+	case F_U32:
+		return "integer";
+	case F_NUMBER:
+		return "number";
+	case F_SIZE:
+		return "size";
+	case F_RATE:
+		return "rate";
+	case F_DURATION:
+		return "duration";
+	case F_FRACTION:
+		return "fraction";
+	case F_STRING:
+		return "string";
+	case F_OPTSTRING:
+		return "string or null";
+	case F_PATH:
+		return "absolute path";
+	case F_OPTPATH:
+		return "absolute path or null";
+	case F_FILE:
+		return "path";
+	case F_NAME:
+		return "file name";
+	case F_STRLIST:
+		return "list of names";
+	case F_ENDPOINTS:
+		return "list of servers";
+	case F_KEYLIST:
+		return "list of key fields";
+	case F_ARGV:
+		return "command";
+	case F_MODE:
+		return "off|opt-in|opt-out|shadow";
+	case F_FAIL:
+		return "open|closed";
+	case F_CONTENTION:
+		return "gain|fcfs";
+	case F_DRIVER:
+		return "none|exec|verbs|lwfs|lnet";
+	}
+	return "?";
+}
+
+static int schema_walk(const struct field *fields, const char *prefix,
+		       int (*fn)(void *arg, const struct policy_key *k),
+		       void *arg)
+{
+	for (size_t i = 0; fields[i].name; i++) {
+		const struct field *f = &fields[i];
+		struct policy_key k = {0};
+		char path[256];
+		int r;
+
+		snprintf(path, sizeof(path), "%s%s%s", prefix,
+			 *prefix ? "." : "", f->name);
+		k.path = path;
+		k.type = ftype_word(f->type);
+		k.section = f->type == F_SECTION;
+		k.has_range = f->type == F_U32 || f->type == F_NUMBER ||
+			      f->type == F_DURATION;
+		k.min = f->min;
+		k.max = f->max >= NOMAX ? INFINITY : f->max;
+		k.min_excl = f->min_excl;
+		if ((r = fn(arg, &k)) != 0)
+			return r;
+		if (k.section && (r = schema_walk(f->sub, path, fn, arg)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+int policy_schema_foreach(int (*fn)(void *arg, const struct policy_key *k),
+			  void *arg)
+{
+	return schema_walk(policy_fields, "", fn, arg);
+}
+
 static void keys_list(char *buf, size_t len, const struct field *fields)
 {
 	size_t used = 0;

@@ -1276,8 +1276,13 @@ int trace_compress_file(const char *in, const char *out, const char *node,
 	}
 	rv = 0;
 out:
-	if (st)
+	if (st) {
 		*st = *trace_reader_stats(r);
+		/* The reader counts one run per raw line: the runs are the
+		 * ones written. */
+		if (w && rv == 0)
+			st->runs = trace_writer_runs(w);
+	}
 	if (close_out(f, out, out_bytes, rv ? NULL : err))
 		rv = -1;
 	trace_writer_destroy(w);

@@ -167,7 +167,8 @@ void trace_writer_destroy(struct trace_writer *w);
 /*
  * Whole-file helpers used by `fwdctl trace compress|expand`: read in (raw
  * or compressed), write out compressed, or raw.  The stats of the read are
- * returned in st (may be NULL); out_bytes gets the bytes written.
+ * returned in st (may be NULL), except that after a successful compress
+ * st->runs is the number of runs written; out_bytes gets the bytes written.
  */
 int trace_compress_file(const char *in, const char *out, const char *node,
 			struct trace_stats *st, uint64_t *out_bytes,

@@ -103,9 +103,36 @@ int fwdalloc_node_fallback_note(const struct policy *p, uint32_t job_id,
 void fwdalloc_node_names(const struct fwdalloc_node_decision *nd, char *buf,
 			 size_t len);
 
+/*
+ * The job's decision on this node for its tasks (fwdalloc_note.c): one
+ * line in remap.lwfs.state_dir, written by the job prolog, read by
+ * slurmstepd, removed by the job epilog.  write: 0 (also when the policy
+ * names no state directory) or -1 with err; read: 1 with *out filled ("" for
+ * no forwarders or no request), 0 when there is no note.  read_job: every
+ * node's note of the job (one per node in production, several where nodes
+ * share a directory), at most max: how many.
+ */
+struct fwdalloc_note {
+	char node[128];
+	char action[32];
+	char forwarders[1024];
+	char request[32]; /* --io-upgrade's mode, "" when not asked */
+};
+int fwdalloc_note_write(const struct policy *p, uint32_t job, const char *node,
+			const char *request, const char *action,
+			const char *forwarders, fwd_error_t *err);
+int fwdalloc_note_read(const char *state_dir, uint32_t job, const char *node,
+		       struct fwdalloc_note *out);
+int fwdalloc_note_read_job(const char *state_dir, uint32_t job,
+			   struct fwdalloc_note *out, size_t max);
+void fwdalloc_note_remove(const struct policy *p, uint32_t job,
+			  const char *node);
+
 /* Per-context handlers; each returns a SPANK return code (0 or -1). */
 int fwdalloc_alloc_post_opt(spank_t sp);
 int fwdalloc_remote_init(spank_t sp);
+int fwdalloc_remote_task_init_privileged(spank_t sp);
+int fwdalloc_remote_task_init(spank_t sp);
 int fwdalloc_job_prolog(spank_t sp);
 int fwdalloc_job_epilog(spank_t sp);
 

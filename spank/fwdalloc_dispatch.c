@@ -42,6 +42,20 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	}
 }
 
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return fwdalloc_remote_task_init_privileged(sp);
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	return fwdalloc_remote_task_init(sp);
+}
+
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_JOB_SCRIPT)

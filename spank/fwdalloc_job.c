@@ -70,6 +70,22 @@ static struct policy *load_policy(const char *phase, uint32_t job)
 	return p;
 }
 
+/* What the job's tasks will be told (fwdalloc_note.c); a failure to
+ * write it is logged and changes nothing else. */
+static void note(const struct policy *p, const struct fa_job *fj,
+		 const char *action, const char *names)
+{
+	const char *req =
+		strcmp(fj->request, "not requested") ? fj->request : NULL;
+	fwd_error_t err;
+
+	if (fwdalloc_note_write(p, fj->job_id, fj->node, req, action, names,
+				&err) < 0)
+		slurm_error("fwdalloc: job_prolog: job %u node %s: telling "
+			    "the job: %s",
+			    fj->job_id, fj->node, err.text);
+}
+
 int fwdalloc_job_prolog(spank_t sp)
 {
 	struct fa_job fj;
@@ -101,6 +117,7 @@ int fwdalloc_job_prolog(spank_t sp)
 			   "no decision for this job; keeping the default "
 			   "mapping",
 			   fj.job_id, fj.node, fj.request);
+		note(p, &fj, "default", NULL);
 		goto out;
 	}
 	fwdalloc_node_names(&nd, names, sizeof(names));
@@ -109,6 +126,7 @@ int fwdalloc_job_prolog(spank_t sp)
 		slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
 			   "action %s: nothing to apply (forwarders %s)",
 			   fj.job_id, fj.node, fj.request, nd.action, names);
+		note(p, &fj, nd.action, names);
 		goto out;
 	}
 	if (nd.n == 0) {
@@ -134,8 +152,10 @@ int fwdalloc_job_prolog(spank_t sp)
 		   remap_driver_name(r),
 		   nd.source == FWDALLOC_SOURCE_FILE ? "decision file"
 						     : "database");
+	note(p, &fj, nd.action, names);
 	goto out;
 fail:
+	note(p, &fj, "fallback", NULL);
 	/* Counted into the job's audit record by EpilogSlurmctld. */
 	if (fwdalloc_node_fallback_note(p, fj.job_id, fj.node, why, &err) < 0)
 		slurm_error("fwdalloc: job_prolog: job %u node %s: recording "
@@ -161,6 +181,7 @@ int fwdalloc_job_epilog(spank_t sp)
 		return 0;
 	if (!(p = load_policy("job_epilog", fj.job_id)))
 		return 0;
+	fwdalloc_note_remove(p, fj.job_id, fj.node);
 	/* Revert unconditionally: it is a no-op where nothing was applied,
 	 * and the decision may already be released by EpilogSlurmctld. */
 	if (!(r = remap_create(&p->remap, &err)) ||

@@ -23,7 +23,8 @@ spank_fwdalloc_la_SOURCES = \
 	spank/fwdalloc_args.c \
 	spank/fwdalloc_alloc.c \
 	spank/fwdalloc_remote.c \
-	spank/fwdalloc_job.c
+	spank/fwdalloc_job.c \
+	spank/fwdalloc_note.c
 # Never built with sanitizers (PLUGIN_HARDEN_*, see configure.ac): their
 # runtime must be the first library of the process, and slurmd, slurmstepd
 # (which also runs the node prolog with an environment of its own, so

@@ -168,6 +168,7 @@ TESTS += $(UNIT_TESTS)
 INTEGRATION_TESTS = \
 	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
+	tests/integration/cli_audit.sh tests/integration/cli_metrics.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/bench_table.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
@@ -178,11 +179,15 @@ INTEGRATION_TESTS = \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
-	tests/integration/tree_layout.sh \
+	tests/integration/tree_layout.sh tests/integration/install_layout.sh \
+	tests/integration/man_pages.sh tests/integration/cli_completion.sh \
+	tests/integration/cli_help_examples.sh \
+	tests/integration/units_security.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
-	tests/integration/db_history.sh
+	tests/integration/db_history.sh \
+	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.

@@ -143,4 +143,19 @@ bad nowinf "--now inf" '--now inf: not a non-negative epoch' --now inf \
 bad nowhuge "--now past year 9999" '--now 1e23: not a non-negative epoch' \
 	--now 1e23 --job "$fx/job-n1.json"
 
+# The shipped example policy and topology upgrade a demanding job (with 4
+# backups and caps.reserve 4 they could not: every job was refused).
+out=$("$fwdctl" decide --policy "$top_srcdir/etc/fwdalloc.yaml" \
+	--topology "$top_srcdir/etc/topology.yaml" --now 1700000000 \
+	--job "$fx/job-demanding.json" --compact 2>&1)
+check_eq "shipped example: a demanding job is scaled to S = 4" "scale 4 4" \
+	"$(printf '%s' "$out" | jq -r '"\(.action) \(.s) \(.forwarders | length)"')"
+check_match "shipped example: the reserve is kept" \
+	'scale: 4 forwarders \(1 default \+ 3 private\)' "$out"
+out=$("$fwdctl" decide --policy "$top_srcdir/etc/fwdalloc.yaml" \
+	--topology "$top_srcdir/etc/topology.yaml" --now 1700000000 \
+	--job "$fx/job-n1.json" --compact 2>&1)
+check_eq "shipped example: a disruptive N-1 job is isolated" "isolate" \
+	"$(printf '%s' "$out" | jq -r .action)"
+
 tap_done

@@ -40,15 +40,15 @@ check_match "topology --help has examples" 'fwdctl topology show --json' "$out"
 # --- usage errors ---------------------------------------------------------
 run "$fwdctl" policy
 check_eq "policy without action exits 2" 2 "$rc"
-check_match "policy without action says so" '^fwdctl: policy: missing action \(check or show\)' "$err"
+check_match "policy without action says so" '^fwdctl policy: missing action \(check or show\)' "$err"
 run "$fwdctl" policy frob x
 check_eq "unknown policy action exits 2" 2 "$rc"
 check_eq "unknown policy action message" \
-	"fwdctl: policy: unknown action 'frob' (check or show)" "$err"
+	"fwdctl policy: unknown action 'frob' (check, show or keys)" "$err"
 run "$fwdctl" topology check a b
 check_eq "extra argument exits 2" 2 "$rc"
 check_eq "extra argument message" \
-	"fwdctl: topology check: unexpected argument 'b'" "$err"
+	"fwdctl topology check: unexpected argument 'b'" "$err"
 # A bad option: getopt's line naming it and a pointer to the help, not
 # the whole usage burying it.
 nl='
@@ -56,7 +56,7 @@ nl='
 run "$fwdctl" policy check --bogus
 check_eq "unknown option exits 2" 2 "$rc"
 check_eq "unknown option: named, then the help pointer" \
-	"policy: unrecognized option '--bogus'${nl}fwdctl: see 'fwdctl policy --help'" \
+	"fwdctl policy: unrecognized option '--bogus'${nl}fwdctl policy: see 'fwdctl policy --help'" \
 	"$err"
 run "$fwdctl" --policy
 check_eq "global option without its value exits 2" 2 "$rc"
@@ -100,14 +100,14 @@ check_match "policy show from --policy names it" "^# source: $etc/fwdalloc.yaml\
 run env FWDALLOC_POLICY="$tmp/none.yaml" "$fwdctl" policy show
 check_eq "an explicit but missing policy fails" 1 "$rc"
 check_eq "missing policy message" \
-	"fwdctl: $tmp/none.yaml: cannot open: No such file or directory" "$err"
+	"fwdctl policy: $tmp/none.yaml: cannot open: No such file or directory" "$err"
 
 # --- bad policies ---------------------------------------------------------
 # bad_policy FIXTURE MESSAGE-AFTER-PATH
 bad_policy() {
 	run "$fwdctl" policy check "$fx/$1"
 	check_eq "$1: exit 1" 1 "$rc"
-	check_eq "$1: message" "fwdctl: $fx/$1$2" "$err"
+	check_eq "$1: message" "fwdctl policy: $fx/$1$2" "$err"
 	check_eq "$1: nothing on stdout" "" "$out"
 }
 bad_policy policy-unknown-key.yaml ":3:3: access.allow_user: unknown key; allowed keys: mode, fail, allow_users, deny_users, allow_accounts, deny_accounts, allow_partitions, deny_partitions"
@@ -122,10 +122,10 @@ bad_policy policy-exec-no-command.yaml ":2:11: remap.driver: value 'exec': the e
 run "$fwdctl" policy check "$tmp/missing.yaml"
 check_eq "missing policy: exit 1" 1 "$rc"
 check_eq "missing policy: message" \
-	"fwdctl: $tmp/missing.yaml: cannot open: No such file or directory" "$err"
+	"fwdctl policy: $tmp/missing.yaml: cannot open: No such file or directory" "$err"
 run "$fwdctl" policy check "$tmp"
 check_eq "directory as policy: exit 1" 1 "$rc"
-check_eq "directory as policy: message" "fwdctl: $tmp: cannot read: Is a directory" "$err"
+check_eq "directory as policy: message" "fwdctl policy: $tmp: cannot read: Is a directory" "$err"
 run "$fwdctl" policy check "$fx/policy-bad-utf8.yaml" --json
 check_eq "check --json on a bad file" \
 	"{\"path\": \"$fx/policy-bad-utf8.yaml\", \"valid\": false, \"error\": \"$fx/policy-bad-utf8.yaml:2:21: invalid UTF-8: invalid trailing UTF-8 octet (byte 0x5d)\"}" "$out"
@@ -137,7 +137,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	run "$fwdctl" policy check "$tmp/secret.yaml"
 	check_eq "unreadable policy: exit 1" 1 "$rc"
 	check_eq "unreadable policy: message" \
-		"fwdctl: $tmp/secret.yaml: cannot open: Permission denied" "$err"
+		"fwdctl policy: $tmp/secret.yaml: cannot open: Permission denied" "$err"
 elif command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	# The binary and the file go to a directory nobody can enter, with
 	# the file itself mode 000.
@@ -149,7 +149,7 @@ elif command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 		"$tmp/fwdctl" policy check "$tmp/secret.yaml"
 	check_eq "unreadable policy (as nobody): exit 1" 1 "$rc"
 	check_eq "unreadable policy (as nobody): message" \
-		"fwdctl: $tmp/secret.yaml: cannot open: Permission denied" "$err"
+		"fwdctl policy: $tmp/secret.yaml: cannot open: Permission denied" "$err"
 else
 	fail "cannot check an unreadable file: root without setpriv/nobody"
 fi
@@ -158,7 +158,7 @@ fi
 run "$fwdctl" topology check "$etc/topology.yaml"
 check_eq "example topology is valid" 0 "$rc"
 check_eq "topology check summary" \
-	"$etc/topology.yaml: valid: 1024 compute nodes, 8 forwarders (4 service, 4 backup), 4 OSTs" "$out"
+	"$etc/topology.yaml: valid: 1024 compute nodes, 12 forwarders (4 service, 8 backup), 4 OSTs" "$out"
 run "$fwdctl" topology check "$etc/topology-taihulight.yaml"
 check_eq "TaihuLight topology is valid" 0 "$rc"
 check_eq "TaihuLight summary" \
@@ -190,13 +190,13 @@ check_eq "the policy's topology key is the fallback" 0 "$rc"
 check_match "the policy's topology resolves next to it" '/etc/topology.yaml: valid: 1024 compute nodes' "$out"
 run "$fwdctl" --policy "$fx/policy-empty.yaml" topology check
 check_eq "a bad policy stops topology check" 1 "$rc"
-check_eq "a bad policy is reported" "fwdctl: $fx/policy-empty.yaml:1:1: file is empty" "$err"
+check_eq "a bad policy is reported" "fwdctl topology: $fx/policy-empty.yaml:1:1: file is empty" "$err"
 
 # bad_topology FIXTURE MESSAGE-AFTER-PATH
 bad_topology() {
 	run "$fwdctl" topology check "$fx/$1"
 	check_eq "$1: exit 1" 1 "$rc"
-	check_eq "$1: message" "fwdctl: $fx/$1$2" "$err"
+	check_eq "$1: message" "fwdctl topology: $fx/$1$2" "$err"
 }
 bad_topology topology-overlap.yaml ":7:13: mapping[1].nodes: node 'c5' is mapped to both 'fwd1' and 'fwd2'"
 bad_topology topology-uncovered.yaml ":3:16: compute_nodes: 2 compute nodes are not covered by the mapping, first 'c7'"
@@ -206,7 +206,7 @@ bad_topology policy-unknown-key.yaml ":1:1: access: unknown key; allowed keys: f
 run "$fwdctl" topology check "$tmp/none.yaml"
 check_eq "missing topology: exit 1" 1 "$rc"
 check_eq "missing topology: message" \
-	"fwdctl: $tmp/none.yaml: cannot open: No such file or directory" "$err"
+	"fwdctl topology: $tmp/none.yaml: cannot open: No such file or directory" "$err"
 
 # Control characters in an offending value reach the terminal escaped.
 printf '%s\n' 'forwarders:' \
@@ -215,7 +215,7 @@ printf '%s\n' 'forwarders:' \
 run "$fwdctl" topology check "$tmp/ctl.yaml"
 check_eq "control characters in a value: exit 1" 1 "$rc"
 check_eq "control characters in a value: escaped" \
-	"fwdctl: $tmp/ctl.yaml:2:25: forwarders[0].address: value 'a\\tb\\x1b[2J': expected an IP address or host name of at most 253 letters, digits, '.', '-', '_', ':' and '%', not starting with '-'" \
+	"fwdctl topology: $tmp/ctl.yaml:2:25: forwarders[0].address: value 'a\\tb\\x1b[2J': expected an IP address or host name of at most 253 letters, digits, '.', '-', '_', ':' and '%', not starting with '-'" \
 	"$err"
 
 tap_done

@@ -45,7 +45,7 @@ check_match "sim --help has exit status" '^  2  usage error or bad input' "$out"
 sim --jobs "$jobs"
 check_eq "missing --curves exits 2" 2 "$rc"
 check_eq "missing --curves message" \
-	"fwdctl: sim: --jobs and --curves are required; see 'fwdctl sim --help'" \
+	"fwdctl sim: --jobs and --curves are required; see 'fwdctl sim --help'" \
 	"$err"
 sim --jobs "$jobs" --curves "$curves" --compare static,nope.yaml
 check_eq "unreadable --compare policy exits 2" 2 "$rc"
@@ -170,7 +170,7 @@ awk 'BEGIN { print "job_id,app,nodes,submit,start,end";
 	>"$tmp/long.csv"
 sim --jobs "$tmp/long.csv" --curves "$curves" --compare static
 check_eq "long trace exits 0" 0 "$rc"
-check_match "progress on stderr" 'fwdctl: sim: static: 100% \(24000/24000 events\)' "$err"
+check_match "progress on stderr" 'fwdctl sim: static: 100% \(24000/24000 events\)' "$err"
 sim --jobs "$tmp/long.csv" --curves "$curves" --compare static --quiet
 check_eq "--quiet: no progress" "" "$err"
 
@@ -184,7 +184,7 @@ check_eq "placed count" "3 2" \
 check_eq "the job left out is flagged" "false" \
 	"$(printf '%s' "$out" | jq -r '.policies[0].jobs[1].placed')"
 check_eq "warning names it" \
-	"fwdctl: sim: warning: 1 of 3 jobs did not fit the free nodes when they started and are left out (first: job 'late', $tmp/full.csv:3)" \
+	"fwdctl sim: warning: 1 of 3 jobs did not fit the free nodes when they started and are left out (first: job 'late', $tmp/full.csv:3)" \
 	"$err"
 
 # --- bad input ----------------------------------------------------------------
@@ -193,19 +193,19 @@ printf 'job_id,app,nodes,submit,start,end\nj1,apt,64,0,0,10\nj2,apt,sixty,0,0,10
 sim --jobs "$tmp/bad.csv" --curves "$curves"
 check_eq "bad jobs exit 2" 2 "$rc"
 check_eq "bad jobs listed with line numbers" \
-"fwdctl: sim: $tmp/bad.csv:3: nodes 'sixty': not a positive node count
+"fwdctl sim: $tmp/bad.csv:3: nodes 'sixty': not a positive node count
 $tmp/bad.csv:4: app 'nope' has no curve in $curves" "$err"
 check_eq "no report on bad input" "" "$out"
 printf 'app,forwarders,bandwidth_bps\napt,1,4e8\napt,1,5e8\n' >"$tmp/badc.csv"
 sim --jobs "$jobs" --curves "$tmp/badc.csv"
 check_eq "bad curves exit 2" 2 "$rc"
 check_eq "bad curves message" \
-	"fwdctl: sim: $tmp/badc.csv:3: app 'apt': forwarders 1 given twice" "$err"
+	"fwdctl sim: $tmp/badc.csv:3: app 'apt': forwarders 1 given twice" "$err"
 printf 'job_id,app,nodes,submit,start,end\nbig,apt,50000,0,0,10\n' >"$tmp/big.csv"
 sim --jobs "$tmp/big.csv" --curves "$curves"
 check_eq "job larger than the machine exits 2" 2 "$rc"
 check_eq "job larger than the machine message" \
-	"fwdctl: sim: $tmp/big.csv:2: job 'big' asks for 50000 nodes, the topology has 40960" \
+	"fwdctl sim: $tmp/big.csv:2: job 'big' asks for 50000 nodes, the topology has 40960" \
 	"$err"
 
 tap_done

@@ -37,7 +37,7 @@ damaged() {
 		check_eq "$name: trace $a exits 2" 2 "$rc"
 		[ "$rc" = 2 ] || diag "$(cat "$d/err")"
 		check_match "$name: trace $a names file:line and the problem" \
-			"^fwdctl: .*$d/$name\.ctrace:$want\$" "$(cat "$d/err")"
+			"^fwdctl trace[ :].*$d/$name\.ctrace:$want\$" "$(cat "$d/err")"
 	done
 }
 

@@ -55,12 +55,12 @@ check_eq "bad lines: exit 2" 2 "$rc"
 check_eq "bad lines: summary" \
 	"read 11 lines, stored 1 samples, rejected 6 lines (3 already stored or baselines, 1 ignored)" "$out"
 check_eq "bad lines: the first five in full, then a count" \
-	"fwdctl: $d/bad.log:2: expected 8 histogram counters, got 7
-fwdctl: $d/bad.log:3: counter 4 'x' is not a non-negative integer
-fwdctl: $d/bad.log:4: unknown statistic 'Open': expected Meta, Read, Write or 'queue length'
-fwdctl: $d/bad.log:5: bad time 'yesterday': expected ISO-8601 UTC such as 2016-08-27T10:14:44Z
-fwdctl: $d/bad.log:7: expected '[<local time>]' after address 'garbage'
-fwdctl: $d/bad.log: 1 more rejected lines not shown" "$err"
+	"fwdctl ingest: $d/bad.log:2: expected 8 histogram counters, got 7
+fwdctl ingest: $d/bad.log:3: counter 4 'x' is not a non-negative integer
+fwdctl ingest: $d/bad.log:4: unknown statistic 'Open': expected Meta, Read, Write or 'queue length'
+fwdctl ingest: $d/bad.log:5: bad time 'yesterday': expected ISO-8601 UTC such as 2016-08-27T10:14:44Z
+fwdctl ingest: $d/bad.log:7: expected '[<local time>]' after address 'garbage'
+fwdctl ingest: $d/bad.log: 1 more rejected lines not shown" "$err"
 check_eq "bad lines: the good lines around them were stored" "1	0	0" \
 	"$(q "SELECT b0, b1, b2 FROM samples_hist WHERE name = '10.0.1.99'")"
 check_eq "bad lines: no partial rows from rejected lines" 0 \
@@ -69,13 +69,13 @@ check_eq "bad lines: no partial rows from rejected lines" 0 \
 # Over-long line.
 awk 'BEGIN { s = "10.0.1.17 ["; for (i = 0; i < 70000; i++) s = s "x"; print s; print "" }' >"$d/long.log"
 fw ingest --format beacon-lwfs "$d/long.log"
-check_eq "over-long line rejected" "fwdctl: $d/long.log:1: line longer than 65535 bytes" "$err"
+check_eq "over-long line rejected" "fwdctl ingest: $d/long.log:1: line longer than 65535 bytes" "$err"
 
 # A terminal escape in a rejected line reaches stderr escaped.
 printf '\033[31mRED [x]\n' >"$d/esc.log"
 fw ingest --format beacon-lwfs "$d/esc.log"
 check_eq "escape in a rejected line shown escaped" \
-	"fwdctl: $d/esc.log:1: bad forwarder address '\\x1b[31mRED': expected an IP address or host name" \
+	"fwdctl ingest: $d/esc.log:1: bad forwarder address '\\x1b[31mRED': expected an IP address or host name" \
 	"$err"
 
 # ---- influx ----
@@ -235,11 +235,11 @@ check_eq "implausible: counted by kind in the summary" \
 	"rejected 5 implausible samples: 3 byte counter deltas over the bandwidth bound, 1 operation counter deltas over ingest.max_ops_rate, 1 queue lengths over ingest.max_queue_len
 read 14 lines, stored 5 samples, rejected 5 lines (4 already stored or baselines, 0 ignored)" "$out"
 check_eq "implausible: listed with their line numbers" \
-	"fwdctl: $d/implausible.lp:2: ost lustre-OST0020: implausible read_bytes delta 4611686018427386904 in 2 s (2.31e+18 B/s): over 1TB/s (ingest.max_bandwidth; peak bandwidth unknown)
-fwdctl: $d/implausible.lp:4: fwd fwd030: implausible queue_len 1e+308: over 1000000 (ingest.max_queue_len)
-fwdctl: $d/implausible.lp:7: ost lustre-OST0021: implausible write_bytes delta 10000000000 in 2 s (5e+09 B/s): over 4GB/s (ingest.max_rate_factor 4 x peak 1GB/s)
-fwdctl: $d/implausible.lp:10: ost lustre-OST0022: implausible read_bytes delta 4611686018427387804 in 2 s (2.31e+18 B/s): over 1TB/s (ingest.max_bandwidth; peak bandwidth unknown)
-fwdctl: $d/implausible.lp:14: mdt lustre-MDT0020: implausible md_ops delta 1000000000000 in 2 s (5e+11 ops/s): over 10000000 ops/s (ingest.max_ops_rate)" "$err"
+	"fwdctl ingest: $d/implausible.lp:2: ost lustre-OST0020: implausible read_bytes delta 4611686018427386904 in 2 s (2.31e+18 B/s): over 1TB/s (ingest.max_bandwidth; peak bandwidth unknown)
+fwdctl ingest: $d/implausible.lp:4: fwd fwd030: implausible queue_len 1e+308: over 1000000 (ingest.max_queue_len)
+fwdctl ingest: $d/implausible.lp:7: ost lustre-OST0021: implausible write_bytes delta 10000000000 in 2 s (5e+09 B/s): over 4GB/s (ingest.max_rate_factor 4 x peak 1GB/s)
+fwdctl ingest: $d/implausible.lp:10: ost lustre-OST0022: implausible read_bytes delta 4611686018427387804 in 2 s (2.31e+18 B/s): over 1TB/s (ingest.max_bandwidth; peak bandwidth unknown)
+fwdctl ingest: $d/implausible.lp:14: mdt lustre-MDT0020: implausible md_ops delta 1000000000000 in 2 s (5e+11 ops/s): over 10000000 ops/s (ingest.max_ops_rate)" "$err"
 check_eq "implausible: the next sample's delta is from the last plausible value" \
 	"1472600004	4	2000	20" \
 	"$(q "SELECT ts, dt, read_bytes, write_bytes FROM samples_raw WHERE name = 'lustre-OST0020'")"
@@ -277,8 +277,8 @@ check_eq "beacon implausible: summary" \
 	"rejected 2 implausible samples: 1 operation counter deltas over ingest.max_ops_rate, 1 queue lengths over ingest.max_queue_len
 read 5 lines, stored 2 samples, rejected 2 lines (1 already stored or baselines, 0 ignored)" "$out"
 check_eq "beacon implausible: listed with their line numbers" \
-	"fwdctl: $d/implausible.log:2: fwd 10.0.1.60: implausible read exe requests delta 4611686018427387894 in 2 s (2.31e+18 ops/s): over 10000000 ops/s (ingest.max_ops_rate)
-fwdctl: $d/implausible.log:4: fwd 10.0.1.60: implausible queue length 1.84e+19: over 1000000 (ingest.max_queue_len)" "$err"
+	"fwdctl ingest: $d/implausible.log:2: fwd 10.0.1.60: implausible read exe requests delta 4611686018427387894 in 2 s (2.31e+18 ops/s): over 10000000 ops/s (ingest.max_ops_rate)
+fwdctl ingest: $d/implausible.log:4: fwd 10.0.1.60: implausible queue length 1.84e+19: over 1000000 (ingest.max_queue_len)" "$err"
 check_eq "beacon implausible: one histogram delta, from the last plausible value" \
 	"1472860804	4	15	1" \
 	"$(q "SELECT ts, dt, b0, b1 FROM samples_hist WHERE name = '10.0.1.60'")"
@@ -294,7 +294,7 @@ printf 'fwd,node=fwd031 queue_len=7 1472600000000000000\nfwd,node=fwd031 queue_l
 	"$fwdctl" --policy "$d/strict.yaml" ingest --format influx - >"$d/o6" 2>"$d/e6"
 check_eq "policy bound: queue_len over ingest.max_queue_len rejected" \
 	"<stdin>:1: fwd fwd031: implausible queue_len 7: over 5 (ingest.max_queue_len)" \
-	"$(sed 's/^fwdctl: //' "$d/e6")"
+	"$(sed 's/^fwdctl ingest: //' "$d/e6")"
 check_eq "policy bound: a value at the bound is stored" "5" \
 	"$(q "SELECT queue_len FROM samples_raw WHERE name = 'fwd031'")"
 
@@ -304,10 +304,10 @@ check_eq "missing --format: exit 2" 2 "$rc"
 fw ingest --format csv "$fx/influx.lp"
 check_eq "unknown format: exit 2" 2 "$rc"
 check_eq "unknown format: message" \
-	"fwdctl: ingest: unknown format 'csv': expected beacon-lwfs, influx, lustre-jobstats, darshan or sacct" "$err"
+	"fwdctl ingest: unknown format 'csv': expected beacon-lwfs, influx, lustre-jobstats, darshan or sacct" "$err"
 fw ingest --format influx "$d/none.lp"
 check_eq "missing file: exit 2" 2 "$rc"
-check_eq "missing file: message" "fwdctl: ingest: $d/none.lp: No such file or directory" "$err"
+check_eq "missing file: message" "fwdctl ingest: $d/none.lp: No such file or directory" "$err"
 fw ingest --help
 check_match "--help documents the exit status" "Exit status:" "$out"
 

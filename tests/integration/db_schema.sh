@@ -88,21 +88,21 @@ sed 's/node_user: fwdalloc_node/node_user: nosuch/' "$policy" >"$d/nonode.yaml"
 out=$("$fwdctl" --policy "$d/nonode.yaml" db init 2>"$d/fw.err"); rc=$?
 check_eq "init with a missing node account: exit 0" 0 "$rc"
 check_match "and a warning saying what to do" \
-	"^fwdctl: warning: granting node_allocations_for to 'nosuch'@'%': .*create the node account \(see db/SCHEMA.md\), then run \`fwdctl db init\` again$" \
+	"^fwdctl db: warning: granting node_allocations_for to 'nosuch'@'%': .*create the node account \(see db/SCHEMA.md\), then run \`fwdctl db init\` again$" \
 	"$(cat "$d/fw.err")"
 
 # The topology's forwarders and OSTs are mirrored into the database.
 fw --topology "$top_srcdir/etc/topology.yaml" db init
 check_eq "init with a topology: exit 0" 0 "$rc"
 check_eq "init with a topology: output" "schema at version $latest, nothing to do
-synced 8 forwarders and 4 OSTs from $top_srcdir/etc/topology.yaml" "$out"
+synced 12 forwarders and 4 OSTs from $top_srcdir/etc/topology.yaml" "$out"
 check_eq "forwarders mirrored" "fwd01	10.1.0.11	rack1	service	2500000000
 fwd08	10.1.0.18	rack4	backup	2500000000" \
 	"$(q "SELECT name, address, net_group, role, bandwidth_bps FROM forwarders WHERE name IN ('fwd01', 'fwd08') ORDER BY name")"
 check_eq "OSTs mirrored" "4" "$(q "SELECT COUNT(*) FROM osts WHERE kind = 'ost'")"
 q "UPDATE forwarders SET last_used_at = 1234 WHERE name = 'fwd05'"
 fw --topology "$top_srcdir/etc/topology.yaml" db init
-check_eq "re-sync keeps the ledger's last_used_at" "1234	8" \
+check_eq "re-sync keeps the ledger's last_used_at" "1234	12" \
 	"$(q "SELECT (SELECT last_used_at FROM forwarders WHERE name = 'fwd05'), (SELECT COUNT(*) FROM forwarders)")"
 
 # The ledger itself refuses two holders of one private forwarder.
@@ -185,7 +185,7 @@ q "INSERT INTO schema_version VALUES (99, 'from the future', 0)"
 fw db migrate
 check_eq "migrate refuses a newer schema (exit 1)" 1 "$rc"
 check_eq "with a clear message" \
-	"fwdctl: database schema version 99 is newer than this fwdalloc knows ($latest): upgrade fwdalloc before using this database" "$err"
+	"fwdctl db: database schema version 99 is newer than this fwdalloc knows ($latest): upgrade fwdalloc before using this database" "$err"
 fw db status
 check_eq "status on a newer schema exits 1" 1 "$rc"
 check_match "status names both versions" "version 99, newer than this fwdctl knows \($latest\)" "$out"
@@ -200,7 +200,7 @@ chmod 640 "$FWDALLOC_TESTDB_PASSFILE"
 fw db status
 check_eq "group-readable password file: exit 3" 3 "$rc"
 check_eq "group-readable password file: message" \
-	"fwdctl: password file $FWDALLOC_TESTDB_PASSFILE: mode 0640 gives access to group or others: refusing it (chmod 600 $FWDALLOC_TESTDB_PASSFILE)" "$err"
+	"fwdctl db: password file $FWDALLOC_TESTDB_PASSFILE: mode 0640 gives access to group or others: refusing it (chmod 600 $FWDALLOC_TESTDB_PASSFILE)" "$err"
 chmod 604 "$FWDALLOC_TESTDB_PASSFILE"
 fw db init
 check_eq "world-readable password file refused for init too" 3 "$rc"
@@ -214,7 +214,7 @@ printf 'wrong\n' >"$FWDALLOC_TESTDB_PASSFILE"
 fw db status
 check_eq "wrong password: exit 3" 3 "$rc"
 check_match "wrong password: code and message" \
-	"^fwdctl: database socket $FWDALLOC_TESTDB_SOCKET: \(1045\) Access denied for user 'fwdalloc'@'localhost'" "$err"
+	"^fwdctl db: database socket $FWDALLOC_TESTDB_SOCKET: \(1045\) Access denied for user 'fwdalloc'@'localhost'" "$err"
 cat "$d/saved.pass" >"$FWDALLOC_TESTDB_PASSFILE"
 
 # Prune: raw rows older than retention.raw_samples go, rollups stay.
@@ -250,7 +250,7 @@ check_eq "the held allocation is kept" "2	NULL" \
 fw db status
 check_eq "db status with the server down: exit 3" 3 "$rc"
 check_match "names the socket, code and message" \
-	"^fwdctl: database socket $FWDALLOC_TESTDB_SOCKET: \(2002\) Can't connect to local server through socket" "$err"
+	"^fwdctl db: database socket $FWDALLOC_TESTDB_SOCKET: \(2002\) Can't connect to local server through socket" "$err"
 fw ingest --format influx "$top_srcdir/tests/fixtures/monitor/influx.lp"
 check_eq "ingest with the server down: exit 3" 3 "$rc"
 fw db init

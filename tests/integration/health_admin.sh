@@ -76,10 +76,15 @@ check_match "list shows the suspect forwarder" \
 	'forwarder +fwd10 +suspect +[0-9T:Z-]+ +scanner' "$lst"
 check_eq "list --state suspect shows only fwd10" "fwd10" \
 	"$("$fwdctl" health list --state suspect | awk 'NR > 1 { print $2 }')"
+check_match "list --state suspect -P -n: the row, '|'-separated" \
+	'^forwarder\|fwd10\|suspect\|[0-9T:-]+Z\|scanner\|[0-9]+\|[0-9]+\|' \
+	"$("$fwdctl" health list --state suspect -P -n)"
+check_eq "list -P -n: one line" 1 \
+	"$("$fwdctl" health list --state suspect --parsable --noheader | wc -l)"
 "$fwdctl" health list --state broken >"$d/e0" 2>&1
 check_eq "list --state with a bad state: exit 2" 2 $?
 check_eq "  message" \
-	"fwdctl: health list: --state 'broken': use ok, suspect or excluded" \
+	"fwdctl health list: --state 'broken': use ok, suspect or excluded" \
 	"$(cat "$d/e0")"
 js=$("$fwdctl" health list --json | tr -d '\n' | sed 's/  */ /g')
 check_match "list --json has the fields" \
@@ -95,7 +100,7 @@ check_match "export has the pinned OST" \
 # ---- bad input
 "$fwdctl" health exclude fwd01 >"$d/e1" 2>&1
 check_eq "exclude without --reason: exit 2" 2 $?
-check_eq "  message" "fwdctl: health exclude: --reason is required" \
+check_eq "  message" "fwdctl health exclude: --reason is required" \
 	"$(cat "$d/e1")"
 "$fwdctl" health exclude nosuch --reason x >"$d/e2" 2>&1
 check_eq "unknown component: exit 1" 1 $?
@@ -103,7 +108,7 @@ check_match "  message names it" "'nosuch' is neither a forwarder nor an OST" \
 	"$(cat "$d/e2")"
 "$fwdctl" health exclude nosuch --reason x --kind router >"$d/e3" 2>&1
 check_eq "bad --kind: exit 2" 2 $?
-check_eq "  message" "fwdctl: health: --kind 'router': use forwarder or ost" \
+check_eq "  message" "fwdctl health: --kind 'router': use forwarder or ost" \
 	"$(cat "$d/e3")"
 "$fwdctl" health scan --since yesterday >"$d/e4" 2>&1
 check_eq "bad time: exit 2" 2 $?
@@ -123,19 +128,19 @@ long=$(printf '%0241d' 0)
 "$fwdctl" health exclude fwd01 --reason "$long" >"$d/e7" 2>&1
 check_eq "overlong reason: exit 2" 2 $?
 check_eq "  message" \
-	"fwdctl: health exclude: --reason: 241 characters, at most 240" \
+	"fwdctl health exclude: --reason: 241 characters, at most 240" \
 	"$(cat "$d/e7")"
 "$fwdctl" health exclude fwd01 --reason "$(printf 'two\nlines')" \
 	>"$d/e7" 2>&1
 check_eq "newline in the reason: exit 2" 2 $?
 check_eq "  message" \
-	"fwdctl: health exclude: --reason: a control character (0x0a) at byte 4" \
+	"fwdctl health exclude: --reason: a control character (0x0a) at byte 4" \
 	"$(cat "$d/e7")"
 "$fwdctl" health exclude "$(printf 'ost\033[2J')" --kind ost --reason x \
 	>"$d/e7" 2>&1
 check_eq "escape in a name: exit 2" 2 $?
 check_eq "  message" \
-	"fwdctl: health exclude: name: a space or control character (0x1b) at byte 4" \
+	"fwdctl health exclude: name: a space or control character (0x1b) at byte 4" \
 	"$(cat "$d/e7")"
 # A window in the future would be marked scanned before its statistics
 # arrive, and never looked at again.
@@ -143,14 +148,14 @@ future=$(($(date +%s) + 3600))
 "$fwdctl" health scan --until "$future" >"$d/e8" 2>&1
 check_eq "scan --until in the future: exit 2" 2 $?
 check_eq "  message" \
-	"fwdctl: health scan: --until '$future' is in the future: its windows are not complete yet" \
+	"fwdctl health scan: --until '$future' is in the future: its windows are not complete yet" \
 	"$(cat "$d/e8")"
 check_eq "  nothing marked scanned" 0 \
 	"$(q "SELECT COUNT(*) FROM health WHERE last_scan_at > UNIX_TIMESTAMP()")"
 "$fwdctl" health scan --since 2000 --until 1000 >"$d/e8" 2>&1
 check_eq "scan --since after --until: exit 2" 2 $?
 check_eq "  message" \
-	"fwdctl: health scan: --since '2000' is not before --until '1000'" \
+	"fwdctl health scan: --since '2000' is not before --until '1000'" \
 	"$(cat "$d/e8")"
 "$fwdctl" health frobnicate >"$d/e5" 2>&1
 check_eq "unknown subcommand: exit 2" 2 $?

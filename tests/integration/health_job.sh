@@ -88,12 +88,12 @@ check_match "no history: not checked, says why" \
 
 out=$("$fwdctl" health job 6001 2>&1)
 check_eq "no phases recorded: exit 1" 1 $?
-check_eq "  message" "fwdctl: health job: job 6001: no I/O phases recorded (job_io.phases is empty)" "$out"
+check_eq "  message" "fwdctl health job: job 6001: no I/O phases recorded (job_io.phases is empty)" "$out"
 out=$("$fwdctl" health job 999 2>&1)
 check_eq "unknown job: exit 1" 1 $?
-check_eq "  message" "fwdctl: health job: job 999: not in the jobs table" "$out"
+check_eq "  message" "fwdctl health job: job 999: not in the jobs table" "$out"
 out=$("$fwdctl" health job 12x 2>&1)
 check_eq "bad job id: exit 2" 2 $?
-check_eq "  message" "fwdctl: health job: job id '12x': a decimal number" "$out"
+check_eq "  message" "fwdctl health job: job id '12x': a decimal number" "$out"
 
 tap_done

@@ -77,7 +77,7 @@ check_eq "apply without --forwarders is a usage error" 2 "$rc"
 err=$(run apply --job x --forwarders fwd01 2>&1); rc=$?
 check_eq "bad job id: exit 2" 2 "$rc"
 check_eq "bad job id: message" \
-	'fwdctl: remap apply: --job "x": not a job id (1..4294967295)' "$err"
+	'fwdctl remap apply: --job "x": not a job id (1..4294967295)' "$err"
 
 # exec: addresses from the topology; idempotent; revert.
 out=$(run apply --job 42 --node c1 --forwarders 'fwd[01-02]'); rc=$?
@@ -98,13 +98,13 @@ revert 42 c1 fwd01,fwd02 10.1.0.11,10.1.0.12" "$(cat "$d/exec.log")"
 err=$(run apply --job 43 --node c4 --forwarders fwd02 2>&1); rc=$?
 check_eq "exec failure exits 1" 1 "$rc"
 check_eq "exec failure names driver, forwarder and stderr" \
-	"fwdctl: remap apply: exec: apply fwd02: $d/site-remap exited with status 5: c4: fabric says no" \
+	"fwdctl remap apply: exec: apply fwd02: $d/site-remap exited with status 5: c4: fabric says no" \
 	"$err"
 
 err=$(run apply --job 44 --node c1 --forwarders fwd01,fwd99 2>&1); rc=$?
 check_eq "unknown forwarder exits 1" 1 "$rc"
 check_eq "unknown forwarder message" \
-	"fwdctl: remap: forwarder fwd99 is not in the topology $d/topology.yaml" \
+	"fwdctl remap: forwarder fwd99 is not in the topology $d/topology.yaml" \
 	"$err"
 
 # libslurm is lenient with malformed brackets ("fwd[01-" yields "fwd]"):
@@ -112,7 +112,7 @@ check_eq "unknown forwarder message" \
 err=$(run apply --job 45 --node c1 --forwarders 'fwd[01-' 2>&1); rc=$?
 check_eq "malformed list exits 2" 2 "$rc"
 check_eq "malformed list message quotes the list" \
-	'fwdctl: remap: --forwarders: invalid list "fwd[01-"' "$err"
+	'fwdctl remap: --forwarders: invalid list "fwd[01-"' "$err"
 
 # lwfs: the link moves and comes back.
 run apply --driver lwfs --job 50 --node c2 --forwarders fwd02 >/dev/null
@@ -141,14 +141,14 @@ err=$(run apply --driver verbs --job 70 --node c1 --forwarders fwd01 2>&1)
 rc=$?
 check_eq "verbs apply without a device exits 3" 3 "$rc"
 check_match "verbs apply says there is no device" \
-	"^fwdctl: remap apply: verbs: no RDMA device found" "$err"
+	"^fwdctl remap apply: verbs: no RDMA device found" "$err"
 out=$(run probe --forwarders fwd01 2>"$d/probe.err"); rc=$?
 check_eq "probe without a device exits 3" 3 "$rc"
 check_match "probe lists no devices" "^RDMA devices: none" "$out"
 check_match "probe reports the forwarder" \
 	"fwd01 \(10.1.0.11\): FAILED: verbs: no RDMA device found" "$out"
 check_match "probe error on stderr" \
-	"^fwdctl: remap probe: verbs: no RDMA device found" \
+	"^fwdctl remap probe: verbs: no RDMA device found" \
 	"$(cat "$d/probe.err")"
 out=$(run probe --json 2>/dev/null)
 check_match "probe --json" '^\{"devices":\[\],"forwarders":\[\],"error":"verbs: no RDMA device found' "$out"

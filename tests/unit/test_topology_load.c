@@ -68,7 +68,7 @@ static void test_example(void **state)
 	if (!t)
 		fail_msg("%s", err.text);
 	assert_int_equal(t->n_nodes, 1024);
-	assert_int_equal(t->n_forwarders, 8);
+	assert_int_equal(t->n_forwarders, 12);
 	assert_int_equal(t->n_osts, 4);
 	assert_int_equal(t->n_mapping, 4);
 	assert_string_equal(t->mapping[2].nodes, "c[513-768]");
