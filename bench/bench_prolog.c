@@ -117,7 +117,7 @@ static struct stat2 stats(double *v, size_t n)
 	return s;
 }
 
-/* Read "fwdctl: prolog timing ms: a=1.0 b=2.0 ..." from file into ms[]. */
+/* Read "fwdctl prolog: timing ms: a=1.0 b=2.0 ..." from file into ms[]. */
 static int parse_timing(const char *file, double ms[N_PHASES])
 {
 	char line[2048];

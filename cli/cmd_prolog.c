@@ -57,7 +57,7 @@ static void prolog_usage(FILE *f)
 "YAML changes; a cache that does not match the YAML is ignored.\n"
 "\n"
 "Environment: FWDALLOC_PROLOG_TIMING, when set, makes the prolog print the\n"
-"time of each phase on stderr (\"fwdctl: prolog timing ms: policy=...\n"
+"time of each phase on stderr (\"fwdctl prolog: timing ms: policy=...\n"
 "topology=... topology_cache=hit|written|unused[:why] load=... nodes=...\n"
 "connect=... record=... lock=... ledger=... decide=... persist=...\n"
 "audit=... commit=... publish=... total=...\"), for benchmarks.\n");
@@ -179,8 +179,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("%s", out.notes[i].text);
 	/* FWDALLOC_PROLOG_TIMING: the phases, for benchmarks. */
 	if (out.timing[0])
-		fprintf(stderr, "fwdctl: %s timing ms: %s%s\n", argv[0], pre,
-			out.timing);
+		fwdctl_err("timing ms: %s%s", pre, out.timing);
 	if (out.lost_record)
 		syslog_record(name, job.job_id, out.lost_record);
 	ctl_outcome_free(&out);

@@ -120,7 +120,7 @@ diag "prolog: ${ms} ms"
 # file, and prints its phases (FWDALLOC_PROLOG_TIMING).
 phases='policy=[0-9.]+ topology=[0-9.]+ topology_cache=written:.* load=[0-9.]+ nodes=[0-9.]+ connect=[0-9.]+ record=[0-9.]+ lock=[0-9.]+ ledger=[0-9.]+ decide=[0-9.]+ persist=[0-9.]+ audit=[0-9.]+ commit=[0-9.]+ publish=[0-9.]+ total=[0-9.]+$'
 check_match "the prolog prints its phases; the topology cache is written" \
-	"^fwdctl: prolog timing ms: $phases" "$(cat "$d/hook.out")"
+	"^fwdctl prolog: timing ms: $phases" "$(cat "$d/hook.out")"
 check "the topology cache is beside the audit file" test -s "$d/topology.cache"
 "$node_read" "$policy" 3000001 c2 >"$d/node.out" 2>&1
 check_eq "node prolog reads the decision" 0 "$?"

@@ -28,6 +28,7 @@ if (cd "$T/b" && "$top_srcdir/configure" -q --prefix=/opt/fwd \
 	mk -s etc/plugstack.conf.fwdalloc etc/slurm.conf.fwdalloc \
 		etc/fwdalloc.tmpfiles etc/fwdalloc.logrotate \
 		etc/fwdalloc-reconcile.service etc/fwdalloc-health-scan.service \
+		etc/fwdalloc-history.service \
 		etc/fwdalloc.yaml.dist cli/prolog-slurmctld >"$T/make.log" 2>&1)
 then pass "configure --prefix=/opt/fwd generates the snippets"
 else fail "configure --prefix=/opt/fwd generates the snippets"
@@ -46,8 +47,10 @@ check_eq "wrapper: fwdctl from bindir, the policy from sysconfdir" \
 	"$(grep '^exec' "$b/cli/prolog-slurmctld" 2>/dev/null)"
 check_eq "units: ExecStart from bindir" \
 	"ExecStart=/opt/fwd/bin/fwdctl reconcile
-ExecStart=/opt/fwd/bin/fwdctl health scan" \
-	"$(cat "$b/etc/fwdalloc-reconcile.service" "$b/etc/fwdalloc-health-scan.service" 2>/dev/null | grep '^ExecStart=')"
+ExecStart=-/opt/fwd/bin/fwdctl db prune
+ExecStart=/opt/fwd/bin/fwdctl health scan
+ExecStart=/opt/fwd/bin/fwdctl history run" \
+	"$(cat "$b/etc/fwdalloc-reconcile.service" "$b/etc/fwdalloc-health-scan.service" "$b/etc/fwdalloc-history.service" 2>/dev/null | grep '^ExecStart=')"
 check_eq "tmpfiles.d: the audit and state directories, owned by SlurmUser" \
 	"d /srv/fwdvar/log/fwdalloc 0750 daemon daemon - -
 d /srv/fwdvar/lib/fwdalloc 0750 daemon daemon - -" \

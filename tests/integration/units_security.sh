@@ -14,7 +14,7 @@ systemd-analyze security --help 2>/dev/null | grep -q -- --offline ||
 
 quiet() { "$@" >/dev/null 2>&1; }
 
-for u in fwdalloc-reconcile fwdalloc-health-scan; do
+for u in fwdalloc-reconcile fwdalloc-health-scan fwdalloc-history; do
 	f=$top_builddir/etc/$u.service
 	out=$(systemd-analyze security --offline=yes "$f" 2>&1)
 	score=$(printf '%s\n' "$out" | sed -n 's/^→ Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
