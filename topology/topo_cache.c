@@ -136,7 +136,7 @@ struct wbuf {
 
 static void put(struct wbuf *w, const void *p, size_t n)
 {
-	if (w->oom)
+	if (w->oom || !n) /* memcpy wants a pointer even for 0 bytes */
 		return;
 	if (FWD_GROW(w->b, w->cap, w->n + n, 1 << 16) < 0) {
 		w->oom = true;
