@@ -760,61 +760,6 @@ out:
 
 /* ---- oracle ----------------------------------------------------------- */
 
-double sim_knapsack(const double *const *value, const uint32_t *max_extra,
-		    size_t n, uint32_t pool, uint32_t *e)
-{
-	double *dp = NULL, *nd = NULL, best = -1;
-	uint32_t *choice = NULL;
-	size_t w = (size_t)pool + 1;
-	uint32_t c;
-
-	dp = calloc(w, sizeof(*dp));
-	nd = calloc(w, sizeof(*nd));
-	choice = calloc((n ? n : 1) * w, sizeof(*choice));
-	if (!dp || !nd || !choice) {
-		errno = ENOMEM;
-		goto out;
-	}
-	/* dp[c]: best value of the items so far using at most c extras */
-	for (size_t i = 0; i < n; i++) {
-		for (c = 0; c <= pool; c++) {
-			uint32_t lim = max_extra[i] < c ? max_extra[i] : c;
-			double b = dp[c] + value[i][0];
-			uint32_t bx = 0;
-
-			for (uint32_t x = 1; x <= lim; x++) {
-				double v = dp[c - x] + value[i][x];
-
-				/* strictly better only: fewer forwarders win
-				 * ties */
-				if (v > b + 1e-9 * fabs(b)) {
-					b = v;
-					bx = x;
-				}
-			}
-			nd[c] = b;
-			choice[i * w + c] = bx;
-		}
-		double *tmp = dp;
-		dp = nd;
-		nd = tmp;
-	}
-	best = dp[pool];
-	/* the fewest extras reaching the best value */
-	c = 0;
-	while (c < pool && dp[c] < best - 1e-9 * fabs(best))
-		c++;
-	for (size_t i = n; i-- > 0;) {
-		e[i] = choice[i * w + c];
-		c -= e[i];
-	}
-out:
-	free(dp);
-	free(nd);
-	free(choice);
-	return best;
-}
-
 /* One running job's options in the oracle's relaxation. */
 struct oracle_item {
 	double ratio; /* gain over direct per unit of forwarder time */

@@ -266,18 +266,6 @@ struct sim_result *sim_run(const struct sim_config *cfg,
 			   fwd_error_t *err);
 void sim_result_destroy(struct sim_result *r);
 
-/*
- * An exact knapsack over extra forwarders (the oracle's before it became
- * the relaxation of SIM.md "Oracle"; the decision's own knapsack is
- * allocator/mckp.c), exposed for tests: choose extra forwarders e[i] in
- * [0, max_extra[i]] with sum e <= pool maximising sum value[i][e[i]]
- * (value[i] has max_extra[i] + 1 entries).  Exact dynamic programme;
- * ties prefer fewer forwarders, then earlier items.  Returns the best sum,
- * or -1 with errno ENOMEM.
- */
-double sim_knapsack(const double *const *value, const uint32_t *max_extra,
-		    size_t n, uint32_t pool, uint32_t *e);
-
 /* Reports.  JSON: malloc'd string (NULL with errno).  Table: printed to f.
  * SVG: written to files in dir (created if missing); 0 or -1 with err. */
 char *sim_result_to_json(const struct sim_result *r, const struct sim_jobs *j,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Simulator: strict CSV parsing (exact messages), curves, knapsack, and
+ * Simulator: strict CSV parsing (exact messages), curves, and
  * small hand-checked workloads on 4 forwarders with the expected figures
  * worked out in the comments.
  *
@@ -436,60 +436,6 @@ static void test_curve_shape(void **state)
 	assert_near(sim_curve_best(a, 6), 3e9); /* never worse with more */
 	assert_near(sim_curve_peak(a), 3e9);
 	sim_curves_destroy(c);
-}
-
-struct ks_case {
-	const char *name;
-	size_t n;
-	uint32_t pool;
-	uint32_t max[3];
-	double v[3][4];
-	double best;
-	uint32_t e[3];
-};
-
-static const struct ks_case ks_cases[] = {
-	/* concave items: the second unit is worth more on item 0 */
-	{"split", 2, 2, {2, 2}, {{0, 5, 6}, {0, 4, 5}}, 9, {1, 1}},
-	/* all to one: a threshold item (nothing until 3 extras) */
-	{"threshold", 2, 3, {3, 1}, {{1, 1, 1, 10}, {0, 4}}, 10, {3, 0}},
-	/* ties prefer fewer forwarders */
-	{"tie", 2, 3, {2, 2}, {{0, 3, 3}, {0, 2, 2}}, 5, {1, 1}},
-	/* pool 0: everyone keeps the defaults */
-	{"empty pool",
-	 3,
-	 0,
-	 {2, 1, 1},
-	 {{1, 2, 3}, {1, 5}, {2, 9}},
-	 4,
-	 {0, 0, 0}},
-	/* three items, pool 2: 9 (item 2) + 3 (item 0) */
-	{"three",
-	 3,
-	 2,
-	 {2, 1, 1},
-	 {{1, 3, 4}, {1, 2}, {2, 9}},
-	 3 + 1 + 9,
-	 {1, 0, 1}},
-};
-
-static void test_knapsack(void **state)
-{
-	(void)state;
-	for (size_t i = 0; i < sizeof(ks_cases) / sizeof(ks_cases[0]); i++) {
-		const struct ks_case *k = &ks_cases[i];
-		const double *v[3] = {k->v[0], k->v[1], k->v[2]};
-		uint32_t e[3] = {9, 9, 9};
-		double best = sim_knapsack(v, k->max, k->n, k->pool, e);
-
-		if (fabs(best - k->best) > 1e-9)
-			fail_msg("%s: best %g, want %g", k->name, best,
-				 k->best);
-		for (size_t j = 0; j < k->n; j++)
-			if (e[j] != k->e[j])
-				fail_msg("%s: e[%zu] = %u, want %u", k->name, j,
-					 e[j], k->e[j]);
-	}
 }
 
 /* ---- workloads ---------------------------------------------------------- */
@@ -1158,7 +1104,6 @@ int main(void)
 		cmocka_unit_test(test_jobs_ok),
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_curve_shape),
-		cmocka_unit_test(test_knapsack),
 		cmocka_unit_test(test_two_share),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_io_seconds),
