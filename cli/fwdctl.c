@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/fwdctl.h"
+#include "cli/table.h"
 #include "db/db.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -87,18 +88,31 @@ void fwdctl_usage_hint(const char *cmd)
 
 bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 			     char **argv, void (*usage)(FILE *),
-			     const char **action, const char **file, int *rc)
+			     const char **action, const char **file,
+			     struct fwdctl_table *table, int *rc)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 
 	*rc = FWD_EXIT_USAGE;
 	*file = NULL;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+				table ? "h" FWDCTL_TABLE_SHORTOPTS : "h", opts,
+				NULL)) != -1) {
+		/* the long forms too are refused where there is no table */
+		if ((c == 'P' || c == 'n') && !table) {
+			fwdctl_err("%s: option '%s' takes no table here", cmd,
+				   argv[optind - 1]);
+			fwdctl_usage_hint(cmd);
+			return false;
+		}
+		if (table && fwdctl_table_option(table, c))
+			continue;
 		switch (c) {
 		case 'j':
 			ctx->json = true;

@@ -101,12 +101,15 @@ bool fwdctl_wants_help(int argc, char **argv);
 
 /*
  * Arguments of `fwdctl CMD ACTION [FILE] [--json]`, for commands whose only
- * options are --json and --help.  Returns true with *action and *file (NULL
+ * options are --json, --help and, when table is not NULL, the table's -P
+ * and -n (cli/table.h).  Returns true with *action and *file (NULL
  * when absent) set; otherwise false with *rc the exit code to return (help
  * printed, or a usage error reported).
  */
+struct fwdctl_table;
 bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 			     char **argv, void (*usage)(FILE *),
-			     const char **action, const char **file, int *rc);
+			     const char **action, const char **file,
+			     struct fwdctl_table *table, int *rc);
 
 #endif
