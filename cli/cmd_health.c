@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 			o->json = true;
 			break;
 		default:
+			if (!strcmp(action, "job") &&
+			    fwdctl_negative_job_id("health job", argc, argv))
+				return -1;
 			fwdctl_usage_hint("health");
 			return -1;
 		}
@@ -770,18 +774,12 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	struct health_job_report r;
 	struct topology *t;
 	fwd_error_t err;
-	unsigned long long id;
+	uint64_t id;
 	struct db *db;
-	char *end;
 	int rc = FWD_EXIT_OK;
 
-	errno = 0;
-	id = strtoull(o->name, &end, 10);
-	if (errno || *end || !*o->name || o->name[0] == '-') {
-		fwdctl_err("health job: job id '%s': a decimal number",
-			   o->name);
+	if (fwdctl_job_id("health job", o->name, &id) < 0)
 		return FWD_EXIT_USAGE;
-	}
 	t = fwdctl_topology(ctx);
 	if (!t)
 		return FWD_EXIT_USAGE;
@@ -825,8 +823,8 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 			(int)r.n_history_phases, "clusters", (int)r.n_clusters,
 			"phases", ph, "forwarders", fw, "neighbours", nb));
 	} else {
-		printf("job %llu (%s/%s, %u nodes): %s: %s\n", id, r.user,
-		       r.name, r.nodes,
+		printf("job %" PRIu64 " (%s/%s, %u nodes): %s: %s\n", id,
+		       r.user, r.name, r.nodes,
 		       !r.checked    ? "not checked"
 		       : r.anomalous ? "ANOMALOUS"
 				     : "normal",

@@ -142,6 +142,20 @@ bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 	return true;
 }
 
+bool fwdctl_negative_job_id(const char *what, int argc, char **argv)
+{
+	/* getopt stepped past "-5" (optind - 1) or stays inside "-55" */
+	for (int i = optind - 1; i <= optind && i < argc; i++) {
+		if (i > 0 && argv[i][0] == '-' && argv[i][1] >= '0' &&
+		    argv[i][1] <= '9' && optopt >= '0' && optopt <= '9') {
+			fwdctl_err("%s: '%s' is not a job id (1..4294967295)",
+				   what, argv[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
 int fwdctl_job_id(const char *what, const char *s, uint64_t *out)
 {
 	unsigned long long v;

@@ -90,6 +90,13 @@ void fwdctl_usage_hint(const char *cmd);
 int fwdctl_job_id(const char *what, const char *s, uint64_t *out);
 
 /*
+ * After getopt_long returned '?': true, with the message of fwdctl_job_id,
+ * if the option it refused was a negative number ("-5") where a command
+ * takes a positional JOBID (the caller exits with FWD_EXIT_USAGE).
+ */
+bool fwdctl_negative_job_id(const char *what, int argc, char **argv);
+
+/*
  * "fwdctl CMD" or "fwdctl CMD ACTION" (action NULL: the former), in static
  * storage: the argv[0] a command gives getopt_long, whose messages then
  * start like every other message of the command.
