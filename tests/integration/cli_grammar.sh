@@ -167,6 +167,28 @@ check_eq "topology show --noheader: rows and summary stay" \
 	"fwd01     10.1.0.11 2.5GB/s    rack1 service 256|1024 compute nodes, 12 forwarders (4 service, 8 backup), 4 OSTs" \
 	"$(printf '%s\n' "$out" | sed -n '1p;$p' | paste -sd'|')"
 
+fw db status -P
+check_eq "db status -P: the TABLE|ROWS header first" "TABLE|ROWS" \
+	"$(printf '%s\n' "$out" | head -1)"
+check_eq "db status -P: forwarders, OSTs, allocations of the fixture" \
+	"forwarders|12 osts|4 allocations|2" \
+	"$(printf '%s\n' "$out" | grep -E '^(forwarders|osts|allocations)\|' | paste -sd' ')"
+check_eq "db status -P: nothing but TABLE|N rows, one per table of --json" \
+	"$("$fwdctl" --policy "$T/policy.yaml" db status --json | jq '.tables | length')" \
+	"$(printf '%s\n' "$out" | sed 1d | grep -cE '^[a-z_]+\|[0-9]+$')"
+check_eq "db status -P: as many lines" \
+	"$(printf '%s\n' "$out" | sed 1d | wc -l)" \
+	"$(printf '%s\n' "$out" | sed 1d | grep -cE '^[a-z_]+\|[0-9]+$')"
+fw db status -n
+check_eq "db status -n: server and schema lines, then rows without header" \
+	"schema:   version $("$fwdctl" --policy "$T/policy.yaml" db status --json | jq .latest) (current)|forwarders           12" \
+	"$(printf '%s\n' "$out" | sed -n 2,3p | paste -sd'|')"
+fw db status
+check_match "db status: the header by default" '^TABLE +ROWS$' "$out"
+fw db prune --dry-run
+check_eq "db prune --dry-run (its own long option, not -n): exit 0" 0 "$rc"
+check_match "  and counts only" '^would remove 0 rows from ' "$out"
+
 fw policy keys -P
 check_eq "policy keys -P: header, then KEY|TYPE|RANGE" \
 	"$(printf '%s\n' "KEY|TYPE|RANGE" "topology|path|-" "access.mode|off|opt-in|opt-out|shadow|-")" \
@@ -194,7 +216,7 @@ check_eq "sim -n: summary line, blank line, the row" 3 "$(printf '%s\n' "$out" |
 check_match "sim -n: the summary first" '^328 jobs \(328 placed\)' "$out"
 
 # Every table command's help names both options.
-for cmd in "alloc" "audit" "health" "topology" "policy" "sim"; do
+for cmd in "alloc" "audit" "health" "topology" "policy" "sim" "db"; do
 	h=$("$fwdctl" $cmd --help)
 	check_match "$cmd --help: -P, --parsable" '-P, --parsable' "$h"
 	check_match "$cmd --help: -n, --noheader" '-n, --noheader' "$h"
