@@ -85,17 +85,20 @@ every_json() {
 	json_is object trace summarize --json "$T/empty.trace"
 	json_is object --json policy show
 	json_is array --json alloc list
+	json_is object health scan --json
+	json_is object db init --json
+	json_is object ingest --format influx --json "$top_srcdir/tests/fixtures/monitor/influx.lp"
 	json_is object decide --job "$top_srcdir/tests/fixtures/decide/job-lammps.json" --json
 }
 
 diag "empty database"
-every_json
 fw alloc list --json
 check_eq "alloc list --json, nothing held: []" "[]" "$out"
 fw audit --json
 check_eq "audit --json, no trail file: []" "[]" "$out"
 fw health list --json
-check_eq "health list --json, no state: []" "[]" "$out"
+check_eq "health list --json, no state yet: []" "[]" "$out"
+every_json
 
 # ---- a small database -----------------------------------------------------
 t0=1795000000 # 2026-11-18T11:06:40Z
@@ -107,12 +110,19 @@ q "INSERT INTO health (kind, name, state, since, updated_at) VALUES
 q "INSERT INTO health_history (kind, name, state, start_at, end_at, reason)
   VALUES ('fwd', 'fwd02', 'suspect', $t0, $t0 + 7200, 'seeded'),
   ('ost', 'lustre-OST0001', 'excluded', $t0, NULL, 'seeded')"
+cat >"$T/profile.json" <<'EOF'
+[{"user": "alice", "name": "wrf", "nodes": 256, "io_volume_bytes": 1e12,
+  "io_nodes": 256, "node_bandwidth_bps": 1e8, "io_mode": "N-N"}]
+EOF
+fw profile import "$T/profile.json"
+check_eq "profile import: exit 0" 0 "$rc"
 diag "small database"
 every_json
 fw alloc list --json
 check_eq "alloc list --json: the two rows of job 7" "7 7" \
 	"$(printf '%s' "$out" | jq -r '[.[].job_id] | join(" ")')"
 json_is object alloc show 7 --json
+json_is object profile show --json 'user=alice;name=wrf;node_bucket=256'
 
 # ---- -P and -n on every table ---------------------------------------------
 fw alloc list -P -n
