@@ -214,7 +214,7 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 			alloc_usage(stdout);
 			return FWD_EXIT_OK;
 		default:
-			if (fwdctl_negative_job_id("alloc show", argc, argv))
+			if (fwdctl_negative_job_id("alloc", argc, argv))
 				return FWD_EXIT_USAGE;
 			fwdctl_usage_hint("alloc");
 			return FWD_EXIT_USAGE;

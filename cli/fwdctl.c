@@ -101,17 +101,9 @@ bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 
 	*rc = FWD_EXIT_USAGE;
 	*file = NULL;
-	while ((c = getopt_long(argc, argv,
-				table ? "h" FWDCTL_TABLE_SHORTOPTS : "h", opts,
+	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, opts,
 				NULL)) != -1) {
-		/* the long forms too are refused where there is no table */
-		if ((c == 'P' || c == 'n') && !table) {
-			fwdctl_err("%s: option '%s' takes no table here", cmd,
-				   argv[optind - 1]);
-			fwdctl_usage_hint(cmd);
-			return false;
-		}
-		if (table && fwdctl_table_option(table, c))
+		if (fwdctl_table_option(table, c))
 			continue;
 		switch (c) {
 		case 'j':

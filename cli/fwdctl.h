@@ -108,10 +108,10 @@ bool fwdctl_wants_help(int argc, char **argv);
 
 /*
  * Arguments of `fwdctl CMD ACTION [FILE] [--json]`, for commands whose only
- * options are --json, --help and, when table is not NULL, the table's -P
- * and -n (cli/table.h).  Returns true with *action and *file (NULL
- * when absent) set; otherwise false with *rc the exit code to return (help
- * printed, or a usage error reported).
+ * options are --json, --help and the table's -P and -n (cli/table.h; set
+ * in *table, which the caller initialises).  Returns true with *action and
+ * *file (NULL when absent) set; otherwise false with *rc the exit code to
+ * return (help printed, or a usage error reported).
  */
 struct fwdctl_table;
 bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
