@@ -128,17 +128,14 @@ out:
 	return FWD_EXIT_OK;
 }
 
-static int alloc_show(struct db *db, const char *id, bool json)
+static int alloc_show(struct db *db, uint64_t job, bool json)
 {
 	struct ledger_row *rows = NULL;
 	size_t n = 0;
 	fwd_error_t err;
 	json_t *dec = NULL;
-	uint64_t job;
 	int rc = FWD_EXIT_OK;
 
-	if (fwdctl_job_id("alloc show", id, &job) < 0)
-		return FWD_EXIT_USAGE;
 	if (ledger_store_job_rows(db, job, &rows, &n, &err) < 0 ||
 	    audit_store_job_decision(db, job, &dec, &err) < 0) {
 		int cause = errno;
@@ -202,6 +199,7 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 	struct policy *p;
 	struct db *db;
 	fwd_error_t err;
+	uint64_t job = 0;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, opts,
@@ -216,6 +214,8 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 			alloc_usage(stdout);
 			return FWD_EXIT_OK;
 		default:
+			if (fwdctl_negative_job_id("alloc", argc, argv))
+				return FWD_EXIT_USAGE;
 			fwdctl_usage_hint("alloc");
 			return FWD_EXIT_USAGE;
 		}
@@ -243,6 +243,9 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 			   argv[!strcmp(argv[0], "show") ? 2 : 1]);
 		return FWD_EXIT_USAGE;
 	}
+	/* a bad JOBID is a usage error, whatever the database says */
+	if (argc == 2 && fwdctl_job_id("alloc show", argv[1], &job) < 0)
+		return FWD_EXIT_USAGE;
 	if (!(p = fwdctl_policy(ctx)))
 		return FWD_EXIT_USAGE;
 	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err))) {
@@ -250,7 +253,7 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return fwdctl_exit_code(errno);
 	}
 	rc = !strcmp(argv[0], "list") ? alloc_list(db, json, &table)
-				      : alloc_show(db, argv[1], json);
+				      : alloc_show(db, job, json);
 	db_close(db);
 	return rc;
 }

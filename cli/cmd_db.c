@@ -17,6 +17,7 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "cli/table.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/ledger_store.h"
@@ -38,7 +39,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: fwdctl db init [--node-host HOST] [--no-grant] [--json]\n"
 "       fwdctl db migrate [--node-host HOST] [--no-grant] [--json]\n"
-"       fwdctl db status [--json]\n"
+"       fwdctl db status [--json | -P] [-n]\n"
 "       fwdctl db prune [--dry-run] [--json]\n"
 "\n"
 "Manage the fwdalloc MariaDB database named by the policy's `database:`\n"
@@ -57,7 +58,8 @@ static void usage(FILE *f)
 "            node account as init does.  Idempotent.  A database with a\n"
 "            newer schema than this fwdctl is refused.\n"
 "  status    print the server, the schema version and the row count of\n"
-"            every table.\n"
+"            every table, the last as a table TABLE ROWS (with -P, the\n"
+"            table alone).\n"
 "  prune     delete the rows past the policy's `retention:` of each\n"
 "            table: raw samples (samples_raw, samples_hist, jobstats_raw)\n"
 "            older than retention.raw_samples, rollups older than\n"
@@ -77,6 +79,9 @@ static void usage(FILE *f)
 "  --dry-run         prune: count what would be deleted, delete nothing\n"
 "  --json            machine-readable output (prune: also the number of\n"
 "                    batches per table)\n"
+"  -P, --parsable    status: fields separated by '|', unpadded (for\n"
+"                    scripts); only the table of row counts\n"
+"  -n, --noheader    status: no header line\n"
 "  -h, --help        this help\n"
 "\n"
 "The controller account (database.user) and its owner-only password file\n"
@@ -102,6 +107,7 @@ struct opts {
 	bool no_grant;
 	bool dry_run;
 	bool json;
+	struct fwdctl_table table; /* -P, -n of `status` */
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -109,9 +115,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option lopts[] = {
 		{"node-host", required_argument, NULL, 'H'},
 		{"no-grant", no_argument, NULL, 'G'},
-		{"dry-run", no_argument, NULL, 'n'},
+		{"dry-run", no_argument, NULL, 'D'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *action = argv[0];
@@ -119,7 +126,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	optind = 0;
 	argv[0] = (char *)fwdctl_prog_name("db", action);
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, lopts,
+				NULL)) != -1) {
+		if (fwdctl_table_option(&o->table, c))
+			continue;
 		switch (c) {
 		case 'H':
 			o->node_host = optarg;
@@ -127,7 +137,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'G':
 			o->no_grant = true;
 			break;
-		case 'n':
+		case 'D':
 			o->dry_run = true;
 			break;
 		case 'j':
@@ -267,6 +277,9 @@ out:
 
 static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
 {
+	static const char *const head[] = {"TABLE", "ROWS"};
+	static const int width[] = {20};
+	struct fwdctl_table t = o->table;
 	const char *const *tables = schema_table_names();
 	fwd_error_t err = {{0}};
 	json_t *counts = NULL;
@@ -318,22 +331,31 @@ static int do_status(struct fwdctl_ctx *ctx, const struct opts *o)
 		const char *k;
 		json_t *v;
 
-		printf("database: %s\n", db_where(db));
-		if (cur == 0)
-			printf("schema:   missing (run `fwdctl db init`)\n");
-		else if (cur < latest)
-			printf("schema:   version %d, older than %d (run "
-			       "`fwdctl db migrate`)\n",
-			       cur, latest);
-		else if (cur > latest)
-			printf("schema:   version %d, newer than this fwdctl "
-			       "knows (%d): upgrade fwdalloc\n",
-			       cur, latest);
-		else
-			printf("schema:   version %d (current)\n", cur);
-		json_object_foreach (counts, k, v)
-			printf("  %-20s %" JSON_INTEGER_FORMAT " rows\n", k,
-			       json_integer_value(v));
+		t.head = head, t.width = width, t.ncols = 2;
+		if (!t.parsable) {
+			printf("database: %s\n", db_where(db));
+			if (cur == 0)
+				printf("schema:   missing (run `fwdctl db "
+				       "init`)\n");
+			else if (cur < latest)
+				printf("schema:   version %d, older than %d "
+				       "(run `fwdctl db migrate`)\n",
+				       cur, latest);
+			else if (cur > latest)
+				printf("schema:   version %d, newer than this "
+				       "fwdctl knows (%d): upgrade fwdalloc\n",
+				       cur, latest);
+			else
+				printf("schema:   version %d (current)\n", cur);
+		}
+		json_object_foreach (counts, k, v) {
+			char n[32];
+			const char *cells[2] = {k, n};
+
+			snprintf(n, sizeof(n), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(v));
+			fwdctl_table_row(&t, cells);
+		}
 	}
 	rc = cur == latest ? FWD_EXIT_OK : FWD_EXIT_INVALID;
 out:

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ static void usage(FILE *f)
 		"forwarder|ost]\n"
 		"       fwdctl health release NAME [--reason TEXT] [--kind "
 		"forwarder|ost]\n"
-		"       fwdctl health report [--since TIME] [--json]\n"
+		"       fwdctl health report [--since TIME] [--json | -P] "
+		"[-n]\n"
 		"       fwdctl health job JOBID [--json]\n"
 		"\n"
 		"Find fail-slow forwarders and OSTs in the stored statistics "
@@ -97,6 +99,10 @@ static void usage(FILE *f)
 		"binned as\n"
 		"            Beacon's Table 2: <1h, 1-4h, 4-12h, 12-96h, "
 		">=96h.\n"
+		"            Table: DURATION FORWARDERS OSTS "
+		"ONGOING_FORWARDERS "
+		"ONGOING_OSTS\n"
+		"            (ended episodes, then those still going on).\n"
 		"  job       job-level check of one job (Beacon Appendix B): "
 		"DBSCAN\n"
 		"            (anomaly.dbscan) on the duration and volume of "
@@ -127,8 +133,10 @@ static void usage(FILE *f)
 		"alert\n"
 		"                command as FWD_REASON)\n"
 		"  --json        machine-readable output\n"
-		"  -P, --parsable  list: fields separated by '|', unpadded\n"
-		"  -n, --noheader  list: no header line\n"
+		"  -P, --parsable  list, report: fields separated by '|', "
+		"unpadded; report:\n"
+		"                no title and no closing `now:` line\n"
+		"  -n, --noheader  list, report: no header (nor title) line\n"
 		"  -h, --help    this help\n"
 		"\n"
 		"TIME is Unix seconds, ISO 8601 UTC (2026-11-21T08:00:00Z, or "
@@ -215,6 +223,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, bool want_name)
 			o->json = true;
 			break;
 		default:
+			if (!strcmp(action, "job") &&
+			    fwdctl_negative_job_id("health job", argc, argv))
+				return -1;
 			fwdctl_usage_hint("health");
 			return -1;
 		}
@@ -725,16 +736,29 @@ static int do_report(struct fwdctl_ctx *ctx, struct opts *o)
 		print_json(json_pack("{s:o, s:o}", "bins", bins, "episodes",
 				     kinds));
 	} else {
-		printf("Anomaly episodes by duration (Beacon Table 2)\n");
-		printf("%-10s %12s %12s\n", "duration", "forwarders", "OSTs");
-		for (int b = 0; b < HEALTH_N_BINS; b++)
-			printf("%-10s %12u %12u\n", health_bin_name(b),
-			       r.count[0][b], r.count[1][b]);
-		printf("ongoing:\n");
-		for (int b = 0; b < HEALTH_N_BINS; b++)
-			if (r.ongoing[0][b] || r.ongoing[1][b])
-				printf("%-10s %12u %12u\n", health_bin_name(b),
-				       r.ongoing[0][b], r.ongoing[1][b]);
+		static const char *const head[] = {"DURATION", "FORWARDERS",
+						   "OSTS", "ONGOING_FORWARDERS",
+						   "ONGOING_OSTS"};
+		static const int width[] = {10, -10, -10, -18};
+		struct fwdctl_table t = o->table;
+		char v[4][16];
+
+		t.head = head, t.width = width, t.ncols = 5;
+		if (!t.parsable && !t.noheader)
+			printf("Anomaly episodes by duration (Beacon Table "
+			       "2)\n");
+		for (int b = 0; b < HEALTH_N_BINS; b++) {
+			const char *cells[5] = {health_bin_name(b), v[0], v[1],
+						v[2], v[3]};
+
+			snprintf(v[0], sizeof(v[0]), "%u", r.count[0][b]);
+			snprintf(v[1], sizeof(v[1]), "%u", r.count[1][b]);
+			snprintf(v[2], sizeof(v[2]), "%u", r.ongoing[0][b]);
+			snprintf(v[3], sizeof(v[3]), "%u", r.ongoing[1][b]);
+			fwdctl_table_row(&t, cells);
+		}
+		if (t.parsable)
+			goto out;
 		printf("now: %u forwarder(s) and %u OST(s) excluded, %u and "
 		       "%u suspect\n",
 		       r.excluded_now[0], r.excluded_now[1], r.suspect_now[0],
@@ -750,18 +774,12 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 	struct health_job_report r;
 	struct topology *t;
 	fwd_error_t err;
-	unsigned long long id;
+	uint64_t id;
 	struct db *db;
-	char *end;
 	int rc = FWD_EXIT_OK;
 
-	errno = 0;
-	id = strtoull(o->name, &end, 10);
-	if (errno || *end || !*o->name || o->name[0] == '-') {
-		fwdctl_err("health job: job id '%s': a decimal number",
-			   o->name);
+	if (fwdctl_job_id("health job", o->name, &id) < 0)
 		return FWD_EXIT_USAGE;
-	}
 	t = fwdctl_topology(ctx);
 	if (!t)
 		return FWD_EXIT_USAGE;
@@ -805,8 +823,8 @@ static int do_job(struct fwdctl_ctx *ctx, struct policy *p, struct opts *o)
 			(int)r.n_history_phases, "clusters", (int)r.n_clusters,
 			"phases", ph, "forwarders", fw, "neighbours", nb));
 	} else {
-		printf("job %llu (%s/%s, %u nodes): %s: %s\n", id, r.user,
-		       r.name, r.nodes,
+		printf("job %" PRIu64 " (%s/%s, %u nodes): %s: %s\n", id,
+		       r.user, r.name, r.nodes,
 		       !r.checked    ? "not checked"
 		       : r.anomalous ? "ANOMALOUS"
 				     : "normal",

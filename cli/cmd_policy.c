@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/fwdctl.h"
+#include "cli/table.h"
 #include "policies/policy.h"
 
 /* clang-format off */
@@ -20,7 +21,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: fwdctl policy check [FILE] [--json]\n"
 "       fwdctl policy show [FILE] [--json]\n"
-"       fwdctl policy keys [--json]\n"
+"       fwdctl policy keys [--json | -P] [-n]\n"
 "\n"
 "Validate the administrator's policy file, or print the effective policy.\n"
 "\n"
@@ -42,17 +43,22 @@ static void usage(FILE *f)
 "                defaults.\n"
 "  keys          list every key a policy file may hold: its dotted path,\n"
 "                type and allowed range (the loader's own schema, also\n"
-"                the source of fwdalloc.yaml(5)).\n"
+"                the source of fwdalloc.yaml(5)), under the header\n"
+"                KEY TYPE RANGE.  The TYPE of a key taking words lists\n"
+"                them separated by '|' (off|opt-in|...): with -P, KEY is\n"
+"                the first field and RANGE the last.\n"
 "\n"
 "Options:\n"
 "  --json        machine-readable output (also accepted before `policy`)\n"
+"  -P, --parsable  keys: fields separated by '|', unpadded (for scripts)\n"
+"  -n, --noheader  keys: no header line\n"
 "  -h, --help    this help\n"
 "\n"
 "Examples:\n"
 "  fwdctl policy check /etc/fwdalloc/fwdalloc.yaml\n"
 "  fwdctl policy show --json | jq .decision.scale\n"
 "  fwdctl --policy test.yaml policy show\n"
-"  fwdctl policy keys | grep ^decision.caps\n"
+"  fwdctl policy keys -n | grep ^decision.caps\n"
 "\n"
 "Exit status:\n"
 "  0  the policy is valid (check) or was printed (show, keys)\n"
@@ -134,14 +140,21 @@ static void range_text(const struct policy_key *k, char *buf, size_t len)
 	snprintf(buf, len, "%c%.15g,%s", k->min_excl ? '(' : '[', k->min, hi);
 }
 
+static const char *const key_head[] = {"KEY", "TYPE", "RANGE"};
+static const int key_width[] = {42, 26};
+
 static int key_text(void *arg, const struct policy_key *k)
 {
 	char range[64];
+	const char *cells[3];
 
 	if (k->section)
 		return 0;
 	range_text(k, range, sizeof(range));
-	printf("%-42s %-26s %s\n", k->path, k->type, range);
+	cells[0] = k->path;
+	cells[1] = k->type;
+	cells[2] = range;
+	fwdctl_table_row(arg, cells);
 	return 0;
 }
 
@@ -165,7 +178,8 @@ static int key_json(void *arg, const struct policy_key *k)
 	return json_array_append_new(arg, o);
 }
 
-static int keys(struct fwdctl_ctx *ctx, const char *file)
+static int keys(struct fwdctl_ctx *ctx, const char *file,
+		struct fwdctl_table *t)
 {
 	json_t *a;
 
@@ -174,8 +188,8 @@ static int keys(struct fwdctl_ctx *ctx, const char *file)
 		return FWD_EXIT_USAGE;
 	}
 	if (!ctx->json)
-		return policy_schema_foreach(key_text, NULL) ? FWD_EXIT_USAGE
-							     : FWD_EXIT_OK;
+		return policy_schema_foreach(key_text, t) ? FWD_EXIT_USAGE
+							  : FWD_EXIT_OK;
 	if (!(a = json_array()) || policy_schema_foreach(key_json, a)) {
 		fwdctl_err("policy keys: out of memory");
 		json_decref(a);
@@ -189,18 +203,20 @@ static int keys(struct fwdctl_ctx *ctx, const char *file)
 
 static int policy_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
+	struct fwdctl_table table = {
+		.head = key_head, .width = key_width, .ncols = 3};
 	const char *action, *file;
 	int rc;
 
 	if (!fwdctl_action_file_args(ctx, "policy", argc, argv, usage, &action,
-				     &file, &rc))
+				     &file, &table, &rc))
 		return rc;
 	if (!strcmp(action, "check"))
 		return check(ctx, file ? file : ctx->policy_path);
 	if (!strcmp(action, "show"))
 		return show(ctx, file);
 	if (!strcmp(action, "keys"))
-		return keys(ctx, file);
+		return keys(ctx, file, &table);
 	fwdctl_err("policy: unknown action '%s' (check, show or keys)", action);
 	return FWD_EXIT_USAGE;
 }

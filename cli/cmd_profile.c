@@ -93,21 +93,6 @@ static int db_fail(const char *what, const fwd_error_t *err)
 	return fwdctl_exit_code(e);
 }
 
-static int parse_job_id(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (!*s || *end || errno || v == 0 || *s == '-' || *s == '+') {
-		fwdctl_err("bad job id \"%s\": must be a positive number", s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static void print_profile_text(const json_t *pr)
 {
 	const char *k;
@@ -275,7 +260,7 @@ static int do_show(struct fwdctl_ctx *ctx, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
-			if (parse_job_id(optarg, &id))
+			if (fwdctl_job_id("profile show: --job", optarg, &id))
 				return FWD_EXIT_USAGE;
 			by_job = true;
 			break;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/fwdctl.h"
+#include "cli/table.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
 #include "topology/topology.h"
@@ -24,8 +25,8 @@ static void usage(FILE *f)
 	fputs(
 "Usage: fwdctl sim [--policy FILE] [--topology FILE] --jobs JOBS.csv\n"
 "                  --curves CURVES.csv [--compare LIST] [--out DIR]\n"
-"                  [--json] [--per-job] [--cores-per-node N] [--learn]\n"
-"                  [--quiet]\n"
+"                  [--json | -P] [-n] [--per-job] [--cores-per-node N]\n"
+"                  [--learn] [--quiet]\n"
 "\n"
 "Replay a job trace against the forwarding layer and report, for each\n"
 "policy, what it would have achieved: aggregate bandwidth, I/O time, the\n"
@@ -50,6 +51,9 @@ static void usage(FILE *f)
 "  --out DIR           write speedup.svg and utilisation.svg (and\n"
 "                      report.json) into DIR, created if missing\n"
 "  --json              print the report as JSON instead of a table\n"
+"  -P, --parsable      table fields separated by '|', unpadded, and no\n"
+"                      summary line before the table (for scripts)\n"
+"  -n, --noheader      no header line\n"
 "  --per-job           include every job's figures in the JSON\n"
 "  --cores-per-node N  cores per node for core-hours (default 1, i.e.\n"
 "                      node-hours)\n"
@@ -112,6 +116,63 @@ static const char *base_name(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+static void fmt_rate(double v, char *buf, size_t len)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.2f GB/s", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.1f MB/s", v / 1e6);
+	else
+		snprintf(buf, len, "%.0f B/s", v);
+}
+
+/* The summary line (not with -P), then one row per policy. */
+static void print_table(const struct sim_result *r, struct fwdctl_table *t)
+{
+	static const char *const head[] = {"policy",
+					   "agg bw",
+					   "peak bw",
+					   "I/O time s",
+					   "speed-up med/mean/max",
+					   "upgraded",
+					   "upg core-h",
+					   "util",
+					   "held",
+					   "refused"};
+	static const int width[] = {16, -12, -12, -12, -22, -14, -12, -6, -6};
+
+	t->head = head, t->width = width, t->ncols = 10;
+	if (!t->parsable)
+		printf("%zu jobs (%zu placed), %zu forwarders (%zu in the idle "
+		       "pool), %.1f h simulated\n\n",
+		       r->n_jobs, r->n_placed, r->n_forwarders, r->n_pool,
+		       (r->t1 - r->t0) / 3600.0);
+	fwdctl_table_header(t);
+	for (size_t i = 0; i < r->n_pols; i++) {
+		const struct sim_policy_result *p = &r->pols[i];
+		char agg[32], peak[32], io[32], sp[80], up[48], ch[32];
+		char util[16], held[16], refused[24];
+		const char *cells[10] = {p->name, agg,	sp,   up,
+					 ch,	  util, held, refused};
+
+		fmt_rate(p->agg_bw_mean, agg, sizeof(agg));
+		fmt_rate(p->agg_bw_peak, peak, sizeof(peak));
+		snprintf(io, sizeof(io), "%.0f", p->io_time_total);
+		snprintf(sp, sizeof(sp), "%.2f/%.2f/%.2f", p->speedup_median,
+			 p->speedup_mean, p->speedup_max);
+		snprintf(up, sizeof(up), "%zu (%.1f%%)", p->n_upgraded,
+			 100 * p->upgraded_share);
+		snprintf(ch, sizeof(ch), "%.0f", p->upgraded_core_hours);
+		snprintf(util, sizeof(util), "%.1f%%", 100 * p->util_mean);
+		snprintf(held, sizeof(held), "%.1f%%", 100 * p->held_mean);
+		snprintf(refused, sizeof(refused), "%zu", p->n_refused);
+		cells[1] = agg, cells[2] = peak, cells[3] = io, cells[4] = sp;
+		cells[5] = up, cells[6] = ch, cells[7] = util, cells[8] = held;
+		cells[9] = refused;
+		fwdctl_table_row(t, cells);
+	}
+}
+
 static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -122,13 +183,15 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"compare", required_argument, NULL, 'C'},
 		{"out", required_argument, NULL, 'o'},
 		{"json", no_argument, NULL, 'J'},
-		{"per-job", no_argument, NULL, 'P'},
-		{"cores-per-node", required_argument, NULL, 'n'},
+		{"per-job", no_argument, NULL, 'X'},
+		{"cores-per-node", required_argument, NULL, 'N'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"learn", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
+		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
+	struct fwdctl_table table = {0};
 	const char *jobs_path = NULL, *curves_path = NULL, *out = NULL;
 	const char *compare = "static,dfra,oracle";
 	bool per_job = false, quiet = false, learn = false;
@@ -149,7 +212,10 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 	fwd_error_t err;
 	int c, rc = FWD_EXIT_USAGE;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, opts,
+				NULL)) != -1) {
+		if (fwdctl_table_option(&table, c))
+			continue;
 		switch (c) {
 		case 'p':
 			ctx->policy_path = optarg;
@@ -173,10 +239,10 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 		case 'J':
 			ctx->json = true;
 			break;
-		case 'P':
+		case 'X':
 			per_job = true;
 			break;
-		case 'n': {
+		case 'N': {
 			char *end;
 
 			errno = 0;
@@ -342,7 +408,7 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (ctx->json)
 		printf("%s\n", json);
 	else
-		sim_result_print(res, stdout);
+		print_table(res, &table);
 	rc = FWD_EXIT_OK;
 out:
 	free(json);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/fwdctl.h"
+#include "cli/table.h"
 #include "common/units.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -20,7 +21,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: fwdctl topology check [FILE] [--json]\n"
-"       fwdctl topology show [FILE] [--json]\n"
+"       fwdctl topology show [FILE] [--json | -P] [-n]\n"
 "\n"
 "Validate the forwarding topology, or print it.\n"
 "\n"
@@ -34,7 +35,11 @@ static void usage(FILE *f)
 "                names, nodes mapped twice, nodes left unmapped, bad\n"
 "                units and unknown keys are errors, reported on stderr as\n"
 "                FILE:LINE:COLUMN: key.path: what is wrong\n"
-"  show [FILE]   print the forwarders, the mapping and the OSTs as tables;\n"
+"  show [FILE]   print the forwarders, the mapping and the OSTs as three\n"
+"                tables (headers FORWARDER ADDRESS BANDWIDTH GROUP ROLE\n"
+"                NODES; NODES COUNT FORWARDER; OST BANDWIDTH), a blank\n"
+"                line before each but the first, then a summary line\n"
+"                (not with -P);\n"
 "                with --json exactly\n"
 "                {\"forwarders\": [{\"name\", \"address\", \"bandwidth_bps\",\n"
 "                  \"group\", \"role\"}], \"mapping\": [{\"nodes\",\n"
@@ -42,6 +47,8 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "  --json        machine-readable output (also accepted before `topology`)\n"
+"  -P, --parsable  show: fields separated by '|', unpadded (for scripts)\n"
+"  -n, --noheader  show: no header lines\n"
 "  -h, --help    this help\n"
 "\n"
 "Examples:\n"
@@ -70,57 +77,79 @@ static void summary(const struct topology *t, char *buf, size_t len)
 		 t->n_forwarders - service, t->n_osts);
 }
 
-static void print_table(const struct topology *t)
+static void print_table(const struct topology *t,
+			const struct fwdctl_table *opt)
 {
+	static const char *const fhead[] = {"FORWARDER", "ADDRESS", "BANDWIDTH",
+					    "GROUP",	 "ROLE",    "NODES"};
+	static const char *const mhead[] = {"NODES", "COUNT", "FORWARDER"};
+	static const char *const ohead[] = {"OST", "BANDWIDTH"};
 	size_t *nodes = calloc(t->n_forwarders + 1, sizeof(*nodes));
-	char bw[64], line[256];
-	int wn = 9, wa = 7, wg = 5, wm = 5, wo = 4;
+	char bw[64], num[32], line[256];
+	int fw[5] = {9, 7, 10, 5, 7}, mw[2] = {5, 9}, ow[1] = {4};
+	struct fwdctl_table ft = *opt, mt = *opt, ot = *opt;
 
+	ft.head = fhead, ft.width = fw, ft.ncols = 6, ft.header_done = false;
+	mt.head = mhead, mt.width = mw, mt.ncols = 3, mt.header_done = false;
+	ot.head = ohead, ot.width = ow, ot.ncols = 2, ot.header_done = false;
 	for (size_t i = 0; nodes && i < t->n_mapping; i++)
 		nodes[t->mapping[i].forwarder] += t->mapping[i].count;
 	for (size_t i = 0; i < t->n_forwarders; i++) {
 		const struct topo_forwarder *f = &t->forwarders[i];
 
-		if ((int)strlen(f->name) > wn)
-			wn = (int)strlen(f->name);
-		if ((int)strlen(f->address) > wa)
-			wa = (int)strlen(f->address);
-		if ((int)strlen(f->group) > wg)
-			wg = (int)strlen(f->group);
+		if ((int)strlen(f->name) > fw[0])
+			fw[0] = (int)strlen(f->name);
+		if ((int)strlen(f->address) > fw[1])
+			fw[1] = (int)strlen(f->address);
+		if ((int)strlen(f->group) > fw[3])
+			fw[3] = (int)strlen(f->group);
 	}
 	for (size_t i = 0; i < t->n_mapping; i++)
-		if ((int)strlen(t->mapping[i].nodes) > wm)
-			wm = (int)strlen(t->mapping[i].nodes);
+		if ((int)strlen(t->mapping[i].nodes) > mw[0])
+			mw[0] = (int)strlen(t->mapping[i].nodes);
 	for (size_t i = 0; i < t->n_osts; i++)
-		if ((int)strlen(t->osts[i].name) > wo)
-			wo = (int)strlen(t->osts[i].name);
+		if ((int)strlen(t->osts[i].name) > ow[0])
+			ow[0] = (int)strlen(t->osts[i].name);
 
-	printf("%-*s  %-*s  %-10s  %-*s  %-7s  %s\n", wn, "FORWARDER", wa,
-	       "ADDRESS", "BANDWIDTH", wg, "GROUP", "ROLE", "NODES");
+	fwdctl_table_header(&ft);
 	for (size_t i = 0; i < t->n_forwarders; i++) {
 		const struct topo_forwarder *f = &t->forwarders[i];
+		const char *cells[6];
 
 		units_format_rate(f->bandwidth_bps, bw, sizeof(bw));
-		printf("%-*s  %-*s  %-10s  %-*s  %-7s  %zu\n", wn, f->name, wa,
-		       f->address, bw, wg, f->group,
-		       f->role == TOPO_ROLE_BACKUP ? "backup" : "service",
-		       nodes ? nodes[i] : 0);
+		snprintf(num, sizeof(num), "%zu", nodes ? nodes[i] : 0);
+		cells[0] = f->name, cells[1] = f->address, cells[2] = bw;
+		cells[3] = f->group;
+		cells[4] = f->role == TOPO_ROLE_BACKUP ? "backup" : "service";
+		cells[5] = num;
+		fwdctl_table_row(&ft, cells);
 	}
-	printf("\n%-*s  %-9s  %s\n", wm, "NODES", "COUNT", "FORWARDER");
-	for (size_t i = 0; i < t->n_mapping; i++)
-		printf("%-*s  %-9zu  %s\n", wm, t->mapping[i].nodes,
-		       t->mapping[i].count,
-		       t->forwarders[t->mapping[i].forwarder].name);
+	putchar('\n');
+	fwdctl_table_header(&mt);
+	for (size_t i = 0; i < t->n_mapping; i++) {
+		const char *cells[3];
+
+		snprintf(num, sizeof(num), "%zu", t->mapping[i].count);
+		cells[0] = t->mapping[i].nodes, cells[1] = num;
+		cells[2] = t->forwarders[t->mapping[i].forwarder].name;
+		fwdctl_table_row(&mt, cells);
+	}
 	if (t->n_osts) {
-		printf("\n%-*s  %s\n", wo, "OST", "BANDWIDTH");
+		putchar('\n');
+		fwdctl_table_header(&ot);
 		for (size_t i = 0; i < t->n_osts; i++) {
+			const char *cells[2];
+
 			units_format_rate(t->osts[i].bandwidth_bps, bw,
 					  sizeof(bw));
-			printf("%-*s  %s\n", wo, t->osts[i].name, bw);
+			cells[0] = t->osts[i].name, cells[1] = bw;
+			fwdctl_table_row(&ot, cells);
 		}
 	}
-	summary(t, line, sizeof(line));
-	printf("\n%s\n", line);
+	if (!opt->parsable) {
+		summary(t, line, sizeof(line));
+		printf("\n%s\n", line);
+	}
 	free(nodes);
 }
 
@@ -138,7 +167,8 @@ static const char *topology_path(struct fwdctl_ctx *ctx, const char *file)
 	return p->topology;
 }
 
-static int run(struct fwdctl_ctx *ctx, bool show, const char *file)
+static int run(struct fwdctl_ctx *ctx, bool show, const char *file,
+	       const struct fwdctl_table *table)
 {
 	const char *path = topology_path(ctx, file);
 	struct topology *t;
@@ -172,7 +202,7 @@ static int run(struct fwdctl_ctx *ctx, bool show, const char *file)
 		printf("%s\n", s);
 		free(s);
 	} else if (show) {
-		print_table(t);
+		print_table(t, table);
 	} else if (ctx->json) {
 		size_t service = 0;
 		json_t *o;
@@ -202,16 +232,17 @@ static int run(struct fwdctl_ctx *ctx, bool show, const char *file)
 
 static int topology_run(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
+	struct fwdctl_table table = {0};
 	const char *action, *file;
 	int rc;
 
 	if (!fwdctl_action_file_args(ctx, "topology", argc, argv, usage,
-				     &action, &file, &rc))
+				     &action, &file, &table, &rc))
 		return rc;
 	if (!strcmp(action, "check"))
-		return run(ctx, false, file);
+		return run(ctx, false, file, &table);
 	if (!strcmp(action, "show"))
-		return run(ctx, true, file);
+		return run(ctx, true, file, &table);
 	fwdctl_err("topology: unknown action '%s' (check or show)", action);
 	return FWD_EXIT_USAGE;
 }

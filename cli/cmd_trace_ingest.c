@@ -84,25 +84,19 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	struct history_job row = {0};
 	struct trace_summary s = {0};
 	bool json = ctx->json, have_sum = false, stored;
-	unsigned long long id = 0;
+	uint64_t id = 0;
 	int64_t now = time(NULL), to;
 	struct db *db = NULL;
 	fwd_error_t err;
 	double runtime;
-	char *end;
 	int c, rc, r;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
-			errno = 0;
-			id = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || errno || id == 0 ||
-			    *optarg == '-' || *optarg == '+') {
-				fwdctl_err("trace ingest: bad job id \"%s\"",
-					   optarg);
+			if (fwdctl_job_id("trace ingest: --job", optarg, &id) <
+			    0)
 				return FWD_EXIT_USAGE;
-			}
 			break;
 		case 'j':
 			json = true;
@@ -128,7 +122,8 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			fwdctl_err("trace ingest: %s", err.text);
 			rc = fwdctl_exit_code(errno);
 		} else {
-			fwdctl_err("trace ingest: job %llu is not in the jobs "
+			fwdctl_err("trace ingest: job %" PRIu64
+				   " is not in the jobs "
 				   "table",
 				   id);
 			rc = FWD_EXIT_INVALID;
@@ -151,7 +146,8 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (ctl_profile_store_summary(db, fwdctl_policy(ctx), &row, &s, runtime,
 				      now, &stored, &err) < 0) {
 		if (stored)
-			fwdctl_err("trace ingest: job %llu stored, profile "
+			fwdctl_err("trace ingest: job %" PRIu64
+				   " stored, profile "
 				   "not updated: %s",
 				   id, err.text);
 		else
@@ -168,9 +164,10 @@ int trace_cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			fwdctl_err("trace ingest: %s", strerror(errno));
 		json_decref(o);
 	} else {
-		printf("job %llu: stored %s summary: %" PRIu32 " of %" PRIu32
-		       " nodes did I/O, %" PRIu64 " bytes read, %" PRIu64
-		       " written, %" PRIu64 " records outside the job's "
+		printf("job %" PRIu64 ": stored %s summary: %" PRIu32
+		       " of %" PRIu32 " nodes did I/O, %" PRIu64
+		       " bytes read, %" PRIu64 " written, %" PRIu64
+		       " records outside the job's "
 		       "time\n",
 		       id, fwd_io_mode_name(s.io_mode), s.io_nodes, s.nodes,
 		       s.read_bytes, s.write_bytes, s.outside);

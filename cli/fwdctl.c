@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/fwdctl.h"
+#include "cli/table.h"
 #include "db/db.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -87,18 +88,23 @@ void fwdctl_usage_hint(const char *cmd)
 
 bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 			     char **argv, void (*usage)(FILE *),
-			     const char **action, const char **file, int *rc)
+			     const char **action, const char **file,
+			     struct fwdctl_table *table, int *rc)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
+		FWDCTL_TABLE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 
 	*rc = FWD_EXIT_USAGE;
 	*file = NULL;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" FWDCTL_TABLE_SHORTOPTS, opts,
+				NULL)) != -1) {
+		if (fwdctl_table_option(table, c))
+			continue;
 		switch (c) {
 		case 'j':
 			ctx->json = true;
@@ -126,6 +132,20 @@ bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 		return false;
 	}
 	return true;
+}
+
+bool fwdctl_negative_job_id(const char *what, int argc, char **argv)
+{
+	/* getopt stepped past "-5" (optind - 1) or stays inside "-55" */
+	for (int i = optind - 1; i <= optind && i < argc; i++) {
+		if (i > 0 && argv[i][0] == '-' && argv[i][1] >= '0' &&
+		    argv[i][1] <= '9' && optopt >= '0' && optopt <= '9') {
+			fwdctl_err("%s: '%s' is not a job id (1..4294967295)",
+				   what, argv[i]);
+			return true;
+		}
+	}
+	return false;
 }
 
 int fwdctl_job_id(const char *what, const char *s, uint64_t *out)

@@ -90,6 +90,13 @@ void fwdctl_usage_hint(const char *cmd);
 int fwdctl_job_id(const char *what, const char *s, uint64_t *out);
 
 /*
+ * After getopt_long returned '?': true, with the message of fwdctl_job_id,
+ * if the option it refused was a negative number ("-5") where a command
+ * takes a positional JOBID (the caller exits with FWD_EXIT_USAGE).
+ */
+bool fwdctl_negative_job_id(const char *what, int argc, char **argv);
+
+/*
  * "fwdctl CMD" or "fwdctl CMD ACTION" (action NULL: the former), in static
  * storage: the argv[0] a command gives getopt_long, whose messages then
  * start like every other message of the command.
@@ -101,12 +108,15 @@ bool fwdctl_wants_help(int argc, char **argv);
 
 /*
  * Arguments of `fwdctl CMD ACTION [FILE] [--json]`, for commands whose only
- * options are --json and --help.  Returns true with *action and *file (NULL
- * when absent) set; otherwise false with *rc the exit code to return (help
- * printed, or a usage error reported).
+ * options are --json, --help and the table's -P and -n (cli/table.h; set
+ * in *table, which the caller initialises).  Returns true with *action and
+ * *file (NULL when absent) set; otherwise false with *rc the exit code to
+ * return (help printed, or a usage error reported).
  */
+struct fwdctl_table;
 bool fwdctl_action_file_args(struct fwdctl_ctx *ctx, const char *cmd, int argc,
 			     char **argv, void (*usage)(FILE *),
-			     const char **action, const char **file, int *rc);
+			     const char **action, const char **file,
+			     struct fwdctl_table *table, int *rc);
 
 #endif

@@ -266,11 +266,11 @@ struct sim_result *sim_run(const struct sim_config *cfg,
 			   fwd_error_t *err);
 void sim_result_destroy(struct sim_result *r);
 
-/* Reports.  JSON: malloc'd string (NULL with errno).  Table: printed to f.
- * SVG: written to files in dir (created if missing); 0 or -1 with err. */
+/* Reports.  JSON: malloc'd string (NULL with errno) (fwdctl sim prints
+ * the table).  SVG: written to files in dir (created if missing); 0 or -1
+ * with err. */
 char *sim_result_to_json(const struct sim_result *r, const struct sim_jobs *j,
 			 bool per_job);
-void sim_result_print(const struct sim_result *r, FILE *f);
 int sim_write_svgs(const struct sim_result *r, const char *dir,
 		   fwd_error_t *err);
 

@@ -31,46 +31,6 @@ static const char *kind_name(enum sim_policy_kind k)
 	return "?";
 }
 
-static void fmt_rate(double v, char *buf, size_t len)
-{
-	if (v >= 1e9)
-		snprintf(buf, len, "%.2f GB/s", v / 1e9);
-	else if (v >= 1e6)
-		snprintf(buf, len, "%.1f MB/s", v / 1e6);
-	else
-		snprintf(buf, len, "%.0f B/s", v);
-}
-
-void sim_result_print(const struct sim_result *r, FILE *f)
-{
-	fprintf(f,
-		"%zu jobs (%zu placed), %zu forwarders (%zu in the idle "
-		"pool), %.1f h simulated\n\n",
-		r->n_jobs, r->n_placed, r->n_forwarders, r->n_pool,
-		(r->t1 - r->t0) / 3600.0);
-	fprintf(f, "%-16s %12s %12s %12s %22s %14s %12s %6s %6s %7s\n",
-		"policy", "agg bw", "peak bw", "I/O time s",
-		"speed-up med/mean/max", "upgraded", "upg core-h", "util",
-		"held", "refused");
-	for (size_t i = 0; i < r->n_pols; i++) {
-		const struct sim_policy_result *p = &r->pols[i];
-		char agg[32], peak[32], sp[40], up[32];
-
-		fmt_rate(p->agg_bw_mean, agg, sizeof(agg));
-		fmt_rate(p->agg_bw_peak, peak, sizeof(peak));
-		snprintf(sp, sizeof(sp), "%.2f/%.2f/%.2f", p->speedup_median,
-			 p->speedup_mean, p->speedup_max);
-		snprintf(up, sizeof(up), "%zu (%.1f%%)", p->n_upgraded,
-			 100 * p->upgraded_share);
-		fprintf(f,
-			"%-16s %12s %12s %12.0f %22s %14s %12.0f %5.1f%% "
-			"%5.1f%% %7zu\n",
-			p->name, agg, peak, p->io_time_total, sp, up,
-			p->upgraded_core_hours, 100 * p->util_mean,
-			100 * p->held_mean, p->n_refused);
-	}
-}
-
 static json_t *policy_json(const struct sim_policy_result *p,
 			   const struct sim_jobs *j, bool per_job)
 {

@@ -23,6 +23,11 @@ check_eq "actions of trace" "compress expand ingest summarize" \
 	"$(comp fwdctl trace '' | tr ' ' '\n' | grep -v '^-' | paste -sd ' ')"
 check_eq "options of audit" "--since" "$(comp fwdctl audit --si)"
 check_eq "table options" "--noheader" "$(comp fwdctl alloc list --noh)"
+check_eq "table options of topology show" "--parsable" "$(comp fwdctl topology show --pars)"
+check_eq "table options of health report" "--noheader" "$(comp fwdctl health report --nohe)"
+check_eq "table options of sim" "--parsable" "$(comp fwdctl sim --pars)"
+check_eq "table options of policy keys" "--noheader" "$(comp fwdctl policy keys --nohe)"
+check_eq "policy keys: not the table's header" "" "$(comp fwdctl policy keys KE)"
 check_eq "policy keys" \
 	"decision.caps.max_forwarders_per_job decision.caps.max_pool_share decision.caps.reserve" \
 	"$(comp fwdctl policy keys decision.caps)"

@@ -94,6 +94,6 @@ check_eq "unknown job: exit 1" 1 $?
 check_eq "  message" "fwdctl health job: job 999: not in the jobs table" "$out"
 out=$("$fwdctl" health job 12x 2>&1)
 check_eq "bad job id: exit 2" 2 $?
-check_eq "  message" "fwdctl health job: job id '12x': a decimal number" "$out"
+check_eq "  message" "fwdctl health job: '12x' is not a job id (1..4294967295)" "$out"
 
 tap_done

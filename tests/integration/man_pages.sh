@@ -34,7 +34,7 @@ for c in $cmds; do
 done
 check_eq "fwdctl(8): a section and the usage of every command" "" "$missing"
 
-keys=$("$fwdctl" policy keys | awk '{ print $1 }')
+keys=$("$fwdctl" policy keys -n | awk '{ print $1 }')
 check_eq "policy keys: as many as the JSON list" \
 	"$("$fwdctl" --json policy keys | jq length)" "$(printf '%s\n' $keys | wc -l)"
 missing=
