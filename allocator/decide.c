@@ -127,8 +127,10 @@ static int set_forwarders(struct alloc_decision *d, const uint32_t *fw,
 	d->private_fwd = malloc((n ? n : 1) * sizeof(*d->private_fwd));
 	if (!d->forwarders || !d->private_fwd)
 		return -1;
-	memcpy(d->forwarders, fw, n * sizeof(*fw));
-	memcpy(d->private_fwd, priv, n * sizeof(*priv));
+	if (n) { /* none: direct file-system access */
+		memcpy(d->forwarders, fw, n * sizeof(*fw));
+		memcpy(d->private_fwd, priv, n * sizeof(*priv));
+	}
 	d->n_forwarders = n;
 	return 0;
 }
