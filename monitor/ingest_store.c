@@ -84,9 +84,6 @@ struct ingest_store {
 	/* [n]: inserts the n operations of one entry in one statement */
 	struct db_stmt *jobstats_insert[JOBSTATS_MAX_OPS + 1];
 	struct db_stmt *state_load;
-	struct db_stmt *state_save;
-	struct db_stmt *rollup;
-	struct db_stmt *rollup_hist;
 	struct db_stmt *target_insert;
 	struct touched *touched;
 	size_t n_touched;
@@ -110,33 +107,24 @@ struct ingest_store {
 };
 
 /* clang-format off */
-static const char raw_upsert_sql[] =
-	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes,"
-	" read_ops, write_ops, md_ops, queue_len)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	" ON DUPLICATE KEY UPDATE"
-	" dt = COALESCE(VALUES(dt), dt),"
-	" read_bytes = COALESCE(VALUES(read_bytes), read_bytes),"
-	" write_bytes = COALESCE(VALUES(write_bytes), write_bytes),"
-	" read_ops = COALESCE(VALUES(read_ops), read_ops),"
-	" write_ops = COALESCE(VALUES(write_ops), write_ops),"
-	" md_ops = COALESCE(VALUES(md_ops), md_ops),"
-	" queue_len = COALESCE(VALUES(queue_len), queue_len)";
-
-/* The same, for many rows: head, "(...)" per row, tail. */
-static const char raw_multi_head[] =
-	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes,"
-	" read_ops, write_ops, md_ops, queue_len) VALUES ";
+/* Raw samples, many rows at once: head, "(...)" per row, tail; a single
+ * row is the same statement with one. */
+#define RAW_HEAD \
+	"INSERT INTO samples_raw (kind, name, ts, dt, read_bytes, write_bytes," \
+	" read_ops, write_ops, md_ops, queue_len) VALUES "
 #define RAW_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-static const char raw_multi_tail[] =
-	" ON DUPLICATE KEY UPDATE"
-	" dt = COALESCE(VALUES(dt), dt),"
-	" read_bytes = COALESCE(VALUES(read_bytes), read_bytes),"
-	" write_bytes = COALESCE(VALUES(write_bytes), write_bytes),"
-	" read_ops = COALESCE(VALUES(read_ops), read_ops),"
-	" write_ops = COALESCE(VALUES(write_ops), write_ops),"
-	" md_ops = COALESCE(VALUES(md_ops), md_ops),"
-	" queue_len = COALESCE(VALUES(queue_len), queue_len)";
+#define RAW_TAIL \
+	" ON DUPLICATE KEY UPDATE" \
+	" dt = COALESCE(VALUES(dt), dt)," \
+	" read_bytes = COALESCE(VALUES(read_bytes), read_bytes)," \
+	" write_bytes = COALESCE(VALUES(write_bytes), write_bytes)," \
+	" read_ops = COALESCE(VALUES(read_ops), read_ops)," \
+	" write_ops = COALESCE(VALUES(write_ops), write_ops)," \
+	" md_ops = COALESCE(VALUES(md_ops), md_ops)," \
+	" queue_len = COALESCE(VALUES(queue_len), queue_len)"
+static const char raw_multi_head[] = RAW_HEAD;
+static const char raw_multi_tail[] = RAW_TAIL;
+static const char raw_upsert_sql[] = RAW_HEAD RAW_ROW RAW_TAIL;
 
 static const char hist_insert_sql[] =
 	"INSERT IGNORE INTO samples_hist (kind, name, ts, op, phase, dt,"
@@ -152,23 +140,6 @@ static const char jobstats_insert_sql[] =
 static const char state_load_sql[] =
 	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7, metric FROM counter_state"
 	" WHERE kind = ? AND name = ?";
-
-/* ts is assigned last: MariaDB evaluates the assignments in order, and
- * the value tests must see the old ts. */
-static const char state_save_sql[] =
-	"INSERT INTO counter_state (kind, name, metric, ts,"
-	" v0, v1, v2, v3, v4, v5, v6, v7)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	" ON DUPLICATE KEY UPDATE"
-	" v0 = IF(VALUES(ts) > ts, VALUES(v0), v0),"
-	" v1 = IF(VALUES(ts) > ts, VALUES(v1), v1),"
-	" v2 = IF(VALUES(ts) > ts, VALUES(v2), v2),"
-	" v3 = IF(VALUES(ts) > ts, VALUES(v3), v3),"
-	" v4 = IF(VALUES(ts) > ts, VALUES(v4), v4),"
-	" v5 = IF(VALUES(ts) > ts, VALUES(v5), v5),"
-	" v6 = IF(VALUES(ts) > ts, VALUES(v6), v6),"
-	" v7 = IF(VALUES(ts) > ts, VALUES(v7), v7),"
-	" ts = GREATEST(ts, VALUES(ts))";
 
 static const char state_multi_head[] =
 	"INSERT INTO counter_state (kind, name, metric, ts,"
@@ -222,38 +193,6 @@ static const char rollup_hist_multi_tail[] =
 	" b6 = VALUES(b6), b7 = VALUES(b7)";
 #define KN_ROW "(?, ?)"
 
-static const char rollup_sql[] =
-	"INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,"
-	" write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
-	" write_bps_max, queue_len_avg, queue_len_max)"
-	" SELECT kind, name, ts - MOD(ts, 60) AS m, COUNT(*),"
-	" COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0),"
-	" COALESCE(SUM(read_ops), 0), COALESCE(SUM(write_ops), 0),"
-	" COALESCE(SUM(md_ops), 0),"
-	" MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)),"
-	" AVG(queue_len), MAX(queue_len)"
-	" FROM samples_raw WHERE kind = ? AND name = ? AND ts >= ? AND ts < ?"
-	" GROUP BY kind, name, m"
-	" ON DUPLICATE KEY UPDATE samples = VALUES(samples),"
-	" read_bytes = VALUES(read_bytes), write_bytes = VALUES(write_bytes),"
-	" read_ops = VALUES(read_ops), write_ops = VALUES(write_ops),"
-	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
-	" write_bps_max = VALUES(write_bps_max),"
-	" queue_len_avg = VALUES(queue_len_avg),"
-	" queue_len_max = VALUES(queue_len_max)";
-
-static const char rollup_hist_sql[] =
-	"INSERT INTO rollups_hist_minute (kind, name, minute, op, phase,"
-	" b0, b1, b2, b3, b4, b5, b6, b7)"
-	" SELECT kind, name, ts - MOD(ts, 60) AS m, op, phase,"
-	" SUM(b0), SUM(b1), SUM(b2), SUM(b3), SUM(b4), SUM(b5), SUM(b6),"
-	" SUM(b7)"
-	" FROM samples_hist WHERE kind = ? AND name = ? AND ts >= ? AND ts < ?"
-	" GROUP BY kind, name, m, op, phase"
-	" ON DUPLICATE KEY UPDATE b0 = VALUES(b0), b1 = VALUES(b1),"
-	" b2 = VALUES(b2), b3 = VALUES(b3), b4 = VALUES(b4), b5 = VALUES(b5),"
-	" b6 = VALUES(b6), b7 = VALUES(b7)";
-
 static const char target_insert_sql[] =
 	"INSERT IGNORE INTO osts (name, kind, bandwidth_bps, updated_at)"
 	" VALUES (?, ?, 0, ?)";
@@ -271,9 +210,6 @@ void ingest_store_close(struct ingest_store *s)
 	for (size_t i = 0; i <= JOBSTATS_MAX_OPS; i++)
 		db_stmt_close(s->jobstats_insert[i]);
 	db_stmt_close(s->state_load);
-	db_stmt_close(s->state_save);
-	db_stmt_close(s->rollup);
-	db_stmt_close(s->rollup_hist);
 	db_stmt_close(s->target_insert);
 	for (size_t i = 0; i < N_CLASS; i++) {
 		db_stmt_close(s->raw_multi[i]);
@@ -324,9 +260,6 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	if (!(s->raw_upsert = db_prepare(db, raw_upsert_sql, err)) ||
 	    !(s->hist_insert = db_prepare(db, hist_insert_sql, err)) ||
 	    !(s->state_load = db_prepare(db, state_load_sql, err)) ||
-	    !(s->state_save = db_prepare(db, state_save_sql, err)) ||
-	    !(s->rollup = db_prepare(db, rollup_sql, err)) ||
-	    !(s->rollup_hist = db_prepare(db, rollup_hist_sql, err)) ||
 	    !(s->target_insert = db_prepare(db, target_insert_sql, err)))
 		goto fail;
 	if (inventory_peaks(db, &s->peaks, &s->n_peaks, err) < 0)
