@@ -533,15 +533,36 @@ static int interference_check(struct work *w, bool *want)
 
 /* Isolate: max(S, N_f) private forwarders from the pool.  Returns 1 when
  * granted, 0 when not (reason added), -1 on ENOMEM. */
+/* The job's forwarders become n private ones taken from the pool, its
+ * nodes spread over them in balanced blocks.  0, or -1 ENOMEM. */
+static int take_private(struct work *w, size_t n)
+{
+	uint32_t *fw = malloc((n ? n : 1) * sizeof(*fw));
+	bool *priv = malloc((n ? n : 1) * sizeof(*priv));
+	int rv = -1;
+
+	if (!fw || !priv)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		fw[i] = alloc_pool_take(&w->pool);
+		priv[i] = true;
+	}
+	if (set_forwarders(w->d, fw, priv, n) < 0 ||
+	    alloc_blocks_balanced(w->d, w->job->n_nodes) < 0)
+		goto out;
+	rv = 0;
+out:
+	free(fw);
+	free(priv);
+	return rv;
+}
+
 static int try_isolate(struct work *w)
 {
 	const struct policy_caps *c = &w->p->decision.caps;
 	struct alloc_decision *d = w->d;
 	size_t want = d->s > d->n_f ? d->s : d->n_f, got, share_cap;
 	size_t reserve_room, capped = want;
-	uint32_t *fw = NULL;
-	bool *priv = NULL;
-	int rv = -1;
 
 	if (capped > c->max_forwarders_per_job)
 		capped = c->max_forwarders_per_job;
@@ -568,26 +589,12 @@ static int try_isolate(struct work *w)
 	if (cap_reasons(w, "isolation", capped, got, share_cap, reserve_room) <
 	    0)
 		return -1;
-	fw = malloc(got * sizeof(*fw));
-	priv = malloc(got * sizeof(*priv));
-	if (!fw || !priv)
-		goto out;
-	for (size_t i = 0; i < got; i++) {
-		fw[i] = alloc_pool_take(&w->pool);
-		priv[i] = true;
-	}
-	if (set_forwarders(d, fw, priv, got) < 0 ||
-	    alloc_blocks_balanced(d, w->job->n_nodes) < 0)
-		goto out;
-	if (alloc_reason(d, "isolate: %zu private forwarder%s", got,
+	if (take_private(w, got) < 0 ||
+	    alloc_reason(d, "isolate: %zu private forwarder%s", got,
 			 alloc_plural(got)) < 0)
-		goto out;
+		return -1;
 	d->rule_action = FWD_ACT_ISOLATE;
-	rv = 1;
-out:
-	free(fw);
-	free(priv);
-	return rv;
+	return 1;
 }
 
 /* ---- 7. expected gain ------------------------------------------------- */
@@ -644,9 +651,6 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 	const struct policy_caps *c = &w->p->decision.caps;
 	struct alloc_decision *d = w->d;
 	size_t share_cap, reserve_room, got;
-	uint32_t *fw = NULL;
-	bool *priv = NULL;
-	int rv = -1;
 
 	got = upgrade_room(w, k, &share_cap, &reserve_room);
 	if (got < k || !got)
@@ -661,27 +665,13 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 			       share_cap) < 0
 			       ? -1
 			       : 0;
-	fw = malloc(k * sizeof(*fw));
-	priv = malloc(k * sizeof(*priv));
-	if (!fw || !priv)
-		goto out;
-	for (size_t i = 0; i < k; i++) {
-		fw[i] = alloc_pool_take(&w->pool);
-		priv[i] = true;
-	}
-	if (set_forwarders(d, fw, priv, k) < 0 ||
-	    alloc_blocks_balanced(d, w->job->n_nodes) < 0)
-		goto out;
-	if (alloc_reason(d, "%s: %u private forwarder%s",
+	if (take_private(w, k) < 0 ||
+	    alloc_reason(d, "%s: %u private forwarder%s",
 			 act == FWD_ACT_ISOLATE ? "isolate" : "scale", k,
 			 alloc_plural(k)) < 0)
-		goto out;
+		return -1;
 	d->rule_action = act;
-	rv = 1;
-out:
-	free(fw);
-	free(priv);
-	return rv;
+	return 1;
 }
 
 static const char *opt_name(enum alloc_opt_kind k)
