@@ -359,23 +359,30 @@ static char *ranged(hostlist_t hl)
 	}
 }
 
-static int push_mapping(struct topology *t, hostlist_t hl, size_t forwarder,
-			size_t count, fwd_error_t *err)
+/* Append one mapping entry; nodes (malloc'd, NULL = out of memory) is
+ * taken over, freed on failure. */
+static int append_mapping(struct topology *t, char *nodes, size_t forwarder,
+			  size_t count, fwd_error_t *err)
 {
 	struct topo_mapping *v;
-	char *s;
 
-	v = realloc(t->mapping, (t->n_mapping + 1) * sizeof(*v));
-	if (!v)
+	if (!nodes ||
+	    !(v = realloc(t->mapping, (t->n_mapping + 1) * sizeof(*v)))) {
+		free(nodes);
 		return errprintf(err, "out of memory");
+	}
 	t->mapping = v;
-	if (!(s = ranged(hl)))
-		return errprintf(err, "out of memory");
-	t->mapping[t->n_mapping].nodes = s;
+	t->mapping[t->n_mapping].nodes = nodes;
 	t->mapping[t->n_mapping].forwarder = forwarder;
 	t->mapping[t->n_mapping].count = count;
 	t->n_mapping++;
 	return 0;
+}
+
+static int push_mapping(struct topology *t, hostlist_t hl, size_t forwarder,
+			size_t count, fwd_error_t *err)
+{
+	return append_mapping(t, ranged(hl), forwarder, count, err);
 }
 
 void topo_node_index(const struct topology *t, const int32_t **slots,
@@ -432,25 +439,12 @@ int topo_adopt_nodes(struct topology *t, char *blob, char **names,
 int topo_add_mapping_entry(struct topology *t, const char *nodes,
 			   size_t forwarder, size_t count, fwd_error_t *err)
 {
-	struct topo_mapping *v;
-	char *s;
-
 	if (forwarder >= t->n_forwarders) {
 		errno = EINVAL;
 		return errprintf(err, "forwarder index %zu out of range",
 				 forwarder);
 	}
-	v = realloc(t->mapping, (t->n_mapping + 1) * sizeof(*v));
-	if (!v)
-		return errprintf(err, "out of memory");
-	t->mapping = v;
-	if (!(s = strdup(nodes)))
-		return errprintf(err, "out of memory");
-	t->mapping[t->n_mapping].nodes = s;
-	t->mapping[t->n_mapping].forwarder = forwarder;
-	t->mapping[t->n_mapping].count = count;
-	t->n_mapping++;
-	return 0;
+	return append_mapping(t, strdup(nodes), forwarder, count, err);
 }
 
 int topo_add_mapping(struct topology *t, const char *hostlist, size_t forwarder,
