@@ -52,9 +52,8 @@ static int fill_held_chunk(struct db *db, struct history_job *v, size_t n,
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT DISTINCT job_id, forwarder FROM allocations"
-		 " WHERE " LEDGER_HELD_WHERE " AND job_id IN (?");
-	for (size_t i = 1; i < n; i++)
-		strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+		 " WHERE " LEDGER_HELD_WHERE " AND job_id IN (");
+	db_append_placeholders(sql, sizeof(sql), n);
 	strncat(sql, ") ORDER BY job_id, forwarder",
 		sizeof(sql) - strlen(sql) - 1);
 	if (!(st = db_prepare(db, sql, err)))
@@ -257,10 +256,9 @@ int history_jobs_by_id(struct db *db, const uint64_t *ids, size_t n_ids,
 		int r;
 
 		snprintf(sql, sizeof(sql),
-			 "SELECT " JOB_COLS " FROM jobs WHERE %sjob_id IN (?",
+			 "SELECT " JOB_COLS " FROM jobs WHERE %sjob_id IN (",
 			 finished_only ? "end_at IS NOT NULL AND " : "");
-		for (size_t i = 1; i < k; i++)
-			strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+		db_append_placeholders(sql, sizeof(sql), k);
 		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
 		if (!(st = db_prepare(db, sql, err)))
 			goto out;

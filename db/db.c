@@ -1119,6 +1119,18 @@ out:
 	return rv;
 }
 
+void db_append_placeholders(char *sql, size_t size, size_t n)
+{
+	size_t len = strlen(sql);
+
+	for (size_t i = 0; i < n && len + 2 < size; i++) {
+		if (i)
+			sql[len++] = ',';
+		sql[len++] = '?';
+	}
+	sql[len] = '\0';
+}
+
 /* ---- transactions and locks ---- */
 
 int db_begin(struct db *db, fwd_error_t *err)

@@ -208,6 +208,14 @@ int db_unlock(struct db *db, const char *name, fwd_error_t *err);
  * statement before that.
  */
 struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err);
+
+/*
+ * Append the n placeholders of an IN list, "?,?,...,?", to the
+ * NUL-terminated statement text in sql (size bytes in all; the text is
+ * cut short, never overrun, when it does not fit: size it for 2 * n more
+ * bytes).  Values are then bound, never written into the text.
+ */
+void db_append_placeholders(char *sql, size_t size, size_t n);
 void db_stmt_close(struct db_stmt *st);
 
 int db_bind_int64(struct db_stmt *st, unsigned int idx, int64_t v);

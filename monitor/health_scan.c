@@ -587,9 +587,8 @@ static int load_kind(struct scan *s, enum health_kind kind, double since,
 			 "SELECT name, minute, read_bytes + write_bytes,"
 			 " read_ops + write_ops + md_ops,"
 			 " COALESCE(queue_len_avg, -1)"
-			 " FROM rollups_minute WHERE kind = ? AND name IN (?");
-		for (size_t i = 1; i < k; i++)
-			strcat(sql, ",?");
+			 " FROM rollups_minute WHERE kind = ? AND name IN (");
+		db_append_placeholders(sql, len, k);
 		strcat(sql, ") AND minute >= ? AND minute < ?"
 			    " ORDER BY name, minute LIMIT 100000000");
 		st = db_prepare(s->db, sql, s->err);

@@ -118,9 +118,8 @@ int fwd_samples_sums(struct db *db, char *const *names, size_t n, int64_t from,
 			 " COALESCE(SUM(md_ops), 0), COUNT(dt)"
 			 " FROM samples_raw WHERE kind = 'fwd'"
 			 " AND ts > ? AND ts <= ? AND dt IS NOT NULL"
-			 " AND name IN (?");
-		for (size_t i = 1; i < k; i++)
-			strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+			 " AND name IN (");
+		db_append_placeholders(sql, sizeof(sql), k);
 		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
 		if (!(st = db_prepare(db, sql, err)))
 			return -1;

@@ -43,10 +43,9 @@ static struct db_stmt *io_select(struct db *db, const char *cols,
 	char sql[1024 + 2 * IN_CHUNK];
 	struct db_stmt *st;
 
-	snprintf(sql, sizeof(sql), "SELECT %s FROM job_io WHERE job_id IN (?",
+	snprintf(sql, sizeof(sql), "SELECT %s FROM job_io WHERE job_id IN (",
 		 cols);
-	for (size_t i = 1; i < n; i++)
-		strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+	db_append_placeholders(sql, sizeof(sql), n);
 	strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
 	if (!(st = db_prepare(db, sql, err)))
 		return NULL;

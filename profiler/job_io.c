@@ -49,9 +49,8 @@ int job_io_status(struct db *db, const uint64_t *ids, size_t n,
 		snprintf(sql, sizeof(sql),
 			 "SELECT job_id, source, updated_at,"
 			 " COALESCE(profiled_at, -1) FROM job_io"
-			 " WHERE job_id IN (?");
-		for (size_t i = 1; i < k; i++)
-			strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+			 " WHERE job_id IN (");
+		db_append_placeholders(sql, sizeof(sql), k);
 		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
 		if (!(st = db_prepare(db, sql, err)))
 			return -1;
@@ -173,9 +172,8 @@ int job_io_sources(struct db *db, const uint64_t *ids, size_t n, json_t **out,
 		snprintf(sql, sizeof(sql),
 			 "SELECT job_id, source, read_bytes, write_bytes,"
 			 " mdops, forwarders_held, bandwidth_achieved_bps,"
-			 " runtime FROM job_io WHERE job_id IN (?");
-		for (size_t i = 1; i < k; i++)
-			strncat(sql, ",?", sizeof(sql) - strlen(sql) - 1);
+			 " runtime FROM job_io WHERE job_id IN (");
+		db_append_placeholders(sql, sizeof(sql), k);
 		strncat(sql, ") ORDER BY job_id DESC",
 			sizeof(sql) - strlen(sql) - 1);
 		if (!(st = db_prepare(db, sql, err)))
