@@ -484,6 +484,43 @@ out:
 
 /* ---- 5. interference -------------------------------------------------- */
 
+/* A vulnerable job next to a disruptive job already running: private
+ * forwarders (the neighbour cannot be moved).  0 or -1 (ENOMEM). */
+static int victim_check(struct work *w, bool *isolate)
+{
+	const struct policy_interference *in = &w->p->decision.interference;
+	const struct alloc_profile *pr = w->job->profile;
+	char why[160];
+
+	if (!policy_job_vulnerable(in, pr->iops))
+		return 0;
+	for (size_t i = 0; i < w->d->n_defaults; i++) {
+		const struct alloc_ledger_entry *const *hold;
+		size_t n = alloc_ledger_holders(w->l, w->d->defaults[i], &hold);
+
+		for (size_t k = 0; k < n; k++) {
+			const struct alloc_ledger_entry *e = hold[k];
+
+			/* Unknown size: an N-1 holder counts as large. */
+			if (!policy_job_disruptive(in, e->io_mode == FWD_IO_N_1,
+						   e->n_nodes ? e->n_nodes
+							      : SIZE_MAX,
+						   e->mdops, e->bandwidth_bps,
+						   why, sizeof(why)))
+				continue;
+			*isolate = true;
+			return alloc_reason(
+				w->d,
+				"vulnerable (%.0f IOPS > %.0f) and neighbour "
+				"job %s on %s is disruptive (%s): private "
+				"forwarders",
+				pr->iops, in->vulnerable_iops, e->job_id,
+				w->t->forwarders[w->d->defaults[i]].name, why);
+		}
+	}
+	return 0;
+}
+
 /* Disruptive, or vulnerable next to a disruptive neighbour (the policy's
  * reading, policy_job_disruptive()); returns (in *want) whether the job
  * should be isolated. */
@@ -502,33 +539,7 @@ static int interference_check(struct work *w, bool *want)
 		return alloc_reason(d, "disruptive (%s): private forwarders",
 				    why);
 	}
-	if (!policy_job_vulnerable(in, pr->iops))
-		return 0;
-	for (size_t i = 0; i < d->n_defaults; i++) {
-		const struct alloc_ledger_entry *const *hold;
-		size_t n = alloc_ledger_holders(w->l, d->defaults[i], &hold);
-
-		for (size_t k = 0; k < n; k++) {
-			const struct alloc_ledger_entry *e = hold[k];
-
-			/* Unknown size: an N-1 holder counts as large. */
-			if (!policy_job_disruptive(in, e->io_mode == FWD_IO_N_1,
-						   e->n_nodes ? e->n_nodes
-							      : SIZE_MAX,
-						   e->mdops, e->bandwidth_bps,
-						   why, sizeof(why)))
-				continue;
-			*want = true;
-			return alloc_reason(
-				d,
-				"vulnerable (%.0f IOPS > %.0f) and neighbour "
-				"job %s on %s is disruptive (%s): private "
-				"forwarders",
-				pr->iops, in->vulnerable_iops, e->job_id,
-				w->t->forwarders[d->defaults[i]].name, why);
-		}
-	}
-	return 0;
+	return victim_check(w, want);
 }
 
 /* Isolate: max(S, N_f) private forwarders from the pool.  Returns 1 when
@@ -722,42 +733,6 @@ static uint32_t default_sharers(const struct work *w, uint32_t *vulnerable)
 			*vulnerable = v;
 	}
 	return most;
-}
-
-/* A vulnerable job next to a disruptive job already running: private
- * forwarders (the neighbour cannot be moved).  0 or -1 (ENOMEM). */
-static int victim_check(struct work *w, bool *isolate)
-{
-	const struct policy_interference *in = &w->p->decision.interference;
-	const struct alloc_profile *pr = w->job->profile;
-	char why[160];
-
-	if (!policy_job_vulnerable(in, pr->iops))
-		return 0;
-	for (size_t i = 0; i < w->d->n_defaults; i++) {
-		const struct alloc_ledger_entry *const *hold;
-		size_t n = alloc_ledger_holders(w->l, w->d->defaults[i], &hold);
-
-		for (size_t k = 0; k < n; k++) {
-			const struct alloc_ledger_entry *e = hold[k];
-
-			if (!policy_job_disruptive(in, e->io_mode == FWD_IO_N_1,
-						   e->n_nodes ? e->n_nodes
-							      : SIZE_MAX,
-						   e->mdops, e->bandwidth_bps,
-						   why, sizeof(why)))
-				continue;
-			*isolate = true;
-			return alloc_reason(
-				w->d,
-				"vulnerable (%.0f IOPS > %.0f) and neighbour "
-				"job %s on %s is disruptive (%s): private "
-				"forwarders",
-				pr->iops, in->vulnerable_iops, e->job_id,
-				w->t->forwarders[w->d->defaults[i]].name, why);
-		}
-	}
-	return 0;
 }
 
 /* Whether the curve rule decides this job, with the reasons when a gate
