@@ -16,6 +16,7 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/timeutil.h"
 #include "controller/history_run.h"
 #include "db/db.h"
 
@@ -87,16 +88,17 @@ static int cmd_history(struct fwdctl_ctx *ctx, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': {
-			char *end;
+			double t;
 
-			errno = 0;
-			now = (int64_t)strtoll(optarg, &end, 10);
-			if (*end || errno || now <= 0) {
+			/* whole seconds only */
+			if (fwd_time_parse_epoch(optarg, &t) < 0 || t <= 0 ||
+			    t != (double)(int64_t)t) {
 				fwdctl_err("history run: --now '%s': expected "
 					   "seconds since the epoch",
 					   optarg);
 				return FWD_EXIT_USAGE;
 			}
+			now = (int64_t)t;
 			break;
 		}
 		case 'j':
