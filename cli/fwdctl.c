@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,10 @@ static const struct fwdctl_command *commands[MAX_COMMANDS];
 static size_t n_commands;
 /* The command running, for the prefix of every message ("fwdctl CMD:"). */
 static const char *current_cmd;
+/* The last error message (prefix included), for the JSON error document. */
+static char last_error[8300];
+/* Bytes written to stdout while a --json command runs (json_guard_on). */
+static size_t stdout_bytes;
 
 int fwdctl_exit_code(int errnum)
 {
@@ -54,14 +59,22 @@ void fwdctl_err(const char *fmt, ...)
 	 * only "fwdctl ". */
 	if (!current_cmd) {
 		fputs("fwdctl: ", stderr);
+		if (strncmp(buf, "warning:", 8) != 0)
+			snprintf(last_error, sizeof(last_error), "fwdctl: %s",
+				 buf);
 	} else {
 		size_t n = strlen(current_cmd);
+		bool named = !strncmp(buf, current_cmd, n) &&
+			     (buf[n] == ':' || buf[n] == ' ');
 
-		if (!strncmp(buf, current_cmd, n) &&
-		    (buf[n] == ':' || buf[n] == ' '))
+		if (named)
 			fputs("fwdctl ", stderr);
 		else
 			fprintf(stderr, "fwdctl %s: ", current_cmd);
+		if (!strstr(buf, "warning:"))
+			snprintf(last_error, sizeof(last_error),
+				 "fwdctl %s%s%s", named ? "" : current_cmd,
+				 named ? "" : ": ", buf);
 	}
 	for (const char *c = buf; *c; c++) {
 		unsigned char u = (unsigned char)*c;
@@ -250,7 +263,10 @@ static void usage(FILE *f)
 "  --policy FILE     policy YAML (default: $FWDALLOC_POLICY, else\n"
 "                    " POLICY_DEFAULT_PATH ")\n"
 "  --topology FILE   topology YAML (default: the policy's `topology:` key)\n"
-"  --json            machine-readable output where a command supports it\n"
+"  --json            machine-readable output where a command supports it:\n"
+"                    always one JSON document on stdout; a command that\n"
+"                    fails without a result prints {\"error\": MESSAGE,\n"
+"                    \"exit\": STATUS} (MESSAGE as on stderr)\n"
 "  -h, --help        this help; `fwdctl COMMAND --help` for a command\n"
 "  -V, --version     print the version\n"
 "\n"
@@ -268,7 +284,85 @@ static void usage(FILE *f)
 }
 /* clang-format on */
 
+/*
+ * --json means one JSON document on stdout, whatever happens: a command
+ * that fails before printing one (unknown job, bad value, database down)
+ * gets {"error": "<its last message>", "exit": N} instead of nothing; the
+ * message still goes to stderr.  stdout is wrapped in a stream counting
+ * what reaches the file descriptor to know whether anything was printed.
+ */
+static ssize_t counted_write(void *cookie, const char *buf, size_t n)
+{
+	size_t done = 0;
+
+	(void)cookie;
+	while (done < n) {
+		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)w;
+	}
+	stdout_bytes += n;
+	return (ssize_t)n;
+}
+
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	}
+	return false;
+}
+
+static void json_guard_on(void)
+{
+	static const cookie_io_functions_t io = {.write = counted_write};
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (!f)
+		return;
+	/* glibc's stdout is an ordinary variable, meant to be reassigned */
+	setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+	stdout = f;
+}
+
+static int json_guard_off(int rc)
+{
+	json_t *o;
+
+	fflush(stdout);
+	if (rc == FWD_EXIT_OK || stdout_bytes > 0)
+		return rc;
+	o = json_pack("{s:s,s:i}", "error",
+		      *last_error ? last_error : "fwdctl: failed", "exit", rc);
+	if (o) {
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+		fflush(stdout);
+		json_decref(o);
+	}
+	return rc;
+}
+
+static int fwdctl_main(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+	bool json = wants_json(argc, argv);
+
+	if (json)
+		json_guard_on();
+	return json ? json_guard_off(fwdctl_main(argc, argv))
+		    : fwdctl_main(argc, argv);
+}
+
+static int fwdctl_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"policy", required_argument, NULL, 'p'},

@@ -32,7 +32,14 @@ for bad in abc 0 -5 12x 99999999999; do
 		check_eq "${cmd/@/$bad}: exit 2" 2 "$rc"
 		check_match "${cmd/@/$bad}: the message names '$bad'" \
 			"'$bad'|\"$bad\"" "$err"
-		check_eq "${cmd/@/$bad}: nothing on stdout" "" "$out"
+		case $cmd in
+		*--json*)
+			check_eq "${cmd/@/$bad}: stdout the error as JSON, exit 2" \
+				"$(printf '%s\n' "$err" | tail -1)|2" \
+				"$(printf '%s' "$out" | jq -r '"\(.error)|\(.exit)"' 2>&1)"
+			;;
+		*) check_eq "${cmd/@/$bad}: nothing on stdout" "" "$out" ;;
+		esac
 	done
 done
 
@@ -233,5 +240,64 @@ for cmd in "alloc" "audit" "health" "topology" "policy" "sim" "db"; do
 done
 fw policy check -P "$T/policy.yaml"
 check_eq "-P where there is no table: accepted (check prints no table)" 0 "$rc"
+
+# ---- --json when the command fails: still one JSON document ------------------
+# {"error": "<the last message on stderr>", "exit": N}, N the exit status.
+# json_err N LABEL ARGS...: run fwdctl ARGS, expect exit N, a message on
+# stderr, and stdout one JSON object whose .error is stderr's last line.
+json_err() {
+	want=$1 label=$2
+	shift 2
+	out=$("$fwdctl" "$@" 2>"$T/err")
+	rc=$?
+	err=$(cat "$T/err")
+	check_eq "$label: exit $want" "$want" "$rc"
+	check_eq "$label: stdout one JSON object {error, exit: $want}" \
+		"object|$(printf '%s\n' "$err" | tail -1)|$want" \
+		"$(printf '%s' "$out" | jq -sr 'if length == 1 then .[0] | "\(type)|\(.error)|\(.exit)" else "\(length) documents" end' 2>&1)"
+}
+sed "s|^  socket: .*|  socket: $T/no-such-server.sock|" "$T/policy.yaml" >"$T/down.yaml"
+P=(--policy "$T/policy.yaml")
+D=(--policy "$T/down.yaml")
+# the database down: exit 3 from every --json command that needs it
+for cmd in "db status --json" "db migrate --json" "db prune --dry-run --json" \
+	"db init --json" "alloc list --json" "alloc show 7 --json" \
+	"audit --db --json" "health list --json" "health report --json" \
+	"health scan --json" "health job 7 --json" "history run --json" \
+	"profile show --json --job 7" "reconcile --json" \
+	"--json alloc list"; do
+	# shellcheck disable=SC2086 # the words of $cmd are arguments
+	json_err 3 "database down: $cmd" "${D[@]}" $cmd
+done
+# bad values and options: exit 2 from every command taking --json
+for cmd in "policy check --json --bogus" "policy show --json --bogus" \
+	"policy keys --json --bogus" "topology check --json --bogus" \
+	"topology show --json --bogus" "db status --json --bogus" \
+	"alloc list --json --bogus" "audit --json --since yesterdayish" \
+	"audit --db --json --job abc" "health list --json --state bogus" \
+	"health report --json --since never" "history run --json --now x" \
+	"trace summarize --json" "ingest --format bogus --json -" \
+	"decide --json" "sim --json --jobs" "remap probe --json --bogus" \
+	"--json nosuchcommand" "--json --bogus alloc list"; do
+	# shellcheck disable=SC2086 # the words of $cmd are arguments
+	json_err 2 "bad value: $cmd" "${P[@]}" $cmd
+done
+# not found / invalid: exit 1
+json_err 1 "unknown job: alloc show 99 --json" "${P[@]}" alloc show 99 --json
+json_err 1 "unknown job: health job 99 --json" "${P[@]}" health job 99 --json
+json_err 1 "unknown job: profile show --job 99 --json" "${P[@]}" profile show --job 99 --json
+json_err 1 "unknown profile: profile show --json KEY" "${P[@]}" profile show --json 'user=x;name=y;node_bucket=1'
+# the check commands' own result: {"path", "valid": false, "error"}, the
+# message on stderr as well
+for c in "policy $top_srcdir/tests/fixtures/policy-unknown-key.yaml" \
+	"topology $top_srcdir/tests/fixtures/topology-overlap.yaml"; do
+	out=$("$fwdctl" "${P[@]}" ${c% *} check --json "${c#* }" 2>"$T/err")
+	rc=$?
+	check_eq "invalid ${c% *}: ${c% *} check --json: exit 1" 1 "$rc"
+	check_eq "  stdout {valid: false, error: stderr's message}" \
+		"false|$(sed "s/^fwdctl ${c% *}: //" "$T/err")" \
+		"$(printf '%s' "$out" | jq -r '"\(.valid)|\(.error)"' 2>&1)"
+done
+SLURM_CONF=/nonexistent/slurm.conf json_err 3 "Slurm's configuration missing: reconcile --json" "${P[@]}" reconcile --json
 
 tap_done

@@ -22,6 +22,8 @@ check_eq "missing SLURM_CONF: says which file" \
 	"fwdctl reconcile: Slurm's configuration SLURM_CONF=/nonexistent/slurm.conf: No such file or directory" \
 	"$out"
 out=$(SLURM_CONF=/nonexistent/slurm.conf "$fwdctl" --policy "$policy" reconcile --json 2>/dev/null)
-check_eq "--json on failure: nothing on stdout" "" "$out"
+check_eq "--json on failure: the error as one JSON object, exit 3" \
+	"fwdctl reconcile: Slurm's configuration SLURM_CONF=/nonexistent/slurm.conf: No such file or directory|3" \
+	"$(printf '%s' "$out" | jq -r '"\(.error)|\(.exit)"' 2>&1)"
 
 tap_done

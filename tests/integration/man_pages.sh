@@ -49,6 +49,8 @@ check_match "fwdalloc-topology(5): the keys of a forwarder" \
 check_match "spank-fwdalloc(8): the plugstack line with this build's paths" \
 	"optional /.*/fwdalloc.so policy=/.*/fwdalloc/fwdalloc.yaml" \
 	"$(cat "$T/spank-fwdalloc.8.txt")"
+check_match "fwdctl(8): the JSON error document of a failed --json command" \
+	'\{"error": "fwdctl CMD: MESSAGE", "exit": STATUS\}' "$(cat "$T/fwdctl.8.txt")"
 check_match "spank-fwdalloc(8): the option" "--io-upgrade" "$(cat "$T/spank-fwdalloc.8.txt")"
 
 tap_done
