@@ -16,6 +16,7 @@
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/timeutil.h"
 #include "controller/history.h"
 #include "controller/profile_ctl.h"
 #include "policies/policy.h"
@@ -233,6 +234,15 @@ static int show_key(struct db *db, const char *key, bool json)
 
 			if (!strcmp(k, "profile"))
 				continue;
+			if (!strcmp(k, "updated_at") && json_is_number(v)) {
+				/* a time as every command prints one */
+				char when[32];
+
+				fwd_time_format(json_number_value(v), when,
+						sizeof(when));
+				printf("%-22s %s\n", k, when);
+				continue;
+			}
 			s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 			printf("%-22s %s\n", k, s ? s : "?");
 			free(s);
