@@ -150,7 +150,7 @@ static void usage(FILE *f)
 		"  fwdctl health release lustre-OST0003\n"
 		"  fwdctl health export > /run/fwdalloc/HEALTH.json\n"
 		"  fwdctl --json health report --since -30d\n"
-		"  fwdctl health job 123456\n"
+		"  fwdctl health job 4711\n"
 		"\n"
 		"Exit status:\n"
 		"  0  success (a failed feedback command is reported, not "
