@@ -15,6 +15,7 @@
 
 #include "cli/cmd_trace.h"
 #include "cli/fwdctl.h"
+#include "common/timeutil.h"
 #include "profiler/summary.h"
 #include "profiler/trace.h"
 
@@ -205,11 +206,16 @@ static void print_summary(const struct trace_summary *s)
 	       s->mdops, s->mdops_rate);
 	printf("io_seconds:         %.0f\n", s->io_seconds);
 	printf("phases:             %zu\n", s->n_phases);
-	for (size_t i = 0; i < s->n_phases && i < 20; i++)
-		printf("  %" PRId64 "..%" PRId64 "  %" PRIu64 " bytes  %" PRIu64
-		       " ops  %" PRIu64 " mdops\n",
-		       s->phases[i].start, s->phases[i].end, s->phases[i].bytes,
-		       s->phases[i].ops, s->phases[i].mdops);
+	for (size_t i = 0; i < s->n_phases && i < 20; i++) {
+		char a[32], b[32];
+
+		fwd_time_format((double)s->phases[i].start, a, sizeof(a));
+		fwd_time_format((double)s->phases[i].end, b, sizeof(b));
+		printf("  %s..%s  %" PRIu64 " bytes  %" PRIu64 " ops  %" PRIu64
+		       " mdops\n",
+		       a, b, s->phases[i].bytes, s->phases[i].ops,
+		       s->phases[i].mdops);
+	}
 	if (s->n_phases > 20)
 		printf("  ... %zu more\n", s->n_phases - 20);
 	printf("records:            %" PRIu64 " (%" PRIu64 " broken lines "
