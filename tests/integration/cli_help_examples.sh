@@ -205,11 +205,11 @@ style='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{3})?Z$'
 # seconds (2001-09-09 .. 2033-05-18: ten digits from 1, not a size "N B");
 # prints the ones that are not.
 times() {
-	printf '%s\n' "$1" | grep -oE '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+)?[^] ",|)]*' |
+	printf '%s\n' "$1" | grep -oE '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:]+(\.[0-9]+)?)?[^] ",|).]*' |
 		grep -vE "$style"
 	case $1 in
 	[\[{]*) ;;
-	*) printf '%s\n' "$1" | grep -oE '(^|[^0-9.])1[0-9]{9}( B)?([^0-9.]|$)' |
+	*) printf '%s\n' "$1" | grep -oE '(^|[^0-9a-zA-Z.]|\.\.)1[0-9]{9}( B)?([^0-9a-zA-Z]|$)' |
 		grep -vE '[0-9] B' | sed 's/^/epoch: /' ;;
 	esac
 }
@@ -452,7 +452,9 @@ fwdctl health exclude fwd07 --reason test >/dev/null 2>&1
 for c in "alloc list" "alloc list --json" "alloc show 4242" "audit" \
 	"audit --json" "audit --db" "audit --db --json" "health list" \
 	"health list --json" "health report" "health job 4711 --json" \
-	"db prune --dry-run --json" "profile show --job 4711"; do
+	"db prune --dry-run --json" "profile show --job 4711" \
+	"trace summarize traces/job4711/c1.trace" "health scan --json" \
+	"history run --json"; do
 	# shellcheck disable=SC2086 # the words of $c are arguments
 	out=$(fwdctl $c 2>&1)
 	check_eq "fwdctl $c: exit 0" 0 "$?" || diag "$out"
