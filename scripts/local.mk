@@ -9,6 +9,6 @@ EXTRA_DIST += debian/control debian/rules debian/changelog debian/copyright \
 	debian/slurm-spank-fwdalloc.install rpm/fwdalloc.spec.in
 # The spec configure wrote goes into the tarball: rpmbuild -tb reads it.
 dist-hook: dist-fwdalloc-spec
-dist-fwdalloc-spec:
+dist-fwdalloc-spec: rpm/fwdalloc.spec
 	cp rpm/fwdalloc.spec $(distdir)/fwdalloc.spec
 .PHONY: dist-fwdalloc-spec
