@@ -9,7 +9,10 @@
 # when the shipped file did not change, with --force-confold and a
 # .dpkg-dist when it did); the installed plugin loads in the mini-cluster.
 # rpmbuild -tb builds the RPMs with every configuration file
-# %config(noreplace).
+# %config(noreplace); installed into a scratch root (rpm --root), an edited
+# configuration file survives `rpm -U` to a higher release, the new
+# default left next to it as .rpmnew.  Every package names the same
+# maintainer, the project's own address (not a placeholder).
 #
 # Slow-ish (two package builds side by side and a mini-cluster, about
 # 1.5 min on 2 cores); a slurm_* test:
@@ -69,6 +72,14 @@ check_eq "the plugin's conffile" "/etc/slurm/plugstack.conf.d/fwdalloc.conf" \
 	"$(dpkg-deb --ctrl-tarfile "$plug" | tar -xO ./conffiles)"
 lintian --no-tag-display-limit "$T"/fwdalloc_"$version"_amd64.changes >"$T/lintian.log" 2>&1
 check_eq "lintian: no error" "" "$(grep '^E: ' "$T/lintian.log")"
+maint=$(dpkg-deb -f "$deb" Maintainer)
+check_eq "the maintainer: the project's address, not a placeholder" "" \
+	"$(printf '%s\n' "$maint" | grep -iE '@example\.(org|com|net)>|^$')"
+check_eq "the plugin's .deb: the same maintainer" "$maint" "$(dpkg-deb -f "$plug" Maintainer)"
+check_eq "debian/changelog: the same maintainer" "$maint" \
+	"$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$src/debian/changelog" | head -1)"
+check_eq "debian/copyright: the same upstream contact" "$maint" \
+	"$(sed -n 's/^Upstream-Contact: //p' "$src/debian/copyright")"
 
 # ---- install into a scratch root, edit, upgrade ------------------------
 R=$T/root
@@ -158,5 +169,52 @@ cn /etc/slurm/plugstack.conf.d/fwdalloc.conf" \
 	"$( { flags "$rpm"; flags "$prpm"; } | sort -k2)"
 check_match "RPM: the plugin requires its Slurm release" \
 	'^slurm\(x86-64\) >= [0-9]+\.[0-9]+$' "$(rpm -qp --requires "$prpm" | grep '^slurm' | head -1)"
+check_eq "RPM: both packaged by the .deb's maintainer" "$maint|$maint" \
+	"$(rpm -qp --qf '%{PACKAGER}' "$rpm")|$(rpm -qp --qf '%{PACKAGER}' "$prpm")"
+check_eq "RPM: its changelog by the same" "$maint" \
+	"$(rpm -qp --qf '%{CHANGELOGNAME}' "$rpm" | sed 's/ - [^ ]*$//')"
+
+# ---- RPM: install, edit, upgrade (scratch root) -------------------------
+RR=$T/rpmroot
+mkdir -p "$RR"
+rpmr() { timeout 120 rpm --root "$RR" --force-debian "$@" </dev/null; }
+rpmdb --root "$RR" --initdb
+rpmr -i --nodeps --noscripts "$rpm" "$prpm" >"$T/rpm-install.log" 2>&1
+check_eq "rpm -i into a scratch root" 0 "$?" || diag "$(tail -5 "$T/rpm-install.log")"
+rel1=$(rpm -qp --qf '%{VERSION}-%{RELEASE}' "$rpm")
+check_eq "installed: release 1" "fwdalloc-$rel1" "$(rpmr -q --qf '%{NAME}-%{VERSION}-%{RELEASE}' fwdalloc 2>&1)"
+echo "# site edit" >>"$RR/etc/fwdalloc/fwdalloc.yaml"
+echo "# site topology edit" >>"$RR/etc/fwdalloc/topology.yaml"
+# Release 2: the files of release 1 packaged again by the shipped spec's
+# own header and %files (no second compilation), the shipped policy
+# changed.
+X=$T/rpm2/tree
+mkdir -p "$X" "$T/rpm2/BUILD"
+for f in "$rpm" "$prpm"; do
+	cp "$f" "$T/rpm2/pkg.rpm"
+	rpm2archive "$T/rpm2/pkg.rpm" && tar -xzf "$T/rpm2/pkg.rpm.tgz" -C "$X"
+done
+rm -rf "$X/usr/lib/.build-id" "$X/usr/share/licenses"
+echo "# shipped in release 2" >>"$X/etc/fwdalloc/fwdalloc.yaml"
+cp "$src/LICENSE" "$T/rpm2/BUILD/"
+awk -v tree="$X" '
+	/^Release:/ { print "Release:        2%{?dist}"; next }
+	/^%prep/ { skip = 1; print "%install\ncp -a " tree "/. %{buildroot}/\n"; next }
+	/^%files/ { skip = 0 }
+	!skip { print }' "$src/fwdalloc.spec" >"$T/rpm2/fwdalloc.spec"
+rpmbuild -bb --nodeps --define "_topdir $T/rpm2" --define "debug_package %{nil}" \
+	--define "_build_id_links none" "$T/rpm2/fwdalloc.spec" >"$T/rpm2.log" 2>&1
+check_eq "release 2 packaged" 0 "$?" || diag "$(tail -10 "$T/rpm2.log")"
+rpm2=$(ls "$T"/rpm2/RPMS/*/fwdalloc-"$version"-2*.rpm 2>/dev/null)
+rpmr -U --nodeps --noscripts "$rpm2" >"$T/rpm-upgrade.log" 2>&1
+check_eq "rpm -U to release 2" 0 "$?" || diag "$(tail -5 "$T/rpm-upgrade.log")"
+check_eq "upgraded" "fwdalloc-$version-2" "$(rpmr -q --qf '%{NAME}-%{VERSION}-%{RELEASE}' fwdalloc 2>&1)"
+check_eq "rpm -U keeps the edited policy (shipped file changed)" "# site edit" \
+	"$(tail -1 "$RR/etc/fwdalloc/fwdalloc.yaml")"
+check_eq "... and leaves the new default next to it as .rpmnew" \
+	"# shipped in release 2" "$(tail -1 "$RR/etc/fwdalloc/fwdalloc.yaml.rpmnew" 2>&1)"
+check_eq "rpm -U keeps the edited topology (shipped file unchanged), no .rpmnew" \
+	"# site topology edit|no" \
+	"$(tail -1 "$RR/etc/fwdalloc/topology.yaml")|$(test -e "$RR/etc/fwdalloc/topology.yaml.rpmnew" && echo yes || echo no)"
 
 tap_done
