@@ -130,4 +130,24 @@ for e in $(jq -r '.. | .expr? // empty' "$dash" | grep -oE 'fwdalloc_[a-z_]+' | 
 done
 check_eq "every metric the dashboard queries is printed" "" "$missing"
 
+# The dashboard against Grafana's dashboard schema (tests/fixtures/grafana:
+# Grafana's Dashboard kind 0.0 as JSON Schema); a dashboard that breaks it
+# (a panel 25 columns wide) is refused, so the check can fail.
+schema=$top_srcdir/tests/fixtures/grafana/dashboard-kind-0.0.schema.json
+validate() {
+	python3 - "$schema" "$1" <<'EOF' 2>&1
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft7Validator.check_schema(schema)
+doc = json.load(open(sys.argv[2]))
+for e in jsonschema.Draft7Validator(schema).iter_errors(doc):
+    print("/".join(str(p) for p in e.path) + ": " + e.message)
+EOF
+}
+check_eq "the dashboard is valid against Grafana's dashboard schema" "" "$(validate "$dash")"
+jq '.panels[0].gridPos.w = 25' "$dash" >"$d/bad-dash.json"
+check_match "... which refuses a panel 25 columns wide" \
+	'^panels/0: .* is not valid under any of the given schemas' "$(validate "$d/bad-dash.json")"
+
 tap_done
