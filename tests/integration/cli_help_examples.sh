@@ -335,7 +335,10 @@ verify() {
 		is "remap revert: job 4242 node c17 driver none: ok" ;;
 	"fwdctl --topology /etc/fwdalloc/topology.yaml remap probe --forwarders 'fwd[05-08]'")
 		exits 3
-		errhas 'no RDMA device' ;;
+		has '^RDMA devices: none$'
+		check_eq "$ex: each forwarder: no RDMA device" 4 \
+			"$(grep -cE '^  fwd0[5-8] \(10\.1\.0\.1[5-8]\): FAILED: verbs: no RDMA device found' <<<"$out")"
+		errhas '^fwdctl remap probe: verbs: no RDMA device found' ;;
 	# ---- trace
 	'fwdctl trace compress c1.trace c1.ctrace')
 		exits 0
