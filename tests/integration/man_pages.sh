@@ -51,6 +51,8 @@ check_match "spank-fwdalloc(8): the plugstack line with this build's paths" \
 	"$(cat "$T/spank-fwdalloc.8.txt")"
 check_match "fwdctl(8): the JSON error document of a failed --json command" \
 	'\{"error": "fwdctl CMD: MESSAGE", "exit": STATUS\}' "$(cat "$T/fwdctl.8.txt")"
+check_match "fwdctl(8): the one timestamp style" \
+	'Every +command +prints +a +time +as +ISO +8601 +in +UTC' "$(cat "$T/fwdctl.8.txt")"
 check_match "spank-fwdalloc(8): the option" "--io-upgrade" "$(cat "$T/spank-fwdalloc.8.txt")"
 
 tap_done
