@@ -428,6 +428,40 @@ verify() {
 	return 0
 }
 
+# Every forwarder (also in hostlists), OST and compute node an example
+# names exists in the shipped topology (examples once named fwd081 and
+# lustre-OST0004, which it lacks).
+expand() { # fwd[05-08] -> fwd05 .. fwd08
+	case $1 in
+	*\[*-*\]) local a b
+		a=${1#*[}; a=${a%-*}; b=${1#*-}; b=${b%]}
+		for i in $(seq -w "$a" "$b"); do echo "${1%%[*}$i"; done ;;
+	*) echo "$1" ;;
+	esac
+}
+topo_json=$(fwdctl --json topology show)
+fwds=$(jq -r '.forwarders[].name' <<<"$topo_json")
+osts=$(jq -r '.osts[].name' <<<"$topo_json")
+n_names=0 unknown=
+while IFS= read -r ex; do
+	for f in $(grep -oE 'fwd[0-9]+|fwd\[[-0-9,]+\]' <<<"$ex"); do
+		for one in $(expand "$f"); do
+			n_names=$((n_names + 1))
+			grep -qx "$one" <<<"$fwds" || unknown="$unknown $one"
+		done
+	done
+	for o in $(grep -oE 'lustre-OST[0-9a-f]{4}' <<<"$ex"); do
+		n_names=$((n_names + 1))
+		grep -qx "$o" <<<"$osts" || unknown="$unknown $o"
+	done
+	for nd in $(grep -oE -- "--node c[0-9]+" <<<"$ex" | cut -c9-); do
+		n_names=$((n_names + 1))
+		[ "$nd" -ge 1 ] && [ "$nd" -le 1024 ] || unknown="$unknown c$nd"
+	done
+done <"$T/examples"
+check_eq "every name an example gives is in the shipped topology" "" "$unknown"
+check "forwarder, OST and node names checked" test "$n_names" -ge 10
+
 n_run=0
 while IFS= read -r ex; do
 	[ -n "$ex" ] || continue
