@@ -61,6 +61,51 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The node names' split (topo_names()): the one read from the cache is
+ * the one built from the names. */
+static void assert_same_names(const struct topology *a,
+			      const struct topology *b)
+{
+	const struct topo_names *x = topo_names(a), *y = topo_names(b);
+	size_t n = a->n_nodes;
+
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_int_equal(x->n_prefixes, y->n_prefixes);
+	for (size_t i = 0; i < x->n_prefixes; i++)
+		assert_string_equal(x->prefixes[i], y->prefixes[i]);
+	assert_memory_equal(x->prefix, y->prefix, n * sizeof(*x->prefix));
+	assert_memory_equal(x->num, y->num, n * sizeof(*x->num));
+	assert_memory_equal(x->pad, y->pad, n);
+	assert_memory_equal(x->width, y->width, n);
+	assert_memory_equal(x->follow, y->follow, n);
+	assert_int_equal(x->long_suffix, y->long_suffix);
+	assert_int_equal(x->n_classes, y->n_classes);
+	for (size_t k = 0; k < x->n_classes; k++) {
+		const struct topo_numclass *c = &x->classes[k],
+					   *d = &y->classes[k];
+
+		assert_int_equal(c->prefix, d->prefix);
+		assert_int_equal(c->pad, d->pad);
+		assert_int_equal(c->lo, d->lo);
+		assert_int_equal(c->hi, d->hi);
+		assert_int_equal(c->count, d->count);
+		assert_true((c->id == NULL) == (d->id == NULL));
+		if (c->id)
+			assert_memory_equal(c->id, d->id,
+					    (c->hi - c->lo + 1) *
+						    sizeof(*c->id));
+	}
+	/* c1..c40960: one class, c<k> is node k - 1. */
+	assert_int_equal(y->n_classes, 1);
+	assert_int_equal(y->classes[0].lo, 1);
+	assert_int_equal(y->classes[0].hi, 40960);
+	assert_int_equal(y->classes[0].id[512 - 1], 511);
+	assert_int_equal(y->num[40959], 40960);
+	assert_int_equal(y->follow[0], 1);
+	assert_int_equal(y->follow[40959], 0);
+}
+
 /* Everything a topology holds, compared field by field. */
 static void assert_same(const struct topology *a, const struct topology *b)
 {
@@ -92,6 +137,12 @@ static void assert_same(const struct topology *a, const struct topology *b)
 	assert_int_equal(topo_node_default(b, "c513"),
 			 topo_node_default(a, "c513"));
 	assert_int_equal(topo_node_id(b, "c40961"), -1);
+	assert_same_names(a, b);
+	/* Forwarders and OSTs by name. */
+	assert_int_equal(topo_forwarder_index(b, "fwd240"), 239);
+	assert_int_equal(topo_forwarder_index(b, "fwd241"), -1);
+	assert_int_equal(topo_ost_index(b, a->osts[a->n_osts - 1].name),
+			 (long)a->n_osts - 1);
 }
 
 static long file_size(const char *p)
