@@ -40,6 +40,10 @@ void fwdctl_register(const struct fwdctl_command *cmd)
 void fwdctl_err(const char *fmt, ...)
 {
 	char buf[8192];
+	/* The whole line, written at once: stderr is unbuffered, and a
+	 * character at a time costs a system call each. */
+	char line[sizeof(buf) * 4 + 256];
+	size_t n = 0;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -53,29 +57,32 @@ void fwdctl_err(const char *fmt, ...)
 	 * already starts with the command's name ("alloc show: ...") gets
 	 * only "fwdctl ". */
 	if (!current_cmd) {
-		fputs("fwdctl: ", stderr);
+		n = (size_t)snprintf(line, sizeof(line), "fwdctl: ");
 	} else {
-		size_t n = strlen(current_cmd);
+		size_t len = strlen(current_cmd);
 
-		if (!strncmp(buf, current_cmd, n) &&
-		    (buf[n] == ':' || buf[n] == ' '))
-			fputs("fwdctl ", stderr);
+		if (!strncmp(buf, current_cmd, len) &&
+		    (buf[len] == ':' || buf[len] == ' '))
+			n = (size_t)snprintf(line, sizeof(line), "fwdctl ");
 		else
-			fprintf(stderr, "fwdctl %s: ", current_cmd);
+			n = (size_t)snprintf(line, sizeof(line),
+					     "fwdctl %.200s: ", current_cmd);
 	}
 	for (const char *c = buf; *c; c++) {
 		unsigned char u = (unsigned char)*c;
 
-		if (u == '\n')
-			fputc(u, stderr);
-		else if (u == '\t')
-			fputs("\\t", stderr);
-		else if (u < 0x20 || u == 0x7f)
-			fprintf(stderr, "\\x%02x", u);
-		else
-			fputc(u, stderr);
+		if (u == '\t') {
+			line[n++] = '\\';
+			line[n++] = 't';
+		} else if (u != '\n' && (u < 0x20 || u == 0x7f)) {
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      "\\x%02x", u);
+		} else {
+			line[n++] = (char)u;
+		}
 	}
-	fputc('\n', stderr);
+	line[n++] = '\n';
+	fwrite(line, 1, n, stderr);
 }
 
 void fwdctl_usage_hint(const char *cmd)
