@@ -114,13 +114,7 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 	struct alloc_ctx *cx = calloc(1, sizeof(*cx));
 	const struct topo_names *nm = topo_names(t);
 
-	if (!nm) {
-		free(cx);
-		errno = EINVAL;
-		errprintf(err, "allocator index: topology not finalized");
-		return NULL;
-	}
-	if (!cx)
+	if (!cx || !nm)
 		goto nomem;
 	cx->t = t;
 	cx->prefix = nm->prefix;

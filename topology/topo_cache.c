@@ -214,7 +214,7 @@ static void put_str(struct wbuf *w, const char *s)
 static void encode_names(struct wbuf *w, const struct topo_names *nm, size_t n)
 {
 	if (!nm) {
-		w->oom = true; /* not finalized: nothing to store */
+		w->oom = true; /* no memory to build it */
 		return;
 	}
 	put_u64(w, nm->n_prefixes);

@@ -664,7 +664,6 @@ int topo_map_per_forwarder(struct topology *t, size_t per_forwarder,
 int topo_finalize(struct topology *t, fwd_error_t *err)
 {
 	size_t unmapped = 0, first = 0;
-	struct topo_priv *p;
 
 	if (t->n_forwarders == 0) {
 		errno = EINVAL;
@@ -686,21 +685,23 @@ int topo_finalize(struct topology *t, fwd_error_t *err)
 				 unmapped, unmapped == 1 ? " is" : "s are",
 				 t->node_names[first]);
 	}
-	p = t->priv;
-	if (!p->have_names) {
-		if (topo_names_build(&p->names,
-				     (const char *const *)t->node_names,
-				     t->n_nodes) < 0)
-			return errprintf(err, "node names: out of memory");
-		p->have_names = true;
-	}
 	return 0;
 }
 
 const struct topo_names *topo_names(const struct topology *t)
 {
-	const struct topo_priv *p = t->priv;
+	/* Built on first use (what only the allocator and the cache need
+	 * is not paid by every command that loads a topology); t is
+	 * logically unchanged. */
+	struct topo_priv *p = t->priv;
 
+	if (!p->have_names && t->n_nodes) {
+		if (topo_names_build(&p->names,
+				     (const char *const *)t->node_names,
+				     t->n_nodes) < 0)
+			return NULL;
+		p->have_names = true;
+	}
 	return p->have_names ? &p->names.n : NULL;
 }
 

@@ -64,7 +64,8 @@ struct topology {
  * The node names split once into prefix + numeric suffix (topo_names()),
  * so that runs of consecutive names are found with integer compares and
  * a hostlist range becomes node ids without per-node string work.  Built
- * by topo_finalize(), or read as stored from the compiled cache.
+ * on the first topo_names() call, or read as stored from the compiled
+ * cache.
  */
 #define TOPO_NO_DIGITS 0xff
 #define TOPO_MAX_DIGITS 18
@@ -98,7 +99,9 @@ struct topo_names {
 	bool long_suffix;
 };
 
-/* The split of a finalized topology's node names (NULL before). */
+/* The split of a finalized topology's node names, built on first use:
+ * NULL without nodes or memory.  Not safe to call from two threads at
+ * once on a topology that has not built it yet. */
 const struct topo_names *topo_names(const struct topology *t);
 
 /*
