@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "topology/names.h"
 #include "topology/topo_cache.h"
 #include "topology/topology.h"
 
@@ -392,6 +393,63 @@ static void test_unwritable(void **state)
 	topo_destroy(t);
 }
 
+/*
+ * The cache's arrays are used where they lie: an index out of range in a
+ * stored split (a file whose checksum matches but whose contents were not
+ * written by this fwdalloc) is refused, not followed.
+ */
+static void test_names_checked(void **state)
+{
+	fwd_error_t err;
+	struct topology *y;
+	const struct topo_names *nm;
+	struct topo_names bad;
+	uint32_t *prefix;
+	int32_t *ids;
+	struct topo_numclass *classes;
+	uint8_t *follow;
+	size_t n;
+
+	(void)state;
+	assert_non_null(y = topo_load(yaml, &err));
+	assert_non_null(nm = topo_names(y));
+	n = y->n_nodes;
+	assert_int_equal(topo_names_check(nm, n), 0);
+	/* A prefix id past the prefixes. */
+	bad = *nm;
+	assert_non_null(prefix = malloc(n * sizeof(*prefix)));
+	memcpy(prefix, nm->prefix, n * sizeof(*prefix));
+	prefix[n / 2] = (uint32_t)nm->n_prefixes;
+	bad.prefix = prefix;
+	assert_int_equal(topo_names_check(&bad, n), -1);
+	/* A class table naming a node past the last one. */
+	bad = *nm;
+	assert_non_null(classes = malloc(nm->n_classes * sizeof(*classes)));
+	memcpy(classes, nm->classes, nm->n_classes * sizeof(*classes));
+	{
+		size_t len = classes[0].hi - classes[0].lo + 1;
+
+		assert_non_null(ids = malloc(len * sizeof(*ids)));
+		memcpy(ids, classes[0].id, len * sizeof(*ids));
+		ids[len - 1] = (int32_t)n;
+		classes[0].id = ids;
+	}
+	bad.classes = classes;
+	assert_int_equal(topo_names_check(&bad, n), -1);
+	/* The last node followed by another. */
+	bad = *nm;
+	assert_non_null(follow = malloc(n));
+	memcpy(follow, nm->follow, n);
+	follow[n - 1] = 1;
+	bad.follow = follow;
+	assert_int_equal(topo_names_check(&bad, n), -1);
+	free(prefix);
+	free(ids);
+	free(classes);
+	free(follow);
+	topo_destroy(y);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_foreign),
 		cmocka_unit_test(test_yaml_changed),
 		cmocka_unit_test(test_unwritable),
+		cmocka_unit_test(test_names_checked),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
