@@ -1167,6 +1167,18 @@ out:
 	return rv;
 }
 
+struct db_stmt *db_queryf(struct db *db, fwd_error_t *err, const char *sql,
+			  const char *types, ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+
+	va_start(ap, types);
+	st = exec_direct(db, sql, types, ap, err);
+	va_end(ap);
+	return st;
+}
+
 void db_append_placeholders(char *sql, size_t size, size_t n)
 {
 	size_t len = strlen(sql);
