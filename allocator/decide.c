@@ -1187,7 +1187,8 @@ action:
 
 render:
 	/* a batch's first pass reads only the gain and the pool taken */
-	if (!(plan && plan->collect) && alloc_render(cx, job->node_ids, d) < 0)
+	if (!(plan && plan->collect) && !job->no_render &&
+	    alloc_render(cx, job->node_ids, d) < 0)
 		goto nomem;
 	free(w.cnt);
 	free(w.gweight);

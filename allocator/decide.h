@@ -176,6 +176,11 @@ struct alloc_job {
 	size_t n_nodes;
 	enum fwd_request request;
 	const struct alloc_profile *profile; /* NULL: no history */
+	/* The caller reads only the decision's forwarders and blocks (the
+	 * simulator): the mapping is not rendered (mapping, forwarder_names
+	 * and ost_names stay NULL).  Rendering is for what is stored or
+	 * shown. */
+	bool no_render;
 };
 
 /* Health table, indexed like the topology's arrays.  A NULL array means

@@ -19,20 +19,23 @@
 
 /* ---- the per-topology index (nodeset.c) ------------------------------- */
 
-#define ALLOC_NO_DIGITS 0xff
+#define ALLOC_NO_DIGITS TOPO_NO_DIGITS
 
 struct alloc_ctx {
 	const struct topology *t;
-	/* Node names split once into prefix + numeric suffix, so that runs
-	 * of consecutive names are found with integer compares. */
-	uint32_t *prefix; /* node id -> prefix id */
-	uint64_t *num;	  /* node id -> numeric suffix */
-	uint8_t *pad;	  /* node id -> zero-padded width, 0 none,
-			   * ALLOC_NO_DIGITS when the name has no suffix */
-	uint8_t *width;	  /* node id -> digits in its numeric suffix */
-	uint8_t *follow;  /* node id -> 1 when node id + 1 has the same
-			   * prefix and width and the next number */
-	char **prefixes;
+	/* Node names split into prefix + numeric suffix (the topology's
+	 * topo_names(), borrowed), so that runs of consecutive names are
+	 * found with integer compares. */
+	const uint32_t *prefix; /* node id -> prefix id */
+	const uint64_t *num;	/* node id -> numeric suffix */
+	const uint8_t *pad;	/* node id -> zero-padded width, 0 none,
+				 * ALLOC_NO_DIGITS when the name has no
+				 * suffix */
+	const uint8_t *width;	/* node id -> digits in its numeric suffix */
+	const uint8_t *follow;	/* node id -> 1 when node id + 1 has the
+				 * same prefix and width and the next
+				 * number */
+	const char *const *prefixes;
 	size_t n_prefixes;
 	uint32_t *group; /* forwarder -> group id */
 	size_t n_groups;
@@ -42,22 +45,11 @@ struct alloc_ctx {
 	uint32_t *name_rank;	  /* forwarder -> rank of its name (strcmp) */
 	/* Node names by (prefix, zero-padded width): number -> node id, for
 	 * turning hostlist ranges into ids without per-node string work. */
-	struct alloc_numclass *classes;
+	const struct topo_numclass *classes;
 	size_t n_classes;
 	/* Some name has a numeric suffix too long for the index: render and
 	 * resolve such topologies through libslurm only. */
 	bool long_suffix;
-};
-
-/* The nodes whose names are prefix + a number printed with width `pad`
- * (0: no leading zeros): id[num - lo], -1 where no node has that number.
- * NULL id: too sparse for a table; such names are looked up by name. */
-struct alloc_numclass {
-	uint32_t prefix;
-	uint8_t pad;
-	uint64_t lo, hi;
-	size_t count;
-	int32_t *id;
 };
 
 /* ---- node sets (nodeset.c) ---------------------------------------------- */

@@ -4,11 +4,13 @@
  * node list, the blocks of the job's nodes each forwarder serves, and
  * rendering those blocks as ranged hostlists for the mapping.
  *
- * alloc_ctx splits every node name once into prefix and number and keeps a
- * number -> node id table per prefix, so that a job's hostlist (parsed by
- * libslurm, read back as its ranged string) becomes node ids range by
- * range, and a block of nodes is rendered as libslurm would print it with
- * integer compares and one growing buffer: no per-node string or heap work.
+ * alloc_ctx uses the topology's split of every node name into prefix and
+ * number and its number -> node id table per prefix (topo_names(), built
+ * once per topology or read from its compiled cache), so that a job's
+ * hostlist (parsed by libslurm, read back as its ranged string) becomes
+ * node ids range by range, and a block of nodes is rendered as libslurm
+ * would print it with integer compares and one growing buffer: no
+ * per-node string or heap work.
  */
 #include "config.h"
 
@@ -25,7 +27,7 @@
 #include "allocator/decide_internal.h"
 #include "topology/topology.h"
 
-#define MAX_DIGITS 18
+#define MAX_DIGITS TOPO_MAX_DIGITS
 
 /* ---- context ---------------------------------------------------------- */
 
@@ -35,22 +37,11 @@ void alloc_ctx_destroy(struct alloc_ctx *cx)
 
 	if (!cx)
 		return;
-	for (size_t i = 0; i < cx->n_prefixes; i++)
-		free(cx->prefixes[i]);
-	free(cx->prefixes);
-	free(cx->prefix);
-	free(cx->num);
-	free(cx->pad);
-	free(cx->width);
-	free(cx->follow);
 	free(cx->group);
 	free(cx->group_names);
 	free(cx->group_rank);
 	free(cx->groups_by_name);
 	free(cx->name_rank);
-	for (size_t i = 0; i < cx->n_classes; i++)
-		free(cx->classes[i].id);
-	free(cx->classes);
 	free(cx);
 	errno = saved;
 }
@@ -60,85 +51,14 @@ const struct topology *alloc_ctx_topology(const struct alloc_ctx *cx)
 	return cx->t;
 }
 
-static long prefix_id(struct alloc_ctx *cx, const char *name, size_t len,
-		      long hint)
-{
-	char **p;
-
-	if (hint >= 0 && strlen(cx->prefixes[hint]) == len &&
-	    !memcmp(cx->prefixes[hint], name, len))
-		return hint;
-	for (size_t i = 0; i < cx->n_prefixes; i++)
-		if (strlen(cx->prefixes[i]) == len &&
-		    !memcmp(cx->prefixes[i], name, len))
-			return (long)i;
-	p = realloc(cx->prefixes, (cx->n_prefixes + 1) * sizeof(*p));
-	if (!p)
-		return -1;
-	cx->prefixes = p;
-	if (!(p[cx->n_prefixes] = strndup(name, len)))
-		return -1;
-	return (long)cx->n_prefixes++;
-}
-
-static struct alloc_numclass *find_class(const struct alloc_ctx *cx,
-					 uint32_t prefix, uint8_t pad)
+static const struct topo_numclass *find_class(const struct alloc_ctx *cx,
+					      uint32_t prefix, uint8_t pad)
 {
 	for (size_t k = 0; k < cx->n_classes; k++)
 		if (cx->classes[k].prefix == prefix &&
 		    cx->classes[k].pad == pad)
 			return &cx->classes[k];
 	return NULL;
-}
-
-/* cx->classes: one number -> id table per (prefix, width) of the names
- * with a numeric suffix, where the numbers are dense enough. */
-static int index_numbers(struct alloc_ctx *cx)
-{
-	const struct topology *t = cx->t;
-	struct alloc_numclass *c = NULL;
-	size_t cap = 0;
-
-	for (size_t id = 0; id < t->n_nodes; id++) {
-		uint8_t pad = cx->pad[id];
-		uint64_t num = cx->num[id];
-
-		if (pad == ALLOC_NO_DIGITS)
-			continue;
-		if (!c || c->prefix != cx->prefix[id] || c->pad != pad)
-			c = find_class(cx, cx->prefix[id], pad);
-		if (!c) {
-			if (FWD_GROW(cx->classes, cap, cx->n_classes + 1, 4) <
-			    0)
-				return -1;
-			c = &cx->classes[cx->n_classes++];
-			*c = (struct alloc_numclass){
-				cx->prefix[id], pad, num, num, 0, NULL};
-		}
-		if (num < c->lo)
-			c->lo = num;
-		if (num > c->hi)
-			c->hi = num;
-		c->count++;
-	}
-	for (size_t k = 0; k < cx->n_classes; k++) {
-		c = &cx->classes[k];
-		if (c->hi - c->lo > 4 * c->count + 64)
-			continue;
-		if (!(c->id = malloc((c->hi - c->lo + 1) * sizeof(*c->id))))
-			return -1;
-		memset(c->id, 0xff, (c->hi - c->lo + 1) * sizeof(*c->id));
-	}
-	c = NULL;
-	for (size_t id = 0; id < t->n_nodes; id++) {
-		if (cx->pad[id] == ALLOC_NO_DIGITS)
-			continue;
-		if (!c || c->prefix != cx->prefix[id] || c->pad != cx->pad[id])
-			c = find_class(cx, cx->prefix[id], cx->pad[id]);
-		if (c && c->id)
-			c->id[cx->num[id] - c->lo] = (int32_t)id;
-	}
-	return 0;
 }
 
 struct named {
@@ -192,47 +112,26 @@ out:
 struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 {
 	struct alloc_ctx *cx = calloc(1, sizeof(*cx));
-	size_t n = t->n_nodes ? t->n_nodes : 1;
-	long hint = -1;
+	const struct topo_names *nm = topo_names(t);
 
-	if (!cx)
+	if (!cx || !nm)
 		goto nomem;
 	cx->t = t;
-	cx->prefix = malloc(n * sizeof(*cx->prefix));
-	cx->num = malloc(n * sizeof(*cx->num));
-	cx->pad = malloc(n);
-	cx->width = malloc(n);
-	cx->follow = calloc(n, 1);
+	cx->prefix = nm->prefix;
+	cx->num = nm->num;
+	cx->pad = nm->pad;
+	cx->width = nm->width;
+	cx->follow = nm->follow;
+	cx->prefixes = nm->prefixes;
+	cx->n_prefixes = nm->n_prefixes;
+	cx->classes = nm->classes;
+	cx->n_classes = nm->n_classes;
+	cx->long_suffix = nm->long_suffix;
 	cx->group = malloc((t->n_forwarders + 1) * sizeof(*cx->group));
 	cx->group_names =
 		malloc((t->n_forwarders + 1) * sizeof(*cx->group_names));
-	if (!cx->prefix || !cx->num || !cx->pad || !cx->width || !cx->follow ||
-	    !cx->group || !cx->group_names)
+	if (!cx->group || !cx->group_names)
 		goto nomem;
-	for (size_t id = 0; id < t->n_nodes; id++) {
-		const char *name = t->node_names[id];
-		size_t len = strlen(name), d = len;
-
-		while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
-			d--;
-		if (len - d > MAX_DIGITS)
-			cx->long_suffix = true;
-		if (d == len || len - d > MAX_DIGITS) {
-			cx->pad[id] = ALLOC_NO_DIGITS;
-			cx->num[id] = 0;
-			d = len;
-		} else {
-			cx->pad[id] = (name[d] == '0' && len - d > 1)
-					      ? (uint8_t)(len - d)
-					      : 0;
-			cx->num[id] = strtoull(name + d, NULL, 10);
-		}
-		cx->width[id] = (uint8_t)(len - d);
-		hint = prefix_id(cx, name, d, hint);
-		if (hint < 0)
-			goto nomem;
-		cx->prefix[id] = (uint32_t)hint;
-	}
 	for (size_t f = 0; f < t->n_forwarders; f++) {
 		const char *g = t->forwarders[f].group;
 		size_t k;
@@ -244,13 +143,7 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 			cx->group_names[cx->n_groups++] = (char *)g;
 		cx->group[f] = (uint32_t)k;
 	}
-	for (size_t id = 0; id + 1 < t->n_nodes; id++)
-		cx->follow[id] = cx->pad[id] != ALLOC_NO_DIGITS &&
-				 cx->pad[id + 1] != ALLOC_NO_DIGITS &&
-				 cx->prefix[id + 1] == cx->prefix[id] &&
-				 cx->width[id + 1] == cx->width[id] &&
-				 cx->num[id + 1] == cx->num[id] + 1;
-	if (index_numbers(cx) < 0 || rank_names(cx) < 0)
+	if (rank_names(cx) < 0)
 		goto nomem;
 	return cx;
 nomem:
@@ -373,7 +266,7 @@ static int expand_ranged(const struct alloc_ctx *cx, char *s, uint32_t *ids,
 			for (uint64_t v = lo; v <= hi;) {
 				unsigned dg = digits(v);
 				uint8_t pad = width > dg ? (uint8_t)width : 0;
-				const struct alloc_numclass *c =
+				const struct topo_numclass *c =
 					find_class(cx, (uint32_t)pfx, pad);
 				uint64_t top = 9;
 

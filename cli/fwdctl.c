@@ -45,6 +45,10 @@ void fwdctl_register(const struct fwdctl_command *cmd)
 void fwdctl_err(const char *fmt, ...)
 {
 	char buf[8192];
+	/* The whole line, written at once: stderr is unbuffered, and a
+	 * character at a time costs a system call each. */
+	char line[sizeof(buf) * 4 + 256];
+	size_t n = 0;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -58,37 +62,37 @@ void fwdctl_err(const char *fmt, ...)
 	 * already starts with the command's name ("alloc show: ...") gets
 	 * only "fwdctl ". */
 	if (!current_cmd) {
-		fputs("fwdctl: ", stderr);
-		if (strncmp(buf, "warning:", 8) != 0)
-			snprintf(last_error, sizeof(last_error), "fwdctl: %s",
-				 buf);
+		n = (size_t)snprintf(line, sizeof(line), "fwdctl: ");
 	} else {
-		size_t n = strlen(current_cmd);
-		bool named = !strncmp(buf, current_cmd, n) &&
-			     (buf[n] == ':' || buf[n] == ' ');
+		size_t len = strlen(current_cmd);
 
-		if (named)
-			fputs("fwdctl ", stderr);
+		if (!strncmp(buf, current_cmd, len) &&
+		    (buf[len] == ':' || buf[len] == ' '))
+			n = (size_t)snprintf(line, sizeof(line), "fwdctl ");
 		else
-			fprintf(stderr, "fwdctl %s: ", current_cmd);
-		if (!strstr(buf, "warning:"))
-			snprintf(last_error, sizeof(last_error),
-				 "fwdctl %s%s%s", named ? "" : current_cmd,
-				 named ? "" : ": ", buf);
+			n = (size_t)snprintf(line, sizeof(line),
+					     "fwdctl %.200s: ", current_cmd);
 	}
 	for (const char *c = buf; *c; c++) {
 		unsigned char u = (unsigned char)*c;
 
-		if (u == '\n')
-			fputc(u, stderr);
-		else if (u == '\t')
-			fputs("\\t", stderr);
-		else if (u < 0x20 || u == 0x7f)
-			fprintf(stderr, "\\x%02x", u);
-		else
-			fputc(u, stderr);
+		if (u == '\t') {
+			line[n++] = '\\';
+			line[n++] = 't';
+		} else if (u != '\n' && (u < 0x20 || u == 0x7f)) {
+			n += (size_t)snprintf(line + n, sizeof(line) - n,
+					      "\\x%02x", u);
+		} else {
+			line[n++] = (char)u;
+		}
 	}
-	fputc('\n', stderr);
+	/* The JSON error document of a failed --json command repeats the
+	 * last message, warnings aside. */
+	if (current_cmd ? !strstr(buf, "warning:")
+			: strncmp(buf, "warning:", 8) != 0)
+		snprintf(last_error, sizeof(last_error), "%.*s", (int)n, line);
+	line[n++] = '\n';
+	fwrite(line, 1, n, stderr);
 }
 
 void fwdctl_usage_hint(const char *cmd)

@@ -190,13 +190,13 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		errprintf(err, "ledger: %s", strerror(errno));
 		goto out;
 	}
-	st = db_prepare(db,
-			"SELECT job_id, forwarder, is_private, node_count, "
-			"action, acquired_at, io_mode, mdops_rate, "
-			"bandwidth_bps, iops FROM allocations "
-			"WHERE released_at IS NULL ORDER BY job_id, id",
-			err);
-	if (!st || db_exec(st, err) < 0)
+	st = db_queryf(db, err,
+		       "SELECT job_id, forwarder, is_private, node_count, "
+		       "action, acquired_at, io_mode, mdops_rate, "
+		       "bandwidth_bps, iops FROM allocations "
+		       "WHERE released_at IS NULL ORDER BY job_id, id",
+		       "");
+	if (!st)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
 		uint64_t job = db_col_uint64(st, 0);
@@ -240,11 +240,11 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 	 * which exists only for forwarders `fwdctl db init --topology` has
 	 * mirrored and only for releases since it has been written.
 	 */
-	st = db_prepare(db,
-			"SELECT forwarder, MAX(released_at) FROM allocations "
-			"WHERE released_at IS NOT NULL GROUP BY forwarder",
-			err);
-	if (!st || db_exec(st, err) < 0)
+	st = db_queryf(db, err,
+		       "SELECT forwarder, MAX(released_at) FROM allocations "
+		       "WHERE released_at IS NOT NULL GROUP BY forwarder",
+		       "");
+	if (!st)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
 		long f = topo_forwarder_index(t, db_col_text(st, 0));

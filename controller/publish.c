@@ -37,18 +37,17 @@ static json_t *str_or_null(const char *s)
 /* The job's held rows, as node_allocations_for returns them. */
 static json_t *held_rows(struct db *db, uint64_t job, fwd_error_t *err)
 {
-	struct db_stmt *st;
+	struct db_stmt *st = NULL;
 	json_t *rows = json_array();
 	int r;
 
-	st = db_prepare(db,
-			"SELECT forwarder, nodes, action, address FROM "
-			"node_allocations WHERE job_id = ? ORDER BY id",
-			err);
-	if (!st || !rows)
+	if (!rows)
 		goto fail;
-	db_bind_uint64(st, 0, job);
-	if (db_exec(st, err) < 0)
+	st = db_queryf(db, err,
+		       "SELECT forwarder, nodes, action, address FROM "
+		       "node_allocations WHERE job_id = ? ORDER BY id",
+		       "u", job);
+	if (!st)
 		goto fail;
 	while ((r = db_fetch(st, err)) > 0) {
 		json_t *row = json_object();

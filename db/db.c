@@ -656,7 +656,8 @@ void db_stmt_close(struct db_stmt *st)
 	errno = saved;
 }
 
-struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err)
+/* A statement handle, not prepared yet. */
+static struct db_stmt *stmt_new(struct db *db, fwd_error_t *err)
 {
 	struct db_stmt *st;
 	my_bool on = 1;
@@ -670,14 +671,17 @@ struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err)
 	st->stmt = mysql_stmt_init(db->conn);
 	if (!st->stmt) {
 		conn_fail(db, err);
-		goto fail;
+		db_stmt_close(st);
+		return NULL;
 	}
 	mysql_stmt_attr_set(st->stmt, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
-	if (mysql_stmt_prepare(st->stmt, sql, (unsigned long)strlen(sql))) {
-		stmt_fail(st, err);
-		goto fail;
-	}
-	st->n_params = (unsigned int)mysql_stmt_param_count(st->stmt);
+	return st;
+}
+
+/* Room for n parameter values, all NULL. */
+static int alloc_params(struct db_stmt *st, unsigned int n, fwd_error_t *err)
+{
+	st->n_params = n;
 	if (st->n_params) {
 		st->pbind = calloc(st->n_params, sizeof(*st->pbind));
 		st->params = calloc(st->n_params, sizeof(*st->params));
@@ -691,6 +695,24 @@ struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err)
 			st->pbind[i].is_null = &st->params[i].is_null;
 		}
 	}
+	return 0;
+fail:
+	return -1;
+}
+
+struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err)
+{
+	struct db_stmt *st = stmt_new(db, err);
+
+	if (!st)
+		return NULL;
+	if (mysql_stmt_prepare(st->stmt, sql, (unsigned long)strlen(sql))) {
+		stmt_fail(st, err);
+		goto fail;
+	}
+	if (alloc_params(st, (unsigned int)mysql_stmt_param_count(st->stmt),
+			 err) < 0)
+		goto fail;
 	return st;
 fail:
 	db_stmt_close(st);
@@ -864,15 +886,10 @@ out:
 	return rv;
 }
 
-int db_exec(struct db_stmt *st, fwd_error_t *err)
+/* What an executed statement returned: the rows (buffered, bound) or the
+ * rows it changed. */
+static int exec_result(struct db_stmt *st, fwd_error_t *err)
 {
-	free_result(st);
-	st->affected = 0;
-	st->insert_id = 0;
-	if (st->n_params && mysql_stmt_bind_param(st->stmt, st->pbind))
-		return stmt_fail(st, err);
-	if (mysql_stmt_execute(st->stmt))
-		return stmt_fail(st, err);
 	if (mysql_stmt_field_count(st->stmt) == 0) {
 		my_ulonglong n = mysql_stmt_affected_rows(st->stmt);
 
@@ -885,6 +902,18 @@ int db_exec(struct db_stmt *st, fwd_error_t *err)
 		return stmt_fail(st, err);
 	st->has_result = true;
 	return setup_result(st, err);
+}
+
+int db_exec(struct db_stmt *st, fwd_error_t *err)
+{
+	free_result(st);
+	st->affected = 0;
+	st->insert_id = 0;
+	if (st->n_params && mysql_stmt_bind_param(st->stmt, st->pbind))
+		return stmt_fail(st, err);
+	if (mysql_stmt_execute(st->stmt))
+		return stmt_fail(st, err);
+	return exec_result(st, err);
 }
 
 int db_fetch(struct db_stmt *st, fwd_error_t *err)
@@ -1065,6 +1094,38 @@ static int bind_va(struct db_stmt *st, const char *types, va_list ap,
 	return 0;
 }
 
+/*
+ * A statement run once, prepared and executed in one round trip
+ * (mariadb_stmt_execute_direct: the server prepares it and runs it with
+ * the values sent along; still a prepared statement, the values never
+ * enter the SQL), one value per letter of types.  The executed statement,
+ * or NULL with err.
+ */
+static struct db_stmt *exec_direct(struct db *db, const char *sql,
+				   const char *types, va_list ap,
+				   fwd_error_t *err)
+{
+	struct db_stmt *st = stmt_new(db, err);
+	unsigned int n = (unsigned int)strlen(types);
+
+	if (!st)
+		return NULL;
+	if (alloc_params(st, n, err) < 0 || bind_va(st, types, ap, err) < 0)
+		goto fail;
+	if (mysql_stmt_attr_set(st->stmt, STMT_ATTR_PREBIND_PARAMS, &n) ||
+	    (n && mysql_stmt_bind_param(st->stmt, st->pbind)) ||
+	    mariadb_stmt_execute_direct(st->stmt, sql, strlen(sql))) {
+		stmt_fail(st, err);
+		goto fail;
+	}
+	if (exec_result(st, err) < 0)
+		goto fail;
+	return st;
+fail:
+	db_stmt_close(st);
+	return NULL;
+}
+
 int64_t db_execf(struct db *db, fwd_error_t *err, const char *sql,
 		 const char *types, ...)
 {
@@ -1072,19 +1133,12 @@ int64_t db_execf(struct db *db, fwd_error_t *err, const char *sql,
 	int64_t rv = -1;
 	va_list ap;
 
-	st = db_prepare(db, sql, err);
+	va_start(ap, types);
+	st = exec_direct(db, sql, types, ap, err);
+	va_end(ap);
 	if (!st)
 		return -1;
-	va_start(ap, types);
-	if (bind_va(st, types, ap, err) < 0) {
-		va_end(ap);
-		goto out;
-	}
-	va_end(ap);
-	if (db_exec(st, err) < 0)
-		goto out;
 	rv = (int64_t)db_affected(st);
-out:
 	db_stmt_close(st);
 	return rv;
 }
@@ -1097,17 +1151,11 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 	va_list ap;
 	int r;
 
-	st = db_prepare(db, sql, err);
+	va_start(ap, types);
+	st = exec_direct(db, sql, types, ap, err);
+	va_end(ap);
 	if (!st)
 		return -1;
-	va_start(ap, types);
-	if (bind_va(st, types, ap, err) < 0) {
-		va_end(ap);
-		goto out;
-	}
-	va_end(ap);
-	if (db_exec(st, err) < 0)
-		goto out;
 	r = db_fetch(st, err);
 	if (r < 0)
 		goto out;
@@ -1117,6 +1165,18 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 out:
 	db_stmt_close(st);
 	return rv;
+}
+
+struct db_stmt *db_queryf(struct db *db, fwd_error_t *err, const char *sql,
+			  const char *types, ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+
+	va_start(ap, types);
+	st = exec_direct(db, sql, types, ap, err);
+	va_end(ap);
+	return st;
 }
 
 void db_append_placeholders(char *sql, size_t size, size_t n)

@@ -266,11 +266,19 @@ int db_fetch_uint64s(struct db_stmt *st, uint64_t **v, size_t *n,
  * db_query_int64 runs a query and stores the first column of the first
  * row in *out; returns 1 if there was a row, 0 if none (*out untouched),
  * -1 on error.
+ * db_queryf runs a query whose rows the caller reads (db_fetch(), then
+ * db_stmt_close()); NULL with err on error.
+ *
+ * Each is one round trip: the statement is prepared and executed at once
+ * (mariadb_stmt_execute_direct), still with its values bound.  A
+ * statement run many times is better prepared once (db_prepare()).
  */
 int64_t db_execf(struct db *db, fwd_error_t *err, const char *sql,
 		 const char *types, ...);
 int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 		   const char *sql, const char *types, ...);
+struct db_stmt *db_queryf(struct db *db, fwd_error_t *err, const char *sql,
+			  const char *types, ...);
 
 /* One table's line in a prune report. */
 struct db_pruned {

@@ -100,14 +100,12 @@ int health_db_load(struct db *db, double window, struct health_entry **entries,
 
 	*entries = NULL;
 	*n = 0;
-	st = db_prepare(db,
-			"SELECT " ROW_COLUMNS " FROM health"
-			" WHERE kind IN ('fwd', 'ost') LIMIT 1000000",
-			err);
+	st = db_queryf(db, err,
+		       "SELECT " ROW_COLUMNS " FROM health"
+		       " WHERE kind IN ('fwd', 'ost') LIMIT 1000000",
+		       "");
 	if (!st)
 		return -1;
-	if (db_exec(st, err) < 0)
-		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
 		if (FWD_GROW(v, cap, cnt + 1, 64) < 0) {
 			errprintf(err, "health table: out of memory");

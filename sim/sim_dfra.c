@@ -181,6 +181,8 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 			.n_nodes = sj->n_nodes,
 			.request = FWD_REQ_AUTO,
 			.profile = has ? &pr[i] : NULL,
+			/* grants come from the blocks */
+			.no_render = true,
 		};
 	}
 	if (n == 1) {

@@ -11,10 +11,21 @@
  *            role) and OST (name, f64 bandwidth); the nodes: u64 length
  *            and the names, each NUL-terminated, one after the other,
  *            then i32 default forwarder of each, then u64 slots and the
- *            name index's slots (i32 each: topo_node_index()), so that
- *            reading it builds nothing; then each mapping entry (nodes,
- *            u64 forwarder, u64 count).  A string is u32 length (NUL
- *            included; 0 = NULL) and its bytes, NUL-terminated.
+ *            name index's slots (i32 each: topo_node_index()); then the
+ *            names' split (topo_names()): u64 prefixes and each prefix,
+ *            u32 prefix id, u64 number, u8 pad, u8 width, u8 follow of
+ *            each node, u64 long_suffix, u64 classes and each class (u64
+ *            prefix, pad, lo, hi, count, has table; the table: i32 ids);
+ *            then each mapping entry (nodes, u64 forwarder, u64 count).
+ *            A string is u32 length (NUL included; 0 = NULL) and its
+ *            bytes, NUL-terminated.  Every array starts 8-aligned (zero
+ *            bytes before it).
+ *
+ * The file is mapped, not read: the arrays (names, default forwarders,
+ * index slots, the names' split) are used where they lie, so loading a
+ * 40,960-node topology builds only the array of name pointers and the few
+ * forwarders and OSTs.  The writer never changes a file in place (it
+ * renames a new one over it), so the mapping stays valid.
  */
 #include "config.h"
 
@@ -24,15 +35,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/array.h"
 #include "common/sha256.h"
+#include "topology/names.h"
 #include "topology/topo_cache.h"
 
 #define MAGIC "FWDTOPO"
-#define FORMAT 2u
+#define FORMAT 3u
 #define BOM 0x01020304u
 #define HEADER_LEN (8 + 4 + 4 + 8 + 8 + 8 + 32 + 8 + 8)
 #define MAX_FILE (1u << 30)
@@ -111,19 +124,35 @@ static int yaml_ident(const char *path, struct ident *id, fwd_error_t *err)
 	return 0;
 }
 
+#define MIX(h, w)                                     \
+	do {                                          \
+		(h) = ((h) ^ (w)) * 1099511628211ULL; \
+		(h) ^= (h) >> 29;                     \
+	} while (0)
+
+/*
+ * Four independent lanes of 8-byte words (so the loop runs at memory
+ * speed), folded into one.  Each step is a bijection of the lane, so a
+ * change confined to one word always changes the sum.
+ */
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL, w;
+	uint64_t h[4] = {1469598103934665603ULL, 0x9e3779b97f4a7c15ULL,
+			 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL},
+		 w, sum;
 	size_t i = 0;
 
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 1099511628211ULL;
-		h ^= h >> 29;
-	}
+	for (; i + 32 <= n; i += 32)
+		for (int k = 0; k < 4; k++) {
+			memcpy(&w, p + i + 8 * (size_t)k, 8);
+			MIX(h[k], w);
+		}
 	for (; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h;
+		MIX(h[0], (uint64_t)p[i]);
+	sum = h[0];
+	for (int k = 1; k < 4; k++)
+		MIX(sum, h[k]);
+	return sum;
 }
 
 /* ---- writing ---- */
@@ -161,6 +190,15 @@ static void put_f64(struct wbuf *w, double v)
 	put(w, &v, sizeof(v));
 }
 
+/* Zero bytes up to the next multiple of 8 (the contents start 8-aligned
+ * in the file). */
+static void put_align(struct wbuf *w)
+{
+	static const unsigned char zero[8];
+
+	put(w, zero, (8 - w->n % 8) % 8);
+}
+
 static void put_str(struct wbuf *w, const char *s)
 {
 	size_t n = s ? strlen(s) + 1 : 0;
@@ -171,6 +209,42 @@ static void put_str(struct wbuf *w, const char *s)
 	}
 	put_u32(w, (uint32_t)n);
 	put(w, s, n);
+}
+
+static void encode_names(struct wbuf *w, const struct topo_names *nm, size_t n)
+{
+	if (!nm) {
+		w->oom = true; /* no memory to build it */
+		return;
+	}
+	put_u64(w, nm->n_prefixes);
+	for (size_t i = 0; i < nm->n_prefixes; i++)
+		put_str(w, nm->prefixes[i]);
+	put_align(w);
+	put(w, nm->prefix, n * sizeof(*nm->prefix));
+	put_align(w);
+	put(w, nm->num, n * sizeof(*nm->num));
+	put(w, nm->pad, n);
+	put_align(w);
+	put(w, nm->width, n);
+	put_align(w);
+	put(w, nm->follow, n);
+	put_align(w);
+	put_u64(w, nm->long_suffix);
+	put_u64(w, nm->n_classes);
+	for (size_t k = 0; k < nm->n_classes; k++) {
+		const struct topo_numclass *c = &nm->classes[k];
+
+		put_u64(w, c->prefix);
+		put_u64(w, c->pad);
+		put_u64(w, c->lo);
+		put_u64(w, c->hi);
+		put_u64(w, c->count);
+		put_u64(w, c->id != NULL);
+		if (c->id)
+			put(w, c->id, (c->hi - c->lo + 1) * sizeof(*c->id));
+		put_align(w);
+	}
 }
 
 static void encode(struct wbuf *w, const struct topology *t)
@@ -202,11 +276,14 @@ static void encode(struct wbuf *w, const struct topology *t)
 		put_u64(w, len);
 		for (size_t i = 0; i < t->n_nodes; i++)
 			put(w, t->node_names[i], strlen(t->node_names[i]) + 1);
+		put_align(w);
 		put(w, t->node_forwarder, t->n_nodes * sizeof(int32_t));
 		topo_node_index(t, &slots, &cap);
+		put_align(w);
 		put_u64(w, cap);
 		put(w, slots, cap * sizeof(int32_t));
 	}
+	encode_names(w, topo_names(t), t->n_nodes);
 	for (size_t i = 0; i < t->n_mapping; i++) {
 		put_str(w, t->mapping[i].nodes);
 		put_u64(w, t->mapping[i].forwarder);
@@ -370,60 +447,149 @@ static bool count_ok(const struct rbuf *r, uint64_t n, size_t min_each)
 	return !r->bad && n <= (r->n - r->off) / min_each;
 }
 
-/* The nodes section: names, default forwarders, the name index. */
+/* Skip to the next multiple of 8 (as put_align). */
+static void get_align(struct rbuf *r)
+{
+	size_t skip = (8 - r->off % 8) % 8;
+
+	if (r->bad || r->n - r->off < skip)
+		r->bad = true;
+	else
+		r->off += skip;
+}
+
+/* An 8-aligned array of count elements of `each` bytes, where it lies. */
+static const void *get_array(struct rbuf *r, uint64_t count, size_t each)
+{
+	const void *a;
+
+	get_align(r);
+	if (!count_ok(r, count, each))
+		return r->bad = true, NULL;
+	a = r->p + r->off;
+	r->off += (size_t)count * each;
+	return a;
+}
+
+/* The nodes section: names, default forwarders, the name index, all used
+ * where they lie in the mapping. */
 static int decode_nodes(struct rbuf *r, struct topology *t, size_t n)
 {
 	uint64_t len = get_u64(r), cap;
-	char *blob = NULL, **names = NULL;
-	int32_t *fwd = NULL, *slots = NULL;
+	const char *blob;
+	char **names = NULL;
+	const int32_t *fwd, *slots;
 	size_t k = 0;
 	fwd_error_t e;
 
 	if (r->bad || n == 0 || len > r->n - r->off || len < 2 * n ||
 	    r->p[r->off + len - 1] != '\0')
 		goto bad;
-	if (!(blob = malloc(len)) || !(names = malloc(n * sizeof(*names))) ||
-	    !(fwd = malloc(n * sizeof(*fwd))))
+	blob = (const char *)r->p + r->off;
+	r->off += len;
+	if (!(names = malloc(n * sizeof(*names))))
 		goto bad;
-	get(r, blob, len);
 	/* Exactly n names, none empty. */
 	for (size_t off = 0; off < len; k++) {
 		size_t l = strlen(blob + off);
 
 		if (l == 0 || k == n)
 			goto bad;
-		names[k] = blob + off;
+		names[k] = (char *)blob + off;
 		off += l + 1;
 	}
 	if (k != n)
 		goto bad;
-	get(r, fwd, n * sizeof(*fwd));
+	fwd = get_array(r, n, sizeof(*fwd));
+	get_align(r);
 	cap = get_u64(r);
-	if (r->bad || cap > (r->n - r->off) / sizeof(*slots) ||
-	    !(slots = malloc((size_t)cap * sizeof(*slots))))
-		goto bad;
-	get(r, slots, (size_t)cap * sizeof(*slots));
-	if (r->bad || topo_adopt_nodes(t, blob, names, fwd, n, slots,
-				       (size_t)cap, &e) < 0)
+	slots = get_array(r, cap, sizeof(*slots));
+	/* Read-only memory handed over as the topology's arrays: nothing
+	 * writes a loaded topology's nodes. */
+	if (r->bad ||
+	    topo_adopt_nodes(t, (char *)blob, names, (int32_t *)fwd, n,
+			     (int32_t *)slots, (size_t)cap, &e) < 0)
 		goto bad;
 	return 0;
 bad:
-	free(blob);
 	free(names);
-	free(fwd);
-	free(slots);
 	r->bad = true;
 	return -1;
 }
 
-static struct topology *decode(struct rbuf *r, const char *path,
-			       fwd_error_t *err)
+/* The names' split (topo_names()), used where it lies. */
+static int decode_names(struct rbuf *r, struct topology *t, size_t n)
+{
+	struct topo_names_store s = {.borrowed = true};
+	uint64_t np = get_u64(r), nc;
+	const char **prefixes = NULL;
+	struct topo_numclass *classes = NULL;
+	fwd_error_t e;
+	bool null;
+
+	if (!count_ok(r, np, 4) ||
+	    !(prefixes = calloc(np ? np : 1, sizeof(*prefixes))))
+		goto bad;
+	for (uint64_t i = 0; i < np; i++)
+		if (!(prefixes[i] = get_str(r, &null)))
+			goto bad;
+	s.n.prefix = get_array(r, n, sizeof(*s.n.prefix));
+	s.n.num = get_array(r, n, sizeof(*s.n.num));
+	s.n.pad = get_array(r, n, 1);
+	s.n.width = get_array(r, n, 1);
+	s.n.follow = get_array(r, n, 1);
+	get_align(r);
+	s.n.long_suffix = get_u64(r) != 0;
+	nc = get_u64(r);
+	if (!count_ok(r, nc, 48) ||
+	    !(classes = calloc(nc ? nc : 1, sizeof(*classes))))
+		goto bad;
+	for (uint64_t k = 0; k < nc; k++) {
+		struct topo_numclass *c = &classes[k];
+		uint64_t prefix = get_u64(r), pad = get_u64(r);
+
+		c->lo = get_u64(r);
+		c->hi = get_u64(r);
+		c->count = get_u64(r);
+		if (r->bad || prefix > UINT32_MAX || pad > UINT8_MAX ||
+		    c->lo > c->hi)
+			goto bad;
+		c->prefix = (uint32_t)prefix;
+		c->pad = (uint8_t)pad;
+		if (get_u64(r) && (c->hi - c->lo >= UINT64_MAX / 4 ||
+				   !(c->id = get_array(r, c->hi - c->lo + 1,
+						       sizeof(*c->id)))))
+			goto bad;
+		get_align(r);
+	}
+	s.n.prefixes = prefixes;
+	s.n.n_prefixes = np;
+	s.n.classes = classes;
+	s.n.n_classes = nc;
+	if (r->bad || topo_adopt_names(t, &s, &e) < 0)
+		goto bad;
+	return 0;
+bad:
+	free(prefixes);
+	free(classes);
+	r->bad = true;
+	return -1;
+}
+
+/* The topology in r, which lies in map (len bytes), taken over (unmapped
+ * on failure). */
+static struct topology *decode(struct rbuf *r, const char *path, void *map,
+			       size_t len, fwd_error_t *err)
 {
 	struct topology *t = topo_create();
 	uint64_t nf, no, nn, nm;
 	fwd_error_t e;
 	bool null;
 
+	if (t)
+		topo_adopt_mapping(t, map, len);
+	else if (map)
+		munmap(map, len);
 	if (!t || !(t->path = strdup(path))) {
 		topo_destroy(t);
 		errno = ENOMEM;
@@ -457,7 +623,8 @@ static struct topology *decode(struct rbuf *r, const char *path,
 		if (r->bad || topo_add_ost(t, &o, &e) < 0)
 			goto bad;
 	}
-	if (decode_nodes(r, t, (size_t)nn) < 0)
+	if (decode_nodes(r, t, (size_t)nn) < 0 ||
+	    decode_names(r, t, (size_t)nn) < 0)
 		goto bad;
 	for (uint64_t i = 0; i < nm; i++) {
 		const char *nodes = get_str(r, &null);
@@ -478,21 +645,60 @@ bad:
 	return NULL;
 }
 
+/* Map the cache file read-only (len 0: an empty file, nothing mapped). */
+static int map_file(const char *path, void **map, size_t *len, fwd_error_t *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*map = NULL;
+	*len = 0;
+	if (fd < 0)
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		errprintf(err, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_FILE) {
+		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		errprintf(err, "%s: not a regular file of a sane size", path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_size > 0) {
+		/* Populated at once: the checksum reads every page. */
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ,
+			       MAP_PRIVATE | MAP_POPULATE, fd, 0);
+
+		if (m == MAP_FAILED) {
+			errprintf(err, "%s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		*map = m;
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
 static struct topology *cache_read(const char *path, const struct ident *id,
 				   const char *cache, fwd_error_t *err)
 {
-	unsigned char *b;
+	void *map;
 	size_t n;
-	struct stat st;
 	struct rbuf r;
 	char magic[8];
 	unsigned char sha[32];
 	uint64_t size, len, sum;
 	int64_t sec, nsec;
 	struct topology *t = NULL;
+	const unsigned char *b;
 
-	if (read_all(cache, &b, &n, &st, err) < 0)
+	if (map_file(cache, &map, &n, err) < 0)
 		return NULL;
+	b = map ? map : (const unsigned char *)"";
 	r = (struct rbuf){.p = b, .n = n};
 	get(&r, magic, 8);
 	if (r.bad || memcmp(magic, MAGIC, 8) != 0) {
@@ -529,12 +735,15 @@ static struct topology *cache_read(const char *path, const struct ident *id,
 	r.p = b + HEADER_LEN;
 	r.n = len;
 	r.off = 0;
-	if (!(t = decode(&r, path, err)))
+	/* decode() owns the mapping from here on. */
+	if (!(t = decode(&r, path, map, n, err)))
 		errprefix(err, "%s", cache);
+	map = NULL;
 out:
 	if (!t && !errno)
 		errno = EINVAL;
-	free(b);
+	if (map)
+		munmap(map, n);
 	return t;
 }
 

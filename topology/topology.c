@@ -14,11 +14,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <jansson.h>
 #include <slurm/slurm.h>
 
+#include "topology/names.h"
 #include "topology/topology.h"
+
+/* Forwarders or OSTs by name: open addressing over their indexes. */
+struct name_index {
+	int32_t *slots; /* index or -1; capacity a power of two */
+	size_t cap;
+};
 
 struct topo_priv {
 	int32_t *slots; /* node id or -1; capacity is a power of two */
@@ -26,6 +34,13 @@ struct topo_priv {
 	size_t node_cap;  /* allocated length of node_names/node_forwarder */
 	char *names_blob; /* node names adopted in one block (topo_adopt_nodes)
 			   */
+	struct topo_names_store names; /* topo_names() */
+	bool have_names;
+	/* Nodes adopted from a mapped cache file: names_blob,
+	 * node_forwarder, slots and the names' arrays live in it. */
+	void *map;
+	size_t map_len;
+	struct name_index fwd_index, ost_index;
 };
 
 static uint64_t hash_name(const char *s)
@@ -58,6 +73,58 @@ static int index_rebuild(struct topology *t, size_t cap)
 	free(p->slots);
 	p->slots = slots;
 	p->cap = cap;
+	return 0;
+}
+
+/* The name of entry i of an array of structs whose first member is the
+ * name (struct topo_forwarder, struct topo_ost). */
+static const char *entry_name(const void *base, size_t stride, size_t i)
+{
+	return *(char *const *)(const void *)((const char *)base + i * stride);
+}
+
+static long name_index_find(const struct name_index *x, const void *base,
+			    size_t stride, const char *name)
+{
+	size_t i;
+
+	if (!x->cap || !name)
+		return -1;
+	i = hash_name(name) & (x->cap - 1);
+	while (x->slots[i] >= 0) {
+		if (!strcmp(entry_name(base, stride, (size_t)x->slots[i]),
+			    name))
+			return x->slots[i];
+		i = (i + 1) & (x->cap - 1);
+	}
+	return -1;
+}
+
+/* Entry n - 1 was appended: index it (rebuilt when half full). */
+static int name_index_add(struct name_index *x, const void *base, size_t stride,
+			  size_t n)
+{
+	size_t first = n - 1, i;
+
+	if (2 * n > x->cap) {
+		size_t cap = x->cap ? x->cap * 4 : 64;
+		int32_t *slots = malloc(cap * sizeof(*slots));
+
+		if (!slots)
+			return -1;
+		free(x->slots);
+		x->slots = slots;
+		x->cap = cap;
+		for (i = 0; i < cap; i++)
+			slots[i] = -1;
+		first = 0;
+	}
+	for (size_t k = first; k < n; k++) {
+		i = hash_name(entry_name(base, stride, k)) & (x->cap - 1);
+		while (x->slots[i] >= 0)
+			i = (i + 1) & (x->cap - 1);
+		x->slots[i] = (int32_t)k;
+	}
 	return 0;
 }
 
@@ -119,10 +186,18 @@ void topo_destroy(struct topology *t)
 	for (size_t i = 0; i < t->n_nodes && !(p && p->names_blob); i++)
 		free(t->node_names[i]);
 	free(t->node_names);
-	free(t->node_forwarder);
+	if (!p || !p->map)
+		free(t->node_forwarder);
 	if (p) {
-		free(p->slots);
-		free(p->names_blob);
+		if (!p->map) {
+			free(p->slots);
+			free(p->names_blob);
+		}
+		topo_names_free(&p->names);
+		free(p->fwd_index.slots);
+		free(p->ost_index.slots);
+		if (p->map)
+			munmap(p->map, p->map_len);
 	}
 	free(p);
 	free(t->path);
@@ -137,18 +212,20 @@ static char *dup_or_null(const char *s)
 
 long topo_forwarder_index(const struct topology *t, const char *name)
 {
-	for (size_t i = 0; t && name && i < t->n_forwarders; i++)
-		if (!strcmp(t->forwarders[i].name, name))
-			return (long)i;
-	return -1;
+	const struct topo_priv *p = t ? t->priv : NULL;
+
+	return p ? name_index_find(&p->fwd_index, t->forwarders,
+				   sizeof(*t->forwarders), name)
+		 : -1;
 }
 
 long topo_ost_index(const struct topology *t, const char *name)
 {
-	for (size_t i = 0; t && name && i < t->n_osts; i++)
-		if (!strcmp(t->osts[i].name, name))
-			return (long)i;
-	return -1;
+	const struct topo_priv *p = t ? t->priv : NULL;
+
+	return p ? name_index_find(&p->ost_index, t->osts, sizeof(*t->osts),
+				   name)
+		 : -1;
 }
 
 long topo_node_default(const struct topology *t, const char *node)
@@ -196,6 +273,13 @@ int topo_add_forwarder(struct topology *t, const struct topo_forwarder *f,
 		return errprintf(err, "out of memory");
 	}
 	t->forwarders[t->n_forwarders++] = n;
+	if (name_index_add(&((struct topo_priv *)t->priv)->fwd_index,
+			   t->forwarders, sizeof(*t->forwarders),
+			   t->n_forwarders) < 0) {
+		forwarder_free(&t->forwarders[--t->n_forwarders]);
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
 	return 0;
 }
 
@@ -226,6 +310,12 @@ int topo_add_ost(struct topology *t, const struct topo_ost *o, fwd_error_t *err)
 	t->osts[t->n_osts].name = name;
 	t->osts[t->n_osts].bandwidth_bps = o->bandwidth_bps;
 	t->n_osts++;
+	if (name_index_add(&((struct topo_priv *)t->priv)->ost_index, t->osts,
+			   sizeof(*t->osts), t->n_osts) < 0) {
+		free(t->osts[--t->n_osts].name);
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
 	return 0;
 }
 
@@ -266,7 +356,9 @@ static int add_node(struct topology *t, const char *name, fwd_error_t *err)
 	t->node_forwarder[id] = -1;
 	t->n_nodes++;
 	if (2 * t->n_nodes > p->cap) {
-		if (index_rebuild(t, p->cap ? p->cap * 4 : 4096) < 0)
+		/* Doubled: at most half full, at least a quarter (the
+		 * compiled cache stores the slots as they are). */
+		if (index_rebuild(t, p->cap ? p->cap * 2 : 4096) < 0)
 			return errprintf(err, "out of memory");
 		return 0;
 	}
@@ -400,13 +492,20 @@ int topo_adopt_nodes(struct topology *t, char *blob, char **names,
 {
 	struct topo_priv *p = t->priv;
 	size_t used = 0;
+	int bad = 0;
 
-	if (t->n_nodes || n == 0 || cap < 2 * n || (cap & (cap - 1))) {
+	if (t->n_nodes || n == 0 || cap < 2 * n || (cap & (cap - 1)) ||
+	    n > INT32_MAX) {
 		errno = EINVAL;
 		return errprintf(err, "node index: %zu nodes, %zu slots", n,
 				 cap);
 	}
+	/* Branch-free scans (these arrays are the bulk of the compiled
+	 * cache); the first bad entry is looked for only on failure. */
 	for (size_t i = 0; i < n; i++)
+		bad |= (forwarder[i] < -1) |
+		       (forwarder[i] >= (int32_t)t->n_forwarders);
+	for (size_t i = 0; bad && i < n; i++)
 		if (forwarder[i] < -1 ||
 		    forwarder[i] >= (long)t->n_forwarders) {
 			errno = EINVAL;
@@ -414,11 +513,12 @@ int topo_adopt_nodes(struct topology *t, char *blob, char **names,
 					 forwarder[i]);
 		}
 	for (size_t i = 0; i < cap; i++) {
-		if (slots[i] < -1 || slots[i] >= (long)n) {
-			errno = EINVAL;
-			return errprintf(err, "node index: slot %zu", i);
-		}
+		bad |= (slots[i] < -1) | (slots[i] >= (int32_t)n);
 		used += slots[i] >= 0;
+	}
+	if (bad) {
+		errno = EINVAL;
+		return errprintf(err, "node index: a slot out of range");
 	}
 	if (used != n) {
 		errno = EINVAL;
@@ -586,6 +686,45 @@ int topo_finalize(struct topology *t, fwd_error_t *err)
 				 t->node_names[first]);
 	}
 	return 0;
+}
+
+const struct topo_names *topo_names(const struct topology *t)
+{
+	/* Built on first use (what only the allocator and the cache need
+	 * is not paid by every command that loads a topology); t is
+	 * logically unchanged. */
+	struct topo_priv *p = t->priv;
+
+	if (!p->have_names && t->n_nodes) {
+		if (topo_names_build(&p->names,
+				     (const char *const *)t->node_names,
+				     t->n_nodes) < 0)
+			return NULL;
+		p->have_names = true;
+	}
+	return p->have_names ? &p->names.n : NULL;
+}
+
+int topo_adopt_names(struct topology *t, const struct topo_names_store *s,
+		     fwd_error_t *err)
+{
+	struct topo_priv *p = t->priv;
+
+	if (p->have_names || topo_names_check(&s->n, t->n_nodes) < 0) {
+		errno = EINVAL;
+		return errprintf(err, "node names: index out of range");
+	}
+	p->names = *s;
+	p->have_names = true;
+	return 0;
+}
+
+void topo_adopt_mapping(struct topology *t, void *map, size_t len)
+{
+	struct topo_priv *p = t->priv;
+
+	p->map = map;
+	p->map_len = len;
 }
 
 static const char *role_name(enum topo_role r)

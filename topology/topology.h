@@ -12,6 +12,7 @@
  * well under a millisecond.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,50 @@ struct topology {
 	int32_t *node_forwarder; /* node id -> default forwarder, -1 unmapped */
 	void *priv;		 /* private: name hash, builder state */
 };
+
+/*
+ * The node names split once into prefix + numeric suffix (topo_names()),
+ * so that runs of consecutive names are found with integer compares and
+ * a hostlist range becomes node ids without per-node string work.  Built
+ * on the first topo_names() call, or read as stored from the compiled
+ * cache.
+ */
+#define TOPO_NO_DIGITS 0xff
+#define TOPO_MAX_DIGITS 18
+
+/* The nodes whose names are prefix + a number printed with width `pad`
+ * (0: no leading zeros): id[num - lo], -1 where no node has that number.
+ * NULL id: too sparse for a table; such names are looked up by name. */
+struct topo_numclass {
+	uint32_t prefix;
+	uint8_t pad;
+	uint64_t lo, hi;
+	uint64_t count;
+	const int32_t *id;
+};
+
+struct topo_names {
+	const uint32_t *prefix; /* node id -> prefix id */
+	const uint64_t *num;	/* node id -> numeric suffix */
+	const uint8_t *pad;	/* node id -> zero-padded width, 0 none,
+				 * TOPO_NO_DIGITS when the name has no
+				 * suffix (or one too long) */
+	const uint8_t *width;	/* node id -> digits in its suffix */
+	const uint8_t *follow;	/* node id -> 1 when node id + 1 has the
+				 * same prefix and width and the next
+				 * number */
+	const char *const *prefixes;
+	size_t n_prefixes;
+	const struct topo_numclass *classes;
+	size_t n_classes;
+	/* Some name has a numeric suffix longer than TOPO_MAX_DIGITS. */
+	bool long_suffix;
+};
+
+/* The split of a finalized topology's node names, built on first use:
+ * NULL without nodes or memory.  Not safe to call from two threads at
+ * once on a topology that has not built it yet. */
+const struct topo_names *topo_names(const struct topology *t);
 
 /*
  * Builder, used by the YAML loader and by tests.  topo_create() gives an

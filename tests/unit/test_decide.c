@@ -1007,6 +1007,32 @@ static void test_render_runs(void **state)
 	assert_non_null(d);
 	assert_int_equal(d->n_mapping, 1);
 	assert_string_equal(d->mapping[0].nodes, "n[007-012],m5,n[098-101]");
+	/* A caller that neither stores nor shows the mapping (the
+	 * simulator) gets the same decision without it. */
+	job.no_render = true;
+	{
+		struct alloc_decision *q =
+			alloc_decide(cx, p, NULL, NULL, &job, 0, &err);
+
+		assert_non_null(q);
+		assert_int_equal(q->n_mapping, 0);
+		assert_null(q->mapping);
+		assert_null(q->forwarder_names);
+		assert_int_equal(q->action, d->action);
+		assert_int_equal(q->n_forwarders, d->n_forwarders);
+		assert_memory_equal(q->forwarders, d->forwarders,
+				    d->n_forwarders * sizeof(*d->forwarders));
+		assert_int_equal(q->n_blocks, d->n_blocks);
+		for (size_t i = 0; i < d->n_blocks; i++) {
+			assert_int_equal(q->blocks[i].first,
+					 d->blocks[i].first);
+			assert_int_equal(q->blocks[i].count,
+					 d->blocks[i].count);
+			assert_int_equal(q->blocks[i].forwarder,
+					 d->blocks[i].forwarder);
+		}
+		alloc_decision_destroy(q);
+	}
 	free(ids);
 	alloc_decision_destroy(d);
 	alloc_ctx_destroy(cx);

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "topology/names.h"
 #include "topology/topo_cache.h"
 #include "topology/topology.h"
 
@@ -61,6 +62,51 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The node names' split (topo_names()): the one read from the cache is
+ * the one built from the names. */
+static void assert_same_names(const struct topology *a,
+			      const struct topology *b)
+{
+	const struct topo_names *x = topo_names(a), *y = topo_names(b);
+	size_t n = a->n_nodes;
+
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_int_equal(x->n_prefixes, y->n_prefixes);
+	for (size_t i = 0; i < x->n_prefixes; i++)
+		assert_string_equal(x->prefixes[i], y->prefixes[i]);
+	assert_memory_equal(x->prefix, y->prefix, n * sizeof(*x->prefix));
+	assert_memory_equal(x->num, y->num, n * sizeof(*x->num));
+	assert_memory_equal(x->pad, y->pad, n);
+	assert_memory_equal(x->width, y->width, n);
+	assert_memory_equal(x->follow, y->follow, n);
+	assert_int_equal(x->long_suffix, y->long_suffix);
+	assert_int_equal(x->n_classes, y->n_classes);
+	for (size_t k = 0; k < x->n_classes; k++) {
+		const struct topo_numclass *c = &x->classes[k],
+					   *d = &y->classes[k];
+
+		assert_int_equal(c->prefix, d->prefix);
+		assert_int_equal(c->pad, d->pad);
+		assert_int_equal(c->lo, d->lo);
+		assert_int_equal(c->hi, d->hi);
+		assert_int_equal(c->count, d->count);
+		assert_true((c->id == NULL) == (d->id == NULL));
+		if (c->id)
+			assert_memory_equal(c->id, d->id,
+					    (c->hi - c->lo + 1) *
+						    sizeof(*c->id));
+	}
+	/* c1..c40960: one class, c<k> is node k - 1. */
+	assert_int_equal(y->n_classes, 1);
+	assert_int_equal(y->classes[0].lo, 1);
+	assert_int_equal(y->classes[0].hi, 40960);
+	assert_int_equal(y->classes[0].id[512 - 1], 511);
+	assert_int_equal(y->num[40959], 40960);
+	assert_int_equal(y->follow[0], 1);
+	assert_int_equal(y->follow[40959], 0);
+}
+
 /* Everything a topology holds, compared field by field. */
 static void assert_same(const struct topology *a, const struct topology *b)
 {
@@ -92,6 +138,12 @@ static void assert_same(const struct topology *a, const struct topology *b)
 	assert_int_equal(topo_node_default(b, "c513"),
 			 topo_node_default(a, "c513"));
 	assert_int_equal(topo_node_id(b, "c40961"), -1);
+	assert_same_names(a, b);
+	/* Forwarders and OSTs by name. */
+	assert_int_equal(topo_forwarder_index(b, "fwd240"), 239);
+	assert_int_equal(topo_forwarder_index(b, "fwd241"), -1);
+	assert_int_equal(topo_ost_index(b, a->osts[a->n_osts - 1].name),
+			 (long)a->n_osts - 1);
 }
 
 static long file_size(const char *p)
@@ -341,6 +393,63 @@ static void test_unwritable(void **state)
 	topo_destroy(t);
 }
 
+/*
+ * The cache's arrays are used where they lie: an index out of range in a
+ * stored split (a file whose checksum matches but whose contents were not
+ * written by this fwdalloc) is refused, not followed.
+ */
+static void test_names_checked(void **state)
+{
+	fwd_error_t err;
+	struct topology *y;
+	const struct topo_names *nm;
+	struct topo_names bad;
+	uint32_t *prefix;
+	int32_t *ids;
+	struct topo_numclass *classes;
+	uint8_t *follow;
+	size_t n;
+
+	(void)state;
+	assert_non_null(y = topo_load(yaml, &err));
+	assert_non_null(nm = topo_names(y));
+	n = y->n_nodes;
+	assert_int_equal(topo_names_check(nm, n), 0);
+	/* A prefix id past the prefixes. */
+	bad = *nm;
+	assert_non_null(prefix = malloc(n * sizeof(*prefix)));
+	memcpy(prefix, nm->prefix, n * sizeof(*prefix));
+	prefix[n / 2] = (uint32_t)nm->n_prefixes;
+	bad.prefix = prefix;
+	assert_int_equal(topo_names_check(&bad, n), -1);
+	/* A class table naming a node past the last one. */
+	bad = *nm;
+	assert_non_null(classes = malloc(nm->n_classes * sizeof(*classes)));
+	memcpy(classes, nm->classes, nm->n_classes * sizeof(*classes));
+	{
+		size_t len = classes[0].hi - classes[0].lo + 1;
+
+		assert_non_null(ids = malloc(len * sizeof(*ids)));
+		memcpy(ids, classes[0].id, len * sizeof(*ids));
+		ids[len - 1] = (int32_t)n;
+		classes[0].id = ids;
+	}
+	bad.classes = classes;
+	assert_int_equal(topo_names_check(&bad, n), -1);
+	/* The last node followed by another. */
+	bad = *nm;
+	assert_non_null(follow = malloc(n));
+	memcpy(follow, nm->follow, n);
+	follow[n - 1] = 1;
+	bad.follow = follow;
+	assert_int_equal(topo_names_check(&bad, n), -1);
+	free(prefix);
+	free(ids);
+	free(classes);
+	free(follow);
+	topo_destroy(y);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_foreign),
 		cmocka_unit_test(test_yaml_changed),
 		cmocka_unit_test(test_unwritable),
+		cmocka_unit_test(test_names_checked),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
