@@ -130,6 +130,20 @@ static inline bool alloc_fwd_idle(const struct topology *t,
 	       alloc_ledger_holders(l, f, NULL) == 0;
 }
 
+/* The idle forwarders read from a ledger, kept for the next decisions
+ * against the same ledger unchanged (alloc_ledger_version()), the same
+ * health and the same `released` array: a batch's jobs see one pool. */
+struct alloc_pool_cache {
+	const struct alloc_ledger *l;
+	const struct alloc_health *h;
+	const double *released;
+	uint64_t version;
+	bool valid;
+	uint32_t *idle; /* n_forwarders: in the ledger's release order */
+	size_t n;
+	uint32_t *place; /* 2 n_groups + n_forwarders: the group placement */
+};
+
 /* The idle forwarders in selection order, handed out from the front. */
 struct alloc_pool {
 	uint32_t *fwd;	  /* room for n_forwarders, allocated by the caller */
@@ -137,6 +151,7 @@ struct alloc_pool {
 	size_t n;
 	size_t next; /* next forwarder to hand out */
 	size_t base; /* pool size the share cap is computed from */
+	struct alloc_pool_cache *cache; /* NULL: none */
 };
 
 /* Fill pl->fwd with the idle forwarders, ordered for a job whose nodes
@@ -188,14 +203,32 @@ struct alloc_plan {
 	double io_seconds;	  /* volume / the default mapping's value */
 };
 
+/* Working arrays of one decision at a time, sized for the topology once
+ * (a batch decides all its jobs with one).  cnt and gweight are all 0
+ * between decisions; the others hold nothing between them. */
+struct alloc_scratch {
+	uint32_t *cnt;	   /* n_forwarders: job nodes per default forwarder */
+	uint64_t *gweight; /* n_groups: job nodes per group */
+	uint32_t *defaults, *pool_fwd, *subst; /* n_forwarders each */
+	double *pool_released;		       /* n_forwarders */
+	uint32_t *fw;			       /* 2 n_forwarders */
+	bool *priv, *repl;		       /* 2 n_forwarders each */
+	struct alloc_pool_cache pool;
+};
+
+/* 0 or -1 (ENOMEM; nothing to free). */
+int alloc_scratch_init(struct alloc_scratch *s, const struct alloc_ctx *cx);
+void alloc_scratch_free(struct alloc_scratch *s);
+
 /* alloc_decide() with the share cap computed from a pool of `pool_base`
- * idle forwarders (SIZE_MAX: the pool this decision sees) and, for a
- * batch, a plan (NULL: none). */
+ * idle forwarders (SIZE_MAX: the pool this decision sees), for a batch, a
+ * plan (NULL: none), and working arrays (NULL: its own). */
 struct alloc_decision *
 alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 		  const struct alloc_ledger *l, const struct alloc_health *h,
 		  const struct alloc_job *job, size_t pool_base,
-		  struct alloc_plan *plan, fwd_error_t *err);
+		  struct alloc_plan *plan, struct alloc_scratch *ws,
+		  fwd_error_t *err);
 
 /* Append a reason sentence.  0 or -1 (ENOMEM). */
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)

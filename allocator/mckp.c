@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "allocator/curve.h"
@@ -18,9 +19,9 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 	size_t w;
 	double *dp = NULL, *nd = NULL;
 	uint16_t *choice = NULL;
+	uint32_t *lim = NULL, c, prev = 0;
 	double best = -1;
 	uint64_t most = 0;
-	uint32_t c;
 
 	/* no more capacity than every item's largest take together */
 	for (size_t i = 0; i < n_items; i++) {
@@ -37,54 +38,72 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 	dp = malloc(w * sizeof(*dp));
 	nd = malloc(w * sizeof(*nd));
 	choice = malloc((n_items ? n_items : 1) * w * sizeof(*choice));
-	if (!dp || !nd || !choice) {
+	lim = malloc((n_items ? n_items : 1) * sizeof(*lim));
+	if (!dp || !nd || !choice || !lim) {
 		errno = ENOMEM;
 		goto out;
 	}
-	/* dp[c]: the best value of the items so far taking at most c */
-	for (c = 0; c <= cap; c++)
-		dp[c] = 0;
+	/*
+	 * dp[c]: the best value of the items so far taking at most c.  Items
+	 * 0..i take at most lim[i] (their largest takes together), so every
+	 * dp[c] above it is dp[lim[i]] (the same sums of the same numbers):
+	 * only c <= lim[i] is computed, the rest read there.  Option by
+	 * option over the capacities: the same comparisons, per c in option
+	 * order, as capacity by capacity.
+	 */
+	dp[0] = 0;
 	for (size_t i = 0; i < n_items; i++) {
 		const struct alloc_option *o = opt[i];
+		uint16_t *ch = &choice[i * w];
+		uint32_t m = 0, l;
 
-		for (c = 0; c <= cap; c++) {
-			double b = dp[c] + o[0].value;
-			uint16_t bx = 0;
+		for (size_t x = 0; x < n[i]; x++)
+			if (o[x].take > m)
+				m = o[x].take;
+		l = prev + m < cap ? prev + m : cap;
+		for (c = prev + 1; c <= l; c++)
+			dp[c] = dp[prev];
+		lim[i] = prev = l;
+		for (c = 0; c <= l; c++) {
+			nd[c] = dp[c] + o[0].value;
+			ch[c] = 0;
+		}
+		for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++) {
+			const double val = o[x].value;
+			const uint32_t take = o[x].take;
 
-			for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++) {
-				double v;
+			for (c = take; c <= l; c++) {
+				double v = dp[c - take] + val, b = nd[c];
 
-				if (o[x].take > c)
-					continue;
-				v = dp[c - o[x].take] + o[x].value;
 				/* strictly better only: fewer forwarders and
 				 * lower indexes win ties */
 				if (v > b + 1e-9 * fabs(b)) {
-					b = v;
-					bx = (uint16_t)x;
+					nd[c] = v;
+					ch[c] = (uint16_t)x;
 				}
 			}
-			nd[c] = b;
-			choice[i * w + c] = bx;
 		}
 		double *tmp = dp;
 
 		dp = nd;
 		nd = tmp;
 	}
+	for (c = prev + 1; c <= cap; c++)
+		dp[c] = dp[prev];
 	best = dp[cap];
 	/* the fewest forwarders reaching the best value */
 	c = 0;
 	while (c < cap && dp[c] < best - 1e-9 * fabs(best))
 		c++;
 	for (size_t i = n_items; i-- > 0;) {
-		pick[i] = choice[i * w + c];
+		pick[i] = choice[i * w + (c < lim[i] ? c : lim[i])];
 		c -= opt[i][pick[i]].take;
 	}
 out:
 	free(dp);
 	free(nd);
 	free(choice);
+	free(lim);
 	return best;
 }
 
@@ -102,19 +121,37 @@ double alloc_threshold(double z, double low, double high)
 size_t alloc_online_pick(const struct alloc_opts *o, uint32_t used,
 			 uint32_t total, uint32_t room, double low, double high)
 {
-	double best = o->o[0].value;
+	double best = o->o[0].value, cost[65];
+	uint32_t most = 0, have = 0;
 	size_t pick = 0;
 
+	/* cost[t]: the first t forwarders' thresholds summed in order (the
+	 * same sums for every option; up to 64 kept, beyond summed anew) */
+	for (size_t x = 1; x < o->n; x++)
+		if (o->o[x].take <= room && o->o[x].take > most)
+			most = o->o[x].take;
+	cost[0] = 0;
+	for (; have < most && have < 64; have++)
+		cost[have + 1] =
+			cost[have] +
+			alloc_threshold(total ? (double)(used + have) / total
+					      : 1,
+					low, high);
 	for (size_t x = 1; x < o->n; x++) {
-		double cost = 0, v;
+		double c, v;
 
 		if (o->o[x].take > room)
 			continue;
-		for (uint32_t i = 0; i < o->o[x].take; i++)
-			cost += alloc_threshold(
-				total ? (double)(used + i) / total : 1, low,
-				high);
-		v = o->o[x].value - cost;
+		if (o->o[x].take <= have) {
+			c = cost[o->o[x].take];
+		} else {
+			c = cost[have];
+			for (uint32_t i = have; i < o->o[x].take; i++)
+				c += alloc_threshold(
+					total ? (double)(used + i) / total : 1,
+					low, high);
+		}
+		v = o->o[x].value - c;
 		if (v > best + 1e-9 * fabs(best)) {
 			best = v;
 			pick = x;

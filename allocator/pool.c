@@ -119,30 +119,49 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 	const struct order o = {cx, gweight, pl->released};
 	const struct topology *t = cx->t;
 	size_t n_b, n_g = cx->n_groups, n_used = 0;
-	const uint32_t *by_rel;
+	struct alloc_pool_cache *pc = pl->cache;
 	uint32_t *cnt, *gorder, *tmp;
 
 	if (!l) {
 		alloc_pool_fill_sorted(pl, cx, l, h, gweight);
 		return;
 	}
-	by_rel = alloc_ledger_backups_by_release(l, &n_b);
 	pl->n = pl->next = 0;
-	for (size_t i = 0; i < n_b; i++) {
-		uint32_t f = by_rel[i];
+	if (pc && pc->valid && pc->l == l && pc->h == h &&
+	    pc->released == pl->released &&
+	    pc->version == alloc_ledger_version(l)) {
+		/* the same pool as the last decision read */
+		memcpy(pl->fwd, pc->idle, pc->n * sizeof(*pc->idle));
+		pl->n = pc->n;
+	} else {
+		/* unheld backups in release order, then the healthy ones */
+		n_b = alloc_ledger_unheld_backups(l, pl->fwd, pl->released);
+		for (size_t i = 0; i < n_b; i++) {
+			uint32_t f = pl->fwd[i];
 
-		if (!alloc_fwd_idle(t, l, h, f))
-			continue;
-		pl->fwd[pl->n++] = f;
-		pl->released[f] = alloc_ledger_last_release(l, f);
+			if (t->forwarders[f].role == TOPO_ROLE_BACKUP &&
+			    alloc_fwd_health(h, f) == FWD_HEALTH_OK)
+				pl->fwd[pl->n++] = f;
+		}
+		if (pc) {
+			memcpy(pc->idle, pl->fwd, pl->n * sizeof(*pc->idle));
+			pc->n = pl->n;
+			pc->l = l;
+			pc->h = h;
+			pc->released = pl->released;
+			pc->version = alloc_ledger_version(l);
+			pc->valid = true;
+		}
 	}
 	if (n_g < 2 || pl->n < 2)
 		return;
-	cnt = calloc(2 * n_g + pl->n, sizeof(*cnt));
+	cnt = pc ? pc->place : calloc(2 * n_g + pl->n, sizeof(*cnt));
 	if (!cnt) { /* no memory for the placement: sort instead */
 		heap_sort(&o, pool_cmp, pl->fwd, pl->n);
 		return;
 	}
+	if (pc)
+		memset(cnt, 0, n_g * sizeof(*cnt));
 	gorder = cnt + n_g;
 	tmp = gorder + n_g;
 	for (size_t i = 0; i < pl->n; i++)
@@ -183,7 +202,8 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 			tmp[cnt[cx->group[pl->fwd[i]]]++] = pl->fwd[i];
 		memcpy(pl->fwd, tmp, pl->n * sizeof(*tmp));
 	}
-	free(cnt);
+	if (!pc)
+		free(cnt);
 }
 
 uint32_t alloc_pool_take_group(struct alloc_pool *pl,

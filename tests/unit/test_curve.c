@@ -252,6 +252,139 @@ static void test_mckp_brute_force(void **state)
 	}
 }
 
+/* The knapsack as first written (capacity by capacity, every capacity
+ * up to cap, every option at each): the choices, ties included, that
+ * alloc_mckp() must keep. */
+static void mckp_reference(const struct alloc_option *const *opt,
+			   const size_t *n, size_t n_items, uint32_t cap,
+			   size_t *pick)
+{
+	uint64_t most = 0;
+	size_t w;
+	double dp[64], nd[64];
+	uint16_t choice[8][64];
+	uint32_t c;
+
+	for (size_t i = 0; i < n_items; i++) {
+		uint32_t m = 0;
+
+		for (size_t x = 0; x < n[i]; x++)
+			if (opt[i][x].take > m)
+				m = opt[i][x].take;
+		most += m;
+	}
+	if (most < cap)
+		cap = (uint32_t)most;
+	w = (size_t)cap + 1;
+	assert_true(w <= 64 && n_items <= 8);
+	for (c = 0; c <= cap; c++)
+		dp[c] = 0;
+	for (size_t i = 0; i < n_items; i++) {
+		for (c = 0; c <= cap; c++) {
+			double b = dp[c] + opt[i][0].value;
+			uint16_t bx = 0;
+
+			for (size_t x = 1; x < n[i]; x++) {
+				double v;
+
+				if (opt[i][x].take > c)
+					continue;
+				v = dp[c - opt[i][x].take] + opt[i][x].value;
+				if (v > b + 1e-9 * fabs(b)) {
+					b = v;
+					bx = (uint16_t)x;
+				}
+			}
+			nd[c] = b;
+			choice[i][c] = bx;
+		}
+		memcpy(dp, nd, w * sizeof(*dp));
+	}
+	c = 0;
+	while (c < cap && dp[c] < dp[cap] - 1e-9 * fabs(dp[cap]))
+		c++;
+	for (size_t i = n_items; i-- > 0;) {
+		pick[i] = choice[i][c];
+		c -= opt[i][pick[i]].take;
+	}
+}
+
+/* Only capacities the items so far can fill are computed, option by
+ * option: the same choices as mckp_reference(), ties included (values
+ * from a handful, so that many solutions tie). */
+static void test_mckp_same_choices(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 5000; round++) {
+		struct alloc_option o[8][6];
+		const struct alloc_option *opt[8];
+		size_t n[8], pick[8], ref[8];
+		size_t items = 1 + rnd(8);
+		uint32_t cap = rnd(60);
+
+		for (size_t i = 0; i < items; i++) {
+			n[i] = 1 + rnd(6);
+			for (size_t x = 0; x < n[i]; x++)
+				o[i][x] = (struct alloc_option){
+					.kind = x ? ALLOC_OPT_PRIVATE
+						  : ALLOC_OPT_DEFAULT,
+					.take = x ? rnd(9) : 0,
+					.value =
+						rnd(round & 1 ? 4 : 1000) * 1e8,
+				};
+			opt[i] = o[i];
+		}
+		mckp_reference(opt, n, items, cap, ref);
+		alloc_mckp(opt, n, items, cap, pick);
+		for (size_t i = 0; i < items; i++)
+			if (pick[i] != ref[i])
+				fail_msg("round %d: item %zu picks %zu, the "
+					 "reference %zu",
+					 round, i, pick[i], ref[i]);
+	}
+}
+
+/* The online pick sums each option's thresholds once for all options:
+ * the same pick as summing them option by option. */
+static void test_online_pick_same(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 3000; round++) {
+		struct alloc_option o[12];
+		struct alloc_opts s = {.o = o, .n = 1 + rnd(12)};
+		uint32_t total = 1 + rnd(200), used = rnd(total + 1);
+		uint32_t room = rnd(100);
+		double best, low = 1e7, high = 2.5e9;
+		size_t want = 0;
+
+		for (size_t x = 0; x < s.n; x++)
+			o[x] = (struct alloc_option){
+				.kind = x ? ALLOC_OPT_PRIVATE
+					  : ALLOC_OPT_DEFAULT,
+				.take = x ? 1 + rnd(x == 5 ? 90 : 16) : 0,
+				.value = rnd(50) * 2e8,
+			};
+		best = o[0].value;
+		for (size_t x = 1; x < s.n; x++) {
+			double cost = 0, v;
+
+			if (o[x].take > room)
+				continue;
+			for (uint32_t i = 0; i < o[x].take; i++)
+				cost += alloc_threshold(
+					(double)(used + i) / total, low, high);
+			v = o[x].value - cost;
+			if (v > best + 1e-9 * fabs(best)) {
+				best = v;
+				want = x;
+			}
+		}
+		assert_int_equal(
+			alloc_online_pick(&s, used, total, room, low, high),
+			want);
+	}
+}
+
 /* Ties go to fewer forwarders. */
 static void test_mckp_ties(void **state)
 {
@@ -622,6 +755,8 @@ int main(void)
 		cmocka_unit_test(test_options_gain),
 		cmocka_unit_test(test_mckp_brute_force),
 		cmocka_unit_test(test_mckp_ties),
+		cmocka_unit_test(test_mckp_same_choices),
+		cmocka_unit_test(test_online_pick_same),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_online_pick),
 		cmocka_unit_test(test_harm_burst),
