@@ -312,8 +312,9 @@ static int apply_defaults(struct work *w, bool anomalies)
 	size_t n_repl = 0;
 	int rv = -1;
 
-	for (size_t f = 0; f < w->t->n_forwarders; f++)
-		subst[f] = (uint32_t)f;
+	/* only the job's default forwarders are ever looked up */
+	for (size_t i = 0; i < d->n_defaults; i++)
+		subst[d->defaults[i]] = d->defaults[i];
 	if (anomalies && replace_excluded(w, subst, repl, &n_repl) < 0)
 		goto out;
 	for (size_t i = 0; i < d->n_defaults; i++) {
@@ -487,8 +488,9 @@ static int try_scale(struct work *w, bool anomalies)
 			return -1;
 		return 0;
 	}
-	for (size_t f = 0; f < w->t->n_forwarders; f++)
-		subst[f] = (uint32_t)f;
+	/* only the job's default forwarders are ever looked up */
+	for (size_t i = 0; i < d->n_defaults; i++)
+		subst[d->defaults[i]] = d->defaults[i];
 	saved_reasons = d->n_reasons;
 	if (anomalies && replace_excluded(w, subst, repl, &n_repl) < 0)
 		goto out;
@@ -1163,6 +1165,7 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	w.pool.fwd = ws->pool_fwd;
 	w.pool.released = ws->pool_released;
 	w.pool.cache = &ws->pool;
+	w.pool.count_only = plan && plan->collect;
 	if (!(d = calloc(1, sizeof(*d))) || !(d->job_id = strdup(job->job_id)))
 		goto nomem;
 	w.d = d;

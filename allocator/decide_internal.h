@@ -152,6 +152,9 @@ struct alloc_pool {
 	size_t next; /* next forwarder to hand out */
 	size_t base; /* pool size the share cap is computed from */
 	struct alloc_pool_cache *cache; /* NULL: none */
+	/* Only how many are idle matters (a batch's first pass): left in
+	 * the ledger's release order, not placed by group. */
+	bool count_only;
 };
 
 /* Fill pl->fwd with the idle forwarders, ordered for a job whose nodes

@@ -13,6 +13,30 @@
 
 #include "allocator/curve.h"
 
+/*
+ * One option of one item over n capacities: nd[c] becomes dp[c] + val
+ * where that is strictly better (beyond the 1e-9 relative tie band) than
+ * nd[c], and ch[c] then becomes x (the caller offsets nd and ch by the
+ * option's take).  Branch-free so that it runs on vectors (AVX2 where the
+ * processor has it; the same IEEE sums and comparisons, so the same
+ * answers, on every path).
+ */
+__attribute__((target_clones("avx2", "default"),
+	       optimize("tree-vectorize",
+			"vect-cost-model=dynamic"))) static void
+option_pass(const double *restrict dp, double *restrict nd,
+	    int64_t *restrict ch, size_t n, double val, int64_t x)
+{
+	for (size_t c = 0; c < n; c++) {
+		double v = dp[c] + val, b = nd[c];
+		double t = b + 1e-9 * fabs(b);
+		int64_t m = -(int64_t)(v > t);
+
+		nd[c] = v > t ? v : b;
+		ch[c] = (ch[c] & ~m) | (x & m);
+	}
+}
+
 double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		  size_t n_items, uint32_t cap, size_t *pick)
 {
@@ -20,6 +44,7 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 	double *dp = NULL, *nd = NULL;
 	uint16_t *choice = NULL;
 	uint32_t *lim = NULL, c, prev = 0;
+	int64_t *cx = NULL;
 	double best = -1;
 	uint64_t most = 0;
 
@@ -39,7 +64,8 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 	nd = malloc(w * sizeof(*nd));
 	choice = malloc((n_items ? n_items : 1) * w * sizeof(*choice));
 	lim = malloc((n_items ? n_items : 1) * sizeof(*lim));
-	if (!dp || !nd || !choice || !lim) {
+	cx = malloc(w * sizeof(*cx));
+	if (!dp || !nd || !choice || !lim || !cx) {
 		errno = ENOMEM;
 		goto out;
 	}
@@ -66,23 +92,17 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		lim[i] = prev = l;
 		for (c = 0; c <= l; c++) {
 			nd[c] = dp[c] + o[0].value;
-			ch[c] = 0;
+			cx[c] = 0;
 		}
-		for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++) {
-			const double val = o[x].value;
-			const uint32_t take = o[x].take;
-
-			for (c = take; c <= l; c++) {
-				double v = dp[c - take] + val, b = nd[c];
-
-				/* strictly better only: fewer forwarders and
-				 * lower indexes win ties */
-				if (v > b + 1e-9 * fabs(b)) {
-					nd[c] = v;
-					ch[c] = (uint16_t)x;
-				}
-			}
-		}
+		/* strictly better only: fewer forwarders and lower indexes
+		 * win ties */
+		for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++)
+			if (o[x].take <= l)
+				option_pass(dp, nd + o[x].take, cx + o[x].take,
+					    l - o[x].take + 1, o[x].value,
+					    (int64_t)x);
+		for (c = 0; c <= l; c++)
+			ch[c] = (uint16_t)cx[c];
 		double *tmp = dp;
 
 		dp = nd;
@@ -104,6 +124,7 @@ out:
 	free(nd);
 	free(choice);
 	free(lim);
+	free(cx);
 	return best;
 }
 

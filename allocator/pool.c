@@ -153,7 +153,7 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 			pc->valid = true;
 		}
 	}
-	if (n_g < 2 || pl->n < 2)
+	if (n_g < 2 || pl->n < 2 || pl->count_only)
 		return;
 	cnt = pc ? pc->place : calloc(2 * n_g + pl->n, sizeof(*cnt));
 	if (!cnt) { /* no memory for the placement: sort instead */
