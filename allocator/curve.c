@@ -111,7 +111,10 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 {
 	const struct policy_curve *c = &p->decision.curve;
 	uint32_t kmax = alloc_curve_kmax(pr);
-	size_t room = 2 * (34 + pr->n_bw) + 2;
+	/* room: the default, direct, and a private and an extras option per
+	 * candidate count: the powers of two up to cap + n_f (larger ones
+	 * fit neither) and the measured counts */
+	size_t room = 2 * pr->n_bw + 4;
 	double need, vk_s[64], *vk = vk_s;
 	bool ek_s[64], *ek = ek_s;
 
@@ -127,6 +130,8 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 		errno = ENOMEM;
 		return -1;
 	}
+	for (uint64_t k = 1; k <= (uint64_t)cap + n_f && k <= 1u << 31; k *= 2)
+		room += 2;
 	out->o = malloc(room * sizeof(*out->o));
 	out->n = 0;
 	out->sharers = sharers;
@@ -208,6 +213,53 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 	if (vk != vk_s) {
 		free(vk);
 		free(ek);
+	}
+	return 0;
+}
+
+int alloc_opts_regate(const struct policy *p, const struct alloc_opts *all,
+		      const struct alloc_profile *pr, uint32_t n_f,
+		      uint32_t sharers, uint32_t cap, bool isolate,
+		      struct alloc_opts *out)
+{
+	const struct policy_curve *c = &p->decision.curve;
+	double need;
+
+	out->o = malloc((all->n ? all->n : 1) * sizeof(*out->o));
+	out->n = 0;
+	out->base = all->base;
+	out->sharers = sharers;
+	out->isolate = isolate;
+	if (!out->o) {
+		errno = ENOMEM;
+		return -1;
+	}
+	add(out, ALLOC_OPT_DEFAULT, n_f, 0,
+	    isolate ? 0 : all->base / (1.0 + sharers), false);
+	need = fmax(c->min_gain, c->min_gain_share * out->o[0].value);
+	for (size_t x = 1; x < all->n; x++) {
+		const struct alloc_option *o = &all->o[x];
+		bool keep = false;
+
+		switch (o->kind) {
+		case ALLOC_OPT_DIRECT:
+			keep = isolate ||
+			       pr->direct_bps - out->o[0].value >= need;
+			break;
+		case ALLOC_OPT_PRIVATE:
+			keep = o->k <= cap &&
+			       (isolate || o->value - out->o[0].value >= need);
+			break;
+		case ALLOC_OPT_EXTRAS:
+			keep = !isolate && !sharers && o->k > n_f &&
+			       o->k - n_f <= cap &&
+			       o->value - out->o[0].value >= need;
+			break;
+		case ALLOC_OPT_DEFAULT:
+			break;
+		}
+		if (keep)
+			out->o[out->n++] = *o;
 	}
 	return 0;
 }

@@ -903,9 +903,15 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		cap = c->max_forwarders_per_job;
 	if (cap > job->n_nodes)
 		cap = (uint32_t)job->n_nodes;
-	if (alloc_curve_options(p, pr, bf, d->n_f,
-				held + (plan ? plan->batch_sharers : 0), cap,
-				isolate, !(plan && plan->collect), o) < 0)
+	/* a batch's choice: its first pass valued the options already */
+	if (plan && plan->apply
+		    ? alloc_opts_regate(p, &plan->opts, pr, d->n_f,
+					held + plan->batch_sharers, cap,
+					isolate, o) < 0
+		    : alloc_curve_options(
+			      p, pr, bf, d->n_f,
+			      held + (plan ? plan->batch_sharers : 0), cap,
+			      isolate, !(plan && plan->collect), o) < 0)
 		return -1;
 	if (plan) {
 		plan->curve = true;

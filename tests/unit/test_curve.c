@@ -252,6 +252,73 @@ static void test_mckp_brute_force(void **state)
 	}
 }
 
+/* A batch's second pass filters its first pass's options (gate off) for
+ * the sharers, cap and isolation it ends with: the same options as
+ * valuing them again, on random curves, with and without direct access
+ * and learning. */
+static void test_opts_regate(void **state)
+{
+	struct policy *pol = policy_defaults();
+
+	(void)state;
+	for (int round = 0; round < 4000; round++) {
+		struct alloc_bw_point bw[5];
+		size_t nb = 1 + rnd(5);
+		uint32_t kk = 1;
+		struct alloc_profile pr;
+		struct alloc_opts all = {0}, want = {0}, got = {0};
+		uint32_t n_f = 1 + rnd(3), s0 = rnd(2), s1 = s0 + rnd(3);
+		uint32_t cap0 = rnd(40), cap1 = cap0 ? rnd(cap0 + 1) : 0;
+		bool iso0 = rnd(4) == 0, iso1 = iso0 || rnd(3) == 0;
+
+		for (size_t i = 0; i < nb; i++) {
+			kk += rnd(3) ? kk : 1 + rnd(3); /* powers and others */
+			bw[i] = (struct alloc_bw_point){kk,
+							(1 + rnd(40)) * 1e8};
+		}
+		pr = prof(bw, nb);
+		pr.direct_bps = rnd(2) ? (1 + rnd(40)) * 1e8 : 0;
+		pol->decision.curve.direct = rnd(2);
+		pol->learn.enabled = rnd(2);
+		pol->learn.app_cap = 1 + rnd(64);
+		assert_int_equal(alloc_curve_options(pol, &pr, 2.5e9, n_f, s0,
+						     cap0, iso0, false, &all),
+				 0);
+		assert_int_equal(alloc_curve_options(pol, &pr, 2.5e9, n_f, s1,
+						     cap1, iso1, true, &want),
+				 0);
+		assert_int_equal(alloc_opts_regate(pol, &all, &pr, n_f, s1,
+						   cap1, iso1, &got),
+				 0);
+		if (got.n != want.n)
+			fail_msg("round %d: %zu options, valued again %zu",
+				 round, got.n, want.n);
+		assert_true(got.o[0].kind == ALLOC_OPT_DEFAULT &&
+			    got.o[0].value == want.o[0].value);
+		for (size_t x = 1; x < want.n; x++) {
+			size_t y;
+
+			for (y = 1; y < got.n; y++)
+				if (got.o[y].kind == want.o[x].kind &&
+				    got.o[y].k == want.o[x].k &&
+				    got.o[y].take == want.o[x].take &&
+				    got.o[y].value == want.o[x].value &&
+				    got.o[y].estimated == want.o[x].estimated)
+					break;
+			if (y == got.n)
+				fail_msg("round %d: option %zu (kind %d, k %u) "
+					 "missing",
+					 round, x, (int)want.o[x].kind,
+					 want.o[x].k);
+		}
+		alloc_opts_free(&all);
+		alloc_opts_free(&want);
+		alloc_opts_free(&got);
+	}
+	pol->decision.curve.direct = false;
+	policy_destroy(pol);
+}
+
 /* The knapsack as first written (capacity by capacity, every capacity
  * up to cap, every option at each): the choices, ties included, that
  * alloc_mckp() must keep. */
@@ -756,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_mckp_brute_force),
 		cmocka_unit_test(test_mckp_ties),
 		cmocka_unit_test(test_mckp_same_choices),
+		cmocka_unit_test(test_opts_regate),
 		cmocka_unit_test(test_online_pick_same),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_online_pick),
