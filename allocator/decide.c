@@ -224,7 +224,6 @@ struct plan {
 static int default_mapping(struct work *w, fwd_error_t *err)
 {
 	struct alloc_decision *d = w->d;
-
 	uint32_t *def = w->ws->defaults;
 
 	if (topo_default_forwarders(w->t, w->job->node_ids, w->job->n_nodes,

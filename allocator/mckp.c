@@ -13,6 +13,17 @@
 
 #include "allocator/curve.h"
 
+/* GCC: vectorised at -O2, and a copy for AVX2 chosen at load time
+ * (target_clones); other compilers (clang, the fuzzing build) vectorise
+ * the plain loop at -O2 themselves. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define OPTION_PASS_ATTR                                 \
+	__attribute__((target_clones("avx2", "default"), \
+		       optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define OPTION_PASS_ATTR
+#endif
+
 /*
  * One option of one item over n capacities: nd[c] becomes dp[c] + val
  * where that is strictly better (beyond the 1e-9 relative tie band) than
@@ -21,11 +32,10 @@
  * processor has it; the same IEEE sums and comparisons, so the same
  * answers, on every path).
  */
-__attribute__((target_clones("avx2", "default"),
-	       optimize("tree-vectorize",
-			"vect-cost-model=dynamic"))) static void
-option_pass(const double *restrict dp, double *restrict nd,
-	    int64_t *restrict ch, size_t n, double val, int64_t x)
+OPTION_PASS_ATTR static void option_pass(const double *restrict dp,
+					 double *restrict nd,
+					 int64_t *restrict ch, size_t n,
+					 double val, int64_t x)
 {
 	for (size_t c = 0; c < n; c++) {
 		double v = dp[c] + val, b = nd[c];
