@@ -127,6 +127,21 @@ size_t alloc_online_pick(const struct alloc_opts *o, uint32_t used,
 			 uint32_t total, uint32_t room, double low,
 			 double high);
 
+/* The thresholds' running sums of one pool state (used, total, low,
+ * high), kept from job to job: a batch's jobs decided alone all see the
+ * pool at batch start.  Zeroed: empty. */
+struct alloc_thr_cache {
+	bool valid;
+	uint32_t used, total, have;
+	double low, high;
+	double cost[65];
+};
+
+/* alloc_online_pick() with the sums kept in *tc (the same pick). */
+size_t alloc_online_pick_cached(const struct alloc_opts *o, uint32_t used,
+				uint32_t total, uint32_t room, double low,
+				double high, struct alloc_thr_cache *tc);
+
 /*
  * Isolation by harm (harm.c): a disruptive job is isolated when its
  * expected I/O time on the default mapping, volume / base, times (1 + the

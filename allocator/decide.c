@@ -940,15 +940,12 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	if (plan && plan->apply) {
 		ch = plan->chosen;
 	} else {
-		for (size_t f = 0; f < w->t->n_forwarders; f++) {
-			if (w->t->forwarders[f].bandwidth_bps > bmax)
-				bmax = w->t->forwarders[f].bandwidth_bps;
-			total += w->t->forwarders[f].role == TOPO_ROLE_BACKUP;
-		}
+		bmax = w->cx->bw_max;
+		total = w->cx->n_backups;
 		used = total > w->pool.n ? total - (uint32_t)w->pool.n : 0;
-		ch = o->o[alloc_online_pick(o, used, total, cap,
-					    p->decision.curve.online_low,
-					    bmax)];
+		ch = o->o[alloc_online_pick_cached(o, used, total, cap,
+						   p->decision.curve.online_low,
+						   bmax, &w->ws->thr)];
 	}
 	if (!d->dry &&
 	    alloc_reason(d,

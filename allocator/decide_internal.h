@@ -40,6 +40,8 @@ struct alloc_ctx {
 	uint32_t *group_rank;	  /* group id -> rank of its name (strcmp) */
 	uint32_t *groups_by_name; /* rank -> group id */
 	uint32_t *name_rank;	  /* forwarder -> rank of its name (strcmp) */
+	double bw_max;		  /* the fastest forwarder's bandwidth */
+	uint32_t n_backups;	  /* forwarders of role backup */
 	/* Node names by (prefix, zero-padded width): number -> node id, for
 	 * turning hostlist ranges into ids without per-node string work. */
 	struct alloc_numclass *classes;
@@ -217,6 +219,7 @@ struct alloc_scratch {
 	uint32_t *fw;			       /* 2 n_forwarders */
 	bool *priv, *repl;		       /* 2 n_forwarders each */
 	struct alloc_pool_cache pool;
+	struct alloc_thr_cache thr;
 };
 
 /* 0 or -1 (ENOMEM; nothing to free). */

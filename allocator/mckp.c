@@ -152,32 +152,49 @@ double alloc_threshold(double z, double low, double high)
 size_t alloc_online_pick(const struct alloc_opts *o, uint32_t used,
 			 uint32_t total, uint32_t room, double low, double high)
 {
-	double best = o->o[0].value, cost[65];
-	uint32_t most = 0, have = 0;
+	struct alloc_thr_cache c = {0};
+
+	return alloc_online_pick_cached(o, used, total, room, low, high, &c);
+}
+
+size_t alloc_online_pick_cached(const struct alloc_opts *o, uint32_t used,
+				uint32_t total, uint32_t room, double low,
+				double high, struct alloc_thr_cache *tc)
+{
+	double best = o->o[0].value;
+	uint32_t most = 0;
 	size_t pick = 0;
 
-	/* cost[t]: the first t forwarders' thresholds summed in order (the
-	 * same sums for every option; up to 64 kept, beyond summed anew) */
+	/* tc->cost[t]: the first t forwarders' thresholds summed in order
+	 * (the same sums for every option, and for every job that sees the
+	 * same pool; up to 64 kept, beyond summed anew) */
+	if (!tc->valid || tc->used != used || tc->total != total ||
+	    tc->low != low || tc->high != high) {
+		*tc = (struct alloc_thr_cache){.valid = true,
+					       .used = used,
+					       .total = total,
+					       .low = low,
+					       .high = high};
+	}
 	for (size_t x = 1; x < o->n; x++)
 		if (o->o[x].take <= room && o->o[x].take > most)
 			most = o->o[x].take;
-	cost[0] = 0;
-	for (; have < most && have < 64; have++)
-		cost[have + 1] =
-			cost[have] +
-			alloc_threshold(total ? (double)(used + have) / total
-					      : 1,
-					low, high);
+	for (; tc->have < most && tc->have < 64; tc->have++)
+		tc->cost[tc->have + 1] =
+			tc->cost[tc->have] +
+			alloc_threshold(
+				total ? (double)(used + tc->have) / total : 1,
+				low, high);
 	for (size_t x = 1; x < o->n; x++) {
 		double c, v;
 
 		if (o->o[x].take > room)
 			continue;
-		if (o->o[x].take <= have) {
-			c = cost[o->o[x].take];
+		if (o->o[x].take <= tc->have) {
+			c = tc->cost[o->o[x].take];
 		} else {
-			c = cost[have];
-			for (uint32_t i = have; i < o->o[x].take; i++)
+			c = tc->cost[tc->have];
+			for (uint32_t i = tc->have; i < o->o[x].take; i++)
 				c += alloc_threshold(
 					total ? (double)(used + i) / total : 1,
 					low, high);

@@ -411,16 +411,25 @@ static void test_mckp_same_choices(void **state)
 	}
 }
 
-/* The online pick sums each option's thresholds once for all options:
- * the same pick as summing them option by option. */
+/* The online pick sums each option's thresholds once for all options
+ * (and keeps the sums for the next job on the same pool state): the same
+ * pick as summing them option by option. */
 static void test_online_pick_same(void **state)
 {
+	struct alloc_thr_cache tc = {0};
+	uint32_t last_used = 0, last_total = 1;
+
 	(void)state;
 	for (int round = 0; round < 3000; round++) {
 		struct alloc_option o[12];
 		struct alloc_opts s = {.o = o, .n = 1 + rnd(12)};
 		uint32_t total = 1 + rnd(200), used = rnd(total + 1);
 		uint32_t room = rnd(100);
+
+		if (round % 2) {
+			total = last_total;
+			used = last_used;
+		}
 		double best, low = 1e7, high = 2.5e9;
 		size_t want = 0;
 
@@ -449,6 +458,13 @@ static void test_online_pick_same(void **state)
 		assert_int_equal(
 			alloc_online_pick(&s, used, total, room, low, high),
 			want);
+		/* sums kept from round to round: half the rounds see the
+		 * last round's pool state again */
+		assert_int_equal(alloc_online_pick_cached(&s, used, total, room,
+							  low, high, &tc),
+				 want);
+		last_used = used;
+		last_total = total;
 	}
 }
 
