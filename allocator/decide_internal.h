@@ -157,6 +157,11 @@ struct alloc_pool {
 	/* Only how many are idle matters (a batch's first pass): left in
 	 * the ledger's release order, not placed by group. */
 	bool count_only;
+	/* Placed by group (alloc_pool_place()) when the first forwarder is
+	 * taken: a decision that takes none never orders the pool. */
+	bool unplaced;
+	const struct alloc_ctx *cx;
+	const uint64_t *gweight; /* the job's, for the placement */
 };
 
 /* Fill pl->fwd with the idle forwarders, ordered for a job whose nodes
@@ -170,9 +175,15 @@ static inline size_t alloc_pool_left(const struct alloc_pool *pl)
 	return pl->n - pl->next;
 }
 
+/* Put the pool in selection order now (alloc_pool_fill() defers it to
+ * the first forwarder taken). */
+void alloc_pool_place(struct alloc_pool *pl);
+
 /* The next forwarder; the caller checked alloc_pool_left(). */
 static inline uint32_t alloc_pool_take(struct alloc_pool *pl)
 {
+	if (pl->unplaced)
+		alloc_pool_place(pl);
 	return pl->fwd[pl->next++];
 }
 

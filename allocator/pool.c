@@ -96,6 +96,7 @@ void alloc_pool_fill_sorted(struct alloc_pool *pl, const struct alloc_ctx *cx,
 	const struct topology *t = cx->t;
 
 	pl->n = pl->next = 0;
+	pl->unplaced = false;
 	for (size_t f = 0; f < t->n_forwarders; f++) {
 		if (!alloc_fwd_idle(t, l, h, (uint32_t)f))
 			continue;
@@ -116,12 +117,11 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 		     const struct alloc_ledger *l, const struct alloc_health *h,
 		     const uint64_t *gweight)
 {
-	const struct order o = {cx, gweight, pl->released};
 	const struct topology *t = cx->t;
-	size_t n_b, n_g = cx->n_groups, n_used = 0;
+	size_t n_b, n_g = cx->n_groups;
 	struct alloc_pool_cache *pc = pl->cache;
-	uint32_t *cnt, *gorder, *tmp;
 
+	pl->unplaced = false;
 	if (!l) {
 		alloc_pool_fill_sorted(pl, cx, l, h, gweight);
 		return;
@@ -153,8 +153,26 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 			pc->valid = true;
 		}
 	}
-	if (n_g < 2 || pl->n < 2 || pl->count_only)
+	/* placed by group when a forwarder is first taken: a decision that
+	 * takes none reads only how many there are */
+	pl->cx = cx;
+	pl->gweight = gweight;
+	pl->unplaced = !(n_g < 2 || pl->n < 2 || pl->count_only);
+}
+
+void alloc_pool_place(struct alloc_pool *pl)
+{
+	const struct alloc_ctx *cx = pl->cx;
+	const uint64_t *gweight = pl->gweight;
+	struct alloc_pool_cache *pc = pl->cache;
+	const struct order o = {cx, gweight, pl->released};
+	size_t n_g, n_used = 0;
+	uint32_t *cnt, *gorder, *tmp;
+
+	if (!pl->unplaced)
 		return;
+	pl->unplaced = false;
+	n_g = cx->n_groups;
 	cnt = pc ? pc->place : calloc(2 * n_g + pl->n, sizeof(*cnt));
 	if (!cnt) { /* no memory for the placement: sort instead */
 		heap_sort(&o, pool_cmp, pl->fwd, pl->n);
@@ -209,7 +227,10 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 uint32_t alloc_pool_take_group(struct alloc_pool *pl,
 			       const struct alloc_ctx *cx, uint32_t group)
 {
-	size_t k = pl->next;
+	size_t k;
+
+	alloc_pool_place(pl);
+	k = pl->next;
 
 	for (size_t i = pl->next; i < pl->n; i++) {
 		if (cx->group[pl->fwd[i]] == group) {
