@@ -59,29 +59,47 @@ static void rank(const struct policy *p, struct alloc_decision *const *alone,
 	}
 }
 
-/* Other curve jobs of the batch that stay on job i's first default
- * forwarder (jobs without a curve count as staying). */
-static uint32_t batch_sharers(const struct alloc_plan *pl, const size_t *pick,
-			      size_t n_jobs, size_t i)
+/* Whether batch job j stays on its first default forwarder (jobs without
+ * a curve count as staying). */
+static bool stays(const struct alloc_plan *pl, const size_t *pick, size_t j)
 {
-	uint32_t m = 0;
+	return !pl[j].curve || !pl[j].opts.n ||
+	       pl[j].opts.o[pick[j]].kind == ALLOC_OPT_DEFAULT;
+}
 
+/* cnt[f]: the batch jobs staying on first default forwarder f (cnt all 0
+ * before; stays_clear() sets them back). */
+static void stays_count(const struct alloc_plan *pl, const size_t *pick,
+			size_t n_jobs, uint32_t *cnt)
+{
 	for (size_t j = 0; j < n_jobs; j++)
-		if (j != i && pl[j].first_default == pl[i].first_default &&
-		    (!pl[j].curve || !pl[j].opts.n ||
-		     pl[j].opts.o[pick[j]].kind == ALLOC_OPT_DEFAULT))
-			m++;
-	return m;
+		cnt[pl[j].first_default] += stays(pl, pick, j);
+}
+
+static void stays_clear(const struct alloc_plan *pl, size_t n_jobs,
+			uint32_t *cnt)
+{
+	for (size_t j = 0; j < n_jobs; j++)
+		cnt[pl[j].first_default] = 0;
+}
+
+/* Other curve jobs of the batch that stay on job i's first default
+ * forwarder, from stays_count()'s counts. */
+static uint32_t batch_sharers(const struct alloc_plan *pl, const size_t *pick,
+			      const uint32_t *cnt, size_t i)
+{
+	return cnt[pl[i].first_default] - stays(pl, pick, i);
 }
 
 /* What the batch's choices are worth once everyone's choice is known: the
  * jobs that keep their default forwarder (alone or with extras) share it
  * with the others that keep it. */
 static double batch_value(const struct alloc_plan *pl, const size_t *pick,
-			  size_t n_jobs)
+			  size_t n_jobs, uint32_t *cnt)
 {
 	double v = 0;
 
+	stays_count(pl, pick, n_jobs, cnt);
 	for (size_t i = 0; i < n_jobs; i++) {
 		const struct alloc_option *o;
 		uint32_t m;
@@ -89,7 +107,7 @@ static double batch_value(const struct alloc_plan *pl, const size_t *pick,
 		if (!pl[i].curve || !pl[i].opts.n)
 			continue;
 		o = &pl[i].opts.o[pick[i]];
-		m = batch_sharers(pl, pick, n_jobs, i) + pl[i].held_sharers;
+		m = batch_sharers(pl, pick, cnt, i) + pl[i].held_sharers;
 		if (o->kind == ALLOC_OPT_DEFAULT)
 			v += pl[i].opts.isolate ? 0
 						: pl[i].opts.base / (1.0 + m);
@@ -98,6 +116,7 @@ static double batch_value(const struct alloc_plan *pl, const size_t *pick,
 		else
 			v += o->value;
 	}
+	stays_clear(pl, n_jobs, cnt);
 	return v;
 }
 
@@ -107,9 +126,13 @@ static double batch_value(const struct alloc_plan *pl, const size_t *pick,
  * again with the sharing each answer implies (at most 6 times, until the
  * choices settle), keeping the answer worth most (batch_value()).  0 or -1
  * (ENOMEM). */
+/* Rounds of the knapsack remembered (choices in, choices out). */
+#define MEMO 8
+
 static int arbitrate(const struct policy *p, struct alloc_plan *pl,
-		     size_t n_jobs, size_t base)
+		     size_t n_jobs, size_t base, size_t n_forwarders)
 {
+	uint32_t *cnt = calloc(n_forwarders + 1, sizeof(*cnt));
 	const struct alloc_option **opt = calloc(n_jobs + 1, sizeof(*opt));
 	size_t *n = calloc(n_jobs + 1, sizeof(*n));
 	size_t *pick = calloc(n_jobs + 1, sizeof(*pick));
@@ -123,10 +146,13 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			       ? (uint32_t)(base - p->decision.caps.reserve)
 			       : 0;
 	struct alloc_option *buf = NULL;
-	size_t total = 0;
+	size_t total = 0, n_memo = 0;
+	size_t *memo = calloc(2 * MEMO * n_jobs + 1, sizeof(*memo));
+	int memo_drops[MEMO];
 	int rv = -1;
 
-	if (!opt || !n || !pick || !got || !best || !no_explore)
+	if (!opt || !n || !pick || !got || !best || !no_explore || !cnt ||
+	    !memo)
 		goto out;
 	for (size_t i = 0; i < n_jobs; i++)
 		total += pl[i].curve ? pl[i].opts.n : 0;
@@ -152,9 +178,27 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	 * learn budget are dropped, the least valuable per forwarder first,
 	 * and the knapsack solved again */
 	for (int round = 0, drops = 0; round < 6; round++) {
-		size_t k = 0, used = 0;
+		size_t k = 0, used = 0, h;
 		bool same = true;
 
+		/* the same choices (and drops) as a round before give the
+		 * same knapsack, so the same answer: not solved again */
+		for (h = 0; h < n_memo && h < MEMO; h++)
+			if (memo_drops[h] == drops &&
+			    !memcmp(&memo[2 * h * n_jobs], pick,
+				    n_jobs * sizeof(*pick)))
+				break;
+		if (h < n_memo && h < MEMO) {
+			const size_t *out = &memo[(2 * h + 1) * n_jobs];
+
+			same = !memcmp(out, pick, n_jobs * sizeof(*pick));
+			memcpy(pick, out, n_jobs * sizeof(*pick));
+			goto solved;
+		}
+		h = n_memo++ % MEMO;
+		memo_drops[h] = drops;
+		memcpy(&memo[2 * h * n_jobs], pick, n_jobs * sizeof(*pick));
+		stays_count(pl, pick, n_jobs, cnt);
 		for (size_t i = 0; i < n_jobs; i++) {
 			const struct alloc_opts *o = &pl[i].opts;
 			struct alloc_option *b = &buf[used];
@@ -162,7 +206,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 
 			if (!pl[i].curve || !o->n)
 				continue;
-			m = batch_sharers(pl, pick, n_jobs, i);
+			m = batch_sharers(pl, pick, cnt, i);
 			/* the default option shared with m more jobs; no
 			 * extras on a shared default */
 			b[0] = o->o[0];
@@ -185,6 +229,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			opt[k++] = b;
 			used += n[k - 1];
 		}
+		stays_clear(pl, n_jobs, cnt);
 		if (!k)
 			break;
 		if (alloc_mckp(opt, n, k, cap, got) < 0)
@@ -206,6 +251,9 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 				same = false;
 			pick[i] = x;
 		}
+		memcpy(&memo[(2 * h + 1) * n_jobs], pick,
+		       n_jobs * sizeof(*pick));
+	solved:;
 		/* over the exploration budget: drop one and solve again */
 		uint64_t ex = 0;
 		size_t worst = SIZE_MAX;
@@ -233,7 +281,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			round--;
 			continue;
 		}
-		double v = batch_value(pl, pick, n_jobs);
+		double v = batch_value(pl, pick, n_jobs, cnt);
 		uint64_t t = 0;
 
 		for (size_t i = 0; i < n_jobs; i++)
@@ -251,16 +299,19 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			break;
 	}
 	memcpy(pick, best, n_jobs * sizeof(*pick));
+	stays_count(pl, pick, n_jobs, cnt);
 	for (size_t i = 0; i < n_jobs; i++) {
 		if (!pl[i].curve || !pl[i].opts.n)
 			continue;
 		pl[i].apply = true;
 		pl[i].collect = false;
 		pl[i].chosen = pl[i].opts.o[pick[i]];
-		pl[i].batch_sharers = batch_sharers(pl, pick, n_jobs, i);
+		pl[i].batch_sharers = batch_sharers(pl, pick, cnt, i);
 	}
 	rv = 0;
 out:
+	free(memo);
+	free(cnt);
 	free(buf);
 	free(opt);
 	free(n);
@@ -280,6 +331,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	struct alloc_decision **alone = NULL;
 	struct alloc_ledger *scratch = NULL;
 	struct alloc_plan *plan = NULL;
+	struct alloc_scratch ws = {0};
 	size_t *order = NULL, *seq = NULL, base = 0, n_order = 0;
 	size_t n_order_curve;
 	int rv = -1;
@@ -292,7 +344,8 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	seq = malloc((n_jobs + 1) * sizeof(*seq));
 	scratch = ledger ? alloc_ledger_clone(ledger)
 			 : alloc_ledger_create(cx->t);
-	if (!alone || !order || !plan || !seq || !scratch) {
+	if (!alone || !order || !plan || !seq || !scratch ||
+	    alloc_scratch_init(&ws, cx) < 0) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
 		goto out;
@@ -303,7 +356,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	for (size_t i = 0; i < n_jobs; i++) {
 		plan[i].collect = true;
 		alone[i] = alloc_decide_base(cx, p, scratch, health, &jobs[i],
-					     SIZE_MAX, &plan[i], err);
+					     SIZE_MAX, &plan[i], &ws, err);
 		if (!alone[i]) {
 			errprefix(err, "job %zu", i);
 			goto out;
@@ -311,7 +364,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	}
 	/* fcfs: no knapsack, each job in input order against the threshold */
 	if (p->decision.contention == POLICY_CONTENTION_GAIN &&
-	    arbitrate(p, plan, n_jobs, base) < 0) {
+	    arbitrate(p, plan, n_jobs, base, cx->t->n_forwarders) < 0) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
 		goto out;
@@ -332,7 +385,8 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 		char g[32];
 
 		d = alloc_decide_base(cx, p, scratch, health, &jobs[i], base,
-				      plan[i].apply ? &plan[i] : NULL, err);
+				      plan[i].apply ? &plan[i] : NULL, &ws,
+				      err);
 		if (!d) {
 			errprefix(err, "job %s", jobs[i].job_id);
 			goto out;
@@ -399,5 +453,6 @@ out:
 	free(seq);
 	free(order);
 	alloc_ledger_destroy(scratch);
+	alloc_scratch_free(&ws);
 	return rv;
 }

@@ -95,20 +95,52 @@ static void add(struct alloc_opts *o, enum alloc_opt_kind kind, uint32_t k,
 	o->o[o->n++] = (struct alloc_option){kind, k, take, value, est};
 }
 
+/* alloc_curve_value() at k, computed once into *v, *e. */
+static double value_at(const struct alloc_profile *pr, double bf, uint32_t k,
+		       double *v, bool *e, bool *est)
+{
+	if (*v < 0)
+		*v = alloc_curve_value(pr, bf, k, e);
+	*est = *e;
+	return *v;
+}
+
 int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			double bf, uint32_t n_f, uint32_t sharers, uint32_t cap,
 			bool isolate, bool gate, struct alloc_opts *out)
 {
 	const struct policy_curve *c = &p->decision.curve;
 	uint32_t kmax = alloc_curve_kmax(pr);
-	size_t room = 2 * (34 + pr->n_bw) + 2;
-	double need;
+	/* room: the default, direct, and a private and an extras option per
+	 * candidate count: the powers of two up to cap + n_f (larger ones
+	 * fit neither) and the measured counts */
+	size_t room = 2 * pr->n_bw + 4;
+	double need, vk_s[64], *vk = vk_s;
+	bool ek_s[64], *ek = ek_s;
 
+	if (33 + pr->n_bw > 64) {
+		vk = malloc((33 + pr->n_bw) * sizeof(*vk));
+		ek = malloc((33 + pr->n_bw) * sizeof(*ek));
+	}
+	if (!vk || !ek) {
+		if (vk != vk_s)
+			free(vk);
+		if (ek != ek_s)
+			free(ek);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (uint64_t k = 1; k <= (uint64_t)cap + n_f && k <= 1u << 31; k *= 2)
+		room += 2;
 	out->o = malloc(room * sizeof(*out->o));
 	out->n = 0;
 	out->sharers = sharers;
 	out->isolate = isolate;
 	if (!out->o) {
+		if (vk != vk_s) {
+			free(vk);
+			free(ek);
+		}
 		errno = ENOMEM;
 		return -1;
 	}
@@ -124,7 +156,10 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 	    (isolate || pr->direct_bps - out->o[0].value >= need))
 		add(out, ALLOC_OPT_DIRECT, 0, 0, pr->direct_bps, false);
 	/* candidate counts: powers of two and the measured counts, no
-	 * estimate above the highest measured one */
+	 * estimate above the highest measured one; each count valued once
+	 * for both passes (vk[i] < 0: not yet) */
+	for (size_t i = 0; i < 33 + pr->n_bw; i++)
+		vk[i] = -1;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < 33 + pr->n_bw; i++) {
 			uint32_t k;
@@ -149,7 +184,7 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			if (pass == 0) { /* k private */
 				if (k > cap)
 					continue;
-				v = alloc_curve_value(pr, bf, k, &est);
+				v = value_at(pr, bf, k, &vk[i], &ek[i], &est);
 				if (!isolate && v - out->o[0].value < need)
 					continue;
 				add(out, ALLOC_OPT_PRIVATE, k, k, v, est);
@@ -157,7 +192,7 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 				if (isolate || sharers || k <= n_f ||
 				    k - n_f > cap)
 					continue;
-				v = alloc_curve_value(pr, bf, k, &est);
+				v = value_at(pr, bf, k, &vk[i], &ek[i], &est);
 				if (v - out->o[0].value < need)
 					continue;
 				add(out, ALLOC_OPT_EXTRAS, k, k - n_f, v, est);
@@ -174,6 +209,57 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			j--;
 		}
 		out->o[j] = v;
+	}
+	if (vk != vk_s) {
+		free(vk);
+		free(ek);
+	}
+	return 0;
+}
+
+int alloc_opts_regate(const struct policy *p, const struct alloc_opts *all,
+		      const struct alloc_profile *pr, uint32_t n_f,
+		      uint32_t sharers, uint32_t cap, bool isolate,
+		      struct alloc_opts *out)
+{
+	const struct policy_curve *c = &p->decision.curve;
+	double need;
+
+	out->o = malloc((all->n ? all->n : 1) * sizeof(*out->o));
+	out->n = 0;
+	out->base = all->base;
+	out->sharers = sharers;
+	out->isolate = isolate;
+	if (!out->o) {
+		errno = ENOMEM;
+		return -1;
+	}
+	add(out, ALLOC_OPT_DEFAULT, n_f, 0,
+	    isolate ? 0 : all->base / (1.0 + sharers), false);
+	need = fmax(c->min_gain, c->min_gain_share * out->o[0].value);
+	for (size_t x = 1; x < all->n; x++) {
+		const struct alloc_option *o = &all->o[x];
+		bool keep = false;
+
+		switch (o->kind) {
+		case ALLOC_OPT_DIRECT:
+			keep = isolate ||
+			       pr->direct_bps - out->o[0].value >= need;
+			break;
+		case ALLOC_OPT_PRIVATE:
+			keep = o->k <= cap &&
+			       (isolate || o->value - out->o[0].value >= need);
+			break;
+		case ALLOC_OPT_EXTRAS:
+			keep = !isolate && !sharers && o->k > n_f &&
+			       o->k - n_f <= cap &&
+			       o->value - out->o[0].value >= need;
+			break;
+		case ALLOC_OPT_DEFAULT:
+			break;
+		}
+		if (keep)
+			out->o[out->n++] = *o;
 	}
 	return 0;
 }

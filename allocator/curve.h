@@ -78,6 +78,19 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			double bf, uint32_t n_f, uint32_t sharers, uint32_t cap,
 			bool isolate, bool gate, struct alloc_opts *out);
 
+/*
+ * The options alloc_curve_options() gives with the gate on, `sharers`,
+ * `cap` and `isolate`, read from `all`, which it gave for the same job
+ * with the gate off, no more sharers, no smaller cap and no isolation
+ * that `isolate` lacks (a batch's first pass): the same options, values
+ * not computed again (their order may differ: o[0] stays first).  0 or -1
+ * (ENOMEM).
+ */
+int alloc_opts_regate(const struct policy *p, const struct alloc_opts *all,
+		      const struct alloc_profile *pr, uint32_t n_f,
+		      uint32_t sharers, uint32_t cap, bool isolate,
+		      struct alloc_opts *out);
+
 /* Whether option x of o beats its default option by the policy's minimum
  * gain (absolute and relative); an isolated job's options always do. */
 bool alloc_option_gains(const struct policy *p, const struct alloc_opts *o,
@@ -113,6 +126,21 @@ double alloc_threshold(double z, double low, double high);
 size_t alloc_online_pick(const struct alloc_opts *o, uint32_t used,
 			 uint32_t total, uint32_t room, double low,
 			 double high);
+
+/* The thresholds' running sums of one pool state (used, total, low,
+ * high), kept from job to job: a batch's jobs decided alone all see the
+ * pool at batch start.  Zeroed: empty. */
+struct alloc_thr_cache {
+	bool valid;
+	uint32_t used, total, have;
+	double low, high;
+	double cost[65];
+};
+
+/* alloc_online_pick() with the sums kept in *tc (the same pick). */
+size_t alloc_online_pick_cached(const struct alloc_opts *o, uint32_t used,
+				uint32_t total, uint32_t room, double low,
+				double high, struct alloc_thr_cache *tc);
 
 /*
  * Isolation by harm (harm.c): a disruptive job is isolated when its

@@ -77,6 +77,8 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 	char **p;
 	va_list ap;
 
+	if (d->dry)
+		return 0;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -137,6 +139,48 @@ static int set_forwarders(struct alloc_decision *d, const uint32_t *fw,
 
 /* ---- working state ---------------------------------------------------- */
 
+int alloc_scratch_init(struct alloc_scratch *s, const struct alloc_ctx *cx)
+{
+	size_t n = cx->t->n_forwarders + 1;
+
+	memset(s, 0, sizeof(*s));
+	s->cnt = calloc(n, sizeof(*s->cnt));
+	s->gweight = calloc(cx->n_groups + 1, sizeof(*s->gweight));
+	s->defaults = malloc(n * sizeof(*s->defaults));
+	s->pool_fwd = malloc(n * sizeof(*s->pool_fwd));
+	s->subst = malloc(n * sizeof(*s->subst));
+	s->pool_released = malloc(n * sizeof(*s->pool_released));
+	s->fw = malloc(2 * n * sizeof(*s->fw));
+	s->priv = malloc(2 * n * sizeof(*s->priv));
+	s->repl = malloc(2 * n * sizeof(*s->repl));
+	s->pool.idle = malloc(n * sizeof(*s->pool.idle));
+	s->pool.place = malloc((2 * cx->n_groups + n) * sizeof(*s->pool.place));
+	if (!s->cnt || !s->gweight || !s->defaults || !s->pool_fwd ||
+	    !s->subst || !s->pool_released || !s->fw || !s->priv || !s->repl ||
+	    !s->pool.idle || !s->pool.place) {
+		alloc_scratch_free(s);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void alloc_scratch_free(struct alloc_scratch *s)
+{
+	free(s->cnt);
+	free(s->gweight);
+	free(s->defaults);
+	free(s->pool_fwd);
+	free(s->subst);
+	free(s->pool_released);
+	free(s->fw);
+	free(s->priv);
+	free(s->repl);
+	free(s->pool.idle);
+	free(s->pool.place);
+	memset(s, 0, sizeof(*s));
+}
+
 struct work {
 	const struct alloc_ctx *cx;
 	const struct topology *t;
@@ -148,7 +192,22 @@ struct work {
 	uint32_t *cnt;	   /* per forwarder: job nodes mapped by default */
 	uint64_t *gweight; /* per group: job nodes served by default */
 	struct alloc_pool pool;
+	struct alloc_scratch *ws;
 };
+
+/* Back to all 0: the counts of the job's default forwarders and groups
+ * (ws->defaults holds them, also after a node outside the topology). */
+static void scratch_clear(struct work *w)
+{
+	if (!w->d || !w->ws)
+		return;
+	for (size_t i = 0; i < w->d->n_defaults; i++) {
+		uint32_t f = w->ws->defaults[i];
+
+		w->cnt[f] = 0;
+		w->gweight[w->cx->group[f]] = 0;
+	}
+}
 
 struct plan {
 	bool considered, allowed, shadow, asked;
@@ -165,17 +224,24 @@ struct plan {
 static int default_mapping(struct work *w, fwd_error_t *err)
 {
 	struct alloc_decision *d = w->d;
+	uint32_t *def = w->ws->defaults;
 
 	if (topo_default_forwarders(w->t, w->job->node_ids, w->job->n_nodes,
-				    w->cnt, d->defaults, &d->n_defaults,
-				    err) < 0)
+				    w->cnt, def, &d->n_defaults, err) < 0)
 		return errprefix(err, "job %s", w->job->job_id);
 	for (size_t i = 0; i < d->n_defaults; i++) {
-		uint32_t f = d->defaults[i];
+		uint32_t f = def[i];
 
 		w->gweight[w->cx->group[f]] += w->cnt[f];
 	}
 	d->n_f = (uint32_t)d->n_defaults;
+	d->defaults = malloc((d->n_defaults ? d->n_defaults : 1) *
+			     sizeof(*d->defaults));
+	if (!d->defaults) {
+		errno = ENOMEM;
+		return errprintf(err, "decision: out of memory");
+	}
+	memcpy(d->defaults, def, d->n_defaults * sizeof(*def));
 	return 0;
 }
 
@@ -240,19 +306,14 @@ static int replace_excluded(struct work *w, uint32_t *subst, bool *repl,
 static int apply_defaults(struct work *w, bool anomalies)
 {
 	struct alloc_decision *d = w->d;
-	uint32_t *subst = NULL, *fw = NULL;
-	bool *priv = NULL, *repl = NULL;
+	uint32_t *subst = w->ws->subst, *fw = w->ws->fw;
+	bool *priv = w->ws->priv, *repl = w->ws->repl;
 	size_t n_repl = 0;
 	int rv = -1;
 
-	subst = malloc(w->t->n_forwarders * sizeof(*subst));
-	fw = malloc((d->n_defaults + 1) * sizeof(*fw));
-	priv = malloc((d->n_defaults + 1) * sizeof(*priv));
-	repl = malloc((d->n_defaults + 1) * sizeof(*repl));
-	if (!subst || !fw || !priv || !repl)
-		goto out;
-	for (size_t f = 0; f < w->t->n_forwarders; f++)
-		subst[f] = (uint32_t)f;
+	/* only the job's default forwarders are ever looked up */
+	for (size_t i = 0; i < d->n_defaults; i++)
+		subst[d->defaults[i]] = d->defaults[i];
 	if (anomalies && replace_excluded(w, subst, repl, &n_repl) < 0)
 		goto out;
 	for (size_t i = 0; i < d->n_defaults; i++) {
@@ -260,16 +321,12 @@ static int apply_defaults(struct work *w, bool anomalies)
 		priv[i] = fw[i] != d->defaults[i];
 	}
 	if (set_forwarders(d, fw, priv, d->n_defaults) < 0 ||
-	    alloc_blocks_default(w->t, w->job->node_ids, w->job->n_nodes, subst,
-				 d) < 0)
+	    (!d->dry && alloc_blocks_default(w->t, w->job->node_ids,
+					     w->job->n_nodes, subst, d) < 0))
 		goto out;
 	d->rule_action = n_repl ? FWD_ACT_AVOID_ANOMALY : FWD_ACT_DEFAULT;
 	rv = 0;
 out:
-	free(subst);
-	free(fw);
-	free(priv);
-	free(repl);
 	return rv;
 }
 
@@ -325,6 +382,10 @@ static int scale_check(struct work *w, bool *want)
 				    "not eligible for scaling: metadata-bound "
 				    "(%.0f ops/s >= %.0f ops/s)",
 				    pr->mdops, sc->max_metadata_rate);
+	if (d->dry) {
+		*want = d->s > d->n_f;
+		return 0;
+	}
 	if (d->s <= d->n_f)
 		return alloc_reason(
 			d,
@@ -398,8 +459,8 @@ static int try_scale(struct work *w, bool anomalies)
 	struct alloc_decision *d = w->d;
 	size_t total = d->s, extras, want, share_cap, reserve_room;
 	size_t saved_next = w->pool.next, n_repl = 0, nd = d->n_defaults;
-	uint32_t *subst = NULL, *fw = NULL;
-	bool *priv = NULL, *repl = NULL;
+	uint32_t *subst = w->ws->subst, *fw = w->ws->fw;
+	bool *priv = w->ws->priv, *repl = w->ws->repl;
 	size_t saved_reasons;
 	int rv = -1;
 
@@ -426,14 +487,9 @@ static int try_scale(struct work *w, bool anomalies)
 			return -1;
 		return 0;
 	}
-	subst = malloc(w->t->n_forwarders * sizeof(*subst));
-	fw = malloc((total + 1) * sizeof(*fw));
-	priv = malloc((total + 1) * sizeof(*priv));
-	repl = malloc((nd + 1) * sizeof(*repl));
-	if (!subst || !fw || !priv || !repl)
-		goto out;
-	for (size_t f = 0; f < w->t->n_forwarders; f++)
-		subst[f] = (uint32_t)f;
+	/* only the job's default forwarders are ever looked up */
+	for (size_t i = 0; i < d->n_defaults; i++)
+		subst[d->defaults[i]] = d->defaults[i];
 	saved_reasons = d->n_reasons;
 	if (anomalies && replace_excluded(w, subst, repl, &n_repl) < 0)
 		goto out;
@@ -466,7 +522,7 @@ static int try_scale(struct work *w, bool anomalies)
 		priv[nd + i] = true;
 	}
 	if (set_forwarders(d, fw, priv, nd + extras) < 0 ||
-	    alloc_blocks_balanced(d, w->job->n_nodes) < 0)
+	    (!d->dry && alloc_blocks_balanced(d, w->job->n_nodes) < 0))
 		goto out;
 	if (alloc_reason(
 		    d, "scale: %zu forwarder%s (%zu default + %zu private)",
@@ -475,10 +531,6 @@ static int try_scale(struct work *w, bool anomalies)
 	d->rule_action = FWD_ACT_SCALE;
 	rv = 1;
 out:
-	free(subst);
-	free(fw);
-	free(priv);
-	free(repl);
 	return rv;
 }
 
@@ -548,24 +600,17 @@ static int interference_check(struct work *w, bool *want)
  * nodes spread over them in balanced blocks.  0, or -1 ENOMEM. */
 static int take_private(struct work *w, size_t n)
 {
-	uint32_t *fw = malloc((n ? n : 1) * sizeof(*fw));
-	bool *priv = malloc((n ? n : 1) * sizeof(*priv));
-	int rv = -1;
+	uint32_t *fw = w->ws->fw;
+	bool *priv = w->ws->priv;
 
-	if (!fw || !priv)
-		goto out;
 	for (size_t i = 0; i < n; i++) {
 		fw[i] = alloc_pool_take(&w->pool);
 		priv[i] = true;
 	}
 	if (set_forwarders(w->d, fw, priv, n) < 0 ||
-	    alloc_blocks_balanced(w->d, w->job->n_nodes) < 0)
-		goto out;
-	rv = 0;
-out:
-	free(fw);
-	free(priv);
-	return rv;
+	    (!w->d->dry && alloc_blocks_balanced(w->d, w->job->n_nodes) < 0))
+		return -1;
+	return 0;
 }
 
 static int try_isolate(struct work *w)
@@ -826,7 +871,8 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			    pr->peak_bandwidth_bps, why, sizeof(why))) {
 			harm = alloc_harm(pr->io_volume_bytes, base, vuln);
 			isolate = harm >= p->decision.curve.min_harm;
-			if (alloc_reason(
+			if (!d->dry &&
+			    alloc_reason(
 				    d,
 				    "disruptive (%s): expected harm %.3g s "
 				    "(%s at %s, x %u vulnerable "
@@ -856,9 +902,15 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		cap = c->max_forwarders_per_job;
 	if (cap > job->n_nodes)
 		cap = (uint32_t)job->n_nodes;
-	if (alloc_curve_options(p, pr, bf, d->n_f,
-				held + (plan ? plan->batch_sharers : 0), cap,
-				isolate, !(plan && plan->collect), o) < 0)
+	/* a batch's choice: its first pass valued the options already */
+	if (plan && plan->apply
+		    ? alloc_opts_regate(p, &plan->opts, pr, d->n_f,
+					held + plan->batch_sharers, cap,
+					isolate, o) < 0
+		    : alloc_curve_options(
+			      p, pr, bf, d->n_f,
+			      held + (plan ? plan->batch_sharers : 0), cap,
+			      isolate, !(plan && plan->collect), o) < 0)
 		return -1;
 	if (plan) {
 		plan->curve = true;
@@ -888,17 +940,15 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	if (plan && plan->apply) {
 		ch = plan->chosen;
 	} else {
-		for (size_t f = 0; f < w->t->n_forwarders; f++) {
-			if (w->t->forwarders[f].bandwidth_bps > bmax)
-				bmax = w->t->forwarders[f].bandwidth_bps;
-			total += w->t->forwarders[f].role == TOPO_ROLE_BACKUP;
-		}
+		bmax = w->cx->bw_max;
+		total = w->cx->n_backups;
 		used = total > w->pool.n ? total - (uint32_t)w->pool.n : 0;
-		ch = o->o[alloc_online_pick(o, used, total, cap,
-					    p->decision.curve.online_low,
-					    bmax)];
+		ch = o->o[alloc_online_pick_cached(o, used, total, cap,
+						   p->decision.curve.online_low,
+						   bmax, &w->ws->thr)];
 	}
-	if (alloc_reason(d,
+	if (!d->dry &&
+	    alloc_reason(d,
 			 "curve: %s with the default mapping (N_f = %u, "
 			 "shared with %u job%s), %zu option%s within %u pool "
 			 "forwarder%s; chosen: %s k = %u, %s%s",
@@ -910,7 +960,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			 units_short_rate(ch.value, b, sizeof(b)),
 			 ch.estimated ? " (estimated: explore)" : "") < 0)
 		goto nomem;
-	if (ch.estimated &&
+	if (ch.estimated && !d->dry &&
 	    alloc_reason(d,
 			 "explore: k = %u is above the highest measured count "
 			 "%u; acting on the estimate %s",
@@ -1079,10 +1129,12 @@ struct alloc_decision *
 alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 		  const struct alloc_ledger *l, const struct alloc_health *h,
 		  const struct alloc_job *job, size_t pool_base,
-		  struct alloc_plan *plan, fwd_error_t *err)
+		  struct alloc_plan *plan, struct alloc_scratch *ws,
+		  fwd_error_t *err)
 {
 	const struct topology *t = cx->t;
 	struct work w = {.cx = cx, .t = t, .p = p, .l = l, .h = h, .job = job};
+	struct alloc_scratch own = {0};
 	struct alloc_decision *d = NULL;
 	const struct alloc_ledger_entry *held;
 	struct plan pl = {0};
@@ -1104,21 +1156,25 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 		errprintf(err, "ledger belongs to another topology");
 		return NULL;
 	}
+	if (!ws) {
+		if (alloc_scratch_init(&own, cx) < 0)
+			goto nomem;
+		ws = &own;
+	}
+	w.ws = ws;
+	w.cnt = ws->cnt;
+	w.gweight = ws->gweight;
+	w.pool.fwd = ws->pool_fwd;
+	w.pool.released = ws->pool_released;
+	w.pool.cache = &ws->pool;
+	w.pool.count_only = plan && plan->collect;
 	if (!(d = calloc(1, sizeof(*d))) || !(d->job_id = strdup(job->job_id)))
 		goto nomem;
 	w.d = d;
+	d->dry = plan && plan->collect;
 	d->request = job->request;
 	snprintf(d->policy_digest, sizeof(d->policy_digest), "%s", p->digest);
 	if (copy_profile(d, job->profile) < 0)
-		goto nomem;
-	w.cnt = calloc(t->n_forwarders + 1, sizeof(*w.cnt));
-	w.gweight = calloc(cx->n_groups + 1, sizeof(*w.gweight));
-	w.pool.fwd = malloc((t->n_forwarders + 1) * sizeof(*w.pool.fwd));
-	w.pool.released =
-		malloc((t->n_forwarders + 1) * sizeof(*w.pool.released));
-	d->defaults = malloc((t->n_forwarders + 1) * sizeof(*d->defaults));
-	if (!w.cnt || !w.gweight || !w.pool.fwd || !w.pool.released ||
-	    !d->defaults)
 		goto nomem;
 
 	/* 1. Default mapping and N_f; the OSTs to avoid. */
@@ -1187,22 +1243,18 @@ action:
 
 render:
 	/* a batch's first pass reads only the gain and the pool taken */
-	if (!(plan && plan->collect) && !job->no_render &&
+	if (!d->dry && !job->no_render &&
 	    alloc_render(cx, job->node_ids, d) < 0)
 		goto nomem;
-	free(w.cnt);
-	free(w.gweight);
-	free(w.pool.fwd);
-	free(w.pool.released);
+	scratch_clear(&w);
+	alloc_scratch_free(&own);
 	return d;
 nomem:
 	errno = ENOMEM;
 	errprintf(err, "decision: out of memory");
 fail:
-	free(w.cnt);
-	free(w.gweight);
-	free(w.pool.fwd);
-	free(w.pool.released);
+	scratch_clear(&w);
+	alloc_scratch_free(&own);
 	alloc_decision_destroy(d);
 	return NULL;
 }
@@ -1216,5 +1268,5 @@ struct alloc_decision *alloc_decide(const struct alloc_ctx *cx,
 {
 	(void)now; /* reserved: age-based rules; the ledger carries times */
 	return alloc_decide_base(cx, p, ledger, health, job, SIZE_MAX, NULL,
-				 err);
+				 NULL, err);
 }

@@ -243,6 +243,9 @@ struct alloc_decision {
 	/* Names, for rendering without the topology. */
 	char **forwarder_names; /* n_forwarders, parallel to forwarders */
 	char **ost_names;	/* n_excluded_osts */
+	/* Internal (a batch's first pass, which reads only the forwarders
+	 * taken and the gain): no reasons, node blocks or rendering. */
+	bool dry;
 };
 
 /*

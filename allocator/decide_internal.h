@@ -43,6 +43,8 @@ struct alloc_ctx {
 	uint32_t *group_rank;	  /* group id -> rank of its name (strcmp) */
 	uint32_t *groups_by_name; /* rank -> group id */
 	uint32_t *name_rank;	  /* forwarder -> rank of its name (strcmp) */
+	double bw_max;		  /* the fastest forwarder's bandwidth */
+	uint32_t n_backups;	  /* forwarders of role backup */
 	/* Node names by (prefix, zero-padded width): number -> node id, for
 	 * turning hostlist ranges into ids without per-node string work. */
 	const struct topo_numclass *classes;
@@ -122,6 +124,20 @@ static inline bool alloc_fwd_idle(const struct topology *t,
 	       alloc_ledger_holders(l, f, NULL) == 0;
 }
 
+/* The idle forwarders read from a ledger, kept for the next decisions
+ * against the same ledger unchanged (alloc_ledger_version()), the same
+ * health and the same `released` array: a batch's jobs see one pool. */
+struct alloc_pool_cache {
+	const struct alloc_ledger *l;
+	const struct alloc_health *h;
+	const double *released;
+	uint64_t version;
+	bool valid;
+	uint32_t *idle; /* n_forwarders: in the ledger's release order */
+	size_t n;
+	uint32_t *place; /* 2 n_groups + n_forwarders: the group placement */
+};
+
 /* The idle forwarders in selection order, handed out from the front. */
 struct alloc_pool {
 	uint32_t *fwd;	  /* room for n_forwarders, allocated by the caller */
@@ -129,6 +145,15 @@ struct alloc_pool {
 	size_t n;
 	size_t next; /* next forwarder to hand out */
 	size_t base; /* pool size the share cap is computed from */
+	struct alloc_pool_cache *cache; /* NULL: none */
+	/* Only how many are idle matters (a batch's first pass): left in
+	 * the ledger's release order, not placed by group. */
+	bool count_only;
+	/* Placed by group (alloc_pool_place()) when the first forwarder is
+	 * taken: a decision that takes none never orders the pool. */
+	bool unplaced;
+	const struct alloc_ctx *cx;
+	const uint64_t *gweight; /* the job's, for the placement */
 };
 
 /* Fill pl->fwd with the idle forwarders, ordered for a job whose nodes
@@ -142,9 +167,15 @@ static inline size_t alloc_pool_left(const struct alloc_pool *pl)
 	return pl->n - pl->next;
 }
 
+/* Put the pool in selection order now (alloc_pool_fill() defers it to
+ * the first forwarder taken). */
+void alloc_pool_place(struct alloc_pool *pl);
+
 /* The next forwarder; the caller checked alloc_pool_left(). */
 static inline uint32_t alloc_pool_take(struct alloc_pool *pl)
 {
+	if (pl->unplaced)
+		alloc_pool_place(pl);
 	return pl->fwd[pl->next++];
 }
 
@@ -180,14 +211,33 @@ struct alloc_plan {
 	double io_seconds;	  /* volume / the default mapping's value */
 };
 
+/* Working arrays of one decision at a time, sized for the topology once
+ * (a batch decides all its jobs with one).  cnt and gweight are all 0
+ * between decisions; the others hold nothing between them. */
+struct alloc_scratch {
+	uint32_t *cnt;	   /* n_forwarders: job nodes per default forwarder */
+	uint64_t *gweight; /* n_groups: job nodes per group */
+	uint32_t *defaults, *pool_fwd, *subst; /* n_forwarders each */
+	double *pool_released;		       /* n_forwarders */
+	uint32_t *fw;			       /* 2 n_forwarders */
+	bool *priv, *repl;		       /* 2 n_forwarders each */
+	struct alloc_pool_cache pool;
+	struct alloc_thr_cache thr;
+};
+
+/* 0 or -1 (ENOMEM; nothing to free). */
+int alloc_scratch_init(struct alloc_scratch *s, const struct alloc_ctx *cx);
+void alloc_scratch_free(struct alloc_scratch *s);
+
 /* alloc_decide() with the share cap computed from a pool of `pool_base`
- * idle forwarders (SIZE_MAX: the pool this decision sees) and, for a
- * batch, a plan (NULL: none). */
+ * idle forwarders (SIZE_MAX: the pool this decision sees), for a batch, a
+ * plan (NULL: none), and working arrays (NULL: its own). */
 struct alloc_decision *
 alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 		  const struct alloc_ledger *l, const struct alloc_health *h,
 		  const struct alloc_job *job, size_t pool_base,
-		  struct alloc_plan *plan, fwd_error_t *err);
+		  struct alloc_plan *plan, struct alloc_scratch *ws,
+		  fwd_error_t *err);
 
 /* Append a reason sentence.  0 or -1 (ENOMEM). */
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)

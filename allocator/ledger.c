@@ -38,6 +38,7 @@ struct alloc_ledger {
 	uint32_t *order;
 	uint32_t *pos;
 	size_t n_order;
+	uint64_t version; /* changes with holders and release times */
 };
 
 #define NOT_BACKUP UINT32_MAX
@@ -121,35 +122,37 @@ static int release_cmp(const struct alloc_ledger *l, uint32_t a, uint32_t b)
 
 static int cmp_by_name(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp((*(const struct topo_forwarder *const *)a)->name,
+		      (*(const struct topo_forwarder *const *)b)->name);
 }
 
-/* The order of the backups when none was released yet: by name. */
+/* The order of the backups when none was released yet: by name (each
+ * forwarder's index from its place in the topology's array). */
 static int order_init(struct alloc_ledger *l)
 {
 	const struct topology *t = l->topo;
 	size_t n = t->n_forwarders ? t->n_forwarders : 1;
-	char **names = malloc(n * sizeof(*names));
+	const struct topo_forwarder **by = malloc(n * sizeof(*by));
 
 	l->order = malloc(n * sizeof(*l->order));
 	l->pos = malloc(n * sizeof(*l->pos));
-	if (!names || !l->order || !l->pos) {
-		free(names);
+	if (!by || !l->order || !l->pos) {
+		free(by);
 		return -1;
 	}
 	for (size_t f = 0; f < t->n_forwarders; f++) {
 		l->pos[f] = NOT_BACKUP;
 		if (t->forwarders[f].role == TOPO_ROLE_BACKUP)
-			names[l->n_order++] = t->forwarders[f].name;
+			by[l->n_order++] = &t->forwarders[f];
 	}
-	qsort(names, l->n_order, sizeof(*names), cmp_by_name);
+	qsort(by, l->n_order, sizeof(*by), cmp_by_name);
 	for (size_t i = 0; i < l->n_order; i++) {
-		long f = topo_forwarder_index(t, names[i]);
+		size_t f = (size_t)(by[i] - t->forwarders);
 
 		l->order[i] = (uint32_t)f;
 		l->pos[f] = (uint32_t)i;
 	}
-	free(names);
+	free(by);
 	return 0;
 }
 
@@ -161,6 +164,7 @@ static void set_release(struct alloc_ledger *l, uint32_t f, double when)
 
 	if (l->fwd[f].last_release == when)
 		return;
+	l->version++;
 	l->fwd[f].last_release = when;
 	if (at == NOT_BACKUP)
 		return;
@@ -180,6 +184,27 @@ static void set_release(struct alloc_ledger *l, uint32_t f, double when)
 	l->order[lo] = f;
 	for (size_t i = lo < at ? lo : at; i <= (lo < at ? at : lo); i++)
 		l->pos[l->order[i]] = (uint32_t)i;
+}
+
+uint64_t alloc_ledger_version(const struct alloc_ledger *l)
+{
+	return l->version;
+}
+
+size_t alloc_ledger_unheld_backups(const struct alloc_ledger *l, uint32_t *fwd,
+				   double *released)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n_order; i++) {
+		uint32_t f = l->order[i];
+
+		if (l->fwd[f].n_holders)
+			continue;
+		fwd[n++] = f;
+		released[f] = l->fwd[f].last_release;
+	}
+	return n;
 }
 
 const uint32_t *alloc_ledger_backups_by_release(const struct alloc_ledger *l,
@@ -415,6 +440,7 @@ int alloc_ledger_add(struct alloc_ledger *l,
 
 	if (check_entry(l, src, err) < 0)
 		return -1;
+	l->version++;
 	if (!(e = entry_copy(src)))
 		goto nomem;
 	if (FWD_GROW(l->entries, l->cap_entries, l->n_entries + 1, 64) < 0)
@@ -500,6 +526,7 @@ int alloc_ledger_release(struct alloc_ledger *l, const char *job_id, double now)
 		return 0;
 	e = l->hash[slot];
 	l->hash[slot] = TOMB;
+	l->version++;
 	for (size_t i = 0; i < e->n_forwarders; i++) {
 		struct fwd_slot *s = &l->fwd[e->forwarders[i]];
 

@@ -99,6 +99,16 @@ void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 
 const struct topology *alloc_ledger_topology(const struct alloc_ledger *l);
 
+/* A number that changes whenever holders or release times change (what
+ * the decision's pool is read from), for caching what is read from it. */
+uint64_t alloc_ledger_version(const struct alloc_ledger *l);
+
+/* The backup forwarders no entry holds, in alloc_ledger_backups_by_release()
+ * order, into fwd[] (room for n_forwarders); released[f] gets each one's
+ * last release.  Returns their number. */
+size_t alloc_ledger_unheld_backups(const struct alloc_ledger *l, uint32_t *fwd,
+				   double *released);
+
 /*
  * The backup forwarders (held or not) ordered by last release, then name:
  * kept sorted as releases happen (binary search), so that the decision's

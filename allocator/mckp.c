@@ -8,9 +8,44 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "allocator/curve.h"
+
+/* GCC: vectorised at -O2, and a copy for AVX2 chosen at load time
+ * (target_clones); other compilers (clang, the fuzzing build) vectorise
+ * the plain loop at -O2 themselves. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define OPTION_PASS_ATTR                                 \
+	__attribute__((target_clones("avx2", "default"), \
+		       optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define OPTION_PASS_ATTR
+#endif
+
+/*
+ * One option of one item over n capacities: nd[c] becomes dp[c] + val
+ * where that is strictly better (beyond the 1e-9 relative tie band) than
+ * nd[c], and ch[c] then becomes x (the caller offsets nd and ch by the
+ * option's take).  Branch-free so that it runs on vectors (AVX2 where the
+ * processor has it; the same IEEE sums and comparisons, so the same
+ * answers, on every path).
+ */
+OPTION_PASS_ATTR static void option_pass(const double *restrict dp,
+					 double *restrict nd,
+					 int64_t *restrict ch, size_t n,
+					 double val, int64_t x)
+{
+	for (size_t c = 0; c < n; c++) {
+		double v = dp[c] + val, b = nd[c];
+		double t = b + 1e-9 * fabs(b);
+		int64_t m = -(int64_t)(v > t);
+
+		nd[c] = v > t ? v : b;
+		ch[c] = (ch[c] & ~m) | (x & m);
+	}
+}
 
 double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		  size_t n_items, uint32_t cap, size_t *pick)
@@ -18,9 +53,10 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 	size_t w;
 	double *dp = NULL, *nd = NULL;
 	uint16_t *choice = NULL;
+	uint32_t *lim = NULL, c, prev = 0;
+	int64_t *cx = NULL;
 	double best = -1;
 	uint64_t most = 0;
-	uint32_t c;
 
 	/* no more capacity than every item's largest take together */
 	for (size_t i = 0; i < n_items; i++) {
@@ -37,54 +73,68 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 	dp = malloc(w * sizeof(*dp));
 	nd = malloc(w * sizeof(*nd));
 	choice = malloc((n_items ? n_items : 1) * w * sizeof(*choice));
-	if (!dp || !nd || !choice) {
+	lim = malloc((n_items ? n_items : 1) * sizeof(*lim));
+	cx = malloc(w * sizeof(*cx));
+	if (!dp || !nd || !choice || !lim || !cx) {
 		errno = ENOMEM;
 		goto out;
 	}
-	/* dp[c]: the best value of the items so far taking at most c */
-	for (c = 0; c <= cap; c++)
-		dp[c] = 0;
+	/*
+	 * dp[c]: the best value of the items so far taking at most c.  Items
+	 * 0..i take at most lim[i] (their largest takes together), so every
+	 * dp[c] above it is dp[lim[i]] (the same sums of the same numbers):
+	 * only c <= lim[i] is computed, the rest read there.  Option by
+	 * option over the capacities: the same comparisons, per c in option
+	 * order, as capacity by capacity.
+	 */
+	dp[0] = 0;
 	for (size_t i = 0; i < n_items; i++) {
 		const struct alloc_option *o = opt[i];
+		uint16_t *ch = &choice[i * w];
+		uint32_t m = 0, l;
 
-		for (c = 0; c <= cap; c++) {
-			double b = dp[c] + o[0].value;
-			uint16_t bx = 0;
-
-			for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++) {
-				double v;
-
-				if (o[x].take > c)
-					continue;
-				v = dp[c - o[x].take] + o[x].value;
-				/* strictly better only: fewer forwarders and
-				 * lower indexes win ties */
-				if (v > b + 1e-9 * fabs(b)) {
-					b = v;
-					bx = (uint16_t)x;
-				}
-			}
-			nd[c] = b;
-			choice[i * w + c] = bx;
+		for (size_t x = 0; x < n[i]; x++)
+			if (o[x].take > m)
+				m = o[x].take;
+		l = prev + m < cap ? prev + m : cap;
+		for (c = prev + 1; c <= l; c++)
+			dp[c] = dp[prev];
+		lim[i] = prev = l;
+		for (c = 0; c <= l; c++) {
+			nd[c] = dp[c] + o[0].value;
+			cx[c] = 0;
 		}
+		/* strictly better only: fewer forwarders and lower indexes
+		 * win ties */
+		for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++)
+			if (o[x].take <= l)
+				option_pass(dp, nd + o[x].take, cx + o[x].take,
+					    l - o[x].take + 1, o[x].value,
+					    (int64_t)x);
+		for (c = 0; c <= l; c++)
+			ch[c] = (uint16_t)cx[c];
 		double *tmp = dp;
 
 		dp = nd;
 		nd = tmp;
 	}
+	for (c = prev + 1; c <= cap; c++)
+		dp[c] = dp[prev];
 	best = dp[cap];
 	/* the fewest forwarders reaching the best value */
 	c = 0;
 	while (c < cap && dp[c] < best - 1e-9 * fabs(best))
 		c++;
 	for (size_t i = n_items; i-- > 0;) {
-		pick[i] = choice[i * w + c];
+		pick[i] = choice[i * w + (c < lim[i] ? c : lim[i])];
 		c -= opt[i][pick[i]].take;
 	}
 out:
 	free(dp);
 	free(nd);
 	free(choice);
+	free(lim);
+	free(cx);
 	return best;
 }
 
@@ -102,19 +152,54 @@ double alloc_threshold(double z, double low, double high)
 size_t alloc_online_pick(const struct alloc_opts *o, uint32_t used,
 			 uint32_t total, uint32_t room, double low, double high)
 {
+	struct alloc_thr_cache c = {0};
+
+	return alloc_online_pick_cached(o, used, total, room, low, high, &c);
+}
+
+size_t alloc_online_pick_cached(const struct alloc_opts *o, uint32_t used,
+				uint32_t total, uint32_t room, double low,
+				double high, struct alloc_thr_cache *tc)
+{
 	double best = o->o[0].value;
+	uint32_t most = 0;
 	size_t pick = 0;
 
+	/* tc->cost[t]: the first t forwarders' thresholds summed in order
+	 * (the same sums for every option, and for every job that sees the
+	 * same pool; up to 64 kept, beyond summed anew) */
+	if (!tc->valid || tc->used != used || tc->total != total ||
+	    tc->low != low || tc->high != high) {
+		*tc = (struct alloc_thr_cache){.valid = true,
+					       .used = used,
+					       .total = total,
+					       .low = low,
+					       .high = high};
+	}
+	for (size_t x = 1; x < o->n; x++)
+		if (o->o[x].take <= room && o->o[x].take > most)
+			most = o->o[x].take;
+	for (; tc->have < most && tc->have < 64; tc->have++)
+		tc->cost[tc->have + 1] =
+			tc->cost[tc->have] +
+			alloc_threshold(
+				total ? (double)(used + tc->have) / total : 1,
+				low, high);
 	for (size_t x = 1; x < o->n; x++) {
-		double cost = 0, v;
+		double c, v;
 
 		if (o->o[x].take > room)
 			continue;
-		for (uint32_t i = 0; i < o->o[x].take; i++)
-			cost += alloc_threshold(
-				total ? (double)(used + i) / total : 1, low,
-				high);
-		v = o->o[x].value - cost;
+		if (o->o[x].take <= tc->have) {
+			c = tc->cost[o->o[x].take];
+		} else {
+			c = tc->cost[tc->have];
+			for (uint32_t i = tc->have; i < o->o[x].take; i++)
+				c += alloc_threshold(
+					total ? (double)(used + i) / total : 1,
+					low, high);
+		}
+		v = o->o[x].value - c;
 		if (v > best + 1e-9 * fabs(best)) {
 			best = v;
 			pick = x;

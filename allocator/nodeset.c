@@ -136,6 +136,10 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 		const char *g = t->forwarders[f].group;
 		size_t k;
 
+		if (t->forwarders[f].bandwidth_bps > cx->bw_max)
+			cx->bw_max = t->forwarders[f].bandwidth_bps;
+		cx->n_backups += t->forwarders[f].role == TOPO_ROLE_BACKUP;
+
 		for (k = 0; k < cx->n_groups; k++)
 			if (!strcmp(cx->group_names[k], g))
 				break;

@@ -96,6 +96,7 @@ void alloc_pool_fill_sorted(struct alloc_pool *pl, const struct alloc_ctx *cx,
 	const struct topology *t = cx->t;
 
 	pl->n = pl->next = 0;
+	pl->unplaced = false;
 	for (size_t f = 0; f < t->n_forwarders; f++) {
 		if (!alloc_fwd_idle(t, l, h, (uint32_t)f))
 			continue;
@@ -116,33 +117,69 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 		     const struct alloc_ledger *l, const struct alloc_health *h,
 		     const uint64_t *gweight)
 {
-	const struct order o = {cx, gweight, pl->released};
 	const struct topology *t = cx->t;
-	size_t n_b, n_g = cx->n_groups, n_used = 0;
-	const uint32_t *by_rel;
-	uint32_t *cnt, *gorder, *tmp;
+	size_t n_b, n_g = cx->n_groups;
+	struct alloc_pool_cache *pc = pl->cache;
 
+	pl->unplaced = false;
 	if (!l) {
 		alloc_pool_fill_sorted(pl, cx, l, h, gweight);
 		return;
 	}
-	by_rel = alloc_ledger_backups_by_release(l, &n_b);
 	pl->n = pl->next = 0;
-	for (size_t i = 0; i < n_b; i++) {
-		uint32_t f = by_rel[i];
+	if (pc && pc->valid && pc->l == l && pc->h == h &&
+	    pc->released == pl->released &&
+	    pc->version == alloc_ledger_version(l)) {
+		/* the same pool as the last decision read */
+		memcpy(pl->fwd, pc->idle, pc->n * sizeof(*pc->idle));
+		pl->n = pc->n;
+	} else {
+		/* unheld backups in release order, then the healthy ones */
+		n_b = alloc_ledger_unheld_backups(l, pl->fwd, pl->released);
+		for (size_t i = 0; i < n_b; i++) {
+			uint32_t f = pl->fwd[i];
 
-		if (!alloc_fwd_idle(t, l, h, f))
-			continue;
-		pl->fwd[pl->n++] = f;
-		pl->released[f] = alloc_ledger_last_release(l, f);
+			if (t->forwarders[f].role == TOPO_ROLE_BACKUP &&
+			    alloc_fwd_health(h, f) == FWD_HEALTH_OK)
+				pl->fwd[pl->n++] = f;
+		}
+		if (pc) {
+			memcpy(pc->idle, pl->fwd, pl->n * sizeof(*pc->idle));
+			pc->n = pl->n;
+			pc->l = l;
+			pc->h = h;
+			pc->released = pl->released;
+			pc->version = alloc_ledger_version(l);
+			pc->valid = true;
+		}
 	}
-	if (n_g < 2 || pl->n < 2)
+	/* placed by group when a forwarder is first taken: a decision that
+	 * takes none reads only how many there are */
+	pl->cx = cx;
+	pl->gweight = gweight;
+	pl->unplaced = !(n_g < 2 || pl->n < 2 || pl->count_only);
+}
+
+void alloc_pool_place(struct alloc_pool *pl)
+{
+	const struct alloc_ctx *cx = pl->cx;
+	const uint64_t *gweight = pl->gweight;
+	struct alloc_pool_cache *pc = pl->cache;
+	const struct order o = {cx, gweight, pl->released};
+	size_t n_g, n_used = 0;
+	uint32_t *cnt, *gorder, *tmp;
+
+	if (!pl->unplaced)
 		return;
-	cnt = calloc(2 * n_g + pl->n, sizeof(*cnt));
+	pl->unplaced = false;
+	n_g = cx->n_groups;
+	cnt = pc ? pc->place : calloc(2 * n_g + pl->n, sizeof(*cnt));
 	if (!cnt) { /* no memory for the placement: sort instead */
 		heap_sort(&o, pool_cmp, pl->fwd, pl->n);
 		return;
 	}
+	if (pc)
+		memset(cnt, 0, n_g * sizeof(*cnt));
 	gorder = cnt + n_g;
 	tmp = gorder + n_g;
 	for (size_t i = 0; i < pl->n; i++)
@@ -183,13 +220,17 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 			tmp[cnt[cx->group[pl->fwd[i]]]++] = pl->fwd[i];
 		memcpy(pl->fwd, tmp, pl->n * sizeof(*tmp));
 	}
-	free(cnt);
+	if (!pc)
+		free(cnt);
 }
 
 uint32_t alloc_pool_take_group(struct alloc_pool *pl,
 			       const struct alloc_ctx *cx, uint32_t group)
 {
-	size_t k = pl->next;
+	size_t k;
+
+	alloc_pool_place(pl);
+	k = pl->next;
 
 	for (size_t i = pl->next; i < pl->n; i++) {
 		if (cx->group[pl->fwd[i]] == group) {

@@ -17,6 +17,7 @@
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
 #include "common/timeutil.h"
+#include "common/units.h"
 #include "controller/history.h"
 #include "controller/profile_ctl.h"
 #include "policies/policy.h"
@@ -118,6 +119,34 @@ static int print_json(json_t *o)
 	return rc;
 }
 
+/* The curve as text, one line per k (profile_curve_json()'s array). */
+static void print_curve_text(const json_t *curve)
+{
+	size_t i;
+	json_t *x;
+
+	printf("  curve (per k: median of the runs counted, how many, "
+	       "spread):\n");
+	json_array_foreach (curve, i, x) {
+		char b[32], sp[32];
+		json_int_t runs =
+			json_integer_value(json_object_get(x, "runs"));
+
+		printf("    k=%-4" JSON_INTEGER_FORMAT
+		       " %-10s %" JSON_INTEGER_FORMAT
+		       " run%s, spread %s (%s)\n",
+		       json_integer_value(json_object_get(x, "k")),
+		       units_short_rate(
+			       json_number_value(json_object_get(x, "bps")), b,
+			       sizeof(b)),
+		       runs, runs == 1 ? "" : "s",
+		       units_short_rate(json_number_value(json_object_get(
+						x, "spread_bps")),
+					sp, sizeof(sp)),
+		       json_string_value(json_object_get(x, "forwarders")));
+	}
+}
+
 static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 		    bool json)
 {
@@ -172,9 +201,14 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 			   id, res.key);
 		return FWD_EXIT_INVALID;
 	}
-	o = json_pack("{sI ss ss so so}", "job_id", (json_int_t)id, "key",
+	o = json_pack("{sI ss ss so so so}", "job_id", (json_int_t)id, "key",
 		      res.key, "source", profile_source_name(res.source),
-		      "profile", profile_to_json(&res.profile), "runs", runs);
+		      "profile", profile_to_json(&res.profile), "curve",
+		      profile_curve_json(&res.profile), "runs", runs);
+	if (!o) {
+		fwdctl_err("profile show: out of memory");
+		return FWD_EXIT_INVALID;
+	}
 	if (json) {
 		rc = print_json(o);
 	} else {
@@ -184,6 +218,7 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 		printf("job %" PRIu64 "\n  %-20s %s\n  %-20s %s\n", id, "key",
 		       res.key, "source", profile_source_name(res.source));
 		print_profile_text(json_object_get(o, "profile"));
+		print_curve_text(json_object_get(o, "curve"));
 		printf("  runs (where the figures come from):\n");
 		json_array_foreach (runs, i, x) {
 			printf("    job %-10" JSON_INTEGER_FORMAT
@@ -232,7 +267,7 @@ static int show_key(struct db *db, const char *key, bool json)
 		json_object_foreach (o, k, v) {
 			char *s;
 
-			if (!strcmp(k, "profile"))
+			if (!strcmp(k, "profile") || !strcmp(k, "curve"))
 				continue;
 			if (!strcmp(k, "updated_at") && json_is_number(v)) {
 				/* a time as every command prints one */
@@ -249,6 +284,8 @@ static int show_key(struct db *db, const char *key, bool json)
 		}
 		printf("profile:\n");
 		print_profile_text(json_object_get(o, "profile"));
+		if (json_array_size(json_object_get(o, "curve")))
+			print_curve_text(json_object_get(o, "curve"));
 	}
 	json_decref(o);
 	return rc;

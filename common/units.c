@@ -442,13 +442,62 @@ void units_format_fraction(double v, char *buf, size_t len)
 	shortest_fixed(v, buf, len);
 }
 
+/*
+ * x printed as "%.3g" followed by suffix, for 1 <= x < 1000 without
+ * printf's floating-point conversion (a decision prints several rates):
+ * x scaled to three digits before the point and rounded to the nearest
+ * integer, which is what %.3g does to the exact value unless the scaled
+ * value lies within rounding error of a half, where -1 sends the caller
+ * to snprintf (as for every other x, and a too small buffer).
+ */
+static int rate_3g(double x, const char *suffix, char *buf, size_t len)
+{
+	static const double scale[] = {100, 10, 1};
+	double sc, fl, fr;
+	unsigned m, e, div;
+	size_t n = 0, sl = strlen(suffix);
+
+	if (!(x >= 1 && x < 1000) || len < 8 + sl)
+		return -1;
+	e = x < 10 ? 0 : x < 100 ? 1 : 2;
+	sc = x * scale[e];
+	fl = floor(sc);
+	fr = sc - fl;
+	if (fabs(fr - 0.5) < 1e-9)
+		return -1;
+	m = (unsigned)fl + (fr > 0.5);
+	if (m >= 1000) { /* 9.995 -> 10.0: one more digit before the point */
+		if (++e > 2)
+			return -1; /* 1e+03 */
+		m = 100;
+	}
+	div = e == 0 ? 100 : e == 1 ? 10 : 1;
+	n = (size_t)snprintf(buf, len, "%u", m / div);
+	m %= div;
+	if (m) { /* the fraction, trailing zeros dropped */
+		buf[n++] = '.';
+		if (div == 100) {
+			buf[n++] = (char)('0' + m / 10);
+			if (m % 10)
+				buf[n++] = (char)('0' + m % 10);
+		} else {
+			buf[n++] = (char)('0' + m);
+		}
+	}
+	memcpy(buf + n, suffix, sl + 1);
+	return 0;
+}
+
 const char *units_short_rate(double bps, char *buf, size_t len)
 {
-	if (bps >= 1e9)
-		snprintf(buf, len, "%.3gGB/s", bps / 1e9);
-	else if (bps >= 1e6)
-		snprintf(buf, len, "%.3gMB/s", bps / 1e6);
-	else
+	if (bps >= 1e9) {
+		if (rate_3g(bps / 1e9, "GB/s", buf, len) < 0)
+			snprintf(buf, len, "%.3gGB/s", bps / 1e9);
+	} else if (bps >= 1e6) {
+		if (rate_3g(bps / 1e6, "MB/s", buf, len) < 0)
+			snprintf(buf, len, "%.3gMB/s", bps / 1e6);
+	} else if (rate_3g(bps, "B/s", buf, len) < 0) {
 		snprintf(buf, len, "%.3gB/s", bps);
+	}
 	return buf;
 }

@@ -104,6 +104,9 @@ static int summarise(struct db *db, const struct policy *p,
 	t.io_nodes = j->node_count;
 	t.io_mode = FWD_IO_NONE;
 	t.forwarders_held = (uint32_t)j->n_held;
+	if (j->n_held && ledger_store_job_private(
+				 db, j->job_id, &t.forwarders_private, err) < 0)
+		return -1;
 	if (jobstats_job_sums(db, j->job_id, start - grace, j->end_at + grace,
 			      &js, err) < 0)
 		return -1;
@@ -254,5 +257,8 @@ int ctl_history_store_darshan(struct db *db, const struct policy *p,
 	t.io_mode = s->io_mode;
 	t.runtime = (double)(s->end - s->start + 1);
 	t.forwarders_held = (uint32_t)n_held;
+	if (n_held && ledger_store_job_private(db, s->job_id,
+					       &t.forwarders_private, err) < 0)
+		return -1;
 	return job_io_store_totals(db, s->job_id, JOB_IO_DARSHAN, &t, now, err);
 }

@@ -416,6 +416,37 @@ out:
 	return rv;
 }
 
+int ledger_store_job_private(struct db *db, uint64_t job_num, bool *priv,
+			     fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1, r;
+
+	*priv = false;
+	st = db_prepare(
+		db,
+		"SELECT COUNT(*), COALESCE(SUM(is_private <> 0), 0)"
+		" FROM allocations WHERE job_id = ? AND " LEDGER_HELD_WHERE,
+		err);
+	if (!st)
+		goto out;
+	db_bind_uint64(st, 0, job_num);
+	if (db_exec(st, err) < 0 || (r = db_fetch(st, err)) < 0)
+		goto out;
+	if (r > 0)
+		*priv = db_col_uint64(st, 0) > 0 &&
+			db_col_uint64(st, 1) == db_col_uint64(st, 0);
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err,
+			  "reading whether job %llu held private "
+			  "forwarders",
+			  (unsigned long long)job_num);
+	db_stmt_close(st);
+	return rv;
+}
+
 int ledger_store_held_jobs(struct db *db, uint64_t **jobs, size_t *n,
 			   fwd_error_t *err)
 {

@@ -153,6 +153,12 @@ int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,
 				size_t *n, fwd_error_t *err);
 void ledger_store_names_free(char **names, size_t n);
 
+/* *priv = whether job J held forwarders (LEDGER_HELD_WHERE) and every one
+ * of its rows was private (isolated, or k private forwarders): how the
+ * bandwidth its run achieved counts in its application's curve. */
+int ledger_store_job_private(struct db *db, uint64_t job_num, bool *priv,
+			     fwd_error_t *err);
+
 /* The jobs holding unreleased rows, ascending; *jobs malloc'd. */
 int ledger_store_held_jobs(struct db *db, uint64_t **jobs, size_t *n,
 			   fwd_error_t *err);

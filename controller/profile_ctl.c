@@ -51,6 +51,8 @@ void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
 	for (size_t i = 0; i < src->n_bw && i < PROFILE_MAX_BW; i++) {
 		bw[i].k = src->bw[i].k;
 		bw[i].bps = src->bw[i].bps;
+		bw[i].runs = src->bw[i].runs;
+		bw[i].spread_bps = src->bw[i].spread_bps;
 	}
 	dst->bw = src->n_bw ? bw : NULL;
 	dst->n_bw = src->n_bw;
@@ -87,6 +89,7 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	struct profile_jobref *jobs = NULL;
 	char **held = NULL;
 	size_t n_held = 0, n = 0;
+	bool priv = false;
 	int rv = -1;
 
 	*stored = false;
@@ -94,8 +97,10 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	    0)
 		return -1;
 	ledger_store_names_free(held, n_held);
+	if (n_held && ledger_store_job_private(db, job->job_id, &priv, err) < 0)
+		return -1;
 	if (profile_db_store_summary(db, job->job_id, s, runtime,
-				     (uint32_t)n_held, now, err))
+				     (uint32_t)n_held, priv, now, err))
 		return -1;
 	*stored = true;
 	if (!job->end_at)

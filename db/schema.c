@@ -392,6 +392,13 @@ static const char *const v5_stmts[] = {
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* clang-format off */
+/* Whether the forwarders a run had were its own (the curve rule counts
+ * private runs first at each k: DESIGN.md "The decision" step 7). */
+static const char *const v6_stmts[] = {
+	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS forwarders_private"
+	" TINYINT(1) NOT NULL DEFAULT 0",
+};
+
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 	{ 2, "node_allocations view for the node account",
@@ -402,6 +409,8 @@ static const struct schema_migration migrations[] = {
 	  v4_stmts, N_ELEM(v4_stmts) },
 	{ 5, "held-allocation and retention indexes",
 	  v5_stmts, N_ELEM(v5_stmts) },
+	{ 6, "job_io.forwarders_private",
+	  v6_stmts, N_ELEM(v6_stmts) },
 };
 /* clang-format on */
 

@@ -980,6 +980,20 @@ static int cross_check(struct loader *l)
 			    "remap.exec.command, %s",
 			    ARGV_HELP);
 	}
+	/* `direct` sends a job to the file system with no forwarder; no
+	 * remap driver can point a node there yet, so a node would stay on
+	 * its default forwarder while the ledger says direct.  Only `none`
+	 * (decisions recorded, nodes never changed: `fwdctl sim`, shadow
+	 * studies) may choose it. */
+	if (p->decision.curve.direct && p->remap.driver != POLICY_DRIVER_NONE) {
+		n = find_or_root(l->doc, "decision.curve.direct");
+		return ferr(l, n,
+			    "value 'true': remap.driver '%s' cannot give a "
+			    "node direct file-system access (no forwarder); "
+			    "direct needs remap.driver none, where decisions "
+			    "are only recorded",
+			    policy_driver_name(p->remap.driver));
+	}
 	if (p->remap.verbs.connect_probe && !p->remap.verbs.port) {
 		n = find_or_root(l->doc, "remap.verbs.connect_probe");
 		return ferr(l, n,

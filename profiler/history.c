@@ -80,6 +80,7 @@ void profile_read_run(const struct db_stmt *st, struct profile_run *r,
 	r->forwarders = (uint32_t)db_col_uint64(st, 10);
 	r->achieved_bps = db_col_double(st, 11);
 	r->runtime = db_col_double(st, 12);
+	r->private_fwd = db_col_uint64(st, 13) != 0;
 }
 
 void profile_runs_free(struct profile_runs *r)
@@ -275,8 +276,8 @@ int profile_db_has_summary(struct db *db, const uint64_t *ids, size_t n,
 
 int profile_db_store_summary(struct db *db, uint64_t job_id,
 			     const struct trace_summary *s, double runtime,
-			     uint32_t forwarders_held, int64_t now,
-			     fwd_error_t *err)
+			     uint32_t forwarders_held, bool forwarders_private,
+			     int64_t now, fwd_error_t *err)
 {
 	json_t *ph = json_array();
 	char *phases = NULL;
@@ -309,9 +310,9 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
 		" io_nodes, procs, io_mode, node_bandwidth_bps,"
 		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
-		" phases, forwarders_held, bandwidth_achieved_bps, source,"
-		" updated_at)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'traces',?)"
+		" phases, forwarders_held, bandwidth_achieved_bps,"
+		" forwarders_private, source, updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'traces',?)"
 		" ON DUPLICATE KEY UPDATE read_bytes = VALUES(read_bytes),"
 		" write_bytes = VALUES(write_bytes),"
 		" io_nodes = VALUES(io_nodes), procs = VALUES(procs),"
@@ -321,16 +322,19 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		" iops = VALUES(iops), mdops = VALUES(mdops),"
 		" mdops_rate = VALUES(mdops_rate), runtime = VALUES(runtime),"
 		" phases = VALUES(phases),"
+		" forwarders_private = IF(VALUES(forwarders_held) > 0,"
+		"  VALUES(forwarders_private), forwarders_private),"
 		" forwarders_held = IF(VALUES(forwarders_held) > 0,"
 		"  VALUES(forwarders_held), forwarders_held),"
 		" bandwidth_achieved_bps = VALUES(bandwidth_achieved_bps),"
 		" source = 'traces', updated_at = VALUES(updated_at)",
-		"uuuuusddduddsudi", job_id, s->read_bytes, s->write_bytes,
+		"uuuuusddduddsudui", job_id, s->read_bytes, s->write_bytes,
 		(uint64_t)s->io_nodes, (uint64_t)s->io_procs,
 		fwd_io_mode_name(s->io_mode), s->node_bandwidth_bps,
 		s->peak_bandwidth_bps, s->iops, s->mdops, s->mdops_rate,
 		runtime, phases, (uint64_t)forwarders_held,
-		s->phase_bandwidth_bps, now);
+		s->phase_bandwidth_bps,
+		(uint64_t)(forwarders_held && forwarders_private), now);
 	free(phases);
 	return n < 0 ? -1 : 0;
 }

@@ -99,8 +99,9 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 		"INSERT INTO job_io (job_id, read_bytes, write_bytes,"
 		" io_nodes, procs, io_mode, node_bandwidth_bps,"
 		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
-		" forwarders_held, bandwidth_achieved_bps, source, updated_at)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+		" forwarders_held, bandwidth_achieved_bps, forwarders_private,"
+		" source, updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 		" ON DUPLICATE KEY UPDATE"
 		" updated_at = IF((@fwd_take := NOT (FIELD(source, 'sacct',"
 		"  'forwarders', 'jobstats', 'darshan', 'traces')"
@@ -110,6 +111,7 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 		"  AND write_bytes <=> VALUES(write_bytes)"
 		"  AND mdops <=> VALUES(mdops) AND io_mode <=> VALUES(io_mode)"
 		"  AND forwarders_held <=> VALUES(forwarders_held)"
+		"  AND forwarders_private <=> VALUES(forwarders_private)"
 		"  AND runtime <=> VALUES(runtime)"
 		"  AND source <=> VALUES(source)))), VALUES(updated_at),"
 		"  updated_at),"
@@ -131,14 +133,17 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 		"forwarders_held),"
 		" bandwidth_achieved_bps = IF(@fwd_take, "
 		"VALUES(bandwidth_achieved_bps), bandwidth_achieved_bps),"
+		" forwarders_private = IF(@fwd_take, "
+		"VALUES(forwarders_private), forwarders_private),"
 		" source = IF(@fwd_take, VALUES(source), source)",
-		"uuuuusddduddudsi", job_id, rb, wb,
+		"uuuuusddduddudusi", job_id, rb, wb,
 		(uint64_t)(rb + wb ? t->io_nodes : 0), (uint64_t)t->procs,
 		fwd_io_mode_name(t->io_mode),
 		t->io_nodes ? vol / rt / t->io_nodes : 0, vol / rt,
 		(double)(t->read_ops + t->write_ops) / rt, t->md_ops,
 		(double)t->md_ops / rt, t->runtime,
 		(uint64_t)t->forwarders_held, achieved,
+		(uint64_t)(t->forwarders_held && t->forwarders_private),
 		job_io_source_name(source), now);
 	return n < 0 ? -1 : 0;
 }

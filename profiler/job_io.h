@@ -53,6 +53,7 @@ struct job_io_totals {
 	double runtime;		  /* seconds */
 	uint32_t forwarders_held; /* k; the achieved bandwidth is the
 				   * volume over the run time when k > 0 */
+	bool forwarders_private;  /* every one of them the job's own */
 };
 
 /*

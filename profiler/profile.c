@@ -149,7 +149,8 @@ static int bandwidth_by_forwarders(const struct profile_run *const *use,
 	if (!v)
 		return -1;
 	out->n_bw = 0;
-	/* k values ascending; each k's median */
+	/* k values ascending; each k's median over its private runs, else
+	 * over its shared ones (the simulator's rule, sim/sim_learn.c) */
 	for (uint32_t last = 0;;) {
 		uint32_t k = 0;
 		size_t m = 0;
@@ -163,11 +164,21 @@ static int bandwidth_by_forwarders(const struct profile_run *const *use,
 		}
 		if (k == 0 || out->n_bw == PROFILE_MAX_BW)
 			break;
+		bool priv = false;
+
 		for (size_t i = 0; i < n; i++)
-			if (use[i]->forwarders == k && use[i]->achieved_bps > 0)
+			priv |= use[i]->forwarders == k &&
+				use[i]->achieved_bps > 0 && use[i]->private_fwd;
+		for (size_t i = 0; i < n; i++)
+			if (use[i]->forwarders == k &&
+			    use[i]->achieved_bps > 0 &&
+			    use[i]->private_fwd == priv)
 				v[m++] = use[i]->achieved_bps;
 		out->bw[out->n_bw].k = k;
-		out->bw[out->n_bw].bps = median(v, m);
+		out->bw[out->n_bw].bps = median(v, m); /* sorts v */
+		out->bw[out->n_bw].runs = (uint32_t)m;
+		out->bw[out->n_bw].spread_bps = m ? v[m - 1] - v[0] : 0;
+		out->bw[out->n_bw].private_fwd = priv;
 		out->n_bw++;
 		last = k;
 	}
@@ -346,6 +357,26 @@ json_t *profile_to_json(const struct profile *p)
 		p->io_mode == FWD_IO_NONE ? NULL : fwd_io_mode_name(p->io_mode),
 		"runs", (json_int_t)p->runs, "bandwidth_by_forwarders", bw);
 	return o;
+}
+
+json_t *profile_curve_json(const struct profile *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < p->n_bw; i++)
+		if (json_array_append_new(
+			    a,
+			    json_pack("{sI sf sI sf ss}", "k",
+				      (json_int_t)p->bw[i].k, "bps",
+				      p->bw[i].bps, "runs",
+				      (json_int_t)p->bw[i].runs, "spread_bps",
+				      p->bw[i].spread_bps, "forwarders",
+				      p->bw[i].private_fwd ? "private"
+							   : "shared"))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
 }
 
 /* A non-negative JSON number as double; -1 with err otherwise. */

@@ -54,13 +54,21 @@ struct profile_run {
 	enum fwd_io_mode io_mode;
 	uint32_t forwarders; /* forwarders held; 0: unknown */
 	double achieved_bps; /* bandwidth achieved with them; 0: unknown */
+	bool private_fwd;    /* every one of them was the job's own */
 };
 
 #define PROFILE_MAX_BW 64
 
+/* The application's bandwidth with k forwarders: the median of the runs
+ * that had k forwarders of their own, or when none did, of those that
+ * shared them (a shared run says as much about its neighbours); how many
+ * runs that is, and their spread (largest - smallest). */
 struct profile_bw {
 	uint32_t k;
 	double bps;
+	uint32_t runs;
+	double spread_bps;
+	bool private_fwd; /* the runs counted had their forwarders alone */
 };
 
 /* The `profile` object of `fwdctl decide`'s job input. */
@@ -115,6 +123,10 @@ int profile_predict(const struct profile_run *runs, size_t n_runs,
 void profile_run_from_summary(const struct trace_summary *s, int64_t end,
 			      uint32_t forwarders, double achieved_bps,
 			      struct profile_run *run);
+
+/* The curve, per k: [{"k", "bps" (median), "runs", "spread_bps",
+ * "forwarders": "private" | "shared"}] (NULL on ENOMEM). */
+json_t *profile_curve_json(const struct profile *p);
 
 /* The profile as the JSON object decide reads (NULL on ENOMEM). */
 json_t *profile_to_json(const struct profile *p);
@@ -181,13 +193,14 @@ int profile_lookup_runs(struct db *db, const struct policy *p,
  * forwarders_held = the distinct forwarders the allocations ledger gave
  * the job (the caller counts them; 0 keeps an earlier value),
  * bandwidth_achieved_bps = its bandwidth in I/O phases, the input of
- * bandwidth_by_forwarders.  metadata_queue (from the forwarder
- * statistics) is left as it is.
+ * bandwidth_by_forwarders; forwarders_private = every one of them was
+ * its own (kept with forwarders_held when that is 0).  metadata_queue
+ * (from the forwarder statistics) is left as it is.
  */
 int profile_db_store_summary(struct db *db, uint64_t job_id,
 			     const struct trace_summary *s, double runtime,
-			     uint32_t forwarders_held, int64_t now,
-			     fwd_error_t *err);
+			     uint32_t forwarders_held, bool forwarders_private,
+			     int64_t now, fwd_error_t *err);
 
 /*
  * Recompute the profiles row of the key job falls in, from the runs of

@@ -19,11 +19,12 @@
 struct db;
 struct db_stmt;
 
-/* Columns 0..12 of every read of job_io as runs (profile_read_run()). */
+/* Columns 0..13 of every read of job_io as runs (profile_read_run()). */
 #define PROFILE_IO_RUN_COLS                                               \
 	"job_id, read_bytes, write_bytes, io_nodes, node_bandwidth_bps,"  \
 	" peak_bandwidth_bps, iops, mdops_rate, metadata_queue, io_mode," \
-	" forwarders_held, bandwidth_achieved_bps, runtime"
+	" forwarders_held, bandwidth_achieved_bps, runtime,"              \
+	" forwarders_private"
 
 struct profile_runs {
 	struct profile_run *v;

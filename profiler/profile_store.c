@@ -156,10 +156,11 @@ static json_t *history_figures(const struct profile *pr,
 	for (size_t i = 0; ids && i < rs->n && json_array_size(ids) < 50; i++)
 		json_array_append_new(ids,
 				      json_integer((json_int_t)rs->job_ids[i]));
-	o = json_pack("{ss sI sI so}", "source", "history", "nodes",
+	o = json_pack("{ss sI sI so so}", "source", "history", "nodes",
 		      (json_int_t)pr->scale_nodes, "io_volume_bytes",
 		      (json_int_t)pr->io_volume_bytes, "recent_job_ids",
-		      ids ? ids : json_array());
+		      ids ? ids : json_array(), "curve",
+		      profile_curve_json(pr));
 	return o;
 }
 
@@ -667,17 +668,19 @@ int profile_db_show(struct db *db, const char *key, json_t **out,
 #define INT_OR_NULL(c)                    \
 	(db_col_null(st, c) ? json_null() \
 			    : json_integer((json_int_t)db_col_int64(st, c)))
-	o = json_pack("{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so}",
-		      "key", key, "source",
-		      json_incref(json_object_get(fig, "source")), "user",
-		      TEXT_OR_NULL(PR_USER), "account",
-		      TEXT_OR_NULL(PR_ACCOUNT), "name", TEXT_OR_NULL(PR_NAME),
-		      "partition", TEXT_OR_NULL(PR_PARTITION), "node_bucket",
-		      INT_OR_NULL(PR_BUCKET), "nodes",
-		      json_incref(json_object_get(fig, "nodes")), "last_job_id",
-		      INT_OR_NULL(PR_LAST_JOB), "updated_at",
-		      (json_int_t)db_col_int64(st, PR_UPDATED), "runtime",
-		      pr.runtime, "profile", po);
+	o = json_pack(
+		"{ss s:o* s:o* s:o* s:o* s:o* s:o* s:o* s:o* sI sf so s:o*}",
+		"key", key, "source",
+		json_incref(json_object_get(fig, "source")), "user",
+		TEXT_OR_NULL(PR_USER), "account", TEXT_OR_NULL(PR_ACCOUNT),
+		"name", TEXT_OR_NULL(PR_NAME), "partition",
+		TEXT_OR_NULL(PR_PARTITION), "node_bucket",
+		INT_OR_NULL(PR_BUCKET), "nodes",
+		json_incref(json_object_get(fig, "nodes")), "last_job_id",
+		INT_OR_NULL(PR_LAST_JOB), "updated_at",
+		(json_int_t)db_col_int64(st, PR_UPDATED), "runtime", pr.runtime,
+		"profile", po, "curve",
+		json_incref(json_object_get(fig, "curve")));
 #undef TEXT_OR_NULL
 #undef INT_OR_NULL
 	if (!o) {

@@ -252,6 +252,222 @@ static void test_mckp_brute_force(void **state)
 	}
 }
 
+/* A batch's second pass filters its first pass's options (gate off) for
+ * the sharers, cap and isolation it ends with: the same options as
+ * valuing them again, on random curves, with and without direct access
+ * and learning. */
+static void test_opts_regate(void **state)
+{
+	struct policy *pol = policy_defaults();
+
+	(void)state;
+	for (int round = 0; round < 4000; round++) {
+		struct alloc_bw_point bw[5];
+		size_t nb = 1 + rnd(5);
+		uint32_t kk = 1;
+		struct alloc_profile pr;
+		struct alloc_opts all = {0}, want = {0}, got = {0};
+		uint32_t n_f = 1 + rnd(3), s0 = rnd(2), s1 = s0 + rnd(3);
+		uint32_t cap0 = rnd(40), cap1 = cap0 ? rnd(cap0 + 1) : 0;
+		bool iso0 = rnd(4) == 0, iso1 = iso0 || rnd(3) == 0;
+
+		for (size_t i = 0; i < nb; i++) {
+			kk += rnd(3) ? kk : 1 + rnd(3); /* powers and others */
+			bw[i] = (struct alloc_bw_point){kk,
+							(1 + rnd(40)) * 1e8};
+		}
+		pr = prof(bw, nb);
+		pr.direct_bps = rnd(2) ? (1 + rnd(40)) * 1e8 : 0;
+		pol->decision.curve.direct = rnd(2);
+		pol->learn.enabled = rnd(2);
+		pol->learn.app_cap = 1 + rnd(64);
+		assert_int_equal(alloc_curve_options(pol, &pr, 2.5e9, n_f, s0,
+						     cap0, iso0, false, &all),
+				 0);
+		assert_int_equal(alloc_curve_options(pol, &pr, 2.5e9, n_f, s1,
+						     cap1, iso1, true, &want),
+				 0);
+		assert_int_equal(alloc_opts_regate(pol, &all, &pr, n_f, s1,
+						   cap1, iso1, &got),
+				 0);
+		if (got.n != want.n)
+			fail_msg("round %d: %zu options, valued again %zu",
+				 round, got.n, want.n);
+		assert_true(got.o[0].kind == ALLOC_OPT_DEFAULT &&
+			    got.o[0].value == want.o[0].value);
+		for (size_t x = 1; x < want.n; x++) {
+			size_t y;
+
+			for (y = 1; y < got.n; y++)
+				if (got.o[y].kind == want.o[x].kind &&
+				    got.o[y].k == want.o[x].k &&
+				    got.o[y].take == want.o[x].take &&
+				    got.o[y].value == want.o[x].value &&
+				    got.o[y].estimated == want.o[x].estimated)
+					break;
+			if (y == got.n)
+				fail_msg("round %d: option %zu (kind %d, k %u) "
+					 "missing",
+					 round, x, (int)want.o[x].kind,
+					 want.o[x].k);
+		}
+		alloc_opts_free(&all);
+		alloc_opts_free(&want);
+		alloc_opts_free(&got);
+	}
+	pol->decision.curve.direct = false;
+	policy_destroy(pol);
+}
+
+/* The knapsack as first written (capacity by capacity, every capacity
+ * up to cap, every option at each): the choices, ties included, that
+ * alloc_mckp() must keep. */
+static void mckp_reference(const struct alloc_option *const *opt,
+			   const size_t *n, size_t n_items, uint32_t cap,
+			   size_t *pick)
+{
+	uint64_t most = 0;
+	size_t w;
+	double dp[64], nd[64];
+	uint16_t choice[8][64];
+	uint32_t c;
+
+	for (size_t i = 0; i < n_items; i++) {
+		uint32_t m = 0;
+
+		for (size_t x = 0; x < n[i]; x++)
+			if (opt[i][x].take > m)
+				m = opt[i][x].take;
+		most += m;
+	}
+	if (most < cap)
+		cap = (uint32_t)most;
+	w = (size_t)cap + 1;
+	assert_true(w <= 64 && n_items <= 8);
+	for (c = 0; c <= cap; c++)
+		dp[c] = 0;
+	for (size_t i = 0; i < n_items; i++) {
+		for (c = 0; c <= cap; c++) {
+			double b = dp[c] + opt[i][0].value;
+			uint16_t bx = 0;
+
+			for (size_t x = 1; x < n[i]; x++) {
+				double v;
+
+				if (opt[i][x].take > c)
+					continue;
+				v = dp[c - opt[i][x].take] + opt[i][x].value;
+				if (v > b + 1e-9 * fabs(b)) {
+					b = v;
+					bx = (uint16_t)x;
+				}
+			}
+			nd[c] = b;
+			choice[i][c] = bx;
+		}
+		memcpy(dp, nd, w * sizeof(*dp));
+	}
+	c = 0;
+	while (c < cap && dp[c] < dp[cap] - 1e-9 * fabs(dp[cap]))
+		c++;
+	for (size_t i = n_items; i-- > 0;) {
+		pick[i] = choice[i][c];
+		c -= opt[i][pick[i]].take;
+	}
+}
+
+/* Only capacities the items so far can fill are computed, option by
+ * option: the same choices as mckp_reference(), ties included (values
+ * from a handful, so that many solutions tie). */
+static void test_mckp_same_choices(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 5000; round++) {
+		struct alloc_option o[8][6];
+		const struct alloc_option *opt[8];
+		size_t n[8], pick[8], ref[8];
+		size_t items = 1 + rnd(8);
+		uint32_t cap = rnd(60);
+
+		for (size_t i = 0; i < items; i++) {
+			n[i] = 1 + rnd(6);
+			for (size_t x = 0; x < n[i]; x++)
+				o[i][x] = (struct alloc_option){
+					.kind = x ? ALLOC_OPT_PRIVATE
+						  : ALLOC_OPT_DEFAULT,
+					.take = x ? rnd(9) : 0,
+					.value =
+						rnd(round & 1 ? 4 : 1000) * 1e8,
+				};
+			opt[i] = o[i];
+		}
+		mckp_reference(opt, n, items, cap, ref);
+		alloc_mckp(opt, n, items, cap, pick);
+		for (size_t i = 0; i < items; i++)
+			if (pick[i] != ref[i])
+				fail_msg("round %d: item %zu picks %zu, the "
+					 "reference %zu",
+					 round, i, pick[i], ref[i]);
+	}
+}
+
+/* The online pick sums each option's thresholds once for all options
+ * (and keeps the sums for the next job on the same pool state): the same
+ * pick as summing them option by option. */
+static void test_online_pick_same(void **state)
+{
+	struct alloc_thr_cache tc = {0};
+	uint32_t last_used = 0, last_total = 1;
+
+	(void)state;
+	for (int round = 0; round < 3000; round++) {
+		struct alloc_option o[12];
+		struct alloc_opts s = {.o = o, .n = 1 + rnd(12)};
+		uint32_t total = 1 + rnd(200), used = rnd(total + 1);
+		uint32_t room = rnd(100);
+
+		if (round % 2) {
+			total = last_total;
+			used = last_used;
+		}
+		double best, low = 1e7, high = 2.5e9;
+		size_t want = 0;
+
+		for (size_t x = 0; x < s.n; x++)
+			o[x] = (struct alloc_option){
+				.kind = x ? ALLOC_OPT_PRIVATE
+					  : ALLOC_OPT_DEFAULT,
+				.take = x ? 1 + rnd(x == 5 ? 90 : 16) : 0,
+				.value = rnd(50) * 2e8,
+			};
+		best = o[0].value;
+		for (size_t x = 1; x < s.n; x++) {
+			double cost = 0, v;
+
+			if (o[x].take > room)
+				continue;
+			for (uint32_t i = 0; i < o[x].take; i++)
+				cost += alloc_threshold(
+					(double)(used + i) / total, low, high);
+			v = o[x].value - cost;
+			if (v > best + 1e-9 * fabs(best)) {
+				best = v;
+				want = x;
+			}
+		}
+		assert_int_equal(
+			alloc_online_pick(&s, used, total, room, low, high),
+			want);
+		/* sums kept from round to round: half the rounds see the
+		 * last round's pool state again */
+		assert_int_equal(alloc_online_pick_cached(&s, used, total, room,
+							  low, high, &tc),
+				 want);
+		last_used = used;
+		last_total = total;
+	}
+}
+
 /* Ties go to fewer forwarders. */
 static void test_mckp_ties(void **state)
 {
@@ -622,6 +838,9 @@ int main(void)
 		cmocka_unit_test(test_options_gain),
 		cmocka_unit_test(test_mckp_brute_force),
 		cmocka_unit_test(test_mckp_ties),
+		cmocka_unit_test(test_mckp_same_choices),
+		cmocka_unit_test(test_opts_regate),
+		cmocka_unit_test(test_online_pick_same),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_online_pick),
 		cmocka_unit_test(test_harm_burst),

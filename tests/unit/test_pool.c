@@ -5,7 +5,9 @@
  * pool the selection order's comparator sorts (alloc_pool_fill_sorted()),
  * on random ledgers: holds, releases at random (and tied) times, health,
  * group weights, one group and many; and the ledger's order must stay
- * sorted through releases, explicit release times and clones.
+ * sorted through releases, explicit release times and clones.  A pool
+ * cache kept across changes of the ledger (as a batch keeps it) must give
+ * the same pool after every change.
  */
 #include "config.h"
 
@@ -89,18 +91,20 @@ static void check_order_sorted(const struct alloc_ledger *l,
 
 static void compare_pools(const struct alloc_ctx *cx,
 			  const struct alloc_ledger *l,
-			  const struct alloc_health *h, const uint64_t *gw)
+			  const struct alloc_health *h, const uint64_t *gw,
+			  struct alloc_pool_cache *cache, double *released)
 {
 	const struct topology *t = alloc_ctx_topology(cx);
 	size_t nf = t->n_forwarders;
-	struct alloc_pool a = {0}, b = {0};
+	struct alloc_pool a = {.cache = cache}, b = {0};
 
 	a.fwd = malloc(nf * sizeof(*a.fwd));
-	a.released = malloc(nf * sizeof(*a.released));
+	a.released = cache ? released : malloc(nf * sizeof(*a.released));
 	b.fwd = malloc(nf * sizeof(*b.fwd));
 	b.released = malloc(nf * sizeof(*b.released));
 	assert_true(a.fwd && a.released && b.fwd && b.released);
 	alloc_pool_fill(&a, cx, l, h, gw);
+	alloc_pool_place(&a); /* deferred to the first forwarder taken */
 	alloc_pool_fill_sorted(&b, cx, l, h, gw);
 	assert_int_equal(a.n, b.n);
 	for (size_t i = 0; i < a.n; i++)
@@ -109,7 +113,8 @@ static void compare_pools(const struct alloc_ctx *cx,
 				 t->forwarders[a.fwd[i]].name,
 				 t->forwarders[b.fwd[i]].name);
 	free(a.fwd);
-	free(a.released);
+	if (!cache)
+		free(a.released);
 	free(b.fwd);
 	free(b.released);
 }
@@ -122,9 +127,17 @@ static void run_random(int n_backup, int n_groups, int steps)
 	struct alloc_ledger *l = alloc_ledger_create(t);
 	enum fwd_health *hf = calloc(t->n_forwarders, sizeof(*hf));
 	uint64_t *gw = calloc(n_groups + 1, sizeof(*gw));
+	/* a cache kept from step to step, as a batch keeps it from job to
+	 * job: it must follow every change of the ledger */
+	struct alloc_pool_cache cache = {0};
+	double *released = malloc(t->n_forwarders * sizeof(*released));
 	int next_job = 0;
 
-	assert_true(cx && l && hf && gw);
+	cache.idle = malloc(t->n_forwarders * sizeof(*cache.idle));
+	cache.place = malloc((2 * (size_t)n_groups + t->n_forwarders) *
+			     sizeof(*cache.place));
+	assert_true(cx && l && hf && gw && released && cache.idle &&
+		    cache.place);
 	check_order_sorted(l, t);
 	for (int s = 0; s < steps; s++) {
 		struct alloc_health h = {.forwarder = hf};
@@ -161,22 +174,28 @@ static void run_random(int n_backup, int n_groups, int steps)
 		} else {
 			hf[rnd((uint32_t)t->n_forwarders)] =
 				rnd(3) ? FWD_HEALTH_OK : FWD_HEALTH_SUSPECT;
+			cache.valid = false; /* health is fixed while cached */
 		}
 		for (int g = 0; g < n_groups; g++)
 			gw[g] = rnd(3);
 		check_order_sorted(l, t);
-		compare_pools(cx, l, &h, gw);
+		compare_pools(cx, l, &h, gw, NULL, NULL);
+		compare_pools(cx, l, &h, gw, &cache, released);
+		compare_pools(cx, l, &h, gw, &cache, released); /* a hit */
 		if (s % 50 == 0) {
 			struct alloc_ledger *c = alloc_ledger_clone(l);
 
 			assert_non_null(c);
 			check_order_sorted(c, t);
-			compare_pools(cx, c, &h, gw);
+			compare_pools(cx, c, &h, gw, NULL, NULL);
 			alloc_ledger_destroy(c);
 		}
 	}
 	free(hf);
 	free(gw);
+	free(released);
+	free(cache.idle);
+	free(cache.place);
 	alloc_ledger_destroy(l);
 	alloc_ctx_destroy(cx);
 	topo_destroy(t);

@@ -267,6 +267,39 @@ static void test_bandwidth_by_forwarders(void **state)
 	json_decref(o);
 }
 
+/* Per k: the runs that had their forwarders alone count, else the shared
+ * ones; how many, and their spread. */
+static void test_curve_private_first(void **state)
+{
+	struct profile_run runs[6];
+	struct profile p;
+
+	(void)state;
+	for (int i = 0; i < 6; i++)
+		runs[i] = run(i + 1, 256, 1, 1, 1, 1, 1, 1, FWD_IO_N_N);
+	/* k = 2: three private runs (1, 3, 2 GB/s) and a shared one (8) */
+	runs[0].forwarders = 2, runs[0].achieved_bps = 1e9;
+	runs[1].forwarders = 2, runs[1].achieved_bps = 3e9;
+	runs[2].forwarders = 2, runs[2].achieved_bps = 2e9;
+	runs[3].forwarders = 2, runs[3].achieved_bps = 8e9;
+	runs[0].private_fwd = runs[1].private_fwd = runs[2].private_fwd = true;
+	/* k = 4: shared runs only (4 and 5 GB/s) */
+	runs[4].forwarders = 4, runs[4].achieved_bps = 4e9;
+	runs[5].forwarders = 4, runs[5].achieved_bps = 5e9;
+	assert_int_equal(profile_predict(runs, 6, 256, 5, 0, 10, &p), 0);
+	assert_int_equal(p.n_bw, 2);
+	assert_int_equal(p.bw[0].k, 2);
+	assert_near(p.bw[0].bps, 2e9);
+	assert_int_equal(p.bw[0].runs, 3);
+	assert_near(p.bw[0].spread_bps, 2e9);
+	assert_true(p.bw[0].private_fwd);
+	assert_int_equal(p.bw[1].k, 4);
+	assert_near(p.bw[1].bps, 4.5e9);
+	assert_int_equal(p.bw[1].runs, 2);
+	assert_near(p.bw[1].spread_bps, 1e9);
+	assert_false(p.bw[1].private_fwd);
+}
+
 struct json_case {
 	const char *text;
 	const char *err; /* NULL = valid */
@@ -369,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_predict_nearest_scale),
 		cmocka_unit_test(test_predict_scaling_limits),
 		cmocka_unit_test(test_bandwidth_by_forwarders),
+		cmocka_unit_test(test_curve_private_first),
 		cmocka_unit_test(test_from_json),
 	};
 

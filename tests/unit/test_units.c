@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -358,6 +359,62 @@ static void test_format_truncates(void **state)
 	assert_int_equal(buf[3], '\0');
 }
 
+/* units_short_rate() prints without printf's "%.3g" where it can: the
+ * same text as "%.3g" on random rates of every size, on the decimal
+ * values the curves hold (k / 1000 of a unit, and their neighbours one
+ * ulp away), on exact halves, and into short buffers. */
+static void check_short_rate(double bps, size_t len)
+{
+	char got[64], want[64];
+
+	if (bps >= 1e9)
+		snprintf(want, len, "%.3gGB/s", bps / 1e9);
+	else if (bps >= 1e6)
+		snprintf(want, len, "%.3gMB/s", bps / 1e6);
+	else
+		snprintf(want, len, "%.3gB/s", bps);
+	units_short_rate(bps, got, len);
+	if (strcmp(got, want))
+		fail_msg("%.17g (buffer %zu): \"%s\", %%.3g gives \"%s\"", bps,
+			 len, got, want);
+}
+
+static void test_short_rate_like_printf(void **state)
+{
+	uint64_t r = 0x9E3779B97F4A7C15ULL;
+
+	(void)state;
+	for (int i = 0; i < 300000; i++) {
+		double u;
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		u = (double)(r >> 11) / 9007199254740992.0;
+		check_short_rate(pow(10, -1 + 14 * u), 64);
+	}
+	for (int k = 1; k < 1000000; k += 1) {
+		double x = k / 1000.0;
+
+		check_short_rate(x * 1e6, 64);
+		check_short_rate(x * 1e9, 64);
+		check_short_rate(x, 64);
+		check_short_rate(nextafter(x, 0) * 1e9, 64);
+		check_short_rate(nextafter(x, 1e9) * 1e9, 64);
+	}
+	/* exact halves: round to even on the exact value */
+	check_short_rate(2.125e9, 64);
+	check_short_rate(2.375e9, 64);
+	check_short_rate(10.25e9, 64);
+	check_short_rate(0.0, 64);
+	check_short_rate(999.5e9, 64);
+	check_short_rate(9.995e9, 64);
+	check_short_rate(99.95e6, 64);
+	check_short_rate(1e12, 64);
+	for (size_t len = 1; len < 12; len++)
+		check_short_rate(12.3e9, len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_format_exact),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_format_truncates),
+		cmocka_unit_test(test_short_rate_like_printf),
 	};
 
 	return cmocka_run_group_tests_name("units", tests, NULL, NULL);
