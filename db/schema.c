@@ -389,6 +389,31 @@ static const char *const v5_stmts[] = {
 };
 /* clang-format on */
 
+/*
+ * Rollups kept by addition (monitor/ingest_rollup.c): the sum and the
+ * number of the queue lengths behind queue_len_avg, so a batch of new
+ * rows adds to a minute's average exactly.  Rows from before have their
+ * average times their samples (every sample then had a queue length, as
+ * forwarders' samples do).  ingest_horizon: the time before which a prune
+ * may have removed raw rows; those minutes are always recomputed.
+ */
+/* clang-format off */
+static const char *const v6_stmts[] = {
+	"ALTER TABLE rollups_minute"
+	" ADD COLUMN IF NOT EXISTS queue_len_sum DOUBLE NULL,"
+	" ADD COLUMN IF NOT EXISTS queue_len_samples INT UNSIGNED NOT NULL"
+	" DEFAULT 0",
+	"UPDATE rollups_minute SET queue_len_samples = samples,"
+	" queue_len_sum = queue_len_avg * samples"
+	" WHERE queue_len_avg IS NOT NULL AND queue_len_samples = 0",
+	"CREATE TABLE IF NOT EXISTS ingest_horizon ("
+	" id TINYINT UNSIGNED NOT NULL,"
+	" before_ts BIGINT NOT NULL,"
+	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+};
+/* clang-format on */
+
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* clang-format off */
@@ -402,6 +427,8 @@ static const struct schema_migration migrations[] = {
 	  v4_stmts, N_ELEM(v4_stmts) },
 	{ 5, "held-allocation and retention indexes",
 	  v5_stmts, N_ELEM(v5_stmts) },
+	{ 6, "additive rollups: queue length sums; ingest_horizon",
+	  v6_stmts, N_ELEM(v6_stmts) },
 };
 /* clang-format on */
 

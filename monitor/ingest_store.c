@@ -30,6 +30,7 @@
 #include "common/units.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
+#include "monitor/ingest_rollup.h"
 #include "monitor/inventory.h"
 #include "policies/policy.h"
 
@@ -104,6 +105,13 @@ struct ingest_store {
 	struct db_stmt *rollup_hist_multi[N_CLASS];
 	/* components whose stored baselines were loaded (kind\tname) */
 	struct series_table *loaded;
+	/* the first try of a chunk of raw rows: INSERT IGNORE, all new? */
+	struct db_stmt *raw_ignore[N_CLASS];
+	/* the rollup contributions of raw rows known to be new */
+	struct rollup_acc *acc;
+	/* minutes before this may have lost raw rows to a prune: their
+	 * rollups are recomputed, never added to (ingest_horizon) */
+	int64_t horizon;
 };
 
 /* clang-format off */
@@ -123,6 +131,9 @@ struct ingest_store {
 	" md_ops = COALESCE(VALUES(md_ops), md_ops)," \
 	" queue_len = COALESCE(VALUES(queue_len), queue_len)"
 static const char raw_multi_head[] = RAW_HEAD;
+static const char raw_ignore_head[] =
+	"INSERT IGNORE INTO samples_raw (kind, name, ts, dt, read_bytes,"
+	" write_bytes, read_ops, write_ops, md_ops, queue_len) VALUES ";
 static const char raw_multi_tail[] = RAW_TAIL;
 static const char raw_upsert_sql[] = RAW_HEAD RAW_ROW RAW_TAIL;
 
@@ -162,13 +173,14 @@ static const char state_multi_tail[] =
 static const char rollup_multi_head[] =
 	"INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,"
 	" write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
-	" write_bps_max, queue_len_avg, queue_len_max)"
+	" write_bps_max, queue_len_avg, queue_len_max, queue_len_sum,"
+	" queue_len_samples)"
 	" SELECT kind, name, ts - MOD(ts, 60) AS m, COUNT(*),"
 	" COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0),"
 	" COALESCE(SUM(read_ops), 0), COALESCE(SUM(write_ops), 0),"
 	" COALESCE(SUM(md_ops), 0),"
 	" MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)),"
-	" AVG(queue_len), MAX(queue_len)"
+	" AVG(queue_len), MAX(queue_len), SUM(queue_len), COUNT(queue_len)"
 	" FROM samples_raw WHERE ts >= ? AND ts < ? AND (kind, name) IN (";
 static const char rollup_multi_tail[] =
 	") GROUP BY kind, name, m"
@@ -178,7 +190,9 @@ static const char rollup_multi_tail[] =
 	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
 	" write_bps_max = VALUES(write_bps_max),"
 	" queue_len_avg = VALUES(queue_len_avg),"
-	" queue_len_max = VALUES(queue_len_max)";
+	" queue_len_max = VALUES(queue_len_max),"
+	" queue_len_sum = VALUES(queue_len_sum),"
+	" queue_len_samples = VALUES(queue_len_samples)";
 static const char rollup_hist_multi_head[] =
 	"INSERT INTO rollups_hist_minute (kind, name, minute, op, phase,"
 	" b0, b1, b2, b3, b4, b5, b6, b7)"
@@ -192,6 +206,13 @@ static const char rollup_hist_multi_tail[] =
 	" b2 = VALUES(b2), b3 = VALUES(b3), b4 = VALUES(b4), b5 = VALUES(b5),"
 	" b6 = VALUES(b6), b7 = VALUES(b7)";
 #define KN_ROW "(?, ?)"
+
+static const char horizon_sql[] =
+	"SELECT COALESCE(MAX(before_ts), 0) FROM ingest_horizon";
+static const char horizon_save_sql[] =
+	"INSERT INTO ingest_horizon (id, before_ts) VALUES (1, ?)"
+	" ON DUPLICATE KEY UPDATE before_ts = GREATEST(before_ts,"
+	" VALUES(before_ts))";
 
 static const char target_insert_sql[] =
 	"INSERT IGNORE INTO osts (name, kind, bandwidth_bps, updated_at)"
@@ -216,7 +237,9 @@ void ingest_store_close(struct ingest_store *s)
 		db_stmt_close(s->state_multi[i]);
 		db_stmt_close(s->rollup_multi[i]);
 		db_stmt_close(s->rollup_hist_multi[i]);
+		db_stmt_close(s->raw_ignore[i]);
 	}
+	rollup_acc_destroy(s->acc);
 	series_destroy(s->series);
 	series_destroy(s->loaded);
 	free(s->rawbuf);
@@ -252,8 +275,9 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	s->rawbuf = calloc(RAW_CHUNK, sizeof(*s->rawbuf));
 	s->states = calloc(STATE_CHUNK, sizeof(*s->states));
 	s->loaded = series_create();
+	s->acc = rollup_acc_create(db);
 	if (!s->series || !s->touched || !s->rawbuf || !s->states ||
-	    !s->loaded) {
+	    !s->loaded || !s->acc) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		goto fail;
 	}
@@ -262,7 +286,8 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	    !(s->state_load = db_prepare(db, state_load_sql, err)) ||
 	    !(s->target_insert = db_prepare(db, target_insert_sql, err)))
 		goto fail;
-	if (inventory_peaks(db, &s->peaks, &s->n_peaks, err) < 0)
+	if (inventory_peaks(db, &s->peaks, &s->n_peaks, err) < 0 ||
+	    db_query_int64(db, err, &s->horizon, horizon_sql, "") < 0)
 		goto fail;
 	return s;
 fail:
@@ -342,43 +367,93 @@ static size_t class_for(size_t n)
 	return c;
 }
 
-/* Write the buffered rows with counter deltas. */
+static void bind_raw_rows(struct db_stmt *st, const struct raw_buf *rows,
+			  size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		const struct raw_buf *r = &rows[i];
+		unsigned int b = (unsigned int)(i * 10);
+
+		db_bind_text(st, b, ingest_kind_name(r->kind));
+		db_bind_text(st, b + 1, r->name);
+		db_bind_int64(st, b + 2, r->ts);
+		if (r->has_dt)
+			db_bind_double(st, b + 3, r->dt);
+		else
+			db_bind_null(st, b + 3);
+		for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++) {
+			if (r->has[j])
+				db_bind_uint64(st, b + 4 + j, r->v[j]);
+			else
+				db_bind_null(st, b + 4 + j);
+		}
+		if (r->has_queue)
+			db_bind_double(st, b + 9, r->queue);
+		else
+			db_bind_null(st, b + 9);
+	}
+}
+
+static int touch(struct ingest_store *s, enum ingest_kind kind,
+		 const char *name, int64_t ts, bool hist, fwd_error_t *err);
+
+/*
+ * Write the buffered rows with counter deltas, a chunk at a time.  First
+ * INSERT IGNORE: when every row of the chunk was new, the rows' rollup
+ * contributions are added to the stored rollups at the commit (exact:
+ * the minute held nothing of them).  Otherwise (rows already stored, by
+ * an earlier run or a concurrent one) the chunk is written again with
+ * the upsert that fills the stored rows' missing columns, and the
+ * minutes it touched are recomputed from the raw rows at the commit.
+ */
 static int flush_raw(struct ingest_store *s, fwd_error_t *err)
 {
 	size_t at = 0;
 
 	while (at < s->n_raw) {
 		size_t c = class_for(s->n_raw - at), k = size_class[c];
-		struct db_stmt *st =
-			multi_stmt(s, s->raw_multi, c, raw_multi_head, RAW_ROW,
-				   raw_multi_tail, err);
+		const struct raw_buf *rows = &s->rawbuf[at];
+		struct db_stmt *st = multi_stmt(
+			s, s->raw_ignore, c, raw_ignore_head, RAW_ROW, "", err);
+		bool all_new;
 
 		if (!st)
 			return -1;
-		for (size_t i = 0; i < k; i++) {
-			const struct raw_buf *r = &s->rawbuf[at + i];
-			unsigned int b = (unsigned int)(i * 10);
-
-			db_bind_text(st, b, ingest_kind_name(r->kind));
-			db_bind_text(st, b + 1, r->name);
-			db_bind_int64(st, b + 2, r->ts);
-			if (r->has_dt)
-				db_bind_double(st, b + 3, r->dt);
-			else
-				db_bind_null(st, b + 3);
-			for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++) {
-				if (r->has[j])
-					db_bind_uint64(st, b + 4 + j, r->v[j]);
-				else
-					db_bind_null(st, b + 4 + j);
-			}
-			if (r->has_queue)
-				db_bind_double(st, b + 9, r->queue);
-			else
-				db_bind_null(st, b + 9);
-		}
+		bind_raw_rows(st, rows, k);
 		if (db_exec(st, err) < 0)
 			return -1;
+		all_new = db_affected(st) == k;
+		if (!all_new) {
+			st = multi_stmt(s, s->raw_multi, c, raw_multi_head,
+					RAW_ROW, raw_multi_tail, err);
+			if (!st)
+				return -1;
+			bind_raw_rows(st, rows, k);
+			if (db_exec(st, err) < 0)
+				return -1;
+		}
+		for (size_t i = 0; i < k; i++) {
+			const struct raw_buf *r = &rows[i];
+			struct rollup_row rr = {
+				.kind = r->kind,
+				.name = r->name,
+				.ts = r->ts,
+				.has_dt = r->has_dt,
+				.dt = r->dt,
+				.has = r->has,
+				.v = r->v,
+				.has_queue = r->has_queue,
+				.queue = r->queue,
+			};
+
+			if (all_new && rollup_minute(r->ts) >= s->horizon) {
+				if (rollup_acc_add(s->acc, &rr, err) < 0)
+					return -1;
+			} else if (touch(s, r->kind, r->name, r->ts, false,
+					 err) < 0) {
+				return -1;
+			}
+		}
 		at += k;
 	}
 	s->n_raw = 0;
@@ -488,8 +563,22 @@ static int begin(struct ingest_store *s, fwd_error_t *err)
 	return 0;
 }
 
-static void touch(struct ingest_store *s, enum ingest_kind kind,
-		  const char *name, int64_t ts, bool hist)
+/* The rollups so far: the contributions of new rows added first, then
+ * the touched minutes recomputed from the raw rows (which overwrites
+ * what was added to them: both are exact). */
+static int rollups_now(struct ingest_store *s, fwd_error_t *err)
+{
+	if (rollup_acc_write(s->acc, err) < 0 ||
+	    rollups_of(s, false, err) < 0 || rollups_of(s, true, err) < 0)
+		return -1;
+	s->n_touched = 0;
+	return 0;
+}
+
+/* Remember that the rollups of name's minutes around ts must be
+ * recomputed (after its raw rows are written). */
+static int touch(struct ingest_store *s, enum ingest_kind kind,
+		 const char *name, int64_t ts, bool hist, fwd_error_t *err)
 {
 	struct touched *t = NULL;
 
@@ -503,6 +592,8 @@ static void touch(struct ingest_store *s, enum ingest_kind kind,
 		}
 	}
 	if (!t) {
+		if (s->n_touched == MAX_TOUCHED && rollups_now(s, err) < 0)
+			return -1;
 		t = &s->touched[s->n_touched++];
 		t->kind = kind;
 		snprintf(t->name, sizeof(t->name), "%s", name);
@@ -514,13 +605,6 @@ static void touch(struct ingest_store *s, enum ingest_kind kind,
 	if (ts > t->max_ts)
 		t->max_ts = ts;
 	t->hist |= hist;
-}
-
-static int run_rollups(struct ingest_store *s, fwd_error_t *err)
-{
-	if (rollups_of(s, false, err) < 0 || rollups_of(s, true, err) < 0)
-		return -1;
-	s->n_touched = 0;
 	return 0;
 }
 
@@ -557,10 +641,12 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 
 	if (!s->in_txn)
 		return 0;
-	if (flush_raw(s, err) < 0 || run_rollups(s, err) < 0 ||
+	if (flush_raw(s, err) < 0 || rollups_now(s, err) < 0 ||
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
 	    flush_states(s, err) < 0 || db_commit(s->db, err) < 0) {
 		s->n_raw = 0;
+		s->n_touched = 0;
+		rollup_acc_clear(s->acc);
 		s->n_states = 0;
 		db_rollback(s->db);
 		s->in_txn = false;
@@ -583,6 +669,8 @@ static int fail(struct ingest_store *s)
 {
 	s->n_raw = 0;
 	s->n_states = 0;
+	s->n_touched = 0;
+	rollup_acc_clear(s->acc);
 	if (s->in_txn) {
 		db_rollback(s->db);
 		s->in_txn = false;
@@ -769,7 +857,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 			s->stats.stored++;
 		else
 			s->stats.skipped++;
-		touch(s, INGEST_FWD, name, r->ts, false);
+		if (touch(s, INGEST_FWD, name, r->ts, false, err) < 0)
+			return fail(s);
 		return record_done(s, err);
 	}
 
@@ -841,7 +930,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 		s->stats.stored++;
 	else
 		s->stats.skipped++;
-	touch(s, INGEST_FWD, name, r->ts, true);
+	if (touch(s, INGEST_FWD, name, r->ts, true, err) < 0)
+		return fail(s);
 	return record_done(s, err);
 }
 
@@ -1008,15 +1098,17 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 		b->has_queue = row.has_queue;
 		b->queue = row.queue;
 		s->stats.stored++;
-	} else {
-		if (upsert_raw(s, &row, &affected, err) < 0)
-			return fail(s);
-		if (affected)
-			s->stats.stored++;
-		else
-			s->stats.skipped++;
+		/* its rollups: see flush_raw() */
+		return record_done(s, err);
 	}
-	touch(s, r->kind, r->name, ts, false);
+	if (upsert_raw(s, &row, &affected, err) < 0)
+		return fail(s);
+	if (affected)
+		s->stats.stored++;
+	else
+		s->stats.skipped++;
+	if (touch(s, r->kind, r->name, ts, false, err) < 0)
+		return fail(s);
 	return record_done(s, err);
 }
 
@@ -1119,6 +1211,8 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		{"rollups_hist_minute", "minute", true},
 	};
 
+	int64_t horizon = 0;
+
 	for (size_t i = 0; i < INGEST_PRUNE_TABLES; i++) {
 		double keep = t[i].rollup ? r->rollups : r->raw_samples;
 		struct db_pruned *p = &out[*n];
@@ -1129,7 +1223,14 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		p->cutoff = now - (int64_t)keep;
 		if (db_prune_before(db, p, t[i].column, dry_run, err) < 0)
 			return -1;
+		if (!dry_run && p->cutoff > horizon)
+			horizon = p->cutoff;
 		(*n)++;
 	}
+	/* Rows of a minute before this may be gone: its rollup is
+	 * recomputed from what is left, never added to (ingest_store). */
+	if (horizon > 0 && db_execf(db, err, horizon_save_sql, "i",
+				    rollup_minute(horizon) + 60) < 0)
+		return errprefix(err, "prune");
 	return 0;
 }

@@ -27,6 +27,7 @@ counter_state monitor
 health monitor
 health_history monitor
 health_lock monitor
+ingest_horizon monitor
 jobs controller
 allocations controller
 decision_lock controller
