@@ -89,7 +89,7 @@ static void usage(FILE *f)
 "  -f, --format FORMAT  one of the above (required)\n"
 "  --target NAME        lustre-jobstats: target of `lctl get_param -n` output\n"
 "                       that has no 'obdfilter.NAME.job_stats=' line\n"
-"  --batch N            records per transaction (default 5000)\n"
+"  --batch N            records per transaction (default 20000)\n"
 "  --precision P        influx: unit of the timestamps, ns (default, as\n"
 "                       InfluxDB), us, ms or s (Telegraf's precision).  A\n"
 "                       time before 2000 or more than a day ahead is an\n"

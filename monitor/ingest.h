@@ -343,7 +343,7 @@ struct ingest_store;
 
 /*
  * A writer on an open connection (controller role, schema checked).
- * Records are buffered into transactions of `batch` records (0 = 5000);
+ * Records are buffered into transactions of `batch` records (0 = 20000);
  * each commit also recomputes the per-minute rollups of the minutes it
  * touched and saves the counter baselines.  A failed batch is rolled back
  * and the error returned; nothing partial stays.
