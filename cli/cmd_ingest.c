@@ -64,7 +64,9 @@ static void usage(FILE *f)
 "                    jobstats_* fields into jobstats_raw) and\n"
 "                    inputs.lustre2_lctl (lustre2_lctl_ost/_mdt, tags\n"
 "                    volume=, jobid=, unit=: jobstats_<op>_samples/_min/\n"
-"                    _max/_sum, stats_read_bytes_*, stats_write_bytes_*).\n"
+"                    _max/_sum, stats_read_bytes_*, stats_write_bytes_*;\n"
+"                    MDT md_stats stats_<op>_samples of the metadata\n"
+"                    operations, summed into md_ops).\n"
 "                    `telegraf --test` output (\"> \" prefix) is accepted.\n"
 "                    Other measurements and unused Lustre lines are\n"
 "                    ignored and counted by kind in the summary.\n"
@@ -146,6 +148,10 @@ struct run {
 	/* an influx job_stats record being joined (lustre2_lctl) */
 	struct jobstats_rec *js_pending;
 	bool has_pending;
+	/* a lustre2_lctl md_stats sample being joined, from line md_line */
+	struct influx_rec md_pending;
+	bool has_md;
+	long md_line;
 	struct fwdctl_ctx *ctx;
 	struct db *db;
 	size_t batch;
@@ -338,6 +344,21 @@ static int flush_pending(struct run *r, fwd_error_t *err)
 	return store_jobstats(r, r->js_pending, err);
 }
 
+/* Store the md_stats sample being joined, if any (a rejected one is
+ * reported on its first line). */
+static int flush_md(struct run *r, fwd_error_t *err)
+{
+	if (!r->has_md)
+		return 0;
+	r->has_md = false;
+	if (ingest_store_influx(r->store, &r->md_pending, err) < 0) {
+		if (errno != EINVAL)
+			return -1;
+		reject(r, r->md_line, err->text);
+	}
+	return 0;
+}
+
 static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 {
 	struct ingest_reader *rd = malloc(sizeof(*rd));
@@ -397,6 +418,17 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 			struct influx_rec rec;
 
 			p = influx_parse(line, &o, &rec, js, &perr);
+			if (p == INGEST_OK && rec.md_part) {
+				if (r->has_md &&
+				    influx_merge_md(&r->md_pending, &rec))
+					continue;
+				if (flush_md(r, err) < 0)
+					goto out;
+				r->md_pending = rec;
+				r->md_line = rd->lineno;
+				r->has_md = true;
+				continue;
+			}
 			if (p == INGEST_OK &&
 			    ingest_store_influx(r->store, &rec, err) < 0) {
 				if (errno == EINVAL) {
@@ -426,7 +458,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 		else if (p == INGEST_SKIP)
 			ignore(r, rd->lineno, "");
 	}
-	if (flush_pending(r, err) < 0)
+	if (flush_pending(r, err) < 0 || flush_md(r, err) < 0)
 		goto out;
 	if (ferror(in)) {
 		errprintf(err, "%s: read error: %s", r->path, strerror(errno));

@@ -110,7 +110,16 @@ struct influx_rec {
 	/* influx_parse() on INGEST_SKIP of a data line: what was not used,
 	 * e.g. "cpu", "lustre2 brw_stats" ("" for blank lines, comments) */
 	char ignored[96];
+	/* lustre2_lctl md_stats: md_ops holds the samples of the metadata
+	 * operations of this line only; the listing gives one operation a
+	 * line: add the other lines of the same target and time with
+	 * influx_merge_md() before storing */
+	bool md_part;
 };
+
+/* Add r's md_ops into *into when both are md_stats parts of the same
+ * target at the same time: 1 joined, 0 another record (into unchanged). */
+int influx_merge_md(struct influx_rec *into, const struct influx_rec *r);
 
 /*
  * One line of InfluxDB line protocol
@@ -152,7 +161,9 @@ struct influx_opts {
  *    lustre2_lctl_mdt, tags volume=, jobid=, unit=): job_stats fields
  *    jobstats_<op>_samples / _min / _max / _sum / _sumsq (one line holds
  *    samples, the next min/max/sum: join them with jobstats_merge()),
- *    OST stats_read_bytes_* / stats_write_bytes_*.
+ *    OST stats_read_bytes_* / stats_write_bytes_*; MDT md_stats
+ *    stats_<op>_samples of the metadata operations (one a line:
+ *    out->md_part, see influx_merge_md()).
  * A "> " prefix (telegraf --test) is removed.  The kind of a lustre2
  * target comes from its name (OST / MDT in it).  Timestamps are in
  * o->unit_ns.  Returns INGEST_OK (a sample in *out), INGEST_JOBSTATS
