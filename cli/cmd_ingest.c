@@ -39,7 +39,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: fwdctl ingest --format FORMAT [--target NAME] [--batch N] [--json]\n"
-"                     [--precision ns|us|ms|s] [--strict] [FILE|-]\n"
+"                     [--precision ns|us|ms|s] [--strict] [--timezone ZONE]\n"
+"                     [FILE|-]\n"
 "\n"
 "Load monitoring data into the fwdalloc database (db/SCHEMA.md):\n"
 "per-interval deltas of cumulative counters into samples_raw and\n"
@@ -80,7 +81,9 @@ static void usage(FILE *f)
 "                    TRESUsageInTot,TRESUsageOutTot`: jobs that ran before\n"
 "                    fwdalloc saw them join the jobs table, and their\n"
 "                    fs/lustre TRES (acct_gather_filesystem/lustre) become\n"
-"                    their history (source sacct).\n"
+"                    their history (source sacct).  Start and End are\n"
+"                    wall-clock times of the zone of the host sacct ran\n"
+"                    on: read in fwdctl's time zone (TZ), or --timezone.\n"
 "  darshan           FILE... each the output of `darshan-parser --total\n"
 "                    --perf LOG` or `darshan-parser LOG` for one job: its\n"
 "                    I/O summary (job id, processes, bytes, operations,\n"
@@ -96,6 +99,9 @@ static void usage(FILE *f)
 "                       InfluxDB), us, ms or s (Telegraf's precision).  A\n"
 "                       time before 2000 or more than a day ahead is an\n"
 "                       error on its line.\n"
+"  --timezone ZONE      sacct: the time zone of the host sacct ran on\n"
+"                       (Europe/Paris, UTC...; default: fwdctl's own, TZ),\n"
+"                       by its rules at each date (daylight saving)\n"
 "  --strict             lines that are understood but not used (other\n"
 "                       measurements, brw_stats...) are errors (exit 2)\n"
 "  --json               print the summary as JSON\n"
@@ -650,12 +656,13 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"precision", required_argument, NULL, 'P'},
 		{"strict", no_argument, NULL, 'S'},
+		{"timezone", required_argument, NULL, 'Z'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct run r = {
 		.last_fwd = -1, .json = ctx->json, .ctx = ctx, .unit_ns = 1};
-	const char *format = NULL, *target = NULL;
+	const char *format = NULL, *target = NULL, *tz = NULL;
 	fwd_error_t err = {{0}};
 	unsigned long batch = 0;
 	enum format fmt;
@@ -707,6 +714,17 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		case 'S':
 			r.strict = true;
 			break;
+		case 'Z':
+			if (!fwd_timezone_known(optarg)) {
+				fwdctl_err("ingest: --timezone '%s': no such "
+					   "time zone (a name of "
+					   "/usr/share/zoneinfo, e.g. "
+					   "Europe/Paris, or UTC)",
+					   optarg);
+				return FWD_EXIT_USAGE;
+			}
+			tz = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return FWD_EXIT_OK;
@@ -720,9 +738,13 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			   "lustre-jobstats, darshan or sacct)");
 		return FWD_EXIT_USAGE;
 	}
+	if (tz && strcmp(format, "sacct") != 0) {
+		fwdctl_err("ingest: --timezone is for --format sacct");
+		return FWD_EXIT_USAGE;
+	}
 	if (!strcmp(format, "sacct"))
 		return ingest_sacct_files(ctx, argv + optind, argc - optind,
-					  r.json);
+					  r.json, tz);
 	if (!strcmp(format, "darshan"))
 		return ingest_darshan_files(ctx, argv + optind, argc - optind,
 					    r.json);
