@@ -143,4 +143,4 @@ fw ingest --format influx "$d/spread.lp"
 check_eq "after the prune: every row again" 5970 "$(q "SELECT COUNT(*) FROM samples_raw")"
 check_eq "after the prune: rollups not added to twice" "$before" "$(stored)"
 
-done_testing
+tap_done
