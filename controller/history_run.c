@@ -5,13 +5,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "controller/history.h"
 #include "controller/history_run.h"
 #include "controller/ledger_store.h"
 #include "db/db.h"
+#include "monitor/ingest.h"
 #include "monitor/jobstats.h"
 #include "policies/policy.h"
 #include "profiler/darshan.h"
@@ -89,6 +92,94 @@ static int refresh_profile(struct db *db, const struct policy *p,
 	return 0;
 }
 
+/* The uid of a user name on this host: 1, 0 unknown, -1 error. */
+static int uid_of(const char *user, uint32_t *uid, fwd_error_t *err)
+{
+	struct passwd pw, *res = NULL;
+	long sz = sysconf(_SC_GETPW_R_SIZE_MAX);
+	char *buf;
+	int r;
+
+	if (sz < 1024)
+		sz = 16384;
+	if (!(buf = malloc((size_t)sz))) {
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
+	r = getpwnam_r(user, &pw, buf, (size_t)sz, &res);
+	if (r == 0 && res)
+		*uid = (uint32_t)pw.pw_uid;
+	free(buf);
+	if (r != 0 && r != ENOENT && r != ESRCH && r != EBADF && r != EPERM)
+		return errprintf(err, "user %s: %s", user, strerror(r));
+	return res ? 1 : 0;
+}
+
+/* Other jobs of j's user whose name is j's as the kernel keeps it (15
+ * bytes) and whose run meets [from, to]: 1 some, 0 none. */
+static int same_program_around(struct db *db, const struct history_job *j,
+			       int64_t from, int64_t to, fwd_error_t *err)
+{
+	int64_t n = 0;
+
+	if (db_query_int64(db, err, &n,
+			   "SELECT COUNT(*) FROM jobs WHERE user = ?"
+			   " AND LEFT(name, 15) = LEFT(?, 15) AND job_id <> ?"
+			   " AND start_at IS NOT NULL AND start_at <= ?"
+			   " AND (end_at IS NULL OR end_at >= ?)",
+			   "ssuii", j->user, j->name, j->job_id, to, from) < 0)
+		return -1;
+	return n > 0;
+}
+
+/*
+ * j's job_stats under a jobid_name that names the process (%e.%u): the
+ * rows of the id its name and its user's uid give, in its run + grace,
+ * when no other job of that user and name ran then.  1 found, 0 not.
+ */
+static int by_program(struct db *db, const struct policy *p,
+		      const struct history_job *j, int64_t start,
+		      struct jobstats_sums *js, struct history_run_stats *st,
+		      fwd_error_t *err)
+{
+	int64_t grace = (int64_t)p->jobstats.grace;
+	char id[256];
+	uint32_t uid = 0;
+	int r;
+
+	if (!p->jobstats.jobid_name || !*j->name)
+		return 0;
+	r = jobstats_proc_id(p->jobstats.jobid_name, j->name, 0, id,
+			     sizeof(id));
+	if (r <= 0)
+		return 0; /* not a process pattern (or a name too long) */
+	if ((r = uid_of(j->user, &uid, err)) < 0)
+		return -1;
+	if (r == 0) {
+		st->unmatched_user++;
+		return 0;
+	}
+	if (jobstats_proc_id(p->jobstats.jobid_name, j->name, uid, id,
+			     sizeof(id)) <= 0)
+		return 0;
+	/* their statistics windows (run +- grace) and j's meet */
+	r = same_program_around(db, j, start - 2 * grace, j->end_at + 2 * grace,
+				err);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		st->unmatched_ambiguous++;
+		return 0;
+	}
+	if (jobstats_name_sums(db, id, start - grace, j->end_at + grace, start,
+			       js, err) < 0)
+		return -1;
+	if (!js->rows)
+		return 0;
+	st->by_program++;
+	return 1;
+}
+
 /* The best summary there is now for j: 1 stored, 0 no statistics. */
 static int summarise(struct db *db, const struct policy *p,
 		     const struct history_job *j, int64_t now,
@@ -106,6 +197,8 @@ static int summarise(struct db *db, const struct policy *p,
 	t.forwarders_held = (uint32_t)j->n_held;
 	if (jobstats_job_sums(db, j->job_id, start - grace, j->end_at + grace,
 			      &js, err) < 0)
+		return -1;
+	if (!js.rows && by_program(db, p, j, start, &js, st, err) < 0)
 		return -1;
 	if (js.rows) {
 		t.read_bytes = js.read_bytes;

@@ -239,6 +239,20 @@ int jobstats_merge(struct jobstats_rec *into, const struct jobstats_rec *r);
  * job), -1 with errno EINVAL for a pattern with another code.
  */
 int jobstats_map_id(const char *pattern, const char *job_id, uint64_t *id);
+
+/*
+ * The job_stats id a process of program `prog` run by user `uid` gets
+ * under the clients' jobid_name `pattern` when the pattern names the
+ * process, not the job: Lustre's default procname_uid ("%e.%u", ids like
+ * dd.500).  %e is the kernel's task name (current->comm: the executable's
+ * name, at most 15 bytes), %u the numeric fsuid, %% a percent sign;
+ * Lustre drops the pattern's white space (jobid_interpret_string()).
+ * 1 with the id in out[cap], 0 when the pattern lacks %e or %u or has a
+ * code whose value cannot be known afterwards (%g %h %H %j %p), -1 with
+ * errno EINVAL (bad pattern) or ENAMETOOLONG.
+ */
+int jobstats_proc_id(const char *pattern, const char *prog, uint32_t uid,
+		     char *out, size_t cap);
 int jobstats_pattern_check(const char *pattern);
 
 /* ---- series engine: cumulative counters -> deltas ---- */

@@ -55,4 +55,17 @@ int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n,
 int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		      struct jobstats_sums *out, fwd_error_t *err);
 
+/*
+ * The totals of the job_stats rows of Lustre id `lustre_job_id` that name
+ * no Slurm job (ids like dd.500, jobstats_proc_id()), from the snapshots
+ * taken in [from, to], less what the same (target, id, operation) held
+ * in its newest snapshot before `before`: Lustre keeps an id's counters
+ * until it has been idle for job_cleanup_interval, so an earlier run of
+ * the same program by the same user may have left counts (a counter
+ * below that is a new entry: taken whole).
+ */
+int jobstats_name_sums(struct db *db, const char *lustre_job_id, int64_t from,
+		       int64_t to, int64_t before, struct jobstats_sums *out,
+		       fwd_error_t *err);
+
 #endif
