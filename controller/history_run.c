@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "controller/history.h"
 #include "controller/history_run.h"
 #include "controller/ledger_store.h"
@@ -229,9 +230,84 @@ static int summarise(struct db *db, const struct policy *p,
 	return 1;
 }
 
+/* The jobs found without statistics, and when (history_examined). */
+struct examined {
+	uint64_t job_id;
+	int64_t at;
+};
+
+static int load_examined(struct db *db, int64_t since, struct examined **v,
+			 size_t *n, fwd_error_t *err)
+{
+	struct db_stmt *st =
+		db_prepare(db,
+			   "SELECT job_id, examined_at FROM history_examined"
+			   " WHERE examined_at >= ? ORDER BY job_id",
+			   err);
+	size_t cap = 0;
+	int r;
+
+	*v = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	db_bind_int64(st, 0, since);
+	if (db_exec(st, err) < 0) {
+		db_stmt_close(st);
+		return -1;
+	}
+	while ((r = db_fetch(st, err)) > 0) {
+		if (FWD_GROW(*v, cap, *n + 1, 64) < 0) {
+			errprintf(err, "out of memory");
+			r = -1;
+			break;
+		}
+		(*v)[*n].job_id = db_col_uint64(st, 0);
+		(*v)[*n].at = db_col_int64(st, 1);
+		(*n)++;
+	}
+	db_stmt_close(st);
+	return r < 0 ? -1 : 0;
+}
+
+static int cmp_examined(const void *a, const void *b)
+{
+	uint64_t x = ((const struct examined *)a)->job_id;
+	uint64_t y = ((const struct examined *)b)->job_id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* When j was last found without statistics, 0 never. */
+static int64_t examined_at(const struct examined *v, size_t n, uint64_t job)
+{
+	struct examined key = {.job_id = job};
+	const struct examined *e =
+		n ? bsearch(&key, v, n, sizeof(*v), cmp_examined) : NULL;
+
+	return e ? e->at : 0;
+}
+
+/* Did statistics of j's run arrive since the last run? */
+static bool arrived_for(const struct ingest_arrivals *a,
+			const struct history_job *j, int64_t start,
+			int64_t grace)
+{
+	if (a->has_jobstats && a->jobstats_from <= j->end_at + grace &&
+	    a->jobstats_to >= start - grace)
+		return true;
+	return a->has_samples && a->samples_from <= j->end_at &&
+	       a->samples_to > start;
+}
+
 int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 		    struct history_run_stats *st, fwd_error_t *err)
 {
+	int64_t keep_examined = now - (int64_t)p->history_loop.lookback -
+				(int64_t)p->history_loop.late;
+	struct ingest_arrivals arr;
+	struct examined *ex = NULL;
+	size_t n_ex = 0;
 	struct history_job *jobs = NULL;
 	struct job_io_state *state = NULL;
 	uint64_t *ids = NULL;
@@ -245,6 +321,11 @@ int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 		st->busy = r == 0;
 		return r == 0 ? 0 : -1;
 	}
+	/* statistics that arrived since the last run, and the jobs found
+	 * without any before */
+	if (ingest_arrivals_take(db, &arr, err) < 0 ||
+	    load_examined(db, keep_examined, &ex, &n_ex, err) < 0)
+		goto out;
 	if (history_jobs_ended(db, (double)(now - p->history_loop.lookback),
 			       (double)now + 1, 1, &jobs, &n, err) < 0)
 		goto out;
@@ -268,15 +349,43 @@ int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 		if (state[i].source >= JOB_IO_DARSHAN) {
 			st->kept++;
 		} else if (state[i].source == JOB_IO_NONE || late) {
+			int64_t at = examined_at(ex, n_ex, j->job_id);
+
+			/* found without statistics less than `late` ago and
+			 * none of its run arrived since: not again yet */
+			if (!late && state[i].source == JOB_IO_NONE && at &&
+			    now - at < (int64_t)p->history_loop.late &&
+			    !arrived_for(&arr, j,
+					 j->has_start ? j->start_at : j->end_at,
+					 (int64_t)p->jobstats.grace)) {
+				st->no_data++;
+				st->not_reexamined++;
+				continue;
+			}
 			r = summarise(db, p, j, now, st, err);
 			if (r < 0)
 				goto out;
 			if (r == 0 && state[i].source == JOB_IO_NONE) {
 				st->no_data++;
+				if (db_execf(db, err,
+					     "INSERT INTO history_examined"
+					     " (job_id, examined_at) VALUES "
+					     "(?, ?)"
+					     " ON DUPLICATE KEY UPDATE"
+					     " examined_at = "
+					     "VALUES(examined_at)",
+					     "ui", j->job_id, now) < 0)
+					goto out;
 				continue;
 			}
 			if (r > 0 && job_io_status(db, &j->job_id, 1, &state[i],
 						   err) < 0)
+				goto out;
+			if (r > 0 && at &&
+			    db_execf(db, err,
+				     "DELETE FROM history_examined"
+				     " WHERE job_id = ?",
+				     "u", j->job_id) < 0)
 				goto out;
 		}
 		if (state[i].profiled_at >= state[i].updated_at) {
@@ -292,8 +401,13 @@ int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 		    job_io_mark_profiled(db, jobs[i].job_id, now, err) < 0)
 			goto out;
 	}
+	if (db_execf(db, err,
+		     "DELETE FROM history_examined WHERE examined_at < ?", "i",
+		     keep_examined) < 0)
+		goto out;
 	rv = 0;
 out:
+	free(ex);
 	release_lock(db);
 	for (size_t i = 0; i < n_done; i++)
 		free(done[i]);

@@ -48,6 +48,10 @@ struct history_run_stats {
 	 * left without them because another job of the same user and name
 	 * ran at the same time, or the user has no uid on this host */
 	uint64_t by_program, unmatched_ambiguous, unmatched_user;
+	/* of no_data: found without statistics by a run less than
+	 * history_loop.late ago, and none of their run arrived since: not
+	 * looked at again */
+	uint64_t not_reexamined;
 };
 
 int ctl_history_run(struct db *db, const struct policy *p, int64_t now,

@@ -396,6 +396,11 @@ static const char *const v5_stmts[] = {
  * average times their samples (every sample then had a queue length, as
  * forwarders' samples do).  ingest_horizon: the time before which a prune
  * may have removed raw rows; those minutes are always recomputed.
+ * ingest_arrivals: the times of the forwarder samples and job_stats an
+ * ingest wrote since the history loop last looked; history_examined: the
+ * jobs that loop found without statistics, and when (it looks at them
+ * again when statistics of their run arrive, or history_loop.late
+ * later).
  */
 /* clang-format off */
 static const char *const v6_stmts[] = {
@@ -410,6 +415,18 @@ static const char *const v6_stmts[] = {
 	" id TINYINT UNSIGNED NOT NULL,"
 	" before_ts BIGINT NOT NULL,"
 	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+	"CREATE TABLE IF NOT EXISTS ingest_arrivals ("
+	" source VARCHAR(16) NOT NULL,"
+	" min_ts BIGINT NOT NULL,"
+	" max_ts BIGINT NOT NULL,"
+	" PRIMARY KEY (source)"
+	")" TABLE_OPTS,
+	"CREATE TABLE IF NOT EXISTS history_examined ("
+	" job_id BIGINT UNSIGNED NOT NULL,"
+	" examined_at BIGINT NOT NULL,"
+	" PRIMARY KEY (job_id),"
+	" KEY history_examined_at (examined_at)"
 	")" TABLE_OPTS,
 };
 /* clang-format on */
@@ -427,7 +444,8 @@ static const struct schema_migration migrations[] = {
 	  v4_stmts, N_ELEM(v4_stmts) },
 	{ 5, "held-allocation and retention indexes",
 	  v5_stmts, N_ELEM(v5_stmts) },
-	{ 6, "additive rollups: queue length sums; ingest_horizon",
+	{ 6, "additive rollups: queue length sums; ingest_horizon;"
+	  " ingest_arrivals, history_examined",
 	  v6_stmts, N_ELEM(v6_stmts) },
 };
 /* clang-format on */

@@ -112,7 +112,13 @@ struct ingest_store {
 	/* minutes before this may have lost raw rows to a prune: their
 	 * rollups are recomputed, never added to (ingest_horizon) */
 	int64_t horizon;
+	/* the times of the forwarder samples and job_stats snapshots this
+	 * transaction wrote (ingest_arrivals, for the history loop) */
+	bool arr_has[2];
+	int64_t arr_min[2], arr_max[2];
 };
+
+enum { ARR_SAMPLES = 0, ARR_JOBSTATS = 1 };
 
 /* clang-format off */
 /* Raw samples, many rows at once: head, "(...)" per row, tail; a single
@@ -213,6 +219,11 @@ static const char horizon_save_sql[] =
 	"INSERT INTO ingest_horizon (id, before_ts) VALUES (1, ?)"
 	" ON DUPLICATE KEY UPDATE before_ts = GREATEST(before_ts,"
 	" VALUES(before_ts))";
+
+static const char arrivals_sql[] =
+	"INSERT INTO ingest_arrivals (source, min_ts, max_ts) VALUES (?, ?, ?)"
+	" ON DUPLICATE KEY UPDATE min_ts = LEAST(min_ts, VALUES(min_ts)),"
+	" max_ts = GREATEST(max_ts, VALUES(max_ts))";
 
 static const char target_insert_sql[] =
 	"INSERT IGNORE INTO osts (name, kind, bandwidth_bps, updated_at)"
@@ -397,6 +408,33 @@ static void bind_raw_rows(struct db_stmt *st, const struct raw_buf *rows,
 static int touch(struct ingest_store *s, enum ingest_kind kind,
 		 const char *name, int64_t ts, bool hist, fwd_error_t *err);
 
+static void arrive(struct ingest_store *s, int src, int64_t ts)
+{
+	if (!s->arr_has[src] || ts < s->arr_min[src])
+		s->arr_min[src] = ts;
+	if (!s->arr_has[src] || ts > s->arr_max[src])
+		s->arr_max[src] = ts;
+	s->arr_has[src] = true;
+}
+
+/* Say which times of forwarder samples and job_stats this transaction
+ * wrote (ingest_arrivals): the history loop looks again at the jobs
+ * that ran then. */
+static int save_arrivals(struct ingest_store *s, fwd_error_t *err)
+{
+	static const char *const name[2] = {"samples", "jobstats"};
+
+	for (int i = 0; i < 2; i++) {
+		if (!s->arr_has[i])
+			continue;
+		if (db_execf(s->db, err, arrivals_sql, "sii", name[i],
+			     s->arr_min[i], s->arr_max[i]) < 0)
+			return -1;
+		s->arr_has[i] = false;
+	}
+	return 0;
+}
+
 /*
  * Write the buffered rows with counter deltas, a chunk at a time.  First
  * INSERT IGNORE: when every row of the chunk was new, the rows' rollup
@@ -446,6 +484,8 @@ static int flush_raw(struct ingest_store *s, fwd_error_t *err)
 				.queue = r->queue,
 			};
 
+			if (r->kind == INGEST_FWD)
+				arrive(s, ARR_SAMPLES, r->ts);
 			if (all_new && rollup_minute(r->ts) >= s->horizon) {
 				if (rollup_acc_add(s->acc, &rr, err) < 0)
 					return -1;
@@ -643,9 +683,11 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 		return 0;
 	if (flush_raw(s, err) < 0 || rollups_now(s, err) < 0 ||
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
-	    flush_states(s, err) < 0 || db_commit(s->db, err) < 0) {
+	    flush_states(s, err) < 0 || save_arrivals(s, err) < 0 ||
+	    db_commit(s->db, err) < 0) {
 		s->n_raw = 0;
 		s->n_touched = 0;
+		s->arr_has[0] = s->arr_has[1] = false;
 		rollup_acc_clear(s->acc);
 		s->n_states = 0;
 		db_rollback(s->db);
@@ -670,6 +712,7 @@ static int fail(struct ingest_store *s)
 	s->n_raw = 0;
 	s->n_states = 0;
 	s->n_touched = 0;
+	s->arr_has[0] = s->arr_has[1] = false;
 	rollup_acc_clear(s->acc);
 	if (s->in_txn) {
 		db_rollback(s->db);
@@ -772,6 +815,8 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 	if (db_exec(st, err) < 0)
 		return -1;
 	*affected = db_affected(st);
+	if (*affected && r->kind == INGEST_FWD)
+		arrive(s, ARR_SAMPLES, r->ts);
 	return 0;
 }
 
@@ -1189,10 +1234,12 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 	if (db_exec(st, err) < 0)
 		return fail(s);
 	affected = db_affected(st);
-	if (affected)
+	if (affected) {
 		s->stats.stored++;
-	else
+		arrive(s, ARR_JOBSTATS, r->ts);
+	} else {
 		s->stats.skipped++;
+	}
 	return record_done(s, err);
 }
 

@@ -244,3 +244,45 @@ out:
 	free(old);
 	return rv;
 }
+
+int ingest_arrivals_take(struct db *db, struct ingest_arrivals *out,
+			 fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (db_begin(db, err) < 0)
+		return -1;
+	st = db_prepare(db,
+			"SELECT source, min_ts, max_ts FROM ingest_arrivals"
+			" FOR UPDATE",
+			err);
+	if (!st || db_exec(st, err) < 0)
+		goto fail;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *src = db_col_text(st, 0);
+
+		if (src && !strcmp(src, "samples")) {
+			out->has_samples = true;
+			out->samples_from = db_col_int64(st, 1);
+			out->samples_to = db_col_int64(st, 2);
+		} else if (src && !strcmp(src, "jobstats")) {
+			out->has_jobstats = true;
+			out->jobstats_from = db_col_int64(st, 1);
+			out->jobstats_to = db_col_int64(st, 2);
+		}
+	}
+	if (r < 0)
+		goto fail;
+	db_stmt_close(st);
+	st = NULL;
+	if (db_execf(db, err, "DELETE FROM ingest_arrivals", "") < 0 ||
+	    db_commit(db, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	db_stmt_close(st);
+	db_rollback(db);
+	return -1;
+}

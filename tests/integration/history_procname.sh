@@ -4,7 +4,9 @@
 # (Lustre's default procname_uid, "%e.%u": ids like dd.500): the history
 # loop gives them to the job of that user whose name is the program and
 # that ran then (+ jobstats.grace), when it is the only one; otherwise
-# they stay unmatched, counted by why.
+# they stay unmatched, counted by why.  Jobs found without statistics are
+# looked at again when statistics of their run arrive, or
+# history_loop.late later, not on every run.
 . "$top_srcdir/tests/integration/tap.sh"
 . "$top_srcdir/tests/integration/db_lib.sh"
 db_start
@@ -57,8 +59,11 @@ fw history run --now 1700400000
 check_eq "jobid_name %j: nothing matched" \
 	"examined 5 finished jobs: 0 summaries from job_stats, 0 from forwarder samples, 0 kept (traces, Darshan), 0 unchanged, 5 without statistics; 0 profiles updated" "$out"
 
+# A new jobid_name is not new statistics: the jobs found without any are
+# looked at again history_loop.late (1h) later.
 printf 'jobstats:\n  jobid_name: "%%e.%%u"\n' >>"$policy"
-fw history run --now 1700400000
+t2=$((1700400000 + 3601))
+fw history run --now $t2
 check_eq "jobid_name %e.%u: exit 0" 0 "$rc"
 check_eq "jobid_name %e.%u: two jobs matched, three not, by why" \
 	"examined 5 finished jobs: 2 summaries from job_stats, 0 from forwarder samples, 0 kept (traces, Darshan), 0 unchanged, 3 without statistics; 2 profiles updated
@@ -72,9 +77,47 @@ check_eq "the 15 bytes of a long name" "jobstats	4000	2000" \
 	"$(q "SELECT source, read_bytes, write_bytes FROM job_io WHERE job_id = 6005")"
 check_eq "two tar jobs at once, an unknown user: no summary" 0 \
 	"$(q "SELECT COUNT(*) FROM job_io WHERE job_id IN (6002, 6003, 6004)")"
-fw history run --now 1700400000 --json
+
+# ---- jobs found without statistics are not looked at on every run ----
+fw history run --now $((t2 + 60))
+check_eq "a minute later: the three not looked at again" \
+	"examined 5 finished jobs: 0 summaries from job_stats, 0 from forwarder samples, 0 kept (traces, Darshan), 2 unchanged, 3 without statistics; 0 profiles updated
+of the jobs without statistics, 3 were found so less than history_loop.late ago and nothing of their run arrived since: not looked at again" "$out"
+check_eq "when each was found without statistics (the others have summaries)" \
+	"6002	$t2
+6003	$t2
+6004	$t2" "$(q "SELECT job_id, examined_at FROM history_examined ORDER BY job_id")"
+# samples of the forwarder 6002 held arrive during its run (before 6003
+# started): 6002 is looked at again, 6003 and 6004 not
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+   acquired_at, released_at) VALUES
+   (6002, 'fwd09', 'n1', 1, 'default', 1700200000, 1700200600)"
+printf '%s\n' \
+	"fwd,node=fwd09 read_bytes=0i,write_bytes=0i,md_ops=0i 1700200050000000000" \
+	"fwd,node=fwd09 read_bytes=1000i,write_bytes=3000i,md_ops=5i 1700200100000000000" \
+	"fwd,node=fwd09 read_bytes=1500i,write_bytes=9000i,md_ops=6i 1700200200000000000" >"$d/fwd.lp"
+fw ingest --format influx "$d/fwd.lp"
+check_eq "the arrivals of the forwarder samples" "samples	1700200100	1700200200" \
+	"$(q "SELECT source, min_ts, max_ts FROM ingest_arrivals")"
+fw history run --now $((t2 + 120))
+check_eq "after the samples: the job they meet looked at again" \
+	"examined 5 finished jobs: 0 summaries from job_stats, 1 from forwarder samples, 0 kept (traces, Darshan), 2 unchanged, 2 without statistics; 1 profiles updated
+of the jobs without statistics, 2 were found so less than history_loop.late ago and nothing of their run arrived since: not looked at again
+job_stats ids of program.uid: 0 matched to their job, unmatched: 1 (another job of the same user and name ran then), 0 (user without a uid on this host)" "$out"
+check_eq "6002 from its forwarder's samples" "forwarders	1500	9000	6" \
+	"$(q "SELECT source, read_bytes, write_bytes, mdops FROM job_io WHERE job_id = 6002")"
+check_eq "the arrivals were taken" 0 "$(q "SELECT COUNT(*) FROM ingest_arrivals")"
+check_eq "6002 is no longer without statistics" \
+	"6003	$t2
+6004	$t2" "$(q "SELECT job_id, examined_at FROM history_examined ORDER BY job_id")"
+# history_loop.late later: looked at again, whatever arrived
+fw history run --now $((t2 + 3600))
+check_eq "history_loop.late later: looked at again" \
+	"examined 5 finished jobs: 0 summaries from job_stats, 0 from forwarder samples, 0 kept (traces, Darshan), 3 unchanged, 2 without statistics; 0 profiles updated
+job_stats ids of program.uid: 0 matched to their job, unmatched: 1 (another job of the same user and name ran then), 1 (user without a uid on this host)" "$out"
+fw history run --now $((t2 + 3600 + 120)) --json
 check_match "--json: the counts" '"by_program": 0' "$out"
-check_match "--json: the unmatched by why" '"unmatched_ambiguous": 2' "$out"
-check_match "--json: the unknown user" '"unmatched_user": 1' "$out"
+check_match "--json: the unmatched by why" '"unmatched_ambiguous": 0' "$out"
+check_match "--json: not looked at again" '"not_reexamined": 2' "$out"
 
 tap_done

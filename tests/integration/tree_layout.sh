@@ -28,6 +28,8 @@ health monitor
 health_history monitor
 health_lock monitor
 ingest_horizon monitor
+ingest_arrivals monitor
+history_examined controller
 jobs controller
 allocations controller
 decision_lock controller
