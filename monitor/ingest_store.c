@@ -116,9 +116,31 @@ struct ingest_store {
 	 * transaction wrote (ingest_arrivals, for the history loop) */
 	bool arr_has[2];
 	int64_t arr_min[2], arr_max[2];
+	/* job_stats rows not written yet, and the entries they belong to */
+	struct js_row *jsrows;
+	size_t n_jsrows;
+	struct js_entry *jsents;
+	size_t n_jsents;
+	struct db_stmt *js_multi[N_CLASS];
 };
 
 enum { ARR_SAMPLES = 0, ARR_JOBSTATS = 1 };
+
+/* job_stats entries buffered, written JS_CHUNK rows at a time */
+#define JS_CHUNK 500
+struct js_row {
+	enum ingest_kind kind;
+	char target[128];
+	char job_id[256];
+	bool has_slurm_id;
+	uint64_t slurm_id;
+	int64_t ts;
+	struct jobstats_op op;
+};
+struct js_entry {
+	size_t first, n;
+	int64_t ts;
+};
 
 /* clang-format off */
 /* Raw samples, many rows at once: head, "(...)" per row, tail; a single
@@ -249,7 +271,10 @@ void ingest_store_close(struct ingest_store *s)
 		db_stmt_close(s->rollup_multi[i]);
 		db_stmt_close(s->rollup_hist_multi[i]);
 		db_stmt_close(s->raw_ignore[i]);
+		db_stmt_close(s->js_multi[i]);
 	}
+	free(s->jsrows);
+	free(s->jsents);
 	rollup_acc_destroy(s->acc);
 	series_destroy(s->series);
 	series_destroy(s->loaded);
@@ -287,8 +312,10 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	s->states = calloc(STATE_CHUNK, sizeof(*s->states));
 	s->loaded = series_create();
 	s->acc = rollup_acc_create(db);
+	s->jsrows = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsrows));
+	s->jsents = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsents));
 	if (!s->series || !s->touched || !s->rawbuf || !s->states ||
-	    !s->loaded || !s->acc) {
+	    !s->loaded || !s->acc || !s->jsrows || !s->jsents) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		goto fail;
 	}
@@ -675,17 +702,104 @@ static int save_state(const char *key, int64_t ts, const uint64_t *v, size_t n,
 	return 0;
 }
 
+static void bind_js_row(struct db_stmt *st, unsigned int b,
+			const struct js_row *r)
+{
+	db_bind_text(st, b + 0, ingest_kind_name(r->kind));
+	db_bind_text(st, b + 1, r->target);
+	db_bind_text(st, b + 2, r->job_id);
+	if (r->has_slurm_id)
+		db_bind_uint64(st, b + 3, r->slurm_id);
+	else
+		db_bind_null(st, b + 3);
+	db_bind_int64(st, b + 4, r->ts);
+	db_bind_text(st, b + 5, r->op.name);
+	db_bind_uint64(st, b + 6, r->op.samples);
+	db_bind_text(st, b + 7, r->op.unit);
+	db_bind_uint64(st, b + 8, r->op.min);
+	db_bind_uint64(st, b + 9, r->op.max);
+	db_bind_uint64(st, b + 10, r->op.sum);
+}
+
+static struct db_stmt *jobstats_stmt(struct ingest_store *s, size_t n,
+				     fwd_error_t *err);
+
+/*
+ * Write the buffered job_stats entries: all their rows in a few
+ * multi-row INSERT IGNOREs.  When some rows were already stored (a
+ * re-ingest, a concurrent one) that is undone (to a savepoint) and each
+ * entry is written alone, so it counts as stored or as already stored.
+ */
+static int flush_js(struct ingest_store *s, fwd_error_t *err)
+{
+	uint64_t total = 0;
+	size_t at = 0;
+
+	if (!s->n_jsrows)
+		return 0;
+	if (db_execf(s->db, err, "SAVEPOINT ingest_js", "") < 0)
+		return -1;
+	while (at < s->n_jsrows) {
+		size_t c = class_for(s->n_jsrows - at), k = size_class[c];
+		struct db_stmt *st =
+			multi_stmt(s, s->js_multi, c, jobstats_insert_sql,
+				   JOBSTATS_ROW, "", err);
+
+		if (!st)
+			return -1;
+		for (size_t i = 0; i < k; i++)
+			bind_js_row(st, (unsigned int)(i * JOBSTATS_COLS),
+				    &s->jsrows[at + i]);
+		if (db_exec(st, err) < 0)
+			return -1;
+		total += db_affected(st);
+		at += k;
+	}
+	if (total == s->n_jsrows) {
+		for (size_t e = 0; e < s->n_jsents; e++)
+			arrive(s, ARR_JOBSTATS, s->jsents[e].ts);
+		s->stats.stored += s->n_jsents;
+	} else {
+		if (db_execf(s->db, err, "ROLLBACK TO SAVEPOINT ingest_js",
+			     "") < 0)
+			return -1;
+		for (size_t e = 0; e < s->n_jsents; e++) {
+			const struct js_entry *en = &s->jsents[e];
+			struct db_stmt *st = jobstats_stmt(s, en->n, err);
+
+			if (!st)
+				return -1;
+			for (size_t i = 0; i < en->n; i++)
+				bind_js_row(st,
+					    (unsigned int)(i * JOBSTATS_COLS),
+					    &s->jsrows[en->first + i]);
+			if (db_exec(st, err) < 0)
+				return -1;
+			if (db_affected(st)) {
+				s->stats.stored++;
+				arrive(s, ARR_JOBSTATS, en->ts);
+			} else {
+				s->stats.skipped++;
+			}
+		}
+	}
+	s->n_jsrows = s->n_jsents = 0;
+	return 0;
+}
+
 int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 {
 	void *arg[2] = {s, err};
 
 	if (!s->in_txn)
 		return 0;
-	if (flush_raw(s, err) < 0 || rollups_now(s, err) < 0 ||
+	if (flush_raw(s, err) < 0 || flush_js(s, err) < 0 ||
+	    rollups_now(s, err) < 0 ||
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
 	    flush_states(s, err) < 0 || save_arrivals(s, err) < 0 ||
 	    db_commit(s->db, err) < 0) {
 		s->n_raw = 0;
+		s->n_jsrows = s->n_jsents = 0;
 		s->n_touched = 0;
 		s->arr_has[0] = s->arr_has[1] = false;
 		rollup_acc_clear(s->acc);
@@ -710,6 +824,7 @@ static int record_done(struct ingest_store *s, fwd_error_t *err)
 static int fail(struct ingest_store *s)
 {
 	s->n_raw = 0;
+	s->n_jsrows = s->n_jsents = 0;
 	s->n_states = 0;
 	s->n_touched = 0;
 	s->arr_has[0] = s->arr_has[1] = false;
@@ -1188,8 +1303,7 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 			  fwd_error_t *err)
 {
 	const char *kind = ingest_kind_name(r->kind);
-	uint64_t affected = 0;
-	struct db_stmt *st;
+	struct js_entry *en;
 
 	if (!name_ok(r->target, err) || !name_ok(r->job_id, err))
 		return -1;
@@ -1209,37 +1323,24 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 		s->stats.skipped++; /* an entry without operations */
 		return record_done(s, err);
 	}
-	st = jobstats_stmt(s, r->n_ops, err);
-	if (!st)
+	if (s->n_jsrows + r->n_ops > JS_CHUNK && flush_js(s, err) < 0)
 		return fail(s);
+	en = &s->jsents[s->n_jsents++];
+	en->first = s->n_jsrows;
+	en->n = r->n_ops;
+	en->ts = r->ts;
 	for (size_t i = 0; i < r->n_ops; i++) {
-		const struct jobstats_op *op = &r->ops[i];
-		unsigned int b = (unsigned int)(i * JOBSTATS_COLS);
+		struct js_row *row = &s->jsrows[s->n_jsrows++];
 
-		db_bind_text(st, b + 0, kind);
-		db_bind_text(st, b + 1, r->target);
-		db_bind_text(st, b + 2, r->job_id);
-		if (r->has_slurm_id)
-			db_bind_uint64(st, b + 3, r->slurm_id);
-		else
-			db_bind_null(st, b + 3);
-		db_bind_int64(st, b + 4, r->ts);
-		db_bind_text(st, b + 5, op->name);
-		db_bind_uint64(st, b + 6, op->samples);
-		db_bind_text(st, b + 7, op->unit);
-		db_bind_uint64(st, b + 8, op->min);
-		db_bind_uint64(st, b + 9, op->max);
-		db_bind_uint64(st, b + 10, op->sum);
+		row->kind = r->kind;
+		snprintf(row->target, sizeof(row->target), "%s", r->target);
+		snprintf(row->job_id, sizeof(row->job_id), "%s", r->job_id);
+		row->has_slurm_id = r->has_slurm_id;
+		row->slurm_id = r->slurm_id;
+		row->ts = r->ts;
+		row->op = r->ops[i];
 	}
-	if (db_exec(st, err) < 0)
-		return fail(s);
-	affected = db_affected(st);
-	if (affected) {
-		s->stats.stored++;
-		arrive(s, ARR_JOBSTATS, r->ts);
-	} else {
-		s->stats.skipped++;
-	}
+	/* stored or already stored: counted when written (flush_js) */
 	return record_done(s, err);
 }
 

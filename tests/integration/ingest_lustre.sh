@@ -134,6 +134,14 @@ for v in 2.12 2.15.0 2.15 2.16; do
 		"stored 0 samples, rejected 0 lines" "$out"
 	n=$((n + 1))
 done
+# Entries are written many at once: one missing among stored ones is
+# stored and counted alone, the others counted as already stored.
+q "DELETE FROM jobstats_raw WHERE target = 'lustre-OST0000' AND lustre_job_id = '4242'"
+fw ingest --format lustre-jobstats "$fx/jobstats-2.16.txt"
+check_match "job_stats: one entry missing among stored ones: stored alone" \
+	"stored 1 samples, rejected 0 lines \\(2 already stored" "$out"
+check_eq "job_stats: its rows back, none twice" "14	1" \
+	"$(q "SELECT COUNT(*), COUNT(DISTINCT ts) FROM jobstats_raw WHERE target = 'lustre-OST0000' AND lustre_job_id = '4242'")"
 check_eq "job_stats 2.16: a quoted, escaped id" "1" \
 	"$(q "SELECT COUNT(DISTINCT lustre_job_id) FROM jobstats_raw WHERE lustre_job_id = 'dd 500'")"
 
