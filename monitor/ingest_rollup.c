@@ -39,6 +39,14 @@ struct contrib {
 	double qsum, qmax;
 };
 
+struct hcontrib {
+	enum ingest_kind kind;
+	char name[128];
+	int64_t minute;
+	char op[8], phase[8];
+	uint64_t b[BEACON_BUCKETS];
+};
+
 static const size_t size_class[] = {ROLLUP_CHUNK, 32, 4, 1};
 #define N_CLASS 4
 
@@ -47,6 +55,9 @@ struct rollup_acc {
 	struct contrib *c;
 	size_t n, cap;
 	struct db_stmt *add[N_CLASS];
+	struct hcontrib *h;
+	size_t n_h, cap_h;
+	struct db_stmt *add_h[N_CLASS];
 };
 
 /* clang-format off */
@@ -74,6 +85,15 @@ static const char add_tail[] =
 	" COALESCE(queue_len_sum, 0) + VALUES(queue_len_sum)),"
 	" queue_len_samples = queue_len_samples + VALUES(queue_len_samples),"
 	" queue_len_avg = queue_len_sum / NULLIF(queue_len_samples, 0)";
+static const char add_h_head[] =
+	"INSERT INTO rollups_hist_minute (kind, name, minute, op, phase,"
+	" b0, b1, b2, b3, b4, b5, b6, b7) VALUES ";
+#define ADD_H_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define ADD_H_COLS 13
+static const char add_h_tail[] =
+	" ON DUPLICATE KEY UPDATE b0 = b0 + VALUES(b0), b1 = b1 + VALUES(b1),"
+	" b2 = b2 + VALUES(b2), b3 = b3 + VALUES(b3), b4 = b4 + VALUES(b4),"
+	" b5 = b5 + VALUES(b5), b6 = b6 + VALUES(b6), b7 = b7 + VALUES(b7)";
 /* clang-format on */
 
 struct rollup_acc *rollup_acc_create(struct db *db)
@@ -91,9 +111,12 @@ void rollup_acc_destroy(struct rollup_acc *a)
 
 	if (!a)
 		return;
-	for (size_t i = 0; i < N_CLASS; i++)
+	for (size_t i = 0; i < N_CLASS; i++) {
 		db_stmt_close(a->add[i]);
+		db_stmt_close(a->add_h[i]);
+	}
 	free(a->c);
+	free(a->h);
 	free(a);
 	errno = saved;
 }
@@ -101,6 +124,47 @@ void rollup_acc_destroy(struct rollup_acc *a)
 void rollup_acc_clear(struct rollup_acc *a)
 {
 	a->n = 0;
+	a->n_h = 0;
+}
+
+int rollup_acc_add_hist(struct rollup_acc *a, const struct rollup_hist_row *r,
+			fwd_error_t *err)
+{
+	int64_t m = rollup_minute(r->ts);
+	struct hcontrib *c = a->n_h ? &a->h[a->n_h - 1] : NULL;
+
+	if (!c || c->kind != r->kind || c->minute != m ||
+	    strcmp(c->op, r->op) != 0 || strcmp(c->phase, r->phase) != 0 ||
+	    strcmp(c->name, r->name) != 0) {
+		if (FWD_GROW(a->h, a->cap_h, a->n_h + 1, 1024) < 0)
+			return errprintf(err, "ingest: %s", strerror(errno));
+		c = &a->h[a->n_h++];
+		memset(c, 0, sizeof(*c));
+		c->kind = r->kind;
+		snprintf(c->name, sizeof(c->name), "%s", r->name);
+		snprintf(c->op, sizeof(c->op), "%s", r->op);
+		snprintf(c->phase, sizeof(c->phase), "%s", r->phase);
+		c->minute = m;
+	}
+	for (int i = 0; i < BEACON_BUCKETS; i++)
+		c->b[i] += r->b[i];
+	return 0;
+}
+
+static int cmp_hcontrib(const void *pa, const void *pb)
+{
+	const struct hcontrib *x = pa, *y = pb;
+	int d;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if ((d = strcmp(x->name, y->name)) != 0)
+		return d;
+	if (x->minute != y->minute)
+		return x->minute < y->minute ? -1 : 1;
+	if ((d = strcmp(x->op, y->op)) != 0)
+		return d;
+	return strcmp(x->phase, y->phase);
 }
 
 static void max_into(bool *has, double *cur, double v)
@@ -174,27 +238,78 @@ static void merge(struct contrib *into, const struct contrib *c)
 	into->qsum += c->qsum;
 }
 
-static struct db_stmt *add_stmt(struct rollup_acc *a, size_t cls,
-				fwd_error_t *err)
+static struct db_stmt *add_stmt(struct rollup_acc *a, struct db_stmt **cache,
+				size_t cls, const char *head, const char *row,
+				const char *tail, fwd_error_t *err)
 {
 	size_t k = size_class[cls];
-	size_t len =
-		sizeof(add_head) + k * (sizeof(ADD_ROW) + 2) + sizeof(add_tail);
+	size_t len = strlen(head) + k * (strlen(row) + 2) + strlen(tail) + 1;
 	char *sql, *p;
 
-	if (a->add[cls])
-		return a->add[cls];
+	if (cache[cls])
+		return cache[cls];
 	if (!(sql = malloc(len))) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		return NULL;
 	}
-	p = sql + sprintf(sql, "%s", add_head);
+	p = sql + sprintf(sql, "%s", head);
 	for (size_t i = 0; i < k; i++)
-		p += sprintf(p, "%s%s", i ? ", " : "", ADD_ROW);
-	strcpy(p, add_tail);
-	a->add[cls] = db_prepare(a->db, sql, err);
+		p += sprintf(p, "%s%s", i ? ", " : "", row);
+	strcpy(p, tail);
+	cache[cls] = db_prepare(a->db, sql, err);
 	free(sql);
-	return a->add[cls];
+	return cache[cls];
+}
+
+static size_t class_of(size_t n)
+{
+	size_t cls = 0;
+
+	while (size_class[cls] > n)
+		cls++;
+	return cls;
+}
+
+static int write_hist(struct rollup_acc *a, fwd_error_t *err)
+{
+	size_t n = 0, at = 0;
+
+	if (!a->n_h)
+		return 0;
+	qsort(a->h, a->n_h, sizeof(*a->h), cmp_hcontrib);
+	for (size_t i = 0; i < a->n_h; i++) {
+		if (n && !cmp_hcontrib(&a->h[n - 1], &a->h[i])) {
+			for (int b = 0; b < BEACON_BUCKETS; b++)
+				a->h[n - 1].b[b] += a->h[i].b[b];
+		} else if (n++ != i) {
+			a->h[n - 1] = a->h[i];
+		}
+	}
+	a->n_h = 0;
+	while (at < n) {
+		size_t cls = class_of(n - at), k = size_class[cls];
+		struct db_stmt *st = add_stmt(a, a->add_h, cls, add_h_head,
+					      ADD_H_ROW, add_h_tail, err);
+
+		if (!st)
+			return -1;
+		for (size_t j = 0; j < k; j++) {
+			const struct hcontrib *c = &a->h[at + j];
+			unsigned int b = (unsigned int)(j * ADD_H_COLS);
+
+			db_bind_text(st, b, ingest_kind_name(c->kind));
+			db_bind_text(st, b + 1, c->name);
+			db_bind_int64(st, b + 2, c->minute);
+			db_bind_text(st, b + 3, c->op);
+			db_bind_text(st, b + 4, c->phase);
+			for (unsigned int i = 0; i < BEACON_BUCKETS; i++)
+				db_bind_uint64(st, b + 5 + i, c->b[i]);
+		}
+		if (db_exec(st, err) < 0)
+			return -1;
+		at += k;
+	}
+	return 0;
 }
 
 static void bind_opt(struct db_stmt *st, unsigned int i, bool has, double v)
@@ -209,6 +324,10 @@ int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
 {
 	size_t n = 0, at = 0;
 
+	if (write_hist(a, err) < 0) {
+		a->n = 0;
+		return -1;
+	}
 	if (!a->n)
 		return 0;
 	qsort(a->c, a->n, sizeof(*a->c), cmp_contrib);
@@ -220,13 +339,11 @@ int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
 	}
 	a->n = 0;
 	while (at < n) {
-		size_t cls = 0, k;
-		struct db_stmt *st;
+		size_t cls = class_of(n - at), k = size_class[cls];
+		struct db_stmt *st = add_stmt(a, a->add, cls, add_head, ADD_ROW,
+					      add_tail, err);
 
-		while (size_class[cls] > n - at)
-			cls++;
-		k = size_class[cls];
-		if (!(st = add_stmt(a, cls, err)))
+		if (!st)
 			return -1;
 		for (size_t j = 0; j < k; j++) {
 			const struct contrib *c = &a->c[at + j];

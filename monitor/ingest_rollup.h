@@ -42,9 +42,21 @@ struct rollup_row {
 int rollup_acc_add(struct rollup_acc *a, const struct rollup_row *r,
 		   fwd_error_t *err);
 
-/* Add what was collected to rollups_minute (in key order, so concurrent
- * writers lock rows in the same order) and forget it.  0, or -1 with
- * err; the collected rows are forgotten either way. */
+/* One new row of samples_hist (an LWFS latency histogram's deltas):
+ * rollups_hist_minute holds their sums. */
+struct rollup_hist_row {
+	enum ingest_kind kind;
+	const char *name;
+	int64_t ts;
+	const char *op, *phase; /* "meta" "exe" ... */
+	const uint64_t *b;	/* [BEACON_BUCKETS] */
+};
+int rollup_acc_add_hist(struct rollup_acc *a, const struct rollup_hist_row *r,
+			fwd_error_t *err);
+
+/* Add what was collected to rollups_minute and rollups_hist_minute (in key
+ * order, so concurrent writers lock rows in the same order) and forget it.  0,
+ * or -1 with err; the collected rows are forgotten either way. */
 int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err);
 
 /* Forget what was collected (the transaction was rolled back). */

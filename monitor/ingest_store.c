@@ -81,7 +81,6 @@ struct ingest_store {
 	struct series_table *series;
 	struct ingest_stats stats;
 	struct db_stmt *raw_upsert;
-	struct db_stmt *hist_insert;
 	/* [n]: inserts the n operations of one entry in one statement */
 	struct db_stmt *jobstats_insert[JOBSTATS_MAX_OPS + 1];
 	struct db_stmt *state_load;
@@ -122,6 +121,9 @@ struct ingest_store {
 	struct js_entry *jsents;
 	size_t n_jsents;
 	struct db_stmt *js_multi[N_CLASS];
+	struct hist_buf *histbuf;
+	size_t n_hist;
+	struct db_stmt *hist_multi[N_CLASS];
 };
 
 enum { ARR_SAMPLES = 0, ARR_JOBSTATS = 1 };
@@ -140,6 +142,17 @@ struct js_row {
 struct js_entry {
 	size_t first, n;
 	int64_t ts;
+};
+
+/* LWFS histogram deltas buffered, written HIST_CHUNK at a time */
+#define HIST_CHUNK 500
+struct hist_buf {
+	char name[128];
+	int64_t ts;
+	enum beacon_op op;
+	enum beacon_phase phase;
+	double dt;
+	uint64_t b[BEACON_BUCKETS];
 };
 
 /* clang-format off */
@@ -165,10 +178,10 @@ static const char raw_ignore_head[] =
 static const char raw_multi_tail[] = RAW_TAIL;
 static const char raw_upsert_sql[] = RAW_HEAD RAW_ROW RAW_TAIL;
 
-static const char hist_insert_sql[] =
+static const char hist_ignore_head[] =
 	"INSERT IGNORE INTO samples_hist (kind, name, ts, op, phase, dt,"
-	" b0, b1, b2, b3, b4, b5, b6, b7)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	" b0, b1, b2, b3, b4, b5, b6, b7) VALUES ";
+#define HIST_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 static const char jobstats_insert_sql[] =
 	"INSERT IGNORE INTO jobstats_raw (kind, target, lustre_job_id, job_id,"
@@ -260,7 +273,6 @@ void ingest_store_close(struct ingest_store *s)
 	if (s->in_txn)
 		db_rollback(s->db);
 	db_stmt_close(s->raw_upsert);
-	db_stmt_close(s->hist_insert);
 	for (size_t i = 0; i <= JOBSTATS_MAX_OPS; i++)
 		db_stmt_close(s->jobstats_insert[i]);
 	db_stmt_close(s->state_load);
@@ -272,7 +284,9 @@ void ingest_store_close(struct ingest_store *s)
 		db_stmt_close(s->rollup_hist_multi[i]);
 		db_stmt_close(s->raw_ignore[i]);
 		db_stmt_close(s->js_multi[i]);
+		db_stmt_close(s->hist_multi[i]);
 	}
+	free(s->histbuf);
 	free(s->jsrows);
 	free(s->jsents);
 	rollup_acc_destroy(s->acc);
@@ -314,13 +328,13 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	s->acc = rollup_acc_create(db);
 	s->jsrows = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsrows));
 	s->jsents = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsents));
+	s->histbuf = calloc(HIST_CHUNK, sizeof(*s->histbuf));
 	if (!s->series || !s->touched || !s->rawbuf || !s->states ||
-	    !s->loaded || !s->acc || !s->jsrows || !s->jsents) {
+	    !s->loaded || !s->acc || !s->jsrows || !s->jsents || !s->histbuf) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		goto fail;
 	}
 	if (!(s->raw_upsert = db_prepare(db, raw_upsert_sql, err)) ||
-	    !(s->hist_insert = db_prepare(db, hist_insert_sql, err)) ||
 	    !(s->state_load = db_prepare(db, state_load_sql, err)) ||
 	    !(s->target_insert = db_prepare(db, target_insert_sql, err)))
 		goto fail;
@@ -702,6 +716,78 @@ static int save_state(const char *key, int64_t ts, const uint64_t *v, size_t n,
 	return 0;
 }
 
+/*
+ * Write the buffered histogram deltas: when every row of a chunk was new
+ * its contribution is added to rollups_hist_minute at the commit, else
+ * its minutes are recomputed (as flush_raw()).
+ */
+static int flush_hist(struct ingest_store *s, fwd_error_t *err)
+{
+	size_t at = 0;
+
+	while (at < s->n_hist) {
+		size_t c = class_for(s->n_hist - at), k = size_class[c];
+		const struct hist_buf *rows = &s->histbuf[at];
+		struct db_stmt *st =
+			multi_stmt(s, s->hist_multi, c, hist_ignore_head,
+				   HIST_ROW, "", err);
+		bool all_new;
+
+		if (!st)
+			return -1;
+		for (size_t i = 0; i < k; i++) {
+			const struct hist_buf *r = &rows[i];
+			unsigned int b = (unsigned int)(i * 14);
+
+			db_bind_text(st, b, "fwd");
+			db_bind_text(st, b + 1, r->name);
+			db_bind_int64(st, b + 2, r->ts);
+			db_bind_text(st, b + 3, beacon_op_name(r->op));
+			db_bind_text(st, b + 4, beacon_phase_name(r->phase));
+			db_bind_double(st, b + 5, r->dt);
+			for (unsigned int j = 0; j < BEACON_BUCKETS; j++)
+				db_bind_uint64(st, b + 6 + j, r->b[j]);
+		}
+		if (db_exec(st, err) < 0)
+			return -1;
+		all_new = db_affected(st) == k;
+		for (size_t i = 0; i < k; i++) {
+			const struct hist_buf *r = &rows[i];
+			struct rollup_hist_row hr = {
+				.kind = INGEST_FWD,
+				.name = r->name,
+				.ts = r->ts,
+				.op = beacon_op_name(r->op),
+				.phase = beacon_phase_name(r->phase),
+				.b = r->b,
+			};
+
+			if (all_new && rollup_minute(r->ts) >= s->horizon) {
+				if (rollup_acc_add_hist(s->acc, &hr, err) < 0)
+					return -1;
+			} else if (touch(s, INGEST_FWD, r->name, r->ts, true,
+					 err) < 0) {
+				return -1;
+			}
+		}
+		at += k;
+	}
+	s->n_hist = 0;
+	return 0;
+}
+
+/* The raw row being buffered for (kind, name, ts): the last one, when it
+ * is that row (a forwarder's LWFS lines of one time come together). */
+static struct raw_buf *raw_last(struct ingest_store *s, enum ingest_kind kind,
+				const char *name, int64_t ts)
+{
+	struct raw_buf *b = s->n_raw ? &s->rawbuf[s->n_raw - 1] : NULL;
+
+	if (b && b->kind == kind && b->ts == ts && !strcmp(b->name, name))
+		return b;
+	return NULL;
+}
+
 static void bind_js_row(struct db_stmt *st, unsigned int b,
 			const struct js_row *r)
 {
@@ -793,12 +879,13 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 
 	if (!s->in_txn)
 		return 0;
-	if (flush_raw(s, err) < 0 || flush_js(s, err) < 0 ||
-	    rollups_now(s, err) < 0 ||
+	if (flush_raw(s, err) < 0 || flush_hist(s, err) < 0 ||
+	    flush_js(s, err) < 0 || rollups_now(s, err) < 0 ||
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
 	    flush_states(s, err) < 0 || save_arrivals(s, err) < 0 ||
 	    db_commit(s->db, err) < 0) {
 		s->n_raw = 0;
+		s->n_hist = 0;
 		s->n_jsrows = s->n_jsents = 0;
 		s->n_touched = 0;
 		s->arr_has[0] = s->arr_has[1] = false;
@@ -824,6 +911,7 @@ static int record_done(struct ingest_store *s, fwd_error_t *err)
 static int fail(struct ingest_store *s)
 {
 	s->n_raw = 0;
+	s->n_hist = 0;
 	s->n_jsrows = s->n_jsents = 0;
 	s->n_states = 0;
 	s->n_touched = 0;
@@ -995,6 +1083,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 {
 	struct raw_row row = {.kind = INGEST_FWD, .name = name, .ts = r->ts};
 	uint64_t d[BEACON_BUCKETS], affected = 0, sum = 0;
+	struct raw_buf *b;
+	struct hist_buf *h;
 	char key[256], metric[16];
 	double dt = 0;
 	int u;
@@ -1011,6 +1101,14 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 					      (double)r->queue_len, err);
 		row.has_queue = true;
 		row.queue = (double)r->queue_len;
+		b = raw_last(s, INGEST_FWD, name, r->ts);
+		if (b) {
+			/* the row of this time's histogram lines */
+			b->has_queue = true;
+			b->queue = row.queue;
+			s->stats.stored++;
+			return record_done(s, err);
+		}
 		if (upsert_raw(s, &row, &affected, err) < 0)
 			return fail(s);
 		if (affected)
@@ -1052,46 +1150,44 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 		return record_done(s, err);
 	}
 
-	{
-		struct db_stmt *st = s->hist_insert;
-
-		db_bind_text(st, 0, "fwd");
-		db_bind_text(st, 1, name);
-		db_bind_int64(st, 2, r->ts);
-		db_bind_text(st, 3, beacon_op_name(r->op));
-		db_bind_text(st, 4, beacon_phase_name(r->phase));
-		db_bind_double(st, 5, dt);
-		for (unsigned int i = 0; i < BEACON_BUCKETS; i++)
-			db_bind_uint64(st, 6 + i, d[i]);
-		if (db_exec(st, err) < 0)
-			return fail(s);
-		affected = db_affected(st);
-	}
-	/* Requests completed in the interval = the exe histogram's delta. */
+	/* new deltas (after the series' baseline): buffered, written in
+	 * multi-row statements (flush_hist(), flush_raw()) */
+	if (s->n_hist == HIST_CHUNK && flush_hist(s, err) < 0)
+		return fail(s);
+	h = &s->histbuf[s->n_hist++];
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->ts = r->ts;
+	h->op = r->op;
+	h->phase = r->phase;
+	h->dt = dt;
+	memcpy(h->b, d, sizeof(h->b));
+	/* Requests completed in the interval = the exe histogram's delta,
+	 * in the forwarder's raw row of that time. */
 	if (r->phase == BEACON_EXE) {
 		static const enum influx_field col[] = {
 			[BEACON_META] = INFLUX_MD_OPS,
 			[BEACON_READ] = INFLUX_READ_OPS,
 			[BEACON_WRITE] = INFLUX_WRITE_OPS,
 		};
-		uint64_t a2 = 0;
 
 		for (unsigned int i = 0; i < BEACON_BUCKETS; i++)
 			sum += d[i];
-		row.has_dt = true;
-		row.dt = dt;
-		row.has[col[r->op]] = true;
-		row.v[col[r->op]] = sum;
-		if (upsert_raw(s, &row, &a2, err) < 0)
-			return fail(s);
-		affected |= a2;
+		b = raw_last(s, INGEST_FWD, name, r->ts);
+		if (!b) {
+			if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
+				return fail(s);
+			b = &s->rawbuf[s->n_raw++];
+			memset(b, 0, sizeof(*b));
+			b->kind = INGEST_FWD;
+			snprintf(b->name, sizeof(b->name), "%s", name);
+			b->ts = r->ts;
+		}
+		b->has_dt = true;
+		b->dt = dt;
+		b->has[col[r->op]] = true;
+		b->v[col[r->op]] = sum;
 	}
-	if (affected)
-		s->stats.stored++;
-	else
-		s->stats.skipped++;
-	if (touch(s, INGEST_FWD, name, r->ts, true, err) < 0)
-		return fail(s);
+	s->stats.stored++;
 	return record_done(s, err);
 }
 

@@ -111,6 +111,66 @@ for batch in 100000 100000 300 300; do
 		"$(from_raw)" "$(stored)"
 done
 
+# ---- LWFS (beacon-lwfs): histograms and the forwarders' raw rows ----
+# 6 forwarders, a line of each histogram and the queue length every 25 s
+genb() {
+	awk -v rounds="$1" 'BEGIN {
+		split("Meta exe,Meta wait,Read exe,Read wait,Write exe,Write wait", st, ",")
+		for (r = 0; r < rounds; r++) {
+			t = 1472292813 + r * 25
+			iso = strftime("%Y-%m-%dT%H:%M:%SZ", t, 1)
+			for (f = 1; f <= 6; f++) {
+				for (k = 1; k <= 6; k++) {
+					printf "10.0.0.%d [x]  [Trace]: %s:", f, st[k]
+					for (b = 0; b < 8; b++) printf " %d", r * (8 - b) * k + f * b
+					printf " %s\n", iso
+				}
+				printf "10.0.0.%d [x]  [Trace]: queue length: %d %s\n", f, (r * 7 + f) % 16, iso
+			}
+		}
+	}'
+}
+HIST_COLS="kind, name, minute, op, phase, b0, b1, b2, b3, b4, b5, b6, b7"
+hist_stored() {
+	q "SELECT $HIST_COLS FROM rollups_hist_minute ORDER BY kind, name, minute, op, phase"
+}
+hist_from_raw() {
+	q "SELECT kind, name, ts - MOD(ts, 60) AS m, op, phase, SUM(b0), SUM(b1), SUM(b2), SUM(b3), SUM(b4), SUM(b5), SUM(b6), SUM(b7) FROM samples_hist GROUP BY kind, name, m, op, phase ORDER BY kind, name, m, op, phase"
+}
+clear
+q "DELETE FROM samples_hist; DELETE FROM rollups_hist_minute"
+genb 40 >"$d/b.log"
+fw ingest --format beacon-lwfs --batch 13 "$d/b.log"
+check_eq "beacon, batches of 13: summary" \
+	"read 1680 lines, stored 1644 samples, rejected 0 lines (36 already stored or baselines, 0 ignored)" "$out"
+check_eq "beacon: histogram rollups are the raw rows' aggregate" "$(hist_from_raw)" "$(hist_stored)"
+check_eq "beacon: forwarder rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+# Read exe (the 3rd histogram) of 10.0.0.1 from 1472292840: rounds 2
+# and 3 (at 50 and 75 s); b0 grows by 8 x 3 a round; the raw row's
+# read_ops is the sum of the deltas, (8 + 7 + ... + 1) x 3 = 108 a round;
+# queue lengths 15 and 6
+check_eq "beacon: one minute's numbers" "48	216	2	10.5" \
+	"$(q "SELECT h.b0, r.read_ops, r.samples, r.queue_len_avg FROM rollups_hist_minute h JOIN rollups_minute r ON r.kind = h.kind AND r.name = h.name AND r.minute = h.minute WHERE h.name = '10.0.0.1' AND h.minute = 1472292840 AND h.op = 'read' AND h.phase = 'exe'")"
+ref_h=$(hist_stored)
+ref_r=$(stored)
+q "DELETE FROM counter_state"
+fw ingest --format beacon-lwfs "$d/b.log"
+check_eq "beacon re-ingest without baselines: histogram rollups unchanged" "$ref_h" "$(hist_stored)"
+check_eq "beacon re-ingest without baselines: forwarder rollups unchanged" "$ref_r" "$(stored)"
+clear
+q "DELETE FROM samples_hist; DELETE FROM rollups_hist_minute"
+"$fwdctl" --policy "$policy" ingest --format beacon-lwfs --batch 100000 "$d/b.log" >"$d/c1" 2>&1 &
+p1=$!
+"$fwdctl" --policy "$policy" ingest --format beacon-lwfs --batch 100000 "$d/b.log" >"$d/c2" 2>&1 &
+p2=$!
+wait $p1
+r1=$?
+wait $p2
+r2=$?
+check_eq "beacon, two ingests at once: both exit 0" "0 0" "$r1 $r2"
+check_eq "beacon, two ingests at once: the histogram rollups of one" "$ref_h" "$(hist_stored)"
+check_eq "beacon, two ingests at once: the forwarder rollups of one" "$ref_r" "$(stored)"
+
 # ---- a prune removed raw rows of minutes that keep their rollups ----
 # Recent data (a prune keeps 2 days of raw rows, all rollups), baselines
 # lost, the file ingested again: the pruned minutes are recomputed from
