@@ -396,6 +396,9 @@ static const char *const v5_stmts[] = {
  * average times their samples (every sample then had a queue length, as
  * forwarders' samples do).  ingest_horizon: the time before which a prune
  * may have removed raw rows; those minutes are always recomputed.
+ * ingest_lock: one row every ingest transaction holds (two ingests
+ * would otherwise deadlock: one's locking read of raw rows to recompute a
+ * minute against the other's new rows).
  * ingest_arrivals: the times of the forwarder samples and job_stats an
  * ingest wrote since the history loop last looked; history_examined: the
  * jobs that loop found without statistics, and when (it looks at them
@@ -422,6 +425,11 @@ static const char *const v6_stmts[] = {
 	" max_ts BIGINT NOT NULL,"
 	" PRIMARY KEY (source)"
 	")" TABLE_OPTS,
+	"CREATE TABLE IF NOT EXISTS ingest_lock ("
+	" id TINYINT UNSIGNED NOT NULL,"
+	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+	"INSERT IGNORE INTO ingest_lock (id) VALUES (1)",
 	"CREATE TABLE IF NOT EXISTS history_examined ("
 	" job_id BIGINT UNSIGNED NOT NULL,"
 	" examined_at BIGINT NOT NULL,"
@@ -445,7 +453,7 @@ static const struct schema_migration migrations[] = {
 	{ 5, "held-allocation and retention indexes",
 	  v5_stmts, N_ELEM(v5_stmts) },
 	{ 6, "additive rollups: queue length sums; ingest_horizon;"
-	  " ingest_arrivals, history_examined",
+	  " ingest_lock, ingest_arrivals, history_examined",
 	  v6_stmts, N_ELEM(v6_stmts) },
 };
 /* clang-format on */

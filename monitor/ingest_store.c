@@ -634,11 +634,19 @@ static int rollups_of(struct ingest_store *s, bool hist, fwd_error_t *err)
 	return 0;
 }
 
+/* How long a batch waits for another ingest's batch (ingest_lock). */
+#define LOCK_WAIT 120.0
+
+/* Open the batch's transaction.  It holds ingest_lock's row: concurrent
+ * ingests take turns batch by batch (a batch commits before its writer
+ * waits for input), instead of deadlocking. */
 static int begin(struct ingest_store *s, fwd_error_t *err)
 {
 	if (s->in_txn)
 		return 0;
-	if (db_begin(s->db, err) < 0)
+	if (db_begin_locked(
+		    s->db, "SELECT id FROM ingest_lock WHERE id = 1 FOR UPDATE",
+		    "ingest lock", LOCK_WAIT, err) < 0)
 		return -1;
 	s->in_txn = true;
 	return 0;

@@ -29,6 +29,7 @@ health_history monitor
 health_lock monitor
 ingest_horizon monitor
 ingest_arrivals monitor
+ingest_lock monitor
 history_examined controller
 jobs controller
 allocations controller
