@@ -368,10 +368,12 @@ struct ingest_store;
 
 /*
  * A writer on an open connection (controller role, schema checked).
- * Records are buffered into transactions of `batch` records (0 = 20000);
- * each commit also recomputes the per-minute rollups of the minutes it
- * touched and saves the counter baselines.  A failed batch is rolled back
- * and the error returned; nothing partial stays.
+ * Records are buffered into transactions of `batch` records (0 = 20000),
+ * each holding ingest_lock's row; each commit also brings the per-minute
+ * rollups of the minutes it touched up to date (added to for new rows,
+ * recomputed otherwise: monitor/ingest_rollup.h) and saves the counter
+ * baselines.  A failed batch is rolled back and the error returned;
+ * nothing partial stays.
  */
 struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 				       fwd_error_t *err);
