@@ -1346,21 +1346,35 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 	}
 	if (any_delta) {
 		/* new deltas (the series saw these values after its
-		 * baseline): buffered, written in multi-row statements */
-		struct raw_buf *b;
+		 * baseline): buffered, written in multi-row statements; a
+		 * row of the same time as the last one buffered (Telegraf
+		 * lustre2_lctl gives an OST's calls and bytes on two lines)
+		 * fills that one, as the upsert would */
+		struct raw_buf *b = raw_last(s, row.kind, row.name, row.ts);
 
-		if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
-			return fail(s);
-		b = &s->rawbuf[s->n_raw++];
-		b->kind = row.kind;
-		snprintf(b->name, sizeof(b->name), "%s", row.name);
-		b->ts = row.ts;
-		b->has_dt = row.has_dt;
-		b->dt = row.dt;
-		memcpy(b->has, row.has, sizeof(b->has));
-		memcpy(b->v, row.v, sizeof(b->v));
-		b->has_queue = row.has_queue;
-		b->queue = row.queue;
+		if (!b) {
+			if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
+				return fail(s);
+			b = &s->rawbuf[s->n_raw++];
+			memset(b, 0, sizeof(*b));
+			b->kind = row.kind;
+			snprintf(b->name, sizeof(b->name), "%s", row.name);
+			b->ts = row.ts;
+		}
+		if (row.has_dt) {
+			b->has_dt = true;
+			b->dt = row.dt;
+		}
+		for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
+			if (row.has[i]) {
+				b->has[i] = true;
+				b->v[i] = row.v[i];
+			}
+		}
+		if (row.has_queue) {
+			b->has_queue = true;
+			b->queue = row.queue;
+		}
 		s->stats.stored++;
 		/* its rollups: see flush_raw() */
 		return record_done(s, err);

@@ -111,6 +111,18 @@ for batch in 100000 100000 300 300; do
 		"$(from_raw)" "$(stored)"
 done
 
+# ---- Telegraf lustre2_lctl: an OST's calls and bytes on two lines ----
+clear
+awk 'BEGIN { for (p = 0; p < 30; p++) {
+	t = 1472292807 + p * 10
+	printf "lustre2_lctl_ost,host=oss1,volume=OST0009 stats_read_bytes_samples=%du %d000000000\n", p * 3, t
+	printf "lustre2_lctl_ost,host=oss1,unit=bytes,volume=OST0009 stats_read_bytes_max=4096u,stats_read_bytes_min=4096u,stats_read_bytes_sum=%du,stats_read_bytes_sumsq=0u %d000000000\n", p * 3 * 4096, t
+} }' >"$d/lctl.lp"
+fw ingest --format influx "$d/lctl.lp"
+check_eq "lctl: one raw row a time, with both counters" "29	29	29	87	356352" \
+	"$(q "SELECT COUNT(*), COUNT(read_ops), COUNT(read_bytes), SUM(read_ops), SUM(read_bytes) FROM samples_raw WHERE name = 'OST0009'")"
+check_eq "lctl: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+
 # ---- LWFS (beacon-lwfs): histograms and the forwarders' raw rows ----
 # 6 forwarders, a line of each histogram and the queue length every 25 s
 genb() {
