@@ -226,7 +226,7 @@ int main(void)
 		return 1;
 	bench_db_start(&b);
 	printf("bench_ingest: parse + store into MariaDB %s (prepared "
-	       "multi-row statements, 5000 records per transaction)\n",
+	       "multi-row statements, 20000 records per transaction)\n",
 	       b.sock);
 
 	/* beacon-lwfs */

@@ -130,14 +130,19 @@ static int cmd_history(struct fwdctl_ctx *ctx, int argc, char **argv)
 	db_close(db);
 	if (json) {
 		json_t *o = json_pack(
-			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "busy",
-			st.busy, "examined", (json_int_t)st.examined,
+			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			"s:I, s:I}",
+			"busy", st.busy, "examined", (json_int_t)st.examined,
 			"from_jobstats", (json_int_t)st.from_jobstats,
 			"from_forwarders", (json_int_t)st.from_forwarders,
 			"kept", (json_int_t)st.kept, "unchanged",
 			(json_int_t)st.unchanged, "no_data",
 			(json_int_t)st.no_data, "profiles",
-			(json_int_t)st.profiles);
+			(json_int_t)st.profiles, "by_program",
+			(json_int_t)st.by_program, "unmatched_ambiguous",
+			(json_int_t)st.unmatched_ambiguous, "unmatched_user",
+			(json_int_t)st.unmatched_user, "not_reexamined",
+			(json_int_t)st.not_reexamined);
 
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
@@ -153,6 +158,21 @@ static int cmd_history(struct fwdctl_ctx *ctx, int argc, char **argv)
 		       " profiles updated\n",
 		       st.examined, st.from_jobstats, st.from_forwarders,
 		       st.kept, st.unchanged, st.no_data, st.profiles);
+		if (st.not_reexamined)
+			printf("of the jobs without statistics, %" PRIu64
+			       " were found so less than history_loop.late "
+			       "ago and nothing of their run arrived since: "
+			       "not looked at again\n",
+			       st.not_reexamined);
+		if (st.by_program || st.unmatched_ambiguous ||
+		    st.unmatched_user)
+			printf("job_stats ids of program.uid: %" PRIu64
+			       " matched to their job, unmatched: %" PRIu64
+			       " (another job of the same user and name ran "
+			       "then), %" PRIu64 " (user without a uid on "
+			       "this host)\n",
+			       st.by_program, st.unmatched_ambiguous,
+			       st.unmatched_user);
 	}
 	return FWD_EXIT_OK;
 }

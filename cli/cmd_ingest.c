@@ -39,7 +39,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: fwdctl ingest --format FORMAT [--target NAME] [--batch N] [--json]\n"
-"                     [--precision ns|us|ms|s] [--strict] [FILE|-]\n"
+"                     [--precision ns|us|ms|s] [--strict] [--timezone ZONE]\n"
+"                     [FILE|-]\n"
 "\n"
 "Load monitoring data into the fwdalloc database (db/SCHEMA.md):\n"
 "per-interval deltas of cumulative counters into samples_raw and\n"
@@ -64,7 +65,9 @@ static void usage(FILE *f)
 "                    jobstats_* fields into jobstats_raw) and\n"
 "                    inputs.lustre2_lctl (lustre2_lctl_ost/_mdt, tags\n"
 "                    volume=, jobid=, unit=: jobstats_<op>_samples/_min/\n"
-"                    _max/_sum, stats_read_bytes_*, stats_write_bytes_*).\n"
+"                    _max/_sum, stats_read_bytes_*, stats_write_bytes_*;\n"
+"                    MDT md_stats stats_<op>_samples of the metadata\n"
+"                    operations, summed into md_ops).\n"
 "                    `telegraf --test` output (\"> \" prefix) is accepted.\n"
 "                    Other measurements and unused Lustre lines are\n"
 "                    ignored and counted by kind in the summary.\n"
@@ -78,7 +81,9 @@ static void usage(FILE *f)
 "                    TRESUsageInTot,TRESUsageOutTot`: jobs that ran before\n"
 "                    fwdalloc saw them join the jobs table, and their\n"
 "                    fs/lustre TRES (acct_gather_filesystem/lustre) become\n"
-"                    their history (source sacct).\n"
+"                    their history (source sacct).  Start and End are\n"
+"                    wall-clock times of the zone of the host sacct ran\n"
+"                    on: read in fwdctl's time zone (TZ), or --timezone.\n"
 "  darshan           FILE... each the output of `darshan-parser --total\n"
 "                    --perf LOG` or `darshan-parser LOG` for one job: its\n"
 "                    I/O summary (job id, processes, bytes, operations,\n"
@@ -89,11 +94,14 @@ static void usage(FILE *f)
 "  -f, --format FORMAT  one of the above (required)\n"
 "  --target NAME        lustre-jobstats: target of `lctl get_param -n` output\n"
 "                       that has no 'obdfilter.NAME.job_stats=' line\n"
-"  --batch N            records per transaction (default 5000)\n"
+"  --batch N            records per transaction (default 20000)\n"
 "  --precision P        influx: unit of the timestamps, ns (default, as\n"
 "                       InfluxDB), us, ms or s (Telegraf's precision).  A\n"
 "                       time before 2000 or more than a day ahead is an\n"
 "                       error on its line.\n"
+"  --timezone ZONE      sacct: the time zone of the host sacct ran on\n"
+"                       (Europe/Paris, UTC...; default: fwdctl's own, TZ),\n"
+"                       by its rules at each date (daylight saving)\n"
 "  --strict             lines that are understood but not used (other\n"
 "                       measurements, brw_stats...) are errors (exit 2)\n"
 "  --json               print the summary as JSON\n"
@@ -146,6 +154,10 @@ struct run {
 	/* an influx job_stats record being joined (lustre2_lctl) */
 	struct jobstats_rec *js_pending;
 	bool has_pending;
+	/* a lustre2_lctl md_stats sample being joined, from line md_line */
+	struct influx_rec md_pending;
+	bool has_md;
+	long md_line;
 	struct fwdctl_ctx *ctx;
 	struct db *db;
 	size_t batch;
@@ -338,6 +350,21 @@ static int flush_pending(struct run *r, fwd_error_t *err)
 	return store_jobstats(r, r->js_pending, err);
 }
 
+/* Store the md_stats sample being joined, if any (a rejected one is
+ * reported on its first line). */
+static int flush_md(struct run *r, fwd_error_t *err)
+{
+	if (!r->has_md)
+		return 0;
+	r->has_md = false;
+	if (ingest_store_influx(r->store, &r->md_pending, err) < 0) {
+		if (errno != EINVAL)
+			return -1;
+		reject(r, r->md_line, err->text);
+	}
+	return 0;
+}
+
 static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 {
 	struct ingest_reader *rd = malloc(sizeof(*rd));
@@ -397,6 +424,17 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 			struct influx_rec rec;
 
 			p = influx_parse(line, &o, &rec, js, &perr);
+			if (p == INGEST_OK && rec.md_part) {
+				if (r->has_md &&
+				    influx_merge_md(&r->md_pending, &rec))
+					continue;
+				if (flush_md(r, err) < 0)
+					goto out;
+				r->md_pending = rec;
+				r->md_line = rd->lineno;
+				r->has_md = true;
+				continue;
+			}
 			if (p == INGEST_OK &&
 			    ingest_store_influx(r->store, &rec, err) < 0) {
 				if (errno == EINVAL) {
@@ -426,7 +464,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 		else if (p == INGEST_SKIP)
 			ignore(r, rd->lineno, "");
 	}
-	if (flush_pending(r, err) < 0)
+	if (flush_pending(r, err) < 0 || flush_md(r, err) < 0)
 		goto out;
 	if (ferror(in)) {
 		errprintf(err, "%s: read error: %s", r->path, strerror(errno));
@@ -618,12 +656,13 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"precision", required_argument, NULL, 'P'},
 		{"strict", no_argument, NULL, 'S'},
+		{"timezone", required_argument, NULL, 'Z'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct run r = {
 		.last_fwd = -1, .json = ctx->json, .ctx = ctx, .unit_ns = 1};
-	const char *format = NULL, *target = NULL;
+	const char *format = NULL, *target = NULL, *tz = NULL;
 	fwd_error_t err = {{0}};
 	unsigned long batch = 0;
 	enum format fmt;
@@ -675,6 +714,17 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		case 'S':
 			r.strict = true;
 			break;
+		case 'Z':
+			if (!fwd_timezone_known(optarg)) {
+				fwdctl_err("ingest: --timezone '%s': no such "
+					   "time zone (a name of "
+					   "/usr/share/zoneinfo, e.g. "
+					   "Europe/Paris, or UTC)",
+					   optarg);
+				return FWD_EXIT_USAGE;
+			}
+			tz = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return FWD_EXIT_OK;
@@ -688,9 +738,13 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			   "lustre-jobstats, darshan or sacct)");
 		return FWD_EXIT_USAGE;
 	}
+	if (tz && strcmp(format, "sacct") != 0) {
+		fwdctl_err("ingest: --timezone is for --format sacct");
+		return FWD_EXIT_USAGE;
+	}
 	if (!strcmp(format, "sacct"))
 		return ingest_sacct_files(ctx, argv + optind, argc - optind,
-					  r.json);
+					  r.json, tz);
 	if (!strcmp(format, "darshan"))
 		return ingest_darshan_files(ctx, argv + optind, argc - optind,
 					    r.json);

@@ -12,7 +12,9 @@ struct fwdctl_ctx;
 int ingest_darshan_files(struct fwdctl_ctx *ctx, char **files, int n,
 			 bool json);
 
-/* --format sacct: `sacct --parsable2` output. */
-int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json);
+/* --format sacct: `sacct --parsable2` output, its times in time zone tz
+ * (NULL: fwdctl's own, TZ). */
+int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
+		       const char *tz);
 
 #endif

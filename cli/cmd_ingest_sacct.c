@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,7 +20,8 @@
 #include "controller/sacct.h"
 #include "db/db.h"
 
-int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
+int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
+		       const char *tz)
 {
 	struct sacct_stats tot = {0};
 	struct policy *p = fwdctl_policy(ctx);
@@ -29,6 +31,14 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
 
 	if (!p)
 		return FWD_EXIT_USAGE;
+	/* sacct's times are wall-clock times of its host's zone */
+	if (tz) {
+		if (setenv("TZ", tz, 1) != 0) {
+			fwdctl_err("ingest: --timezone: %s", strerror(errno));
+			return FWD_EXIT_USAGE;
+		}
+		tzset();
+	}
 	if (!(db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc)))
 		return rc;
 	for (int i = 0; i < (n ? n : 1); i++) {

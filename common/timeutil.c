@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "common/timeutil.h"
@@ -243,4 +244,42 @@ void fwd_time_format(double t, char *buf, size_t len)
 void fwd_time_format_ms(double t, char *buf, size_t len)
 {
 	format(t, true, buf, len);
+}
+
+int fwd_time_local(double wall, double *out)
+{
+	time_t w = (time_t)wall, t;
+	struct tm tm;
+
+	if (wall < 0 || !gmtime_r(&w, &tm)) {
+		errno = EINVAL;
+		return -1;
+	}
+	tm.tm_isdst = -1;
+	t = mktime(&tm);
+	if (t == (time_t)-1 || t < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*out = (double)t + (wall - (double)w);
+	return 0;
+}
+
+bool fwd_timezone_known(const char *zone)
+{
+	const char *dir = getenv("TZDIR");
+	char path[4096];
+	struct stat st;
+
+	if (!zone || !*zone || *zone == '/' || *zone == ':' ||
+	    strstr(zone, ".."))
+		return false;
+	if (!strcmp(zone, "UTC"))
+		return true;
+	if (!dir || !*dir)
+		dir = "/usr/share/zoneinfo";
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, zone) >=
+	    sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -46,6 +46,22 @@ int fwd_time_parse_epoch(const char *s, double *out);
  */
 int fwd_time_parse(const char *s, double now, double *out);
 
+/*
+ * A wall-clock time of the local time zone (TZ), given as the seconds it
+ * would be in UTC (fwd_time_parse_iso() of "2023-03-26T01:30:00"), to
+ * epoch seconds, by the zone's rules at that date (mktime(), daylight
+ * saving decided by the zone).  A time a spring-forward skips moves on by
+ * the gap ("02:30" of a one-hour gap is 03:30); a fall-back's repeated
+ * hour is one of its two instants, as the C library chooses.  0, or -1
+ * with errno EINVAL (before 1970 or unrepresentable).
+ */
+int fwd_time_local(double wall, double *out);
+
+/* True when zone names time-zone data: "UTC", or a file of $TZDIR
+ * (default /usr/share/zoneinfo) such as "Europe/Paris".  A name glibc
+ * does not know would silently be read as UTC. */
+bool fwd_timezone_known(const char *zone);
+
 /* "2026-11-22T02:30:00Z" into buf (>= 21 bytes); "-" for t <= 0. */
 void fwd_time_format(double t, char *buf, size_t len);
 /* "2026-11-22T02:30:00.123Z" into buf (>= 25 bytes). */

@@ -43,6 +43,15 @@ struct history_run_stats {
 	uint64_t unchanged; /* summaries that did not change */
 	uint64_t no_data;   /* jobs with no statistics (yet) */
 	uint64_t profiles;  /* profiles recomputed */
+	/* jobs.jobid_name naming the process (%e.%u, ids like dd.500): job
+	 * statistics found by the job's name and its user's uid, and jobs
+	 * left without them because another job of the same user and name
+	 * ran at the same time, or the user has no uid on this host */
+	uint64_t by_program, unmatched_ambiguous, unmatched_user;
+	/* of no_data: found without statistics by a run less than
+	 * history_loop.late ago, and none of their run arrived since: not
+	 * looked at again */
+	uint64_t not_reexamined;
 };
 
 int ctl_history_run(struct db *db, const struct policy *p, int64_t now,

@@ -53,24 +53,20 @@ static int bad(fwd_error_t *err, long line, const char *what, const char *v)
 	return errprintf(err, "line %ld: %s: '%.60s'", line, what, v);
 }
 
-/* A sacct time ("2023-11-14T22:13:20", local time) in seconds; 0 for
+/* A sacct time ("2023-11-14T22:13:20", in the local time zone of the
+ * host sacct ran on: the caller sets TZ to it) in seconds; 0 for
  * Unknown / None. */
 static int sacct_time(const char *s, int64_t *out)
 {
-	double t;
-	struct tm tm;
-	time_t tt;
+	double wall, t;
 
 	*out = 0;
 	if (!strcmp(s, "Unknown") || !strcmp(s, "None") || !*s)
 		return 0;
-	if (fwd_time_parse_iso(s, strlen(s), 0, &t) < 0)
+	if (fwd_time_parse_iso(s, strlen(s), 0, &wall) < 0 ||
+	    fwd_time_local(wall, &t) < 0)
 		return -1;
-	/* read as UTC: take the local offset of that moment off */
-	tt = (time_t)t;
-	if (!localtime_r(&tt, &tm))
-		return -1;
-	*out = (int64_t)t - tm.tm_gmtoff;
+	*out = (int64_t)t;
 	return 0;
 }
 

@@ -12,8 +12,11 @@
  * lines (1234.batch, 1234.0, 1234.extern) hold the usage, whose fs/lustre
  * TRES (acct_gather_filesystem/lustre) is the bytes read (In) and written
  * (Out) on Lustre.  Without --noconvert sacct rounds sizes ("1.50G"):
- * they are read, but lose precision.  Start and End are local times
- * (sacct's default format).
+ * they are read, but lose precision.  Start and End are wall-clock
+ * times of the local time zone of the host sacct ran on (sacct's default
+ * format, without a zone): they are read in the process's TZ, by the
+ * zone's rules at each date (daylight saving), so the caller sets TZ to
+ * that zone (fwdctl ingest --timezone).
  */
 
 #include <stdbool.h>

@@ -389,6 +389,25 @@ static const char *const v5_stmts[] = {
 };
 /* clang-format on */
 
+/*
+ * Rollups kept by addition (monitor/ingest_rollup.c): the sum and the
+ * number of the queue lengths behind queue_len_avg, so a batch of new
+ * rows adds to a minute's average exactly.  Rows from before have their
+ * average times their samples (every sample then had a queue length, as
+ * forwarders' samples do).  ingest_horizon: the time before which a prune
+ * may have removed raw rows; those minutes are always recomputed.
+ * ingest_lock: one row every ingest transaction holds (two ingests
+ * would otherwise deadlock: one's locking read of raw rows to recompute a
+ * minute against the other's new rows).
+ * ingest_arrivals: the times of the forwarder samples and job_stats an
+ * ingest wrote since the history loop last looked; history_examined: the
+ * jobs that loop found without statistics, and when (it looks at them
+ * again when statistics of their run arrive, or history_loop.late
+ * later).
+ */
+/* clang-format off */
+/* clang-format on */
+
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* clang-format off */
@@ -397,6 +416,37 @@ static const char *const v5_stmts[] = {
 static const char *const v6_stmts[] = {
 	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS forwarders_private"
 	" TINYINT(1) NOT NULL DEFAULT 0",
+};
+static const char *const v7_stmts[] = {
+	"ALTER TABLE rollups_minute"
+	" ADD COLUMN IF NOT EXISTS queue_len_sum DOUBLE NULL,"
+	" ADD COLUMN IF NOT EXISTS queue_len_samples INT UNSIGNED NOT NULL"
+	" DEFAULT 0",
+	"UPDATE rollups_minute SET queue_len_samples = samples,"
+	" queue_len_sum = queue_len_avg * samples"
+	" WHERE queue_len_avg IS NOT NULL AND queue_len_samples = 0",
+	"CREATE TABLE IF NOT EXISTS ingest_horizon ("
+	" id TINYINT UNSIGNED NOT NULL,"
+	" before_ts BIGINT NOT NULL,"
+	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+	"CREATE TABLE IF NOT EXISTS ingest_arrivals ("
+	" source VARCHAR(16) NOT NULL,"
+	" min_ts BIGINT NOT NULL,"
+	" max_ts BIGINT NOT NULL,"
+	" PRIMARY KEY (source)"
+	")" TABLE_OPTS,
+	"CREATE TABLE IF NOT EXISTS ingest_lock ("
+	" id TINYINT UNSIGNED NOT NULL,"
+	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+	"INSERT IGNORE INTO ingest_lock (id) VALUES (1)",
+	"CREATE TABLE IF NOT EXISTS history_examined ("
+	" job_id BIGINT UNSIGNED NOT NULL,"
+	" examined_at BIGINT NOT NULL,"
+	" PRIMARY KEY (job_id),"
+	" KEY history_examined_at (examined_at)"
+	")" TABLE_OPTS,
 };
 
 static const struct schema_migration migrations[] = {
@@ -411,6 +461,9 @@ static const struct schema_migration migrations[] = {
 	  v5_stmts, N_ELEM(v5_stmts) },
 	{ 6, "job_io.forwarders_private",
 	  v6_stmts, N_ELEM(v6_stmts) },
+	{ 7, "additive rollups: queue length sums; ingest_horizon;"
+	  " ingest_lock, ingest_arrivals, history_examined",
+	  v7_stmts, N_ELEM(v7_stmts) },
 };
 /* clang-format on */
 

@@ -110,7 +110,16 @@ struct influx_rec {
 	/* influx_parse() on INGEST_SKIP of a data line: what was not used,
 	 * e.g. "cpu", "lustre2 brw_stats" ("" for blank lines, comments) */
 	char ignored[96];
+	/* lustre2_lctl md_stats: md_ops holds the samples of the metadata
+	 * operations of this line only; the listing gives one operation a
+	 * line: add the other lines of the same target and time with
+	 * influx_merge_md() before storing */
+	bool md_part;
 };
+
+/* Add r's md_ops into *into when both are md_stats parts of the same
+ * target at the same time: 1 joined, 0 another record (into unchanged). */
+int influx_merge_md(struct influx_rec *into, const struct influx_rec *r);
 
 /*
  * One line of InfluxDB line protocol
@@ -152,7 +161,9 @@ struct influx_opts {
  *    lustre2_lctl_mdt, tags volume=, jobid=, unit=): job_stats fields
  *    jobstats_<op>_samples / _min / _max / _sum / _sumsq (one line holds
  *    samples, the next min/max/sum: join them with jobstats_merge()),
- *    OST stats_read_bytes_* / stats_write_bytes_*.
+ *    OST stats_read_bytes_* / stats_write_bytes_*; MDT md_stats
+ *    stats_<op>_samples of the metadata operations (one a line:
+ *    out->md_part, see influx_merge_md()).
  * A "> " prefix (telegraf --test) is removed.  The kind of a lustre2
  * target comes from its name (OST / MDT in it).  Timestamps are in
  * o->unit_ns.  Returns INGEST_OK (a sample in *out), INGEST_JOBSTATS
@@ -228,6 +239,20 @@ int jobstats_merge(struct jobstats_rec *into, const struct jobstats_rec *r);
  * job), -1 with errno EINVAL for a pattern with another code.
  */
 int jobstats_map_id(const char *pattern, const char *job_id, uint64_t *id);
+
+/*
+ * The job_stats id a process of program `prog` run by user `uid` gets
+ * under the clients' jobid_name `pattern` when the pattern names the
+ * process, not the job: Lustre's default procname_uid ("%e.%u", ids like
+ * dd.500).  %e is the kernel's task name (current->comm: the executable's
+ * name, at most 15 bytes), %u the numeric fsuid, %% a percent sign;
+ * Lustre drops the pattern's white space (jobid_interpret_string()).
+ * 1 with the id in out[cap], 0 when the pattern lacks %e or %u or has a
+ * code whose value cannot be known afterwards (%g %h %H %j %p), -1 with
+ * errno EINVAL (bad pattern) or ENAMETOOLONG.
+ */
+int jobstats_proc_id(const char *pattern, const char *prog, uint32_t uid,
+		     char *out, size_t cap);
 int jobstats_pattern_check(const char *pattern);
 
 /* ---- series engine: cumulative counters -> deltas ---- */
@@ -343,10 +368,12 @@ struct ingest_store;
 
 /*
  * A writer on an open connection (controller role, schema checked).
- * Records are buffered into transactions of `batch` records (0 = 5000);
- * each commit also recomputes the per-minute rollups of the minutes it
- * touched and saves the counter baselines.  A failed batch is rolled back
- * and the error returned; nothing partial stays.
+ * Records are buffered into transactions of `batch` records (0 = 20000),
+ * each holding ingest_lock's row; each commit also brings the per-minute
+ * rollups of the minutes it touched up to date (added to for new rows,
+ * recomputed otherwise: monitor/ingest_rollup.h) and saves the counter
+ * baselines.  A failed batch is rolled back and the error returned;
+ * nothing partial stays.
  */
 struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 				       fwd_error_t *err);

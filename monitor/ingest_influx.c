@@ -388,7 +388,7 @@ int influx_parse(const char *line, const struct influx_opts *o,
 	const char *p = line;
 	bool have_name = false, any = false, has_client = false,
 	     has_brw = false, kind_known = true;
-	bool any_js = false, md_any = false;
+	bool any_js = false, md_any = false, md_data = false, md_lat = false;
 	uint64_t md_sum = 0;
 	enum meas m;
 	int n;
@@ -621,6 +621,22 @@ int influx_parse(const char *line, const struct influx_opts *o,
 				md_sum += u;
 				md_any = true;
 			}
+		} else if (m == M_LCTL_MDT &&
+			   lctl_field(key, "stats_", op, sizeof(op), &what)) {
+			/* md_stats: the samples of metadata operations;
+			 * min/max/sum are latencies (usecs) or 1/1/samples
+			 * (reqs), Data-on-MDT I/O is not metadata */
+			if (what != JOBSTATS_HAS_SAMPLES) {
+				md_lat = true;
+			} else if (!is_md_op(op)) {
+				md_data = true;
+			} else {
+				if (as_counter(&v, key, &u, err) < 0)
+					return -1;
+				md_sum += u;
+				md_any = true;
+				out->md_part = true;
+			}
 		}
 	next:
 		if (*p && *p != ',' && *p != ' ' && *p != '\t') {
@@ -728,13 +744,22 @@ int influx_parse(const char *line, const struct influx_opts *o,
 	}
 	if (!any) {
 		snprintf(out->ignored, sizeof(out->ignored), "%.20s %s", meas,
-			 m == M_LCTL_MDT
-				 ? "md_stats lines (one operation per "
-				   "line: use job_stats)"
-				 : "fields other than the I/O counters");
+			 md_lat	   ? "md_stats min/max/sum (latencies)"
+			 : md_data ? "md_stats operations other than "
+				     "metadata"
+				   : "fields other than the I/O counters");
 		return INGEST_SKIP;
 	}
 	return INGEST_OK;
+}
+
+int influx_merge_md(struct influx_rec *into, const struct influx_rec *r)
+{
+	if (!into->md_part || !r->md_part || into->kind != r->kind ||
+	    into->ts_ns != r->ts_ns || strcmp(into->name, r->name) != 0)
+		return 0;
+	into->counter[INFLUX_MD_OPS] += r->counter[INFLUX_MD_OPS];
+	return 1;
 }
 
 int influx_parse_line(const char *line, int64_t now_ns, struct influx_rec *out,

@@ -30,10 +30,11 @@
 #include "common/units.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
+#include "monitor/ingest_rollup.h"
 #include "monitor/inventory.h"
 #include "policies/policy.h"
 
-#define DEFAULT_BATCH 5000
+#define DEFAULT_BATCH 20000
 #define MAX_TOUCHED 1024
 
 #define RAW_CHUNK 500
@@ -80,7 +81,6 @@ struct ingest_store {
 	struct series_table *series;
 	struct ingest_stats stats;
 	struct db_stmt *raw_upsert;
-	struct db_stmt *hist_insert;
 	/* [n]: inserts the n operations of one entry in one statement */
 	struct db_stmt *jobstats_insert[JOBSTATS_MAX_OPS + 1];
 	struct db_stmt *state_load;
@@ -104,6 +104,55 @@ struct ingest_store {
 	struct db_stmt *rollup_hist_multi[N_CLASS];
 	/* components whose stored baselines were loaded (kind\tname) */
 	struct series_table *loaded;
+	/* the first try of a chunk of raw rows: INSERT IGNORE, all new? */
+	struct db_stmt *raw_ignore[N_CLASS];
+	/* the rollup contributions of raw rows known to be new */
+	struct rollup_acc *acc;
+	/* minutes before this may have lost raw rows to a prune: their
+	 * rollups are recomputed, never added to (ingest_horizon) */
+	int64_t horizon;
+	/* the times of the forwarder samples and job_stats snapshots this
+	 * transaction wrote (ingest_arrivals, for the history loop) */
+	bool arr_has[2];
+	int64_t arr_min[2], arr_max[2];
+	/* job_stats rows not written yet, and the entries they belong to */
+	struct js_row *jsrows;
+	size_t n_jsrows;
+	struct js_entry *jsents;
+	size_t n_jsents;
+	struct db_stmt *js_multi[N_CLASS];
+	struct hist_buf *histbuf;
+	size_t n_hist;
+	struct db_stmt *hist_multi[N_CLASS];
+};
+
+enum { ARR_SAMPLES = 0, ARR_JOBSTATS = 1 };
+
+/* job_stats entries buffered, written JS_CHUNK rows at a time */
+#define JS_CHUNK 500
+struct js_row {
+	enum ingest_kind kind;
+	char target[128];
+	char job_id[256];
+	bool has_slurm_id;
+	uint64_t slurm_id;
+	int64_t ts;
+	struct jobstats_op op;
+};
+struct js_entry {
+	size_t first, n;
+	int64_t ts;
+};
+
+/* LWFS histogram deltas buffered, written HIST_CHUNK at a time */
+#define HIST_CHUNK 500
+struct hist_buf {
+	char name[128];
+	int64_t ts;
+	enum beacon_op op;
+	enum beacon_phase phase;
+	double dt;
+	uint64_t b[BEACON_BUCKETS];
 };
 
 /* clang-format off */
@@ -123,13 +172,16 @@ struct ingest_store {
 	" md_ops = COALESCE(VALUES(md_ops), md_ops)," \
 	" queue_len = COALESCE(VALUES(queue_len), queue_len)"
 static const char raw_multi_head[] = RAW_HEAD;
+static const char raw_ignore_head[] =
+	"INSERT IGNORE INTO samples_raw (kind, name, ts, dt, read_bytes,"
+	" write_bytes, read_ops, write_ops, md_ops, queue_len) VALUES ";
 static const char raw_multi_tail[] = RAW_TAIL;
 static const char raw_upsert_sql[] = RAW_HEAD RAW_ROW RAW_TAIL;
 
-static const char hist_insert_sql[] =
+static const char hist_ignore_head[] =
 	"INSERT IGNORE INTO samples_hist (kind, name, ts, op, phase, dt,"
-	" b0, b1, b2, b3, b4, b5, b6, b7)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	" b0, b1, b2, b3, b4, b5, b6, b7) VALUES ";
+#define HIST_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 static const char jobstats_insert_sql[] =
 	"INSERT IGNORE INTO jobstats_raw (kind, target, lustre_job_id, job_id,"
@@ -162,13 +214,14 @@ static const char state_multi_tail[] =
 static const char rollup_multi_head[] =
 	"INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,"
 	" write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
-	" write_bps_max, queue_len_avg, queue_len_max)"
+	" write_bps_max, queue_len_avg, queue_len_max, queue_len_sum,"
+	" queue_len_samples)"
 	" SELECT kind, name, ts - MOD(ts, 60) AS m, COUNT(*),"
 	" COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0),"
 	" COALESCE(SUM(read_ops), 0), COALESCE(SUM(write_ops), 0),"
 	" COALESCE(SUM(md_ops), 0),"
 	" MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)),"
-	" AVG(queue_len), MAX(queue_len)"
+	" AVG(queue_len), MAX(queue_len), SUM(queue_len), COUNT(queue_len)"
 	" FROM samples_raw WHERE ts >= ? AND ts < ? AND (kind, name) IN (";
 static const char rollup_multi_tail[] =
 	") GROUP BY kind, name, m"
@@ -178,7 +231,9 @@ static const char rollup_multi_tail[] =
 	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
 	" write_bps_max = VALUES(write_bps_max),"
 	" queue_len_avg = VALUES(queue_len_avg),"
-	" queue_len_max = VALUES(queue_len_max)";
+	" queue_len_max = VALUES(queue_len_max),"
+	" queue_len_sum = VALUES(queue_len_sum),"
+	" queue_len_samples = VALUES(queue_len_samples)";
 static const char rollup_hist_multi_head[] =
 	"INSERT INTO rollups_hist_minute (kind, name, minute, op, phase,"
 	" b0, b1, b2, b3, b4, b5, b6, b7)"
@@ -193,6 +248,18 @@ static const char rollup_hist_multi_tail[] =
 	" b6 = VALUES(b6), b7 = VALUES(b7)";
 #define KN_ROW "(?, ?)"
 
+static const char horizon_sql[] =
+	"SELECT COALESCE(MAX(before_ts), 0) FROM ingest_horizon";
+static const char horizon_save_sql[] =
+	"INSERT INTO ingest_horizon (id, before_ts) VALUES (1, ?)"
+	" ON DUPLICATE KEY UPDATE before_ts = GREATEST(before_ts,"
+	" VALUES(before_ts))";
+
+static const char arrivals_sql[] =
+	"INSERT INTO ingest_arrivals (source, min_ts, max_ts) VALUES (?, ?, ?)"
+	" ON DUPLICATE KEY UPDATE min_ts = LEAST(min_ts, VALUES(min_ts)),"
+	" max_ts = GREATEST(max_ts, VALUES(max_ts))";
+
 static const char target_insert_sql[] =
 	"INSERT IGNORE INTO osts (name, kind, bandwidth_bps, updated_at)"
 	" VALUES (?, ?, 0, ?)";
@@ -206,7 +273,6 @@ void ingest_store_close(struct ingest_store *s)
 	if (s->in_txn)
 		db_rollback(s->db);
 	db_stmt_close(s->raw_upsert);
-	db_stmt_close(s->hist_insert);
 	for (size_t i = 0; i <= JOBSTATS_MAX_OPS; i++)
 		db_stmt_close(s->jobstats_insert[i]);
 	db_stmt_close(s->state_load);
@@ -216,7 +282,14 @@ void ingest_store_close(struct ingest_store *s)
 		db_stmt_close(s->state_multi[i]);
 		db_stmt_close(s->rollup_multi[i]);
 		db_stmt_close(s->rollup_hist_multi[i]);
+		db_stmt_close(s->raw_ignore[i]);
+		db_stmt_close(s->js_multi[i]);
+		db_stmt_close(s->hist_multi[i]);
 	}
+	free(s->histbuf);
+	free(s->jsrows);
+	free(s->jsents);
+	rollup_acc_destroy(s->acc);
 	series_destroy(s->series);
 	series_destroy(s->loaded);
 	free(s->rawbuf);
@@ -252,17 +325,21 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	s->rawbuf = calloc(RAW_CHUNK, sizeof(*s->rawbuf));
 	s->states = calloc(STATE_CHUNK, sizeof(*s->states));
 	s->loaded = series_create();
+	s->acc = rollup_acc_create(db);
+	s->jsrows = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsrows));
+	s->jsents = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsents));
+	s->histbuf = calloc(HIST_CHUNK, sizeof(*s->histbuf));
 	if (!s->series || !s->touched || !s->rawbuf || !s->states ||
-	    !s->loaded) {
+	    !s->loaded || !s->acc || !s->jsrows || !s->jsents || !s->histbuf) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		goto fail;
 	}
 	if (!(s->raw_upsert = db_prepare(db, raw_upsert_sql, err)) ||
-	    !(s->hist_insert = db_prepare(db, hist_insert_sql, err)) ||
 	    !(s->state_load = db_prepare(db, state_load_sql, err)) ||
 	    !(s->target_insert = db_prepare(db, target_insert_sql, err)))
 		goto fail;
-	if (inventory_peaks(db, &s->peaks, &s->n_peaks, err) < 0)
+	if (inventory_peaks(db, &s->peaks, &s->n_peaks, err) < 0 ||
+	    db_query_int64(db, err, &s->horizon, horizon_sql, "") < 0)
 		goto fail;
 	return s;
 fail:
@@ -342,43 +419,122 @@ static size_t class_for(size_t n)
 	return c;
 }
 
-/* Write the buffered rows with counter deltas. */
+static void bind_raw_rows(struct db_stmt *st, const struct raw_buf *rows,
+			  size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		const struct raw_buf *r = &rows[i];
+		unsigned int b = (unsigned int)(i * 10);
+
+		db_bind_text(st, b, ingest_kind_name(r->kind));
+		db_bind_text(st, b + 1, r->name);
+		db_bind_int64(st, b + 2, r->ts);
+		if (r->has_dt)
+			db_bind_double(st, b + 3, r->dt);
+		else
+			db_bind_null(st, b + 3);
+		for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++) {
+			if (r->has[j])
+				db_bind_uint64(st, b + 4 + j, r->v[j]);
+			else
+				db_bind_null(st, b + 4 + j);
+		}
+		if (r->has_queue)
+			db_bind_double(st, b + 9, r->queue);
+		else
+			db_bind_null(st, b + 9);
+	}
+}
+
+static int touch(struct ingest_store *s, enum ingest_kind kind,
+		 const char *name, int64_t ts, bool hist, fwd_error_t *err);
+
+static void arrive(struct ingest_store *s, int src, int64_t ts)
+{
+	if (!s->arr_has[src] || ts < s->arr_min[src])
+		s->arr_min[src] = ts;
+	if (!s->arr_has[src] || ts > s->arr_max[src])
+		s->arr_max[src] = ts;
+	s->arr_has[src] = true;
+}
+
+/* Say which times of forwarder samples and job_stats this transaction
+ * wrote (ingest_arrivals): the history loop looks again at the jobs
+ * that ran then. */
+static int save_arrivals(struct ingest_store *s, fwd_error_t *err)
+{
+	static const char *const name[2] = {"samples", "jobstats"};
+
+	for (int i = 0; i < 2; i++) {
+		if (!s->arr_has[i])
+			continue;
+		if (db_execf(s->db, err, arrivals_sql, "sii", name[i],
+			     s->arr_min[i], s->arr_max[i]) < 0)
+			return -1;
+		s->arr_has[i] = false;
+	}
+	return 0;
+}
+
+/*
+ * Write the buffered rows with counter deltas, a chunk at a time.  First
+ * INSERT IGNORE: when every row of the chunk was new, the rows' rollup
+ * contributions are added to the stored rollups at the commit (exact:
+ * the minute held nothing of them).  Otherwise (rows already stored, by
+ * an earlier run or a concurrent one) the chunk is written again with
+ * the upsert that fills the stored rows' missing columns, and the
+ * minutes it touched are recomputed from the raw rows at the commit.
+ */
 static int flush_raw(struct ingest_store *s, fwd_error_t *err)
 {
 	size_t at = 0;
 
 	while (at < s->n_raw) {
 		size_t c = class_for(s->n_raw - at), k = size_class[c];
-		struct db_stmt *st =
-			multi_stmt(s, s->raw_multi, c, raw_multi_head, RAW_ROW,
-				   raw_multi_tail, err);
+		const struct raw_buf *rows = &s->rawbuf[at];
+		struct db_stmt *st = multi_stmt(
+			s, s->raw_ignore, c, raw_ignore_head, RAW_ROW, "", err);
+		bool all_new;
 
 		if (!st)
 			return -1;
-		for (size_t i = 0; i < k; i++) {
-			const struct raw_buf *r = &s->rawbuf[at + i];
-			unsigned int b = (unsigned int)(i * 10);
-
-			db_bind_text(st, b, ingest_kind_name(r->kind));
-			db_bind_text(st, b + 1, r->name);
-			db_bind_int64(st, b + 2, r->ts);
-			if (r->has_dt)
-				db_bind_double(st, b + 3, r->dt);
-			else
-				db_bind_null(st, b + 3);
-			for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++) {
-				if (r->has[j])
-					db_bind_uint64(st, b + 4 + j, r->v[j]);
-				else
-					db_bind_null(st, b + 4 + j);
-			}
-			if (r->has_queue)
-				db_bind_double(st, b + 9, r->queue);
-			else
-				db_bind_null(st, b + 9);
-		}
+		bind_raw_rows(st, rows, k);
 		if (db_exec(st, err) < 0)
 			return -1;
+		all_new = db_affected(st) == k;
+		if (!all_new) {
+			st = multi_stmt(s, s->raw_multi, c, raw_multi_head,
+					RAW_ROW, raw_multi_tail, err);
+			if (!st)
+				return -1;
+			bind_raw_rows(st, rows, k);
+			if (db_exec(st, err) < 0)
+				return -1;
+		}
+		for (size_t i = 0; i < k; i++) {
+			const struct raw_buf *r = &rows[i];
+			struct rollup_row rr = {
+				.kind = r->kind,
+				.name = r->name,
+				.ts = r->ts,
+				.has_dt = r->has_dt,
+				.dt = r->dt,
+				.has = r->has,
+				.v = r->v,
+				.has_queue = r->has_queue,
+				.queue = r->queue,
+			};
+
+			if (r->kind == INGEST_FWD)
+				arrive(s, ARR_SAMPLES, r->ts);
+			if (all_new && rollup_minute(r->ts) >= s->horizon) {
+				if (rollup_acc_add(s->acc, &rr, err) < 0)
+					return -1;
+			} else if (touch(s, r->kind, r->name, r->ts, false,
+					 err) < 0) {
+				return -1;
+			}
+		}
 		at += k;
 	}
 	s->n_raw = 0;
@@ -478,18 +634,40 @@ static int rollups_of(struct ingest_store *s, bool hist, fwd_error_t *err)
 	return 0;
 }
 
+/* How long a batch waits for another ingest's batch (ingest_lock). */
+#define LOCK_WAIT 120.0
+
+/* Open the batch's transaction.  It holds ingest_lock's row: concurrent
+ * ingests take turns batch by batch (a batch commits before its writer
+ * waits for input), instead of deadlocking. */
 static int begin(struct ingest_store *s, fwd_error_t *err)
 {
 	if (s->in_txn)
 		return 0;
-	if (db_begin(s->db, err) < 0)
+	if (db_begin_locked(
+		    s->db, "SELECT id FROM ingest_lock WHERE id = 1 FOR UPDATE",
+		    "ingest lock", LOCK_WAIT, err) < 0)
 		return -1;
 	s->in_txn = true;
 	return 0;
 }
 
-static void touch(struct ingest_store *s, enum ingest_kind kind,
-		  const char *name, int64_t ts, bool hist)
+/* The rollups so far: the contributions of new rows added first, then
+ * the touched minutes recomputed from the raw rows (which overwrites
+ * what was added to them: both are exact). */
+static int rollups_now(struct ingest_store *s, fwd_error_t *err)
+{
+	if (rollup_acc_write(s->acc, err) < 0 ||
+	    rollups_of(s, false, err) < 0 || rollups_of(s, true, err) < 0)
+		return -1;
+	s->n_touched = 0;
+	return 0;
+}
+
+/* Remember that the rollups of name's minutes around ts must be
+ * recomputed (after its raw rows are written). */
+static int touch(struct ingest_store *s, enum ingest_kind kind,
+		 const char *name, int64_t ts, bool hist, fwd_error_t *err)
 {
 	struct touched *t = NULL;
 
@@ -503,6 +681,8 @@ static void touch(struct ingest_store *s, enum ingest_kind kind,
 		}
 	}
 	if (!t) {
+		if (s->n_touched == MAX_TOUCHED && rollups_now(s, err) < 0)
+			return -1;
 		t = &s->touched[s->n_touched++];
 		t->kind = kind;
 		snprintf(t->name, sizeof(t->name), "%s", name);
@@ -514,13 +694,6 @@ static void touch(struct ingest_store *s, enum ingest_kind kind,
 	if (ts > t->max_ts)
 		t->max_ts = ts;
 	t->hist |= hist;
-}
-
-static int run_rollups(struct ingest_store *s, fwd_error_t *err)
-{
-	if (rollups_of(s, false, err) < 0 || rollups_of(s, true, err) < 0)
-		return -1;
-	s->n_touched = 0;
 	return 0;
 }
 
@@ -551,16 +724,180 @@ static int save_state(const char *key, int64_t ts, const uint64_t *v, size_t n,
 	return 0;
 }
 
+/*
+ * Write the buffered histogram deltas: when every row of a chunk was new
+ * its contribution is added to rollups_hist_minute at the commit, else
+ * its minutes are recomputed (as flush_raw()).
+ */
+static int flush_hist(struct ingest_store *s, fwd_error_t *err)
+{
+	size_t at = 0;
+
+	while (at < s->n_hist) {
+		size_t c = class_for(s->n_hist - at), k = size_class[c];
+		const struct hist_buf *rows = &s->histbuf[at];
+		struct db_stmt *st =
+			multi_stmt(s, s->hist_multi, c, hist_ignore_head,
+				   HIST_ROW, "", err);
+		bool all_new;
+
+		if (!st)
+			return -1;
+		for (size_t i = 0; i < k; i++) {
+			const struct hist_buf *r = &rows[i];
+			unsigned int b = (unsigned int)(i * 14);
+
+			db_bind_text(st, b, "fwd");
+			db_bind_text(st, b + 1, r->name);
+			db_bind_int64(st, b + 2, r->ts);
+			db_bind_text(st, b + 3, beacon_op_name(r->op));
+			db_bind_text(st, b + 4, beacon_phase_name(r->phase));
+			db_bind_double(st, b + 5, r->dt);
+			for (unsigned int j = 0; j < BEACON_BUCKETS; j++)
+				db_bind_uint64(st, b + 6 + j, r->b[j]);
+		}
+		if (db_exec(st, err) < 0)
+			return -1;
+		all_new = db_affected(st) == k;
+		for (size_t i = 0; i < k; i++) {
+			const struct hist_buf *r = &rows[i];
+			struct rollup_hist_row hr = {
+				.kind = INGEST_FWD,
+				.name = r->name,
+				.ts = r->ts,
+				.op = beacon_op_name(r->op),
+				.phase = beacon_phase_name(r->phase),
+				.b = r->b,
+			};
+
+			if (all_new && rollup_minute(r->ts) >= s->horizon) {
+				if (rollup_acc_add_hist(s->acc, &hr, err) < 0)
+					return -1;
+			} else if (touch(s, INGEST_FWD, r->name, r->ts, true,
+					 err) < 0) {
+				return -1;
+			}
+		}
+		at += k;
+	}
+	s->n_hist = 0;
+	return 0;
+}
+
+/* The raw row being buffered for (kind, name, ts): the last one, when it
+ * is that row (a forwarder's LWFS lines of one time come together). */
+static struct raw_buf *raw_last(struct ingest_store *s, enum ingest_kind kind,
+				const char *name, int64_t ts)
+{
+	struct raw_buf *b = s->n_raw ? &s->rawbuf[s->n_raw - 1] : NULL;
+
+	if (b && b->kind == kind && b->ts == ts && !strcmp(b->name, name))
+		return b;
+	return NULL;
+}
+
+static void bind_js_row(struct db_stmt *st, unsigned int b,
+			const struct js_row *r)
+{
+	db_bind_text(st, b + 0, ingest_kind_name(r->kind));
+	db_bind_text(st, b + 1, r->target);
+	db_bind_text(st, b + 2, r->job_id);
+	if (r->has_slurm_id)
+		db_bind_uint64(st, b + 3, r->slurm_id);
+	else
+		db_bind_null(st, b + 3);
+	db_bind_int64(st, b + 4, r->ts);
+	db_bind_text(st, b + 5, r->op.name);
+	db_bind_uint64(st, b + 6, r->op.samples);
+	db_bind_text(st, b + 7, r->op.unit);
+	db_bind_uint64(st, b + 8, r->op.min);
+	db_bind_uint64(st, b + 9, r->op.max);
+	db_bind_uint64(st, b + 10, r->op.sum);
+}
+
+static struct db_stmt *jobstats_stmt(struct ingest_store *s, size_t n,
+				     fwd_error_t *err);
+
+/*
+ * Write the buffered job_stats entries: all their rows in a few
+ * multi-row INSERT IGNOREs.  When some rows were already stored (a
+ * re-ingest, a concurrent one) that is undone (to a savepoint) and each
+ * entry is written alone, so it counts as stored or as already stored.
+ */
+static int flush_js(struct ingest_store *s, fwd_error_t *err)
+{
+	uint64_t total = 0;
+	size_t at = 0;
+
+	if (!s->n_jsrows)
+		return 0;
+	if (db_execf(s->db, err, "SAVEPOINT ingest_js", "") < 0)
+		return -1;
+	while (at < s->n_jsrows) {
+		size_t c = class_for(s->n_jsrows - at), k = size_class[c];
+		struct db_stmt *st =
+			multi_stmt(s, s->js_multi, c, jobstats_insert_sql,
+				   JOBSTATS_ROW, "", err);
+
+		if (!st)
+			return -1;
+		for (size_t i = 0; i < k; i++)
+			bind_js_row(st, (unsigned int)(i * JOBSTATS_COLS),
+				    &s->jsrows[at + i]);
+		if (db_exec(st, err) < 0)
+			return -1;
+		total += db_affected(st);
+		at += k;
+	}
+	if (total == s->n_jsrows) {
+		for (size_t e = 0; e < s->n_jsents; e++)
+			arrive(s, ARR_JOBSTATS, s->jsents[e].ts);
+		s->stats.stored += s->n_jsents;
+	} else {
+		if (db_execf(s->db, err, "ROLLBACK TO SAVEPOINT ingest_js",
+			     "") < 0)
+			return -1;
+		for (size_t e = 0; e < s->n_jsents; e++) {
+			const struct js_entry *en = &s->jsents[e];
+			struct db_stmt *st = jobstats_stmt(s, en->n, err);
+
+			if (!st)
+				return -1;
+			for (size_t i = 0; i < en->n; i++)
+				bind_js_row(st,
+					    (unsigned int)(i * JOBSTATS_COLS),
+					    &s->jsrows[en->first + i]);
+			if (db_exec(st, err) < 0)
+				return -1;
+			if (db_affected(st)) {
+				s->stats.stored++;
+				arrive(s, ARR_JOBSTATS, en->ts);
+			} else {
+				s->stats.skipped++;
+			}
+		}
+	}
+	s->n_jsrows = s->n_jsents = 0;
+	return 0;
+}
+
 int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 {
 	void *arg[2] = {s, err};
 
 	if (!s->in_txn)
 		return 0;
-	if (flush_raw(s, err) < 0 || run_rollups(s, err) < 0 ||
+	if (flush_raw(s, err) < 0 || flush_hist(s, err) < 0 ||
+	    flush_js(s, err) < 0 || rollups_now(s, err) < 0 ||
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
-	    flush_states(s, err) < 0 || db_commit(s->db, err) < 0) {
+	    flush_states(s, err) < 0 || save_arrivals(s, err) < 0 ||
+	    db_commit(s->db, err) < 0) {
 		s->n_raw = 0;
+		s->n_hist = 0;
+		s->n_jsrows = s->n_jsents = 0;
+		s->n_touched = 0;
+		s->arr_has[0] = s->arr_has[1] = false;
+		rollup_acc_clear(s->acc);
 		s->n_states = 0;
 		db_rollback(s->db);
 		s->in_txn = false;
@@ -582,7 +919,12 @@ static int record_done(struct ingest_store *s, fwd_error_t *err)
 static int fail(struct ingest_store *s)
 {
 	s->n_raw = 0;
+	s->n_hist = 0;
+	s->n_jsrows = s->n_jsents = 0;
 	s->n_states = 0;
+	s->n_touched = 0;
+	s->arr_has[0] = s->arr_has[1] = false;
+	rollup_acc_clear(s->acc);
 	if (s->in_txn) {
 		db_rollback(s->db);
 		s->in_txn = false;
@@ -684,6 +1026,8 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 	if (db_exec(st, err) < 0)
 		return -1;
 	*affected = db_affected(st);
+	if (*affected && r->kind == INGEST_FWD)
+		arrive(s, ARR_SAMPLES, r->ts);
 	return 0;
 }
 
@@ -747,6 +1091,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 {
 	struct raw_row row = {.kind = INGEST_FWD, .name = name, .ts = r->ts};
 	uint64_t d[BEACON_BUCKETS], affected = 0, sum = 0;
+	struct raw_buf *b;
+	struct hist_buf *h;
 	char key[256], metric[16];
 	double dt = 0;
 	int u;
@@ -763,13 +1109,22 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 					      (double)r->queue_len, err);
 		row.has_queue = true;
 		row.queue = (double)r->queue_len;
+		b = raw_last(s, INGEST_FWD, name, r->ts);
+		if (b) {
+			/* the row of this time's histogram lines */
+			b->has_queue = true;
+			b->queue = row.queue;
+			s->stats.stored++;
+			return record_done(s, err);
+		}
 		if (upsert_raw(s, &row, &affected, err) < 0)
 			return fail(s);
 		if (affected)
 			s->stats.stored++;
 		else
 			s->stats.skipped++;
-		touch(s, INGEST_FWD, name, r->ts, false);
+		if (touch(s, INGEST_FWD, name, r->ts, false, err) < 0)
+			return fail(s);
 		return record_done(s, err);
 	}
 
@@ -803,45 +1158,44 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 		return record_done(s, err);
 	}
 
-	{
-		struct db_stmt *st = s->hist_insert;
-
-		db_bind_text(st, 0, "fwd");
-		db_bind_text(st, 1, name);
-		db_bind_int64(st, 2, r->ts);
-		db_bind_text(st, 3, beacon_op_name(r->op));
-		db_bind_text(st, 4, beacon_phase_name(r->phase));
-		db_bind_double(st, 5, dt);
-		for (unsigned int i = 0; i < BEACON_BUCKETS; i++)
-			db_bind_uint64(st, 6 + i, d[i]);
-		if (db_exec(st, err) < 0)
-			return fail(s);
-		affected = db_affected(st);
-	}
-	/* Requests completed in the interval = the exe histogram's delta. */
+	/* new deltas (after the series' baseline): buffered, written in
+	 * multi-row statements (flush_hist(), flush_raw()) */
+	if (s->n_hist == HIST_CHUNK && flush_hist(s, err) < 0)
+		return fail(s);
+	h = &s->histbuf[s->n_hist++];
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->ts = r->ts;
+	h->op = r->op;
+	h->phase = r->phase;
+	h->dt = dt;
+	memcpy(h->b, d, sizeof(h->b));
+	/* Requests completed in the interval = the exe histogram's delta,
+	 * in the forwarder's raw row of that time. */
 	if (r->phase == BEACON_EXE) {
 		static const enum influx_field col[] = {
 			[BEACON_META] = INFLUX_MD_OPS,
 			[BEACON_READ] = INFLUX_READ_OPS,
 			[BEACON_WRITE] = INFLUX_WRITE_OPS,
 		};
-		uint64_t a2 = 0;
 
 		for (unsigned int i = 0; i < BEACON_BUCKETS; i++)
 			sum += d[i];
-		row.has_dt = true;
-		row.dt = dt;
-		row.has[col[r->op]] = true;
-		row.v[col[r->op]] = sum;
-		if (upsert_raw(s, &row, &a2, err) < 0)
-			return fail(s);
-		affected |= a2;
+		b = raw_last(s, INGEST_FWD, name, r->ts);
+		if (!b) {
+			if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
+				return fail(s);
+			b = &s->rawbuf[s->n_raw++];
+			memset(b, 0, sizeof(*b));
+			b->kind = INGEST_FWD;
+			snprintf(b->name, sizeof(b->name), "%s", name);
+			b->ts = r->ts;
+		}
+		b->has_dt = true;
+		b->dt = dt;
+		b->has[col[r->op]] = true;
+		b->v[col[r->op]] = sum;
 	}
-	if (affected)
-		s->stats.stored++;
-	else
-		s->stats.skipped++;
-	touch(s, INGEST_FWD, name, r->ts, true);
+	s->stats.stored++;
 	return record_done(s, err);
 }
 
@@ -992,31 +1346,47 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 	}
 	if (any_delta) {
 		/* new deltas (the series saw these values after its
-		 * baseline): buffered, written in multi-row statements */
-		struct raw_buf *b;
+		 * baseline): buffered, written in multi-row statements; a
+		 * row of the same time as the last one buffered (Telegraf
+		 * lustre2_lctl gives an OST's calls and bytes on two lines)
+		 * fills that one, as the upsert would */
+		struct raw_buf *b = raw_last(s, row.kind, row.name, row.ts);
 
-		if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
-			return fail(s);
-		b = &s->rawbuf[s->n_raw++];
-		b->kind = row.kind;
-		snprintf(b->name, sizeof(b->name), "%s", row.name);
-		b->ts = row.ts;
-		b->has_dt = row.has_dt;
-		b->dt = row.dt;
-		memcpy(b->has, row.has, sizeof(b->has));
-		memcpy(b->v, row.v, sizeof(b->v));
-		b->has_queue = row.has_queue;
-		b->queue = row.queue;
+		if (!b) {
+			if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
+				return fail(s);
+			b = &s->rawbuf[s->n_raw++];
+			memset(b, 0, sizeof(*b));
+			b->kind = row.kind;
+			snprintf(b->name, sizeof(b->name), "%s", row.name);
+			b->ts = row.ts;
+		}
+		if (row.has_dt) {
+			b->has_dt = true;
+			b->dt = row.dt;
+		}
+		for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
+			if (row.has[i]) {
+				b->has[i] = true;
+				b->v[i] = row.v[i];
+			}
+		}
+		if (row.has_queue) {
+			b->has_queue = true;
+			b->queue = row.queue;
+		}
 		s->stats.stored++;
-	} else {
-		if (upsert_raw(s, &row, &affected, err) < 0)
-			return fail(s);
-		if (affected)
-			s->stats.stored++;
-		else
-			s->stats.skipped++;
+		/* its rollups: see flush_raw() */
+		return record_done(s, err);
 	}
-	touch(s, r->kind, r->name, ts, false);
+	if (upsert_raw(s, &row, &affected, err) < 0)
+		return fail(s);
+	if (affected)
+		s->stats.stored++;
+	else
+		s->stats.skipped++;
+	if (touch(s, r->kind, r->name, ts, false, err) < 0)
+		return fail(s);
 	return record_done(s, err);
 }
 
@@ -1051,8 +1421,7 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 			  fwd_error_t *err)
 {
 	const char *kind = ingest_kind_name(r->kind);
-	uint64_t affected = 0;
-	struct db_stmt *st;
+	struct js_entry *en;
 
 	if (!name_ok(r->target, err) || !name_ok(r->job_id, err))
 		return -1;
@@ -1072,35 +1441,24 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 		s->stats.skipped++; /* an entry without operations */
 		return record_done(s, err);
 	}
-	st = jobstats_stmt(s, r->n_ops, err);
-	if (!st)
+	if (s->n_jsrows + r->n_ops > JS_CHUNK && flush_js(s, err) < 0)
 		return fail(s);
+	en = &s->jsents[s->n_jsents++];
+	en->first = s->n_jsrows;
+	en->n = r->n_ops;
+	en->ts = r->ts;
 	for (size_t i = 0; i < r->n_ops; i++) {
-		const struct jobstats_op *op = &r->ops[i];
-		unsigned int b = (unsigned int)(i * JOBSTATS_COLS);
+		struct js_row *row = &s->jsrows[s->n_jsrows++];
 
-		db_bind_text(st, b + 0, kind);
-		db_bind_text(st, b + 1, r->target);
-		db_bind_text(st, b + 2, r->job_id);
-		if (r->has_slurm_id)
-			db_bind_uint64(st, b + 3, r->slurm_id);
-		else
-			db_bind_null(st, b + 3);
-		db_bind_int64(st, b + 4, r->ts);
-		db_bind_text(st, b + 5, op->name);
-		db_bind_uint64(st, b + 6, op->samples);
-		db_bind_text(st, b + 7, op->unit);
-		db_bind_uint64(st, b + 8, op->min);
-		db_bind_uint64(st, b + 9, op->max);
-		db_bind_uint64(st, b + 10, op->sum);
+		row->kind = r->kind;
+		snprintf(row->target, sizeof(row->target), "%s", r->target);
+		snprintf(row->job_id, sizeof(row->job_id), "%s", r->job_id);
+		row->has_slurm_id = r->has_slurm_id;
+		row->slurm_id = r->slurm_id;
+		row->ts = r->ts;
+		row->op = r->ops[i];
 	}
-	if (db_exec(st, err) < 0)
-		return fail(s);
-	affected = db_affected(st);
-	if (affected)
-		s->stats.stored++;
-	else
-		s->stats.skipped++;
+	/* stored or already stored: counted when written (flush_js) */
 	return record_done(s, err);
 }
 
@@ -1119,6 +1477,8 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		{"rollups_hist_minute", "minute", true},
 	};
 
+	int64_t horizon = 0;
+
 	for (size_t i = 0; i < INGEST_PRUNE_TABLES; i++) {
 		double keep = t[i].rollup ? r->rollups : r->raw_samples;
 		struct db_pruned *p = &out[*n];
@@ -1129,7 +1489,14 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		p->cutoff = now - (int64_t)keep;
 		if (db_prune_before(db, p, t[i].column, dry_run, err) < 0)
 			return -1;
+		if (!dry_run && p->cutoff > horizon)
+			horizon = p->cutoff;
 		(*n)++;
 	}
+	/* Rows of a minute before this may be gone: its rollup is
+	 * recomputed from what is left, never added to (ingest_store). */
+	if (horizon > 0 && db_execf(db, err, horizon_save_sql, "i",
+				    rollup_minute(horizon) + 60) < 0)
+		return errprefix(err, "prune");
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,4 +84,58 @@ int jobstats_map_id(const char *pattern, const char *job_id, uint64_t *id)
 	if (!match(pattern, job_id, id, &has) || !has)
 		return 0;
 	return 1;
+}
+
+/* TASK_COMM_LEN (16) of the kernel, with its terminating NUL. */
+#define COMM_MAX 15
+
+int jobstats_proc_id(const char *pattern, const char *prog, uint32_t uid,
+		     char *out, size_t cap)
+{
+	bool has_e = false, has_u = false;
+	size_t n = 0;
+
+	if (jobstats_pattern_check(pattern) < 0)
+		return -1;
+	for (const char *p = pattern; *p; p++) {
+		char piece[32];
+		const char *add = piece;
+		bool comm = false;
+		size_t len;
+
+		if (*p == ' ' || *p == '\t' || *p == '\n')
+			continue;
+		if (*p != '%') {
+			piece[0] = *p;
+			piece[1] = '\0';
+		} else {
+			p++;
+			switch (*p) {
+			case 'e':
+				add = prog;
+				comm = has_e = true;
+				break;
+			case 'u':
+				snprintf(piece, sizeof(piece), "%u", uid);
+				has_u = true;
+				break;
+			case '%':
+				strcpy(piece, "%");
+				break;
+			default:
+				return 0;
+			}
+		}
+		len = strlen(add);
+		if (comm && len > COMM_MAX)
+			len = COMM_MAX;
+		if (n + len >= cap) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(out + n, add, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return has_e && has_u ? 1 : 0;
 }

@@ -8,6 +8,7 @@
  * passes them on).  Prepared statements; 0 / -1 with errno and err.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,5 +55,31 @@ int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n,
  */
 int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		      struct jobstats_sums *out, fwd_error_t *err);
+
+/*
+ * The totals of the job_stats rows of Lustre id `lustre_job_id` that name
+ * no Slurm job (ids like dd.500, jobstats_proc_id()), from the snapshots
+ * taken in [from, to], less what the same (target, id, operation) held
+ * in its newest snapshot before `before`: Lustre keeps an id's counters
+ * until it has been idle for job_cleanup_interval, so an earlier run of
+ * the same program by the same user may have left counts (a counter
+ * below that is a new entry: taken whole).
+ */
+int jobstats_name_sums(struct db *db, const char *lustre_job_id, int64_t from,
+		       int64_t to, int64_t before, struct jobstats_sums *out,
+		       fwd_error_t *err);
+
+/*
+ * The times of the forwarder samples and of the job_stats snapshots
+ * written since the last call (ingest_arrivals, kept by every ingest
+ * commit), then forgotten: *has_x false when none arrived.  0 or -1.
+ */
+struct ingest_arrivals {
+	bool has_samples, has_jobstats;
+	int64_t samples_from, samples_to;
+	int64_t jobstats_from, jobstats_to;
+};
+int ingest_arrivals_take(struct db *db, struct ingest_arrivals *out,
+			 fwd_error_t *err);
 
 #endif

@@ -6,6 +6,7 @@ libfwdmonitor_la_SOURCES = \
 	monitor/ingest.h monitor/ingest_util.c monitor/ingest_series.c \
 	monitor/ingest_beacon.c monitor/ingest_influx.c monitor/jobid.c \
 	monitor/ingest_jobstats.c monitor/ingest_store.c \
+	monitor/ingest_rollup.c monitor/ingest_rollup.h \
 	monitor/inventory.c monitor/inventory.h monitor/freshness.c \
 	monitor/anomaly.c monitor/anomaly.h \
 	monitor/dbscan.c monitor/dbscan.h \

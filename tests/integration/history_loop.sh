@@ -167,6 +167,34 @@ TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct "$sx/sacct-parsable2.t
 check_eq "sacct never replaces a better source" "darshan" \
 	"$(q "SELECT source FROM job_io WHERE job_id = 5001")"
 
+# sacct's times are wall-clock times of its host's zone: a job across
+# the spring-forward of Europe/Paris (01:30 CET to 03:30 CEST, one hour)
+{ sed -n 1p "$sx/sacct-parsable2.txt"
+  echo '5101|dst|ann|proj|batch|1|n1|2023-03-26T01:30:00|2023-03-26T03:30:00|COMPLETED||'; } >"$d/dst.txt"
+out=$(TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct --timezone Europe/Paris "$d/dst.txt" 2>&1); rc=$?
+check_eq "sacct --timezone Europe/Paris: exit 0" 0 "$rc"
+check_eq "sacct --timezone Europe/Paris: 00:30Z to 01:30Z, whatever TZ says" \
+	"1679790600	1679794200" \
+	"$(q "SELECT start_at, end_at FROM jobs WHERE job_id = 5101")"
+q "DELETE FROM jobs WHERE job_id = 5101"
+TZ=Europe/Paris "$fwdctl" --policy "$policy" ingest --format sacct "$d/dst.txt" >/dev/null 2>&1
+check_eq "sacct under TZ=Europe/Paris: the zone's rules at each date" \
+	"1679790600	1679794200" \
+	"$(q "SELECT start_at, end_at FROM jobs WHERE job_id = 5101")"
+q "DELETE FROM jobs WHERE job_id = 5101"
+TZ=Europe/Paris "$fwdctl" --policy "$policy" ingest --format sacct --timezone UTC "$d/dst.txt" >/dev/null 2>&1
+check_eq "sacct --timezone UTC: read as UTC" \
+	"1679794200	1679801400" \
+	"$(q "SELECT start_at, end_at FROM jobs WHERE job_id = 5101")"
+q "DELETE FROM jobs WHERE job_id = 5101"
+fw ingest --format sacct --timezone Mars/Olympus_Mons "$d/dst.txt"
+check_eq "sacct --timezone of no zone: exit 2" 2 "$rc"
+check_match "sacct --timezone of no zone: said" "no such time zone" "$err"
+check_eq "sacct --timezone of no zone: nothing stored" 0 \
+	"$(q "SELECT COUNT(*) FROM jobs WHERE job_id = 5101")"
+fw ingest --format influx --timezone UTC "$d/dst.txt"
+check_eq "--timezone with another format: exit 2" 2 "$rc"
+
 # a concurrent run returns at once
 "$testdb" sql "$d" -N fwdalloc -e "SELECT GET_LOCK('fwdalloc.history', 0), SLEEP(4)" >/dev/null 2>&1 &
 lockpid=$!

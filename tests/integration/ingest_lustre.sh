@@ -75,6 +75,27 @@ check_eq "lustre2_lctl: OST stats counters" "606617630789632	1487077410" \
 check_match "lustre2_lctl: capacity and recovery lines are said ignored" \
 	"ignored 2 lines: lustre2_lctl_ost fields other than the I/O counters" "$err"
 
+# ---- Telegraf inputs.lustre2_lctl md_stats: one operation a line ----
+fw ingest --format influx --json "$fx/telegraf-lustre2_lctl-mdt.lp"
+check_eq "lustre2_lctl md_stats: exit 0" 0 "$rc"
+check_match "lustre2_lctl md_stats: the latency lines counted by kind" \
+	'"lustre2_lctl_mdt md_stats min/max/sum \(latencies\)": 4' "$out"
+check_eq "lustre2_lctl md_stats: the operations of each MDT summed into md_ops" \
+	"THL9-MDT0000	1694140455	234767391543
+thfs2-MDT0000	1694140455	969592050" \
+	"$(q "SELECT name, ts, v0 FROM counter_state WHERE kind = 'mdt' AND metric = 'md_ops' AND name LIKE '%MDT0000' AND name NOT LIKE 'lustre-%' ORDER BY name")"
+# The next gather of the same MDT: the delta of the summed operations.
+sed -e 's/137391283844u/137391284844u/; s/97376107699u/97376107799u/; s/293759658u/293759668u/' \
+	-e 's/1694140455000000000/1694140465000000000/' \
+	"$fx/telegraf-lustre2_lctl-mdt.lp" >"$d/mdt2.lp"
+fw ingest --format influx "$d/mdt2.lp"
+check_eq "lustre2_lctl md_stats: the next gather stores one sample per MDT" \
+	"read 8 lines, stored 2 samples, rejected 0 lines (0 already stored or baselines, 4 ignored)" "$(echo "$out" | head -1)"
+check_eq "lustre2_lctl md_stats: metadata operations per interval" \
+	"THL9-MDT0000	1100	10
+thfs2-MDT0000	10	10" \
+	"$(q "SELECT name, md_ops, dt FROM samples_raw WHERE kind = 'mdt' AND ts = 1694140465 ORDER BY name")"
+
 # ---- precision and implausible times ----
 printf 'lustre2,name=lfs-OST0007 read_bytes=1000i,write_bytes=0i 1700000000\nlustre2,name=lfs-OST0007 read_bytes=3000i,write_bytes=500i 1700000010\n' >"$d/s.lp"
 fw ingest --format influx "$d/s.lp"
@@ -113,6 +134,14 @@ for v in 2.12 2.15.0 2.15 2.16; do
 		"stored 0 samples, rejected 0 lines" "$out"
 	n=$((n + 1))
 done
+# Entries are written many at once: one missing among stored ones is
+# stored and counted alone, the others counted as already stored.
+q "DELETE FROM jobstats_raw WHERE target = 'lustre-OST0000' AND lustre_job_id = '4242'"
+fw ingest --format lustre-jobstats "$fx/jobstats-2.16.txt"
+check_match "job_stats: one entry missing among stored ones: stored alone" \
+	"stored 1 samples, rejected 0 lines \\(2 already stored" "$out"
+check_eq "job_stats: its rows back, none twice" "14	1" \
+	"$(q "SELECT COUNT(*), COUNT(DISTINCT ts) FROM jobstats_raw WHERE target = 'lustre-OST0000' AND lustre_job_id = '4242'")"
 check_eq "job_stats 2.16: a quoted, escaped id" "1" \
 	"$(q "SELECT COUNT(DISTINCT lustre_job_id) FROM jobstats_raw WHERE lustre_job_id = 'dd 500'")"
 

@@ -27,6 +27,10 @@ counter_state monitor
 health monitor
 health_history monitor
 health_lock monitor
+ingest_horizon monitor
+ingest_arrivals monitor
+ingest_lock monitor
+history_examined controller
 jobs controller
 allocations controller
 decision_lock controller

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -309,6 +310,37 @@ static void test_verrprintf(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* Wall-clock times of a zone with daylight saving (sacct's Start/End). */
+static void test_time_local(void **state)
+{
+	double t;
+
+	(void)state;
+	assert_int_equal(setenv("TZ", "Europe/Paris", 1), 0);
+	tzset();
+	/* 2023-03-26: 02:00 CET became 03:00 CEST */
+	assert_int_equal(fwd_time_local(1679794200, &t), 0); /* 01:30 */
+	assert_true(t == 1679790600);			     /* 00:30Z */
+	assert_int_equal(fwd_time_local(1679801400, &t), 0); /* 03:30 */
+	assert_true(t == 1679794200);			     /* 01:30Z */
+	/* summer: UTC+2; a fraction is kept */
+	assert_int_equal(fwd_time_local(1688212800.5, &t), 0);
+	assert_true(t == 1688205600.5);
+	assert_int_equal(fwd_time_local(-1, &t), -1);
+	assert_int_equal(setenv("TZ", "UTC", 1), 0);
+	tzset();
+	assert_int_equal(fwd_time_local(1679794200, &t), 0);
+	assert_true(t == 1679794200);
+	unsetenv("TZ");
+	tzset();
+	assert_true(fwd_timezone_known("UTC"));
+	assert_true(fwd_timezone_known("Europe/Paris"));
+	assert_false(fwd_timezone_known("Mars/Olympus_Mons"));
+	assert_false(fwd_timezone_known("../../etc/passwd"));
+	assert_false(fwd_timezone_known("/etc/localtime"));
+	assert_false(fwd_timezone_known(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_time_parse_iso_strict),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_time_local),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_verrprintf),
 	};

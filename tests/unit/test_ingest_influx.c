@@ -383,6 +383,56 @@ static void test_lustre2(void **state)
 	assert_int_equal(js[0].ops[0].sum, 62372188160ULL);
 	assert_int_equal(js[0].ops[0].min, 4096);
 	assert_string_equal(js[0].ops[0].unit, "bytes");
+	/* lctl md_stats (Telegraf mdt_test.go, TestGatherMDTStats): one
+	 * operation a line, joined into the MDT's md_ops; the min/max/sum
+	 * lines are latencies, said ignored */
+	{
+		struct influx_rec m2;
+
+		assert_int_equal(influx_parse("> lustre2_lctl_mdt,host=mds1,"
+					      "volume=thfs2-MDT0000 stats_open_"
+					      "samples=293759658u 1694140455"
+					      "000000000",
+					      &o, &r, js, &err),
+				 INGEST_OK);
+		assert_true(r.md_part);
+		assert_int_equal(r.kind, INGEST_MDT);
+		assert_string_equal(r.name, "thfs2-MDT0000");
+		assert_int_equal(r.counter[INFLUX_MD_OPS], 293759658);
+		assert_int_equal(
+			influx_parse("lustre2_lctl_mdt,host=mds1,unit=usecs,"
+				     "volume=thfs2-MDT0000 stats_open_max="
+				     "65525205u,stats_open_min=5u,stats_open_"
+				     "sum=38223033629u,stats_open_sumsq="
+				     "34619065558020419u 1694140455000000000",
+				     &o, &m2, js, &err),
+			INGEST_SKIP);
+		assert_string_equal(m2.ignored, "lustre2_lctl_mdt md_stats "
+						"min/max/sum (latencies)");
+		assert_int_equal(
+			influx_parse("lustre2_lctl_mdt,host=mds1,"
+				     "volume=thfs2-MDT0000 stats_close_"
+				     "samples=675832392u 1694140455"
+				     "000000000",
+				     &o, &m2, js, &err),
+			INGEST_OK);
+		assert_int_equal(influx_merge_md(&r, &m2), 1);
+		assert_int_equal(r.counter[INFLUX_MD_OPS], 969592050);
+		/* another time or target is another sample */
+		m2.ts_ns += 1000000000;
+		assert_int_equal(influx_merge_md(&r, &m2), 0);
+		assert_int_equal(r.counter[INFLUX_MD_OPS], 969592050);
+		/* Data-on-MDT I/O is not metadata */
+		assert_int_equal(influx_parse("lustre2_lctl_mdt,host=mds1,"
+					      "volume=thfs2-MDT0000 stats_read_"
+					      "bytes_samples=5u 1694140455"
+					      "000000000",
+					      &o, &m2, js, &err),
+				 INGEST_SKIP);
+		assert_string_equal(m2.ignored,
+				    "lustre2_lctl_mdt md_stats operations "
+				    "other than metadata");
+	}
 	/* ignored, with what */
 	assert_int_equal(influx_parse("lustre2,brw_section=io_time,bucket=1,"
 				      "name=OST0001 read_ios=5u",
@@ -410,6 +460,45 @@ static void test_lustre2(void **state)
 	free(js);
 }
 
+/* The id of a process under a jobid_name naming it (lustre-release
+ * jobid_interpret_string(): %e current->comm, %u fsuid). */
+static void test_proc_id(void **state)
+{
+	static const struct {
+		const char *pattern, *prog;
+		uint32_t uid;
+		int want;
+		const char *id;
+	} t[] = {
+		{"%e.%u", "dd", 500, 1, "dd.500"},
+		/* comm keeps 15 bytes (TASK_COMM_LEN 16) */
+		{"%e.%u", "averyveryverylongprogram", 65534, 1,
+		 "averyveryverylo.65534"},
+		{"%u-%e%%", "ior", 0, 1, "0-ior%"},
+		{"%e .%u", "dd", 7, 1, "dd.7"},	  /* white space dropped */
+		{"%j", "dd", 500, 0, NULL},	  /* names the job */
+		{"%e", "dd", 500, 0, NULL},	  /* no uid */
+		{"%e.%u.%h", "dd", 500, 0, NULL}, /* the host: unknown */
+		{"%e.%p", "dd", 500, 0, NULL},
+		{"%q", "dd", 500, -1, NULL},
+	};
+	char out[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int r = jobstats_proc_id(t[i].pattern, t[i].prog, t[i].uid, out,
+					 sizeof(out));
+
+		if (r != t[i].want || (r == 1 && strcmp(out, t[i].id) != 0))
+			fail_msg("%s / %s: %d '%s', want %d '%s'", t[i].pattern,
+				 t[i].prog, r, r == 1 ? out : "", t[i].want,
+				 t[i].id ? t[i].id : "");
+	}
+	assert_int_equal(jobstats_proc_id("%e.%u", "dd", 500, out, 6), -1);
+	assert_int_equal(jobstats_proc_id("%e.%u", "dd", 500, out, 7), 1);
+	assert_string_equal(out, "dd.500");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_plausibility),
 		cmocka_unit_test(test_jobid_map),
+		cmocka_unit_test(test_proc_id),
 		cmocka_unit_test(test_lustre2),
 	};
 

@@ -1,0 +1,218 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Per-minute rollups kept by addition (monitor/ingest_rollup.c): whatever
+# the batches, re-ingests, overlapping files, two ingests at once or a
+# prune in between, rollups_minute holds exactly the aggregate of the raw
+# rows of each minute (the numbers the old recomputation gave).
+. "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
+db_start
+
+fw db init
+check_eq "schema created" 0 "$rc"
+
+# 30 series (fwd, ost and mdt) with counters every 7 s, so minutes are
+# split between batches; a queue length (halves: exact sums) on two
+# lines in three.  gen FROM TO START: points FROM..TO-1.
+gen() {
+	awk -v from="$1" -v to="$2" -v t0="$3" 'BEGIN {
+		for (p = from; p < to; p++) for (s = 0; s < 30; s++) {
+			v = p * (s + 1); k = s % 3
+			m = k == 0 ? "fwd,node=f" : k == 1 ? "ost,target=o" : "mdt,target=m"
+			q = p % 3 ? sprintf(",queue_len=%.1f", (p * 7 + s) % 23 / 2) : ""
+			printf "%s%02d read_bytes=%di,write_bytes=%di,read_ops=%di,md_ops=%di%s %d000000000\n",
+				m, s, v * 4096, v * 2048 + (p % 5) * s, v * 3, v % 17 + p, q, t0 + p * 7
+		}
+	}'
+}
+
+# The rollups as stored, and as the raw rows give them.
+ROLLUP_COLS="kind, name, minute, samples, read_bytes, write_bytes, read_ops, write_ops, md_ops, read_bps_max, write_bps_max, queue_len_avg, queue_len_max, queue_len_sum, queue_len_samples"
+stored() {
+	q "SELECT $ROLLUP_COLS FROM rollups_minute ORDER BY kind, name, minute"
+}
+from_raw() {
+	q "SELECT kind, name, ts - MOD(ts, 60) AS m, COUNT(*), COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0), COALESCE(SUM(read_ops), 0), COALESCE(SUM(write_ops), 0), COALESCE(SUM(md_ops), 0), MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)), AVG(queue_len), MAX(queue_len), SUM(queue_len), COUNT(queue_len) FROM samples_raw GROUP BY kind, name, m ORDER BY kind, name, m"
+}
+clear() {
+	q "DELETE FROM samples_raw; DELETE FROM rollups_minute; DELETE FROM counter_state"
+}
+
+t0=1472292803 # 23 s into a minute
+gen 0 200 $t0 >"$d/a.lp"
+gen 0 300 $t0 >"$d/b.lp"
+
+# ---- many small batches: minutes added to from several transactions ----
+fw ingest --format influx --batch 7 "$d/a.lp"
+check_eq "batches of 7: summary" \
+	"read 6000 lines, stored 5970 samples, rejected 0 lines (30 already stored or baselines, 0 ignored)" "$out"
+check_eq "batches of 7: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+# 24 minutes x 30 series; 199 deltas a series, 133 of them with a queue
+# length; read_bytes grows by 4096 x (s + 1) a point: 199 x 465 x 4096.
+check_eq "batches of 7: minutes, samples, queue samples and sums" \
+	"720	5970	3990	379023360" \
+	"$(q "SELECT COUNT(*), SUM(samples), SUM(queue_len_samples), SUM(read_bytes) FROM rollups_minute")"
+# f00 from 1472292900: points 14..22; md_ops 28 30 32 17 19 ... 27 (a
+# restart at 17: that delta is 17); queue lengths of points 14 16 17 19
+# 20 22: 3 10 2 9 1 8; 4096 bytes in 7 s.
+check_eq "batches of 7: one minute's numbers" \
+	"9	36864	33	33	6	5.5	10	585.1428571428571" \
+	"$(q "SELECT samples, read_bytes, md_ops, queue_len_sum, queue_len_samples, queue_len_avg, queue_len_max, read_bps_max FROM rollups_minute WHERE name = 'f00' AND minute = 1472292900")"
+ref_a=$(stored)
+
+# ---- re-ingest: nothing stored twice, nothing added twice ----
+fw ingest --format influx --batch 7 "$d/a.lp"
+check_eq "re-ingest: nothing stored" \
+	"read 6000 lines, stored 0 samples, rejected 0 lines (6000 already stored or baselines, 0 ignored)" "$out"
+check_eq "re-ingest: rollups unchanged" "$ref_a" "$(stored)"
+
+# Baselines lost (counter_state emptied): the same deltas again, now
+# written over stored rows; the rollups stay those of one ingest.
+q "DELETE FROM counter_state"
+fw ingest --format influx "$d/a.lp"
+check_eq "re-ingest without baselines: rows already stored" \
+	"read 6000 lines, stored 5970 samples, rejected 0 lines (30 already stored or baselines, 0 ignored)" "$out"
+check_eq "re-ingest without baselines: rollups unchanged" "$ref_a" "$(stored)"
+check_eq "re-ingest without baselines: no row twice" 5970 \
+	"$(q "SELECT COUNT(*) FROM samples_raw")"
+
+# ---- an overlapping longer file: the new part added, the rest kept ----
+fw ingest --format influx "$d/b.lp"
+check_eq "overlapping file: summary" \
+	"read 9000 lines, stored 3000 samples, rejected 0 lines (6000 already stored or baselines, 0 ignored)" "$out"
+check_eq "overlapping file: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+after_overlap=$(stored)
+clear
+fw ingest --format influx "$d/b.lp"
+ref_b=$(stored)
+check_eq "the longer file alone: the same rollups" "$ref_b" "$after_overlap"
+
+# ---- two ingests at once of overlapping files ----
+# In one transaction each (--batch 100000), both find no baseline and
+# write the same deltas: the second waits for the first's rows, finds
+# them stored and recomputes instead of adding.  In batches of 300 they
+# interleave.
+for batch in 100000 100000 300 300; do
+	clear
+	"$fwdctl" --policy "$policy" ingest --format influx --batch $batch "$d/a.lp" >"$d/c1" 2>&1 &
+	p1=$!
+	"$fwdctl" --policy "$policy" ingest --format influx --batch $batch "$d/b.lp" >"$d/c2" 2>&1 &
+	p2=$!
+	wait $p1
+	r1=$?
+	wait $p2
+	r2=$?
+	check_eq "concurrent ingests, batch $batch: both exit 0" "0 0" "$r1 $r2"
+	check_eq "concurrent ingests, batch $batch: rows of one ingest" 8970 \
+		"$(q "SELECT COUNT(*) FROM samples_raw")"
+	check_eq "concurrent ingests, batch $batch: exactly the rollups of one ingest" \
+		"$ref_b" "$(stored)"
+	check_eq "concurrent ingests, batch $batch: rollups are the raw rows' aggregate" \
+		"$(from_raw)" "$(stored)"
+done
+
+# ---- Telegraf lustre2_lctl: an OST's calls and bytes on two lines ----
+clear
+awk 'BEGIN { for (p = 0; p < 30; p++) {
+	t = 1472292807 + p * 10
+	printf "lustre2_lctl_ost,host=oss1,volume=OST0009 stats_read_bytes_samples=%du %d000000000\n", p * 3, t
+	printf "lustre2_lctl_ost,host=oss1,unit=bytes,volume=OST0009 stats_read_bytes_max=4096u,stats_read_bytes_min=4096u,stats_read_bytes_sum=%du,stats_read_bytes_sumsq=0u %d000000000\n", p * 3 * 4096, t
+} }' >"$d/lctl.lp"
+fw ingest --format influx "$d/lctl.lp"
+check_eq "lctl: one raw row a time, with both counters" "29	29	29	87	356352" \
+	"$(q "SELECT COUNT(*), COUNT(read_ops), COUNT(read_bytes), SUM(read_ops), SUM(read_bytes) FROM samples_raw WHERE name = 'OST0009'")"
+check_eq "lctl: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+
+# ---- LWFS (beacon-lwfs): histograms and the forwarders' raw rows ----
+# 6 forwarders, a line of each histogram and the queue length every 25 s
+genb() {
+	awk -v rounds="$1" 'BEGIN {
+		split("Meta exe,Meta wait,Read exe,Read wait,Write exe,Write wait", st, ",")
+		for (r = 0; r < rounds; r++) {
+			t = 1472292813 + r * 25
+			iso = strftime("%Y-%m-%dT%H:%M:%SZ", t, 1)
+			for (f = 1; f <= 6; f++) {
+				for (k = 1; k <= 6; k++) {
+					printf "10.0.0.%d [x]  [Trace]: %s:", f, st[k]
+					for (b = 0; b < 8; b++) printf " %d", r * (8 - b) * k + f * b
+					printf " %s\n", iso
+				}
+				printf "10.0.0.%d [x]  [Trace]: queue length: %d %s\n", f, (r * 7 + f) % 16, iso
+			}
+		}
+	}'
+}
+HIST_COLS="kind, name, minute, op, phase, b0, b1, b2, b3, b4, b5, b6, b7"
+hist_stored() {
+	q "SELECT $HIST_COLS FROM rollups_hist_minute ORDER BY kind, name, minute, op, phase"
+}
+hist_from_raw() {
+	q "SELECT kind, name, ts - MOD(ts, 60) AS m, op, phase, SUM(b0), SUM(b1), SUM(b2), SUM(b3), SUM(b4), SUM(b5), SUM(b6), SUM(b7) FROM samples_hist GROUP BY kind, name, m, op, phase ORDER BY kind, name, m, op, phase"
+}
+clear
+q "DELETE FROM samples_hist; DELETE FROM rollups_hist_minute"
+genb 40 >"$d/b.log"
+fw ingest --format beacon-lwfs --batch 13 "$d/b.log"
+check_eq "beacon, batches of 13: summary" \
+	"read 1680 lines, stored 1644 samples, rejected 0 lines (36 already stored or baselines, 0 ignored)" "$out"
+check_eq "beacon: histogram rollups are the raw rows' aggregate" "$(hist_from_raw)" "$(hist_stored)"
+check_eq "beacon: forwarder rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+# Read exe (the 3rd histogram) of 10.0.0.1 from 1472292840: rounds 2
+# and 3 (at 50 and 75 s); b0 grows by 8 x 3 a round; the raw row's
+# read_ops is the sum of the deltas, (8 + 7 + ... + 1) x 3 = 108 a round;
+# queue lengths 15 and 6
+check_eq "beacon: one minute's numbers" "48	216	2	10.5" \
+	"$(q "SELECT h.b0, r.read_ops, r.samples, r.queue_len_avg FROM rollups_hist_minute h JOIN rollups_minute r ON r.kind = h.kind AND r.name = h.name AND r.minute = h.minute WHERE h.name = '10.0.0.1' AND h.minute = 1472292840 AND h.op = 'read' AND h.phase = 'exe'")"
+ref_h=$(hist_stored)
+ref_r=$(stored)
+q "DELETE FROM counter_state"
+fw ingest --format beacon-lwfs "$d/b.log"
+check_eq "beacon re-ingest without baselines: histogram rollups unchanged" "$ref_h" "$(hist_stored)"
+check_eq "beacon re-ingest without baselines: forwarder rollups unchanged" "$ref_r" "$(stored)"
+clear
+q "DELETE FROM samples_hist; DELETE FROM rollups_hist_minute"
+"$fwdctl" --policy "$policy" ingest --format beacon-lwfs --batch 100000 "$d/b.log" >"$d/c1" 2>&1 &
+p1=$!
+"$fwdctl" --policy "$policy" ingest --format beacon-lwfs --batch 100000 "$d/b.log" >"$d/c2" 2>&1 &
+p2=$!
+wait $p1
+r1=$?
+wait $p2
+r2=$?
+check_eq "beacon, two ingests at once: both exit 0" "0 0" "$r1 $r2"
+check_eq "beacon, two ingests at once: the histogram rollups of one" "$ref_h" "$(hist_stored)"
+check_eq "beacon, two ingests at once: the forwarder rollups of one" "$ref_r" "$(stored)"
+
+# ---- a prune removed raw rows of minutes that keep their rollups ----
+# Recent data (a prune keeps 2 days of raw rows, all rollups), baselines
+# lost, the file ingested again: the pruned minutes are recomputed from
+# the rows now present, never added to.
+now=$(date +%s)
+t1=$((now - 3 * 86400 - 3 * 86400 % 60 + 23))
+gen 0 200 $t1 >"$d/old.lp"
+# 7 s steps over 3 days: spread the points out (every 1200 s).
+awk -v t1="$t1" '{ n = split($0, f, " "); ts = (f[n] / 1000000000 - t1) / 7 * 1200 + t1; printf "%s %s %d000000000\n", f[1], f[2], ts }' \
+	"$d/old.lp" >"$d/spread.lp"
+clear
+fw ingest --format influx "$d/spread.lp"
+check_eq "spread file: stored" 5970 "$(q "SELECT COUNT(*) FROM samples_raw")"
+before=$(stored)
+cat >"$d/policy-prune.yaml" <<EOF
+$(cat "$policy")
+retention:
+  raw_samples: 2d
+  rollups: 400d
+EOF
+"$fwdctl" --policy "$d/policy-prune.yaml" db prune >"$d/prune" 2>&1
+check_eq "prune: exit 0" 0 "$?"
+# Points 1..71 are more than 2 days old: 128 points x 30 series stay.
+check_eq "prune: the raw rows of the first 71 points are gone" 3840 \
+	"$(q "SELECT COUNT(*) FROM samples_raw")"
+check_eq "prune: the horizon is the cutoff's next minute" 1 \
+	"$(q "SELECT before_ts % 60 = 0 AND before_ts BETWEEN $now - 2 * 86400 AND $now - 2 * 86400 + 120 FROM ingest_horizon")"
+q "DELETE FROM counter_state"
+fw ingest --format influx "$d/spread.lp"
+check_eq "after the prune: every row again" 5970 "$(q "SELECT COUNT(*) FROM samples_raw")"
+check_eq "after the prune: rollups not added to twice" "$before" "$(stored)"
+
+tap_done
