@@ -32,6 +32,10 @@ struct db {
 	char dbname[72];
 	double timeout;
 	bool in_txn;
+	/* rows db_load_local() is sending: the only data the connection's
+	 * LOAD DATA LOCAL handler ever serves */
+	const char *infile;
+	size_t infile_len, infile_at;
 };
 
 enum col_kind { COL_INT, COL_DOUBLE, COL_TEXT };
@@ -398,6 +402,54 @@ static MYSQL *connect_bounded(MYSQL *m, const char *host, const char *user,
 	return ret;
 }
 
+/*
+ * LOAD DATA LOCAL INFILE, served from memory only.  The connection offers
+ * LOCAL to the server so that db_load_local() can send rows, but its
+ * handler never opens a file: it serves the rows db_load_local() armed,
+ * and refuses any other request (a server cannot read the client's
+ * files).
+ */
+static int infile_init(void **ptr, const char *name, void *userdata)
+{
+	struct db *db = userdata;
+
+	(void)name;
+	*ptr = db;
+	if (!db->infile)
+		return 1;
+	db->infile_at = 0;
+	return 0;
+}
+
+static int infile_read(void *ptr, char *buf, unsigned int len)
+{
+	struct db *db = ptr;
+	size_t n = db->infile_len - db->infile_at;
+
+	if (!db->infile)
+		return -1;
+	if (n > len)
+		n = len;
+	memcpy(buf, db->infile + db->infile_at, n);
+	db->infile_at += n;
+	return (int)n;
+}
+
+static void infile_end(void *ptr)
+{
+	(void)ptr;
+}
+
+static int infile_error(void *ptr, char *msg, unsigned int len)
+{
+	struct db *db = ptr;
+
+	snprintf(msg, len, "%s",
+		 db && db->infile ? "LOAD DATA LOCAL: read error"
+				  : "LOAD DATA LOCAL: no rows to send");
+	return CR_UNKNOWN_ERROR;
+}
+
 /* One connection attempt to e, its connect bounded by tmo seconds. */
 static int connect_one(struct db *db, const struct db_endpoint *e,
 		       uint32_t dflt_port, const char *user,
@@ -407,7 +459,7 @@ static int connect_one(struct db *db, const struct db_endpoint *e,
 	unsigned int rw, proto, ctmo;
 	bool late;
 	uint32_t port = e->port ? e->port : dflt_port ? dflt_port : 3306;
-	my_bool off = 0;
+	my_bool off = 0, on = 1;
 
 	if (e->socket[0])
 		snprintf(db->where, sizeof(db->where), "socket %s", e->socket);
@@ -436,7 +488,9 @@ static int connect_one(struct db *db, const struct db_endpoint *e,
 	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &rw);
 	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &rw);
 	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
-	mysql_options(db->conn, MYSQL_OPT_LOCAL_INFILE, &off);
+	mysql_options(db->conn, MYSQL_OPT_LOCAL_INFILE, &on);
+	mysql_set_local_infile_handler(db->conn, infile_init, infile_read,
+				       infile_end, infile_error, db);
 	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	proto = e->socket[0] ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
 	mysql_options(db->conn, MYSQL_OPT_PROTOCOL, &proto);
@@ -1425,4 +1479,27 @@ int db_fetch_uint64s(struct db_stmt *st, uint64_t **v, size_t *n,
 		(*v)[(*n)++] = db_col_uint64(st, 0);
 	}
 	return r < 0 ? -1 : 0;
+}
+
+int64_t db_load_local(struct db *db, const char *sql, const char *rows,
+		      size_t len, bool *refused, fwd_error_t *err)
+{
+	int rc;
+	unsigned int code;
+
+	*refused = false;
+	db->infile = rows;
+	db->infile_len = len;
+	db->infile_at = 0;
+	rc = mysql_real_query(db->conn, sql, (unsigned long)strlen(sql));
+	db->infile = NULL;
+	if (rc == 0)
+		return (int64_t)mysql_affected_rows(db->conn);
+	code = mysql_errno(db->conn);
+	/* the server (local_infile=OFF) or the library refused LOCAL: the
+	 * caller writes its rows another way */
+	if (code == ER_NOT_ALLOWED_COMMAND || code == CR_UNKNOWN_ERROR ||
+	    code == ER_LOAD_INFILE_CAPABILITY_DISABLED)
+		*refused = true;
+	return conn_fail(db, err);
 }

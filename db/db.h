@@ -280,6 +280,19 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 struct db_stmt *db_queryf(struct db *db, fwd_error_t *err, const char *sql,
 			  const char *types, ...);
 
+/*
+ * db_load_local runs sql, a LOAD DATA LOCAL INFILE statement, sending
+ * rows (len bytes of LOAD DATA's default text: tab-separated, \N for
+ * NULL, backslash escapes) in place of the file it names, which is never
+ * opened.  Returns the rows written (with IGNORE: the new ones), or -1
+ * with err; *refused is then true when the server does not allow LOCAL
+ * (local_infile=OFF), and the caller writes its rows another way.  The
+ * statement has no parameters: the values travel as the file's data,
+ * never in the SQL text.
+ */
+int64_t db_load_local(struct db *db, const char *sql, const char *rows,
+		      size_t len, bool *refused, fwd_error_t *err);
+
 /* One table's line in a prune report. */
 struct db_pruned {
 	const char *table;
