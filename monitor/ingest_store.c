@@ -22,11 +22,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/array.h"
 #include "common/units.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
@@ -37,7 +39,7 @@
 #define DEFAULT_BATCH 20000
 #define MAX_TOUCHED 1024
 
-#define RAW_CHUNK 500
+#define RAW_CHUNK 5000
 #define STATE_CHUNK 400
 #define ROLLUP_CHUNK 200
 
@@ -106,6 +108,11 @@ struct ingest_store {
 	struct series_table *loaded;
 	/* the first try of a chunk of raw rows: INSERT IGNORE, all new? */
 	struct db_stmt *raw_ignore[N_CLASS];
+	/* ... or LOAD DATA LOCAL IGNORE of this text, unless the server
+	 * refused LOCAL once (no_load) */
+	char *text;
+	size_t text_len, text_cap;
+	bool no_load;
 	/* the rollup contributions of raw rows known to be new */
 	struct rollup_acc *acc;
 	/* minutes before this may have lost raw rows to a prune: their
@@ -177,6 +184,14 @@ static const char raw_ignore_head[] =
 	" write_bytes, read_ops, write_ops, md_ops, queue_len) VALUES ";
 static const char raw_multi_tail[] = RAW_TAIL;
 static const char raw_upsert_sql[] = RAW_HEAD RAW_ROW RAW_TAIL;
+/* The same first try in LOAD DATA's default text format (raw_text()). */
+static const char raw_load_sql[] =
+	"LOAD DATA LOCAL INFILE 'samples_raw' IGNORE INTO TABLE samples_raw"
+	" CHARACTER SET utf8mb4"
+	" FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\'"
+	" LINES TERMINATED BY '\\n'"
+	" (kind, name, ts, dt, read_bytes, write_bytes, read_ops, write_ops,"
+	" md_ops, queue_len)";
 
 static const char hist_ignore_head[] =
 	"INSERT IGNORE INTO samples_hist (kind, name, ts, op, phase, dt,"
@@ -293,6 +308,7 @@ void ingest_store_close(struct ingest_store *s)
 	series_destroy(s->series);
 	series_destroy(s->loaded);
 	free(s->rawbuf);
+	free(s->text);
 	free(s->states);
 	free(s->touched);
 	free(s->peaks);
@@ -476,66 +492,183 @@ static int save_arrivals(struct ingest_store *s, fwd_error_t *err)
 	return 0;
 }
 
-/*
- * Write the buffered rows with counter deltas, a chunk at a time.  First
- * INSERT IGNORE: when every row of the chunk was new, the rows' rollup
- * contributions are added to the stored rollups at the commit (exact:
- * the minute held nothing of them).  Otherwise (rows already stored, by
- * an earlier run or a concurrent one) the chunk is written again with
- * the upsert that fills the stored rows' missing columns, and the
- * minutes it touched are recomputed from the raw rows at the commit.
- */
-static int flush_raw(struct ingest_store *s, fwd_error_t *err)
+/* Append f's formatted text to s->text. */
+static int text_add(struct ingest_store *s, fwd_error_t *err, const char *f,
+		    ...) __attribute__((format(printf, 3, 4)));
+static int text_add(struct ingest_store *s, fwd_error_t *err, const char *f,
+		    ...)
 {
-	size_t at = 0;
+	va_list ap;
+	int n;
 
-	while (at < s->n_raw) {
-		size_t c = class_for(s->n_raw - at), k = size_class[c];
-		const struct raw_buf *rows = &s->rawbuf[at];
+	for (;;) {
+		size_t room = s->text_cap - s->text_len;
+
+		va_start(ap, f);
+		n = vsnprintf(s->text ? s->text + s->text_len : NULL, room, f,
+			      ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room)
+			break;
+		if (n < 0 || FWD_GROW(s->text, s->text_cap,
+				      s->text_len + (size_t)n + 1, 1 << 20) < 0)
+			return errprintf(err, "ingest: out of memory");
+	}
+	s->text_len += (size_t)n;
+	return 0;
+}
+
+/* rows[0..k) as LOAD DATA's default text: a line a row, tab-separated,
+ * \N for NULL, backslashes escaped (names hold no control character, see
+ * name_ok()).  Doubles are printed to 17 digits, which read back exactly. */
+static int raw_text(struct ingest_store *s, const struct raw_buf *rows,
+		    size_t k, fwd_error_t *err)
+{
+	s->text_len = 0;
+	for (size_t i = 0; i < k; i++) {
+		const struct raw_buf *r = &rows[i];
+		char name[2 * sizeof(r->name)], *q = name;
+
+		for (const char *c = r->name; *c; c++) {
+			if (*c == '\\')
+				*q++ = '\\';
+			*q++ = *c;
+		}
+		*q = '\0';
+		if (text_add(s, err, "%s\t%s\t%" PRId64,
+			     ingest_kind_name(r->kind), name, r->ts) < 0 ||
+		    (r->has_dt ? text_add(s, err, "\t%.17g", r->dt)
+			       : text_add(s, err, "\t\\N")) < 0)
+			return -1;
+		for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++)
+			if ((r->has[j] ? text_add(s, err, "\t%" PRIu64, r->v[j])
+				       : text_add(s, err, "\t\\N")) < 0)
+				return -1;
+		if ((r->has_queue ? text_add(s, err, "\t%.17g\n", r->queue)
+				  : text_add(s, err, "\t\\N\n")) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The first try of rows[0..k): LOAD DATA LOCAL IGNORE of their text, or,
+ * where the server refuses LOCAL, multi-row INSERT IGNOREs.  Returns 1
+ * when every row was new, 0 when some were stored already, -1 on error.
+ */
+static int insert_new(struct ingest_store *s, const struct raw_buf *rows,
+		      size_t k, fwd_error_t *err)
+{
+	size_t at = 0, added = 0;
+
+	if (!s->no_load) {
+		bool refused;
+		int64_t n;
+
+		if (raw_text(s, rows, k, err) < 0)
+			return -1;
+		n = db_load_local(s->db, raw_load_sql, s->text, s->text_len,
+				  &refused, err);
+		if (n >= 0)
+			return (size_t)n == k;
+		if (!refused)
+			return -1;
+		s->no_load = true;
+	}
+	while (at < k) {
+		size_t c = class_for(k - at), m = size_class[c];
 		struct db_stmt *st = multi_stmt(
 			s, s->raw_ignore, c, raw_ignore_head, RAW_ROW, "", err);
-		bool all_new;
 
 		if (!st)
 			return -1;
-		bind_raw_rows(st, rows, k);
+		bind_raw_rows(st, rows + at, m);
 		if (db_exec(st, err) < 0)
 			return -1;
-		all_new = db_affected(st) == k;
-		if (!all_new) {
-			st = multi_stmt(s, s->raw_multi, c, raw_multi_head,
-					RAW_ROW, raw_multi_tail, err);
-			if (!st)
-				return -1;
-			bind_raw_rows(st, rows, k);
-			if (db_exec(st, err) < 0)
-				return -1;
-		}
-		for (size_t i = 0; i < k; i++) {
-			const struct raw_buf *r = &rows[i];
-			struct rollup_row rr = {
-				.kind = r->kind,
-				.name = r->name,
-				.ts = r->ts,
-				.has_dt = r->has_dt,
-				.dt = r->dt,
-				.has = r->has,
-				.v = r->v,
-				.has_queue = r->has_queue,
-				.queue = r->queue,
-			};
+		added += db_affected(st);
+		at += m;
+	}
+	return added == k;
+}
 
-			if (r->kind == INGEST_FWD)
-				arrive(s, ARR_SAMPLES, r->ts);
-			if (all_new && rollup_minute(r->ts) >= s->horizon) {
-				if (rollup_acc_add(s->acc, &rr, err) < 0)
-					return -1;
-			} else if (touch(s, r->kind, r->name, r->ts, false,
-					 err) < 0) {
+/* rows[0..k) written over what is stored (the upsert keeps a stored
+ * value where a row has none). */
+static int upsert_rows(struct ingest_store *s, const struct raw_buf *rows,
+		       size_t k, fwd_error_t *err)
+{
+	for (size_t at = 0; at < k;) {
+		size_t c = class_for(k - at), m = size_class[c];
+		struct db_stmt *st =
+			multi_stmt(s, s->raw_multi, c, raw_multi_head, RAW_ROW,
+				   raw_multi_tail, err);
+
+		if (!st)
+			return -1;
+		bind_raw_rows(st, rows + at, m);
+		if (db_exec(st, err) < 0)
+			return -1;
+		at += m;
+	}
+	return 0;
+}
+
+/*
+ * Write the buffered rows with counter deltas.  First insert_new(): when
+ * every row was new, the rows' rollup contributions are added to the
+ * stored rollups at the commit (exact: the minute held nothing of them).
+ * Otherwise (rows already stored, by an earlier run or a concurrent one)
+ * the rows are written again with the upsert that fills the stored rows'
+ * missing columns, and the minutes they touched are recomputed from the
+ * raw rows at the commit.
+ */
+/* Rows in primary-key order: InnoDB appends to its pages instead of
+ * splitting them. */
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_buf *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (c)
+		return c;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int flush_raw(struct ingest_store *s, fwd_error_t *err)
+{
+	const struct raw_buf *rows = s->rawbuf;
+	size_t k = s->n_raw;
+	int all_new;
+
+	if (!k)
+		return 0;
+	qsort(s->rawbuf, k, sizeof(*s->rawbuf), cmp_raw);
+	all_new = insert_new(s, rows, k, err);
+	if (all_new < 0 || (!all_new && upsert_rows(s, rows, k, err) < 0))
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		const struct raw_buf *r = &rows[i];
+		struct rollup_row rr = {
+			.kind = r->kind,
+			.name = r->name,
+			.ts = r->ts,
+			.has_dt = r->has_dt,
+			.dt = r->dt,
+			.has = r->has,
+			.v = r->v,
+			.has_queue = r->has_queue,
+			.queue = r->queue,
+		};
+
+		if (r->kind == INGEST_FWD)
+			arrive(s, ARR_SAMPLES, r->ts);
+		if (all_new && rollup_minute(r->ts) >= s->horizon) {
+			if (rollup_acc_add(s->acc, &rr, err) < 0)
 				return -1;
-			}
+		} else if (touch(s, r->kind, r->name, r->ts, false, err) < 0) {
+			return -1;
 		}
-		at += k;
 	}
 	s->n_raw = 0;
 	return 0;

@@ -215,4 +215,46 @@ fw ingest --format influx "$d/spread.lp"
 check_eq "after the prune: every row again" 5970 "$(q "SELECT COUNT(*) FROM samples_raw")"
 check_eq "after the prune: rollups not added to twice" "$before" "$(stored)"
 
+# ---- LOAD DATA LOCAL, or INSERTs where the server refuses LOCAL ----
+# The rows go to the server as LOAD DATA text where it allows LOCAL, as
+# multi-row INSERTs where it does not (local_infile = OFF): the same rows
+# and rollups either way, to the last bit of a double and byte of a name
+# (f, a backslash, x, an e acute: 66 5C 78 C3A9), NULL where a line has
+# no value (the first line of a series: its queue length only).
+printf '%s\n' \
+	'fwd,node=f\x'"$(printf '\303\251')"' read_bytes=100i,queue_len=0.1 1472292803000000000' \
+	'fwd,node=f\x'"$(printf '\303\251')"' read_bytes=300i,queue_len=0.3 1472292810000000000' \
+	'fwd,node=f\x'"$(printf '\303\251')"' read_bytes=700i,write_bytes=5i 1472292817000000000' \
+	'fwd,node=f\x'"$(printf '\303\251')"' read_bytes=900i,write_bytes=9i,queue_len=2.7 1472292824000000000' >"$d/odd.lp"
+RAW_COLS="kind, HEX(name), ts, dt, read_bytes, write_bytes, read_ops, write_ops, md_ops, queue_len"
+raw_rows() {
+	q "SELECT $RAW_COLS FROM samples_raw ORDER BY kind, name, ts"
+}
+com_load() {
+	q "SHOW GLOBAL STATUS LIKE 'Com_load'" | cut -f2
+}
+cat "$d/b.lp" "$d/odd.lp" >"$d/both.lp"
+clear
+loads=$(com_load)
+fw ingest --format influx "$d/both.lp"
+check_eq "LOAD DATA LOCAL: exit 0" 0 "$rc"
+check_eq "LOAD DATA LOCAL: the rows were sent as LOAD DATA" 1 \
+	"$(( $(com_load) > loads ))"
+check_eq "LOAD DATA LOCAL: the name, NULLs and doubles as sent" \
+	"fwd	665C78C3A9	1472292803	NULL	NULL	NULL	NULL	NULL	NULL	0.1
+fwd	665C78C3A9	1472292810	7	200	NULL	NULL	NULL	NULL	0.3
+fwd	665C78C3A9	1472292817	7	400	NULL	NULL	NULL	NULL	NULL
+fwd	665C78C3A9	1472292824	7	200	4	NULL	NULL	NULL	2.7" \
+	"$(q "SELECT $RAW_COLS FROM samples_raw WHERE name LIKE 'f%' AND name NOT LIKE 'f0%' AND name NOT LIKE 'f1%' AND name NOT LIKE 'f2%' ORDER BY ts")"
+via_load_raw=$(raw_rows)
+via_load_rollups=$(stored)
+check_eq "LOAD DATA LOCAL: rollups are the raw rows' aggregate" "$(from_raw)" "$via_load_rollups"
+clear
+q "SET GLOBAL local_infile = 0"
+fw ingest --format influx "$d/both.lp"
+q "SET GLOBAL local_infile = 1"
+check_eq "LOCAL refused: exit 0, nothing said" "0 " "$rc $err"
+check_eq "LOCAL refused: the same rows, written by INSERTs" "$via_load_raw" "$(raw_rows)"
+check_eq "LOCAL refused: the same rollups" "$via_load_rollups" "$(stored)"
+
 tap_done
