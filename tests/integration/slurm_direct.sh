@@ -82,6 +82,9 @@ check_eq "direct: no exec state left" 0 \
 	"$(find "$M/remap-state" -name "exec.$j.*" | wc -l)"
 check_eq "direct: the epilog removed the decision file" 0 \
 	"$(find "$M/spool" -name "$j.*" | wc -l)"
+check_match "direct: the controller epilog released nothing, no node fell back" \
+	'"event":"epilog".*"outcome":"released 0 allocation row\(s\)".*"node_fallbacks":\{"count":0,' \
+	"$(grep "\"job_id\":\"$j\"" "$M/audit.jsonl" | grep '"event":"epilog"')"
 
 # 2. lnet: the same policy with the lnet driver does not load, so no
 #    controller prolog decides direct and no node changes.
