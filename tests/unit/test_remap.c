@@ -371,6 +371,19 @@ static void test_exec_direct(void **state)
 	assert_string_equal(slurp(f->log), "direct 42 c1 [] []\n"
 					   "revert 42 c1 [] []\n");
 	remap_destroy(r);
+	/* With remap.exec.verify, direct is read back as verify-direct. */
+	unlink(f->log);
+	f->cfg.exec.verify = f->cfg.exec.command;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_direct(r, "c1", 43, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 43, &err), 0);
+	assert_string_equal(slurp(f->log), "direct 43 c1 [] []\n"
+					   "verify-direct 43 c1 [] []\n"
+					   "revert 43 c1 [] []\n"
+					   "verify-revert 43 c1 [] []\n");
+	remap_destroy(r);
+	memset(&f->cfg.exec.verify, 0, sizeof(f->cfg.exec.verify));
 }
 
 /* none records only; lwfs, lnet and verbs cannot give direct access. */
