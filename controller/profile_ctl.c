@@ -48,14 +48,20 @@ void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
 		break;
 	}
 	dst->runs = src->runs;
+	/* k = 0 is direct file-system access (no forwarder), the curve's
+	 * other end: the allocator keeps it apart. */
 	for (size_t i = 0; i < src->n_bw && i < PROFILE_MAX_BW; i++) {
-		bw[i].k = src->bw[i].k;
-		bw[i].bps = src->bw[i].bps;
-		bw[i].runs = src->bw[i].runs;
-		bw[i].spread_bps = src->bw[i].spread_bps;
+		if (src->bw[i].k == 0) {
+			dst->direct_bps = src->bw[i].bps;
+			continue;
+		}
+		bw[dst->n_bw].k = src->bw[i].k;
+		bw[dst->n_bw].bps = src->bw[i].bps;
+		bw[dst->n_bw].runs = src->bw[i].runs;
+		bw[dst->n_bw].spread_bps = src->bw[i].spread_bps;
+		dst->n_bw++;
 	}
-	dst->bw = src->n_bw ? bw : NULL;
-	dst->n_bw = src->n_bw;
+	dst->bw = dst->n_bw ? bw : NULL;
 }
 
 int profile_lookup(struct db *db, const struct policy *p,

@@ -26,7 +26,8 @@ struct alloc_bw_point;
  * The allocator's view of a profile (allocator/decide.h), for the
  * controller prolog: fills dst, with dst->bw pointing at bw (room for
  * PROFILE_MAX_BW points, caller's storage that must outlive dst).  The
- * "none" mode maps to FWD_IO_NONE.
+ * "none" mode maps to FWD_IO_NONE; the k = 0 point (direct file-system
+ * access) becomes dst->direct_bps, not a point of dst->bw.
  */
 void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
 		      struct alloc_bw_point *bw);

@@ -295,7 +295,8 @@ retry:
 	in_tx = 0;
 	mark(&ph, PH_COMMIT);
 	/* Without the file the node prologs read the database instead. */
-	if (ctl_publish_decision(db, p, j, &err) < 0)
+	if (ctl_publish_decision(db, p, j, d->action == FWD_ACT_DIRECT, &err) <
+	    0)
 		json_object_set_new(rec, "decision_file",
 				    json_string(err.text));
 	mark(&ph, PH_PUBLISH);

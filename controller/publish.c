@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/sha256.h"
+#include "common/vocab.h"
 #include "controller/job.h"
 #include "controller/publish.h"
 #include "db/db.h"
@@ -131,8 +132,28 @@ static int write_atomic(const char *dir, const char *path, const char *text,
 	return 0;
 }
 
+/* Direct file-system access holds no allocation row: one row with no
+ * forwarder tells the job's nodes. */
+static json_t *direct_rows(const struct ctl_job *j)
+{
+	json_t *rows = json_array(), *row = json_object();
+
+	if (!rows || !row || !j->nodes) {
+		json_decref(rows);
+		json_decref(row);
+		return NULL;
+	}
+	json_object_set_new(row, "forwarder", json_null());
+	json_object_set_new(row, "nodes", json_string(j->nodes));
+	json_object_set_new(row, "action",
+			    json_string(fwd_action_name(FWD_ACT_DIRECT)));
+	json_object_set_new(row, "address", json_null());
+	json_array_append_new(rows, row);
+	return rows;
+}
+
 int ctl_publish_decision(struct db *db, const struct policy *p,
-			 const struct ctl_job *j, fwd_error_t *err)
+			 const struct ctl_job *j, bool direct, fwd_error_t *err)
 {
 	char path[PATH_MAX], digest[65];
 	json_t *rows = NULL, *doc = NULL;
@@ -147,7 +168,12 @@ int ctl_publish_decision(struct db *db, const struct policy *p,
 			  strerror(errno));
 		goto out;
 	}
-	if (!(rows = held_rows(db, j->job_num, err)))
+	if (direct && !(rows = direct_rows(j))) {
+		errno = ENOMEM;
+		errprintf(err, "decision file: cannot build the direct row");
+		goto out;
+	}
+	if (!direct && !(rows = held_rows(db, j->job_num, err)))
 		goto out;
 	if (!(rtext = fwd_decision_rows_dump(rows))) {
 		errno = ENOMEM;

@@ -16,7 +16,15 @@
  *      "action":..,"address":..|null},...],"digest":"<sha256 hex>"}
  *                          rows are the job's held allocation rows as the
  *                          node account's node_allocations_for returns
- *                          them (same columns, same order); digest is the
+ *                          them (same columns, same order), or, for
+ *                          action direct (no forwarder, no allocation
+ *                          row), one row {"forwarder":null,"nodes":<the
+ *                          job's nodes>,"action":"direct","address":null}
+ *                          (the database cannot say direct: a node that
+ *                          finds no file keeps its default mapping, so
+ *                          the policy allows direct with a driver that
+ *                          changes nodes only with this directory); digest
+ *                          is the
  *                          SHA-256 of the rows' compact JSON
  *                          (fwd_decision_rows_dump()).  Removed when the
  *                          prolog falls back (the nodes then ask the
@@ -33,6 +41,8 @@
  * following links, size-limited, and parses it strictly; a missing file
  * sends it to the database, a damaged one keeps the node's defaults.
  */
+
+#include <stdbool.h>
 
 #include <jansson.h>
 
@@ -63,12 +73,13 @@ struct ctl_job;
 
 /*
  * After the decision committed: read the job's held rows with the
- * controller's connection and publish them.  Nothing to do (0) without
- * remap.decision_dir.  On failure the file is removed (the node prologs
- * then read the database) and -1 is returned with err.
+ * controller's connection and publish them (direct: the direct row).  Nothing
+ * to do (0) without remap.decision_dir.  On failure the file is removed (the
+ * node prologs then read the database) and -1 is returned with err.
  */
 int ctl_publish_decision(struct db *db, const struct policy *p,
-			 const struct ctl_job *j, fwd_error_t *err);
+			 const struct ctl_job *j, bool direct,
+			 fwd_error_t *err);
 
 /* The prolog fell back: remove any decision file of the job (one left by
  * an earlier run of a requeued job must not be applied). */

@@ -980,19 +980,30 @@ static int cross_check(struct loader *l)
 			    "remap.exec.command, %s",
 			    ARGV_HELP);
 	}
-	/* `direct` sends a job to the file system with no forwarder; no
-	 * remap driver can point a node there yet, so a node would stay on
-	 * its default forwarder while the ledger says direct.  Only `none`
-	 * (decisions recorded, nodes never changed: `fwdctl sim`, shadow
-	 * studies) may choose it. */
-	if (p->decision.curve.direct && p->remap.driver != POLICY_DRIVER_NONE) {
+	/* `direct` sends a job to the file system with no forwarder.  The
+	 * exec driver performs it (its command runs with FWD_ACTION=direct),
+	 * none only records it; lwfs, lnet and verbs cannot, so a node would
+	 * stay on its default forwarder while the ledger says direct.  Only
+	 * the decision file (remap.decision_dir) tells the nodes: the
+	 * database holds no row for a job without a forwarder. */
+	if (p->decision.curve.direct && p->remap.driver != POLICY_DRIVER_NONE &&
+	    p->remap.driver != POLICY_DRIVER_EXEC) {
 		n = find_or_root(l->doc, "decision.curve.direct");
 		return ferr(l, n,
 			    "value 'true': remap.driver '%s' cannot give a "
 			    "node direct file-system access (no forwarder); "
-			    "direct needs remap.driver none, where decisions "
-			    "are only recorded",
+			    "direct needs remap.driver exec (its command runs "
+			    "with FWD_ACTION=direct) or none (decisions only "
+			    "recorded)",
 			    policy_driver_name(p->remap.driver));
+	}
+	if (p->decision.curve.direct && p->remap.driver == POLICY_DRIVER_EXEC &&
+	    !p->remap.decision_dir) {
+		n = find_or_root(l->doc, "decision.curve.direct");
+		return ferr(l, n,
+			    "value 'true': remap.driver exec learns of direct "
+			    "access only from the published decision: set "
+			    "remap.decision_dir");
 	}
 	if (p->remap.verbs.connect_probe && !p->remap.verbs.port) {
 		n = find_or_root(l->doc, "remap.verbs.connect_probe");

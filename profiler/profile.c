@@ -500,10 +500,11 @@ int profile_from_json(const json_t *o, struct profile *p, fwd_error_t *err)
 			double b = 0;
 			size_t i;
 
+			/* "0": direct file-system access, no forwarder */
 			errno = 0;
 			k = strtoul(key, &end, 10);
-			if (!*key || *end || errno || k == 0 ||
-			    k > UINT32_MAX || key[0] == '+' || key[0] == '-') {
+			if (!*key || *end || errno || k > UINT32_MAX ||
+			    key[0] == '+' || key[0] == '-') {
 				errno = EINVAL;
 				return errprintf(err,
 						 "profile: "

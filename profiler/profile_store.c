@@ -221,7 +221,8 @@ static void parse_bw(const char *text, struct profile *pr)
 		unsigned long n = strtoul(k, &end, 10);
 		size_t i;
 
-		if (*end || n == 0 || n > UINT32_MAX || !json_is_number(v) ||
+		/* n = 0: direct file-system access, no forwarder */
+		if (*end || end == k || n > UINT32_MAX || !json_is_number(v) ||
 		    pr->n_bw == PROFILE_MAX_BW)
 			continue;
 		for (i = pr->n_bw; i > 0 && pr->bw[i - 1].k > n; i--)

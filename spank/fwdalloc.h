@@ -19,6 +19,7 @@
  */
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,6 +71,8 @@ struct fwdalloc_node_decision {
 	char action[32];	     /* "scale", "isolate", "avoid-anomaly",
 				      * "default", "shadow" */
 	enum fwdalloc_source source; /* where it was read */
+	bool direct;		     /* action direct covers this node: no
+				      * forwarder, the file system directly */
 	size_t n;		     /* forwarders serving this node */
 	struct remap_target t[FWDALLOC_MAX_TARGETS];
 	char names[FWDALLOC_MAX_TARGETS][65];

@@ -120,6 +120,26 @@ int fwdalloc_job_prolog(spank_t sp)
 		note(p, &fj, "default", NULL);
 		goto out;
 	}
+	if (nd.direct) {
+		if (!(r = remap_create(&p->remap, &err)) ||
+		    remap_direct(r, fj.node, fj.job_id, &err) < 0) {
+			slurm_error("fwdalloc: job_prolog: job %u node %s: "
+				    "applying direct file-system access: %s; "
+				    "keeping the default mapping",
+				    fj.job_id, fj.node, err.text);
+			snprintf(why, sizeof(why), "applying direct: %s",
+				 err.text);
+			goto fail;
+		}
+		slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
+			   "action direct: applied direct file-system access, "
+			   "no forwarder (driver %s, read from the %s)",
+			   fj.job_id, fj.node, fj.request, remap_driver_name(r),
+			   nd.source == FWDALLOC_SOURCE_FILE ? "decision file"
+							     : "database");
+		note(p, &fj, "direct", "");
+		goto out;
+	}
 	fwdalloc_node_names(&nd, names, sizeof(names));
 	if (strcmp(nd.action, "scale") && strcmp(nd.action, "isolate") &&
 	    strcmp(nd.action, "avoid-anomaly")) {

@@ -53,6 +53,10 @@ static void add_row(struct fwdalloc_node_decision *nd, const char *node,
 	size_t n = nd->n;
 
 	snprintf(nd->action, sizeof(nd->action), "%s", action ? action : "");
+	if (!forwarder) { /* direct file-system access */
+		nd->direct |= node_in(nodes, node);
+		return;
+	}
 	if (!node_in(nodes, node) || n >= FWDALLOC_MAX_TARGETS)
 		return;
 	snprintf(nd->names[n], sizeof(nd->names[0]), "%s",
@@ -219,16 +223,22 @@ static int file_decision(const struct policy *p, uint32_t job_id,
 		const char *fwd, *nodes, *action, *addr;
 		bool ok = json_is_object(row) && json_object_size(row) == 4;
 
-		fwd = ok ? str_member(row, "forwarder", 64, false, &ok) : NULL;
+		fwd = ok ? str_member(row, "forwarder", 64, true, &ok) : NULL;
 		nodes = ok ? str_member(row, "nodes", FWD_DECISION_MAX_BYTES,
 					false, &ok)
 			   : NULL;
 		action = ok ? str_member(row, "action", 31, false, &ok) : NULL;
 		addr = ok ? str_member(row, "address", 255, true, &ok) : NULL;
+		/* No forwarder only for direct access, alone in the file. */
+		if (ok && !fwd &&
+		    (strcmp(action, "direct") || addr ||
+		     json_array_size(rows) != 1))
+			ok = false;
 		if (!ok) {
 			errprintf(err,
 				  "%s: row %zu: not {forwarder, nodes, "
-				  "action, address} with bounded strings",
+				  "action, address} with bounded strings "
+				  "(forwarder null only in a direct row)",
 				  path, i + 1);
 			goto out;
 		}

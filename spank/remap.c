@@ -255,6 +255,26 @@ int remap_apply(struct remap *r, const char *node, uint32_t job_id,
 	return r->ops->apply(r, node, job_id, fwds, n, err);
 }
 
+int remap_direct(struct remap *r, const char *node, uint32_t job_id,
+		 fwd_error_t *err)
+{
+	if (!r) {
+		errno = EINVAL;
+		return errprintf(err, "remap: no driver");
+	}
+	if (check_node(r, node, err) < 0)
+		return -1;
+	if (!r->ops->direct) {
+		errno = ENOTSUP;
+		return errprintf(err,
+				 "%s: job %u: the driver cannot give a node "
+				 "direct file-system access (no forwarder)",
+				 r->ops->name, job_id);
+	}
+	r->deadline = fwd_clock_mono() + r->cfg.timeout;
+	return r->ops->direct(r, node, job_id, err);
+}
+
 int remap_revert(struct remap *r, const char *node, uint32_t job_id,
 		 fwd_error_t *err)
 {
@@ -276,6 +296,12 @@ static int none_apply(struct remap *r, const char *node, uint32_t job,
 	return 0;
 }
 
+static int none_direct(struct remap *r, const char *node, uint32_t job,
+		       fwd_error_t *err)
+{
+	return 0;
+}
+
 static int none_revert(struct remap *r, const char *node, uint32_t job,
 		       fwd_error_t *err)
 {
@@ -285,5 +311,6 @@ static int none_revert(struct remap *r, const char *node, uint32_t job,
 const struct remap_ops remap_none_ops = {
 	.name = "none",
 	.apply = none_apply,
+	.direct = none_direct,
 	.revert = none_revert,
 };

@@ -9,8 +9,9 @@
  * One interface, five drivers (policy `remap.driver`):
  *   none   does nothing (the node keeps its default mapping).
  *   exec   runs the site command remap.exec.command (an argv, execve, clean
- *          environment) with FWD_ACTION=apply|revert, FWD_JOB_ID, FWD_NODE,
- *          FWD_FORWARDERS and FWD_ADDRESSES (comma-separated, same order).
+ *          environment) with FWD_ACTION=apply|direct|revert, FWD_JOB_ID,
+ *          FWD_NODE, FWD_FORWARDERS and FWD_ADDRESSES (comma-separated,
+ *          same order; both empty for direct).
  *   lwfs   atomically repoints <volfile_dir>/<link_name> at
  *          lwfs_<forwarder>.vol (temp symlink + rename), saves the previous
  *          target per job under state_dir, then runs remount_command.
@@ -81,9 +82,21 @@ struct remap *remap_create(const struct policy_remap *cfg, fwd_error_t *err);
 int remap_apply(struct remap *r, const char *node, uint32_t job_id,
 		const struct remap_target *fwds, size_t n, fwd_error_t *err);
 
-/* Undo remap_apply() for this node and job.  0 also when nothing was
- * applied.  -1 with errno and err set on failure (the state is kept, so a
- * later revert retries). */
+/*
+ * Give `node` direct file-system access for job `job_id` (the decision's
+ * action `direct`: no forwarder).  exec runs its command with
+ * FWD_ACTION=direct and empty FWD_FORWARDERS and FWD_ADDRESSES (remembered
+ * per job as an apply is, so remap_revert() undoes it); none does nothing;
+ * lwfs, lnet and verbs cannot: -1, errno ENOTSUP, err "<driver>: job <id>:
+ * the driver cannot give a node direct file-system access (no
+ * forwarder)".  0 on success, -1 with errno and err set.
+ */
+int remap_direct(struct remap *r, const char *node, uint32_t job_id,
+		 fwd_error_t *err);
+
+/* Undo remap_apply() or remap_direct() for this node and job.  0 also when
+ * nothing was applied.  -1 with errno and err set on failure (the state is
+ * kept, so a later revert retries). */
 int remap_revert(struct remap *r, const char *node, uint32_t job_id,
 		 fwd_error_t *err);
 

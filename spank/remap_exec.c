@@ -101,21 +101,28 @@ out:
 	return rv;
 }
 
-static int exec_apply(struct remap *r, const char *node, uint32_t job,
-		      const struct remap_target *t, size_t n, fwd_error_t *err)
+/*
+ * Run the command for `action` ("apply" with the forwarders, or "direct"
+ * with none) unless the job's state says it is in effect already, and
+ * remember it.  Frees fwds and addrs.
+ */
+static int exec_change(struct remap *r, const char *node, uint32_t job,
+		       const char *action, char *fwds, char *addrs,
+		       fwd_error_t *err)
 {
 	const char *dir = r->cfg.lwfs.state_dir;
-	char name[128], *fwds = NULL, *addrs = NULL, *state = NULL;
+	char name[128], *state = NULL;
 	char *old_f = NULL, *old_a = NULL, *content = NULL;
+	char verify[32];
 	int lock = -1, rv = -1, have;
 	size_t len;
 
-	if (remap_state_name(name, sizeof(name), "exec", job, node) < 0)
-		return errprintf(err, "exec: state name: %s", strerror(errno));
-	fwds = join(t, n, false);
-	addrs = join(t, n, true);
 	if (!fwds || !addrs) {
 		errprintf(err, "exec: out of memory");
+		goto out;
+	}
+	if (remap_state_name(name, sizeof(name), "exec", job, node) < 0) {
+		errprintf(err, "exec: state name: %s", strerror(errno));
 		goto out;
 	}
 	lock = remap_lock(r, dir, err);
@@ -137,10 +144,11 @@ static int exec_apply(struct remap *r, const char *node, uint32_t job,
 			goto out;
 		}
 	}
-	if (run_command(r, "apply", node, job, fwds, addrs, err) < 0)
+	if (run_command(r, action, node, job, fwds, addrs, err) < 0)
 		goto out;
+	snprintf(verify, sizeof(verify), "verify-%s", action);
 	if (r->cfg.exec.verify.argc &&
-	    run_command(r, "verify-apply", node, job, fwds, addrs, err) < 0) {
+	    run_command(r, verify, node, job, fwds, addrs, err) < 0) {
 		fwd_error_t ignored;
 
 		/* Not in effect as stated: undo what the command did. */
@@ -168,6 +176,21 @@ out:
 	free(fwds);
 	free(addrs);
 	return rv;
+}
+
+static int exec_apply(struct remap *r, const char *node, uint32_t job,
+		      const struct remap_target *t, size_t n, fwd_error_t *err)
+{
+	return exec_change(r, node, job, "apply", join(t, n, false),
+			   join(t, n, true), err);
+}
+
+/* Direct file-system access: the command runs with FWD_ACTION=direct and
+ * empty FWD_FORWARDERS and FWD_ADDRESSES; revert undoes it as any apply. */
+static int exec_direct(struct remap *r, const char *node, uint32_t job,
+		       fwd_error_t *err)
+{
+	return exec_change(r, node, job, "direct", strdup(""), strdup(""), err);
 }
 
 static int exec_revert(struct remap *r, const char *node, uint32_t job,
@@ -218,5 +241,6 @@ const struct remap_ops remap_exec_ops = {
 	.name = "exec",
 	.prepare = exec_prepare,
 	.apply = exec_apply,
+	.direct = exec_direct,
 	.revert = exec_revert,
 };

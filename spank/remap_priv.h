@@ -20,6 +20,10 @@ struct remap_ops {
 	int (*prepare)(struct remap *r, fwd_error_t *err);
 	int (*apply)(struct remap *r, const char *node, uint32_t job,
 		     const struct remap_target *t, size_t n, fwd_error_t *err);
+	/* Direct file-system access (no forwarder); NULL: the driver
+	 * cannot give it. */
+	int (*direct)(struct remap *r, const char *node, uint32_t job,
+		      fwd_error_t *err);
 	int (*revert)(struct remap *r, const char *node, uint32_t job,
 		      fwd_error_t *err);
 };

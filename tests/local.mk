@@ -182,6 +182,7 @@ INTEGRATION_TESTS = \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/profile_curve.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
+	tests/integration/slurm_direct.sh \
 	tests/integration/tree_layout.sh tests/integration/install_layout.sh \
 	tests/integration/man_pages.sh tests/integration/cli_completion.sh \
 	tests/integration/cli_help_examples.sh \

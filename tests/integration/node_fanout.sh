@@ -199,4 +199,27 @@ check_match "unpublishable decision: the record says why" \
 check_eq "unpublishable decision: the node reads the database" \
 	"c1 db default fwd1=10.0.0.1" "$(head -n 1 "$d/np.out")"
 
+# 8. Action direct: one row without a forwarder, alone, covering the
+# job's nodes; a null forwarder anywhere else is refused.
+node_read=$top_builddir/tests/tools/node_read
+plant() { # JOB ROWS: a decision file with the rows' digest
+	printf '{"version":1,"job":%s,"rows":%s,"digest":"%s"}\n' "$1" "$2" \
+		"$(printf '%s' "$2" | sha256sum | cut -d' ' -f1)" >"$spool/$1.decision"
+	chmod 644 "$spool/$1.decision"
+}
+plant 506 '[{"forwarder":null,"nodes":"c[1-4]","action":"direct","address":null}]'
+check_eq "direct: a node of the job reads direct, no forwarder" \
+	"direct (no forwarder)" "$("$node_read" "$policy" 506 c2 2>&1)"
+check_eq "direct: a node outside the job reads nothing to apply" "" \
+	"$("$node_read" "$policy" 506 c9 2>&1)"
+plant 507 '[{"forwarder":null,"nodes":"c[1-4]","action":"scale","address":null}]'
+check_match "null forwarder in a scale row: refused" \
+	'row 1: not \{forwarder, nodes, action, address\} with bounded strings \(forwarder null only in a direct row\)' \
+	"$("$node_read" "$policy" 507 c2 2>&1)"
+plant 508 '[{"forwarder":null,"nodes":"c[1-4]","action":"direct","address":null},{"forwarder":"fwd1","nodes":"c[1-4]","action":"scale","address":null}]'
+check_match "direct row with another row: refused" \
+	'row 1: .*forwarder null only in a direct row' \
+	"$("$node_read" "$policy" 508 c2 2>&1)"
+rm -f "$spool"/50[678].decision
+
 tap_done

@@ -3,8 +3,9 @@
  * node_read POLICY JOB NODE: what the SPANK job prolog reads on NODE for
  * JOB (fwdalloc_node_decision(), with the node account of POLICY), for the
  * integration tests.  Prints one line per forwarder serving NODE,
- * "<action> <forwarder> <address or ->", "no decision" when the job holds
- * no rows, or the error on stderr with exit status 1.
+ * "<action> <forwarder> <address or ->", "direct (no forwarder)" when the
+ * job's action direct covers NODE, "no decision" when the job holds no
+ * rows, or the error on stderr with exit status 1.
  */
 #include "config.h"
 
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "node_read: %s\n", err.text);
 	else if (r == 0)
 		printf("no decision\n");
+	if (r > 0 && nd.direct)
+		printf("direct (no forwarder)\n");
 	for (size_t i = 0; r > 0 && i < nd.n; i++)
 		printf("%s %s %s\n", nd.action, nd.t[i].name,
 		       nd.t[i].address ? nd.t[i].address : "-");

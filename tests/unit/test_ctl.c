@@ -489,9 +489,22 @@ static void test_to_alloc(void **state)
 	assert_ptr_equal(a.bw, bw);
 	assert_int_equal(a.bw[1].k, 4);
 	assert_near(a.bw[1].bps, 3e9);
+	assert_near(a.direct_bps, 0);
 	p.n_bw = 0;
 	profile_to_alloc(&p, &a, bw);
 	assert_null(a.bw);
+	/* k = 0, direct file-system access, is kept apart from the curve */
+	p.n_bw = 3;
+	p.bw[0] = (struct profile_bw){0, 5e9, 2, 0, false};
+	p.bw[1] = (struct profile_bw){1, 1e9, 3, 0, false};
+	p.bw[2] = (struct profile_bw){4, 3e9, 1, 0, false};
+	profile_to_alloc(&p, &a, bw);
+	assert_near(a.direct_bps, 5e9);
+	assert_int_equal(a.n_bw, 2);
+	assert_int_equal(a.bw[0].k, 1);
+	assert_near(a.bw[0].bps, 1e9);
+	assert_int_equal(a.bw[1].k, 4);
+	assert_near(a.bw[1].bps, 3e9);
 }
 
 /* Strings from the environment made safe for JSON and the database:

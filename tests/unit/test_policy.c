@@ -249,6 +249,27 @@ static void test_direct_driver_none(void **state)
 	policy_destroy(p);
 }
 
+/* The exec driver performs direct access (FWD_ACTION=direct) when the
+ * decision is published. */
+static void test_direct_driver_exec(void **state)
+{
+	fwd_error_t err;
+	const char *path = write_file(
+		"direct-exec.yaml",
+		"decision: {curve: {direct: true}}\n"
+		"remap:\n  driver: exec\n  decision_dir: /run/fwdalloc\n"
+		"  exec: {command: [/bin/true]}\n",
+		0);
+	struct policy *p = policy_load(path, &err);
+
+	(void)state;
+	if (!p)
+		fail_msg("%s", err.text);
+	assert_true(p->decision.curve.direct);
+	assert_int_equal(p->remap.driver, POLICY_DRIVER_EXEC);
+	policy_destroy(p);
+}
+
 static void test_relative_topology(void **state)
 {
 	fwd_error_t err;
@@ -468,19 +489,26 @@ static const struct {
 	{"unknown driver", "remap: {driver: rdma}\n", 0,
 	 "FILE:1:17: remap.driver: value 'rdma': expected one of none, exec, "
 	 "verbs, lwfs, lnet"},
-	/* no remap driver can give a node direct access yet */
+	/* lwfs, lnet and verbs cannot give a node direct access */
 	{"direct with the lnet driver",
 	 "decision:\n  curve:\n    direct: true\nremap:\n  driver: lnet\n", 0,
 	 "FILE:3:13: decision.curve.direct: value 'true': remap.driver 'lnet' "
 	 "cannot give a node direct file-system access (no forwarder); direct "
-	 "needs remap.driver none, where decisions are only recorded"},
-	{"direct with the exec driver",
+	 "needs remap.driver exec (its command runs with FWD_ACTION=direct) "
+	 "or none (decisions only recorded)"},
+	{"direct with the lwfs driver",
+	 "remap: {driver: lwfs}\ndecision: {curve: {direct: true}}\n", 0,
+	 "FILE:2:28: decision.curve.direct: value 'true': remap.driver 'lwfs' "
+	 "cannot give a node direct file-system access (no forwarder); direct "
+	 "needs remap.driver exec (its command runs with FWD_ACTION=direct) "
+	 "or none (decisions only recorded)"},
+	{"direct with the exec driver and no decision directory",
 	 "remap:\n  driver: exec\n  exec: {command: [/bin/true]}\n"
 	 "decision: {curve: {direct: true}}\n",
 	 0,
-	 "FILE:4:28: decision.curve.direct: value 'true': remap.driver 'exec' "
-	 "cannot give a node direct file-system access (no forwarder); direct "
-	 "needs remap.driver none, where decisions are only recorded"},
+	 "FILE:4:28: decision.curve.direct: value 'true': remap.driver exec "
+	 "learns of direct access only from the published decision: set "
+	 "remap.decision_dir"},
 	{"probe without port", "remap:\n  verbs:\n    connect_probe: true\n", 0,
 	 "FILE:3:20: remap.verbs.connect_probe: value 'true': the connect "
 	 "probe needs remap.verbs.port, the forwarding service's port (1 to "
@@ -754,6 +782,7 @@ int main(void)
 		cmocka_unit_test(test_example_is_defaults),
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_direct_driver_none),
+		cmocka_unit_test(test_direct_driver_exec),
 		cmocka_unit_test(test_relative_topology),
 		cmocka_unit_test(test_empty_sections),
 		cmocka_unit_test(test_bad),

@@ -344,8 +344,13 @@ static void test_from_json(void **state)
 		 "unknown key \"colour\""},
 		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
 		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
-		 " \"bandwidth_by_forwarders\": {\"0\": 5}}",
-		 "\"0\": not a forwarder count"},
+		 " \"bandwidth_by_forwarders\": {\"x\": 5}}",
+		 "\"x\": not a forwarder count"},
+		/* k = 0: direct file-system access */
+		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
+		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
+		 " \"bandwidth_by_forwarders\": {\"1\": 2, \"0\": 5}}",
+		 NULL},
 		{"{\"io_volume_bytes\": 5, \"io_nodes\": 1,"
 		 " \"node_bandwidth_bps\": 1, \"io_mode\": \"N-N\","
 		 " \"bandwidth_by_forwarders\": {\"2\": -1}}",
@@ -364,6 +369,12 @@ static void test_from_json(void **state)
 		if (cases[i].err == NULL) {
 			if (rv)
 				fail_msg("case %zu: %s", i, err.text);
+			if (strstr(cases[i].text, "\"0\": 5")) {
+				assert_int_equal(p.n_bw, 2);
+				assert_int_equal(p.bw[0].k, 0);
+				assert_true(p.bw[0].bps == 5);
+				assert_int_equal(p.bw[1].k, 1);
+			}
 		} else if (rv != -1 || !strstr(err.text, cases[i].err)) {
 			fail_msg("case %zu: rv %d \"%s\" lacks \"%s\"", i, rv,
 				 err.text, cases[i].err);

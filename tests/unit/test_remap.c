@@ -346,6 +346,80 @@ static void test_exec_env(void **state)
 	remap_destroy(r);
 }
 
+static void lnet_setup(struct fx *f, const char *fail_on);
+
+/* Action direct: the command runs with FWD_ACTION=direct and no
+ * forwarders, once however often it is asked, and the revert undoes it. */
+static void test_exec_direct(void **state)
+{
+	struct fx *f = *state;
+	fwd_error_t err;
+	struct remap *r;
+
+	use_script(f, &f->cfg.exec.command,
+		   "echo \"$FWD_ACTION $FWD_JOB_ID $FWD_NODE "
+		   "[$FWD_FORWARDERS] [$FWD_ADDRESSES]\" >>\"$LOG\"\n");
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_direct(r, "c1", 42, &err), 0);
+	assert_int_equal(remap_direct(r, "c1", 42, &err), 0);
+	assert_true(exists(f->state, "exec.42.c1"));
+	assert_int_equal(remap_revert(r, "c1", 42, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 42, &err), 0);
+	assert_false(exists(f->state, "exec.42.c1"));
+	assert_string_equal(slurp(f->log), "direct 42 c1 [] []\n"
+					   "revert 42 c1 [] []\n");
+	remap_destroy(r);
+	/* With remap.exec.verify, direct is read back as verify-direct. */
+	unlink(f->log);
+	f->cfg.exec.verify = f->cfg.exec.command;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_direct(r, "c1", 43, &err), 0);
+	assert_int_equal(remap_revert(r, "c1", 43, &err), 0);
+	assert_string_equal(slurp(f->log), "direct 43 c1 [] []\n"
+					   "verify-direct 43 c1 [] []\n"
+					   "revert 43 c1 [] []\n"
+					   "verify-revert 43 c1 [] []\n");
+	remap_destroy(r);
+	memset(&f->cfg.exec.verify, 0, sizeof(f->cfg.exec.verify));
+}
+
+/* none records only; lwfs, lnet and verbs cannot give direct access. */
+static void test_direct_refused(void **state)
+{
+	struct fx *f = *state;
+	static const enum policy_driver drivers[] = {
+		POLICY_DRIVER_LWFS, POLICY_DRIVER_LNET, POLICY_DRIVER_VERBS};
+	static const char *const names[] = {"lwfs", "lnet", "verbs"};
+	char want[200];
+	fwd_error_t err;
+	struct remap *r;
+
+	f->cfg.driver = POLICY_DRIVER_NONE;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_direct(r, "c1", 7, &err), 0);
+	remap_destroy(r);
+	for (size_t i = 0; i < 3; i++) {
+		if (drivers[i] == POLICY_DRIVER_LNET)
+			lnet_setup(f, NULL);
+		f->cfg.driver = drivers[i];
+		r = remap_create(&f->cfg, &err);
+		if (!r)
+			fail_msg("%s: %s", names[i], err.text);
+		assert_int_equal(remap_direct(r, "c1", 7, &err), -1);
+		assert_int_equal(errno, ENOTSUP);
+		snprintf(want, sizeof(want),
+			 "%s: job 7: the driver cannot give a node direct "
+			 "file-system access (no forwarder)",
+			 names[i]);
+		assert_string_equal(err.text, want);
+		remap_destroy(r);
+	}
+}
+
 /* remap.exec.verify reads each change back; the command and the verify
  * command are the same script here, told apart by FWD_ACTION.  With
  * "<log>.lie" present the apply "did not take": verify-apply fails, the
@@ -1045,6 +1119,8 @@ int main(void)
 		T(test_bad_names),
 		T(test_exec_env),
 		T(test_exec_verify),
+		T(test_exec_direct),
+		T(test_direct_refused),
 		T(test_exec_address_defaults_to_name),
 		T(test_exec_failure_tail),
 		T(test_exec_not_executable),
