@@ -23,7 +23,7 @@ sed -e 's/^  contention: gain$/  contention: gain\n  curve:\n    direct: true/' 
 export FWDALLOC_MC_POLICY=$tpl
 mc_cleanup_extra() { rm -f "$tpl"; }
 # Ports of its own: 120 above slurm_basic's when a base is given.
-mc_start slurm-direct $((${FWDALLOC_MC_PORT_BASE:-17120} + 120))
+mc_start slurm-direct $((${FWDALLOC_MC_PORT_BASE:-17120} + 140))
 fwdctl() { "$top_builddir/fwdctl" "$@"; }
 check_match "the policy allows direct access" 'direct: true' \
 	"$(grep -A2 '^  curve:' "$M/policy.yaml")"
