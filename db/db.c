@@ -1245,6 +1245,27 @@ void db_append_placeholders(char *sql, size_t size, size_t n)
 	sql[len] = '\0';
 }
 
+struct db_stmt *db_prepare_rows(struct db *db, const char *head,
+				const char *row, size_t n, const char *tail,
+				fwd_error_t *err)
+{
+	size_t len = strlen(head) + n * (strlen(row) + 2) + strlen(tail) + 1;
+	char *sql = malloc(len), *p;
+	struct db_stmt *st;
+
+	if (!sql) {
+		errprintf(err, "database %s: out of memory", db->where);
+		return NULL;
+	}
+	p = sql + sprintf(sql, "%s", head);
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s%s", i ? ", " : "", row);
+	strcpy(p, tail);
+	st = db_prepare(db, sql, err);
+	free(sql);
+	return st;
+}
+
 /* ---- transactions and locks ---- */
 
 int db_begin(struct db *db, fwd_error_t *err)

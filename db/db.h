@@ -216,6 +216,14 @@ struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err);
  * bytes).  Values are then bound, never written into the text.
  */
 void db_append_placeholders(char *sql, size_t size, size_t n);
+
+/*
+ * Prepare a multi-row statement: head, then n copies of row joined by
+ * ", " (row is the placeholders of one row, "(?, ?, ?)"), then tail.
+ */
+struct db_stmt *db_prepare_rows(struct db *db, const char *head,
+				const char *row, size_t n, const char *tail,
+				fwd_error_t *err);
 void db_stmt_close(struct db_stmt *st);
 
 int db_bind_int64(struct db_stmt *st, unsigned int idx, int64_t v);

@@ -242,22 +242,9 @@ static struct db_stmt *add_stmt(struct rollup_acc *a, struct db_stmt **cache,
 				size_t cls, const char *head, const char *row,
 				const char *tail, fwd_error_t *err)
 {
-	size_t k = size_class[cls];
-	size_t len = strlen(head) + k * (strlen(row) + 2) + strlen(tail) + 1;
-	char *sql, *p;
-
-	if (cache[cls])
-		return cache[cls];
-	if (!(sql = malloc(len))) {
-		errprintf(err, "ingest: %s", strerror(errno));
-		return NULL;
-	}
-	p = sql + sprintf(sql, "%s", head);
-	for (size_t i = 0; i < k; i++)
-		p += sprintf(p, "%s%s", i ? ", " : "", row);
-	strcpy(p, tail);
-	cache[cls] = db_prepare(a->db, sql, err);
-	free(sql);
+	if (!cache[cls])
+		cache[cls] = db_prepare_rows(a->db, head, row, size_class[cls],
+					     tail, err);
 	return cache[cls];
 }
 

@@ -406,22 +406,9 @@ static struct db_stmt *multi_stmt(struct ingest_store *s,
 				  const char *head, const char *row,
 				  const char *tail, fwd_error_t *err)
 {
-	size_t n = size_class[c], len;
-	char *sql, *p;
-
-	if (cache[c])
-		return cache[c];
-	len = strlen(head) + n * (strlen(row) + 2) + strlen(tail) + 1;
-	if (!(sql = malloc(len))) {
-		errprintf(err, "ingest: %s", strerror(errno));
-		return NULL;
-	}
-	p = sql + sprintf(sql, "%s", head);
-	for (size_t i = 0; i < n; i++)
-		p += sprintf(p, "%s%s", i ? ", " : "", row);
-	strcpy(p, tail);
-	cache[c] = db_prepare(s->db, sql, err);
-	free(sql);
+	if (!cache[c])
+		cache[c] = db_prepare_rows(s->db, head, row, size_class[c],
+					   tail, err);
 	return cache[c];
 }
 
@@ -1164,6 +1151,24 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 	return 0;
 }
 
+/* row written alone now (upserted) and counted; its minute's rollups
+ * are recomputed at the commit. */
+static int store_now(struct ingest_store *s, const struct raw_row *row,
+		     fwd_error_t *err)
+{
+	uint64_t affected;
+
+	if (upsert_raw(s, row, &affected, err) < 0)
+		return fail(s);
+	if (affected)
+		s->stats.stored++;
+	else
+		s->stats.skipped++;
+	if (touch(s, row->kind, row->name, row->ts, false, err) < 0)
+		return fail(s);
+	return record_done(s, err);
+}
+
 /* ---- plausibility ---- */
 
 /* The component's peak bandwidth, 0 when unknown. */
@@ -1223,7 +1228,7 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 			const struct beacon_rec *r, fwd_error_t *err)
 {
 	struct raw_row row = {.kind = INGEST_FWD, .name = name, .ts = r->ts};
-	uint64_t d[BEACON_BUCKETS], affected = 0, sum = 0;
+	uint64_t d[BEACON_BUCKETS], sum = 0;
 	struct raw_buf *b;
 	struct hist_buf *h;
 	char key[256], metric[16];
@@ -1250,15 +1255,7 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 			s->stats.stored++;
 			return record_done(s, err);
 		}
-		if (upsert_raw(s, &row, &affected, err) < 0)
-			return fail(s);
-		if (affected)
-			s->stats.stored++;
-		else
-			s->stats.skipped++;
-		if (touch(s, INGEST_FWD, name, r->ts, false, err) < 0)
-			return fail(s);
-		return record_done(s, err);
+		return store_now(s, &row, err);
 	}
 
 	snprintf(metric, sizeof(metric), "%s_%s", beacon_op_name(r->op),
@@ -1379,7 +1376,6 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 	double bound[INFLUX_N_COUNTERS], dt[INFLUX_N_COUNTERS];
 	uint64_t d[INFLUX_N_COUNTERS];
 	int u[INFLUX_N_COUNTERS];
-	uint64_t affected = 0;
 	bool old = false, any_delta = false, bad = false;
 	double peak = 0;
 	int64_t ts;
@@ -1512,15 +1508,7 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 		/* its rollups: see flush_raw() */
 		return record_done(s, err);
 	}
-	if (upsert_raw(s, &row, &affected, err) < 0)
-		return fail(s);
-	if (affected)
-		s->stats.stored++;
-	else
-		s->stats.skipped++;
-	if (touch(s, r->kind, r->name, ts, false, err) < 0)
-		return fail(s);
-	return record_done(s, err);
+	return store_now(s, &row, err);
 }
 
 /* The multi-row insert for n operations, prepared on first use: one
