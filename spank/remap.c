@@ -208,8 +208,13 @@ const char *remap_driver_name(const struct remap *r)
 	return r ? r->ops->name : NULL;
 }
 
+/* A driver, and a node name it may be given. */
 static int check_node(const struct remap *r, const char *node, fwd_error_t *err)
 {
+	if (!r) {
+		errno = EINVAL;
+		return errprintf(err, "remap: no driver");
+	}
 	if (!remap_name_ok(node)) {
 		errno = EINVAL;
 		return errprintf(err, "%s: invalid node name \"%s\"",
@@ -221,10 +226,6 @@ static int check_node(const struct remap *r, const char *node, fwd_error_t *err)
 int remap_apply(struct remap *r, const char *node, uint32_t job_id,
 		const struct remap_target *fwds, size_t n, fwd_error_t *err)
 {
-	if (!r) {
-		errno = EINVAL;
-		return errprintf(err, "remap: no driver");
-	}
 	if (check_node(r, node, err) < 0)
 		return -1;
 	if (n > 0 && !fwds) {
@@ -258,10 +259,6 @@ int remap_apply(struct remap *r, const char *node, uint32_t job_id,
 int remap_direct(struct remap *r, const char *node, uint32_t job_id,
 		 fwd_error_t *err)
 {
-	if (!r) {
-		errno = EINVAL;
-		return errprintf(err, "remap: no driver");
-	}
 	if (check_node(r, node, err) < 0)
 		return -1;
 	if (!r->ops->direct) {
@@ -278,10 +275,6 @@ int remap_direct(struct remap *r, const char *node, uint32_t job_id,
 int remap_revert(struct remap *r, const char *node, uint32_t job_id,
 		 fwd_error_t *err)
 {
-	if (!r) {
-		errno = EINVAL;
-		return errprintf(err, "remap: no driver");
-	}
 	if (check_node(r, node, err) < 0)
 		return -1;
 	r->deadline = fwd_clock_mono() + r->cfg.timeout;
