@@ -447,6 +447,31 @@ out:
 	return rv;
 }
 
+int audit_job_direct(struct db *db, uint64_t job_num, bool *direct,
+		     fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1, r;
+
+	*direct = false;
+	st = db_prepare(db,
+			"SELECT action FROM audit WHERE job_id = ? AND "
+			"JSON_VALUE(record, '$.event') = 'prolog' "
+			"ORDER BY id DESC LIMIT 1",
+			err);
+	if (!st)
+		goto out;
+	db_bind_uint64(st, 0, job_num);
+	if (db_exec(st, err) < 0 || (r = db_fetch(st, err)) < 0)
+		goto out;
+	*direct = r > 0 && db_col_text(st, 0) &&
+		  !strcmp(db_col_text(st, 0), fwd_action_name(FWD_ACT_DIRECT));
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
 /* ---- reading the file ------------------------------------------------- */
 
 static bool passes(const struct audit_filter *f, const json_t *r)

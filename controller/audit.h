@@ -90,6 +90,14 @@ int audit_store(struct db *db, const json_t *record, fwd_error_t *err);
 int audit_store_job_decision(struct db *db, uint64_t job_num, json_t **record,
 			     fwd_error_t *err);
 
+/*
+ * *direct = the job's latest "prolog" record in the audit table has
+ * action "direct" (false when there is none: the table is written best
+ * effort).
+ */
+int audit_job_direct(struct db *db, uint64_t job_num, bool *direct,
+		     fwd_error_t *err);
+
 /* Which records of the file audit_read() passes on; NULL fields match all. */
 struct audit_filter {
 	const char *job_id;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "controller/audit.h"
 #include "controller/history.h"
 #include "controller/history_run.h"
 #include "controller/ledger_store.h"
@@ -198,6 +199,9 @@ static int summarise(struct db *db, const struct policy *p,
 	t.forwarders_held = (uint32_t)j->n_held;
 	if (j->n_held && ledger_store_job_private(
 				 db, j->job_id, &t.forwarders_private, err) < 0)
+		return -1;
+	/* a direct run held none: its bandwidth is the curve's k = 0 */
+	if (!j->n_held && audit_job_direct(db, j->job_id, &t.direct, err) < 0)
 		return -1;
 	if (jobstats_job_sums(db, j->job_id, start - grace, j->end_at + grace,
 			      &js, err) < 0)
@@ -466,6 +470,8 @@ int ctl_history_store_darshan(struct db *db, const struct policy *p,
 	t.forwarders_held = (uint32_t)n_held;
 	if (n_held && ledger_store_job_private(db, s->job_id,
 					       &t.forwarders_private, err) < 0)
+		return -1;
+	if (!n_held && audit_job_direct(db, s->job_id, &t.direct, err) < 0)
 		return -1;
 	return job_io_store_totals(db, s->job_id, JOB_IO_DARSHAN, &t, now, err);
 }

@@ -448,6 +448,12 @@ static const char *const v7_stmts[] = {
 	" KEY history_examined_at (examined_at)"
 	")" TABLE_OPTS,
 };
+/* A run without forwarders by decision (action direct): its achieved
+ * bandwidth is the curve's k = 0 point. */
+static const char *const v8_stmts[] = {
+	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS direct"
+	" TINYINT(1) NOT NULL DEFAULT 0",
+};
 
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
@@ -464,6 +470,8 @@ static const struct schema_migration migrations[] = {
 	{ 7, "additive rollups: queue length sums; ingest_horizon;"
 	  " ingest_lock, ingest_arrivals, history_examined",
 	  v7_stmts, N_ELEM(v7_stmts) },
+	{ 8, "job_io.direct",
+	  v8_stmts, N_ELEM(v8_stmts) },
 };
 /* clang-format on */
 

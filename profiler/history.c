@@ -81,6 +81,7 @@ void profile_read_run(const struct db_stmt *st, struct profile_run *r,
 	r->achieved_bps = db_col_double(st, 11);
 	r->runtime = db_col_double(st, 12);
 	r->private_fwd = db_col_uint64(st, 13) != 0;
+	r->direct = db_col_uint64(st, 14) != 0 && r->forwarders == 0;
 }
 
 void profile_runs_free(struct profile_runs *r)

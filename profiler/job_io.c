@@ -87,7 +87,8 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 	uint64_t rb = t->read_bytes, wb = t->write_bytes;
 	double vol = (double)(rb + wb);
 	double rt = t->runtime > 1 ? t->runtime : 1;
-	double achieved = t->forwarders_held ? vol / rt : 0;
+	bool direct = t->direct && !t->forwarders_held;
+	double achieved = t->forwarders_held || direct ? vol / rt : 0;
 	int64_t n;
 
 	/* A weaker source never replaces a stronger one; updated_at moves
@@ -100,8 +101,8 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 		" io_nodes, procs, io_mode, node_bandwidth_bps,"
 		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
 		" forwarders_held, bandwidth_achieved_bps, forwarders_private,"
-		" source, updated_at)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+		" direct, source, updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 		" ON DUPLICATE KEY UPDATE"
 		" updated_at = IF((@fwd_take := NOT (FIELD(source, 'sacct',"
 		"  'forwarders', 'jobstats', 'darshan', 'traces')"
@@ -112,6 +113,7 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 		"  AND mdops <=> VALUES(mdops) AND io_mode <=> VALUES(io_mode)"
 		"  AND forwarders_held <=> VALUES(forwarders_held)"
 		"  AND forwarders_private <=> VALUES(forwarders_private)"
+		"  AND direct <=> VALUES(direct)"
 		"  AND runtime <=> VALUES(runtime)"
 		"  AND source <=> VALUES(source)))), VALUES(updated_at),"
 		"  updated_at),"
@@ -135,8 +137,9 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 		"VALUES(bandwidth_achieved_bps), bandwidth_achieved_bps),"
 		" forwarders_private = IF(@fwd_take, "
 		"VALUES(forwarders_private), forwarders_private),"
+		" direct = IF(@fwd_take, VALUES(direct), direct),"
 		" source = IF(@fwd_take, VALUES(source), source)",
-		"uuuuusddduddudusi", job_id, rb, wb,
+		"uuuuusdddudduduusi", job_id, rb, wb,
 		(uint64_t)(rb + wb ? t->io_nodes : 0), (uint64_t)t->procs,
 		fwd_io_mode_name(t->io_mode),
 		t->io_nodes ? vol / rt / t->io_nodes : 0, vol / rt,
@@ -144,7 +147,7 @@ int job_io_store_totals(struct db *db, uint64_t job_id,
 		(double)t->md_ops / rt, t->runtime,
 		(uint64_t)t->forwarders_held, achieved,
 		(uint64_t)(t->forwarders_held && t->forwarders_private),
-		job_io_source_name(source), now);
+		(uint64_t)direct, job_io_source_name(source), now);
 	return n < 0 ? -1 : 0;
 }
 

@@ -52,8 +52,10 @@ struct job_io_totals {
 	enum fwd_io_mode io_mode; /* FWD_IO_NONE when unknown */
 	double runtime;		  /* seconds */
 	uint32_t forwarders_held; /* k; the achieved bandwidth is the
-				   * volume over the run time when k > 0 */
+				   * volume over the run time when k > 0
+				   * or the run was direct */
 	bool forwarders_private;  /* every one of them the job's own */
+	bool direct; /* decided direct (k = 0: no forwarder at all) */
 };
 
 /*

@@ -149,6 +149,23 @@ static int bandwidth_by_forwarders(const struct profile_run *const *use,
 	if (!v)
 		return -1;
 	out->n_bw = 0;
+	/* k = 0: the runs decided direct (no forwarder at all) */
+	{
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (use[i]->direct && use[i]->forwarders == 0 &&
+			    use[i]->achieved_bps > 0)
+				v[m++] = use[i]->achieved_bps;
+		if (m) {
+			out->bw[0].k = 0;
+			out->bw[0].bps = median(v, m); /* sorts v */
+			out->bw[0].runs = (uint32_t)m;
+			out->bw[0].spread_bps = v[m - 1] - v[0];
+			out->bw[0].private_fwd = false;
+			out->n_bw = 1;
+		}
+	}
 	/* k values ascending; each k's median over its private runs, else
 	 * over its shared ones (the simulator's rule, sim/sim_learn.c) */
 	for (uint32_t last = 0;;) {
@@ -371,8 +388,9 @@ json_t *profile_curve_json(const struct profile *p)
 				      p->bw[i].bps, "runs",
 				      (json_int_t)p->bw[i].runs, "spread_bps",
 				      p->bw[i].spread_bps, "forwarders",
-				      p->bw[i].private_fwd ? "private"
-							   : "shared"))) {
+				      p->bw[i].k == 0	     ? "direct"
+				      : p->bw[i].private_fwd ? "private"
+							     : "shared"))) {
 			json_decref(a);
 			return NULL;
 		}

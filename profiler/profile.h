@@ -25,7 +25,8 @@
  * (per-node bandwidth) and the metadata queue length are not scaled.  The
  * I/O mode is the most frequent among those runs (ties: the most recent).
  * bandwidth_by_forwarders: over all runs of the key that held k
- * forwarders and recorded the bandwidth they achieved, the median per k.
+ * forwarders and recorded the bandwidth they achieved, the median per k;
+ * k = 0 (direct file-system access) from the runs decided direct.
  */
 
 #include <stdbool.h>
@@ -55,6 +56,7 @@ struct profile_run {
 	uint32_t forwarders; /* forwarders held; 0: unknown */
 	double achieved_bps; /* bandwidth achieved with them; 0: unknown */
 	bool private_fwd;    /* every one of them was the job's own */
+	bool direct;	     /* decided direct, no forwarder (k = 0) */
 };
 
 #define PROFILE_MAX_BW 64
@@ -68,7 +70,8 @@ struct profile_bw {
 	double bps;
 	uint32_t runs;
 	double spread_bps;
-	bool private_fwd; /* the runs counted had their forwarders alone */
+	bool private_fwd; /* the runs counted had their forwarders alone
+			   * (false for k = 0: direct, no forwarder) */
 };
 
 /* The `profile` object of `fwdctl decide`'s job input. */

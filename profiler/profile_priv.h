@@ -24,7 +24,7 @@ struct db_stmt;
 	"job_id, read_bytes, write_bytes, io_nodes, node_bandwidth_bps,"  \
 	" peak_bandwidth_bps, iops, mdops_rate, metadata_queue, io_mode," \
 	" forwarders_held, bandwidth_achieved_bps, runtime,"              \
-	" forwarders_private"
+	" forwarders_private, direct"
 
 struct profile_runs {
 	struct profile_run *v;

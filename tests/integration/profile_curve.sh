@@ -112,4 +112,50 @@ check_match "the decision read k = 2 at 20 MB/s" \
 check_match "and valued its options from the curve" \
 	'curve: [0-9.]+MB/s with the default mapping' "$out"
 
+# direct file-system access: kim's ior run 5006 was decided direct (its
+# audit row; no forwarder held), 5007 has no audit row (no forwarder, no
+# decision known).  Their Lustre job_stats, as Telegraf's lustre2 input
+# reports them (the same line form as history_loop.sh): 5006 wrote 3 GB
+# in 100 s, 5007 wrote 5 GB.
+q "INSERT INTO jobs (job_id, user, name, nodelist, node_count, start_at,
+   end_at, state, updated_at) VALUES
+   (5006, 'kim', 'ior', 'n[1-2]', 2, 1700005000, 1700005100, 'COMPLETED', 0),
+   (5007, 'kim', 'ior', 'n[1-2]', 2, 1700006000, 1700006100, 'COMPLETED', 0)"
+q "INSERT INTO audit (ts, job_id, action, outcome, record) VALUES
+   (1700005000, 5006, 'direct', 'applied',
+    '{\"event\":\"prolog\",\"job_id\":\"5006\",\"action\":\"direct\"}')"
+printf '%s\n' \
+	'lustre2,host=oss1,jobid=5006,name=lustre-OST0001 jobstats_read_bytes=0i,jobstats_read_calls=0i,jobstats_write_bytes=3000000000i,jobstats_write_calls=30i 1700005100000000000' \
+	'lustre2,host=oss1,jobid=5007,name=lustre-OST0001 jobstats_read_bytes=0i,jobstats_read_calls=0i,jobstats_write_bytes=5000000000i,jobstats_write_calls=50i 1700006100000000000' \
+	>"$d/direct.lp"
+fw ingest --format influx "$d/direct.lp"
+check_eq "job_stats of the direct runs ingested" 0 "$rc"
+fw history run --now 1700007000
+check_eq "history run with a direct run: exit 0" 0 "$rc"
+check_eq "the direct run: k = 0, direct, volume / runtime; without an audit row: as before" \
+	"$(printf '5006\tjobstats\t0\t1\t30000000\n5007\tjobstats\t0\t0\t0')" \
+	"$(q "SELECT job_id, source, forwarders_held, direct, ROUND(bandwidth_achieved_bps) FROM job_io WHERE job_id >= 5006 ORDER BY job_id")"
+check_eq "the other runs unchanged" \
+	"$(printf '5001\t2\t1\t0\t10000000\n5002\t2\t1\t0\t30000000\n5003\t2\t1\t0\t20000000\n5004\t2\t0\t0\t80000000\n5005\t4\t0\t0\t40000000')" \
+	"$(q "SELECT job_id, forwarders_held, forwarders_private, direct, ROUND(bandwidth_achieved_bps) FROM job_io WHERE job_id < 5006 ORDER BY job_id")"
+
+fw profile show --job 5007
+check_eq "profile show --job after the direct run: exit 0" 0 "$rc"
+check_match "k = 0: the direct run, shown as direct" \
+	'k=0 +30MB/s +1 run, spread 0B/s \(direct\)' "$out"
+check_match "k = 2 still the private runs" \
+	'k=2 +20MB/s +3 runs, spread 20MB/s \(private\)' "$out"
+fw profile show --job 5007 --json
+one=$(printf '%s' "$out" | tr -d ' \n')
+check_match "curve in JSON: k = 0 direct, one run" \
+	'"curve":\[\{"k":0,"bps":30000000\.0,"runs":1,"spread_bps":0\.0,"forwarders":"direct"\},\{"k":2,' "$one"
+check_match "the allocator's input: bandwidth_by_forwarders \"0\" from the direct run" \
+	'"bandwidth_by_forwarders":\{"0":30000000\.0,"2":20000000\.0,"4":40000000\.0\}' "$one"
+fw profile show --json "$key"
+one=$(printf '%s' "$out" | tr -d ' \n')
+check_match "the stored profile: bandwidth_by_forwarders \"0\"" \
+	'"bandwidth_by_forwarders":\{"0":30000000\.0,"2":20000000\.0,"4":40000000\.0\}' "$one"
+check_match "the stored profile's curve: k = 0 direct" \
+	'"curve":\[\{"k":0,"bps":30000000\.0,"runs":1,"spread_bps":0\.0,"forwarders":"direct"\}' "$one"
+
 tap_done

@@ -300,6 +300,61 @@ static void test_curve_private_first(void **state)
 	assert_false(p.bw[1].private_fwd);
 }
 
+/* Runs decided direct (no forwarder) give the k = 0 point: their median,
+ * count and spread; a run with k = 0 not decided direct gives none. */
+static void test_curve_direct(void **state)
+{
+	struct profile_run runs[5];
+	struct profile p;
+	json_t *o, *c;
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		runs[i] = run(i + 1, 256, 1, 1, 1, 1, 1, 1, FWD_IO_N_N);
+	/* direct: 3, 1 and 2 GB/s */
+	runs[0].direct = runs[1].direct = runs[2].direct = true;
+	runs[0].achieved_bps = 3e9;
+	runs[1].achieved_bps = 1e9;
+	runs[2].achieved_bps = 2e9;
+	/* k = 0 without a direct decision: nothing known */
+	runs[3].achieved_bps = 9e9;
+	/* k = 1, private: 0.5 GB/s */
+	runs[4].forwarders = 1, runs[4].achieved_bps = 0.5e9;
+	runs[4].private_fwd = true;
+	assert_int_equal(profile_predict(runs, 5, 256, 5, 0, 10, &p), 0);
+	assert_int_equal(p.n_bw, 2);
+	assert_int_equal(p.bw[0].k, 0);
+	assert_near(p.bw[0].bps, 2e9);
+	assert_int_equal(p.bw[0].runs, 3);
+	assert_near(p.bw[0].spread_bps, 2e9);
+	assert_false(p.bw[0].private_fwd);
+	assert_int_equal(p.bw[1].k, 1);
+	assert_near(p.bw[1].bps, 0.5e9);
+	assert_int_equal(p.bw[1].runs, 1);
+	/* stored as "0", shown as direct */
+	o = profile_to_json(&p);
+	assert_near(
+		json_real_value(json_object_get(
+			json_object_get(o, "bandwidth_by_forwarders"), "0")),
+		2e9);
+	json_decref(o);
+	c = profile_curve_json(&p);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_array_get(c, 0), "k")),
+		0);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(c, 0), "forwarders")),
+			    "direct");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(c, 1), "forwarders")),
+			    "private");
+	json_decref(c);
+	/* without the direct runs: no k = 0 point */
+	assert_int_equal(profile_predict(runs + 3, 2, 256, 5, 0, 10, &p), 0);
+	assert_int_equal(p.n_bw, 1);
+	assert_int_equal(p.bw[0].k, 1);
+}
+
 struct json_case {
 	const char *text;
 	const char *err; /* NULL = valid */
@@ -414,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_predict_scaling_limits),
 		cmocka_unit_test(test_bandwidth_by_forwarders),
 		cmocka_unit_test(test_curve_private_first),
+		cmocka_unit_test(test_curve_direct),
 		cmocka_unit_test(test_from_json),
 	};
 
