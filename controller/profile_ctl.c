@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "allocator/decide.h"
+#include "controller/audit.h"
 #include "controller/history.h"
 #include "controller/ledger_store.h"
 #include "controller/profile_ctl.h"
@@ -95,7 +96,7 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	struct profile_jobref *jobs = NULL;
 	char **held = NULL;
 	size_t n_held = 0, n = 0;
-	bool priv = false;
+	bool priv = false, direct = false;
 	int rv = -1;
 
 	*stored = false;
@@ -105,8 +106,11 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	ledger_store_names_free(held, n_held);
 	if (n_held && ledger_store_job_private(db, job->job_id, &priv, err) < 0)
 		return -1;
+	/* no forwarder: a run decided direct is the curve's k = 0 */
+	if (!n_held && audit_job_direct(db, job->job_id, &direct, err) < 0)
+		return -1;
 	if (profile_db_store_summary(db, job->job_id, s, runtime,
-				     (uint32_t)n_held, priv, now, err))
+				     (uint32_t)n_held, priv, direct, now, err))
 		return -1;
 	*stored = true;
 	if (!job->end_at)

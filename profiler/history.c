@@ -278,7 +278,7 @@ int profile_db_has_summary(struct db *db, const uint64_t *ids, size_t n,
 int profile_db_store_summary(struct db *db, uint64_t job_id,
 			     const struct trace_summary *s, double runtime,
 			     uint32_t forwarders_held, bool forwarders_private,
-			     int64_t now, fwd_error_t *err)
+			     bool direct, int64_t now, fwd_error_t *err)
 {
 	json_t *ph = json_array();
 	char *phases = NULL;
@@ -312,8 +312,8 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		" io_nodes, procs, io_mode, node_bandwidth_bps,"
 		" peak_bandwidth_bps, iops, mdops, mdops_rate, runtime,"
 		" phases, forwarders_held, bandwidth_achieved_bps,"
-		" forwarders_private, source, updated_at)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'traces',?)"
+		" forwarders_private, direct, source, updated_at)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'traces',?)"
 		" ON DUPLICATE KEY UPDATE read_bytes = VALUES(read_bytes),"
 		" write_bytes = VALUES(write_bytes),"
 		" io_nodes = VALUES(io_nodes), procs = VALUES(procs),"
@@ -328,14 +328,16 @@ int profile_db_store_summary(struct db *db, uint64_t job_id,
 		" forwarders_held = IF(VALUES(forwarders_held) > 0,"
 		"  VALUES(forwarders_held), forwarders_held),"
 		" bandwidth_achieved_bps = VALUES(bandwidth_achieved_bps),"
+		" direct = VALUES(direct),"
 		" source = 'traces', updated_at = VALUES(updated_at)",
-		"uuuuusddduddsudui", job_id, s->read_bytes, s->write_bytes,
+		"uuuuusddduddsuduui", job_id, s->read_bytes, s->write_bytes,
 		(uint64_t)s->io_nodes, (uint64_t)s->io_procs,
 		fwd_io_mode_name(s->io_mode), s->node_bandwidth_bps,
 		s->peak_bandwidth_bps, s->iops, s->mdops, s->mdops_rate,
 		runtime, phases, (uint64_t)forwarders_held,
 		s->phase_bandwidth_bps,
-		(uint64_t)(forwarders_held && forwarders_private), now);
+		(uint64_t)(forwarders_held && forwarders_private),
+		(uint64_t)(!forwarders_held && direct), now);
 	free(phases);
 	return n < 0 ? -1 : 0;
 }

@@ -197,13 +197,14 @@ int profile_lookup_runs(struct db *db, const struct policy *p,
  * the job (the caller counts them; 0 keeps an earlier value),
  * bandwidth_achieved_bps = its bandwidth in I/O phases, the input of
  * bandwidth_by_forwarders; forwarders_private = every one of them was
- * its own (kept with forwarders_held when that is 0).  metadata_queue
+ * its own (kept with forwarders_held when that is 0); direct = the job
+ * was decided direct (no forwarder: the curve's k = 0).  metadata_queue
  * (from the forwarder statistics) is left as it is.
  */
 int profile_db_store_summary(struct db *db, uint64_t job_id,
 			     const struct trace_summary *s, double runtime,
 			     uint32_t forwarders_held, bool forwarders_private,
-			     int64_t now, fwd_error_t *err);
+			     bool direct, int64_t now, fwd_error_t *err);
 
 /*
  * Recompute the profiles row of the key job falls in, from the runs of

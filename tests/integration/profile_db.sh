@@ -197,6 +197,31 @@ check_eq "unparsable import exits 2" 2 $?
 check_match "unparsable import names the file" 'trunc.json:1:' "$out"
 
 # ---- database down: exit 3 ----
+# The same traces for runs that held no forwarder: 301 was decided direct
+# (its audit row says so), 302 has no audit row.  The direct run's phase
+# bandwidth (the traces' 8 x 4 MiB/s, as job 200's above) is the curve's
+# k = 0 point; the other run stays out of the curve.
+sql "INSERT INTO jobs (job_id, user, name, nodelist, node_count, start_at,
+     end_at, state, updated_at) VALUES
+     (301, 'eve', 'dio', 'c[1-4]', 4, 1472292880, 1472292980, 'COMPLETED', 0),
+     (302, 'eve', 'nodio', 'c[1-4]', 4, 1472292880, 1472292980, 'COMPLETED', 0)"
+sql "INSERT INTO audit (ts, job_id, action, outcome, record) VALUES
+     (1472292880, 301, 'direct', 'applied',
+      '{\"event\":\"prolog\",\"job_id\":\"301\",\"action\":\"direct\"}')"
+mkdir "$d/direct"
+for i in 0 1 2 3; do mk_trace $i "$d/direct/c$((i + 1)).trace"; done
+for j in 301 302; do
+	out=$(fw trace ingest --job $j "$d"/direct/c[1-4].trace 2>&1)
+	check_eq "trace ingest of job $j (no forwarder held): exit 0" 0 $?
+done
+check_eq "traces of a direct run: k = 0, direct, its phase bandwidth" \
+	"$(printf '301\t0\t1\t27962027\n302\t0\t0\t27962027')" \
+	"$(sql "SELECT job_id, forwarders_held, direct, ROUND(bandwidth_achieved_bps) FROM job_io WHERE job_id IN (301, 302) ORDER BY job_id")"
+check_eq "the direct run is the curve's k = 0 point" 27962027 \
+	"$(sql "SELECT ROUND(JSON_VALUE(bandwidth_by_forwarders, '\$.\"0\"')) FROM profiles WHERE profile_key = 'user=eve;name=dio;node_bucket=4'")"
+check_eq "the run without an audit row gives no k = 0 point" "1 0" \
+	"$(sql "SELECT COUNT(*), COALESCE(SUM(JSON_EXISTS(bandwidth_by_forwarders, '\$.\"0\"')), 0) FROM profiles WHERE profile_key = 'user=eve;name=nodio;node_bucket=4'" | tr '\t' ' ')"
+
 "$testdb" stop "$d/db" >/dev/null 2>&1
 out=$(fw profile show --job 100 2>&1)
 check_eq "database down exits 3" 3 $?
