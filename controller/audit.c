@@ -450,26 +450,16 @@ out:
 int audit_job_direct(struct db *db, uint64_t job_num, bool *direct,
 		     fwd_error_t *err)
 {
-	struct db_stmt *st;
-	int rv = -1, r;
+	json_t *rec;
+	const char *action;
 
 	*direct = false;
-	st = db_prepare(db,
-			"SELECT action FROM audit WHERE job_id = ? AND "
-			"JSON_VALUE(record, '$.event') = 'prolog' "
-			"ORDER BY id DESC LIMIT 1",
-			err);
-	if (!st)
-		goto out;
-	db_bind_uint64(st, 0, job_num);
-	if (db_exec(st, err) < 0 || (r = db_fetch(st, err)) < 0)
-		goto out;
-	*direct = r > 0 && db_col_text(st, 0) &&
-		  !strcmp(db_col_text(st, 0), fwd_action_name(FWD_ACT_DIRECT));
-	rv = 0;
-out:
-	db_stmt_close(st);
-	return rv;
+	if (audit_store_job_decision(db, job_num, &rec, err) < 0)
+		return -1;
+	action = json_string_value(json_object_get(rec, "action"));
+	*direct = action && !strcmp(action, fwd_action_name(FWD_ACT_DIRECT));
+	json_decref(rec);
+	return 0;
 }
 
 /* ---- reading the file ------------------------------------------------- */
