@@ -15,6 +15,7 @@
 #include "allocator/curve.h"
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
+#include "topology/names.h"
 #include "topology/topology.h"
 
 /* ---- the per-topology index (nodeset.c) ------------------------------- */
@@ -23,20 +24,10 @@
 
 struct alloc_ctx {
 	const struct topology *t;
-	/* Node names split into prefix + numeric suffix (the topology's
-	 * topo_names(), borrowed), so that runs of consecutive names are
-	 * found with integer compares. */
-	const uint32_t *prefix; /* node id -> prefix id */
-	const uint64_t *num;	/* node id -> numeric suffix */
-	const uint8_t *pad;	/* node id -> zero-padded width, 0 none,
-				 * ALLOC_NO_DIGITS when the name has no
-				 * suffix */
-	const uint8_t *width;	/* node id -> digits in its numeric suffix */
-	const uint8_t *follow;	/* node id -> 1 when node id + 1 has the
-				 * same prefix and width and the next
-				 * number */
-	const char *const *prefixes;
-	size_t n_prefixes;
+	/* Node names split into prefix + numeric suffix, and by (prefix,
+	 * zero-padded width) for turning hostlist ranges into ids without
+	 * per-node string work: the topology's topo_names(), borrowed. */
+	const struct topo_names *names;
 	uint32_t *group; /* forwarder -> group id */
 	size_t n_groups;
 	char **group_names;	  /* group id -> name (borrowed) */
@@ -45,13 +36,6 @@ struct alloc_ctx {
 	uint32_t *name_rank;	  /* forwarder -> rank of its name (strcmp) */
 	double bw_max;		  /* the fastest forwarder's bandwidth */
 	uint32_t n_backups;	  /* forwarders of role backup */
-	/* Node names by (prefix, zero-padded width): number -> node id, for
-	 * turning hostlist ranges into ids without per-node string work. */
-	const struct topo_numclass *classes;
-	size_t n_classes;
-	/* Some name has a numeric suffix too long for the index: render and
-	 * resolve such topologies through libslurm only. */
-	bool long_suffix;
 };
 
 /* ---- node sets (nodeset.c) ---------------------------------------------- */

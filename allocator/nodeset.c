@@ -54,10 +54,10 @@ const struct topology *alloc_ctx_topology(const struct alloc_ctx *cx)
 static const struct topo_numclass *find_class(const struct alloc_ctx *cx,
 					      uint32_t prefix, uint8_t pad)
 {
-	for (size_t k = 0; k < cx->n_classes; k++)
-		if (cx->classes[k].prefix == prefix &&
-		    cx->classes[k].pad == pad)
-			return &cx->classes[k];
+	for (size_t k = 0; k < cx->names->n_classes; k++)
+		if (cx->names->classes[k].prefix == prefix &&
+		    cx->names->classes[k].pad == pad)
+			return &cx->names->classes[k];
 	return NULL;
 }
 
@@ -117,16 +117,7 @@ struct alloc_ctx *alloc_ctx_create(const struct topology *t, fwd_error_t *err)
 	if (!cx || !nm)
 		goto nomem;
 	cx->t = t;
-	cx->prefix = nm->prefix;
-	cx->num = nm->num;
-	cx->pad = nm->pad;
-	cx->width = nm->width;
-	cx->follow = nm->follow;
-	cx->prefixes = nm->prefixes;
-	cx->n_prefixes = nm->n_prefixes;
-	cx->classes = nm->classes;
-	cx->n_classes = nm->n_classes;
-	cx->long_suffix = nm->long_suffix;
+	cx->names = nm;
 	cx->group = malloc((t->n_forwarders + 1) * sizeof(*cx->group));
 	cx->group_names =
 		malloc((t->n_forwarders + 1) * sizeof(*cx->group_names));
@@ -193,8 +184,9 @@ static unsigned digits(uint64_t v)
 
 static long prefix_lookup(const struct alloc_ctx *cx, const char *s, size_t len)
 {
-	for (size_t i = 0; i < cx->n_prefixes; i++)
-		if (!strncmp(cx->prefixes[i], s, len) && !cx->prefixes[i][len])
+	for (size_t i = 0; i < cx->names->n_prefixes; i++)
+		if (!strncmp(cx->names->prefixes[i], s, len) &&
+		    !cx->names->prefixes[i][len])
 			return (long)i;
 	return -1;
 }
@@ -204,8 +196,9 @@ static long id_by_name(const struct alloc_ctx *cx, long pfx, uint8_t pad,
 		       uint64_t v)
 {
 	char name[256];
-	int len = snprintf(name, sizeof(name), "%s%0*llu", cx->prefixes[pfx],
-			   (int)pad, (unsigned long long)v);
+	int len = snprintf(name, sizeof(name), "%s%0*llu",
+			   cx->names->prefixes[pfx], (int)pad,
+			   (unsigned long long)v);
 
 	if (len < 0 || (size_t)len >= sizeof(name))
 		return -1;
@@ -326,7 +319,7 @@ int alloc_ctx_job_nodes_fast(const struct alloc_ctx *cx, const char *hostlist,
 	size_t n = 0;
 	int count, rv = -1;
 
-	if (!hostlist || !*hostlist || cx->long_suffix)
+	if (!hostlist || !*hostlist || cx->names->long_suffix)
 		return -1;
 	hl = slurm_hostlist_create(hostlist);
 	if (!hl || (count = slurm_hostlist_count(hl)) <= 0)
@@ -479,13 +472,13 @@ static int hl_push(struct hl_render *h, uint32_t id)
 	const struct alloc_ctx *cx = h->cx;
 	struct hl_range r = {0};
 
-	if (cx->pad[id] == ALLOC_NO_DIGITS) {
+	if (cx->names->pad[id] == ALLOC_NO_DIGITS) {
 		r.single = true;
 		r.prefix = id;
 	} else {
-		r.prefix = cx->prefix[id];
-		r.lo = r.hi = cx->num[id];
-		r.width = cx->width[id];
+		r.prefix = cx->names->prefix[id];
+		r.lo = r.hi = cx->names->num[id];
+		r.width = cx->names->width[id];
 	}
 	if (h->n) {
 		struct hl_range *tail = &h->r[h->n - 1];
@@ -539,7 +532,7 @@ static int hl_print(const struct hl_render *h, char **buf, size_t *len,
 	for (size_t i = 0; i < h->n;) {
 		const struct hl_range *r = &h->r[i];
 		const char *pfx = r->single ? cx->t->node_names[r->prefix]
-					    : cx->prefixes[r->prefix];
+					    : cx->names->prefixes[r->prefix];
 		size_t pl = strlen(pfx);
 		bool bracket = (!r->single && r->hi > r->lo) ||
 			       (i + 1 < h->n && hl_same_group(r, &h->r[i + 1]));
@@ -625,7 +618,7 @@ int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
 	hostlist_t hl = NULL;
 	int rv = -1;
 
-	if (cx->long_suffix) {
+	if (cx->names->long_suffix) {
 		if (render_slurm(cx, ids, n, &hl) == 0)
 			rv = append_slurm(hl, buf, len, cap);
 		if (hl)
@@ -657,7 +650,7 @@ static int render_nodes(struct hl_render *h, const uint32_t *ids,
 
 		if (bl->forwarder != fwd)
 			continue;
-		if (cx->long_suffix) {
+		if (cx->names->long_suffix) {
 			if (render_slurm(cx, ids + bl->first, bl->count, &hl) <
 			    0)
 				goto out;
@@ -669,7 +662,7 @@ static int render_nodes(struct hl_render *h, const uint32_t *ids,
 			/* A run of consecutive names joins the range the
 			 * first one is pushed into. */
 			while (j + 1 < end && ids[j + 1] == ids[j] + 1 &&
-			       cx->follow[ids[j]])
+			       cx->names->follow[ids[j]])
 				j++;
 			if (hl_push(h, ids[i]) < 0)
 				goto out;
@@ -677,7 +670,7 @@ static int render_nodes(struct hl_render *h, const uint32_t *ids,
 			i = j + 1;
 		}
 	}
-	if (cx->long_suffix)
+	if (cx->names->long_suffix)
 		rv = hl ? append_slurm(hl, buf, len, cap) : -1;
 	else
 		rv = hl_print(h, buf, len, cap);
