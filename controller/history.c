@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "controller/audit.h"
 #include "controller/history.h"
 #include "controller/ledger_store.h"
 #include "db/db.h"
@@ -461,4 +462,13 @@ out:
 	db_stmt_close(st);
 	history_jobs_free(v, n);
 	return rv;
+}
+
+int history_job_forwarding(struct db *db, uint64_t job_num, size_t n_held,
+			   bool *priv, bool *direct, fwd_error_t *err)
+{
+	*priv = *direct = false;
+	if (n_held)
+		return ledger_store_job_private(db, job_num, priv, err);
+	return audit_job_direct(db, job_num, direct, err);
 }

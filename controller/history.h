@@ -91,4 +91,13 @@ int history_jobs_overlapping(struct db *db, uint64_t exclude, double start,
 			     double end, double now, struct history_job **v,
 			     size_t *n, fwd_error_t *err);
 
+/*
+ * How job_num ran, given the n_held forwarders the ledger gave it:
+ * *priv = every one of them was its own; *direct = it held none because
+ * it was decided direct (its audit record), its bandwidth being the
+ * curve's k = 0.  Both false otherwise.
+ */
+int history_job_forwarding(struct db *db, uint64_t job_num, size_t n_held,
+			   bool *priv, bool *direct, fwd_error_t *err);
+
 #endif

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "common/array.h"
-#include "controller/audit.h"
 #include "controller/history.h"
 #include "controller/history_run.h"
 #include "controller/ledger_store.h"
@@ -197,11 +196,8 @@ static int summarise(struct db *db, const struct policy *p,
 	t.io_nodes = j->node_count;
 	t.io_mode = FWD_IO_NONE;
 	t.forwarders_held = (uint32_t)j->n_held;
-	if (j->n_held && ledger_store_job_private(
-				 db, j->job_id, &t.forwarders_private, err) < 0)
-		return -1;
-	/* a direct run held none: its bandwidth is the curve's k = 0 */
-	if (!j->n_held && audit_job_direct(db, j->job_id, &t.direct, err) < 0)
+	if (history_job_forwarding(db, j->job_id, j->n_held,
+				   &t.forwarders_private, &t.direct, err) < 0)
 		return -1;
 	if (jobstats_job_sums(db, j->job_id, start - grace, j->end_at + grace,
 			      &js, err) < 0)
@@ -468,10 +464,8 @@ int ctl_history_store_darshan(struct db *db, const struct policy *p,
 	t.io_mode = s->io_mode;
 	t.runtime = (double)(s->end - s->start + 1);
 	t.forwarders_held = (uint32_t)n_held;
-	if (n_held && ledger_store_job_private(db, s->job_id,
-					       &t.forwarders_private, err) < 0)
-		return -1;
-	if (!n_held && audit_job_direct(db, s->job_id, &t.direct, err) < 0)
+	if (history_job_forwarding(db, s->job_id, n_held, &t.forwarders_private,
+				   &t.direct, err) < 0)
 		return -1;
 	return job_io_store_totals(db, s->job_id, JOB_IO_DARSHAN, &t, now, err);
 }

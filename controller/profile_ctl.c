@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "allocator/decide.h"
-#include "controller/audit.h"
 #include "controller/history.h"
 #include "controller/ledger_store.h"
 #include "controller/profile_ctl.h"
@@ -104,10 +103,8 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	    0)
 		return -1;
 	ledger_store_names_free(held, n_held);
-	if (n_held && ledger_store_job_private(db, job->job_id, &priv, err) < 0)
-		return -1;
-	/* no forwarder: a run decided direct is the curve's k = 0 */
-	if (!n_held && audit_job_direct(db, job->job_id, &direct, err) < 0)
+	if (history_job_forwarding(db, job->job_id, n_held, &priv, &direct,
+				   err) < 0)
 		return -1;
 	if (profile_db_store_summary(db, job->job_id, s, runtime,
 				     (uint32_t)n_held, priv, direct, now, err))
