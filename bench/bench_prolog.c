@@ -10,7 +10,8 @@
  *                      says they move 100 GiB), while 1,000 other jobs
  *                      hold forwarders; first with no history, then with
  *                      1,000,000 released allocations and 1,000,000 audit
- *                      rows.  Each phase (FWDALLOC_PROLOG_TIMING): exec
+ *                      rows (the forwarders' last_used_at as their
+ *                      releases left it: `fwdctl db migrate` from 8).  Each phase (FWDALLOC_PROLOG_TIMING): exec
  *                      (process start and exit, outside fwdctl's own
  *                      clock), policy, topology (its compiled cache),
  *                      load (up to the worker), nodes, connect, record
@@ -539,8 +540,21 @@ int main(int argc, char **argv)
 	if (sql(db, "1,000,000 audit rows", q) < 0 ||
 	    sql(db, "ANALYZE", "ANALYZE TABLE allocations, audit") < 0)
 		goto out;
+	/* The releases of that year would have stamped the forwarders'
+	 * last_used_at: as `fwdctl db migrate` does for a ledger from
+	 * before schema version 9. */
+	if (sql(db, "schema version 8",
+		"DELETE FROM schema_version WHERE version >= 9") < 0)
+		goto out;
 	db_close(db);
 	db = NULL;
+	{
+		const char *const a[] = {c.fwdctl, "--policy", c.pol,
+					 "db",	   "migrate",  NULL};
+
+		if (run(a, NULL, NULL) != 0)
+			goto out;
+	}
 	if (run_size(&c, 512, "1M released + 1M audit", &h512) < 0 ||
 	    run_size(&c, 8192, "1M released + 1M audit", &h8192) < 0)
 		goto out;

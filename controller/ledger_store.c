@@ -172,10 +172,25 @@ static int pending_flush(struct alloc_ledger *l, struct pending *pe,
 	return rv;
 }
 
+struct last_release {
+	struct alloc_ledger *l;
+	const struct topology *t;
+};
+
+static void set_last_release(const char *name, double when, void *arg)
+{
+	const struct last_release *lr = arg;
+	long f = topo_forwarder_index(lr->t, name);
+
+	if (f >= 0)
+		alloc_ledger_set_last_release(lr->l, (uint32_t)f, when);
+}
+
 int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		      fwd_error_t *err)
 {
 	const struct topology *t = alloc_ledger_topology(l);
+	struct last_release lr = {l, t};
 	struct pending pe;
 	struct db_stmt *st = NULL;
 	uint64_t cur = 0;
@@ -233,27 +248,12 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 	if (r < 0 || pending_flush(l, &pe, err) < 0)
 		goto out;
 	db_stmt_close(st);
+	st = NULL;
 
-	/*
-	 * Least recently released first: each forwarder's last release.
-	 * Read from the ledger itself rather than forwarders.last_used_at,
-	 * which exists only for forwarders `fwdctl db init --topology` has
-	 * mirrored and only for releases since it has been written.
-	 */
-	st = db_queryf(db, err,
-		       "SELECT forwarder, MAX(released_at) FROM allocations "
-		       "WHERE released_at IS NOT NULL GROUP BY forwarder",
-		       "");
-	if (!st)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		long f = topo_forwarder_index(t, db_col_text(st, 0));
-
-		if (f >= 0)
-			alloc_ledger_set_last_release(l, (uint32_t)f,
-						      db_col_double(st, 1));
-	}
-	if (r < 0)
+	/* Least recently released first: each forwarder's last release,
+	 * kept in the inventory as the ledger releases (one row per
+	 * forwarder, however many allocations it has had). */
+	if (inventory_last_used(db, set_last_release, &lr, err) < 0)
 		goto out;
 	if (skipped)
 		*skipped = skip;
@@ -329,44 +329,6 @@ out:
 	return rv;
 }
 
-int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
-			 double now, uint64_t *released, fwd_error_t *err)
-{
-	char **names = NULL;
-	size_t n_names = 0;
-	int64_t n;
-	int rv = -1;
-
-	n = db_execf(db, err,
-		     "UPDATE allocations SET released_at = ?, "
-		     "release_reason = ? WHERE job_id = ? AND "
-		     "released_at IS NULL",
-		     "isu", (int64_t)now, reason, job_num);
-	if (n < 0)
-		goto out;
-	if (n > 0 && (ledger_store_job_forwarders(db, job_num, &names, &n_names,
-						  err) < 0 ||
-		      inventory_touch_forwarders(db, (const char *const *)names,
-						 n_names, now, err) < 0))
-		goto out;
-	if (released)
-		*released = (uint64_t)n;
-	rv = 0;
-out:
-	if (rv < 0)
-		errprefix(err, "releasing the allocation of job %llu",
-			  (unsigned long long)job_num);
-	ledger_store_names_free(names, n_names);
-	return rv;
-}
-
-void ledger_store_names_free(char **names, size_t n)
-{
-	for (size_t i = 0; names && i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 /* Append a copy of s to a growing array of strings. */
 static int names_push(char ***names, size_t *n, size_t *cap, const char *s,
 		      fwd_error_t *err)
@@ -377,6 +339,60 @@ static int names_push(char ***names, size_t *n, size_t *cap, const char *s,
 		return errprintf(err, "%s", strerror(errno));
 	(*n)++;
 	return 0;
+}
+
+int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
+			 double now, uint64_t *released, fwd_error_t *err)
+{
+	char **names = NULL;
+	size_t n_names = 0, cap = 0;
+	struct db_stmt *st = NULL;
+	int64_t n;
+	int rv = -1, r;
+
+	n = db_execf(db, err,
+		     "UPDATE allocations SET released_at = ?, "
+		     "release_reason = ? WHERE job_id = ? AND "
+		     "released_at IS NULL",
+		     "isu", (int64_t)now, reason, job_num);
+	if (n < 0)
+		goto out;
+	/* The forwarders of the rows just released, a shadow decision's
+	 * included: its job ran on them (least recent load first). */
+	if (n > 0) {
+		st = db_queryf(db, err,
+			       "SELECT DISTINCT forwarder FROM allocations "
+			       "WHERE job_id = ? AND released_at = ? "
+			       "LIMIT 100000",
+			       "ui", job_num, (int64_t)now);
+		if (!st)
+			goto out;
+		while ((r = db_fetch(st, err)) > 0)
+			if (names_push(&names, &n_names, &cap,
+				       db_col_text(st, 0), err) < 0)
+				goto out;
+		if (r < 0 ||
+		    inventory_touch_forwarders(db, (const char *const *)names,
+					       n_names, now, err) < 0)
+			goto out;
+	}
+	if (released)
+		*released = (uint64_t)n;
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err, "releasing the allocation of job %llu",
+			  (unsigned long long)job_num);
+	db_stmt_close(st);
+	ledger_store_names_free(names, n_names);
+	return rv;
+}
+
+void ledger_store_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,

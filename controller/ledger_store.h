@@ -107,8 +107,10 @@ int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 
 /*
  * Fill an empty ledger from the unreleased rows of `allocations`, and the
- * per-forwarder last release times (the latest released_at of each
- * forwarder's rows, for least-recently-used selection).  Rows naming a
+ * per-forwarder last release times (forwarders.last_used_at, which
+ * ledger_store_release() keeps: the latest released_at of each
+ * forwarder's rows, for least-recently-used selection).  Neither read
+ * grows with the released history.  Rows naming a
  * forwarder the topology no longer has are skipped (counted in *skipped,
  * may be NULL).
  */
@@ -129,9 +131,10 @@ int ledger_store_write(struct db *db, const struct topology *t,
 /*
  * Release the job's unreleased rows (idempotent) with `reason`
  * ("epilog", "reconcile").  *released (may be NULL) receives the number of
- * rows released.  When rows were released, the forwarders the job held
- * (ledger_store_job_forwarders()) get forwarders.last_used_at = now
- * (monitor/inventory.h).
+ * rows released.  When rows were released, the forwarders they name (a
+ * shadow decision's defaults included: its job ran on them) get
+ * forwarders.last_used_at = now (monitor/inventory.h), the
+ * least-recently-used order ledger_store_load() reads.
  */
 int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			 double now, uint64_t *released, fwd_error_t *err);

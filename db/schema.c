@@ -389,6 +389,15 @@ static const char *const v5_stmts[] = {
 };
 /* clang-format on */
 
+#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* clang-format off */
+/* Whether the forwarders a run had were its own (the curve rule counts
+ * private runs first at each k: DESIGN.md "The decision" step 7). */
+static const char *const v6_stmts[] = {
+	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS forwarders_private"
+	" TINYINT(1) NOT NULL DEFAULT 0",
+};
 /*
  * Rollups kept by addition (monitor/ingest_rollup.c): the sum and the
  * number of the queue lengths behind queue_len_avg, so a batch of new
@@ -405,18 +414,6 @@ static const char *const v5_stmts[] = {
  * again when statistics of their run arrive, or history_loop.late
  * later).
  */
-/* clang-format off */
-/* clang-format on */
-
-#define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-/* clang-format off */
-/* Whether the forwarders a run had were its own (the curve rule counts
- * private runs first at each k: DESIGN.md "The decision" step 7). */
-static const char *const v6_stmts[] = {
-	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS forwarders_private"
-	" TINYINT(1) NOT NULL DEFAULT 0",
-};
 static const char *const v7_stmts[] = {
 	"ALTER TABLE rollups_minute"
 	" ADD COLUMN IF NOT EXISTS queue_len_sum DOUBLE NULL,"
@@ -454,6 +451,18 @@ static const char *const v8_stmts[] = {
 	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS direct"
 	" TINYINT(1) NOT NULL DEFAULT 0",
 };
+/* The ledger's least-recently-used order is read from forwarders.last_used_at
+ * (controller/ledger_store.c), not from the released history: each
+ * forwarder's last release so far, shadow decisions included, a row for
+ * forwarders never mirrored.  Never moves a time backwards. */
+static const char *const v9_stmts[] = {
+	"INSERT INTO forwarders (name, updated_at, last_used_at)"
+	" SELECT forwarder, UNIX_TIMESTAMP(), MAX(released_at)"
+	" FROM allocations WHERE released_at IS NOT NULL GROUP BY forwarder"
+	" ON DUPLICATE KEY UPDATE last_used_at ="
+	" GREATEST(COALESCE(forwarders.last_used_at, 0),"
+	" VALUES(last_used_at))",
+};
 
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
@@ -472,6 +481,8 @@ static const struct schema_migration migrations[] = {
 	  v7_stmts, N_ELEM(v7_stmts) },
 	{ 8, "job_io.direct",
 	  v8_stmts, N_ELEM(v8_stmts) },
+	{ 9, "forwarders.last_used_at from the released allocations",
+	  v9_stmts, N_ELEM(v9_stmts) },
 };
 /* clang-format on */
 

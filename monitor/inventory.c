@@ -18,6 +18,9 @@
 #include "monitor/inventory.h"
 #include "topology/topology.h"
 
+/* Forwarders touched per statement (a job holds a few dozen at most). */
+#define TOUCH_ROWS 256
+
 int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err)
 {
 	struct db_stmt *fs = NULL, *os = NULL;
@@ -84,30 +87,65 @@ out:
 int inventory_touch_forwarders(struct db *db, const char *const *names,
 			       size_t n, double when, fwd_error_t *err)
 {
-	struct db_stmt *st;
-	int rv = -1;
+	int64_t now = (int64_t)time(NULL);
+	int rv = -1, r;
 
-	if (!n)
-		return 0;
-	st = db_prepare(db,
-			"UPDATE forwarders SET last_used_at ="
-			" GREATEST(COALESCE(last_used_at, 0), ?)"
-			" WHERE name = ?",
+	/* One statement per batch of names; a name never mirrored gets a
+	 * row of its own (no address, no peak: nothing reads those from it
+	 * until `fwdctl topology sync` fills them in). */
+	for (size_t at = 0; at < n; at += TOUCH_ROWS) {
+		size_t k = n - at < TOUCH_ROWS ? n - at : TOUCH_ROWS;
+		struct db_stmt *st = db_prepare_rows(
+			db,
+			"INSERT INTO forwarders (name, updated_at,"
+			" last_used_at) VALUES ",
+			"(?, ?, ?)", k,
+			" ON DUPLICATE KEY UPDATE last_used_at ="
+			" GREATEST(COALESCE(last_used_at, 0),"
+			" VALUES(last_used_at))",
 			err);
-	if (!st)
-		goto out;
-	db_bind_int64(st, 0, (int64_t)when);
-	for (size_t i = 0; i < n; i++) {
-		db_bind_text(st, 1, names[i]);
-		if (db_exec(st, err) < 0)
+
+		if (!st)
+			goto out;
+		for (size_t i = 0; i < k; i++) {
+			db_bind_text(st, (unsigned)(3 * i), names[at + i]);
+			db_bind_int64(st, (unsigned)(3 * i + 1), now);
+			db_bind_int64(st, (unsigned)(3 * i + 2),
+				      (int64_t)when);
+		}
+		r = db_exec(st, err);
+		db_stmt_close(st);
+		if (r < 0)
 			goto out;
 	}
 	rv = 0;
 out:
 	if (rv < 0)
 		errprefix(err, "recording when forwarders were last used");
-	db_stmt_close(st);
 	return rv;
+}
+
+int inventory_last_used(struct db *db,
+			void (*fn)(const char *name, double when, void *arg),
+			void *arg, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int r;
+
+	st = db_queryf(db, err,
+		       "SELECT name, last_used_at FROM forwarders"
+		       " WHERE last_used_at IS NOT NULL",
+		       "");
+	if (!st)
+		goto fail;
+	while ((r = db_fetch(st, err)) > 0)
+		fn(db_col_text(st, 0), (double)db_col_int64(st, 1), arg);
+	db_stmt_close(st);
+	if (r < 0)
+		goto fail;
+	return 0;
+fail:
+	return errprefix(err, "reading when forwarders were last used");
 }
 
 static int peak_cmp(const void *a, const void *b)

@@ -22,11 +22,22 @@ int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err);
 
 /*
  * The ledger released an allocation on these forwarders at `when`: set
- * their last_used_at to it (never moving it backwards).  Names without a
- * row (never mirrored) are skipped.  0, or -1 with errno and err.
+ * their last_used_at to it (never moving it backwards).  A name without a
+ * row (never mirrored) gets one with no address and no peak, so that the
+ * ledger's least-recently-used order never has to be read from its
+ * history.  0, or -1 with errno and err.
  */
 int inventory_touch_forwarders(struct db *db, const char *const *names,
 			       size_t n, double when, fwd_error_t *err);
+
+/*
+ * fn(name, last_used_at, arg) for every forwarder row that has a
+ * last_used_at: 240 rows on TaihuLight, however long the ledger's
+ * history.  0, or -1 with errno and err.
+ */
+int inventory_last_used(struct db *db,
+			void (*fn)(const char *name, double when, void *arg),
+			void *arg, fwd_error_t *err);
 
 /*
  * Every component's benchmarked peak bandwidth as mirrored: forwarders

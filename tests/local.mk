@@ -189,6 +189,7 @@ INTEGRATION_TESTS = \
 	tests/integration/units_security.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
+	tests/integration/ledger_lru.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
 	tests/integration/db_history.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh

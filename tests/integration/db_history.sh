@@ -151,6 +151,10 @@ diag "$n distinct statements to EXPLAIN"
 check_match "the ledger's held-row read is among them" \
 	'FROM allocations WHERE released_at IS NULL ORDER BY job_id, id' \
 	"$(cat "$d/stmts")"
+check_match "the ledger's least-recently-used read is among them" \
+	'FROM forwarders WHERE last_used_at IS NOT NULL' "$(cat "$d/stmts")"
+check_eq "no launch-path statement groups the released history" "" \
+	"$(grep 'GROUP BY forwarder' "$d/stmts")"
 check_match "the node prolog's read is among them" \
 	'FROM node_allocations +WHERE job_id = 3000001' "$(cat "$d/stmts")"
 check_match "the health scan's rollup read is among them" \
