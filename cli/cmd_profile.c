@@ -181,7 +181,7 @@ static int show_job(struct fwdctl_ctx *ctx, struct db *db, uint64_t id,
 		size_t n = 0;
 
 		r = history_key_jobs(db, fwdctl_policy(ctx), &job, time(NULL),
-				     &refs, &n, &err);
+				     0, &refs, &n, &err);
 		if (r >= 0 && n && !(ids = calloc(n, sizeof(*ids))))
 			r = -1;
 		for (size_t i = 0; r >= 0 && i < n; i++)

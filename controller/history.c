@@ -286,7 +286,7 @@ out:
 /* ---- profile keys ---- */
 
 int history_key_jobs(struct db *db, const struct policy *p,
-		     const struct profile_job *job, int64_t now,
+		     const struct profile_job *job, int64_t now, size_t limit,
 		     struct profile_jobref **out, size_t *n_out,
 		     fwd_error_t *err)
 {
@@ -328,8 +328,10 @@ int history_key_jobs(struct db *db, const struct policy *p,
 		}
 		strncat(sql, frag, sizeof(sql) - strlen(sql) - 1);
 	}
-	strncat(sql, " ORDER BY end_at DESC LIMIT 100000",
-		sizeof(sql) - strlen(sql) - 1);
+	if (!limit || limit > HISTORY_KEY_JOBS_MAX)
+		limit = HISTORY_KEY_JOBS_MAX;
+	snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql),
+		 " ORDER BY end_at DESC LIMIT %zu", limit);
 
 	if (!(st = db_prepare(db, sql, err)))
 		return -1;

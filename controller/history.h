@@ -65,10 +65,12 @@ int history_jobs_by_id(struct db *db, const uint64_t *ids, size_t n_ids,
 /*
  * The finished jobs of job's profile key under policy p (the fields of
  * history.key), ended at or after now - history.max_age, newest first
- * (at most 100000): job_id, end_at and job.nodes of each.  malloc'd.
+ * (at most limit; 0: HISTORY_KEY_JOBS_MAX): job_id, end_at and job.nodes
+ * of each.  malloc'd.
  */
+#define HISTORY_KEY_JOBS_MAX 100000
 int history_key_jobs(struct db *db, const struct policy *p,
-		     const struct profile_job *job, int64_t now,
+		     const struct profile_job *job, int64_t now, size_t limit,
 		     struct profile_jobref **v, size_t *n, fwd_error_t *err);
 
 /*

@@ -74,7 +74,7 @@ static int refresh_profile(struct db *db, const struct policy *p,
 	for (size_t i = 0; i < *n_done; i++)
 		if (!strcmp((*done)[i], key))
 			return 0;
-	if (history_key_jobs(db, p, &pj, now, &jobs, &n, err) < 0)
+	if (history_key_jobs(db, p, &pj, now, 0, &jobs, &n, err) < 0)
 		return -1;
 	r = profile_db_update(db, p, &pj, jobs, n, now, err);
 	free(jobs);

@@ -75,7 +75,9 @@ int profile_lookup(struct db *db, const struct policy *p,
 	memset(res, 0, sizeof(*res));
 	if (profile_key(p, job, res->key, sizeof(res->key), err))
 		return -1;
-	if (history_key_jobs(db, p, job, now, &jobs, &n, err) < 0)
+	/* At launch: the newest runs only, however many the key has. */
+	if (history_key_jobs(db, p, job, now, PROFILE_LAUNCH_RUNS, &jobs, &n,
+			     err) < 0)
 		return -1;
 	rv = profile_lookup_runs(db, p, job, jobs, n, now, res, err);
 	free(jobs);
@@ -112,7 +114,7 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 	*stored = true;
 	if (!job->end_at)
 		return 0;
-	if (history_key_jobs(db, p, &pj, now, &jobs, &n, err) < 0)
+	if (history_key_jobs(db, p, &pj, now, 0, &jobs, &n, err) < 0)
 		return -1;
 	rv = profile_db_update(db, p, &pj, jobs, n, now, err) < 0 ? -1 : 0;
 	free(jobs);

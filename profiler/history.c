@@ -22,6 +22,8 @@
 
 /* Job ids per statement of a by-id read. */
 #define IN_CHUNK 100
+/* ... and of the runs read (a launch's PROFILE_LAUNCH_RUNS in one). */
+#define RUNS_CHUNK PROFILE_LAUNCH_RUNS
 
 enum fwd_io_mode profile_mode_of(const char *s)
 {
@@ -34,13 +36,13 @@ enum fwd_io_mode profile_mode_of(const char *s)
 
 /*
  * "SELECT cols FROM job_io WHERE job_id IN (?, ...)" for ids[0..n)
- * (0 < n <= IN_CHUNK), bound and executed; NULL on error.
+ * (0 < n <= RUNS_CHUNK), bound and executed; NULL on error.
  */
 static struct db_stmt *io_select(struct db *db, const char *cols,
 				 const uint64_t *ids, size_t n,
 				 fwd_error_t *err)
 {
-	char sql[1024 + 2 * IN_CHUNK];
+	char sql[1024 + 3 * RUNS_CHUNK];
 	struct db_stmt *st;
 
 	snprintf(sql, sizeof(sql), "SELECT %s FROM job_io WHERE job_id IN (",
@@ -114,36 +116,63 @@ int profile_runs_push(struct profile_runs *r, const struct profile_run *run,
 	return 0;
 }
 
+struct id_at {
+	uint64_t id;
+	size_t at;
+};
+
+static int cmp_id_at(const void *a, const void *b)
+{
+	const struct id_at *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 int profile_db_runs(struct db *db, const struct profile_jobref *jobs, size_t n,
 		    size_t max, struct profile_runs *out, fwd_error_t *err)
 {
-	for (size_t at = 0; at < n && out->n < max; at += IN_CHUNK) {
-		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
-		uint64_t ids[IN_CHUNK];
-		struct profile_run got[IN_CHUNK];
-		bool have[IN_CHUNK] = {false};
+	uint64_t ids[RUNS_CHUNK];
+	struct id_at idx[RUNS_CHUNK];
+	struct profile_run *got;
+	bool have[RUNS_CHUNK];
+	int rv = -1;
+
+	if (!n || out->n >= max)
+		return 0;
+	if (!(got = malloc(RUNS_CHUNK * sizeof(*got)))) {
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
+	/* One statement per RUNS_CHUNK jobs, newest first: a launch
+	 * (PROFILE_LAUNCH_RUNS jobs at most) reads its runs in one. */
+	for (size_t at = 0; at < n && out->n < max; at += RUNS_CHUNK) {
+		size_t k = n - at < RUNS_CHUNK ? n - at : RUNS_CHUNK;
 		struct db_stmt *st;
 		int r;
 
-		for (size_t i = 0; i < k; i++)
+		for (size_t i = 0; i < k; i++) {
 			ids[i] = jobs[at + i].job_id;
+			idx[i].id = ids[i];
+			idx[i].at = i;
+			have[i] = false;
+		}
+		qsort(idx, k, sizeof(*idx), cmp_id_at);
 		if (!(st = io_select(db, PROFILE_IO_RUN_COLS, ids, k, err)))
-			return -1;
+			goto out;
 		while ((r = db_fetch(st, err)) > 0) {
 			struct profile_run run;
-			uint64_t id;
+			struct id_at key, *hit;
 
-			profile_read_run(st, &run, &id);
-			for (size_t i = 0; i < k; i++)
-				if (ids[i] == id && !have[i]) {
-					got[i] = run;
-					have[i] = true;
-					break;
-				}
+			profile_read_run(st, &run, &key.id);
+			hit = bsearch(&key, idx, k, sizeof(*idx), cmp_id_at);
+			if (hit && !have[hit->at]) {
+				got[hit->at] = run;
+				have[hit->at] = true;
+			}
 		}
 		db_stmt_close(st);
 		if (r < 0)
-			return -1;
+			goto out;
 		for (size_t i = 0; i < k && out->n < max; i++) {
 			if (!have[i])
 				continue;
@@ -151,11 +180,15 @@ int profile_db_runs(struct db *db, const struct profile_jobref *jobs, size_t n,
 			got[i].end_time = jobs[at + i].end_at;
 			if (profile_runs_push(out, &got[i], ids[i])) {
 				errno = ENOMEM;
-				return errprintf(err, "out of memory");
+				errprintf(err, "out of memory");
+				goto out;
 			}
 		}
 	}
-	return 0;
+	rv = 0;
+out:
+	free(got);
+	return rv;
 }
 
 /* ---- what the health checks read ---- */

@@ -176,10 +176,16 @@ struct profile_result {
 
 const char *profile_source_name(enum profile_source s);
 
+/* The newest runs of a key a prediction considers; at launch, also the
+ * newest finished jobs of the key looked at (a launch's cost does not
+ * grow with the key's history). */
+#define PROFILE_LAUNCH_RUNS 500
+
 /*
  * The profile of job from the finished jobs of its key, `jobs` (newest
- * first; job_id, end_at and job.nodes used): the runs of the first 500
- * of them that have a summary in job_io are predicted from as in
+ * first; job_id, end_at and job.nodes used): the runs of the first
+ * PROFILE_LAUNCH_RUNS of them that have a summary in job_io are
+ * predicted from as in
  * profile_predict() (K = history.runs).  Without runs, the profiles row
  * of the key (imported profiles) is scaled to the job's node count.
  * Returns 1 with res filled, 0 when there is no history (res->source

@@ -17,7 +17,6 @@
 #include "profiler/profile.h"
 #include "profiler/profile_priv.h"
 
-#define MAX_RUNS 500 /* newest runs of a key considered at launch */
 
 const char *profile_source_name(enum profile_source s)
 {
@@ -196,7 +195,7 @@ int profile_db_update(struct db *db, const struct policy *p,
 
 	if (profile_key(p, job, key, sizeof(key), err))
 		return -1;
-	if (profile_db_runs(db, jobs, n, MAX_RUNS, &rs, err))
+	if (profile_db_runs(db, jobs, n, PROFILE_LAUNCH_RUNS, &rs, err))
 		goto out;
 	rv = rs.n ? store_prediction(db, p, job, key, &rs, now, err) : 0;
 out:
@@ -374,7 +373,7 @@ int profile_lookup_runs(struct db *db, const struct policy *p,
 	memset(res, 0, sizeof(*res));
 	if (profile_key(p, job, res->key, sizeof(res->key), err))
 		return -1;
-	if (profile_db_runs(db, jobs, n, MAX_RUNS, &rs, err))
+	if (profile_db_runs(db, jobs, n, PROFILE_LAUNCH_RUNS, &rs, err))
 		goto out;
 	if (rs.n &&
 	    profile_predict(rs.v, rs.n, job->nodes, p->history.runs,

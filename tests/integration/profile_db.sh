@@ -222,6 +222,28 @@ check_eq "the direct run is the curve's k = 0 point" 27962027 \
 check_eq "the run without an audit row gives no k = 0 point" "1 0" \
 	"$(sql "SELECT COUNT(*), COALESCE(SUM(JSON_EXISTS(bandwidth_by_forwarders, '\$.\"0\"')), 0) FROM profiles WHERE profile_key = 'user=eve;name=nodio;node_bucket=4'" | tr '\t' ' ')"
 
+# A launch looks at the newest PROFILE_LAUNCH_RUNS (500) finished jobs of
+# its key only, however many the key has: 4,000's one summarised run
+# ended before 500 newer runs without statistics, so a launch does not
+# see it; one of those fewer, and it does.
+sql "INSERT INTO jobs (job_id, user, name, nodelist, node_count, start_at,
+     end_at, state, updated_at) SELECT 4000 + seq, 'fay', 'busy', 'c[1-4]',
+     4, 1472292880 + seq, 1472292980 + seq, 'COMPLETED', 0
+     FROM seq_0_to_500"
+sql "INSERT INTO job_io (job_id, io_mode, io_nodes, write_bytes, runtime,
+     node_bandwidth_bps, source, updated_at)
+     VALUES (4000, 'N-N', 4, 8000000000, 100, 20000000, 'traces', 0)"
+sql "INSERT INTO jobs (job_id, user, name, node_count, state, updated_at)
+     VALUES (4999, 'fay', 'busy', 4, 'RUNNING', 0)"
+out=$(fw profile show --job 4999 2>&1)
+check_eq "a run behind 500 newer ones: no history at launch (exit 1)" 1 $?
+check_match "and says so" 'job 4999: no history for key user=fay;name=busy;node_bucket=4' "$out"
+sql "DELETE FROM jobs WHERE job_id = 4500"
+out=$(fw profile show --job 4999 --json 2>&1)
+check_eq "among the newest 500: exit 0" 0 $?
+check_match "among the newest 500: from history" '"source": "history"' "$out"
+check_match "among the newest 500: its volume" '"io_volume_bytes": 8000000000' "$out"
+
 "$testdb" stop "$d/db" >/dev/null 2>&1
 out=$(fw profile show --job 100 2>&1)
 check_eq "database down exits 3" 3 $?
