@@ -7,16 +7,23 @@
  *   controller prolog  `fwdctl prolog` as slurmctld runs it: a new process
  *                      with the job in its environment, for 512-node and
  *                      8,192-node jobs asking to scale (a stored profile
- *                      says they move 100 GiB), while 1,000 other jobs
- *                      hold forwarders; first with no history, then with
- *                      1,000,000 released allocations and 1,000,000 audit
- *                      rows (the forwarders' last_used_at as their
- *                      releases left it: `fwdctl db migrate` from 8).  Each phase (FWDALLOC_PROLOG_TIMING): exec
- *                      (process start and exit, outside fwdctl's own
- *                      clock), policy, topology (its compiled cache),
- *                      load (up to the worker), nodes, connect, record
- *                      (job row, profile), lock, ledger, decide, persist,
- *                      audit, commit, publish; median and 99th percentile.
+ *                      says they move 100 GiB; the application has as
+ *                      many finished runs at each size as a launch
+ *                      reads), while 1,000 other jobs hold forwarders;
+ *                      with no history, and with 1,000,000 released
+ *                      allocations and 1,000,000 audit rows (the
+ *                      forwarders' last_used_at as their releases left
+ *                      it: `fwdctl db migrate` from 8).  The two
+ *                      histories are in two servers and their jobs
+ *                      alternate, so that the machine's speed, which
+ *                      drifts by a third over minutes on a shared host,
+ *                      weighs on both alike.  Each phase
+ *                      (FWDALLOC_PROLOG_TIMING): exec (process start and
+ *                      exit, outside fwdctl's own clock), policy,
+ *                      topology (its compiled cache), load (up to the
+ *                      worker), nodes, connect, record (job row,
+ *                      profile), lock, ledger, decide, persist, audit,
+ *                      commit, publish; median and 99th percentile.
  *                      Each job is released by `fwdctl epilog` (timed
  *                      too) so the ledger stays the same size.
  *   node prolog        what slurm_spank_job_prolog does per node: connect
@@ -27,10 +34,14 @@
  *                      the controller and runs one SELECT: the least a
  *                      launch hook that uses the database can cost.
  *
+ * Each configuration starts once the server has flushed and purged what
+ * its set-up wrote (a year of history is not written the second before).
+ *
  * Not a test: no limits asserted.  Environment: BENCH_PROLOG_JOBS (jobs
- * per configuration, default 100).  A fwdctl that prints no phases (an
- * older one, for comparison; or a prolog that fell back) is timed as a
- * whole; prologs that fell back are counted.
+ * per configuration, default 100); FWDALLOC_TESTDB_BUFFER_POOL (default
+ * 512M, as bench_health).  A fwdctl that prints no phases (an older one,
+ * for comparison; or a prolog that fell back) is timed as a whole;
+ * prologs that fell back are counted.
  */
 #include "config.h"
 
@@ -40,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +60,7 @@
 #include "common/timeutil.h"
 #include "db/db.h"
 #include "policies/policy.h"
+#include "profiler/profile.h"
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"
 
@@ -215,175 +228,286 @@ static int sql(struct db *db, const char *what, const char *q)
 	return 0;
 }
 
-struct ctx {
-	char dir[64], pol[256], fwdctl[512], self[512], errf[300];
+/*
+ * Let the server finish what a bulk load leaves behind (dirty pages to
+ * flush, old row versions to purge) before measuring: a year of history
+ * is written over a year, not the second before the prologs.  testdb and
+ * dbdir: scripts/testdb and its directory (its root account sets the
+ * flushing target).  At most 120 s.
+ */
+static int settle(struct db *db, const char *testdb, const char *dbdir)
+{
+	const char *const flush[] = {
+		testdb, "sql", dbdir, "-e",
+		"SET GLOBAL innodb_max_dirty_pages_pct = 0", NULL};
+	const char *const keep[] = {
+		testdb, "sql", dbdir, "-e",
+		"SET GLOBAL innodb_max_dirty_pages_pct = 90", NULL};
+	double t0 = fwd_clock_mono();
+	int64_t dirty = -1, purge = -1;
+	fwd_error_t err;
+
+	if (run(flush, NULL, NULL) != 0)
+		return -1;
+	while (fwd_clock_mono() - t0 < 120) {
+		if (db_query_int64(db, &err, &dirty,
+				   "SELECT VARIABLE_VALUE FROM "
+				   "information_schema.GLOBAL_STATUS WHERE "
+				   "VARIABLE_NAME = "
+				   "'INNODB_BUFFER_POOL_PAGES_DIRTY'",
+				   "") < 0 ||
+		    db_query_int64(db, &err, &purge,
+				   "SELECT VARIABLE_VALUE FROM "
+				   "information_schema.GLOBAL_STATUS WHERE "
+				   "VARIABLE_NAME = "
+				   "'INNODB_HISTORY_LIST_LENGTH'",
+				   "") < 0) {
+			fprintf(stderr, "bench_prolog: settle: %s\n", err.text);
+			run(keep, NULL, NULL);
+			return -1;
+		}
+		if (dirty <= 16 && purge <= 64)
+			break;
+		usleep(100000);
+	}
+	if (run(keep, NULL, NULL) != 0)
+		return -1;
+	printf("  (settled: %.1f s; %lld dirty pages, %lld to purge)\n",
+	       fwd_clock_mono() - t0, (long long)dirty, (long long)purge);
+	fflush(stdout);
+	return 0;
+}
+
+/* One server and its database: what the prologs of one configuration
+ * read.  Each has its own directory (policy, audit file, topology
+ * cache). */
+struct setup {
+	const char *hist; /* "empty history", ... */
+	char dir[128], dbdir[160], pol[192], errf[192];
 	struct policy *p;
 	struct remap *rm;
+	int started;
+};
+
+struct ctx {
+	char dir[64], fwdctl[512], self[512], testdb[512];
+	struct setup s[2];
 	size_t jobs;
 	unsigned long next_job;
 	struct stat2 ref;
 };
 
-/* N prologs and epilogs of one job size; report them; *p50: the
- * prolog's median wall time. */
-static int run_size(struct ctx *c, unsigned nodes, const char *hist,
-		    double *p50)
-{
-	double *ph[N_PHASES], *te = calloc(c->jobs, sizeof(double)),
-			      *tn = calloc(c->jobs * 4, sizeof(double));
-	size_t nn = 0, fallbacks = 0;
-	char nodelist[64], nnodes[64], name[160];
-	int rv = -1;
+/* What the jobs of one size measured on one setup. */
+struct meas {
+	double *ph[N_PHASES], *te, *tn;
+	size_t nn, fallbacks;
+};
 
+static void meas_free(struct meas *m)
+{
 	for (size_t k = 0; k < N_PHASES; k++)
-		ph[k] = calloc(c->jobs, sizeof(double));
+		free(m->ph[k]);
+	free(m->te);
+	free(m->tn);
+}
+
+static int meas_init(struct meas *m, size_t jobs)
+{
+	memset(m, 0, sizeof(*m));
+	m->te = calloc(jobs, sizeof(double));
+	m->tn = calloc(jobs * 4, sizeof(double));
+	for (size_t k = 0; k < N_PHASES; k++)
+		if (!(m->ph[k] = calloc(jobs, sizeof(double))))
+			return -1;
+	return m->te && m->tn ? 0 : -1;
+}
+
+/* Job number job, of `nodes` nodes, on setup s: its prolog, node
+ * prologs and epilog, into m's i-th place. */
+static int run_job(struct ctx *c, struct setup *s, struct meas *m, size_t i,
+		   unsigned long job, unsigned nodes)
+{
+	char id[48], nodelist[64], nnodes[64];
+	const char *const pro[] = {c->fwdctl, "--policy", s->pol, "prolog",
+				   NULL};
+	const char *const epi[] = {c->fwdctl, "--policy", s->pol, "epilog",
+				   NULL};
+	const char *const envp[] = {id,
+				    nodelist,
+				    nnodes,
+				    "SLURM_JOB_USER=root",
+				    "SLURM_JOB_NAME=bwapp",
+				    "SLURM_JOB_PARTITION=debug",
+				    "SPANK_IO_UPGRADE=scale",
+				    "FWDALLOC_PROLOG_TIMING=1",
+				    "PATH=/usr/bin:/bin",
+				    NULL};
+	double ms[N_PHASES] = {0}, t0, wall;
+
 	snprintf(nodelist, sizeof(nodelist), "SLURM_JOB_NODELIST=c[1-%u]",
 		 nodes);
 	snprintf(nnodes, sizeof(nnodes), "SLURM_JOB_NUM_NODES=%u", nodes);
-	for (size_t i = 0; i < c->jobs; i++) {
-		char id[48];
-		unsigned long job = c->next_job++;
-		const char *const pro[] = {c->fwdctl, "--policy", c->pol,
-					   "prolog", NULL};
-		const char *const epi[] = {c->fwdctl, "--policy", c->pol,
-					   "epilog", NULL};
-		const char *const envp[] = {id,
-					    nodelist,
-					    nnodes,
-					    "SLURM_JOB_USER=root",
-					    "SLURM_JOB_NAME=bwapp",
-					    "SLURM_JOB_PARTITION=debug",
-					    "SPANK_IO_UPGRADE=scale",
-					    "FWDALLOC_PROLOG_TIMING=1",
-					    "PATH=/usr/bin:/bin",
-					    NULL};
-		double ms[N_PHASES] = {0}, t0, wall;
-
-		snprintf(id, sizeof(id), "SLURM_JOB_ID=%lu", job);
-		t0 = fwd_clock_mono();
-		for (size_t k = 0; k < N_PHASES; k++)
-			ms[k] = -1;
-		/* A prolog that fell back, or a fwdctl without
-		 * FWDALLOC_PROLOG_TIMING (an older one, for comparison),
-		 * gives the wall time only. */
-		if (run(pro, envp, c->errf) != 0) {
-			fprintf(stderr,
-				"bench_prolog: job %lu: prolog failed "
-				"(see %s)\n",
-				job, c->errf);
-			goto out;
-		}
-		wall = (fwd_clock_mono() - t0) * 1e3;
-		parse_timing(c->errf, ms);
-		ms[PH_WALL] = wall;
-		if (ms[PH_TOTAL] >= 0)
-			ms[PH_EXEC] = wall - ms[PH_TOTAL];
-		for (size_t k = 0; k < N_PHASES; k++)
-			ph[k][i] = ms[k];
-		/* Did it decide?  A prolog that fell back (the database
-		 * too slow for database.timeout, say) left no rows: counted,
-		 * its node prologs not timed. */
-		{
-			struct fwdalloc_node_decision nd;
-			fwd_error_t err;
-
-			if (fwdalloc_node_decision(c->p, (uint32_t)job, "c1",
-						   &nd, &err) <= 0 ||
-			    nd.n == 0) {
-				fallbacks++;
-				goto epilog;
-			}
-		}
-		/* Node prologs: the first, a middle and the last node. */
-		for (unsigned k = 0; nodes <= 512 && k < 4; k++) {
-			struct fwdalloc_node_decision nd;
-			char node[32];
-			fwd_error_t err;
-			int f;
-
-			snprintf(node, sizeof(node), "c%u",
-				 1 + k * (nodes - 1) / 3);
-			t0 = fwd_clock_mono();
-			f = fwdalloc_node_decision(c->p, (uint32_t)job, node,
-						   &nd, &err);
-			if (f <= 0 || nd.n == 0) {
-				fprintf(stderr,
-					"bench_prolog: job %lu node %s: no "
-					"decision: %s\n",
-					job, node, f < 0 ? err.text : "");
-				goto out;
-			}
-			if (remap_apply(c->rm, node, (uint32_t)job, nd.t, nd.n,
-					&err) < 0 ||
-			    remap_revert(c->rm, node, (uint32_t)job, &err) <
-				    0) {
-				fprintf(stderr, "bench_prolog: %s\n", err.text);
-				goto out;
-			}
-			tn[nn++] = (fwd_clock_mono() - t0) * 1e3;
-		}
-	epilog:
-		t0 = fwd_clock_mono();
-		if (run(epi, envp, NULL) != 0)
-			goto out;
-		te[i] = (fwd_clock_mono() - t0) * 1e3;
+	snprintf(id, sizeof(id), "SLURM_JOB_ID=%lu", job);
+	t0 = fwd_clock_mono();
+	for (size_t k = 0; k < N_PHASES; k++)
+		ms[k] = -1;
+	/* A prolog that fell back, or a fwdctl without
+	 * FWDALLOC_PROLOG_TIMING (an older one, for comparison), gives
+	 * the wall time only. */
+	if (run(pro, envp, s->errf) != 0) {
+		fprintf(stderr, "bench_prolog: job %lu: prolog failed (see %s)\n",
+			job, s->errf);
+		return -1;
 	}
+	wall = (fwd_clock_mono() - t0) * 1e3;
+	parse_timing(s->errf, ms);
+	ms[PH_WALL] = wall;
+	if (ms[PH_TOTAL] >= 0)
+		ms[PH_EXEC] = wall - ms[PH_TOTAL];
+	for (size_t k = 0; k < N_PHASES; k++)
+		m->ph[k][i] = ms[k];
+	/* Did it decide?  A prolog that fell back (the database too slow
+	 * for database.timeout, say) left no rows: counted, its node
+	 * prologs not timed. */
+	{
+		struct fwdalloc_node_decision nd;
+		fwd_error_t err;
+
+		if (fwdalloc_node_decision(s->p, (uint32_t)job, "c1", &nd,
+					   &err) <= 0 ||
+		    nd.n == 0) {
+			m->fallbacks++;
+			goto epilog;
+		}
+	}
+	/* Node prologs: the first, a middle and the last node. */
+	for (unsigned k = 0; nodes <= 512 && k < 4; k++) {
+		struct fwdalloc_node_decision nd;
+		char node[32];
+		fwd_error_t err;
+		int f;
+
+		snprintf(node, sizeof(node), "c%u", 1 + k * (nodes - 1) / 3);
+		t0 = fwd_clock_mono();
+		f = fwdalloc_node_decision(s->p, (uint32_t)job, node, &nd,
+					   &err);
+		if (f <= 0 || nd.n == 0) {
+			fprintf(stderr,
+				"bench_prolog: job %lu node %s: no decision: "
+				"%s\n",
+				job, node, f < 0 ? err.text : "");
+			return -1;
+		}
+		if (remap_apply(s->rm, node, (uint32_t)job, nd.t, nd.n, &err) <
+			    0 ||
+		    remap_revert(s->rm, node, (uint32_t)job, &err) < 0) {
+			fprintf(stderr, "bench_prolog: %s\n", err.text);
+			return -1;
+		}
+		m->tn[m->nn++] = (fwd_clock_mono() - t0) * 1e3;
+	}
+epilog:
+	t0 = fwd_clock_mono();
+	if (run(epi, envp, NULL) != 0)
+		return -1;
+	m->te[i] = (fwd_clock_mono() - t0) * 1e3;
+	return 0;
+}
+
+/* Print what m measured for `nodes`-node jobs on a setup named hist;
+ * *p50: the prolog's median wall time. */
+static void report(const struct ctx *c, const struct meas *m, unsigned nodes,
+		   const char *hist, double *p50)
+{
+	char name[160];
+
 	printf("%u-node jobs, %s (%zu jobs):\n", nodes, hist, c->jobs);
 	snprintf(name, sizeof(name), "%u nodes, %s, prologs fallen back", nodes,
 		 hist);
-	bench_figure("prolog", name, (double)fallbacks, "jobs", 0, "");
+	bench_figure("prolog", name, (double)m->fallbacks, "jobs", 0, "");
 	for (size_t k = 0; k < N_PHASES; k++) {
-		struct stat2 s = stats(ph[k], c->jobs);
+		struct stat2 st = stats(m->ph[k], c->jobs);
 		const char *what = k == PH_WALL ? "prolog" : phases[k];
 
-		if (s.p50 < 0)
+		if (st.p50 < 0)
 			continue; /* not measured */
 		if (k == PH_WALL)
-			*p50 = s.p50;
+			*p50 = st.p50;
 		snprintf(name, sizeof(name), "%u nodes, %s, %s p50", nodes,
 			 hist, what);
-		bench_figure("prolog", name, s.p50, "ms", c->ref.p50,
+		bench_figure("prolog", name, st.p50, "ms", c->ref.p50,
 			     "connect + SELECT 1, p50");
 		snprintf(name, sizeof(name), "%u nodes, %s, %s p99", nodes,
 			 hist, what);
-		bench_figure("prolog", name, s.p99, "ms", c->ref.p99,
+		bench_figure("prolog", name, st.p99, "ms", c->ref.p99,
 			     "connect + SELECT 1, p99");
 	}
 	{
-		struct stat2 s = stats(te, c->jobs);
+		struct stat2 st = stats(m->te, c->jobs);
 
 		snprintf(name, sizeof(name), "%u nodes, %s, epilog p50", nodes,
 			 hist);
-		bench_figure("prolog", name, s.p50, "ms", c->ref.p50,
+		bench_figure("prolog", name, st.p50, "ms", c->ref.p50,
 			     "connect + SELECT 1, p50");
 		snprintf(name, sizeof(name), "%u nodes, %s, epilog p99", nodes,
 			 hist);
-		bench_figure("prolog", name, s.p99, "ms", c->ref.p99,
+		bench_figure("prolog", name, st.p99, "ms", c->ref.p99,
 			     "connect + SELECT 1, p99");
 	}
-	if (nn) {
-		struct stat2 s = stats(tn, nn);
+	if (m->nn) {
+		struct stat2 st = stats(m->tn, m->nn);
 
 		snprintf(name, sizeof(name), "%s, node prolog p50", hist);
-		bench_figure("prolog", name, s.p50, "ms", c->ref.p50,
+		bench_figure("prolog", name, st.p50, "ms", c->ref.p50,
 			     "connect + SELECT 1, p50");
 		snprintf(name, sizeof(name), "%s, node prolog p99", hist);
-		bench_figure("prolog", name, s.p99, "ms", c->ref.p99,
+		bench_figure("prolog", name, st.p99, "ms", c->ref.p99,
 			     "connect + SELECT 1, p99");
 	}
+}
+
+/*
+ * c->jobs jobs of `nodes` nodes on each setup, interleaved job by job
+ * (each in turn first), so that a change of the machine's speed during
+ * the run weighs on both alike; report each setup's figures, or with
+ * `warmup` only the first's, under that name; p50[k]: setup k's median
+ * prolog.
+ */
+static int run_size(struct ctx *c, unsigned nodes, const char *warmup,
+		    double p50[2])
+{
+	struct meas m[2];
+	int rv = -1;
+
+	if (meas_init(&m[0], c->jobs) < 0 || meas_init(&m[1], c->jobs) < 0) {
+		fprintf(stderr, "bench_prolog: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < c->jobs; i++) {
+		unsigned long job = c->next_job++;
+
+		for (size_t k = 0; k < 2; k++) {
+			size_t w = (i + k) % 2;
+
+			if (run_job(c, &c->s[w], &m[w], i, job, nodes) < 0)
+				goto out;
+		}
+	}
+	for (size_t k = 0; k < (warmup ? 1 : 2); k++)
+		report(c, &m[k], nodes, warmup ? warmup : c->s[k].hist,
+		       &p50[k]);
 	rv = 0;
 out:
-	for (size_t k = 0; k < N_PHASES; k++)
-		free(ph[k]);
-	free(te);
-	free(tn);
+	meas_free(&m[0]);
+	meas_free(&m[1]);
 	return rv;
 }
 
 static int measure_reference(struct ctx *c)
 {
 	double *v = calloc(c->jobs, sizeof(*v));
-	const char *const argv[] = {c->self, "--reference", c->pol, NULL};
+	const char *const argv[] = {c->self, "--reference", c->s[0].pol,
+				    NULL};
 
 	if (!v)
 		return -1;
@@ -404,67 +528,74 @@ static int measure_reference(struct ctx *c)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Connect to setup s's database as the controller, for bulk
+ * statements (10 minutes each at most). */
+static struct db *setup_db(struct setup *s)
 {
-	struct ctx c;
-	char dbdir[256], testdb[512], q[1024];
-	struct db *db = NULL;
 	fwd_error_t err;
-	double e512 = 0, e8192 = 0, h512 = 0, h8192 = 0;
-	int rv = 1, started = 0;
+	double keep = s->p->database.timeout;
+	struct db *db;
 
-	if (argc == 3 && !strcmp(argv[1], "--reference"))
-		return reference(argv[2]);
-	memset(&c, 0, sizeof(c));
-	c.jobs = 100;
-	c.next_job = 100000;
-	if (getenv("BENCH_PROLOG_JOBS"))
-		c.jobs = strtoul(getenv("BENCH_PROLOG_JOBS"), NULL, 10);
-	if (c.jobs < 1)
-		c.jobs = 1;
-	snprintf(c.dir, sizeof(c.dir), "/tmp/fwd-bench-prolog.XXXXXX");
-	if (!mkdtemp(c.dir)) {
-		perror("bench_prolog: mkdtemp");
-		return 1;
+	s->p->database.timeout = 600;
+	db = db_connect(&s->p->database, DB_ROLE_CONTROLLER, &err);
+	s->p->database.timeout = keep;
+	if (!db)
+		fprintf(stderr, "bench_prolog: %s\n", err.text);
+	return db;
+}
+
+/*
+ * Setup s in c->dir/sub: its server, policy and database, with what both
+ * configurations have: bwapp's profile at both sizes (100 GiB, N-N),
+ * 1,000 jobs holding their default forwarder (shared), and bwapp's own
+ * past (at each size as many finished runs as a launch reads,
+ * PROFILE_LAUNCH_RUNS, without statistics, so that the runs the
+ * measured jobs add do not change what a launch reads).
+ */
+static int setup_start(struct ctx *c, struct setup *s, const char *sub,
+		       const char *hist)
+{
+	char q[1024];
+	fwd_error_t err;
+	struct db *db = NULL;
+	int rv = -1;
+
+	s->hist = hist;
+	snprintf(s->dir, sizeof(s->dir), "%s/%s", c->dir, sub);
+	snprintf(s->dbdir, sizeof(s->dbdir), "%s/db", s->dir);
+	snprintf(s->pol, sizeof(s->pol), "%s/policy.yaml", s->dir);
+	snprintf(s->errf, sizeof(s->errf), "%s/prolog.err", s->dir);
+	if (mkdir(s->dir, 0700) < 0) {
+		fprintf(stderr, "bench_prolog: %s: %s\n", s->dir,
+			strerror(errno));
+		return -1;
 	}
-	snprintf(dbdir, sizeof(dbdir), "%s/db", c.dir);
-	snprintf(c.pol, sizeof(c.pol), "%s/policy.yaml", c.dir);
-	snprintf(c.errf, sizeof(c.errf), "%s/prolog.err", c.dir);
-	snprintf(c.fwdctl, sizeof(c.fwdctl), "%s/fwdctl", TOP_BUILDDIR);
-	snprintf(c.self, sizeof(c.self), "%s/bench/bench_prolog", TOP_BUILDDIR);
-	snprintf(testdb, sizeof(testdb), "%s/scripts/testdb", TOP_SRCDIR);
 	{
-		const char *const a[] = {testdb, "start", dbdir, NULL};
+		const char *const a[] = {c->testdb, "start", s->dbdir, NULL};
 
 		if (run(a, NULL, NULL) != 0) {
 			fprintf(stderr,
 				"bench_prolog: scripts/testdb start "
 				"failed (is mariadb-server installed?)\n");
-			goto out;
+			return -1;
 		}
-		started = 1;
+		s->started = 1;
 	}
-	if (write_policy(c.dir) < 0)
-		goto out;
+	if (write_policy(s->dir) < 0)
+		return -1;
 	{
-		const char *const a[] = {c.fwdctl, "--policy", c.pol,
-					 "db",	   "init",     NULL};
+		const char *const a[] = {c->fwdctl, "--policy", s->pol,
+					 "db",	    "init",	NULL};
 
 		if (run(a, NULL, NULL) != 0)
-			goto out;
+			return -1;
 	}
-	if (!(c.p = policy_load(c.pol, &err))) {
+	if (!(s->p = policy_load(s->pol, &err))) {
 		fprintf(stderr, "bench_prolog: %s\n", err.text);
-		goto out;
+		return -1;
 	}
-	c.p->database.timeout = 600; /* the bulk statements below */
-	if (!(db = db_connect(&c.p->database, DB_ROLE_CONTROLLER, &err))) {
-		fprintf(stderr, "bench_prolog: %s\n", err.text);
-		goto out;
-	}
-	c.p->database.timeout = 2;
-	/* The application's profile at both sizes (100 GiB, N-N), and 1,000
-	 * jobs holding their default forwarder (shared). */
+	if (!(db = setup_db(s)))
+		return -1;
 	if (sql(db, "profiles",
 		"INSERT INTO profiles (profile_key, user, name, node_bucket, "
 		"runs, write_bytes, io_nodes, io_mode, node_bandwidth_bps, "
@@ -484,44 +615,42 @@ int main(int argc, char **argv)
 		 HELD_JOBS);
 	if (sql(db, "1,000 held allocations", q) < 0)
 		goto out;
-	db_close(db);
-	db = NULL;
-	c.p->remap.driver = POLICY_DRIVER_NONE;
+	snprintf(q, sizeof(q),
+		 "INSERT INTO jobs (job_id, user, name, partition_name, "
+		 "nodelist, node_count, start_at, end_at, state, updated_at) "
+		 "SELECT 3000000 + seq, 'root', 'bwapp', 'debug', "
+		 "IF(seq %% 2, 'c[1-512]', 'c[1-8192]'), "
+		 "IF(seq %% 2, 512, 8192), UNIX_TIMESTAMP() - 86400 + seq, "
+		 "UNIX_TIMESTAMP() - 43200 + seq, 'COMPLETED', 0 "
+		 "FROM seq_1_to_%d",
+		 2 * PROFILE_LAUNCH_RUNS);
+	if (sql(db, "bwapp's past runs", q) < 0)
+		goto out;
+	s->p->remap.driver = POLICY_DRIVER_NONE;
 	/* The node prolog's database read (bench_fanout times the
 	 * decision file). */
-	free(c.p->remap.decision_dir);
-	c.p->remap.decision_dir = NULL;
-	if (!(c.rm = remap_create(&c.p->remap, &err))) {
+	free(s->p->remap.decision_dir);
+	s->p->remap.decision_dir = NULL;
+	if (!(s->rm = remap_create(&s->p->remap, &err))) {
 		fprintf(stderr, "bench_prolog: %s\n", err.text);
 		goto out;
 	}
-	printf("bench_prolog: TaihuLight topology (40,960 nodes, 240 "
-	       "forwarders), %d jobs holding forwarders, MariaDB on a unix "
-	       "socket\n",
-	       HELD_JOBS);
-	if (measure_reference(&c) < 0)
-		goto out;
-	/* A first prolog writes the topology cache; not counted. */
-	{
-		size_t n = c.jobs;
-		double ignore;
+	rv = 0;
+out:
+	db_close(db);
+	return rv;
+}
 
-		c.jobs = 1;
-		printf("(warm-up)\n");
-		if (run_size(&c, 4, "warm-up", &ignore) < 0)
-			goto out;
-		c.jobs = n;
-	}
-	if (run_size(&c, 512, "empty history", &e512) < 0 ||
-	    run_size(&c, 8192, "empty history", &e8192) < 0)
-		goto out;
-	/* A year of history: released allocations and audit rows. */
-	c.p->database.timeout = 600;
-	if (!(db = db_connect(&c.p->database, DB_ROLE_CONTROLLER, &err))) {
-		fprintf(stderr, "bench_prolog: %s\n", err.text);
-		goto out;
-	}
-	c.p->database.timeout = 2;
+/* A year of history in setup s: released allocations and audit rows,
+ * and the forwarders' last_used_at as their releases left it. */
+static int setup_history(struct ctx *c, struct setup *s)
+{
+	char q[1024];
+	struct db *db = setup_db(s);
+	int rv = -1;
+
+	if (!db)
+		return -1;
 	snprintf(q, sizeof(q),
 		 "INSERT INTO allocations (job_id, forwarder, nodes, "
 		 "node_count, action, acquired_at, released_at, "
@@ -546,36 +675,100 @@ int main(int argc, char **argv)
 	if (sql(db, "schema version 8",
 		"DELETE FROM schema_version WHERE version >= 9") < 0)
 		goto out;
-	db_close(db);
-	db = NULL;
 	{
-		const char *const a[] = {c.fwdctl, "--policy", c.pol,
-					 "db",	   "migrate",  NULL};
+		const char *const a[] = {c->fwdctl, "--policy", s->pol,
+					 "db",	    "migrate",	NULL};
 
 		if (run(a, NULL, NULL) != 0)
 			goto out;
 	}
-	if (run_size(&c, 512, "1M released + 1M audit", &h512) < 0 ||
-	    run_size(&c, 8192, "1M released + 1M audit", &h8192) < 0)
+	rv = 0;
+out:
+	db_close(db);
+	return rv;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c;
+	double p512[2] = {0, 0}, p8192[2] = {0, 0}, ignore[2];
+	int rv = 1;
+
+	if (argc == 3 && !strcmp(argv[1], "--reference"))
+		return reference(argv[2]);
+	memset(&c, 0, sizeof(c));
+	c.jobs = 100;
+	c.next_job = 100000;
+	if (getenv("BENCH_PROLOG_JOBS"))
+		c.jobs = strtoul(getenv("BENCH_PROLOG_JOBS"), NULL, 10);
+	if (c.jobs < 1)
+		c.jobs = 1;
+	snprintf(c.dir, sizeof(c.dir), "/tmp/fwd-bench-prolog.XXXXXX");
+	if (!mkdtemp(c.dir)) {
+		perror("bench_prolog: mkdtemp");
+		return 1;
+	}
+	snprintf(c.fwdctl, sizeof(c.fwdctl), "%s/fwdctl", TOP_BUILDDIR);
+	snprintf(c.self, sizeof(c.self), "%s/bench/bench_prolog", TOP_BUILDDIR);
+	snprintf(c.testdb, sizeof(c.testdb), "%s/scripts/testdb", TOP_SRCDIR);
+	/* Servers whose buffer pool holds the working set, as a site's
+	 * would (MariaDB's own default is 128M; bench_health uses the
+	 * same). */
+	setenv("FWDALLOC_TESTDB_BUFFER_POOL", "512M", 0);
+	if (setup_start(&c, &c.s[0], "empty", "empty history") < 0 ||
+	    setup_start(&c, &c.s[1], "year", "1M released + 1M audit") < 0 ||
+	    setup_history(&c, &c.s[1]) < 0)
+		goto out;
+	for (size_t k = 0; k < 2; k++) {
+		struct db *db = setup_db(&c.s[k]);
+		int r = db ? settle(db, c.testdb, c.s[k].dbdir) : -1;
+
+		db_close(db);
+		if (r < 0)
+			goto out;
+	}
+	printf("bench_prolog: TaihuLight topology (40,960 nodes, 240 "
+	       "forwarders), %d jobs holding forwarders, MariaDB on a unix "
+	       "socket (InnoDB buffer pool %s); the two histories in two "
+	       "servers, their jobs interleaved\n",
+	       HELD_JOBS, getenv("FWDALLOC_TESTDB_BUFFER_POOL"));
+	if (measure_reference(&c) < 0)
+		goto out;
+	/* A first prolog writes the topology cache; not counted. */
+	{
+		size_t n = c.jobs;
+
+		c.jobs = 1;
+		printf("(warm-up)\n");
+		if (run_size(&c, 4, "warm-up", ignore) < 0)
+			goto out;
+		c.jobs = n;
+	}
+	if (run_size(&c, 512, NULL, p512) < 0 ||
+	    run_size(&c, 8192, NULL, p8192) < 0)
 		goto out;
 	printf("history:\n");
 	bench_figure("prolog",
 		     "512 nodes, prolog p50 with 1M released + 1M "
 		     "audit rows",
-		     h512, "ms", e512, "empty history, p50");
+		     p512[1], "ms", p512[0], "empty history, p50");
 	bench_figure("prolog",
 		     "8192 nodes, prolog p50 with 1M released + 1M "
 		     "audit rows",
-		     h8192, "ms", e8192, "empty history, p50");
+		     p8192[1], "ms", p8192[0], "empty history, p50");
 	rv = 0;
 out:
-	db_close(db);
-	remap_destroy(c.rm);
-	policy_destroy(c.p);
-	if (started) {
-		const char *const a[] = {testdb, "stop", dbdir, NULL};
+	for (size_t k = 0; k < 2; k++) {
+		struct setup *s = &c.s[k];
 
-		run(a, NULL, NULL);
+		remap_destroy(s->rm);
+		policy_destroy(s->p);
+		if (s->started) {
+			const char *const a[] = {c.testdb, "stop", s->dbdir,
+						 NULL};
+
+			run(a, NULL, NULL);
+		}
 	}
 	{
 		const char *const a[] = {"/bin/rm", "-rf", c.dir, NULL};

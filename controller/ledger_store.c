@@ -609,7 +609,8 @@ int ledger_store_prune(struct db *db, const struct policy_retention *r,
 		       size_t *n, fwd_error_t *err)
 {
 	/* `released_at < cutoff` is never true of a held row (NULL); the
-	 * index allocations_held serves the range, jobs_end that of jobs. */
+	 * index allocations_ledger serves the range, jobs_end that of
+	 * jobs. */
 	const struct {
 		const char *table, *column;
 		double keep;

@@ -451,11 +451,20 @@ static const char *const v8_stmts[] = {
 	"ALTER TABLE job_io ADD COLUMN IF NOT EXISTS direct"
 	" TINYINT(1) NOT NULL DEFAULT 0",
 };
-/* The ledger's least-recently-used order is read from forwarders.last_used_at
- * (controller/ledger_store.c), not from the released history: each
- * forwarder's last release so far, shadow decisions included, a row for
- * forwarders never mirrored.  Never moves a time backwards. */
+/* The ledger's reads do not grow with the released history
+ * (controller/ledger_store.c).  Its least-recently-used order is read from
+ * forwarders.last_used_at: each forwarder's last release so far, shadow
+ * decisions included, a row for forwarders never mirrored, never moving
+ * a time backwards.  Its held rows are read from allocations_ledger
+ * alone, which holds every column that read needs, in its order
+ * (released_at NULL first, then job_id, id): no row lookup per held
+ * allocation among a year of released ones.  It serves the retention's
+ * `released_at < cutoff` as allocations_held did. */
 static const char *const v9_stmts[] = {
+	"CREATE INDEX IF NOT EXISTS allocations_ledger ON allocations"
+	" (released_at, job_id, id, forwarder, is_private, node_count,"
+	" action, acquired_at, io_mode, mdops_rate, bandwidth_bps, iops)",
+	"DROP INDEX IF EXISTS allocations_held ON allocations",
 	"INSERT INTO forwarders (name, updated_at, last_used_at)"
 	" SELECT forwarder, UNIX_TIMESTAMP(), MAX(released_at)"
 	" FROM allocations WHERE released_at IS NOT NULL GROUP BY forwarder"
@@ -481,7 +490,8 @@ static const struct schema_migration migrations[] = {
 	  v7_stmts, N_ELEM(v7_stmts) },
 	{ 8, "job_io.direct",
 	  v8_stmts, N_ELEM(v8_stmts) },
-	{ 9, "forwarders.last_used_at from the released allocations",
+	{ 9, "ledger reads without the history: forwarders.last_used_at"
+	  " from the released allocations; allocations_ledger index",
 	  v9_stmts, N_ELEM(v9_stmts) },
 };
 /* clang-format on */
