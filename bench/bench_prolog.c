@@ -238,11 +238,19 @@ static int sql(struct db *db, const char *what, const char *q)
 static int settle(struct db *db, const char *testdb, const char *dbdir)
 {
 	const char *const flush[] = {
-		testdb, "sql", dbdir, "-e",
-		"SET GLOBAL innodb_max_dirty_pages_pct = 0", NULL};
+		testdb,
+		"sql",
+		dbdir,
+		"-e",
+		"SET GLOBAL innodb_max_dirty_pages_pct = 0",
+		NULL};
 	const char *const keep[] = {
-		testdb, "sql", dbdir, "-e",
-		"SET GLOBAL innodb_max_dirty_pages_pct = 90", NULL};
+		testdb,
+		"sql",
+		dbdir,
+		"-e",
+		"SET GLOBAL innodb_max_dirty_pages_pct = 90",
+		NULL};
 	double t0 = fwd_clock_mono();
 	int64_t dirty = -1, purge = -1;
 	fwd_error_t err;
@@ -355,8 +363,9 @@ static int run_job(struct ctx *c, struct setup *s, struct meas *m, size_t i,
 	 * FWDALLOC_PROLOG_TIMING (an older one, for comparison), gives
 	 * the wall time only. */
 	if (run(pro, envp, s->errf) != 0) {
-		fprintf(stderr, "bench_prolog: job %lu: prolog failed (see %s)\n",
-			job, s->errf);
+		fprintf(stderr,
+			"bench_prolog: job %lu: prolog failed (see %s)\n", job,
+			s->errf);
 		return -1;
 	}
 	wall = (fwd_clock_mono() - t0) * 1e3;
@@ -506,8 +515,7 @@ out:
 static int measure_reference(struct ctx *c)
 {
 	double *v = calloc(c->jobs, sizeof(*v));
-	const char *const argv[] = {c->self, "--reference", c->s[0].pol,
-				    NULL};
+	const char *const argv[] = {c->self, "--reference", c->s[0].pol, NULL};
 
 	if (!v)
 		return -1;

@@ -187,8 +187,8 @@ static int refresh(struct db *db, const struct policy *p, const uint64_t *ids,
 			;
 		if (k == nd) {
 			snprintf(done[nd++], sizeof(done[0]), "%s", key);
-			if (history_key_jobs(db, p, &pj, now, 0, &refs, &nr, err) <
-			    0)
+			if (history_key_jobs(db, p, &pj, now, 0, &refs, &nr,
+					     err) < 0)
 				goto out;
 			r = profile_db_update(db, p, &pj, refs, nr, now, err);
 			free(refs);

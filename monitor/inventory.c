@@ -110,8 +110,7 @@ int inventory_touch_forwarders(struct db *db, const char *const *names,
 		for (size_t i = 0; i < k; i++) {
 			db_bind_text(st, (unsigned)(3 * i), names[at + i]);
 			db_bind_int64(st, (unsigned)(3 * i + 1), now);
-			db_bind_int64(st, (unsigned)(3 * i + 2),
-				      (int64_t)when);
+			db_bind_int64(st, (unsigned)(3 * i + 2), (int64_t)when);
 		}
 		r = db_exec(st, err);
 		db_stmt_close(st);

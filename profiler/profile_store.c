@@ -17,7 +17,6 @@
 #include "profiler/profile.h"
 #include "profiler/profile_priv.h"
 
-
 const char *profile_source_name(enum profile_source s)
 {
 	switch (s) {
