@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,27 @@ struct touched {
 	bool hist;
 };
 
+/*
+ * A chunk of raw rows written by a thread of its own while the caller
+ * reads and checks the next records: parsing and LOAD DATA overlap.  One
+ * chunk at a time; while it is written the connection is the writer's,
+ * and every other use of it comes after raw_wait() (flush_raw(), the
+ * baselines read for a new component, a row written alone, the commit,
+ * the rollback, the other formats' records).
+ */
+struct raw_write {
+	bool busy, threaded;
+	pthread_t th;
+	struct ingest_store *s;
+	struct raw_buf *rows; /* RAW_CHUNK rows, not rawbuf */
+	size_t k;
+	int all_new; /* insert_new()'s answer */
+	/* the rollup contributions of a chunk of new rows, added to the
+	 * stored rollups by the writer too */
+	struct rollup_acc *acc;
+	fwd_error_t err;
+};
+
 struct ingest_store {
 	struct db *db;
 	size_t batch;
@@ -97,6 +119,8 @@ struct ingest_store {
 	 * one multi-row upsert (raw_multi) before anything else runs */
 	struct raw_buf *rawbuf;
 	size_t n_raw;
+	/* the chunk being written while the next one is read (raw_wait()) */
+	struct raw_write w;
 	struct db_stmt *raw_multi[N_CLASS];
 	/* counter baselines to save, written STATE_CHUNK at a time */
 	struct state_row *states;
@@ -134,6 +158,9 @@ struct ingest_store {
 };
 
 enum { ARR_SAMPLES = 0, ARR_JOBSTATS = 1 };
+
+static void raw_abandon(struct ingest_store *s);
+static int raw_wait(struct ingest_store *s, fwd_error_t *err);
 
 /* job_stats entries buffered, written JS_CHUNK rows at a time */
 #define JS_CHUNK 500
@@ -285,6 +312,7 @@ void ingest_store_close(struct ingest_store *s)
 
 	if (!s)
 		return;
+	raw_abandon(s);
 	if (s->in_txn)
 		db_rollback(s->db);
 	db_stmt_close(s->raw_upsert);
@@ -305,9 +333,11 @@ void ingest_store_close(struct ingest_store *s)
 	free(s->jsrows);
 	free(s->jsents);
 	rollup_acc_destroy(s->acc);
+	rollup_acc_destroy(s->w.acc);
 	series_destroy(s->series);
 	series_destroy(s->loaded);
 	free(s->rawbuf);
+	free(s->w.rows);
 	free(s->text);
 	free(s->states);
 	free(s->touched);
@@ -339,14 +369,18 @@ struct ingest_store *ingest_store_open(struct db *db, size_t batch,
 	s->series = series_create();
 	s->touched = calloc(MAX_TOUCHED, sizeof(*s->touched));
 	s->rawbuf = calloc(RAW_CHUNK, sizeof(*s->rawbuf));
+	s->w.rows = calloc(RAW_CHUNK, sizeof(*s->w.rows));
+	s->w.s = s;
+	s->w.acc = rollup_acc_create(db);
 	s->states = calloc(STATE_CHUNK, sizeof(*s->states));
 	s->loaded = series_create();
 	s->acc = rollup_acc_create(db);
 	s->jsrows = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsrows));
 	s->jsents = calloc(JS_CHUNK + JOBSTATS_MAX_OPS, sizeof(*s->jsents));
 	s->histbuf = calloc(HIST_CHUNK, sizeof(*s->histbuf));
-	if (!s->series || !s->touched || !s->rawbuf || !s->states ||
-	    !s->loaded || !s->acc || !s->jsrows || !s->jsents || !s->histbuf) {
+	if (!s->series || !s->touched || !s->rawbuf || !s->w.rows ||
+	    !s->w.acc || !s->states || !s->loaded || !s->acc || !s->jsrows ||
+	    !s->jsents || !s->histbuf) {
 		errprintf(err, "ingest: %s", strerror(errno));
 		goto fail;
 	}
@@ -599,15 +633,6 @@ static int upsert_rows(struct ingest_store *s, const struct raw_buf *rows,
 	return 0;
 }
 
-/*
- * Write the buffered rows with counter deltas.  First insert_new(): when
- * every row was new, the rows' rollup contributions are added to the
- * stored rollups at the commit (exact: the minute held nothing of them).
- * Otherwise (rows already stored, by an earlier run or a concurrent one)
- * the rows are written again with the upsert that fills the stored rows'
- * missing columns, and the minutes they touched are recomputed from the
- * raw rows at the commit.
- */
 /* Rows in primary-key order: InnoDB appends to its pages instead of
  * splitting them. */
 static int cmp_raw(const void *a, const void *b)
@@ -622,42 +647,113 @@ static int cmp_raw(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static int flush_raw(struct ingest_store *s, fwd_error_t *err)
+static void raw_rollup_row(const struct raw_buf *r, struct rollup_row *rr)
 {
-	const struct raw_buf *rows = s->rawbuf;
-	size_t k = s->n_raw;
-	int all_new;
+	*rr = (struct rollup_row){
+		.kind = r->kind,
+		.name = r->name,
+		.ts = r->ts,
+		.has_dt = r->has_dt,
+		.dt = r->dt,
+		.has = r->has,
+		.v = r->v,
+		.has_queue = r->has_queue,
+		.queue = r->queue,
+	};
+}
 
-	if (!k)
+/* The writer: the chunk's rows, then, when all were new, their rollup
+ * contributions (from the minutes a prune cannot have touched). */
+static void *raw_writer(void *arg)
+{
+	struct raw_write *w = arg;
+
+	w->all_new = insert_new(w->s, w->rows, w->k, &w->err);
+	if (w->all_new <= 0)
+		return NULL;
+	for (size_t i = 0; i < w->k; i++) {
+		struct rollup_row rr;
+
+		if (rollup_minute(w->rows[i].ts) < w->s->horizon)
+			continue;
+		raw_rollup_row(&w->rows[i], &rr);
+		if (rollup_acc_add(w->acc, &rr, &w->err) < 0) {
+			w->all_new = -1;
+			break;
+		}
+	}
+	if (w->all_new > 0 && rollup_acc_write(w->acc, &w->err) < 0)
+		w->all_new = -1;
+	rollup_acc_clear(w->acc);
+	return NULL;
+}
+
+/* Wait for the chunk being written, and forget it (the transaction is
+ * rolled back). */
+static void raw_abandon(struct ingest_store *s)
+{
+	if (s->w.busy && s->w.threaded)
+		pthread_join(s->w.th, NULL);
+	s->w.busy = false;
+}
+
+/*
+ * Wait for the chunk being written (insert_new()).  When every row was
+ * new, the writer has added the rows' rollup contributions to the stored
+ * rollups (exact: the minute held nothing of them).  Otherwise (rows
+ * already stored, by an earlier run or a concurrent one) the rows are
+ * written again with the upsert that fills the stored rows' missing
+ * columns, and the minutes they touched are recomputed from the raw rows
+ * at the commit.
+ */
+static int raw_wait(struct ingest_store *s, fwd_error_t *err)
+{
+	struct raw_write *w = &s->w;
+	const struct raw_buf *rows = w->rows;
+
+	if (!w->busy)
 		return 0;
-	qsort(s->rawbuf, k, sizeof(*s->rawbuf), cmp_raw);
-	all_new = insert_new(s, rows, k, err);
-	if (all_new < 0 || (!all_new && upsert_rows(s, rows, k, err) < 0))
+	raw_abandon(s);
+	if (w->all_new < 0) {
+		*err = w->err;
 		return -1;
-	for (size_t i = 0; i < k; i++) {
+	}
+	if (!w->all_new && upsert_rows(s, rows, w->k, err) < 0)
+		return -1;
+	for (size_t i = 0; i < w->k; i++) {
 		const struct raw_buf *r = &rows[i];
-		struct rollup_row rr = {
-			.kind = r->kind,
-			.name = r->name,
-			.ts = r->ts,
-			.has_dt = r->has_dt,
-			.dt = r->dt,
-			.has = r->has,
-			.v = r->v,
-			.has_queue = r->has_queue,
-			.queue = r->queue,
-		};
 
 		if (r->kind == INGEST_FWD)
 			arrive(s, ARR_SAMPLES, r->ts);
-		if (all_new && rollup_minute(r->ts) >= s->horizon) {
-			if (rollup_acc_add(s->acc, &rr, err) < 0)
-				return -1;
-		} else if (touch(s, r->kind, r->name, r->ts, false, err) < 0) {
+		/* the writer added the new rows' rollups */
+		if ((!w->all_new || rollup_minute(r->ts) < s->horizon) &&
+		    touch(s, r->kind, r->name, r->ts, false, err) < 0)
 			return -1;
-		}
 	}
+	return 0;
+}
+
+/* Hand the buffered rows to the writer (after the chunk before them),
+ * and go on with an empty buffer. */
+static int flush_raw(struct ingest_store *s, fwd_error_t *err)
+{
+	struct raw_write *w = &s->w;
+	struct raw_buf *t;
+
+	if (raw_wait(s, err) < 0)
+		return -1;
+	if (!s->n_raw)
+		return 0;
+	qsort(s->rawbuf, s->n_raw, sizeof(*s->rawbuf), cmp_raw);
+	t = w->rows;
+	w->rows = s->rawbuf;
+	s->rawbuf = t;
+	w->k = s->n_raw;
 	s->n_raw = 0;
+	w->busy = true;
+	w->threaded = pthread_create(&w->th, NULL, raw_writer, w) == 0;
+	if (!w->threaded)
+		raw_writer(w); /* no thread: written here and now */
 	return 0;
 }
 
@@ -764,6 +860,7 @@ static int begin(struct ingest_store *s, fwd_error_t *err)
 {
 	if (s->in_txn)
 		return 0;
+	raw_abandon(s); /* none outside a transaction */
 	if (db_begin_locked(
 		    s->db, "SELECT id FROM ingest_lock WHERE id = 1 FOR UPDATE",
 		    "ingest lock", LOCK_WAIT, err) < 0)
@@ -777,7 +874,7 @@ static int begin(struct ingest_store *s, fwd_error_t *err)
  * what was added to them: both are exact). */
 static int rollups_now(struct ingest_store *s, fwd_error_t *err)
 {
-	if (rollup_acc_write(s->acc, err) < 0 ||
+	if (raw_wait(s, err) < 0 || rollup_acc_write(s->acc, err) < 0 ||
 	    rollups_of(s, false, err) < 0 || rollups_of(s, true, err) < 0)
 		return -1;
 	s->n_touched = 0;
@@ -1007,8 +1104,9 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 
 	if (!s->in_txn)
 		return 0;
-	if (flush_raw(s, err) < 0 || flush_hist(s, err) < 0 ||
-	    flush_js(s, err) < 0 || rollups_now(s, err) < 0 ||
+	if (flush_raw(s, err) < 0 || raw_wait(s, err) < 0 ||
+	    flush_hist(s, err) < 0 || flush_js(s, err) < 0 ||
+	    rollups_now(s, err) < 0 ||
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
 	    flush_states(s, err) < 0 || save_arrivals(s, err) < 0 ||
 	    db_commit(s->db, err) < 0) {
@@ -1019,6 +1117,7 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 		s->arr_has[0] = s->arr_has[1] = false;
 		rollup_acc_clear(s->acc);
 		s->n_states = 0;
+		raw_abandon(s);
 		db_rollback(s->db);
 		s->in_txn = false;
 		return -1;
@@ -1045,6 +1144,7 @@ static int fail(struct ingest_store *s)
 	s->n_touched = 0;
 	s->arr_has[0] = s->arr_has[1] = false;
 	rollup_acc_clear(s->acc);
+	raw_abandon(s);
 	if (s->in_txn) {
 		db_rollback(s->db);
 		s->in_txn = false;
@@ -1083,6 +1183,8 @@ static int load_state(struct ingest_store *s, const char *key,
 	snprintf(comp, sizeof(comp), "%s\t%s", ingest_kind_name(kind), name);
 	if (series_known(s->loaded, comp))
 		return 0;
+	if (raw_wait(s, err) < 0)
+		return -1;
 	db_bind_text(st, 0, ingest_kind_name(kind));
 	db_bind_text(st, 1, name);
 	if (db_exec(st, err) < 0)
@@ -1128,7 +1230,8 @@ static int upsert_raw(struct ingest_store *s, const struct raw_row *r,
 {
 	struct db_stmt *st = s->raw_upsert;
 
-	if (flush_raw(s, err) < 0)
+	/* The buffered rows first, written before this one. */
+	if (flush_raw(s, err) < 0 || raw_wait(s, err) < 0)
 		return -1;
 	db_bind_text(st, 0, ingest_kind_name(r->kind));
 	db_bind_text(st, 1, r->name);
@@ -1158,7 +1261,7 @@ static int store_now(struct ingest_store *s, const struct raw_row *row,
 {
 	uint64_t affected;
 
-	if (upsert_raw(s, row, &affected, err) < 0)
+	if (raw_wait(s, err) < 0 || upsert_raw(s, row, &affected, err) < 0)
 		return fail(s);
 	if (affected)
 		s->stats.stored++;
@@ -1237,6 +1340,9 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 
 	if (!name_ok(name, err))
 		return -1;
+	/* LWFS records write through the connection throughout. */
+	if (raw_wait(s, err) < 0)
+		return fail(s);
 	if (begin(s, err) < 0)
 		return -1;
 	if (r->is_queue) {
@@ -1312,7 +1418,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 			sum += d[i];
 		b = raw_last(s, INGEST_FWD, name, r->ts);
 		if (!b) {
-			if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
+			if (s->n_raw == RAW_CHUNK &&
+			    (flush_raw(s, err) < 0 || raw_wait(s, err) < 0))
 				return fail(s);
 			b = &s->rawbuf[s->n_raw++];
 			memset(b, 0, sizeof(*b));
@@ -1546,6 +1653,8 @@ int ingest_store_jobstats(struct ingest_store *s, const struct jobstats_rec *r,
 
 	if (!name_ok(r->target, err) || !name_ok(r->job_id, err))
 		return -1;
+	if (raw_wait(s, err) < 0)
+		return fail(s);
 	if (begin(s, err) < 0)
 		return -1;
 	if (strcmp(s->last_target, r->target) != 0) {
