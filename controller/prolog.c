@@ -87,15 +87,15 @@ static bool pool_refused(const struct alloc_decision *d)
 }
 
 /* Add to the record's reasons who holds the pool (best effort). */
-static void note_pool_holders(struct db *db, const struct ctl_job *j,
-			      json_t *rec)
+static void note_pool_holders(struct db *db, const struct alloc_ledger *l,
+			      const struct ctl_job *j, json_t *rec)
 {
 	char buf[1024];
 	fwd_error_t err;
 	json_t *reasons = json_object_get(rec, "reasons");
 
-	if (ctl_pool_holders(db, j->job_num, POOL_ASK_TIMEOUT, fwd_clock_real(),
-			     buf, sizeof(buf), &err) < 0)
+	if (ctl_pool_holders(db, l, j->job_num, POOL_ASK_TIMEOUT,
+			     fwd_clock_real(), buf, sizeof(buf), &err) < 0)
 		snprintf(buf, sizeof(buf), "pool: holders unknown: %.900s",
 			 err.text);
 	if (json_is_array(reasons))
@@ -281,7 +281,7 @@ retry:
 	mark(&ph, PH_PERSIST);
 	rec = audit_record_decision(j, t, d, now);
 	if (rec && pool_refused(d))
-		note_pool_holders(db, j, rec);
+		note_pool_holders(db, l, j, rec);
 	if (p->audit.database && audit_store(db, rec, &err) < 0)
 		goto fallback;
 	mark(&ph, PH_AUDIT);

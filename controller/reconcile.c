@@ -14,6 +14,7 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "allocator/ledger.h"
 #include "common/array.h"
 #include "common/run.h"
 #include "common/timeutil.h"
@@ -267,8 +268,30 @@ out:
 	return rv;
 }
 
-int ctl_pool_holders(struct db *db, uint64_t self, double timeout, double now,
-		     char *buf, size_t size, fwd_error_t *err)
+#define POOL_NO_PRIVATE "pool: no private forwarder is held by another job"
+
+/* Whether a job other than self holds a private forwarder in l. */
+static bool others_hold_private(const struct alloc_ledger *l, uint64_t self)
+{
+	char me[24];
+
+	snprintf(me, sizeof(me), "%llu", (unsigned long long)self);
+	for (size_t i = 0, n = alloc_ledger_count(l); i < n; i++) {
+		const struct alloc_ledger_entry *e =
+			alloc_ledger_entry_at(l, i);
+
+		if (!strcmp(e->job_id, me))
+			continue;
+		for (size_t k = 0; k < e->n_forwarders; k++)
+			if (e->private_fwd[k])
+				return true;
+	}
+	return false;
+}
+
+int ctl_pool_holders(struct db *db, const struct alloc_ledger *l, uint64_t self,
+		     double timeout, double now, char *buf, size_t size,
+		     fwd_error_t *err)
 {
 	struct ledger_row *rows = NULL;
 	uint64_t *alive = NULL;
@@ -279,6 +302,10 @@ int ctl_pool_holders(struct db *db, uint64_t self, double timeout, double now,
 	int rv = -1;
 
 	buf[0] = '\0';
+	if (l && !others_hold_private(l, self)) {
+		snprintf(buf, size, "%s", POOL_NO_PRIVATE);
+		return 0;
+	}
 	if (ledger_store_held(db, &rows, &n, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -289,8 +316,7 @@ int ctl_pool_holders(struct db *db, uint64_t self, double timeout, double now,
 			oldest = rows[i].acquired_at;
 	}
 	if (!n_priv) {
-		snprintf(buf, size,
-			 "pool: no private forwarder is held by another job");
+		snprintf(buf, size, "%s", POOL_NO_PRIVATE);
 		rv = 0;
 		goto out;
 	}

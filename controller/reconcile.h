@@ -53,11 +53,15 @@ void ctl_reconcile_free(struct ctl_reconcile *r);
  * may take `timeout` seconds; when it does not answer in time, the
  * sentence says how long the oldest has been held instead (`now`, epoch
  * seconds) and why slurmctld could not be asked.  `self` (the deciding
- * job) is not counted.  0 with buf filled, or -1 with errno and err (the
- * rows could not be read).
+ * job) is not counted.  `l` (may be NULL): the ledger the caller read in
+ * the same transaction; when it shows no private forwarder held by
+ * another job, neither the rows nor slurmctld are read again.  0 with
+ * buf filled, or -1 with errno and err (the rows could not be read).
  */
 struct db;
-int ctl_pool_holders(struct db *db, uint64_t self, double timeout, double now,
-		     char *buf, size_t size, fwd_error_t *err);
+struct alloc_ledger;
+int ctl_pool_holders(struct db *db, const struct alloc_ledger *l, uint64_t self,
+		     double timeout, double now, char *buf, size_t size,
+		     fwd_error_t *err);
 
 #endif

@@ -77,4 +77,21 @@ check_eq "job 403: the audit table has the same reasons" \
 check "job 403: asking slurmctld cost at most ~1 s (${ms} ms)" \
 	test "$ms" -lt 2500
 
+# The pool taken by a job holding every backup shared: the record says
+# no private forwarder is held by another job (from the ledger the
+# prolog read; neither the rows nor slurmctld are read again).
+q "UPDATE allocations SET released_at = UNIX_TIMESTAMP() WHERE job_id IN (401, 402)"
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+	acquired_at) SELECT 500, CONCAT('fwd', seq), 'c[3-4]', 2, 'scale',
+	UNIX_TIMESTAMP() FROM seq_3_to_8"
+prolog 404 'c[1-2]'
+check_eq "job 404: exit 0" 0 "$rc"
+r=$(file_rec 404)
+check_eq "job 404: refused" refused "$(printf '%s' "$r" | jq -r .action)"
+check_eq "job 404: no private forwarder held by another job" \
+	"pool: no private forwarder is held by another job" \
+	"$(printf '%s' "$r" | jq -r '.reasons[] | select(startswith("pool: "))')"
+check_eq "job 404: the audit table has the same reasons" \
+	"$(printf '%s' "$r" | jq -c .reasons)" "$(db_reasons 404)"
+
 tap_done
