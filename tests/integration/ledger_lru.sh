@@ -97,11 +97,11 @@ check_eq "101 holds its default and the three least recently used" \
 # ---- releases stamp last_used_at --------------------------------------------
 hook epilog 101 'c[1-4]' root bwapp
 check_eq "epilog 101 exits 0" 0 "$rc"
-rel=$(q "SELECT MAX(released_at) FROM allocations WHERE job_id = 101")
-check_eq "101's release stamped its 4 forwarders" "fwd1 $rel
-fwd4 $rel
-fwd5 $rel
-fwd7 $rel" \
+rel101=$(q "SELECT MAX(released_at) FROM allocations WHERE job_id = 101")
+check_eq "101's release stamped its 4 forwarders" "fwd1 $rel101
+fwd4 $rel101
+fwd5 $rel101
+fwd7 $rel101" \
 	"$(q "SELECT name, last_used_at FROM forwarders WHERE name IN (SELECT forwarder FROM allocations WHERE job_id = 101) ORDER BY name" | tr '\t' ' ')"
 # A time in the future is not moved back.
 q "UPDATE forwarders SET last_used_at = 4000000000 WHERE name = 'fwd1'"
@@ -129,7 +129,7 @@ check_eq "db init --topology: exit 0" 0 "$?"
 check_eq "mirrored: addresses filled, last_used_at kept" \
 	"fwd1 10.0.0.1 4000000000
 fwd2 10.0.0.2 $rel
-fwd5 10.0.0.5 $rel
+fwd5 10.0.0.5 $rel101
 fwdgone NULL $rel" \
 	"$(q "SELECT name, address, last_used_at FROM forwarders WHERE name IN ('fwd1', 'fwd2', 'fwd5', 'fwdgone') ORDER BY name" | tr '\t' ' ')"
 
