@@ -13,27 +13,9 @@
 . "$top_srcdir/tests/integration/db_lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
 db_start
-fix=$(cd "$top_srcdir/tests/fixtures/minicluster" && pwd)
-
 P=$d/pool.yaml
-{
-	echo "topology: $fix/topology.yaml"
-	sed -n '/^access:/,/^history:/p' "$fix/policy.yaml.in" | sed '$d' |
-		sed 's/^    reserve: .*/    reserve: 4/'
-	echo "history:"
-	echo "  key: [user, name, node_bucket]"
-	sed -n '/^database:/,$p' "$policy"
-	cat <<EOF2
-audit:
-  file: $d/audit.jsonl
-  database: true
-EOF2
-} >"$P"
-
-fw db init
-check_eq "db init" 0 "$rc"
-"$fwdctl" --policy "$P" profile import "$fix/history.json" >/dev/null 2>&1
-check_eq "history imported" 0 "$?"
+mc_policy "$P" 's/^    reserve: .*/    reserve: 4/'
+mc_init "$P"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # prolog JOB NODES: an N-1 job asking for isolation; sets $rc, $ms

@@ -5,6 +5,13 @@
 #                       FWDALLOC_TESTDB_* ; sets $d, $policy, $fwdctl
 #   q SQL               run SQL as the server's root, print rows (no header)
 #   fw ARGS...          run fwdctl with the test policy; sets $out, $err, $rc
+#   mc_policy FILE [SED]
+#                       write FILE: the mini-cluster's topology and decision
+#                       settings (tests/fixtures/minicluster; SED edits
+#                       them), history keyed by user, name and node bucket,
+#                       this server, the audit in $d/audit.jsonl and the
+#                       audit table; sets $fix (the fixtures' directory)
+#   mc_init FILE        db init, then import $fix/history.json with FILE
 
 fwdctl=$top_builddir/fwdctl
 testdb=$top_srcdir/scripts/testdb
@@ -38,4 +45,28 @@ fw() {
 	out=$("$fwdctl" --policy "$policy" "$@" 2>"$d/fw.err")
 	rc=$?
 	err=$(cat "$d/fw.err")
+}
+
+mc_policy() {
+	fix=$(cd "$top_srcdir/tests/fixtures/minicluster" && pwd)
+	{
+		echo "topology: $fix/topology.yaml"
+		sed -n '/^access:/,/^history:/p' "$fix/policy.yaml.in" |
+			sed '$d' | sed "${2:-}"
+		echo "history:"
+		echo "  key: [user, name, node_bucket]"
+		sed -n '/^database:/,$p' "$policy"
+		cat <<EOF2
+audit:
+  file: $d/audit.jsonl
+  database: true
+EOF2
+	} >"$1"
+}
+
+mc_init() {
+	fw db init
+	check_eq "db init" 0 "$rc"
+	"$fwdctl" --policy "$1" profile import "$fix/history.json" >/dev/null 2>&1
+	check_eq "history imported" 0 "$?"
 }

@@ -12,26 +12,9 @@
 . "$top_srcdir/tests/integration/db_lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
 db_start
-fix=$(cd "$top_srcdir/tests/fixtures/minicluster" && pwd)
-
 P=$d/lru.yaml
-{
-	echo "topology: $fix/topology.yaml"
-	sed -n '/^access:/,/^history:/p' "$fix/policy.yaml.in" | sed '$d'
-	echo "history:"
-	echo "  key: [user, name, node_bucket]"
-	sed -n '/^database:/,$p' "$policy"
-	cat <<EOF2
-audit:
-  file: $d/audit.jsonl
-  database: true
-EOF2
-} >"$P"
-
-fw db init
-check_eq "db init" 0 "$rc"
-"$fwdctl" --policy "$P" profile import "$fix/history.json" >/dev/null 2>&1
-check_eq "history imported" 0 "$?"
+mc_policy "$P"
+mc_init "$P"
 
 # ---- migration 9 ---------------------------------------------------------
 # A ledger from before: released rows only (no forwarder mirrored), one
