@@ -1266,6 +1266,23 @@ struct db_stmt *db_prepare_rows(struct db *db, const char *head,
 	return st;
 }
 
+struct db_stmt *db_prepare_rows_upto(struct db *db, struct db_stmt **cache,
+				     const size_t *classes, size_t n,
+				     const char *head, const char *row,
+				     const char *tail, size_t *k,
+				     fwd_error_t *err)
+{
+	size_t c = 0;
+
+	while (classes[c] > n)
+		c++;
+	*k = classes[c];
+	if (!cache[c])
+		cache[c] =
+			db_prepare_rows(db, head, row, classes[c], tail, err);
+	return cache[c];
+}
+
 /* ---- transactions and locks ---- */
 
 int db_begin(struct db *db, fwd_error_t *err)

@@ -224,6 +224,19 @@ void db_append_placeholders(char *sql, size_t size, size_t n);
 struct db_stmt *db_prepare_rows(struct db *db, const char *head,
 				const char *row, size_t n, const char *tail,
 				fwd_error_t *err);
+
+/*
+ * Rows written by multi-row statements in a few sizes: classes[] holds
+ * row counts in descending order, the last 1.  The statement for the
+ * largest class not above n (n > 0) rows, prepared once per class into
+ * cache[class] (db_prepare_rows()); *k receives its row count.  NULL on
+ * error.
+ */
+struct db_stmt *db_prepare_rows_upto(struct db *db, struct db_stmt **cache,
+				     const size_t *classes, size_t n,
+				     const char *head, const char *row,
+				     const char *tail, size_t *k,
+				     fwd_error_t *err);
 void db_stmt_close(struct db_stmt *st);
 
 int db_bind_int64(struct db_stmt *st, unsigned int idx, int64_t v);

@@ -238,25 +238,6 @@ static void merge(struct contrib *into, const struct contrib *c)
 	into->qsum += c->qsum;
 }
 
-static struct db_stmt *add_stmt(struct rollup_acc *a, struct db_stmt **cache,
-				size_t cls, const char *head, const char *row,
-				const char *tail, fwd_error_t *err)
-{
-	if (!cache[cls])
-		cache[cls] = db_prepare_rows(a->db, head, row, size_class[cls],
-					     tail, err);
-	return cache[cls];
-}
-
-static size_t class_of(size_t n)
-{
-	size_t cls = 0;
-
-	while (size_class[cls] > n)
-		cls++;
-	return cls;
-}
-
 static int write_hist(struct rollup_acc *a, fwd_error_t *err)
 {
 	size_t n = 0, at = 0;
@@ -274,9 +255,10 @@ static int write_hist(struct rollup_acc *a, fwd_error_t *err)
 	}
 	a->n_h = 0;
 	while (at < n) {
-		size_t cls = class_of(n - at), k = size_class[cls];
-		struct db_stmt *st = add_stmt(a, a->add_h, cls, add_h_head,
-					      ADD_H_ROW, add_h_tail, err);
+		size_t k;
+		struct db_stmt *st = db_prepare_rows_upto(
+			a->db, a->add_h, size_class, n - at, add_h_head,
+			ADD_H_ROW, add_h_tail, &k, err);
 
 		if (!st)
 			return -1;
@@ -326,9 +308,10 @@ int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
 	}
 	a->n = 0;
 	while (at < n) {
-		size_t cls = class_of(n - at), k = size_class[cls];
-		struct db_stmt *st = add_stmt(a, a->add, cls, add_head, ADD_ROW,
-					      add_tail, err);
+		size_t k;
+		struct db_stmt *st = db_prepare_rows_upto(
+			a->db, a->add, size_class, n - at, add_head, ADD_ROW,
+			add_tail, &k, err);
 
 		if (!st)
 			return -1;

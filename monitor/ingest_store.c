@@ -431,31 +431,6 @@ static bool name_ok(const char *name, fwd_error_t *err)
 	return true;
 }
 
-/*
- * The statement of `head`, n copies of `row` joined by ", ", `tail`,
- * prepared once per size class (cache[c]); NULL on error.
- */
-static struct db_stmt *multi_stmt(struct ingest_store *s,
-				  struct db_stmt **cache, size_t c,
-				  const char *head, const char *row,
-				  const char *tail, fwd_error_t *err)
-{
-	if (!cache[c])
-		cache[c] = db_prepare_rows(s->db, head, row, size_class[c],
-					   tail, err);
-	return cache[c];
-}
-
-/* The largest size class that fits in n (n > 0). */
-static size_t class_for(size_t n)
-{
-	size_t c = 0;
-
-	while (size_class[c] > n)
-		c++;
-	return c;
-}
-
 static void bind_raw_rows(struct db_stmt *st, const struct raw_buf *rows,
 			  size_t k)
 {
@@ -597,9 +572,10 @@ static int insert_new(struct ingest_store *s, const struct raw_buf *rows,
 		s->no_load = true;
 	}
 	while (at < k) {
-		size_t c = class_for(k - at), m = size_class[c];
-		struct db_stmt *st = multi_stmt(
-			s, s->raw_ignore, c, raw_ignore_head, RAW_ROW, "", err);
+		size_t m;
+		struct db_stmt *st = db_prepare_rows_upto(
+			s->db, s->raw_ignore, size_class, k - at,
+			raw_ignore_head, RAW_ROW, "", &m, err);
 
 		if (!st)
 			return -1;
@@ -618,10 +594,10 @@ static int upsert_rows(struct ingest_store *s, const struct raw_buf *rows,
 		       size_t k, fwd_error_t *err)
 {
 	for (size_t at = 0; at < k;) {
-		size_t c = class_for(k - at), m = size_class[c];
-		struct db_stmt *st =
-			multi_stmt(s, s->raw_multi, c, raw_multi_head, RAW_ROW,
-				   raw_multi_tail, err);
+		size_t m;
+		struct db_stmt *st = db_prepare_rows_upto(
+			s->db, s->raw_multi, size_class, k - at, raw_multi_head,
+			RAW_ROW, raw_multi_tail, &m, err);
 
 		if (!st)
 			return -1;
@@ -763,10 +739,10 @@ static int flush_states(struct ingest_store *s, fwd_error_t *err)
 	size_t at = 0;
 
 	while (at < s->n_states) {
-		size_t c = class_for(s->n_states - at), k = size_class[c];
-		struct db_stmt *st =
-			multi_stmt(s, s->state_multi, c, state_multi_head,
-				   STATE_ROW, state_multi_tail, err);
+		size_t k;
+		struct db_stmt *st = db_prepare_rows_upto(
+			s->db, s->state_multi, size_class, s->n_states - at,
+			state_multi_head, STATE_ROW, state_multi_tail, &k, err);
 
 		if (!st)
 			return -1;
@@ -821,9 +797,10 @@ static int rollups_of(struct ingest_store *s, bool hist, fwd_error_t *err)
 			size_t at = 0;
 
 			while (at < n) {
-				size_t c = class_for(n - at), k = size_class[c];
-				struct db_stmt *st = multi_stmt(
-					s, cache, c, head, KN_ROW, tail, err);
+				size_t k;
+				struct db_stmt *st = db_prepare_rows_upto(
+					s->db, cache, size_class, n - at, head,
+					KN_ROW, tail, &k, err);
 
 				if (!st)
 					return -1;
@@ -951,11 +928,11 @@ static int flush_hist(struct ingest_store *s, fwd_error_t *err)
 	size_t at = 0;
 
 	while (at < s->n_hist) {
-		size_t c = class_for(s->n_hist - at), k = size_class[c];
+		size_t k;
 		const struct hist_buf *rows = &s->histbuf[at];
-		struct db_stmt *st =
-			multi_stmt(s, s->hist_multi, c, hist_ignore_head,
-				   HIST_ROW, "", err);
+		struct db_stmt *st = db_prepare_rows_upto(
+			s->db, s->hist_multi, size_class, s->n_hist - at,
+			hist_ignore_head, HIST_ROW, "", &k, err);
 		bool all_new;
 
 		if (!st)
@@ -1051,10 +1028,10 @@ static int flush_js(struct ingest_store *s, fwd_error_t *err)
 	if (db_execf(s->db, err, "SAVEPOINT ingest_js", "") < 0)
 		return -1;
 	while (at < s->n_jsrows) {
-		size_t c = class_for(s->n_jsrows - at), k = size_class[c];
-		struct db_stmt *st =
-			multi_stmt(s, s->js_multi, c, jobstats_insert_sql,
-				   JOBSTATS_ROW, "", err);
+		size_t k;
+		struct db_stmt *st = db_prepare_rows_upto(
+			s->db, s->js_multi, size_class, s->n_jsrows - at,
+			jobstats_insert_sql, JOBSTATS_ROW, "", &k, err);
 
 		if (!st)
 			return -1;
