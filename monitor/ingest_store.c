@@ -837,7 +837,6 @@ static int begin(struct ingest_store *s, fwd_error_t *err)
 {
 	if (s->in_txn)
 		return 0;
-	raw_abandon(s); /* none outside a transaction */
 	if (db_begin_locked(
 		    s->db, "SELECT id FROM ingest_lock WHERE id = 1 FOR UPDATE",
 		    "ingest lock", LOCK_WAIT, err) < 0)
