@@ -429,15 +429,12 @@ int audit_store_job_decision(struct db *db, uint64_t job_num, json_t **record,
 	int rv = -1, r;
 
 	*record = NULL;
-	st = db_prepare(db,
-			"SELECT record FROM audit WHERE job_id = ? AND "
-			"JSON_VALUE(record, '$.event') = 'prolog' "
-			"ORDER BY id DESC LIMIT 1",
-			err);
-	if (!st)
-		goto out;
-	db_bind_uint64(st, 0, job_num);
-	if (db_exec(st, err) < 0 || (r = db_fetch(st, err)) < 0)
+	st = db_queryf(db, err,
+		       "SELECT record FROM audit WHERE job_id = ? AND "
+		       "JSON_VALUE(record, '$.event') = 'prolog' "
+		       "ORDER BY id DESC LIMIT 1",
+		       "u", job_num);
+	if (!st || (r = db_fetch(st, err)) < 0)
 		goto out;
 	if (r > 0 && db_col_text(st, 0))
 		*record = json_loads(db_col_text(st, 0), 0, NULL);

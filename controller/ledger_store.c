@@ -439,15 +439,12 @@ int ledger_store_job_private(struct db *db, uint64_t job_num, bool *priv,
 	int rv = -1, r;
 
 	*priv = false;
-	st = db_prepare(
-		db,
+	st = db_queryf(
+		db, err,
 		"SELECT COUNT(*), COALESCE(SUM(is_private <> 0), 0)"
 		" FROM allocations WHERE job_id = ? AND " LEDGER_HELD_WHERE,
-		err);
-	if (!st)
-		goto out;
-	db_bind_uint64(st, 0, job_num);
-	if (db_exec(st, err) < 0 || (r = db_fetch(st, err)) < 0)
+		"u", job_num);
+	if (!st || (r = db_fetch(st, err)) < 0)
 		goto out;
 	if (r > 0)
 		*priv = db_col_uint64(st, 0) > 0 &&
