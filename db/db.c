@@ -1541,3 +1541,106 @@ int64_t db_load_local(struct db *db, const char *sql, const char *rows,
 		*refused = true;
 	return conn_fail(db, err);
 }
+
+int db_text_room(struct db_text *t, size_t n)
+{
+	return FWD_GROW(t->buf, t->cap, t->len + n, 1 << 16);
+}
+
+static char *text_sep(struct db_text *t)
+{
+	char *p = t->buf + t->len;
+
+	if (t->in_row)
+		*p++ = '\t';
+	t->in_row = true;
+	return p;
+}
+
+void db_text_str(struct db_text *t, const char *s)
+{
+	char *p = text_sep(t);
+
+	for (; *s; s++) {
+		/* the field and line separators and the escape itself */
+		if (*s == '\\' || *s == '\t' || *s == '\n')
+			*p++ = '\\';
+		*p++ = *s;
+	}
+	t->len = (size_t)(p - t->buf);
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char d[20];
+	int n = 0;
+
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+void db_text_u64(struct db_text *t, uint64_t v)
+{
+	t->len = (size_t)(put_u64(text_sep(t), v) - t->buf);
+}
+
+void db_text_i64(struct db_text *t, int64_t v)
+{
+	char *p = text_sep(t);
+
+	if (v < 0) {
+		*p++ = '-';
+		p = put_u64(p, 0 - (uint64_t)v);
+	} else {
+		p = put_u64(p, (uint64_t)v);
+	}
+	t->len = (size_t)(p - t->buf);
+}
+
+void db_text_double(struct db_text *t, double v)
+{
+	/* whole and within +-2^53: %.17g prints the integer */
+	if (v >= -9007199254740992.0 && v <= 9007199254740992.0 &&
+	    v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
+		db_text_i64(t, (int64_t)v);
+		return;
+	}
+	{
+		char *p = text_sep(t);
+
+		t->len = (size_t)(p - t->buf) +
+			 (size_t)snprintf(p, 32, "%.17g", v);
+	}
+}
+
+void db_text_null(struct db_text *t)
+{
+	char *p = text_sep(t);
+
+	*p++ = '\\';
+	*p++ = 'N';
+	t->len = (size_t)(p - t->buf);
+}
+
+void db_text_row_end(struct db_text *t)
+{
+	t->buf[t->len++] = '\n';
+	t->in_row = false;
+}
+
+void db_text_clear(struct db_text *t)
+{
+	t->len = 0;
+	t->in_row = false;
+}
+
+void db_text_free(struct db_text *t)
+{
+	free(t->buf);
+	*t = (struct db_text){0};
+}

@@ -314,6 +314,33 @@ struct db_stmt *db_queryf(struct db *db, fwd_error_t *err, const char *sql,
 int64_t db_load_local(struct db *db, const char *sql, const char *rows,
 		      size_t len, bool *refused, fwd_error_t *err);
 
+/*
+ * Rows in LOAD DATA's default text, built field by field for
+ * db_load_local().  db_text_room() makes room for n more bytes (-1 with
+ * errno ENOMEM); the field writers then append without checking, each
+ * at most: a string twice its length plus one, a number 32 bytes.  A
+ * field is preceded by a tab unless it is the first of its row;
+ * db_text_row_end() ends the row.  Numbers are written as printf's
+ * %" PRIu64 "/%" PRId64 "/%.17g would (the server reads the same value),
+ * whole doubles without printf.
+ */
+struct db_text {
+	char *buf;
+	size_t len, cap;
+	bool in_row;
+};
+
+int db_text_room(struct db_text *t, size_t n);
+void db_text_str(struct db_text *t, const char *s);
+void db_text_u64(struct db_text *t, uint64_t v);
+void db_text_i64(struct db_text *t, int64_t v);
+void db_text_double(struct db_text *t, double v);
+void db_text_null(struct db_text *t);
+void db_text_row_end(struct db_text *t);
+/* Empty it, keeping its memory; db_text_free() frees it. */
+void db_text_clear(struct db_text *t);
+void db_text_free(struct db_text *t);
+
 /* One table's line in a prune report. */
 struct db_pruned {
 	const char *table;

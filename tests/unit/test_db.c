@@ -368,6 +368,49 @@ static void test_retryable_table(void **state)
 	assert_false(db_err_unavailable(EDEADLK));
 }
 
+/* LOAD DATA text: separators, escapes, NULL, and numbers as printf
+ * writes them (the server must read back the same value). */
+static void test_load_text(void **state)
+{
+	static const double dv[] = {0,	     10,    -3,	     0.5,
+				    1e-300,  1e300, -0.0,    9007199254740992.0,
+				    1.0 / 3, 2e16,  -2.5e-7, 123456789.125};
+	struct db_text t = {0};
+	char want[64];
+
+	(void)state;
+	assert_int_equal(db_text_room(&t, 512), 0);
+	db_text_str(&t, "fwd");
+	db_text_str(&t, "a\\b\tc\nd");
+	db_text_null(&t);
+	db_text_u64(&t, 0);
+	db_text_u64(&t, UINT64_MAX);
+	db_text_i64(&t, INT64_MIN);
+	db_text_i64(&t, -42);
+	db_text_row_end(&t);
+	db_text_str(&t, "");
+	db_text_row_end(&t);
+	assert_int_equal(t.len, 67);
+	assert_memory_equal(t.buf,
+			    "fwd\ta\\\\b\\\tc\\\nd\t\\N\t0\t"
+			    "18446744073709551615\t-9223372036854775808\t-42\n"
+			    "\n",
+			    t.len);
+	for (size_t i = 0; i < sizeof(dv) / sizeof(dv[0]); i++) {
+		db_text_clear(&t);
+		assert_int_equal(db_text_room(&t, 64), 0);
+		db_text_double(&t, dv[i]);
+		snprintf(want, sizeof(want), "%.17g", dv[i]);
+		assert_int_equal(t.len, strlen(want));
+		assert_memory_equal(t.buf, want, t.len);
+		/* and the value read back is the same */
+		t.buf[t.len] = '\0';
+		assert_true(strtod(t.buf, NULL) == dv[i]);
+	}
+	db_text_free(&t);
+	assert_null(t.buf);
+}
+
 static void test_no_config(void **state)
 {
 	fwd_error_t err = {{0}};
@@ -391,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_endpoint_parse),
 		cmocka_unit_test(test_endpoints_all_down),
 		cmocka_unit_test(test_retryable_table),
+		cmocka_unit_test(test_load_text),
 	};
 
 	return cmocka_run_group_tests_name("db", tests, setup, teardown);
