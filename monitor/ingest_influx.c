@@ -43,9 +43,13 @@ static int read_elem(const char **pp, const char *stop, const char *esc,
 	const char *p = *pp;
 	size_t n = 0;
 
-	while (*p && !strchr(stop, *p)) {
+	while (*p) {
 		char c = *p;
 
+		/* every stop character is one of these */
+		if ((c == '=' || c == ',' || c == ' ' || c == '\t') &&
+		    strchr(stop, c))
+			break;
 		if (c == '\\' && p[1] && strchr(esc, p[1]))
 			c = *++p;
 		if (n + 1 >= cap)
@@ -72,6 +76,8 @@ static bool is_bool(const char *s)
 	static const char *const b[] = {"t", "T", "true",  "True",  "TRUE",
 					"f", "F", "false", "False", "FALSE"};
 
+	if (*s != 't' && *s != 'T' && *s != 'f' && *s != 'F')
+		return false; /* a number: the usual case */
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
 		if (!strcmp(s, b[i]))
 			return true;
