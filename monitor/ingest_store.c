@@ -42,6 +42,7 @@
 
 #define RAW_CHUNK 5000
 #define STATE_CHUNK 400
+#define STATE_SINGLE_LOADS 32
 #define ROLLUP_CHUNK 200
 
 /* Multi-row statements are prepared for these numbers of rows; a batch
@@ -59,6 +60,9 @@ struct raw_buf {
 	uint64_t v[INFLUX_N_COUNTERS];
 	bool has_queue;
 	double queue;
+	/* a row of a gauge alone: its record is counted when it is
+	 * written, stored or already stored (raw_wait()) */
+	bool count_at_write;
 };
 
 struct state_row {
@@ -128,14 +132,16 @@ struct ingest_store {
 	struct db_stmt *state_multi[N_CLASS];
 	struct db_stmt *rollup_multi[N_CLASS];
 	struct db_stmt *rollup_hist_multi[N_CLASS];
-	/* components whose stored baselines were loaded (kind\tname) */
+	/* components whose stored baselines were loaded (kind\tname): one
+	 * by one, then all at once (load_state()) */
 	struct series_table *loaded;
+	size_t n_single_loads;
+	bool all_loaded;
 	/* the first try of a chunk of raw rows: INSERT IGNORE, all new? */
 	struct db_stmt *raw_ignore[N_CLASS];
 	/* ... or LOAD DATA LOCAL IGNORE of this text, unless the server
 	 * refused LOCAL once (no_load) */
-	char *text;
-	size_t text_len, text_cap;
+	struct db_text text;
 	bool no_load;
 	/* the rollup contributions of raw rows known to be new */
 	struct rollup_acc *acc;
@@ -234,6 +240,9 @@ static const char jobstats_insert_sql[] =
 static const char state_load_sql[] =
 	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7, metric FROM counter_state"
 	" WHERE kind = ? AND name = ?";
+static const char state_load_all_sql[] =
+	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7, metric, kind, name"
+	" FROM counter_state";
 
 static const char state_multi_head[] =
 	"INSERT INTO counter_state (kind, name, metric, ts,"
@@ -338,7 +347,7 @@ void ingest_store_close(struct ingest_store *s)
 	series_destroy(s->loaded);
 	free(s->rawbuf);
 	free(s->w.rows);
-	free(s->text);
+	db_text_free(&s->text);
 	free(s->states);
 	free(s->touched);
 	free(s->peaks);
@@ -488,61 +497,40 @@ static int save_arrivals(struct ingest_store *s, fwd_error_t *err)
 	return 0;
 }
 
-/* Append f's formatted text to s->text. */
-static int text_add(struct ingest_store *s, fwd_error_t *err, const char *f,
-		    ...) __attribute__((format(printf, 3, 4)));
-static int text_add(struct ingest_store *s, fwd_error_t *err, const char *f,
-		    ...)
-{
-	va_list ap;
-	int n;
+/* The most one row of raw_text() takes: kind, the name with every byte
+ * escaped, ts, dt, the counters and the queue length, tabs, newline. */
+#define RAW_TEXT_MAX (8 + 2 * 128 + (INFLUX_N_COUNTERS + 3) * 33 + 1)
 
-	for (;;) {
-		size_t room = s->text_cap - s->text_len;
-
-		va_start(ap, f);
-		n = vsnprintf(s->text ? s->text + s->text_len : NULL, room, f,
-			      ap);
-		va_end(ap);
-		if (n >= 0 && (size_t)n < room)
-			break;
-		if (n < 0 || FWD_GROW(s->text, s->text_cap,
-				      s->text_len + (size_t)n + 1, 1 << 20) < 0)
-			return errprintf(err, "ingest: out of memory");
-	}
-	s->text_len += (size_t)n;
-	return 0;
-}
-
-/* rows[0..k) as LOAD DATA's default text: a line a row, tab-separated,
- * \N for NULL, backslashes escaped (names hold no control character, see
- * name_ok()).  Doubles are printed to 17 digits, which read back exactly. */
+/* rows[0..k) in LOAD DATA's default text into s->text. */
 static int raw_text(struct ingest_store *s, const struct raw_buf *rows,
 		    size_t k, fwd_error_t *err)
 {
-	s->text_len = 0;
+	struct db_text *t = &s->text;
+
+	db_text_clear(t);
+	if (db_text_room(t, k * RAW_TEXT_MAX) < 0)
+		return errprintf(err, "ingest: out of memory");
 	for (size_t i = 0; i < k; i++) {
 		const struct raw_buf *r = &rows[i];
-		char name[2 * sizeof(r->name)], *q = name;
 
-		for (const char *c = r->name; *c; c++) {
-			if (*c == '\\')
-				*q++ = '\\';
-			*q++ = *c;
+		db_text_str(t, ingest_kind_name(r->kind));
+		db_text_str(t, r->name);
+		db_text_i64(t, r->ts);
+		if (r->has_dt)
+			db_text_double(t, r->dt);
+		else
+			db_text_null(t);
+		for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++) {
+			if (r->has[j])
+				db_text_u64(t, r->v[j]);
+			else
+				db_text_null(t);
 		}
-		*q = '\0';
-		if (text_add(s, err, "%s\t%s\t%" PRId64,
-			     ingest_kind_name(r->kind), name, r->ts) < 0 ||
-		    (r->has_dt ? text_add(s, err, "\t%.17g", r->dt)
-			       : text_add(s, err, "\t\\N")) < 0)
-			return -1;
-		for (unsigned int j = 0; j < INFLUX_N_COUNTERS; j++)
-			if ((r->has[j] ? text_add(s, err, "\t%" PRIu64, r->v[j])
-				       : text_add(s, err, "\t\\N")) < 0)
-				return -1;
-		if ((r->has_queue ? text_add(s, err, "\t%.17g\n", r->queue)
-				  : text_add(s, err, "\t\\N\n")) < 0)
-			return -1;
+		if (r->has_queue)
+			db_text_double(t, r->queue);
+		else
+			db_text_null(t);
+		db_text_row_end(t);
 	}
 	return 0;
 }
@@ -563,7 +551,7 @@ static int insert_new(struct ingest_store *s, const struct raw_buf *rows,
 
 		if (raw_text(s, rows, k, err) < 0)
 			return -1;
-		n = db_load_local(s->db, raw_load_sql, s->text, s->text_len,
+		n = db_load_local(s->db, raw_load_sql, s->text.buf, s->text.len,
 				  &refused, err);
 		if (n >= 0)
 			return (size_t)n == k;
@@ -588,22 +576,35 @@ static int insert_new(struct ingest_store *s, const struct raw_buf *rows,
 	return added == k;
 }
 
-/* rows[0..k) written over what is stored (the upsert keeps a stored
- * value where a row has none). */
+/*
+ * rows[0..k) written over what is stored (the upsert keeps a stored
+ * value where a row has none), in their order.  A row counted when
+ * written (count_at_write) goes alone: stored when the upsert changed
+ * something, else already stored.
+ */
 static int upsert_rows(struct ingest_store *s, const struct raw_buf *rows,
 		       size_t k, fwd_error_t *err)
 {
 	for (size_t at = 0; at < k;) {
-		size_t m;
-		struct db_stmt *st = db_prepare_rows_upto(
-			s->db, s->raw_multi, size_class, k - at, raw_multi_head,
-			RAW_ROW, raw_multi_tail, &m, err);
+		size_t m, run = 0;
+		struct db_stmt *st;
 
+		while (at + run < k && !rows[at + run].count_at_write)
+			run++;
+		st = db_prepare_rows_upto(s->db, s->raw_multi, size_class,
+					  run ? run : 1, raw_multi_head,
+					  RAW_ROW, raw_multi_tail, &m, err);
 		if (!st)
 			return -1;
 		bind_raw_rows(st, rows + at, m);
 		if (db_exec(st, err) < 0)
 			return -1;
+		if (!run) {
+			if (db_affected(st))
+				s->stats.stored++;
+			else
+				s->stats.skipped++;
+		}
 		at += m;
 	}
 	return 0;
@@ -698,6 +699,9 @@ static int raw_wait(struct ingest_store *s, fwd_error_t *err)
 		return -1;
 	for (size_t i = 0; i < w->k; i++) {
 		const struct raw_buf *r = &rows[i];
+
+		if (w->all_new && r->count_at_write)
+			s->stats.stored++;
 
 		if (r->kind == INGEST_FWD)
 			arrive(s, ARR_SAMPLES, r->ts);
@@ -1128,8 +1132,6 @@ static int fail(struct ingest_store *s)
 	return -1;
 }
 
-/* Make sure the series knows the stored baseline before its first use in
- * this run. */
 /* How many values a stored baseline has: one for an influx counter,
  * BEACON_BUCKETS for an LWFS histogram ("read_exe", ...). */
 static size_t state_width(const char *metric)
@@ -1140,47 +1142,89 @@ static size_t state_width(const char *metric)
 	return BEACON_BUCKETS;
 }
 
-/* Make sure the series knows the stored baselines of the component of
- * key before their first use in this run: all of its metrics are read
- * in one statement. */
-static int load_state(struct ingest_store *s, const char *key,
-		      enum ingest_kind kind, const char *name,
-		      const char *metric, size_t n, fwd_error_t *err)
+/* The baselines of rows in st (ts, v0..v7, metric, then kind and name
+ * when comp is NULL: every component's) into the series; comp, or each
+ * component read, is marked loaded. */
+static int seed_states(struct ingest_store *s, struct db_stmt *st,
+		       const char *comp, fwd_error_t *err)
 {
-	struct db_stmt *st = s->state_load;
-	char comp[200], k2[256];
+	char c[200], k2[256];
 	uint64_t zero = 0;
 	int r;
 
-	(void)metric;
-	(void)n;
-	if (series_known(s->series, key))
-		return 0;
-	snprintf(comp, sizeof(comp), "%s\t%s", ingest_kind_name(kind), name);
-	if (series_known(s->loaded, comp))
-		return 0;
-	if (raw_wait(s, err) < 0)
-		return -1;
-	db_bind_text(st, 0, ingest_kind_name(kind));
-	db_bind_text(st, 1, name);
-	if (db_exec(st, err) < 0)
-		return -1;
 	while ((r = db_fetch(st, err)) > 0) {
 		uint64_t v[SERIES_MAX_VALUES];
 		const char *m = db_col_text(st, 9);
 
 		if (!m)
 			continue;
+		if (!comp) {
+			const char *kind = db_col_text(st, 10);
+			const char *name = db_col_text(st, 11);
+
+			snprintf(c, sizeof(c), "%s\t%s", kind ? kind : "",
+				 name ? name : "");
+			if (series_seed(s->loaded, c, 0, &zero, 1) < 0)
+				return -1;
+		}
 		for (unsigned int i = 0; i < SERIES_MAX_VALUES; i++)
 			v[i] = db_col_uint64(st, 1 + i);
-		snprintf(k2, sizeof(k2), "%s\t%s", comp, m);
+		snprintf(k2, sizeof(k2), "%s\t%s", comp ? comp : c, m);
 		if (series_seed(s->series, k2, db_col_int64(st, 0), v,
 				state_width(m)) < 0)
 			return -1;
 	}
 	if (r < 0)
 		return -1;
-	return series_seed(s->loaded, comp, 0, &zero, 1);
+	return comp ? series_seed(s->loaded, comp, 0, &zero, 1) : 0;
+}
+
+/*
+ * Make sure the series know the stored baselines of component comp
+ * ("kind\tname") before their first use in this run.  The first
+ * STATE_SINGLE_LOADS components are read one statement each (a stream
+ * of a few components reads only theirs); past that, all of
+ * counter_state is read in one statement (an interval of a whole
+ * site's output reads every component once).
+ */
+static int load_state(struct ingest_store *s, enum ingest_kind kind,
+		      const char *name, const char *comp, fwd_error_t *err)
+{
+	struct db_stmt *st = s->state_load;
+	int r;
+
+	if (s->all_loaded || series_known(s->loaded, comp))
+		return 0;
+	if (raw_wait(s, err) < 0)
+		return -1;
+	if (s->n_single_loads == STATE_SINGLE_LOADS) {
+		if (!(st = db_prepare(s->db, state_load_all_sql, err)))
+			return -1;
+		r = db_exec(st, err) < 0 ? -1 : seed_states(s, st, NULL, err);
+		db_stmt_close(st);
+		if (r == 0)
+			s->all_loaded = true;
+		return r;
+	}
+	s->n_single_loads++;
+	db_bind_text(st, 0, ingest_kind_name(kind));
+	db_bind_text(st, 1, name);
+	if (db_exec(st, err) < 0)
+		return -1;
+	return seed_states(s, st, comp, err);
+}
+
+/* "kind\tname" of a component into comp (room for 200), its length. */
+static size_t comp_key(char *comp, enum ingest_kind kind, const char *name)
+{
+	const char *k = ingest_kind_name(kind);
+	size_t nk = strlen(k), nn = strlen(name);
+
+	/* name_ok() keeps names under 128 bytes */
+	memcpy(comp, k, nk);
+	comp[nk] = '\t';
+	memcpy(comp + nk + 1, name, nn + 1);
+	return nk + 1 + nn;
 }
 
 static int bind_opt_u64(struct db_stmt *st, unsigned int idx, bool has,
@@ -1310,7 +1354,7 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	uint64_t d[BEACON_BUCKETS], sum = 0;
 	struct raw_buf *b;
 	struct hist_buf *h;
-	char key[256], metric[16];
+	char key[256], metric[16], comp[200];
 	double dt = 0;
 	int u;
 
@@ -1343,8 +1387,8 @@ int ingest_store_beacon(struct ingest_store *s, const char *name,
 	snprintf(metric, sizeof(metric), "%s_%s", beacon_op_name(r->op),
 		 beacon_phase_name(r->phase));
 	snprintf(key, sizeof(key), "fwd\t%s\t%s", name, metric);
-	if (load_state(s, key, INGEST_FWD, name, metric, BEACON_BUCKETS, err) <
-	    0)
+	comp_key(comp, INGEST_FWD, name);
+	if (load_state(s, INGEST_FWD, name, comp, err) < 0)
 		return fail(s);
 	u = series_update_checked(s->series, key, r->ts, r->v, BEACON_BUCKETS,
 				  series_check_rate, &s->lim.max_ops_rate, d,
@@ -1453,9 +1497,9 @@ static int counter_rejected(struct ingest_store *s, const struct influx_rec *r,
 int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 			fwd_error_t *err)
 {
-	const char *kind = ingest_kind_name(r->kind);
 	struct raw_row row = {.kind = r->kind, .name = r->name};
-	char key[INFLUX_N_COUNTERS][256];
+	char key[INFLUX_N_COUNTERS][256], comp[200];
+	size_t n;
 	double bound[INFLUX_N_COUNTERS], dt[INFLUX_N_COUNTERS];
 	uint64_t d[INFLUX_N_COUNTERS];
 	int u[INFLUX_N_COUNTERS];
@@ -1473,18 +1517,21 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 		return -1;
 	if (r->has[INFLUX_READ_BYTES] || r->has[INFLUX_WRITE_BYTES])
 		peak = peak_of(s, r->kind, r->name);
+	n = comp_key(comp, r->kind, r->name);
+	if (load_state(s, r->kind, r->name, comp, err) < 0)
+		return fail(s);
 	/* Judge every counter before any baseline moves: a record is
 	 * stored whole or not at all. */
 	for (int i = 0; i < INFLUX_N_COUNTERS; i++) {
 		enum influx_field f = (enum influx_field)i;
+		const char *fn = influx_field_name(f);
 
 		if (!r->has[i])
 			continue;
-		snprintf(key[i], sizeof(key[i]), "%s\t%s\t%s", kind, r->name,
-			 influx_field_name(f));
-		if (load_state(s, key[i], r->kind, r->name,
-			       influx_field_name(f), 1, err) < 0)
-			return fail(s);
+		/* "kind\tname\tfield" */
+		memcpy(key[i], comp, n);
+		key[i][n] = '\t';
+		memcpy(key[i] + n + 1, fn, strlen(fn) + 1);
 		bound[i] = is_bytes(f) ? ingest_bytes_bound(&s->lim, peak)
 				       : s->lim.max_ops_rate;
 		u[i] = series_peek(s->series, key[i], ts, &r->counter[i], 1,
@@ -1556,13 +1603,15 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 		s->stats.skipped++;
 		return record_done(s, err);
 	}
-	if (any_delta) {
+	{
 		/* new deltas (the series saw these values after its
-		 * baseline): buffered, written in multi-row statements; a
-		 * row of the same time as the last one buffered (Telegraf
-		 * lustre2_lctl gives an OST's calls and bytes on two lines)
-		 * fills that one, as the upsert would */
+		 * baseline), or a queue length: buffered, written in
+		 * multi-row statements; a row of the same time as the last
+		 * one buffered (Telegraf lustre2_lctl gives an OST's calls
+		 * and bytes on two lines) fills that one, as the upsert
+		 * would */
 		struct raw_buf *b = raw_last(s, row.kind, row.name, row.ts);
+		bool later = false;
 
 		if (!b) {
 			if (s->n_raw == RAW_CHUNK && flush_raw(s, err) < 0)
@@ -1572,6 +1621,9 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 			b->kind = row.kind;
 			snprintf(b->name, sizeof(b->name), "%s", row.name);
 			b->ts = row.ts;
+			/* no delta: a queue length alone, maybe stored
+			 * already (a re-ingest): counted when written */
+			b->count_at_write = later = !any_delta;
 		}
 		if (row.has_dt) {
 			b->has_dt = true;
@@ -1587,11 +1639,11 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 			b->has_queue = true;
 			b->queue = row.queue;
 		}
-		s->stats.stored++;
+		if (!later)
+			s->stats.stored++;
 		/* its rollups: see flush_raw() */
 		return record_done(s, err);
 	}
-	return store_now(s, &row, err);
 }
 
 /* The multi-row insert for n operations, prepared on first use: one

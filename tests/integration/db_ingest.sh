@@ -298,6 +298,34 @@ check_eq "policy bound: queue_len over ingest.max_queue_len rejected" \
 check_eq "policy bound: a value at the bound is stored" "5" \
 	"$(q "SELECT queue_len FROM samples_raw WHERE name = 'fwd031'")"
 
+# ---- many components across runs ----
+# 40 OSTs (more than are read one at a time: the rest of the baselines
+# come in one statement) continue in a second run from the first run's
+# baselines; a queue length alone is counted when it is written, and as
+# already stored when ingested again.
+awk 'BEGIN { for (i = 0; i < 40; i++) for (p = 0; p < 2; p++)
+	printf "ost,target=lfs-OST%04d read_bytes=%di,queue_len=%d %d000000000\n", i, (i + 1) * 1000 * (p + 1), p + 1, 1472700000 + p * 10 }' >"$d/many1.lp"
+awk 'BEGIN { for (i = 0; i < 40; i++)
+	printf "ost,target=lfs-OST%04d read_bytes=%di %d000000000\n", i, (i + 1) * 5000, 1472700020 }' >"$d/many2.lp"
+fw ingest --format influx "$d/many1.lp"
+check_eq "many components, run 1: summary" \
+	"read 80 lines, stored 80 samples, rejected 0 lines" "$out"
+fw ingest --format influx "$d/many2.lp"
+check_eq "many components, run 2: every line a delta from run 1's baseline" \
+	"read 40 lines, stored 40 samples, rejected 0 lines" "$out"
+check_eq "many components: the deltas of the first and the last OST" \
+	"lfs-OST0000	10	3000
+lfs-OST0039	10	120000" \
+	"$(q "SELECT name, dt, read_bytes FROM samples_raw WHERE ts = 1472700020 AND name IN ('lfs-OST0000', 'lfs-OST0039') ORDER BY name")"
+check_eq "many components: the first run's baselines hold only the queue length" \
+	"40	NULL	1" \
+	"$(q "SELECT COUNT(*), IFNULL(MAX(read_bytes), 'NULL'), MAX(queue_len) FROM samples_raw WHERE ts = 1472700000 AND name LIKE 'lfs-OST%'")"
+fw ingest --format influx "$d/many1.lp"
+check_eq "many components, again: the queue lengths alone already stored" \
+	"read 80 lines, stored 0 samples, rejected 0 lines (80 already stored or baselines, 0 ignored)" "$out"
+check_eq "many components, again: rollups unchanged" "120	40	80" \
+	"$(q "SELECT SUM(samples), COUNT(*), SUM(queue_len_samples) FROM rollups_minute WHERE name LIKE 'lfs-OST%'")"
+
 # ---- usage ----
 fw ingest "$fx/influx.lp"
 check_eq "missing --format: exit 2" 2 "$rc"
