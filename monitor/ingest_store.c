@@ -43,6 +43,7 @@
 #define RAW_CHUNK 5000
 #define STATE_CHUNK 400
 #define STATE_SINGLE_LOADS 32
+#define STATE_BULK_MAX 200000
 #define ROLLUP_CHUNK 200
 
 /* Multi-row statements are prepared for these numbers of rows; a batch
@@ -240,6 +241,7 @@ static const char jobstats_insert_sql[] =
 static const char state_load_sql[] =
 	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7, metric FROM counter_state"
 	" WHERE kind = ? AND name = ?";
+static const char state_count_sql[] = "SELECT COUNT(*) FROM counter_state";
 static const char state_load_all_sql[] =
 	"SELECT ts, v0, v1, v2, v3, v4, v5, v6, v7, metric, kind, name"
 	" FROM counter_state";
@@ -1184,29 +1186,40 @@ static int seed_states(struct ingest_store *s, struct db_stmt *st,
  * ("kind\tname") before their first use in this run.  The first
  * STATE_SINGLE_LOADS components are read one statement each (a stream
  * of a few components reads only theirs); past that, all of
- * counter_state is read in one statement (an interval of a whole
- * site's output reads every component once).
+ * counter_state is read in one statement (an interval of a whole site's
+ * output reads every component once), unless it holds more than
+ * STATE_BULK_MAX rows (then memory stays bounded by the components
+ * seen, and each is read alone).
  */
 static int load_state(struct ingest_store *s, enum ingest_kind kind,
 		      const char *name, const char *comp, fwd_error_t *err)
 {
 	struct db_stmt *st = s->state_load;
-	int r;
+	int64_t rows = 0;
 
 	if (s->all_loaded || series_known(s->loaded, comp))
 		return 0;
 	if (raw_wait(s, err) < 0)
 		return -1;
-	if (s->n_single_loads == STATE_SINGLE_LOADS) {
-		if (!(st = db_prepare(s->db, state_load_all_sql, err)))
+	if (s->n_single_loads++ == STATE_SINGLE_LOADS) {
+		int r;
+
+		if (db_query_int64(s->db, err, &rows, state_count_sql, "") < 0)
 			return -1;
-		r = db_exec(st, err) < 0 ? -1 : seed_states(s, st, NULL, err);
-		db_stmt_close(st);
-		if (r == 0)
+		if (rows <= STATE_BULK_MAX) {
+			if (!(st = db_prepare(s->db, state_load_all_sql, err)))
+				return -1;
+			r = db_exec(st, err) < 0
+				    ? -1
+				    : seed_states(s, st, NULL, err);
+			db_stmt_close(st);
+			if (r < 0)
+				return -1;
 			s->all_loaded = true;
-		return r;
+			return 0;
+		}
+		st = s->state_load;
 	}
-	s->n_single_loads++;
 	db_bind_text(st, 0, ingest_kind_name(kind));
 	db_bind_text(st, 1, name);
 	if (db_exec(st, err) < 0)
