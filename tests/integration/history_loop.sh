@@ -136,6 +136,29 @@ check_match "history run after Darshan: the summary kept, the profile recomputed
 check_eq "the profile of ann/wrf now has 3 runs (4244 has no statistics)" 3 \
 	"$(q "SELECT runs FROM profiles WHERE user = 'ann' AND name = 'wrf'")"
 
+# A real capture: `darshan-parser` of NAMD on TACC Frontera (log format
+# 3.21, tests/fixtures/darshan/README.md).  The figures are computed
+# from the file: bytes and operations of POSIX and STDIO records, the
+# metadata counters fwdalloc counts (-1: not monitored).
+nx=$dx/frontera-namd2.txt
+fw ingest --format darshan "$nx"
+check_match "darshan, Frontera NAMD capture: stored" "stored 1 job summaries, rejected 0 files" "$out"
+want=$(awk -F'\t' '
+	/^# nprocs: / { np = $0; sub(/.*: /, "", np) }
+	/^# run time: / { rt = $0; sub(/.*: /, "", rt) }
+	($1 == "POSIX" || $1 == "STDIO") && $5 >= 0 {
+		c = $4; sub(/^(POSIX|STDIO)_/, "", c)
+		if (c == "BYTES_READ") rb += $5
+		if (c == "BYTES_WRITTEN") wb += $5
+		if (c == "OPENS" || c == "STATS" || c == "FSYNCS" || c == "FDSYNCS" ||
+		    c == "RENAME_SOURCES" || c == "FLUSHES") md += $5 }
+	END { printf "darshan\t%d\t%d\t%d\t%d\t%d\n", rb, wb, np, md, rt }' "$nx")
+check_eq "darshan, Frontera NAMD capture: job 2135028's bytes, processes, metadata, run time" \
+	"$want" \
+	"$(q "SELECT source, read_bytes, write_bytes, procs, mdops, runtime FROM job_io WHERE job_id = 2135028")"
+check_eq "darshan, Frontera NAMD capture: 6.0 GiB written, 32 processes (checked by hand)" \
+	"6451205603	32" "$(q "SELECT write_bytes, procs FROM job_io WHERE job_id = 2135028")"
+
 # ---- Slurm accounting (sacct --parsable2, tests/fixtures/slurm) ----
 sx=$top_srcdir/tests/fixtures/slurm
 out=$(TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct "$sx/sacct-parsable2.txt" 2>"$d/e"); rc=$?

@@ -213,4 +213,39 @@ check_eq "history: job 4242 from its own snapshots, DoM bytes as data" \
 	"$((1073741824 + 524288))	$((3221225472 + 1048576))	jobstats	1096" \
 	"$(q "SELECT read_bytes, write_bytes, source, mdops FROM job_io WHERE job_id = 4242")"
 
+# ---- a real capture: lctl get_param on DDN EXAScaler (2.14.0_ddn) ----
+# The 2.15+ layout (secs.nsecs, start/elapsed, sumsq, hist), quoted ids,
+# and two jobid_name settings in one output: "SLURM_JOB%j:%u:%H" and,
+# later, "SLURM_JOB%j".  Sums are computed from the file itself.
+xo=$fx/lctl-jobstats-exascaler-ost.txt
+xm=$fx/lctl-jobstats-exascaler-mdt.txt
+sed 's/^jobstats:.*//' "$policy" >"$d/p4.yaml"
+printf 'jobstats:\n  jobid_name: "SLURM_JOB%%j:%%u:%%H"\n' >>"$d/p4.yaml"
+out=$("$fwdctl" --policy "$d/p4.yaml" ingest --format lustre-jobstats "$xo" 2>&1); rc=$?
+check_eq "EXAScaler OST capture: exit 0" 0 "$rc"
+check_match "EXAScaler OST capture: 16 entries" "stored 16 samples" "$out"
+check_match "EXAScaler OST capture: the ids of the other setting reported" \
+	"ignored 8 lines: job_stats ids naming no Slurm job under jobid_name 'SLURM_JOB%j:%u:%H' \\(first at line 155\\)" \
+	"$out"
+out=$("$fwdctl" --policy "$d/p4.yaml" ingest --format lustre-jobstats "$xm" 2>&1); rc=$?
+check_eq "EXAScaler MDT capture: exit 0" 0 "$rc"
+check_match "EXAScaler MDT capture: 12 entries of two MDTs" "stored 12 samples" "$out"
+want=$(awk '/^- job_id:/ { id = $3; gsub(/"/, "", id) }
+	/^  snapshot_time:/ { ts = int($2) }
+	/^  write_bytes:/ { s = $0; sub(/.*samples: */, "", s); n = s + 0
+		s = $0; sub(/.* sum: */, "", s); printf "%s\t%d\t%d\t%d\n", id, ts, n, s + 0 }' "$xo" | sort)
+check_eq "EXAScaler capture: every OST write_bytes entry, as the file says" "$want" \
+	"$(q "SELECT lustre_job_id, ts, samples, sum_value FROM jobstats_raw WHERE target = 'es01a-OST0001' AND op = 'write_bytes' ORDER BY lustre_job_id")"
+check_eq "EXAScaler capture: job 10 under SLURM_JOB%j:%u:%H, 10.3 GiB in 861 writes" \
+	"10	861	24576	16777216	11025514496" \
+	"$(q "SELECT job_id, samples, min_value, max_value, sum_value FROM jobstats_raw WHERE lustre_job_id = 'SLURM_JOB10:0:es18kxe-co-client' AND op = 'write_bytes'")"
+check_eq "EXAScaler capture: the ids of the other setting name no job" 0 \
+	"$(q "SELECT COUNT(*) FROM jobstats_raw WHERE target = 'es01a-OST0001' AND lustre_job_id NOT LIKE '%:%' AND job_id IS NOT NULL")"
+check_eq "EXAScaler capture: MDT opens of fio, both MDTs" \
+	"es01a-MDT0000	123
+es02a-MDT0000	$(awk '/^mdt.es02a/ { on = 1 } on && /^- job_id:.*"fio:/ { f = 1 } on && f && /^  open:/ { s = $0; sub(/.*samples: */, "", s); print s + 0; exit }' "$xm")" \
+	"$(q "SELECT target, samples FROM jobstats_raw WHERE lustre_job_id = 'fio:0:es-2-virt3-cosp' AND op = 'open' ORDER BY target")"
+out=$("$fwdctl" --policy "$d/p4.yaml" ingest --format lustre-jobstats "$xo" 2>&1)
+check_match "EXAScaler capture: re-ingest stores nothing" "stored 0 samples" "$out"
+
 tap_done
