@@ -368,7 +368,7 @@ struct ingest_store;
 
 /*
  * A writer on an open connection (controller role, schema checked).
- * Records are buffered into transactions of `batch` records (0 = 20000),
+ * Records are buffered into transactions of `batch` records (0 = 100000),
  * each holding ingest_lock's row; each commit also brings the per-minute
  * rollups of the minutes it touched up to date (added to for new rows,
  * recomputed otherwise: monitor/ingest_rollup.h) and saves the counter

@@ -37,7 +37,7 @@
 #include "monitor/inventory.h"
 #include "policies/policy.h"
 
-#define DEFAULT_BATCH 20000
+#define DEFAULT_BATCH 100000
 #define MAX_TOUCHED 1024
 
 #define RAW_CHUNK 5000
