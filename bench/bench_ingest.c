@@ -65,9 +65,10 @@ static void gen_beacon(FILE *f)
 	}
 }
 
-static void gen_influx(FILE *f)
+/* Points [from, to) of every series. */
+static void influx_points(FILE *f, int from, int to)
 {
-	for (int p = 0; p < POINTS; p++) {
+	for (int p = from; p < to; p++) {
 		for (int s = 0; s < SERIES; s++) {
 			long long v = (long long)p * (s + 1);
 
@@ -83,6 +84,17 @@ static void gen_influx(FILE *f)
 				1472292840LL + p * 10);
 		}
 	}
+}
+
+static void gen_influx(FILE *f)
+{
+	influx_points(f, 0, POINTS);
+}
+
+/* The same series' next points: every component's baselines stored. */
+static void gen_influx_next(FILE *f)
+{
+	influx_points(f, POINTS, 2 * POINTS);
 }
 
 static void gen_jobstats(FILE *f)
@@ -202,12 +214,13 @@ static void report(const char *name, uint64_t records, uint64_t rows,
 
 /*
  * Write format's input (gen) to DIR/NAME.in and time `fwdctl ingest` of
- * it.  Its seconds, or -1 when it did not run or did not exit 0;
- * *stored and *lines from its --json summary.
+ * it (run `tag`, naming the files).  Its seconds, or -1 when it did not run or
+ * did not exit 0; *stored and *lines from its --json summary.
  */
 static double run_ingest(struct bench_db *b, const char *fwdctl,
 			 const char *policy, const char *format,
-			 void (*gen)(FILE *), uint64_t *stored, uint64_t *lines)
+			 const char *tag, void (*gen)(FILE *), uint64_t *stored,
+			 uint64_t *lines)
 {
 	char in[160], out[160], text[4096];
 	const char *at;
@@ -217,8 +230,8 @@ static double run_ingest(struct bench_db *b, const char *fwdctl,
 	int st;
 	size_t n;
 
-	snprintf(in, sizeof(in), "%s/%s.in", b->dir, format);
-	snprintf(out, sizeof(out), "%s/%s.json", b->dir, format);
+	snprintf(in, sizeof(in), "%s/%s.in", b->dir, tag);
+	snprintf(out, sizeof(out), "%s/%s.json", b->dir, tag);
 	if (!(f = fopen(in, "w")))
 		return -1;
 	gen(f);
@@ -286,8 +299,8 @@ int main(void)
 	       b.sock);
 
 	/* beacon-lwfs */
-	if ((secs = run_ingest(&b, fwdctl, policy, "beacon-lwfs", gen_beacon,
-			       &stored, &lines)) < 0)
+	if ((secs = run_ingest(&b, fwdctl, policy, "beacon-lwfs", "beacon",
+			       gen_beacon, &stored, &lines)) < 0)
 		goto fail;
 	report("beacon-lwfs", stored,
 	       (uint64_t)(count(b.db, "SELECT COUNT(*) FROM samples_raw") +
@@ -301,8 +314,8 @@ int main(void)
 
 	/* influx */
 	rows0 = count(b.db, "SELECT COUNT(*) FROM samples_raw");
-	if ((secs = run_ingest(&b, fwdctl, policy, "influx", gen_influx,
-			       &stored, &lines)) < 0)
+	if ((secs = run_ingest(&b, fwdctl, policy, "influx", "influx",
+			       gen_influx, &stored, &lines)) < 0)
 		goto fail;
 	report("influx", stored,
 	       (uint64_t)(count(b.db, "SELECT COUNT(*) FROM samples_raw") -
@@ -316,9 +329,26 @@ int main(void)
 				    " '10.%'"),
 		     "LOAD DATA of the same rows, rows/s");
 
+	/* influx again: the next interval of the same series */
+	rows0 = count(b.db, "SELECT COUNT(*) FROM samples_raw");
+	if ((secs = run_ingest(&b, fwdctl, policy, "influx", "influx-next",
+			       gen_influx_next, &stored, &lines)) < 0)
+		goto fail;
+	report("influx, next", stored,
+	       (uint64_t)(count(b.db, "SELECT COUNT(*) FROM samples_raw") -
+			  rows0),
+	       lines, secs);
+	bench_figure("ingest", "influx samples/s, the series' next interval",
+		     (double)stored / secs, "samples/s",
+		     load_data_rate(&b, "samples_raw", RAW_COLS,
+				    "SELECT " RAW_COLS " FROM samples_raw"
+				    " WHERE ts >= 1472294340 AND name NOT LIKE"
+				    " '10.%'"),
+		     "LOAD DATA of the same rows, rows/s");
+
 	/* lustre-jobstats */
 	if ((secs = run_ingest(&b, fwdctl, policy, "lustre-jobstats",
-			       gen_jobstats, &stored, &lines)) < 0)
+			       "jobstats", gen_jobstats, &stored, &lines)) < 0)
 		goto fail;
 	rows = count(b.db, "SELECT COUNT(*) FROM jobstats_raw");
 	report("lustre-jobstats", stored, (uint64_t)rows, lines, secs);
