@@ -22,6 +22,7 @@
 #include <slurm/slurm.h>
 
 #include "common/array.h"
+#include "common/units.h"
 
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
@@ -508,22 +509,6 @@ static int buf_room(char **buf, size_t *len, size_t *cap, size_t more)
 	return fwd_grow(buf, cap, *len + more + 1, 1, 256);
 }
 
-static char *put_u64(char *p, uint64_t v, int width)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (width-- > n)
-		*p++ = '0';
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 static int hl_print(const struct hl_render *h, char **buf, size_t *len,
 		    size_t *cap)
 {
@@ -562,10 +547,10 @@ static int hl_print(const struct hl_render *h, char **buf, size_t *len,
 			p = *buf + *len;
 			if (i > start)
 				*p++ = ',';
-			p = put_u64(p, q->lo, q->width);
+			p = units_put_dec(p, q->lo, q->width);
 			if (q->hi > q->lo) {
 				*p++ = '-';
-				p = put_u64(p, q->hi, q->width);
+				p = units_put_dec(p, q->hi, q->width);
 			}
 			*len = (size_t)(p - *buf);
 		} while (++i < h->n && hl_same_group(&h->r[i], &h->r[i - 1]));

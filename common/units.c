@@ -501,3 +501,19 @@ const char *units_short_rate(double bps, char *buf, size_t len)
 	}
 	return buf;
 }
+
+char *units_put_dec(char *p, uint64_t v, int width)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (width-- > n)
+		*p++ = '0';
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}

@@ -24,6 +24,7 @@
 
 #include "common/array.h"
 #include "common/timeutil.h"
+#include "common/units.h"
 #include "db/db.h"
 
 struct db {
@@ -1570,23 +1571,9 @@ void db_text_str(struct db_text *t, const char *s)
 	t->len = (size_t)(p - t->buf);
 }
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char d[20];
-	int n = 0;
-
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = d[--n];
-	return p;
-}
-
 void db_text_u64(struct db_text *t, uint64_t v)
 {
-	t->len = (size_t)(put_u64(text_sep(t), v) - t->buf);
+	t->len = (size_t)(units_put_dec(text_sep(t), v, 0) - t->buf);
 }
 
 void db_text_i64(struct db_text *t, int64_t v)
@@ -1595,9 +1582,9 @@ void db_text_i64(struct db_text *t, int64_t v)
 
 	if (v < 0) {
 		*p++ = '-';
-		p = put_u64(p, 0 - (uint64_t)v);
+		p = units_put_dec(p, 0 - (uint64_t)v, 0);
 	} else {
-		p = put_u64(p, (uint64_t)v);
+		p = units_put_dec(p, (uint64_t)v, 0);
 	}
 	t->len = (size_t)(p - t->buf);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/units.h"
 #include "profiler/trace.h"
 #include "profiler/trace_zstd.h"
 
@@ -974,21 +975,6 @@ static int write_rec(struct trace_writer *w, const struct trace_rec *r)
 	return 0;
 }
 
-/* Decimal digits of v after p; the end. */
-static char *put_dec(char *p, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 /* "=K ..." for a run of stream k (parse_reference()); formatted by hand,
  * as it is most lines of a stored trace. */
 static int put_reference(struct trace_writer *w, const struct trace_rec *r,
@@ -999,26 +985,26 @@ static int put_reference(struct trace_writer *w, const struct trace_rec *r,
 	char buf[96], *p = buf;
 
 	*p++ = '=';
-	p = put_dec(p, (uint64_t)k);
+	p = units_put_dec(p, (uint64_t)k, 0);
 	if (r->time != l->time) {
 		*p++ = ' ';
 		*p++ = 't';
 		if (r->time < l->time) {
 			*p++ = '-';
-			p = put_dec(p, (uint64_t)(l->time - r->time));
+			p = units_put_dec(p, (uint64_t)(l->time - r->time), 0);
 		} else {
-			p = put_dec(p, (uint64_t)(r->time - l->time));
+			p = units_put_dec(p, (uint64_t)(r->time - l->time), 0);
 		}
 	}
 	if (!stream_next_offset(l, &next) || next != r->offset) {
 		*p++ = ' ';
 		*p++ = 'o';
-		p = put_dec(p, r->offset);
+		p = units_put_dec(p, r->offset, 0);
 	}
 	if (r->n != 1) {
 		*p++ = ' ';
 		*p++ = 'n';
-		p = put_dec(p, r->n);
+		p = units_put_dec(p, r->n, 0);
 	}
 	*p++ = '\n';
 	return fwrite(buf, 1, (size_t)(p - buf), w->f) == (size_t)(p - buf)

@@ -415,6 +415,27 @@ static void test_short_rate_like_printf(void **state)
 		check_short_rate(12.3e9, len);
 }
 
+/* units_put_dec() writes what printf's %0*llu would. */
+static void test_put_dec_like_printf(void **state)
+{
+	static const uint64_t v[] = {0,		7, 10, 99999, 1000000007ULL,
+				     UINT64_MAX};
+	static const int w[] = {0, 1, 3, 5, 25};
+	char got[64], want[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (size_t j = 0; j < sizeof(w) / sizeof(w[0]); j++) {
+			char *end = units_put_dec(got, v[i], w[j]);
+
+			*end = '\0';
+			snprintf(want, sizeof(want), "%0*llu", w[j],
+				 (unsigned long long)v[i]);
+			assert_string_equal(got, want);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_format_truncates),
 		cmocka_unit_test(test_short_rate_like_printf),
+		cmocka_unit_test(test_put_dec_like_printf),
 	};
 
 	return cmocka_run_group_tests_name("units", tests, NULL, NULL);
