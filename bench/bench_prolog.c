@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "bench/report.h"
+#include "bench/testdb.h"
 #include "common/timeutil.h"
 #include "db/db.h"
 #include "policies/policy.h"
@@ -224,64 +225,6 @@ static int sql(struct db *db, const char *what, const char *q)
 		return -1;
 	}
 	printf("  (%s: %.1f s)\n", what, fwd_clock_mono() - t0);
-	fflush(stdout);
-	return 0;
-}
-
-/*
- * Let the server finish what a bulk load leaves behind (dirty pages to
- * flush, old row versions to purge) before measuring: a year of history
- * is written over a year, not the second before the prologs.  testdb and
- * dbdir: scripts/testdb and its directory (its root account sets the
- * flushing target).  At most 120 s.
- */
-static int settle(struct db *db, const char *testdb, const char *dbdir)
-{
-	const char *const flush[] = {
-		testdb,
-		"sql",
-		dbdir,
-		"-e",
-		"SET GLOBAL innodb_max_dirty_pages_pct = 0",
-		NULL};
-	const char *const keep[] = {
-		testdb,
-		"sql",
-		dbdir,
-		"-e",
-		"SET GLOBAL innodb_max_dirty_pages_pct = 90",
-		NULL};
-	double t0 = fwd_clock_mono();
-	int64_t dirty = -1, purge = -1;
-	fwd_error_t err;
-
-	if (run(flush, NULL, NULL) != 0)
-		return -1;
-	while (fwd_clock_mono() - t0 < 120) {
-		if (db_query_int64(db, &err, &dirty,
-				   "SELECT VARIABLE_VALUE FROM "
-				   "information_schema.GLOBAL_STATUS WHERE "
-				   "VARIABLE_NAME = "
-				   "'INNODB_BUFFER_POOL_PAGES_DIRTY'",
-				   "") < 0 ||
-		    db_query_int64(db, &err, &purge,
-				   "SELECT VARIABLE_VALUE FROM "
-				   "information_schema.GLOBAL_STATUS WHERE "
-				   "VARIABLE_NAME = "
-				   "'INNODB_HISTORY_LIST_LENGTH'",
-				   "") < 0) {
-			fprintf(stderr, "bench_prolog: settle: %s\n", err.text);
-			run(keep, NULL, NULL);
-			return -1;
-		}
-		if (dirty <= 16 && purge <= 64)
-			break;
-		usleep(100000);
-	}
-	if (run(keep, NULL, NULL) != 0)
-		return -1;
-	printf("  (settled: %.1f s; %lld dirty pages, %lld to purge)\n",
-	       fwd_clock_mono() - t0, (long long)dirty, (long long)purge);
 	fflush(stdout);
 	return 0;
 }
@@ -729,7 +672,7 @@ int main(int argc, char **argv)
 		goto out;
 	for (size_t k = 0; k < 2; k++) {
 		struct db *db = setup_db(&c.s[k]);
-		int r = db ? settle(db, c.testdb, c.s[k].dbdir) : -1;
+		int r = db ? bench_db_settle(db, c.s[k].dbdir) : -1;
 
 		db_close(db);
 		if (r < 0)

@@ -79,3 +79,52 @@ void bench_db_stop(struct bench_db *b)
 	bench_run(stop, true);
 	bench_run(rm, true);
 }
+
+int bench_db_settle(struct db *db, const char *dbdir)
+{
+	char *flush[] = {(char *)TOP_SRCDIR "/scripts/testdb",
+			 (char *)"sql",
+			 (char *)dbdir,
+			 (char *)"-e",
+			 (char *)"SET GLOBAL innodb_max_dirty_pages_pct = 0",
+			 NULL};
+	char *keep[] = {(char *)TOP_SRCDIR "/scripts/testdb",
+			(char *)"sql",
+			(char *)dbdir,
+			(char *)"-e",
+			(char *)"SET GLOBAL innodb_max_dirty_pages_pct = 90",
+			NULL};
+	double t0 = fwd_clock_mono();
+	int64_t dirty = -1, purge = -1;
+	fwd_error_t err;
+
+	if (bench_run(flush, true) != 0)
+		return -1;
+	while (fwd_clock_mono() - t0 < 120) {
+		if (db_query_int64(db, &err, &dirty,
+				   "SELECT VARIABLE_VALUE FROM "
+				   "information_schema.GLOBAL_STATUS WHERE "
+				   "VARIABLE_NAME = "
+				   "'INNODB_BUFFER_POOL_PAGES_DIRTY'",
+				   "") < 0 ||
+		    db_query_int64(db, &err, &purge,
+				   "SELECT VARIABLE_VALUE FROM "
+				   "information_schema.GLOBAL_STATUS WHERE "
+				   "VARIABLE_NAME = "
+				   "'INNODB_HISTORY_LIST_LENGTH'",
+				   "") < 0) {
+			fprintf(stderr, "bench: settle: %s\n", err.text);
+			bench_run(keep, true);
+			return -1;
+		}
+		if (dirty <= 16 && purge <= 64)
+			break;
+		usleep(100000);
+	}
+	if (bench_run(keep, true) != 0)
+		return -1;
+	printf("  (settled: %.1f s; %lld dirty pages, %lld to purge)\n",
+	       fwd_clock_mono() - t0, (long long)dirty, (long long)purge);
+	fflush(stdout);
+	return 0;
+}

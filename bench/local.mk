@@ -39,7 +39,7 @@ bench_bench_trace_SOURCES = bench/bench_trace.c $(BENCH_REPORT)
 bench_bench_trace_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_trace_LDADD = $(FWD_PROFILER_LIBS)
 # Controller and node prolog timings.
-bench_bench_prolog_SOURCES = bench/bench_prolog.c $(BENCH_REPORT)
+bench_bench_prolog_SOURCES = bench/bench_prolog.c $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_prolog_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_prolog_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 # One job's node prologs at once: decision file and database.

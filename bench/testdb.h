@@ -28,6 +28,15 @@ void bench_db_start(struct bench_db *b);
 void bench_db_stop(struct bench_db *b);
 
 /*
+ * Let the server of dbdir (scripts/testdb's directory; db connected to
+ * it) finish what a bulk load leaves behind, dirty pages to flush and
+ * old row versions to purge, before measuring: history is written over
+ * time, not the second before.  Prints how long it took; at most 120 s.
+ * 0, or -1 (message printed).
+ */
+int bench_db_settle(struct db *db, const char *dbdir);
+
+/*
  * Run argv (argv[0] an absolute path; execv, no shell) and wait for it;
  * with quiet, its stdout goes to /dev/null.  Its exit status, or -1 when
  * it could not be started or was killed.
