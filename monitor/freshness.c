@@ -29,8 +29,14 @@ int monitor_newest_samples(struct db *db, double newest[MONITOR_N_SOURCES],
 
 	for (int i = 0; i < MONITOR_N_SOURCES; i++)
 		newest[i] = 0;
-	st = db_prepare(
-		db, "SELECT kind, MAX(ts) FROM samples_raw GROUP BY kind", err);
+	/* each component's newest first: a loose scan of the primary key
+	 * (kind, name, ts), one step per component, where MAX(ts) by kind
+	 * alone would read every row */
+	st = db_prepare(db,
+			"SELECT kind, MAX(m) FROM (SELECT kind, name, MAX(ts)"
+			" AS m FROM samples_raw GROUP BY kind, name) AS c"
+			" GROUP BY kind",
+			err);
 	if (!st || db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
@@ -64,9 +70,11 @@ int monitor_sample_names(struct db *db, const char *kind, double since,
 
 	*names = NULL;
 	*n = 0;
+	/* a loose scan of the primary key, one step per component */
 	st = db_prepare(db,
-			"SELECT DISTINCT name FROM samples_raw WHERE kind = ? "
-			"AND ts >= ? ORDER BY name LIMIT 10000",
+			"SELECT name FROM samples_raw WHERE kind = ?"
+			" GROUP BY kind, name HAVING MAX(ts) >= ?"
+			" ORDER BY name LIMIT 10000",
 			err);
 	if (!st)
 		return -1;
