@@ -1207,18 +1207,18 @@ static int load_state(struct ingest_store *s, enum ingest_kind kind,
 		if (db_query_int64(s->db, err, &rows, state_count_sql, "") < 0)
 			return -1;
 		if (rows <= STATE_BULK_MAX) {
-			if (!(st = db_prepare(s->db, state_load_all_sql, err)))
+			struct db_stmt *all =
+				db_queryf(s->db, err, state_load_all_sql, "");
+
+			if (!all)
 				return -1;
-			r = db_exec(st, err) < 0
-				    ? -1
-				    : seed_states(s, st, NULL, err);
-			db_stmt_close(st);
+			r = seed_states(s, all, NULL, err);
+			db_stmt_close(all);
 			if (r < 0)
 				return -1;
 			s->all_loaded = true;
 			return 0;
 		}
-		st = s->state_load;
 	}
 	db_bind_text(st, 0, ingest_kind_name(kind));
 	db_bind_text(st, 1, name);
@@ -1294,7 +1294,7 @@ static int store_now(struct ingest_store *s, const struct raw_row *row,
 {
 	uint64_t affected;
 
-	if (raw_wait(s, err) < 0 || upsert_raw(s, row, &affected, err) < 0)
+	if (upsert_raw(s, row, &affected, err) < 0)
 		return fail(s);
 	if (affected)
 		s->stats.stored++;
@@ -1654,7 +1654,7 @@ int ingest_store_influx(struct ingest_store *s, const struct influx_rec *r,
 		}
 		if (!later)
 			s->stats.stored++;
-		/* its rollups: see flush_raw() */
+		/* its rollups: see raw_wait() */
 		return record_done(s, err);
 	}
 }
