@@ -329,26 +329,40 @@ out:
 	return rv;
 }
 
-/* Append a copy of s to a growing array of strings. */
-static int names_push(char ***names, size_t *n, size_t *cap, const char *s,
-		      fwd_error_t *err)
+/* Into *names (NULL and *n 0 on entry) a copy of the first column of each
+ * row st (executed) returns; st is closed.  0, or -1 with err (what was
+ * read stays in *names, for the caller to free). */
+static int fetch_names(struct db_stmt *st, char ***names, size_t *n,
+		       fwd_error_t *err)
 {
-	if (FWD_GROW(*names, *cap, *n + 1, 16) < 0)
-		return errprintf(err, "%s", strerror(errno));
-	if (!((*names)[*n] = strdup(s ? s : "")))
-		return errprintf(err, "%s", strerror(errno));
-	(*n)++;
-	return 0;
+	size_t cap = 0;
+	int r, rv = -1;
+
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *v = db_col_text(st, 0);
+
+		if (FWD_GROW(*names, cap, *n + 1, 16) < 0 ||
+		    !((*names)[*n] = strdup(v ? v : ""))) {
+			errprintf(err, "%s", strerror(errno));
+			goto out;
+		}
+		(*n)++;
+	}
+	if (r == 0)
+		rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
 }
 
 int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			 double now, uint64_t *released, fwd_error_t *err)
 {
 	char **names = NULL;
-	size_t n_names = 0, cap = 0;
-	struct db_stmt *st = NULL;
+	size_t n_names = 0;
+	struct db_stmt *st;
 	int64_t n;
-	int rv = -1, r;
+	int rv = -1;
 
 	n = db_execf(db, err,
 		     "UPDATE allocations SET released_at = ?, "
@@ -365,13 +379,7 @@ int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			       "WHERE job_id = ? AND released_at = ? "
 			       "LIMIT 100000",
 			       "ui", job_num, (int64_t)now);
-		if (!st)
-			goto out;
-		while ((r = db_fetch(st, err)) > 0)
-			if (names_push(&names, &n_names, &cap,
-				       db_col_text(st, 0), err) < 0)
-				goto out;
-		if (r < 0 ||
+		if (!st || fetch_names(st, &names, &n_names, err) < 0 ||
 		    inventory_touch_forwarders(db, (const char *const *)names,
 					       n_names, now, err) < 0)
 			goto out;
@@ -383,7 +391,6 @@ out:
 	if (rv < 0)
 		errprefix(err, "releasing the allocation of job %llu",
 			  (unsigned long long)job_num);
-	db_stmt_close(st);
 	ledger_store_names_free(names, n_names);
 	return rv;
 }
@@ -399,37 +406,22 @@ int ledger_store_job_forwarders(struct db *db, uint64_t job_num, char ***names,
 				size_t *n, fwd_error_t *err)
 {
 	struct db_stmt *st;
-	size_t cap = 0;
-	int rv = -1, r;
 
 	*names = NULL;
 	*n = 0;
-	st = db_prepare(db,
-			"SELECT DISTINCT forwarder FROM allocations"
-			" WHERE job_id = ? AND " LEDGER_HELD_WHERE
-			" ORDER BY forwarder LIMIT 100000",
-			err);
-	if (!st)
-		goto out;
-	db_bind_uint64(st, 0, job_num);
-	if (db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0)
-		if (names_push(names, n, &cap, db_col_text(st, 0), err) < 0)
-			goto out;
-	if (r < 0)
-		goto out;
-	rv = 0;
-out:
-	if (rv < 0) {
-		errprefix(err, "reading the forwarders job %llu held",
-			  (unsigned long long)job_num);
-		ledger_store_names_free(*names, *n);
-		*names = NULL;
-		*n = 0;
-	}
-	db_stmt_close(st);
-	return rv;
+	st = db_queryf(db, err,
+		       "SELECT DISTINCT forwarder FROM allocations"
+		       " WHERE job_id = ? AND " LEDGER_HELD_WHERE
+		       " ORDER BY forwarder LIMIT 100000",
+		       "u", job_num);
+	if (st && fetch_names(st, names, n, err) == 0)
+		return 0;
+	errprefix(err, "reading the forwarders job %llu held",
+		  (unsigned long long)job_num);
+	ledger_store_names_free(*names, *n);
+	*names = NULL;
+	*n = 0;
+	return -1;
 }
 
 int ledger_store_job_private(struct db *db, uint64_t job_num, bool *priv,
