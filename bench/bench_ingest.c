@@ -8,13 +8,10 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "bench/report.h"
 #include "bench/testdb.h"
@@ -229,10 +226,18 @@ static double run_ingest(struct bench_db *b, const char *fwdctl,
 			 uint64_t *lines)
 {
 	char in[160], out[160], text[4096];
+	char *argv[] = {(char *)fwdctl,
+			(char *)"--policy",
+			(char *)policy,
+			(char *)"ingest",
+			(char *)"--json",
+			(char *)"--format",
+			(char *)format,
+			in,
+			NULL};
 	const char *at;
 	double t0, secs;
 	FILE *f;
-	pid_t pid;
 	int st;
 	size_t n;
 
@@ -243,28 +248,13 @@ static double run_ingest(struct bench_db *b, const char *fwdctl,
 	gen(f);
 	if (fclose(f) != 0 || bench_db_settle(b->db, b->dir) < 0)
 		return -1;
-	fflush(NULL);
 	t0 = fwd_clock_mono();
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (fd < 0 || dup2(fd, 1) < 0)
-			_exit(127);
-		execl(fwdctl, fwdctl, "--policy", policy, "ingest", "--json",
-		      "--format", format, in, (char *)NULL);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
+	st = bench_run_to(argv, out);
 	secs = fwd_clock_mono() - t0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	if (st != 0) {
 		fprintf(stderr,
-			"bench_ingest: fwdctl ingest --format %s: "
-			"exit %d\n",
-			format, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			"bench_ingest: fwdctl ingest --format %s: exit %d\n",
+			format, st);
 		return -1;
 	}
 	if (!(f = fopen(out, "r")))

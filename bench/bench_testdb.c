@@ -16,7 +16,7 @@
 #define TOP_SRCDIR "."
 #endif
 
-int bench_run(char *const argv[], bool quiet)
+int bench_run_to(char *const argv[], const char *out)
 {
 	pid_t pid;
 	int st;
@@ -26,7 +26,7 @@ int bench_run(char *const argv[], bool quiet)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		if (quiet && !freopen("/dev/null", "w", stdout))
+		if (out && !freopen(out, "w", stdout))
 			_exit(127);
 		execv(argv[0], argv);
 		_exit(127);
@@ -34,6 +34,11 @@ int bench_run(char *const argv[], bool quiet)
 	if (waitpid(pid, &st, 0) < 0)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int bench_run(char *const argv[], bool quiet)
+{
+	return bench_run_to(argv, quiet ? "/dev/null" : NULL);
 }
 
 void bench_db_start(struct bench_db *b)

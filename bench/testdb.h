@@ -42,5 +42,8 @@ int bench_db_settle(struct db *db, const char *dbdir);
  * it could not be started or was killed.
  */
 int bench_run(char *const argv[], bool quiet);
+/* The same, its stdout written to the file out (created or truncated),
+ * or ours when out is NULL. */
+int bench_run_to(char *const argv[], const char *out);
 
 #endif
