@@ -267,6 +267,18 @@ static void test_bandwidth_by_forwarders(void **state)
 	json_decref(o);
 }
 
+/* One point of a curve: k, its median, how many runs, their spread, and
+ * whether they had their forwarders alone. */
+static void assert_point(const struct profile_bw *b, uint32_t k, double bps,
+			 uint32_t runs, double spread, bool priv)
+{
+	assert_int_equal(b->k, k);
+	assert_near(b->bps, bps);
+	assert_int_equal(b->runs, runs);
+	assert_near(b->spread_bps, spread);
+	assert_int_equal(b->private_fwd, priv);
+}
+
 /* Per k: the runs that had their forwarders alone count, else the shared
  * ones; how many, and their spread. */
 static void test_curve_private_first(void **state)
@@ -288,16 +300,8 @@ static void test_curve_private_first(void **state)
 	runs[5].forwarders = 4, runs[5].achieved_bps = 5e9;
 	assert_int_equal(profile_predict(runs, 6, 256, 5, 0, 10, &p), 0);
 	assert_int_equal(p.n_bw, 2);
-	assert_int_equal(p.bw[0].k, 2);
-	assert_near(p.bw[0].bps, 2e9);
-	assert_int_equal(p.bw[0].runs, 3);
-	assert_near(p.bw[0].spread_bps, 2e9);
-	assert_true(p.bw[0].private_fwd);
-	assert_int_equal(p.bw[1].k, 4);
-	assert_near(p.bw[1].bps, 4.5e9);
-	assert_int_equal(p.bw[1].runs, 2);
-	assert_near(p.bw[1].spread_bps, 1e9);
-	assert_false(p.bw[1].private_fwd);
+	assert_point(&p.bw[0], 2, 2e9, 3, 2e9, true);
+	assert_point(&p.bw[1], 4, 4.5e9, 2, 1e9, false);
 }
 
 /* Runs decided direct (no forwarder) give the k = 0 point: their median,
@@ -323,14 +327,8 @@ static void test_curve_direct(void **state)
 	runs[4].private_fwd = true;
 	assert_int_equal(profile_predict(runs, 5, 256, 5, 0, 10, &p), 0);
 	assert_int_equal(p.n_bw, 2);
-	assert_int_equal(p.bw[0].k, 0);
-	assert_near(p.bw[0].bps, 2e9);
-	assert_int_equal(p.bw[0].runs, 3);
-	assert_near(p.bw[0].spread_bps, 2e9);
-	assert_false(p.bw[0].private_fwd);
-	assert_int_equal(p.bw[1].k, 1);
-	assert_near(p.bw[1].bps, 0.5e9);
-	assert_int_equal(p.bw[1].runs, 1);
+	assert_point(&p.bw[0], 0, 2e9, 3, 2e9, false);
+	assert_point(&p.bw[1], 1, 0.5e9, 1, 0, true);
 	/* stored as "0", shown as direct */
 	o = profile_to_json(&p);
 	assert_near(
