@@ -19,9 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <slurm/slurm.h>
-
 #include "common/array.h"
+#include "common/slurm_compat.h"
 #include "common/units.h"
 
 #include "allocator/decide.h"
@@ -314,7 +313,7 @@ int alloc_ctx_job_nodes_fast(const struct alloc_ctx *cx, const char *hostlist,
 			     uint32_t **ids_out, size_t *n_out)
 {
 	struct alloc_nodeset seen = {0};
-	hostlist_t hl = NULL;
+	fwd_hostlist_t hl = NULL;
 	uint32_t *ids = NULL;
 	char *ranged = NULL;
 	size_t n = 0;
@@ -325,7 +324,7 @@ int alloc_ctx_job_nodes_fast(const struct alloc_ctx *cx, const char *hostlist,
 	hl = slurm_hostlist_create(hostlist);
 	if (!hl || (count = slurm_hostlist_count(hl)) <= 0)
 		goto out;
-	ranged = slurm_hostlist_ranged_string_malloc(hl);
+	ranged = fwd_hostlist_ranged(hl);
 	ids = malloc((size_t)count * sizeof(*ids));
 	if (!ranged || !ids || alloc_nodeset_init(&seen, cx->t->n_nodes) < 0 ||
 	    expand_ranged(cx, ranged, ids, (size_t)count, &n, &seen) < 0 ||
@@ -568,7 +567,7 @@ static int hl_print(const struct hl_render *h, char **buf, size_t *len,
 
 /* The same through libslurm, for names the index does not split. */
 static int render_slurm(const struct alloc_ctx *cx, const uint32_t *ids,
-			size_t n, hostlist_t *hl)
+			size_t n, fwd_hostlist_t *hl)
 {
 	if (!*hl && !(*hl = slurm_hostlist_create(NULL)))
 		return -1;
@@ -578,9 +577,9 @@ static int render_slurm(const struct alloc_ctx *cx, const uint32_t *ids,
 	return 0;
 }
 
-static int append_slurm(hostlist_t hl, char **buf, size_t *len, size_t *cap)
+static int append_slurm(fwd_hostlist_t hl, char **buf, size_t *len, size_t *cap)
 {
-	char *s = slurm_hostlist_ranged_string_malloc(hl);
+	char *s = fwd_hostlist_ranged(hl);
 	size_t sl;
 
 	if (!s)
@@ -600,7 +599,7 @@ int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
 		     char **buf, size_t *len, size_t *cap)
 {
 	struct hl_render h = {.cx = cx};
-	hostlist_t hl = NULL;
+	fwd_hostlist_t hl = NULL;
 	int rv = -1;
 
 	if (cx->names->long_suffix) {
@@ -626,7 +625,7 @@ static int render_nodes(struct hl_render *h, const uint32_t *ids,
 			char **buf, size_t *len, size_t *cap)
 {
 	const struct alloc_ctx *cx = h->cx;
-	hostlist_t hl = NULL;
+	fwd_hostlist_t hl = NULL;
 	int rv = -1;
 
 	h->n = 0;

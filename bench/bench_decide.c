@@ -20,11 +20,10 @@
 #include <string.h>
 #include <time.h>
 
-#include <slurm/slurm.h>
-
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
 #include "bench/report.h"
+#include "common/slurm_compat.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -220,7 +219,7 @@ out:
 /* The bare libslurm parse of the node list (create, count, destroy). */
 static int bare_parse(const void *unused, const char *nodes)
 {
-	hostlist_t hl = slurm_hostlist_create(nodes);
+	fwd_hostlist_t hl = slurm_hostlist_create(nodes);
 	int n = hl ? slurm_hostlist_count(hl) : -1;
 
 	(void)unused;

@@ -13,9 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <slurm/slurm.h>
-
 #include "cli/fwdctl.h"
+#include "common/slurm_compat.h"
 #include "policies/policy.h"
 #include "spank/remap.h"
 #include "topology/topology.h"
@@ -104,7 +103,7 @@ static void targets_free(struct targets *ts)
 static int parse_targets(const char *list, const struct topology *topo,
 			 struct targets *ts)
 {
-	hostlist_t hl = slurm_hostlist_create(list);
+	fwd_hostlist_t hl = slurm_hostlist_create(list);
 	int count, rc = FWD_EXIT_USAGE;
 	char *h;
 

@@ -13,11 +13,11 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <slurm/slurm.h>
 
 #include "cli/cmd_trace.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/slurm_compat.h"
 #include "controller/history.h"
 #include "controller/profile_ctl.h"
 #include "policies/policy.h"
@@ -46,7 +46,7 @@ static int file_node(const char *path, char *buf, size_t len)
 /* Every file must be a node of the job (its Slurm hostlist). */
 static int check_nodes(const struct history_job *row, char **files, int n)
 {
-	hostlist_t hl;
+	fwd_hostlist_t hl;
 	int rc = 0;
 
 	if (!row->nodelist)

@@ -11,12 +11,11 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 
 #include "allocator/ledger.h"
 #include "common/array.h"
 #include "common/run.h"
+#include "common/slurm_compat.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/ledger_store.h"
@@ -84,7 +83,7 @@ static int alive_jobs(uint64_t **alive, size_t *n, fwd_error_t *err)
 		return -1;
 	slurm_init(NULL);
 	if (slurm_load_jobs((time_t)0, &jobs, SHOW_ALL) != SLURM_SUCCESS) {
-		int e = slurm_get_errno();
+		int e = fwd_slurm_errno();
 
 		errno = ECONNREFUSED; /* slurmctld could not be asked */
 		return errprintf(err, "asking slurmctld for its jobs: %s",

@@ -14,9 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <slurm/slurm.h>
-
 #include "common/array.h"
+#include "common/slurm_compat.h"
 #include "db/db.h"
 #include "monitor/anomaly.h"
 #include "monitor/health.h"
@@ -251,7 +250,7 @@ int health_default_forwarders(struct scan *s, const char *nodelist,
 {
 	char **v = NULL;
 	size_t cnt = 0, cap = 0;
-	hostlist_t hl;
+	fwd_hostlist_t hl;
 	char *host;
 	int rv = 0;
 

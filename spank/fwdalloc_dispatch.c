@@ -8,9 +8,13 @@
 
 #include <slurm/spank.h>
 
+#include "common/slurm_compat.h"
 #include "spank/fwdalloc.h"
 
 SPANK_PLUGIN(fwdalloc, 1);
+
+/* fwdalloc never drains a node for itself (Slurm >= 25.05). */
+FWD_SPANK_INIT_FAILS_JOB;
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <slurm/slurm.h>
 
 #include "common/sha256.h"
+#include "common/slurm_compat.h"
 #include "controller/publish.h"
 #include "db/db.h"
 #include "policies/policy.h"
@@ -35,7 +35,7 @@
 
 static bool node_in(const char *hostlist, const char *node)
 {
-	hostlist_t hl;
+	fwd_hostlist_t hl;
 	bool in;
 
 	if (!hostlist || !(hl = slurm_hostlist_create(hostlist)))

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "common/slurm_compat.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 

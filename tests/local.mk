@@ -23,7 +23,10 @@ SH_LOG_COMPILER = $(FWD_TEST_TIMEOUT) $(SHELL)
 # ---- unit tests: each links the library it tests and what lies below it --
 # common/
 UNIT_COMMON = tests/unit/test_units tests/unit/test_sha256 \
-	tests/unit/test_yamldoc tests/unit/test_common tests/unit/test_run
+	tests/unit/test_yamldoc tests/unit/test_common tests/unit/test_run \
+	tests/unit/test_slurm_compat
+tests_unit_test_slurm_compat_SOURCES = tests/unit/test_slurm_compat.c
+tests_unit_test_slurm_compat_LDADD = $(SLURM_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_common_SOURCES = tests/unit/test_common.c
 tests_unit_test_common_LDADD = $(FWD_COMMON_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_units_SOURCES = tests/unit/test_units.c

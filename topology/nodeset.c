@@ -12,14 +12,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <slurm/slurm.h>
-
+#include "common/slurm_compat.h"
 #include "topology/topology.h"
 
 int topo_hostlist_nodes(const struct topology *t, const char *hostlist,
 			uint32_t **ids_out, size_t *n_out, fwd_error_t *err)
 {
-	hostlist_t hl = NULL;
+	fwd_hostlist_t hl = NULL;
 	uint8_t *seen = NULL;
 	uint32_t *ids = NULL;
 	char *host = NULL;
@@ -127,7 +126,7 @@ int topo_hostlist_default_forwarders(const struct topology *t,
 				     size_t *n_out, size_t *n_unknown,
 				     fwd_error_t *err)
 {
-	hostlist_t hl = NULL;
+	fwd_hostlist_t hl = NULL;
 	uint32_t *count = NULL, *fwd = NULL;
 	size_t n = 0, unknown = 0;
 	char *host;

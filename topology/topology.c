@@ -17,8 +17,8 @@
 #include <sys/mman.h>
 
 #include <jansson.h>
-#include <slurm/slurm.h>
 
+#include "common/slurm_compat.h"
 #include "topology/names.h"
 #include "topology/topology.h"
 
@@ -369,9 +369,9 @@ static int add_node(struct topology *t, const char *name, fwd_error_t *err)
 	return 0;
 }
 
-static hostlist_t parse_hostlist(const char *hosts, fwd_error_t *err)
+static fwd_hostlist_t parse_hostlist(const char *hosts, fwd_error_t *err)
 {
-	hostlist_t hl;
+	fwd_hostlist_t hl;
 
 	if (!hosts || !*hosts) {
 		errno = EINVAL;
@@ -413,7 +413,7 @@ static int check_name(const char *host, const char *list, fwd_error_t *err)
 int topo_add_compute_nodes(struct topology *t, const char *hostlist,
 			   fwd_error_t *err)
 {
-	hostlist_t hl = parse_hostlist(hostlist, err);
+	fwd_hostlist_t hl = parse_hostlist(hostlist, err);
 	char *host;
 	int rv = 0;
 
@@ -427,28 +427,6 @@ int topo_add_compute_nodes(struct topology *t, const char *hostlist,
 	}
 	slurm_hostlist_destroy(hl);
 	return rv;
-}
-
-/* Ranged string ("c[1-4,7]") of a hostlist, malloc'd. */
-static char *ranged(hostlist_t hl)
-{
-	size_t len = 256;
-
-	for (;;) {
-		char *buf = malloc(len);
-
-		if (!buf)
-			return NULL;
-		if (slurm_hostlist_ranged_string(hl, len, buf) >= 0 &&
-		    strlen(buf) + 1 < len)
-			return buf;
-		free(buf);
-		if (len > (1u << 26)) {
-			errno = E2BIG;
-			return NULL;
-		}
-		len *= 4;
-	}
 }
 
 /* Append one mapping entry; nodes (malloc'd, NULL = out of memory) is
@@ -471,10 +449,11 @@ static int append_mapping(struct topology *t, char *nodes, size_t forwarder,
 	return 0;
 }
 
-static int push_mapping(struct topology *t, hostlist_t hl, size_t forwarder,
+static int push_mapping(struct topology *t, fwd_hostlist_t hl, size_t forwarder,
 			size_t count, fwd_error_t *err)
 {
-	return append_mapping(t, ranged(hl), forwarder, count, err);
+	return append_mapping(t, fwd_hostlist_ranged(hl), forwarder, count,
+			      err);
 }
 
 void topo_node_index(const struct topology *t, const int32_t **slots,
@@ -551,7 +530,7 @@ int topo_add_mapping(struct topology *t, const char *hostlist, size_t forwarder,
 		     fwd_error_t *err)
 {
 	bool declared = t->n_nodes > 0;
-	hostlist_t hl, mapped = NULL;
+	fwd_hostlist_t hl, mapped = NULL;
 	size_t count = 0;
 	char *host = NULL;
 	int rv = -1;
@@ -620,7 +599,7 @@ int topo_map_per_forwarder(struct topology *t, size_t per_forwarder,
 		return errprintf(err, "nodes_per_forwarder must be at least 1");
 	}
 	for (;;) {
-		hostlist_t hl;
+		fwd_hostlist_t hl;
 		size_t count = 0;
 		int rv;
 

@@ -5,7 +5,7 @@
  * and errors of the per-host path (alloc_job_nodes()), and the mapping's
  * ranged hostlists must be exactly what libslurm prints for the same
  * names pushed in the same order (slurm_hostlist_push_host() then
- * slurm_hostlist_ranged_string_malloc()), on many random node sequences
+ * fwd_hostlist_ranged()), on many random node sequences
  * over names with several prefixes, zero-padded and natural widths, widths
  * that change inside a range (gpu99 -> gpu100, d08 -> d10), names without
  * a number, and numbers too sparse for a table.
@@ -21,10 +21,10 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <slurm/slurm.h>
 
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
+#include "common/slurm_compat.h"
 #include "topology/topology.h"
 
 struct fix {
@@ -122,14 +122,14 @@ static size_t random_ids(const struct topology *t, uint32_t *ids, size_t max,
 static char *slurm_render(const struct topology *t, const uint32_t *ids,
 			  size_t n)
 {
-	hostlist_t hl = slurm_hostlist_create(NULL);
+	fwd_hostlist_t hl = slurm_hostlist_create(NULL);
 	char *s;
 
 	assert_non_null(hl);
 	for (size_t i = 0; i < n; i++)
 		assert_int_not_equal(
 			slurm_hostlist_push_host(hl, t->node_names[ids[i]]), 0);
-	s = slurm_hostlist_ranged_string_malloc(hl);
+	s = fwd_hostlist_ranged(hl);
 	slurm_hostlist_destroy(hl);
 	assert_non_null(s);
 	return s;
