@@ -5,8 +5,8 @@
  * and errors of the per-host path (alloc_job_nodes()), and the mapping's
  * ranged hostlists must be exactly what libslurm prints for the same
  * names pushed in the same order (slurm_hostlist_push_host() then
- * fwd_hostlist_ranged()), on many random node sequences
- * over names with several prefixes, zero-padded and natural widths, widths
+ * fwd_hostlist_ranged()), on many random node sequences over names with
+ * several prefixes, zero-padded and natural widths, widths
  * that change inside a range (gpu99 -> gpu100, d08 -> d10), names without
  * a number, and numbers too sparse for a table.
  */
