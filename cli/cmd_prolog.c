@@ -7,15 +7,18 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "cli/fwdctl.h"
 #include "common/timeutil.h"
 #include "controller/hooks.h"
 #include "controller/job.h"
+#include "controller/release_queue.h"
 #include "policies/policy.h"
 #include "topology/topo_cache.h"
 
@@ -44,6 +47,18 @@ static void prolog_usage(FILE *f)
 "        account and partition names are escaped and cut to what the\n"
 "        database holds.\n"
 "epilog  releases the job's allocation (idempotent) and records its end.\n"
+"\n"
+"fwdctl epilog --queue\n"
+"        what the installed epilog-slurmctld runs, in the background: it\n"
+"        queues the release (a file named by the job id in\n"
+"        release-queue/ beside the audit file) and releases what is\n"
+"        queued unless another epilog already does.  slurmctld keeps a job\n"
+"        COMPLETING until EpilogSlurmctld ends, and one that ends after the\n"
+"        nodes' own epilogs leaves pending jobs waiting for the next\n"
+"        scheduling pass (sched_interval, 60 s): so the wrapper returns at\n"
+"        once and the release follows within milliseconds.  Messages go\n"
+"        to syslog (LOG_DAEMON, \"fwdalloc\"); `fwdctl reconcile` releases\n"
+"        what a queue left behind.\n"
 "\n"
 "Exit status:\n"
 "  0  done, or failed open (the audit record says why)\n"
@@ -115,6 +130,92 @@ static struct topology *prolog_topology(struct fwdctl_ctx *ctx,
 	return ctx->topology;
 }
 
+/* What a queued release says goes to syslog: nobody reads its stderr. */
+static void log_daemon(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void log_daemon(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	openlog("fwdalloc", LOG_PID, LOG_DAEMON);
+	vsyslog(prio, fmt, ap);
+	closelog();
+	va_end(ap);
+}
+
+struct queued {
+	const struct policy *p;
+	size_t failed;
+};
+
+/* relq_drain()'s callback: one queued job, its variables in environ. */
+static void release_queued(void *arg, double t0)
+{
+	struct queued *q = arg;
+	struct ctl_outcome out;
+	struct ctl_job job;
+	fwd_error_t err;
+
+	if (ctl_job_from_env(&job, &err) < 0) {
+		log_daemon(LOG_WARNING, "epilog: queued release: %s", err.text);
+		q->failed++;
+		return;
+	}
+	ctl_epilog(q->p, &job, t0, &out);
+	for (size_t i = 0; i < out.n_notes; i++)
+		log_daemon(LOG_WARNING, "%s", out.notes[i].text);
+	if (out.lost_record)
+		syslog_record("epilog", job.job_id, out.lost_record);
+	if (out.fallback)
+		q->failed++;
+	ctl_outcome_free(&out);
+}
+
+/*
+ * fwdctl epilog --queue: queue this job's release, then release what the
+ * queue holds unless another epilog is doing it.  Run in the background
+ * by the epilog-slurmctld wrapper (controller/release_queue.h).
+ */
+static int epilog_queued(struct fwdctl_ctx *ctx, double t0)
+{
+	struct queued q = {NULL, 0};
+	struct ctl_job job;
+	size_t done = 0, bad = 0;
+	fwd_error_t err;
+	char dir[4096];
+	struct policy *p;
+
+	/* Out of slurmctld's process group: a script it kills on
+	 * shutdown is the wrapper, not a release under way. */
+	setsid();
+	if (ctl_job_from_env(&job, &err) < 0) {
+		log_daemon(LOG_WARNING, "epilog: %s", err.text);
+		return FWD_EXIT_USAGE;
+	}
+	if (!(p = fwdctl_policy(ctx))) {
+		if (ctl_no_policy(&job, t0, &err) < 0)
+			log_daemon(LOG_WARNING,
+				   "epilog job %s: no policy; audit record "
+				   "not written: %s",
+				   job.job_id, err.text);
+		return FWD_EXIT_OK;
+	}
+	q.p = p;
+	if (relq_dir(p, dir, sizeof(dir), &err) < 0 ||
+	    relq_put(dir, t0, &err) < 0) {
+		/* No queue: this process releases its own job. */
+		log_daemon(LOG_WARNING, "epilog job %s: %s; releasing it now",
+			   job.job_id, err.text);
+		release_queued(&q, t0);
+		return FWD_EXIT_OK;
+	}
+	if (relq_drain(dir, release_queued, &q, &done, &bad, &err) < 0 || bad)
+		log_daemon(LOG_WARNING, "epilog: release queue: %s", err.text);
+	return FWD_EXIT_OK;
+}
+
 static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	const char *name = ctx->cmd; /* argv[0] is "fwdctl prolog" */
@@ -131,6 +232,8 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		prolog_usage(stdout);
 		return FWD_EXIT_OK;
 	}
+	if (epilog && argc == 2 && !strcmp(argv[1], "--queue"))
+		return epilog_queued(ctx, t0);
 	if (argc > 1) {
 		/* Slurm passes no arguments: the job comes from the
 		 * environment. */

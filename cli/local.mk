@@ -17,16 +17,26 @@ fwdctl_SOURCES = \
 	cli/cmd_remap.c cli/table.c cli/table.h cli/cmd_metrics.c
 fwdctl_LDADD = $(FWD_ALL_LIBS)
 
-# PrologSlurmctld / EpilogSlurmctld wrappers: Slurm passes no arguments.
+# PrologSlurmctld's wrapper: Slurm passes no arguments.
 fwdallocexecdir = $(libexecdir)/fwdalloc
-fwdallocexec_SCRIPTS = cli/prolog-slurmctld cli/epilog-slurmctld
+fwdallocexec_SCRIPTS = cli/prolog-slurmctld
 CLEANFILES += $(fwdallocexec_SCRIPTS)
 EXTRA_DIST += cli/slurmctld-wrapper.in
-cli/prolog-slurmctld cli/epilog-slurmctld: $(srcdir)/cli/slurmctld-wrapper.in Makefile
-	$(AM_V_GEN)mkdir -p cli && sub=$$(basename $@ -slurmctld) && \
-	Sub=$$(echo $$sub | sed 's/^p/P/; s/^e/E/') && \
+cli/prolog-slurmctld: $(srcdir)/cli/slurmctld-wrapper.in Makefile
+	$(AM_V_GEN)mkdir -p cli && \
 	sed -e 's|@bindir[@]|$(bindir)|g' \
 	    -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
-	    -e "s|@sub[@]|$$sub|g" -e "s|@Sub[@]|$$Sub|g" \
+	    -e "s|@sub[@]|prolog|g" -e "s|@Sub[@]|Prolog|g" \
 	    $(srcdir)/cli/slurmctld-wrapper.in >$@.tmp && \
 	chmod 755 $@.tmp && mv $@.tmp $@
+
+# EpilogSlurmctld: a static program that starts the release in the
+# background and returns (cli/epilog_slurmctld.c).  Never built with
+# sanitizers: their runtimes do not link statically.
+fwdallocexec_PROGRAMS = cli/epilog-slurmctld
+cli_epilog_slurmctld_SOURCES = cli/epilog_slurmctld.c
+cli_epilog_slurmctld_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFWD_EPILOG_FWDCTL='"$(bindir)/fwdctl"' \
+	-DFWD_EPILOG_POLICY='"$(sysconfdir)/fwdalloc/fwdalloc.yaml"'
+cli_epilog_slurmctld_CFLAGS = $(WARN_CFLAGS) $(PLUGIN_HARDEN_CFLAGS)
+cli_epilog_slurmctld_LDFLAGS = -all-static

@@ -9,6 +9,7 @@ libfwdcontroller_la_SOURCES = \
 	controller/audit.c controller/audit.h \
 	controller/hooks.c controller/hooks.h controller/hook_run.h \
 	controller/prolog.c controller/epilog.c \
+	controller/release_queue.c controller/release_queue.h \
 	controller/publish.c controller/publish.h \
 	controller/reconcile.c controller/reconcile.h \
 	controller/history.c controller/history.h \

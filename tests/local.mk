@@ -123,7 +123,9 @@ tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 	-Wl,--wrap=db_bind_text,--wrap=db_bind_null
 
 # controller/: the pieces that need neither Slurm nor MariaDB.
-UNIT_CONTROLLER = tests/unit/test_ctl
+UNIT_CONTROLLER = tests/unit/test_ctl tests/unit/test_release_queue
+tests_unit_test_release_queue_SOURCES = tests/unit/test_release_queue.c
+tests_unit_test_release_queue_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c \
 	tests/unit/wrap_short_write.c
 # write(2) and ftruncate(2) are wrapped to fill the disk on demand.

@@ -9,6 +9,11 @@
 #                       export lines; sets $M, $mc; bails out on failure.
 #                       Calls mc_cleanup_extra (if defined) on exit.
 #   sql SQL             a query as the database's root, rows without header
+#   mc_settle JOB...    wait (bounded) until each job's controller
+#                       epilog has recorded its release in the audit
+#                       file: the installed EpilogSlurmctld only queues
+#                       the release and returns, so a job leaves squeue
+#                       before it is released (controller/release_queue.h)
 mc_require() {
 	[ "$(id -u)" -eq 0 ] || skip_all "needs root (slurmd, job prologs)"
 	command -v slurmctld >/dev/null || skip_all "slurmctld not installed"
@@ -42,3 +47,17 @@ mc_start() {
 }
 
 sql() { "$top_srcdir/scripts/testdb" sql "$M/db" -N fwdalloc -e "$1"; }
+
+mc_settle() {
+	local j i
+	for j in "$@"; do
+		for i in $(seq 1 300); do
+			grep -q "\"event\":\"epilog\",\"job_id\":\"$j\"" \
+				"$M/audit.jsonl" 2>/dev/null && continue 2
+			sleep 0.1
+		done
+		diag "job $j: no epilog record in $M/audit.jsonl after 30 s"
+		return 1
+	done
+	return 0
+}

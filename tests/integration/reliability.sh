@@ -212,7 +212,7 @@ real_job() {
 		{ diag "sbatch: $(cat "$T/sbatch.err")"; echo FAILED; return; }
 	for i in $(seq 1 300); do
 		st=$(scontrol -o show job "$j" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\).*/\1|\2/p' | head -1)
-		case $st in COMPLETED* | FAILED* | CANCELLED* | TIMEOUT* | NODE_FAIL* | OUT_OF_MEMORY*) break ;; esac
+		case $st in COMPLETED* | FAILED* | CANCELLED* | TIMEOUT* | NODE_FAIL* | OUT_OF_MEMORY*) mc_settle "$j" >&2; break ;; esac
 		sleep 0.2
 	done
 	echo "$st"

@@ -30,7 +30,7 @@ wait_gone() {
 	local i left
 	for i in $(seq 1 600); do
 		left=$(squeue -h -j "$(echo "$@" | tr ' ' ,)" -o %i 2>/dev/null | wc -l)
-		[ "$left" -eq 0 ] && return 0
+		[ "$left" -eq 0 ] && { mc_settle "$@"; return 0; }
 		sleep 0.1
 	done
 	diag "jobs still queued: $*"

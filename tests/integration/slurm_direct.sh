@@ -45,7 +45,7 @@ check_eq "history imported" 0 "$?" || diag "$(cat "$T/import.out")"
 wait_gone() {
 	local i
 	for i in $(seq 1 600); do
-		[ "$(squeue -h -j "$1" -o %i 2>/dev/null | wc -l)" -eq 0 ] && return 0
+		[ "$(squeue -h -j "$1" -o %i 2>/dev/null | wc -l)" -eq 0 ] && { mc_settle "$1"; return 0; }
 		sleep 0.1
 	done
 	diag "job still queued: $1"

@@ -21,7 +21,7 @@ fwdctl() { "$top_builddir/fwdctl" "$@"; }
 wait_gone() {
 	local i
 	for i in $(seq 1 600); do
-		[ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ] && return 0
+		[ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ] && { mc_settle "$1"; return 0; }
 		sleep 0.1
 	done
 	diag "job $1 still queued"

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The controller epilog's hand-off: a directory of queued releases and
+ * one drainer at a time (controller/release_queue.h).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "controller/release_queue.h"
+#include "policies/policy.h"
+
+/* What ctl_job_from_env() reads: all an entry carries. */
+static const char *const queued_vars[] = {
+	"SLURM_JOB_ID",	       "SLURM_JOB_NODELIST", "SLURM_JOB_USER",
+	"SLURM_JOB_ACCOUNT",   "SLURM_JOB_NAME",     "SLURM_JOB_PARTITION",
+	"SLURM_JOB_NUM_NODES", "SPANK_IO_UPGRADE",
+};
+#define N_QUEUED_VARS (sizeof(queued_vars) / sizeof(queued_vars[0]))
+
+/* An entry is small: the variables above, each cut by Slurm's own
+ * limits; anything larger is not one of ours. */
+#define ENTRY_MAX (256 * 1024)
+
+#define LOCK_NAME ".lock"
+
+int relq_dir(const struct policy *p, char *buf, size_t n, fwd_error_t *err)
+{
+	const char *slash = p->audit.file ? strrchr(p->audit.file, '/') : NULL;
+	int len;
+
+	if (!slash) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "release queue: audit.file has no directory");
+	}
+	len = snprintf(buf, n, "%.*s/release-queue",
+		       (int)(slash - p->audit.file), p->audit.file);
+	if (len < 0 || (size_t)len >= n) {
+		errno = ENAMETOOLONG;
+		return errprintf(err, "release queue: path too long");
+	}
+	return 0;
+}
+
+/* A job id as a file name: 1..4294967295, digits only, no sign, no
+ * leading zero. */
+static bool job_id_name(const char *s)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!s || !*s || *s == '0')
+		return false;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return v <= UINT32_MAX;
+}
+
+/* The directory, created if missing, checked, open (O_DIRECTORY,
+ * O_NOFOLLOW).  fd, or -1 with errno and err. */
+static int open_dir(const char *dir, fwd_error_t *err)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return errprintf(err, "release queue %s: %s", dir,
+				 strerror(errno));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errprintf(err, "release queue %s: %s", dir,
+				 strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		errprintf(err, "release queue %s: %s", dir, strerror(errno));
+		goto bad;
+	}
+	if (st.st_uid != geteuid()) {
+		errno = EPERM;
+		errprintf(err,
+			  "release queue %s: owned by uid %u, not by the "
+			  "controller's account (uid %u): refusing it",
+			  dir, (unsigned)st.st_uid, (unsigned)geteuid());
+		goto bad;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		errno = EPERM;
+		errprintf(err,
+			  "release queue %s: mode %04o lets others write "
+			  "into it: refusing it (chmod 700 %s)",
+			  dir, (unsigned)(st.st_mode & 07777), dir);
+		goto bad;
+	}
+	return fd;
+bad:
+	close(fd);
+	return -1;
+}
+
+static int write_all(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int relq_put(const char *dir, double t0, fwd_error_t *err)
+{
+	const char *id = getenv("SLURM_JOB_ID");
+	char tmp[64], head[64], *buf = NULL;
+	size_t len = 0, cap = 0;
+	int dfd, fd = -1, rv = -1, n;
+
+	if (!job_id_name(id)) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "SLURM_JOB_ID=%.32s: not a job id "
+				 "(1 to 4294967295)",
+				 id ? id : "(unset)");
+	}
+	if ((dfd = open_dir(dir, err)) < 0)
+		return -1;
+	n = snprintf(head, sizeof(head), "t0=%.6f", t0);
+	cap = (size_t)n + 1;
+	for (size_t i = 0; i < N_QUEUED_VARS; i++) {
+		const char *v = getenv(queued_vars[i]);
+
+		if (v)
+			cap += strlen(queued_vars[i]) + strlen(v) + 2;
+	}
+	if (cap > ENTRY_MAX || !(buf = malloc(cap))) {
+		if (cap > ENTRY_MAX)
+			errno = E2BIG;
+		errprintf(err, "release queue: job %s: %s", id,
+			  strerror(errno));
+		goto out;
+	}
+	memcpy(buf, head, (size_t)n + 1);
+	len = (size_t)n + 1;
+	for (size_t i = 0; i < N_QUEUED_VARS; i++) {
+		const char *v = getenv(queued_vars[i]);
+
+		if (v)
+			len += (size_t)sprintf(buf + len, "%s=%s",
+					       queued_vars[i], v) +
+			       1;
+	}
+	snprintf(tmp, sizeof(tmp), ".tmp.%s.%ld", id, (long)getpid());
+	fd = openat(dfd, tmp,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0 || write_all(fd, buf, len) < 0 || close(fd) < 0) {
+		errprintf(err, "release queue %s/%s: %s", dir, tmp,
+			  strerror(errno));
+		if (fd >= 0)
+			unlinkat(dfd, tmp, 0);
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	if (renameat(dfd, tmp, dfd, id) < 0) {
+		errprintf(err, "release queue %s/%s: %s", dir, id,
+			  strerror(errno));
+		unlinkat(dfd, tmp, 0);
+		goto out;
+	}
+	rv = 0;
+out:
+	free(buf);
+	close(dfd);
+	return rv;
+}
+
+static int cmp_ids(const void *a, const void *b)
+{
+	unsigned long x = strtoul(*(char *const *)a, NULL, 10);
+	unsigned long y = strtoul(*(char *const *)b, NULL, 10);
+
+	return x < y ? -1 : x > y;
+}
+
+/* The queued job ids, sorted.  0 (possibly none), or -1. */
+static int list_entries(int dfd, char ***names, size_t *n)
+{
+	int fd = dup(dfd);
+	DIR *d;
+	struct dirent *e;
+	size_t cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(d);
+	while ((e = readdir(d))) {
+		if (!job_id_name(e->d_name))
+			continue;
+		if (*n == cap) {
+			char **v;
+
+			cap = cap ? 2 * cap : 16;
+			if (!(v = realloc(*names, cap * sizeof(*v))))
+				goto fail;
+			*names = v;
+		}
+		if (!((*names)[*n] = strdup(e->d_name)))
+			goto fail;
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof(**names), cmp_ids);
+	return 0;
+fail:
+	closedir(d);
+	for (size_t i = 0; i < *n; i++)
+		free((*names)[i]);
+	free(*names);
+	*names = NULL;
+	*n = 0;
+	return -1;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/*
+ * Read entry `name` into a NUL-terminated buffer and check its form:
+ * "t0=<seconds>" then NAME=VALUE strings, each NUL-terminated, names from
+ * queued_vars only, SLURM_JOB_ID equal to the file name.  The buffer, or
+ * NULL with err.
+ */
+static char *read_entry(int dfd, const char *name, size_t *len, double *t0,
+			fwd_error_t *err)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL, *end;
+	size_t off = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		errprintf(err, "entry %s: %s", name, strerror(errno));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > ENTRY_MAX) {
+		errprintf(err, "entry %s: not a queued release", name);
+		goto bad;
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
+		errprintf(err, "entry %s: %s", name, strerror(errno));
+		goto bad;
+	}
+	while (off < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + off, (size_t)st.st_size - off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			errprintf(err, "entry %s: %s", name,
+				  r < 0 ? strerror(errno) : "short read");
+			goto bad;
+		}
+		off += (size_t)r;
+	}
+	buf[off] = '\0';
+	close(fd);
+	fd = -1;
+	if (off < 4 || buf[off - 1] != '\0' || strncmp(buf, "t0=", 3)) {
+		errprintf(err, "entry %s: damaged", name);
+		goto bad;
+	}
+	errno = 0;
+	*t0 = strtod(buf + 3, &end);
+	if (errno || *end || !(*t0 > 0)) {
+		errprintf(err, "entry %s: damaged start time", name);
+		goto bad;
+	}
+	*len = off;
+	return buf;
+bad:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* The entry's variables replace this process's; 0, or -1 with err. */
+static int apply_entry(const char *name, const char *buf, size_t len,
+		       fwd_error_t *err)
+{
+	const char *vals[N_QUEUED_VARS] = {NULL};
+
+	for (const char *s = buf + strlen(buf) + 1; s < buf + len;
+	     s += strlen(s) + 1) {
+		const char *eq = strchr(s, '=');
+		size_t i;
+
+		for (i = 0; eq && i < N_QUEUED_VARS; i++)
+			if (strlen(queued_vars[i]) == (size_t)(eq - s) &&
+			    !strncmp(s, queued_vars[i], (size_t)(eq - s)))
+				break;
+		if (!eq || i == N_QUEUED_VARS || vals[i]) {
+			errno = EINVAL;
+			return errprintf(err, "entry %s: damaged", name);
+		}
+		vals[i] = eq + 1;
+	}
+	if (!vals[0] || strcmp(vals[0], name)) {
+		errno = EINVAL;
+		return errprintf(err, "entry %s: names another job", name);
+	}
+	for (size_t i = 0; i < N_QUEUED_VARS; i++)
+		if (vals[i] ? setenv(queued_vars[i], vals[i], 1)
+			    : unsetenv(queued_vars[i]))
+			return errprintf(err, "entry %s: %s", name,
+					 strerror(errno));
+	return 0;
+}
+
+/* Handle what the queue holds now.  0, or -1 (could not list). */
+static int drain_once(int dfd, void (*release)(void *, double), void *arg,
+		      size_t *n_done, size_t *n_bad, fwd_error_t *err)
+{
+	char **names;
+	size_t n;
+
+	if (list_entries(dfd, &names, &n) < 0)
+		return errprintf(err, "release queue: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 0;
+		double t0 = 0;
+		fwd_error_t eerr;
+		char *buf = read_entry(dfd, names[i], &len, &t0, &eerr);
+
+		if (!buf || apply_entry(names[i], buf, len, &eerr) < 0) {
+			/* Unusable: dropped, counted, said; reconcile
+			 * releases what the job held. */
+			unlinkat(dfd, names[i], 0);
+			free(buf);
+			(*n_bad)++;
+			*err = eerr;
+			continue;
+		}
+		free(buf);
+		release(arg, t0);
+		/* Removed once handled: a drainer that dies mid-way leaves
+		 * the entry to the next one. */
+		unlinkat(dfd, names[i], 0);
+		(*n_done)++;
+	}
+	free_names(names, n);
+	return 0;
+}
+
+static bool queue_empty(int dfd)
+{
+	char **names;
+	size_t n;
+
+	if (list_entries(dfd, &names, &n) < 0)
+		return true;
+	free_names(names, n);
+	return n == 0;
+}
+
+int relq_drain(const char *dir, void (*release)(void *arg, double t0),
+	       void *arg, size_t *n_done, size_t *n_bad, fwd_error_t *err)
+{
+	int dfd, lfd, rv = -1;
+
+	*n_done = *n_bad = 0;
+	if ((dfd = open_dir(dir, err)) < 0)
+		return -1;
+	lfd = openat(dfd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
+	if (lfd < 0) {
+		errprintf(err, "release queue %s/%s: %s", dir, LOCK_NAME,
+			  strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		if (flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno == EWOULDBLOCK || errno == EINTR) {
+				/* Another drainer: it rescans after it
+				 * lets go, and finds what we queued. */
+				rv = 0;
+				break;
+			}
+			errprintf(err, "release queue %s/%s: lock: %s", dir,
+				  LOCK_NAME, strerror(errno));
+			break;
+		}
+		if (drain_once(dfd, release, arg, n_done, n_bad, err) < 0) {
+			flock(lfd, LOCK_UN);
+			break;
+		}
+		flock(lfd, LOCK_UN);
+		/* Queued while we held the lock, by an epilog that then
+		 * found it taken: ours to handle. */
+		if (queue_empty(dfd)) {
+			rv = 0;
+			break;
+		}
+	}
+	close(lfd);
+out:
+	close(dfd);
+	return rv;
+}

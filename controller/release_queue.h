@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CONTROLLER_RELEASE_QUEUE_H
+#define FWD_CONTROLLER_RELEASE_QUEUE_H
+
+/*
+ * The controller epilog's hand-off.  slurmctld keeps a job COMPLETING
+ * until EpilogSlurmctld ends, and when that happens after the nodes' own
+ * epilogs, pending jobs wait for the next periodic scheduling pass
+ * (sched_interval, 60 s by default): a burst of short jobs then runs tens
+ * of times slower.  So the epilog Slurm runs only queues the job and
+ * returns; the release itself (controller/hooks.h ctl_epilog) runs after
+ * it, in one drainer at a time, and `fwdctl reconcile` stays the safety
+ * net for a queue nobody drains.
+ *
+ * The queue is a directory, "release-queue" in the audit file's
+ * directory (the controller account's, like the breaker state and the
+ * topology cache), created mode 0700 and refused unless owned by the
+ * caller with no group or other write.  One file per job, named by its
+ * id, holds the job's environment as Slurm gave it to the epilog (the
+ * variables ctl_job_from_env() reads), NUL-separated; written under a
+ * temporary name and renamed, so a drainer never reads half an entry.
+ * Entries are opened without following links.
+ */
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+struct policy;
+
+/* The queue directory for policy p into buf.  0, or -1 (no audit file
+ * directory, or the path does not fit) with err. */
+int relq_dir(const struct policy *p, char *buf, size_t n, fwd_error_t *err);
+
+/*
+ * Queue the job described by this process's environment (SLURM_JOB_ID
+ * must be a job id), with t0, the time the epilog started.  Creates the
+ * directory when missing.  0, or -1 with errno and err.
+ */
+int relq_put(const char *dir, double t0, fwd_error_t *err);
+
+/*
+ * Release what is queued, unless another drainer is at it (a lock file in
+ * the directory): for each entry, in job id order, the entry's variables
+ * replace this process's (those it lacks are unset), `release` is called
+ * with the epilog's start time, and the entry is removed.  Loops until
+ * the queue is empty after the lock is given up, so an entry queued while
+ * another drainer held the lock is never left behind.  *n_done counts the
+ * entries handled (a damaged entry is removed and counted in *n_bad, its
+ * reason in err).  0, or -1 with errno and err (the directory or the
+ * lock could not be used).
+ */
+int relq_drain(const char *dir, void (*release)(void *arg, double t0),
+	       void *arg, size_t *n_done, size_t *n_bad, fwd_error_t *err);
+
+#endif
