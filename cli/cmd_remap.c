@@ -15,6 +15,7 @@
 
 #include "cli/fwdctl.h"
 #include "common/slurm_compat.h"
+#include "common/vocab.h"
 #include "policies/policy.h"
 #include "spank/remap.h"
 #include "topology/topology.h"
@@ -362,7 +363,7 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 	enum policy_driver driver;
 	char host[256];
 	bool json = ctx->json;
-	unsigned long job = 0;
+	uint32_t job = 0;
 	struct policy *p;
 	int c, rc;
 
@@ -412,18 +413,13 @@ static int cmd_remap(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_USAGE;
 	}
 	if (strcmp(action, "probe")) {
-		char *end;
-
 		if (!job_s) {
 			fwdctl_err("remap %s: --job is required", action);
 			return FWD_EXIT_USAGE;
 		}
-		errno = 0;
-		job = strtoul(job_s, &end, 10);
-		if (errno || *end || end == job_s || job == 0 ||
-		    job > UINT32_MAX || *job_s == '-') {
+		if (fwd_job_id_parse(job_s, &job) < 0) {
 			fwdctl_err("remap %s: --job \"%s\": not a job id "
-				   "(1..4294967295)",
+				   "(" FWD_JOB_ID_RANGE ")",
 				   action, job_s);
 			return FWD_EXIT_USAGE;
 		}

@@ -16,6 +16,7 @@
 
 #include "cli/fwdctl.h"
 #include "cli/table.h"
+#include "common/vocab.h"
 #include "db/db.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -167,16 +168,11 @@ bool fwdctl_negative_job_id(const char *what, int argc, char **argv)
 
 int fwdctl_job_id(const char *what, const char *s, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	uint32_t v;
 
-	errno = 0;
-	if (s[0] >= '0' && s[0] <= '9')
-		v = strtoull(s, &end, 10);
-	else
-		end = (char *)s, v = 0;
-	if (errno || end == s || *end || v == 0 || v > UINT32_MAX) {
-		fwdctl_err("%s: '%s' is not a job id (1..4294967295)", what, s);
+	if (fwd_job_id_parse(s, &v) < 0) {
+		fwdctl_err("%s: '%s' is not a job id (" FWD_JOB_ID_RANGE ")",
+			   what, s);
 		return -1;
 	}
 	*out = v;

@@ -114,3 +114,24 @@ int fwd_health_parse(const char *s, enum fwd_health *out)
 	*out = (enum fwd_health)v;
 	return 0;
 }
+
+int fwd_job_id_parse(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!s || s[0] < '1' || s[0] > '9')
+		goto bad;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 10)
+			goto bad;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		goto bad;
+	*out = (uint32_t)v;
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}

@@ -2,6 +2,8 @@
 #ifndef FWD_COMMON_VOCAB_H
 #define FWD_COMMON_VOCAB_H
 
+#include <stdint.h>
+
 /*
  * The words fwdalloc speaks everywhere: in the policy, the decision JSON,
  * the database, the audit trail and on the command line.  Each word has one
@@ -64,5 +66,13 @@ const char *fwd_request_choices(void);
 
 const char *fwd_health_name(enum fwd_health s);
 int fwd_health_parse(const char *s, enum fwd_health *out);
+
+/*
+ * A Slurm job id, the one form every command, hook and file name takes:
+ * 1 to 4294967295 in decimal digits, nothing else (no sign, space, leading
+ * zero, exponent or suffix).  0, or -1 with errno EINVAL.
+ */
+#define FWD_JOB_ID_RANGE "1..4294967295"
+int fwd_job_id_parse(const char *s, uint32_t *out);
 
 #endif

@@ -116,7 +116,7 @@ int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
 	const char *id = env_str("SLURM_JOB_ID");
 	const char *req = getenv("SPANK_IO_UPGRADE");
 	const char *nn = env_str("SLURM_JOB_NUM_NODES");
-	char *end;
+	uint32_t num;
 
 	memset(j, 0, sizeof(*j));
 	if (!id) {
@@ -126,12 +126,17 @@ int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
 				 "is run by slurmctld as PrologSlurmctld or "
 				 "EpilogSlurmctld");
 	}
-	errno = 0;
-	j->job_num = strtoull(id, &end, 10);
-	if (errno || *end || j->job_num == 0) {
-		errno = EINVAL;
-		return errprintf(err, "SLURM_JOB_ID=%s: not a job id", id);
+	if (fwd_job_id_parse(id, &num) < 0) {
+		char v[64 * 4 + 1];
+
+		ctl_escape(id, 64, v, sizeof(v));
+		return errprintf(
+			err,
+			"SLURM_JOB_ID=\"%s\": not a job id (" FWD_JOB_ID_RANGE
+			")",
+			v);
 	}
+	j->job_num = num;
 	snprintf(j->job_id, sizeof(j->job_id), "%llu",
 		 (unsigned long long)j->job_num);
 	j->user = j->user_buf;

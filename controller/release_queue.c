@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/vocab.h"
 #include "controller/release_queue.h"
 #include "policies/policy.h"
 
@@ -53,21 +54,12 @@ int relq_dir(const struct policy *p, char *buf, size_t n, fwd_error_t *err)
 	return 0;
 }
 
-/* A job id as a file name: 1..4294967295, digits only, no sign, no
- * leading zero. */
+/* A job id as a file name: the one strict form (common/vocab.h). */
 static bool job_id_name(const char *s)
 {
-	uint64_t v = 0;
-	size_t i;
+	uint32_t v;
 
-	if (!s || !*s || *s == '0')
-		return false;
-	for (i = 0; s[i]; i++) {
-		if (s[i] < '0' || s[i] > '9' || i >= 10)
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	return v <= UINT32_MAX;
+	return s && fwd_job_id_parse(s, &v) == 0;
 }
 
 /* The directory, created if missing, checked, open (O_DIRECTORY,
@@ -136,7 +128,7 @@ int relq_put(const char *dir, double t0, fwd_error_t *err)
 		errno = EINVAL;
 		return errprintf(err,
 				 "SLURM_JOB_ID=%.32s: not a job id "
-				 "(1 to 4294967295)",
+				 "(" FWD_JOB_ID_RANGE ")",
 				 id ? id : "(unset)");
 	}
 	if ((dfd = open_dir(dir, err)) < 0)

@@ -23,6 +23,7 @@
 
 #include <slurm/spank.h>
 
+#include "common/vocab.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"
@@ -45,7 +46,12 @@ static int job_info_get(spank_t sp, const char *phase, struct fa_job *fj)
 				    phase);
 			return -1;
 		}
-		fj->job_id = (uint32_t)strtoul(s, NULL, 10);
+		if (fwd_job_id_parse(s, &fj->job_id) < 0) {
+			slurm_error("fwdalloc: %s: SLURM_JOB_ID=\"%.32s\" is "
+				    "not a job id (" FWD_JOB_ID_RANGE ")",
+				    phase, s);
+			return -1;
+		}
 	}
 	fj->node = getenv("SLURMD_NODENAME");
 	if (!fj->node || !*fj->node)

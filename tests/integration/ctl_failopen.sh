@@ -112,6 +112,23 @@ check_match "300-character name: cut with ..." '^n{252}\.\.\.$' \
 hook epilog 112 scale x
 check_eq "300-character name: epilog exits 0" 0 "$rc"
 
+# Job ids Slurm never gives (the command line refuses them too): usage
+# error, nothing recorded, no row, no file, no queued release.
+rows_before=$(q 'SELECT COUNT(*) FROM jobs')
+lines_before=$(wc -l <"$d/audit.jsonl")
+for bad in -1 4294967296 ' 5' 05 18446744073709551615 0x10; do
+	for ev in prolog epilog; do
+		hook "$ev" "$bad" scale app
+		check_eq "SLURM_JOB_ID=\"$bad\": $ev exits 2" 2 "$rc"
+		check_eq "SLURM_JOB_ID=\"$bad\": $ev says why" \
+			"fwdctl $ev: SLURM_JOB_ID=\"$bad\": not a job id (1..4294967295)" "$err"
+	done
+done
+check_eq "bad job ids: no job row" "$rows_before" "$(q 'SELECT COUNT(*) FROM jobs')"
+check_eq "bad job ids: no audit record" "$lines_before" "$(wc -l <"$d/audit.jsonl")"
+check_eq "bad job ids: no decision file" "" \
+	"$(ls "$d" | grep -E '^(18446744073709551615|4294967296|-1)\.decision$')"
+
 # Every line of the audit file is a whole JSON object.
 bad=$(jq -c . "$d/audit.jsonl" 2>&1 >/dev/null)
 check_eq "the audit file parses" "" "$bad"

@@ -109,6 +109,59 @@ static void test_actions_requests_health(void **state)
 #define T0 1795341600.0
 #define NOW 1795400000.0
 
+/* Job ids: the boundaries of 1..4294967295 and every near miss. */
+static void test_job_ids(void **state)
+{
+	static const struct {
+		const char *in;
+		uint32_t want;
+	} ok[] = {{"1", 1},
+		  {"9", 9},
+		  {"10", 10},
+		  {"4294967295", 4294967295u},
+		  {"4294967294", 4294967294u},
+		  {"1000000000", 1000000000}};
+	static const char *const bad[] = {
+		"",
+		"0",
+		"00",
+		"01",
+		"-1",
+		"+1",
+		" 1",
+		"1 ",
+		"1\n",
+		"1x",
+		"0x10",
+		"1e3",
+		"4294967296",
+		"9999999999",
+		"10000000000",
+		"1.0",
+		"18446744073709551617",
+		"\xd9\xa1",
+		"１",
+	};
+	uint32_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		v = 0;
+		assert_int_equal(fwd_job_id_parse(ok[i].in, &v), 0);
+		assert_int_equal(v, ok[i].want);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 7;
+		errno = 0;
+		assert_int_equal(fwd_job_id_parse(bad[i], &v), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(v, 7);
+	}
+	errno = 0;
+	assert_int_equal(fwd_job_id_parse(NULL, &v), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 static void test_time_parse_ok(void **state)
 {
 	static const struct {
@@ -346,6 +399,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_io_modes),
 		cmocka_unit_test(test_actions_requests_health),
+		cmocka_unit_test(test_job_ids),
 		cmocka_unit_test(test_time_parse_ok),
 		cmocka_unit_test(test_time_parse_bad),
 		cmocka_unit_test(test_time_parse_iso_strict),

@@ -396,8 +396,33 @@ static void test_job_from_env(void **state)
 		 "SLURM_JOB_ID is not set: this command is run by slurmctld "
 		 "as PrologSlurmctld or EpilogSlurmctld",
 		 NULL, 0},
-		{"12x", NULL, NULL, -1, "SLURM_JOB_ID=12x: not a job id", NULL,
-		 0},
+#define NOT_AN_ID(v, shown)                                          \
+	{v,                                                          \
+	 NULL,                                                       \
+	 NULL,                                                       \
+	 -1,                                                         \
+	 "SLURM_JOB_ID=\"" shown "\": not a job id (1..4294967295)", \
+	 NULL,                                                       \
+	 0}
+		NOT_AN_ID("12x", "12x"),
+		/* Accepted before strtoull's leniency was closed (issue: the
+		 * environment took what the command line refused). */
+		NOT_AN_ID("-1", "-1"),
+		NOT_AN_ID("4294967296", "4294967296"),
+		NOT_AN_ID(" 5", " 5"),
+		NOT_AN_ID("5 ", "5 "),
+		NOT_AN_ID("+5", "+5"),
+		NOT_AN_ID("05", "05"),
+		NOT_AN_ID("0", "0"),
+		{"", NULL, NULL, -1,
+		 "SLURM_JOB_ID is not set: this command is run by slurmctld "
+		 "as PrologSlurmctld or EpilogSlurmctld",
+		 NULL, 0},
+		NOT_AN_ID("18446744073709551615", "18446744073709551615"),
+		NOT_AN_ID("5\n", "5\\x0a"),
+#undef NOT_AN_ID
+		{"4294967295", NULL, NULL, 0, "", "not requested",
+		 FWD_REQ_NONE},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -422,7 +447,8 @@ static void test_job_from_env(void **state)
 		assert_string_equal(err.text, cases[i].msg);
 		if (cases[i].rv < 0)
 			continue;
-		assert_string_equal(j.job_id, "42");
+		assert_string_equal(j.job_id, cases[i].id);
+		assert_int_equal(j.job_num, strtoull(cases[i].id, NULL, 10));
 		assert_string_equal(j.request_name, cases[i].request);
 		assert_int_equal(j.request, cases[i].r);
 		assert_int_equal(j.n_nodes, 4);
