@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # common/: the shared vocabulary, errors, units, time, the clock, running a
-# function under a time limit, SHA-256, the strict YAML reader, and the
-# Slurm compatibility header (header-only: libfwdcommon does not link
-# libslurm).
+# function under a time limit, SHA-256, the strict YAML reader, checked
+# directories, and the Slurm compatibility header (header-only:
+# libfwdcommon does not link libslurm).
 noinst_LTLIBRARIES += libfwdcommon.la
 libfwdcommon_la_SOURCES = \
 	common/error.c common/error.h \
@@ -13,4 +13,5 @@ libfwdcommon_la_SOURCES = \
 	common/run.c common/run.h \
 	common/sha256.c common/sha256.h \
 	common/yamldoc.c common/yamldoc.h \
+	common/safedir.c common/safedir.h \
 	common/slurm_compat.h

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/safedir.h"
 #include "common/vocab.h"
 #include "controller/release_queue.h"
 #include "policies/policy.h"
@@ -62,44 +63,15 @@ static bool job_id_name(const char *s)
 	return s && fwd_job_id_parse(s, &v) == 0;
 }
 
-/* The directory, created if missing, checked, open (O_DIRECTORY,
- * O_NOFOLLOW).  fd, or -1 with errno and err. */
+/* The directory, created if missing, checked (common/safedir.h): only
+ * the controller's account may write into it.  fd, or -1. */
 static int open_dir(const char *dir, fwd_error_t *err)
 {
-	struct stat st;
-	int fd;
+	int fd = fwd_dir_open_checked(dir, 0700, geteuid(), err);
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return errprintf(err, "release queue %s: %s", dir,
-				 strerror(errno));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return errprintf(err, "release queue %s: %s", dir,
-				 strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		errprintf(err, "release queue %s: %s", dir, strerror(errno));
-		goto bad;
-	}
-	if (st.st_uid != geteuid()) {
-		errno = EPERM;
-		errprintf(err,
-			  "release queue %s: owned by uid %u, not by the "
-			  "controller's account (uid %u): refusing it",
-			  dir, (unsigned)st.st_uid, (unsigned)geteuid());
-		goto bad;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		errno = EPERM;
-		errprintf(err,
-			  "release queue %s: mode %04o lets others write "
-			  "into it: refusing it (chmod 700 %s)",
-			  dir, (unsigned)(st.st_mode & 07777), dir);
-		goto bad;
-	}
+		errprefix(err, "release queue");
 	return fd;
-bad:
-	close(fd);
-	return -1;
 }
 
 static int write_all(int fd, const char *buf, size_t n)

@@ -77,13 +77,18 @@ struct fwdalloc_node_decision {
 	struct remap_target t[FWDALLOC_MAX_TARGETS];
 	char names[FWDALLOC_MAX_TARGETS][65];
 	char addrs[FWDALLOC_MAX_TARGETS][256];
+	/* Why remap.decision_dir was not read (a directory others can
+	 * write into: anyone could plant a file there), else empty; the
+	 * database was asked instead. */
+	char file_refused[sizeof(((fwd_error_t *)0)->text)];
 };
 
 /*
  * Read this node's forwarders for the job from the job's unreleased
  * allocation rows: from the job's decision file in remap.decision_dir
  * when the policy sets it and the file exists (controller/publish.h), else
- * with the read-only node account.  Returns 1 with nd filled, 0 when the
+ * with the read-only node account (also when the directory is not safe
+ * to read: nd->file_refused says why).  Returns 1 with nd filled, 0 when the
  * job has no decision, -1 with err on failure (a damaged decision file is
  * a failure, not a reason to ask the database).  nd->source says which.
  */

@@ -109,6 +109,11 @@ int fwdalloc_job_prolog(spank_t sp)
 	if (p->access.mode == POLICY_MODE_OFF)
 		goto out;
 	found = fwdalloc_node_decision(p, fj.job_id, fj.node, &nd, &err);
+	if (nd.file_refused[0])
+		slurm_error(
+			"fwdalloc: job_prolog: job %u node %s: %s: read the "
+			"decision from the database instead",
+			fj.job_id, fj.node, nd.file_refused);
 	if (found < 0) {
 		slurm_error("fwdalloc: job_prolog: job %u node %s: request %s: "
 			    "reading the decision: %s; keeping the default "

@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "common/safedir.h"
 #include "common/sha256.h"
 #include "common/slurm_compat.h"
 #include "controller/publish.h"
@@ -262,7 +263,15 @@ int fwdalloc_node_decision(const struct policy *p, uint32_t job_id,
 	int r;
 
 	memset(nd, 0, sizeof(*nd));
-	if (p->remap.decision_dir) {
+	if (p->remap.decision_dir &&
+	    fwd_dir_check(p->remap.decision_dir, 0, FWD_DIR_ANY_OWNER, err) <
+		    0 &&
+	    errno != ENOENT) {
+		/* A file anyone can plant must not decide (nor fail) a job:
+		 * ask the database. */
+		snprintf(nd->file_refused, sizeof(nd->file_refused), "%s",
+			 err->text);
+	} else if (p->remap.decision_dir) {
 		r = file_decision(p, job_id, node, nd, err);
 		if (r != -2) {
 			nd->source = FWDALLOC_SOURCE_FILE;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/safedir.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 
@@ -52,7 +53,9 @@ int fwdalloc_note_write(const struct policy *p, uint32_t job, const char *node,
 		return errprintf(err, "note for job %u: too long", job);
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	(void)mkdir(p->remap.lwfs.state_dir, 0755);
+	/* Only root may write where root writes (common/safedir.h). */
+	if (fwd_dir_check(p->remap.lwfs.state_dir, 0755, geteuid(), err) < 0)
+		return errprefix(err, "note for job %u", job);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		  0644);
 	if (fd < 0)
@@ -80,9 +83,21 @@ int fwdalloc_note_read(const char *state_dir, uint32_t job, const char *node,
 	char path[PATH_MAX], line[1200], *f1, *f2, *nl;
 	FILE *f;
 
+	fwd_error_t err;
+	int fd;
+
+	/* A note is trusted only from a directory nobody else can write
+	 * into, and never through a link. */
 	if (note_path(state_dir, job, node, path, sizeof(path)) < 0 ||
-	    !(f = fopen(path, "re")))
+	    fwd_dir_check(state_dir, 0, geteuid(), &err) < 0)
 		return 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		return 0;
+	}
 	if (!fgets(line, sizeof(line), f)) {
 		fclose(f);
 		return 0;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/run.h"
+#include "common/safedir.h"
 #include "spank/remap_priv.h"
 
 /* ---- environment -------------------------------------------------------- */
@@ -83,19 +84,10 @@ int remap_fsync_dir(const char *dir)
 
 int remap_state_dir(const char *dir, fwd_error_t *err)
 {
-	struct stat st;
-
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return errprintf(err, "state directory %s: %s", dir,
-				 strerror(errno));
-	if (stat(dir, &st) < 0)
-		return errprintf(err, "state directory %s: %s", dir,
-				 strerror(errno));
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return errprintf(err, "state directory %s: not a directory",
-				 dir);
-	}
+	/* Root keeps its state and its lock here: nobody else may be able
+	 * to put a file or a link into it (common/safedir.h). */
+	if (fwd_dir_check(dir, 0700, geteuid(), err) < 0)
+		return errprefix(err, "state directory");
 	return 0;
 }
 
@@ -107,7 +99,7 @@ int remap_lock(struct remap *r, const char *dir, fwd_error_t *err)
 	if (remap_state_dir(dir, err) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s.lock", dir, r->ops->name);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errprintf(err, "lock %s: %s", path, strerror(errno));
 	/* Never block without bound: retry a non-blocking lock until the

@@ -32,7 +32,7 @@ if (cd "$T/b" && "$top_srcdir/configure" -q --prefix=/opt/fwd \
 		etc/fwdalloc.yaml.dist cli/prolog-slurmctld >"$T/make.log" 2>&1)
 then pass "configure --prefix=/opt/fwd generates the snippets"
 else fail "configure --prefix=/opt/fwd generates the snippets"
-	diag "$(tail -5 "$T/configure.log" "$T/make.log")"; fi
+	diag "$(tail -n 5 "$T/configure.log" "$T/make.log" 2>&1)"; fi
 b=$T/b
 check_eq "plugstack line: plugin and policy under the configured paths" \
 	"optional /opt/slurm/plugins/fwdalloc.so policy=/opt/fwd/etc/fwdalloc/fwdalloc.yaml" \
@@ -51,9 +51,9 @@ ExecStart=-/opt/fwd/bin/fwdctl db prune
 ExecStart=/opt/fwd/bin/fwdctl health scan
 ExecStart=/opt/fwd/bin/fwdctl history run" \
 	"$(cat "$b/etc/fwdalloc-reconcile.service" "$b/etc/fwdalloc-health-scan.service" "$b/etc/fwdalloc-history.service" 2>/dev/null | grep '^ExecStart=')"
-check_eq "tmpfiles.d: the audit and state directories, owned by SlurmUser" \
+check_eq "tmpfiles.d: the audit directory SlurmUser's, the node state root's" \
 	"d /srv/fwdvar/log/fwdalloc 0750 daemon daemon - -
-d /srv/fwdvar/lib/fwdalloc 0750 daemon daemon - -" \
+d /srv/fwdvar/lib/fwdalloc 0700 root root - -" \
 	"$(grep '^d' "$b/etc/fwdalloc.tmpfiles" 2>/dev/null | tr -s ' ')"
 check_eq "logrotate: the audit file under localstatedir, rotated as SlurmUser" \
 	"/srv/fwdvar/log/fwdalloc/audit.jsonl {|su daemon daemon|create 0640 daemon daemon" \

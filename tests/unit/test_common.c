@@ -7,18 +7,23 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/array.h"
 #include "common/error.h"
+#include "common/safedir.h"
 #include "common/timeutil.h"
 #include "common/vocab.h"
 
@@ -160,6 +165,74 @@ static void test_job_ids(void **state)
 	errno = 0;
 	assert_int_equal(fwd_job_id_parse(NULL, &v), -1);
 	assert_int_equal(errno, EINVAL);
+}
+
+/* Checked directories: each way a directory can be unsafe, refused with
+ * its reason and errno; a safe one opened, a missing one created. */
+static void test_safedir(void **state)
+{
+	char top[] = "/tmp/fwd-safedir.XXXXXX", d[256], f[256], l[256];
+	fwd_error_t err;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(d, sizeof(d), "%s/d", top);
+	/* Missing, not created. */
+	assert_int_equal(fwd_dir_check(d, 0, geteuid(), &err), -1);
+	assert_int_equal(errno, ENOENT);
+	/* Created with the mode asked for. */
+	fd = fwd_dir_open_checked(d, 0700, geteuid(), &err);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	close(fd);
+	/* Group- or other-writable. */
+	for (mode_t m = 0; m < 2; m++) {
+		assert_int_equal(chmod(d, m ? 0757 : 0770), 0);
+		errno = 0;
+		assert_int_equal(fwd_dir_check(d, 0, geteuid(), &err), -1);
+		assert_int_equal(errno, EPERM);
+		assert_non_null(strstr(err.text, "lets others write into it"));
+		assert_non_null(strstr(err.text, "chmod go-w"));
+	}
+	/* Sticky /tmp-style: still writable by others. */
+	assert_int_equal(chmod(d, 01777), 0);
+	assert_int_equal(fwd_dir_check(d, 0, FWD_DIR_ANY_OWNER, &err), -1);
+	assert_int_equal(chmod(d, 0755), 0);
+	assert_int_equal(fwd_dir_check(d, 0, FWD_DIR_ANY_OWNER, &err), 0);
+	/* Another owner. */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(d, 65534, 65534), 0);
+		assert_int_equal(fwd_dir_check(d, 0, 0, &err), -1);
+		assert_int_equal(errno, EPERM);
+		assert_non_null(
+			strstr(err.text, "owned by uid 65534, not uid 0"));
+		/* Any owner will do when only it can write. */
+		assert_int_equal(fwd_dir_check(d, 0, FWD_DIR_ANY_OWNER, &err),
+				 0);
+		assert_int_equal(chown(d, 0, 0), 0);
+	}
+	/* A link to a good directory, and a file. */
+	snprintf(l, sizeof(l), "%s/link", top);
+	assert_int_equal(symlink(d, l), 0);
+	assert_int_equal(fwd_dir_check(l, 0700, geteuid(), &err), -1);
+	assert_int_equal(errno, ENOTDIR);
+	assert_non_null(strstr(err.text, "not a directory (a link or a file)"));
+	snprintf(f, sizeof(f), "%s/file", top);
+	fd = open(f, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(fwd_dir_check(f, 0, geteuid(), &err), -1);
+	assert_int_equal(errno, ENOTDIR);
+	/* Relative paths are configuration errors. */
+	assert_int_equal(fwd_dir_check("spool", 0700, geteuid(), &err), -1);
+	assert_int_equal(errno, EINVAL);
+	unlink(f);
+	unlink(l);
+	rmdir(d);
+	rmdir(top);
 }
 
 static void test_time_parse_ok(void **state)
@@ -400,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_io_modes),
 		cmocka_unit_test(test_actions_requests_health),
 		cmocka_unit_test(test_job_ids),
+		cmocka_unit_test(test_safedir),
 		cmocka_unit_test(test_time_parse_ok),
 		cmocka_unit_test(test_time_parse_bad),
 		cmocka_unit_test(test_time_parse_iso_strict),

@@ -637,6 +637,48 @@ static void test_lwfs_apply_revert(void **state)
 	remap_destroy(r);
 }
 
+/* Root's state directory: a link planted at <state_dir>/<driver>.lock is
+ * not followed (nothing is created where it points), and a directory that
+ * another account owns or others can write into is refused with the
+ * reason; the node keeps its default mapping. */
+static void test_state_dir_refusals(void **state)
+{
+	struct fx *f = *state;
+	char lock[PATH_MAX], target[PATH_MAX];
+	fwd_error_t err;
+	struct remap *r;
+
+	lwfs_setup(f, true, REMOUNT_LOG);
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	snprintf(lock, sizeof(lock), "%s/lwfs.lock", f->state);
+	snprintf(target, sizeof(target), "%s/created-by-root", f->dir);
+	assert_int_equal(symlink(target, lock), 0);
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 11, two, 1, &err), -1);
+	assert_non_null(strstr(err.text, "lwfs.lock"));
+	assert_false(exists(f->dir, "created-by-root"));
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_int_equal(unlink(lock), 0);
+
+	assert_int_equal(chmod(f->state, 0777), 0);
+	assert_int_equal(remap_apply(r, "c1", 11, two, 1, &err), -1);
+	assert_non_null(strstr(err.text, "lets others write into it"));
+	assert_string_equal(link_of(f), "lwfs_default.vol");
+	assert_int_equal(chmod(f->state, 0700), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(f->state, 65534, 65534), 0);
+		assert_int_equal(remap_apply(r, "c1", 11, two, 1, &err), -1);
+		assert_non_null(strstr(err.text, "owned by uid 65534"));
+		assert_int_equal(chown(f->state, 0, 0), 0);
+	}
+	/* Safe again: it works. */
+	assert_int_equal(remap_apply(r, "c1", 11, two, 1, &err), 0);
+	assert_string_equal(link_of(f), "lwfs_fwd081.vol");
+	assert_int_equal(remap_revert(r, "c1", 11, &err), 0);
+	remap_destroy(r);
+}
+
 /* The link is read back after each change: a writer racing with the
  * driver makes the apply fail (the node keeps its default mapping), and
  * the driver puts back the link it found. */
@@ -1126,6 +1168,7 @@ int main(void)
 		T(test_exec_not_executable),
 		T(test_exec_timeout_kills_group),
 		T(test_lwfs_apply_revert),
+		T(test_state_dir_refusals),
 		T(test_lwfs_read_back),
 		T(test_lwfs_no_previous_link),
 		T(test_lwfs_revert_leaves_foreign_link),
