@@ -9,6 +9,10 @@
 #                       export lines; sets $M, $mc; bails out on failure.
 #                       Calls mc_cleanup_extra (if defined) on exit.
 #   sql SQL             a query as the database's root, rows without header
+#   mc_log_count N RE   the number of lines of the nodes' slurmd logs
+#                       matching RE (grep -E), once it reaches N or after
+#                       10 s: a node prolog's line can reach its log after
+#                       the job is already running
 #   mc_settle JOB...    wait (bounded) until each job's controller
 #                       epilog has recorded its release in the audit
 #                       file: the installed EpilogSlurmctld only queues
@@ -60,4 +64,14 @@ mc_settle() {
 		return 1
 	done
 	return 0
+}
+
+mc_log_count() {
+	local want=$1 re=$2 n i
+	for i in $(seq 1 100); do
+		n=$(cat "$M"/log/slurmd-c*.log 2>/dev/null | grep -cE -- "$re")
+		[ "$n" -ge "$want" ] && break
+		sleep 0.1
+	done
+	echo "$n"
 }

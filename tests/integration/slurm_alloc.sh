@@ -59,15 +59,14 @@ check_match "scale job submitted" '^[0-9]+$' "$j"
 wait_running "$j"
 check_eq "scale: decision action" scale "$(audit_db "$j" action)"
 check_eq "scale: S > N_f forwarders held" "fwd1,fwd3,fwd4,fwd5" "$(held_fwds "$j")"
-applied=0
-for n in c1 c2 c3 c4; do
-	[ -f "$M/remap/$n" ] && grep -q "^$j fwd" "$M/remap/$n" && applied=$((applied + 1))
-done
-check_eq "scale: all 4 node prologs applied a mapping" 4 "$applied"
+# From the driver's log, not the nodes' current state: a node whose part
+# of the job ended has reverted already.
+check_eq "scale: all 4 node prologs applied a mapping" 4 \
+	"$(grep -c " apply $j " "$M/remap.log")"
 check_eq "scale: every node prolog read the published decision file" 4 \
-	"$(cat "$M"/log/slurmd-c[1-4].log | grep -c "job_prolog: job $j node c[1-4]: .*applied forwarders .*read from the decision file")"
+	"$(mc_log_count 4 "job_prolog: job $j node c[1-4]: .*applied forwarders .*read from the decision file")"
 check_eq "scale: nodes spread over 4 forwarders" 4 \
-	"$(cat "$M"/remap/c[1-4] | awk '{print $2}' | sort -u | wc -l)"
+	"$(awk -v j="$j" '$2 == "apply" && $3 == j { print $5 }' "$M/remap.log" | sort -u | wc -l)"
 # The forwarders' addresses come from the topology (fwdN = 10.0.0.N),
 # mirrored into the database by `fwdctl db init`.
 check_eq "scale: the driver got each forwarder's address" 4 \
@@ -164,7 +163,8 @@ wait_running "$j"
 check_eq "excluded fwd1: action avoid-anomaly" avoid-anomaly "$(audit_db "$j" action)"
 h=$(held_fwds "$j")
 check_match "excluded fwd1: replaced by a healthy backup" '^fwd[3-8]$' "$h"
-check_match "excluded fwd1: nodes applied the replacement" "^$j $h\$" "$(cat "$M/remap/c1" 2>&1)"
+check_eq "excluded fwd1: nodes applied the replacement" "$h" \
+	"$(awk -v j="$j" '$2 == "apply" && $3 == j && $4 == "c1" { print $5 }' "$M/remap.log")"
 wait_gone "$j"
 sql "DELETE FROM health WHERE name = 'fwd1'"
 
@@ -272,6 +272,32 @@ check_match "reconcile is audited" '"event":"reconcile"' \
 check_match "reconcile again frees nothing" '^0 allocation\(s\) freed' \
 	"$(fwdctl reconcile | tail -1)"
 wait_gone "$jr"
+
+# A decision spool others can write into (remap.decision_dir): a user
+# could plant <job>.decision (here: directories for the next job ids) and
+# make other users' jobs fall back.  The controller refuses to publish
+# there, the nodes refuse to read there: both use the database, and the
+# job gets its forwarders all the same.
+last=$(sbatch --parsable -N1 -w c1 --wrap true)
+wait_gone "$last"
+for k in 1 2 3; do mkdir -p "$M/spool/$((last + k)).decision"; done
+chmod 1777 "$M/spool"
+j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade --wrap 'sleep 1')
+wait_running "$j"
+check_eq "unsafe spool: still scaled" scale "$(audit_db "$j" action)"
+check_match "unsafe spool: the record says why no file was published" \
+	'"decision_file":"publishing the decision of job [0-9]+: directory .*/spool: mode 1777 lets others write into it: refusing it' \
+	"$(file_record "$j")"
+check_eq "unsafe spool: all 4 node prologs applied the mapping" 4 \
+	"$(grep -c " apply $j " "$M/remap.log")"
+check_eq "unsafe spool: the nodes read the database" 4 \
+	"$(mc_log_count 4 "job_prolog: job $j node c[1-4]: .*applied forwarders .*read from the database")"
+check_eq "unsafe spool: each node said why" 4 \
+	"$(mc_log_count 4 "job_prolog: job $j node c[1-4]: directory .*/spool: mode 1777 lets others write into it: refusing it \(chmod go-w .*\): read the decision from the database instead")"
+wait_gone "$j"
+check_eq "unsafe spool: released" "" "$(held_fwds "$j")"
+chmod 755 "$M/spool"
+for k in 1 2 3; do rmdir "$M/spool/$((last + k)).decision"; done
 
 check_match "fwdctl audit --job filters" "^[^ ]+ +prolog +$jl " \
 	"$(fwdctl audit --job "$jl" | sed -n 2p)"

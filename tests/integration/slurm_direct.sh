@@ -75,7 +75,7 @@ check_eq "direct: every node's command ran with FWD_ACTION=direct and no forward
 check_eq "direct: the command never ran with apply" "" \
 	"$(awk -v j="$j" '$2 == "apply" && $3 == j' "$M/remap.log")"
 check_eq "direct: every node prolog read it from the decision file" 4 \
-	"$(cat "$M"/log/slurmd-c[1-4].log | grep -c "job_prolog: job $j node c[1-4]: .*action direct: applied direct file-system access, no forwarder (driver exec, read from the decision file)")"
+	"$(mc_log_count 4 "job_prolog: job $j node c[1-4]: .*action direct: applied direct file-system access, no forwarder \(driver exec, read from the decision file\)")"
 check_eq "direct: every job epilog reverted it (no forwarder)" \
 	"c1 c2 c3 c4 " "$(logged revert "$j")"
 check_eq "direct: no exec state left" 0 \
