@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/fwdctl.h"
+#include "cli/fwdctl_db.h"
 #include "cli/table.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
@@ -196,9 +197,7 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 	struct fwdctl_table table = {
 		.head = alloc_head, .width = alloc_width, .ncols = 7};
 	bool json = ctx->json;
-	struct policy *p;
 	struct db *db;
-	fwd_error_t err;
 	uint64_t job = 0;
 	int c, rc;
 
@@ -246,12 +245,10 @@ static int cmd_alloc(struct fwdctl_ctx *ctx, int argc, char **argv)
 	/* a bad JOBID is a usage error, whatever the database says */
 	if (argc == 2 && fwdctl_job_id("alloc show", argv[1], &job) < 0)
 		return FWD_EXIT_USAGE;
-	if (!(p = fwdctl_policy(ctx)))
-		return FWD_EXIT_USAGE;
-	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err))) {
-		fwdctl_err("%s", err.text);
-		return fwdctl_exit_code(errno);
-	}
+	/* The schema is checked as for every command; a refused password
+	 * file is "unavailable" (exit 3), as everywhere. */
+	if (!(db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc)))
+		return rc;
 	rc = !strcmp(argv[0], "list") ? alloc_list(db, json, &table)
 				      : alloc_show(db, job, json);
 	db_close(db);

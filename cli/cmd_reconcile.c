@@ -38,6 +38,8 @@ static void reconcile_usage(FILE *f)
 "\n"
 "Exit status:\n"
 "  0  success\n"
+"  1  the database's schema is not the one this fwdctl knows (newer:\n"
+"     upgrade fwdalloc; older: fwdctl db migrate); nothing was freed\n"
 "  2  usage error\n"
 "  3  the database or slurmctld is unavailable, or Slurm's configuration\n"
 "     cannot be read (nothing was freed)\n");

@@ -25,7 +25,8 @@ static int epilog_child(void *arg, int fd)
 	int rc, failed = 0;
 	double now = fwd_clock_real();
 
-	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)) ||
+	if (!(db = db_connect_current(&p->database, DB_ROLE_CONTROLLER,
+				      &err)) ||
 	    ledger_store_release(db, j->job_num, "epilog", now, &released,
 				 &err) < 0 ||
 	    ledger_store_job_end(db, j->job_num, "COMPLETED", now, &err) < 0)

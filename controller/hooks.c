@@ -90,7 +90,8 @@ static void audit_db_best_effort(const struct policy *p, const json_t *rec,
 				 struct ctl_outcome *out)
 {
 	fwd_error_t err;
-	struct db *db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err);
+	struct db *db =
+		db_connect_current(&p->database, DB_ROLE_CONTROLLER, &err);
 
 	if (!db || audit_store(db, rec, &err) < 0)
 		note(out, "audit table: %s", err.text);
@@ -151,7 +152,8 @@ static int settle_child(void *arg, int fd)
 	double now = fwd_clock_real();
 	int rc = 1;
 
-	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)) ||
+	if (!(db = db_connect_current(&p->database, DB_ROLE_CONTROLLER,
+				      &err)) ||
 	    db_begin(db, &err) < 0 ||
 	    ledger_store_release(db, h->j->job_num, "prolog timed out", now,
 				 &released, &err) < 0)

@@ -66,7 +66,7 @@ int ledger_store_tx_reconnect(struct db **db, const struct db_config *cfg,
 		return 0;
 	db_close(*db);
 	(*attempt)++;
-	if (!(*db = db_connect(cfg, DB_ROLE_CONTROLLER, err)))
+	if (!(*db = db_connect_current(cfg, DB_ROLE_CONTROLLER, err)))
 		return -1;
 	return 1;
 }

@@ -193,7 +193,8 @@ static int prolog_child(void *arg, int fd)
 		/* The user's value, not fwdalloc, is at fault: no decision,
 		 * the default mapping, and a record saying why (the job is
 		 * recorded too when the database answers). */
-		if ((db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
+		if ((db = db_connect_current(&p->database, DB_ROLE_CONTROLLER,
+					     &err)))
 			ledger_store_job_start(db, j, fwd_clock_real(), &err);
 		errprintf(&err, "%s", j->bad_request);
 		errno = EINVAL;
@@ -218,7 +219,7 @@ static int prolog_child(void *arg, int fd)
 	if (!j->n_nodes)
 		j->n_nodes = (uint32_t)n_ids;
 	mark(&ph, PH_NODES);
-	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, &err)))
+	if (!(db = db_connect_current(&p->database, DB_ROLE_CONTROLLER, &err)))
 		goto fallback;
 	mark(&ph, PH_CONNECT);
 again:

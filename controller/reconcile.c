@@ -115,8 +115,12 @@ int ctl_reconcile(const struct policy *p, bool dry_run, struct ctl_reconcile *r,
 	r->unavailable = true;
 	/* One transaction under the decision lock: the releases and their
 	 * audit rows are committed together, or not at all. */
-	if (!(db = db_connect(&p->database, DB_ROLE_CONTROLLER, err)) ||
-	    ledger_store_lock(db, p->database.lock_timeout, err) < 0)
+	if (!(db = db_connect_current(&p->database, DB_ROLE_CONTROLLER, err))) {
+		/* A schema this binary does not know is not an outage. */
+		r->unavailable = db_err_unavailable(errno);
+		goto out;
+	}
+	if (ledger_store_lock(db, p->database.lock_timeout, err) < 0)
 		goto out;
 	in_tx = 1;
 	/* Ask Slurm only after taking the lock: a prolog deciding now for a

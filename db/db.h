@@ -388,6 +388,15 @@ int db_prune_before(struct db *db, struct db_pruned *p, const char *column,
 int db_migrate(struct db *db, int *from, int *to, fwd_error_t *err);
 int db_check_schema(struct db *db, fwd_error_t *err);
 
+/*
+ * db_connect() then db_check_schema(): the connection every command that
+ * reads or writes fwdalloc's tables uses (all but `db init`, `db migrate`
+ * and `db status`), so that none writes into a schema it does not know.
+ * NULL with errno and err (the schema's errors as db_check_schema's).
+ */
+struct db *db_connect_current(const struct db_config *cfg, enum db_role role,
+			      fwd_error_t *err);
+
 /* Rows in table `table`, one of schema_table_names().  0, or -1. */
 int db_table_rows(struct db *db, const char *table, int64_t *rows,
 		  fwd_error_t *err);

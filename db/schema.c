@@ -654,6 +654,21 @@ int db_check_schema(struct db *db, fwd_error_t *err)
 			 cur, latest);
 }
 
+struct db *db_connect_current(const struct db_config *cfg, enum db_role role,
+			      fwd_error_t *err)
+{
+	struct db *db = db_connect(cfg, role, err);
+	int e;
+
+	if (db && db_check_schema(db, err) < 0) {
+		e = errno;
+		db_close(db);
+		errno = e;
+		return NULL;
+	}
+	return db;
+}
+
 static bool ident_ok(const char *s, const char *extra)
 {
 	if (!s || !*s || strlen(s) > 80)

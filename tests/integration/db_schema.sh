@@ -191,6 +191,29 @@ check_eq "status on a newer schema exits 1" 1 "$rc"
 check_match "status names both versions" "version 99, newer than this fwdctl knows \($latest\)" "$out"
 fw ingest --format influx "$top_srcdir/tests/fixtures/monitor/influx.lp"
 check_eq "ingest refuses a newer schema (exit 1)" 1 "$rc"
+# The controller's commands too: the hooks fall back (exit 0, the
+# reason in the audit file) and write nothing into the database.
+mc_policy "$d/hooks.yaml"
+rows_before=$(q 'SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM allocations) + (SELECT COUNT(*) FROM audit)')
+newer="database schema version 99 is newer than this fwdalloc knows ($latest): upgrade fwdalloc"
+for ev in prolog epilog; do
+	env -i PATH="$PATH" SLURM_JOB_ID=777 SLURM_JOB_USER=alice \
+		SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
+		SLURM_JOB_NAME=bwapp SPANK_IO_UPGRADE=scale \
+		"$fwdctl" --policy "$d/hooks.yaml" "$ev" >"$d/hook.out" 2>&1
+	check_eq "newer schema: $ev fails open (exit 0)" 0 "$?"
+	check_match "newer schema: $ev's record says why" \
+		"\"event\":\"$ev\",\"job_id\":\"777\".*\"outcome\":\"fallback: .*$(printf '%s' "$newer" | sed 's/[().]/\\&/g')" \
+		"$(grep "\"event\":\"$ev\",\"job_id\":\"777\"" "$d/audit.jsonl" | tail -1)"
+done
+fw reconcile
+check_eq "newer schema: reconcile refuses (exit 1)" 1 "$rc"
+check_match "newer schema: reconcile says why" "$(printf '%s' "$newer" | sed 's/[().]/\\&/g')" "$err"
+fw alloc list
+check_eq "newer schema: alloc list refuses (exit 1)" 1 "$rc"
+check_match "newer schema: alloc list says why" "$(printf '%s' "$newer" | sed 's/[().]/\\&/g')" "$err"
+check_eq "newer schema: nothing written by any of them" "$rows_before" \
+	"$(q 'SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM allocations) + (SELECT COUNT(*) FROM audit)')"
 check_eq "schema_version untouched" "$(seq 1 "$latest")
 99" "$(q 'SELECT version FROM schema_version ORDER BY version')"
 q "DELETE FROM schema_version WHERE version = 99"
