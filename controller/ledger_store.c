@@ -136,8 +136,9 @@ int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 	int64_t t = (int64_t)now;
 
 	if (db_execf(db, err,
-		     "UPDATE jobs SET end_at = ?, state = ?, updated_at = ? "
-		     "WHERE job_id = ?",
+		     "UPDATE jobs SET end_at = GREATEST(?, IFNULL(start_at, "
+		     "0)), "
+		     "state = ?, updated_at = ? WHERE job_id = ?",
 		     "isiu", t, state, t, job_num) < 0)
 		return errprefix(err, "recording the end of job %llu",
 				 (unsigned long long)job_num);
@@ -361,29 +362,35 @@ int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 	char **names = NULL;
 	size_t n_names = 0;
 	struct db_stmt *st;
-	int64_t n;
+	int64_t n = 0;
 	int rv = -1;
 
+	/* The forwarders of the rows about to be released, a shadow
+	 * decision's included: its job ran on them (least recent load
+	 * first). */
+	st = db_queryf(db, err,
+		       "SELECT DISTINCT forwarder FROM allocations "
+		       "WHERE job_id = ? AND released_at IS NULL "
+		       "LIMIT 100000",
+		       "u", job_num);
+	if (!st || fetch_names(st, &names, &n_names, err) < 0)
+		goto out;
+	if (!n_names)
+		goto done;
+	/* Never before the row was acquired: a controller whose clock ran
+	 * ahead (another one of an HA pair, or this one before NTP caught
+	 * up) must not leave a negative holding time. */
 	n = db_execf(db, err,
-		     "UPDATE allocations SET released_at = ?, "
-		     "release_reason = ? WHERE job_id = ? AND "
+		     "UPDATE allocations SET released_at = GREATEST(?, "
+		     "acquired_at), release_reason = ? WHERE job_id = ? AND "
 		     "released_at IS NULL",
 		     "isu", (int64_t)now, reason, job_num);
 	if (n < 0)
 		goto out;
-	/* The forwarders of the rows just released, a shadow decision's
-	 * included: its job ran on them (least recent load first). */
-	if (n > 0) {
-		st = db_queryf(db, err,
-			       "SELECT DISTINCT forwarder FROM allocations "
-			       "WHERE job_id = ? AND released_at = ? "
-			       "LIMIT 100000",
-			       "ui", job_num, (int64_t)now);
-		if (!st || fetch_names(st, &names, &n_names, err) < 0 ||
-		    inventory_touch_forwarders(db, (const char *const *)names,
-					       n_names, now, err) < 0)
-			goto out;
-	}
+	if (n > 0 && inventory_touch_forwarders(db, (const char *const *)names,
+						n_names, now, err) < 0)
+		goto out;
+done:
 	if (released)
 		*released = (uint64_t)n;
 	rv = 0;

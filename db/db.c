@@ -89,7 +89,7 @@ bool db_err_unavailable(int errnum)
 {
 	return errnum == ECONNREFUSED || errnum == ETIMEDOUT ||
 	       errnum == ECONNRESET || errnum == EACCES ||
-	       errnum == EHOSTUNREACH;
+	       errnum == EHOSTUNREACH || errnum == EROFS;
 }
 
 bool db_err_retryable(int errnum)
@@ -144,6 +144,12 @@ static int code_errno(unsigned int code, const char *msg)
 		return msg && strstr(msg, "WSREP") ? ECONNREFUSED : EPROTO;
 	case ER_STATEMENT_TIMEOUT:
 		return ETIMEDOUT;
+	case ER_OPTION_PREVENTS_STATEMENT:
+		/* "running with the --read-only option" (a replica after a
+		 * failover): up, but unavailable for writes. */
+		return msg && strstr(msg, "read-only") ? EROFS : EPROTO;
+	case ER_READ_ONLY_MODE:
+		return EROFS;
 	default:
 		if (code >= CR_MIN_ERROR && code <= CR_MAX_ERROR &&
 		    mentions_timeout(msg))

@@ -22,6 +22,8 @@
  *                   (db_err_unavailable() is true: exit 3 / fail open)
  *     ETIMEDOUT     a connect, read or write timed out (unavailable too)
  *     EACCES        the server refused the account or password
+ *     EROFS         the server is read-only (--read-only, a replica after
+ *                   a failover): unavailable for writes
  *     EPERM         the password file is not owner-only / not ours
  *     ENOENT        the schema (or a table) is missing; the message says
  *                   to run `fwdctl db init`
@@ -134,7 +136,7 @@ int db_ping(struct db *db, fwd_error_t *err);
 const char *db_where(const struct db *db);
 
 /* True for the errno values that mean "database unavailable"
- * (ECONNREFUSED, ETIMEDOUT, ECONNRESET, EACCES, EHOSTUNREACH): the CLI
+ * (ECONNREFUSED, ETIMEDOUT, ECONNRESET, EACCES, EHOSTUNREACH, EROFS): the CLI
  * exits 3 and the controller prolog fails open. */
 bool db_err_unavailable(int errnum);
 

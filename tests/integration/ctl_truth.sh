@@ -91,6 +91,21 @@ agree 201 "control"
 env -i PATH="$PATH" SLURM_JOB_ID=201 "$fwdctl" --policy "$d/open.yaml" epilog \
 	>/dev/null 2>&1
 
+# A controller whose clock ran a day ahead decided job 205 (its rows say
+# so); the epilog on a right clock must not store a negative holding
+# time or an end before the start.
+prolog "$d/open.yaml" 205 ""
+ahead=$(($(date +%s) + 86400))
+q "UPDATE allocations SET acquired_at = $ahead WHERE job_id = 205"
+q "UPDATE jobs SET start_at = $ahead WHERE job_id = 205"
+env -i PATH="$PATH" SLURM_JOB_ID=205 "$fwdctl" --policy "$d/open.yaml" epilog \
+	>/dev/null 2>&1
+check_eq "clock ahead: released" "" "$(held 205)"
+check_eq "clock ahead: no negative holding time" 0 \
+	"$(q 'SELECT COUNT(*) FROM allocations WHERE job_id = 205 AND released_at < acquired_at')"
+check_eq "clock ahead: the job does not end before it starts" 0 \
+	"$(q 'SELECT COUNT(*) FROM jobs WHERE job_id = 205 AND end_at < start_at')"
+
 # The commit answers 3 s late, decide_timeout is 1 s.
 prolog "$d/open.yaml" 202 3
 check_eq "late commit, fail open: exit 0" 0 "$rc"

@@ -171,4 +171,15 @@ check_eq "database down: exit 3" 3 $?
 "$fwdctl" --policy "$d/down.yaml" health scan >"$d/e8" 2>&1
 check_eq "database down, scan: exit 3" 3 $?
 
+# A read-only server (a replica after a failover) answers but takes no
+# write: the database is unavailable for this command (exit 3), it is not
+# the admin's input that is wrong; nothing changed.
+q "SET GLOBAL read_only = ON"
+before=$(q "SELECT COUNT(*) FROM health")
+"$fwdctl" health exclude fwd02 --reason "read-only test" >"$d/e9" 2>&1
+check_eq "read-only database: exclude exits 3" 3 $?
+check_match "read-only database: says why" "read-only|--read-only" "$(cat "$d/e9")"
+check_eq "read-only database: nothing changed" "$before" "$(q "SELECT COUNT(*) FROM health")"
+q "SET GLOBAL read_only = OFF"
+
 tap_done
