@@ -28,4 +28,5 @@ doc/fwdalloc-topology.5: $(srcdir)/etc/topology.yaml \
 doc/spank-fwdalloc.8: $(srcdir)/doc/spank-fwdalloc.8.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) doc && $(FWD_SUBST) \
 		-e 's|@VERSION[@]|$(PACKAGE_VERSION)|g' \
+		-e 's|@SLURM_RELEASE[@]|$(SLURM_RELEASE)|g' \
 		$(srcdir)/doc/spank-fwdalloc.8.in >$@.tmp && mv $@.tmp $@

@@ -6,7 +6,8 @@ EXTRA_DIST += scripts/install-deps scripts/test scripts/demo scripts/testdb \
 # Packaging: debian/ (dpkg-buildpackage -b) and the RPM spec.
 EXTRA_DIST += debian/control debian/rules debian/changelog debian/copyright \
 	debian/source/format debian/fwdalloc.install \
-	debian/slurm-spank-fwdalloc.install rpm/fwdalloc.spec.in
+	debian/slurm-spank-fwdalloc.install debian/fwdalloc.lintian-overrides \
+	rpm/fwdalloc.spec.in
 # The spec configure wrote goes into the tarball: rpmbuild -tb reads it.
 dist-hook: dist-fwdalloc-spec
 dist-fwdalloc-spec: rpm/fwdalloc.spec

@@ -2,17 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The packages.  From `make dist`: dpkg-buildpackage -b builds fwdalloc and
-# slurm-spank-fwdalloc (depending on the libslurm it was built against),
-# lintian finds no error, both install into a scratch root (dpkg --instdir:
+# slurm-spank-fwdalloc, the plugin depending on the Slurm release it was
+# built against (the libslurm it links, slurm-wlm-basic-plugins >= that
+# release and << the next minor number, both read here from this host's
+# slurm/slurm_version.h) and saying so in its description; lintian finds
+# no error, both install into a scratch root (dpkg --instdir:
 # nothing of this machine changes) with their configuration as conffiles
 # and tmpfiles.d run; an administrator's edits survive an upgrade (silently
 # when the shipped file did not change, with --force-confold and a
 # .dpkg-dist when it did); the installed plugin loads in the mini-cluster.
 # rpmbuild -tb builds the RPMs with every configuration file
-# %config(noreplace); installed into a scratch root (rpm --root), an edited
+# %config(noreplace), the plugin requiring slurm >= that release and < the
+# next minor number; installed into a scratch root (rpm --root), an edited
 # configuration file survives `rpm -U` to a higher release, the new
 # default left next to it as .rpmnew.  Every package names the same
-# maintainer, the project's own address (not a placeholder).
+# maintainer, the project's own address (not a placeholder).  Works with
+# rpm 4.18 (Debian 12), 4.20 (Debian 13) and 6 (testing): Debian's
+# --force-debian only where rpm has it, payloads read by rpm2archive from
+# standard input (its output for a file argument changed).
 #
 # Slow-ish (two package builds side by side and a mini-cluster, about
 # 1.5 min on 2 cores); a slurm_* test:
@@ -37,28 +44,55 @@ trap cleanup EXIT
 unset MAKEFLAGS MFLAGS MAKELEVEL
 version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$top_builddir/config.h")
 
+# The Slurm release of this host's headers, and the next minor number: the
+# packages' bounds (22.05 -> 22.06, 24.11 -> 24.12).
+slurm_number=$(echo SLURM_VERSION_NUMBER |
+	cc -E -P -include slurm/slurm_version.h -x c - 2>/dev/null | tail -n 1)
+case $slurm_number in
+0x[0-9a-fA-F]*) ;;
+*) echo "Bail out! slurm/slurm_version.h: no SLURM_VERSION_NUMBER"; exit 1 ;;
+esac
+slurm_major=$((slurm_number >> 16 & 255))
+slurm_minor=$((slurm_number >> 8 & 255))
+slurm_release=$(printf '%d.%02d' "$slurm_major" "$slurm_minor")
+slurm_next=$(printf '%d.%02d' "$slurm_major" $((slurm_minor + 1)))
+re_release=$(printf '%s' "$slurm_release" | sed 's/\./\\./g')
+re_next=$(printf '%s' "$slurm_next" | sed 's/\./\\./g')
+
 # ---- build ---------------------------------------------------------------
 make --no-print-directory -s -C "$top_builddir" dist-gzip >"$T/dist.log" 2>&1
-check "make dist" test -f "$top_builddir/fwdalloc-$version.tar.gz"
+check "make dist" test -f "$top_builddir/fwdalloc-$version.tar.gz" ||
+	{ diag "$(tail -20 "$T/dist.log")"; tap_done; exit 1; }
 tar -C "$T" -xzf "$top_builddir/fwdalloc-$version.tar.gz"
 src=$T/fwdalloc-$version
-# The RPM builds alongside the .deb: one core each.
-rpmbuild -tb --nodeps --define "_topdir $T/rpm" --define "_smp_mflags -j1" \
-	"$top_builddir/fwdalloc-$version.tar.gz" >"$T/rpm.log" 2>&1 &
+# The RPM builds alongside the .deb: one core each.  Its exit status goes
+# to a file: bash 5.3 (Debian testing) was seen to answer `wait PID` for
+# this finished job with "pid N is not a child of this shell" (127).
+(rpmbuild -tb --nodeps --define "_topdir $T/rpm" --define "_smp_mflags -j1" \
+	"$top_builddir/fwdalloc-$version.tar.gz"; echo $? >"$T/rpm.rc") \
+	>"$T/rpm.log" 2>&1 &
 rpm_pid=$!
 (cd "$src" && DEB_BUILD_OPTIONS=parallel=1 dpkg-buildpackage -b -uc -us) \
 	>"$T/deb.log" 2>&1
-check_eq "dpkg-buildpackage -b" 0 "$?" || true
+check_eq "dpkg-buildpackage -b" 0 "$?" || diag "$(tail -20 "$T/deb.log")"
 deb=$T/fwdalloc_${version}_amd64.deb
 plug=$T/slurm-spank-fwdalloc_${version}_amd64.deb
 check "fwdalloc .deb built" test -f "$deb"
 check "slurm-spank-fwdalloc .deb built" test -f "$plug"
-[ -f "$deb" ] && [ -f "$plug" ] || {
-	diag "$(tail -20 "$T/deb.log")"; wait; tap_done; exit 1; }
+[ -f "$deb" ] && [ -f "$plug" ] || { wait; tap_done; exit 1; }
 
 slurmlib=$(dpkg -S "$(readlink -f "$(cc -print-file-name=libslurm.so)")" | sed 's/[:,].*//')
-check_match "the plugin depends on the libslurm it was built with ($slurmlib)" \
-	"(^|, )$slurmlib \\(>= [0-9]" "$(dpkg-deb -f "$plug" Depends)"
+depends=$(dpkg-deb -f "$plug" Depends)
+check_match "the plugin depends on the libslurm it was built with ($slurmlib >= $slurm_release)" \
+	"(^|, )$slurmlib \\(>= ([0-9]+:)?$re_release[).]" "$depends"
+check_match "... on slurm-wlm-basic-plugins >= $slurm_release" \
+	"(^|, )slurm-wlm-basic-plugins \\(>= ([0-9]+:)?$re_release\\)" "$depends"
+check_match "... and << $slurm_next~ (Slurm $slurm_release.x only)" \
+	"(^|, )slurm-wlm-basic-plugins \\(<< ([0-9]+:)?$re_next~\\)" "$depends"
+check_match "the plugin's description: built for Slurm $slurm_release" \
+	"Built for Slurm $re_release\\." "$(dpkg-deb -f "$plug" Description)"
+check_match "fwdalloc's description: Slurm $slurm_release's libslurm" \
+	"libslurm of Slurm $re_release\\." "$(dpkg-deb -f "$deb" Description)"
 check_eq "fwdalloc's conffiles" \
 	"/etc/fwdalloc/fwdalloc.yaml
 /etc/fwdalloc/sim-curves.csv
@@ -149,10 +183,13 @@ else
 fi
 
 # ---- RPM -----------------------------------------------------------------
-wait "$rpm_pid"
-check_eq "rpmbuild -tb" 0 "$?" || diag "$(tail -10 "$T/rpm.log")"
+wait "$rpm_pid" 2>/dev/null
+while [ ! -s "$T/rpm.rc" ] && kill -0 "$rpm_pid" 2>/dev/null; do sleep 1; done
+check_eq "rpmbuild -tb" 0 "$(cat "$T/rpm.rc" 2>/dev/null)" ||
+	diag "$(tail -10 "$T/rpm.log")"
 rpm=$(ls "$T"/rpm/RPMS/*/fwdalloc-"$version"-*.rpm 2>/dev/null)
 prpm=$(ls "$T"/rpm/RPMS/*/slurm-spank-fwdalloc-"$version"-*.rpm 2>/dev/null)
+check "both RPMs built" test -f "$rpm" -a -f "$prpm" || { tap_done; exit 1; }
 flags() {
 	rpm -qp --qf '[%{FILEFLAGS:fflags}|%{FILENAMES}\n]' "$1" |
 		awk -F'|' '$1 ~ /c/ { print $1, $2 }'
@@ -167,8 +204,13 @@ cn /etc/fwdalloc/topology.yaml
 cn /etc/logrotate.d/fwdalloc
 cn /etc/slurm/plugstack.conf.d/fwdalloc.conf" \
 	"$( { flags "$rpm"; flags "$prpm"; } | sort -k2)"
-check_match "RPM: the plugin requires its Slurm release" \
-	'^slurm\(x86-64\) >= [0-9]+\.[0-9]+$' "$(rpm -qp --requires "$prpm" | grep '^slurm' | head -1)"
+check_eq "RPM: the plugin requires slurm >= $slurm_release and < $slurm_next~ (Slurm $slurm_release.x only)" \
+	"slurm(x86-64) < $slurm_next~|slurm(x86-64) >= $slurm_release" \
+	"$(rpm -qp --requires "$prpm" | grep '^slurm' | sort | paste -sd '|')"
+check_eq "RPM: the plugin's summary names the release" \
+	"fwdalloc SPANK plugin for Slurm $slurm_release" "$(rpm -qp --qf '%{SUMMARY}' "$prpm")"
+check_match "RPM: ... and so does its description" \
+	"Built for Slurm $re_release\\." "$(rpm -qp --qf '%{DESCRIPTION}' "$prpm")"
 check_eq "RPM: both packaged by the .deb's maintainer" "$maint|$maint" \
 	"$(rpm -qp --qf '%{PACKAGER}' "$rpm")|$(rpm -qp --qf '%{PACKAGER}' "$prpm")"
 check_eq "RPM: its changelog by the same" "$maint" \
@@ -177,7 +219,11 @@ check_eq "RPM: its changelog by the same" "$maint" \
 # ---- RPM: install, edit, upgrade (scratch root) -------------------------
 RR=$T/rpmroot
 mkdir -p "$RR"
-rpmr() { timeout 120 rpm --root "$RR" --force-debian "$@" </dev/null; }
+# Debian's rpm up to 4.18 wants --force-debian to install; 4.20 has no
+# such option.
+force_debian=
+rpm --help 2>/dev/null | grep -q -- '--force-debian' && force_debian=--force-debian
+rpmr() { timeout 120 rpm --root "$RR" $force_debian "$@" </dev/null; }
 rpmdb --root "$RR" --initdb
 rpmr -i --nodeps --noscripts "$rpm" "$prpm" >"$T/rpm-install.log" 2>&1
 check_eq "rpm -i into a scratch root" 0 "$?" || diag "$(tail -5 "$T/rpm-install.log")"
@@ -188,24 +234,39 @@ echo "# site topology edit" >>"$RR/etc/fwdalloc/topology.yaml"
 # Release 2: the files of release 1 packaged again by the shipped spec's
 # own header and %files (no second compilation), the shipped policy
 # changed.
+# unpack RPM...: the RPMs' files under $X.  rpm2archive FILE writes
+# FILE.tgz in rpm 4.18 and the archive to standard output from 4.20 on;
+# given no file name, every version reads standard input and writes
+# standard output (-n: an uncompressed tar).  rpm2cpio | cpio where
+# rpm2archive is missing.
+unpack() {
+	local f
+	for f; do
+		if command -v rpm2archive >/dev/null; then
+			rpm2archive -n <"$f" >"$T/rpm2/pkg.tar" &&
+				tar -xf "$T/rpm2/pkg.tar" -C "$X" || return 1
+		else
+			(cd "$X" && rpm2cpio "$f" | cpio -idm --quiet) || return 1
+		fi
+	done
+}
 X=$T/rpm2/tree
-mkdir -p "$X" "$T/rpm2/BUILD"
-for f in "$rpm" "$prpm"; do
-	cp "$f" "$T/rpm2/pkg.rpm"
-	rpm2archive "$T/rpm2/pkg.rpm" && tar -xzf "$T/rpm2/pkg.rpm.tgz" -C "$X"
-done
+mkdir -p "$X"
+check "release 1's files unpacked" unpack "$rpm" "$prpm"
 rm -rf "$X/usr/lib/.build-id" "$X/usr/share/licenses"
 echo "# shipped in release 2" >>"$X/etc/fwdalloc/fwdalloc.yaml"
-cp "$src/LICENSE" "$T/rpm2/BUILD/"
-awk -v tree="$X" '
+# %license LICENSE is taken from the directory %install runs in (its place
+# changed in rpm 4.20): copied there.
+awk -v tree="$X" -v lic="$src/LICENSE" '
 	/^Release:/ { print "Release:        2%{?dist}"; next }
-	/^%prep/ { skip = 1; print "%install\ncp -a " tree "/. %{buildroot}/\n"; next }
+	/^%prep/ { skip = 1; print "%install\ncp -a " tree "/. %{buildroot}/\ncp " lic " .\n"; next }
 	/^%files/ { skip = 0 }
 	!skip { print }' "$src/fwdalloc.spec" >"$T/rpm2/fwdalloc.spec"
 rpmbuild -bb --nodeps --define "_topdir $T/rpm2" --define "debug_package %{nil}" \
 	--define "_build_id_links none" "$T/rpm2/fwdalloc.spec" >"$T/rpm2.log" 2>&1
 check_eq "release 2 packaged" 0 "$?" || diag "$(tail -10 "$T/rpm2.log")"
 rpm2=$(ls "$T"/rpm2/RPMS/*/fwdalloc-"$version"-2*.rpm 2>/dev/null)
+[ -f "$rpm2" ] || { tap_done; exit 1; }
 rpmr -U --nodeps --noscripts "$rpm2" >"$T/rpm-upgrade.log" 2>&1
 check_eq "rpm -U to release 2" 0 "$?" || diag "$(tail -5 "$T/rpm-upgrade.log")"
 check_eq "upgraded" "fwdalloc-$version-2" "$(rpmr -q --qf '%{NAME}-%{VERSION}-%{RELEASE}' fwdalloc 2>&1)"
