@@ -192,7 +192,8 @@ static int stmt_fail(const struct db_stmt *st, fwd_error_t *err)
 }
 
 /*
- * Read the first line of an owner-only password file into buf.  The file
+ * Read the first line of an owner-only password file into buf (owned by
+ * the caller, or by any account when the caller is root).  The file
  * is opened without following a symlink at the last component, then
  * checked on the open descriptor so it cannot be swapped in between.
  * O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
@@ -221,7 +222,11 @@ static int read_password(const char *path, char *buf, size_t len,
 		errprintf(err, "password file %s: not a regular file", path);
 		goto out;
 	}
-	if (sb.st_uid != geteuid()) {
+	/* The owner's own file; or root reading another account's (the
+	 * controller's belongs to SlurmUser, and admins run fwdctl as
+	 * root): root reads it anyway, refusing would only get in the way.
+	 * Group or other access is refused to everyone. */
+	if (sb.st_uid != geteuid() && geteuid() != 0) {
 		errno = EPERM;
 		errprintf(err,
 			  "password file %s: owned by uid %u, not by the "

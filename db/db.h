@@ -113,7 +113,8 @@ int db_endpoint_parse(const char *s, struct db_endpoint *out, fwd_error_t *err);
  * every endpoint with its own failure and errno is that of the last one.
  * db_where() names the endpoint in use.  The password is the first line of the
  * role's password file (trailing CR/LF removed); the file must be a regular
- * file owned by the calling user with no group or world permission bits, else
+ * file owned by the calling user (by any account when the caller is root:
+ * an admin reads SlurmUser's file) with no group or world permission bits, else
  * EPERM and a message naming the file and its mode.  No password file
  * configured = connect without a password.  The session uses utf8mb4,
  * UTC (time_zone '+00:00') and strict SQL mode; auto-reconnect is off.

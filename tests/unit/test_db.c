@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -146,11 +147,19 @@ static void test_password_fifo(void **state)
 	assert_string_equal(err.text, want);
 }
 
+/*
+ * Root may read an owner-only password file another account owns (the
+ * controller's file belongs to SlurmUser, and an admin runs fwdctl as
+ * root): the connection goes on to the server.  Another account may not:
+ * the file must be its own.
+ */
 static void test_foreign_owner(void **state)
 {
 	char path[256], want[400];
 	struct db_config d;
 	fwd_error_t err = {{0}};
+	int status;
+	pid_t pid;
 
 	if (geteuid() != 0)
 		skip(); /* only root can give a file away */
@@ -159,12 +168,34 @@ static void test_foreign_owner(void **state)
 	assert_int_equal(chown(path, 1, 1), 0);
 	d = cfg(path, NULL);
 	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	/* Past the password file: the test's server is not there. */
+	assert_int_equal(errno, ECONNREFUSED);
+	assert_null(strstr(err.text, "password file"));
+	/* Still refused to root: group or other access. */
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
 	assert_int_equal(errno, EPERM);
-	snprintf(want, sizeof(want),
-		 "password file %s: owned by uid 1, not by the caller (uid 0): "
-		 "refusing it",
-		 path);
-	assert_string_equal(err.text, want);
+	assert_non_null(strstr(err.text, "mode 0640 gives access"));
+	/* An account other than root and the owner: refused as foreign. */
+	assert_int_equal(chmod(path, 0604), 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgid(2) < 0 || setuid(2) < 0)
+			_exit(3);
+		d = cfg(path, NULL);
+		if (db_connect(&d, DB_ROLE_CONTROLLER, &err) || errno != EPERM)
+			_exit(1);
+		snprintf(want, sizeof(want),
+			 "password file %s: owned by uid 1, not by the caller "
+			 "(uid 2): refusing it",
+			 path);
+		_exit(strcmp(err.text, want) ? 2 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void test_node_role_uses_node_file(void **state)
