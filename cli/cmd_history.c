@@ -36,7 +36,10 @@ static void usage(FILE *f)
 "recompute its application's profile (history.key), so the next job of\n"
 "that application is decided from it.  A job that ended less than\n"
 "history_loop.late ago is looked at again on every run (statistics that\n"
-"arrive late).  Run by fwdalloc-history.timer; safe to run by hand at any\n"
+"arrive late).  A job that cannot be processed (the database refuses its\n"
+"summary or profile) is skipped, counted and named on stderr with why;\n"
+"the others are done in the same run.\n"
+"Run by fwdalloc-history.timer; safe to run by hand at any\n"
 "time: a second run changes nothing, and a run while another holds the\n"
 "database lock returns at once.\n"
 "\n"
@@ -128,6 +131,13 @@ static int cmd_history(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return rc;
 	}
 	db_close(db);
+	/* which jobs were gone past, and why (the others are done) */
+	for (size_t i = 0; i < st.skipped.n; i++)
+		fwdctl_err("history run: job %" PRIu64 ": skipped: %s",
+			   st.skipped.v[i].job_id, st.skipped.v[i].why);
+	if (st.skipped.count > st.skipped.n)
+		fwdctl_err("history run: %" PRIu64 " more jobs skipped",
+			   st.skipped.count - st.skipped.n);
 	if (json) {
 		json_t *o = json_pack(
 			"{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
@@ -144,6 +154,8 @@ static int cmd_history(struct fwdctl_ctx *ctx, int argc, char **argv)
 			(json_int_t)st.unmatched_user, "not_reexamined",
 			(json_int_t)st.not_reexamined);
 
+		json_object_set_new(o, "skipped",
+				    json_integer((json_int_t)st.skipped.count));
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
@@ -155,9 +167,13 @@ static int cmd_history(struct fwdctl_ctx *ctx, int argc, char **argv)
 		       " from forwarder samples, %" PRIu64
 		       " kept (traces, Darshan), %" PRIu64
 		       " unchanged, %" PRIu64 " without statistics; %" PRIu64
-		       " profiles updated\n",
+		       " profiles updated",
 		       st.examined, st.from_jobstats, st.from_forwarders,
 		       st.kept, st.unchanged, st.no_data, st.profiles);
+		if (st.skipped.count)
+			printf("; %" PRIu64 " jobs skipped (see above)",
+			       st.skipped.count);
+		putchar('\n');
 		if (st.not_reexamined)
 			printf("of the jobs without statistics, %" PRIu64
 			       " were found so less than history_loop.late "

@@ -364,10 +364,22 @@ static int do_rebuild(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (ctl_profile_rebuild(db, p, time(NULL), &st, &err)) {
 		rc = db_fail("rebuild", &err);
 	} else {
+		for (size_t i = 0; i < st.skipped.n; i++)
+			fwdctl_err("profile rebuild: job %" PRIu64
+				   ": skipped: %s",
+				   st.skipped.v[i].job_id, st.skipped.v[i].why);
+		if (st.skipped.count > st.skipped.n)
+			fwdctl_err("profile rebuild: %" PRIu64
+				   " more jobs skipped",
+				   st.skipped.count - st.skipped.n);
 		printf("profile rebuild: %" PRIu64 " summaries from job_stats, "
 		       "%" PRIu64 " runs read, %" PRIu64 " profiles written "
-		       "(%" PRIu64 " computed profiles cleared first)\n",
+		       "(%" PRIu64 " computed profiles cleared first)",
 		       st.jobstats, st.runs, st.profiles, st.removed);
+		if (st.skipped.count)
+			printf("; %" PRIu64 " jobs skipped (see above)",
+			       st.skipped.count);
+		putchar('\n');
 		rc = FWD_EXIT_OK;
 	}
 	db_close(db);

@@ -31,14 +31,15 @@ static int nomem(fwd_error_t *err)
 	return errprintf(err, "out of memory");
 }
 
-static void copy_col(const struct db_stmt *st, unsigned c, char *dst,
-		     size_t len, bool *has)
+/* A malloc'd copy of column c ("" for NULL); -1 on ENOMEM. */
+static int dup_col(const struct db_stmt *st, unsigned c, char **dst, bool *has)
 {
 	const char *v = db_col_null(st, c) ? NULL : db_col_text(st, c);
 
 	if (has)
 		*has = v != NULL;
-	snprintf(dst, len, "%s", v ? v : "");
+	*dst = strdup(v ? v : "");
+	return *dst ? 0 : -1;
 }
 
 /* ---- forwarders held ---- */
@@ -115,11 +116,11 @@ static int read_job(const struct db_stmt *st, struct history_job *row,
 {
 	memset(row, 0, sizeof(*row));
 	row->job_id = db_col_uint64(st, 0);
-	copy_col(st, 1, row->user, sizeof(row->user), NULL);
-	copy_col(st, 2, row->account, sizeof(row->account), &row->has_account);
-	copy_col(st, 3, row->name, sizeof(row->name), NULL);
-	copy_col(st, 4, row->partition, sizeof(row->partition),
-		 &row->has_partition);
+	if (dup_col(st, 1, &row->user, NULL) < 0 ||
+	    dup_col(st, 2, &row->account, &row->has_account) < 0 ||
+	    dup_col(st, 3, &row->name, NULL) < 0 ||
+	    dup_col(st, 4, &row->partition, &row->has_partition) < 0)
+		return nomem(err);
 	if (!db_col_null(st, 5) &&
 	    !(row->nodelist = strdup(db_col_text(st, 5))))
 		return nomem(err);
@@ -136,6 +137,11 @@ void history_job_free(struct history_job *row)
 		return;
 	free(row->nodelist);
 	row->nodelist = NULL;
+	free(row->user);
+	free(row->account);
+	free(row->name);
+	free(row->partition);
+	row->user = row->account = row->name = row->partition = NULL;
 	ledger_store_names_free(row->held, row->n_held);
 	row->held = NULL;
 	row->n_held = 0;
@@ -186,8 +192,10 @@ static int fetch_jobs(struct db_stmt *st, struct history_job **v, size_t *n,
 	while ((r = db_fetch(st, err)) > 0) {
 		if (fwd_grow((void **)v, cap, *n + 1, sizeof(**v), 64) < 0)
 			return nomem(err);
-		if (read_job(st, &(*v)[*n], err) < 0)
+		if (read_job(st, &(*v)[*n], err) < 0) {
+			history_job_free(&(*v)[*n]);
 			return -1;
+		}
 		(*n)++;
 	}
 	return r < 0 ? -1 : 0;

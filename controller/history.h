@@ -24,7 +24,10 @@ struct policy;
 /* A row of the jobs table. */
 struct history_job {
 	uint64_t job_id;
-	char user[65], account[65], name[256], partition[65];
+	/* malloc'd and whole ("" for NULL, has_* false): a copy cut to a
+	 * fixed size would give a long name another profile key, or cut a
+	 * character in two */
+	char *user, *account, *name, *partition;
 	bool has_account, has_partition;
 	char *nodelist; /* malloc'd, NULL when unknown */
 	uint32_t node_count;

@@ -65,7 +65,7 @@ static int refresh_profile(struct db *db, const struct policy *p,
 		j->node_count,
 	};
 	struct profile_jobref *jobs = NULL;
-	char key[1024], **v;
+	char key[PROFILE_KEY_MAX + 1], **v;
 	size_t n = 0;
 	int r;
 
@@ -211,7 +211,6 @@ static int summarise(struct db *db, const struct policy *p,
 		t.write_ops = js.write_ops;
 		t.md_ops = js.md_ops;
 		src = JOB_IO_JOBSTATS;
-		st->from_jobstats++;
 	} else {
 		struct fwd_samples_sums fs = {0};
 
@@ -226,10 +225,14 @@ static int summarise(struct db *db, const struct policy *p,
 		t.write_ops = fs.write_ops;
 		t.md_ops = fs.md_ops;
 		src = JOB_IO_FORWARDERS;
-		st->from_forwarders++;
 	}
 	if (job_io_store_totals(db, j->job_id, src, &t, now, err) < 0)
 		return -1;
+	/* counted once stored: a refused summary is a skipped job */
+	if (src == JOB_IO_JOBSTATS)
+		st->from_jobstats++;
+	else
+		st->from_forwarders++;
 	return 1;
 }
 
@@ -303,6 +306,21 @@ static bool arrived_for(const struct ingest_arrivals *a,
 	       a->samples_to > start;
 }
 
+/*
+ * j could not be processed: 0 when the run goes on without it (counted in
+ * st->skipped with why, err cleared), -1 when the run must end (the
+ * database is unavailable: every other job would fail the same way).
+ */
+static int skip_job(const struct history_job *j, struct history_run_stats *st,
+		    fwd_error_t *err)
+{
+	if (db_err_unavailable(errno) || errno == ENOMEM)
+		return -1;
+	profile_skips_add(&st->skipped, j->job_id, err->text);
+	memset(err, 0, sizeof(*err));
+	return 0;
+}
+
 int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 		    struct history_run_stats *st, fwd_error_t *err)
 {
@@ -366,8 +384,12 @@ int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 				continue;
 			}
 			r = summarise(db, p, j, now, st, err);
-			if (r < 0)
-				goto out;
+			if (r < 0) {
+				state[i].source = JOB_IO_NONE;
+				if (skip_job(j, st, err) < 0)
+					goto out;
+				continue;
+			}
 			if (r == 0 && state[i].source == JOB_IO_NONE) {
 				st->no_data++;
 				if (db_execf(db, err,
@@ -377,19 +399,23 @@ int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 					     " ON DUPLICATE KEY UPDATE"
 					     " examined_at = "
 					     "VALUES(examined_at)",
-					     "ui", j->job_id, now) < 0)
+					     "ui", j->job_id, now) < 0 &&
+				    skip_job(j, st, err) < 0)
 					goto out;
 				continue;
 			}
-			if (r > 0 && job_io_status(db, &j->job_id, 1, &state[i],
-						   err) < 0)
-				goto out;
-			if (r > 0 && at &&
-			    db_execf(db, err,
-				     "DELETE FROM history_examined"
-				     " WHERE job_id = ?",
-				     "u", j->job_id) < 0)
-				goto out;
+			if ((r > 0 && job_io_status(db, &j->job_id, 1,
+						    &state[i], err) < 0) ||
+			    (r > 0 && at &&
+			     db_execf(db, err,
+				      "DELETE FROM history_examined"
+				      " WHERE job_id = ?",
+				      "u", j->job_id) < 0)) {
+				state[i].source = JOB_IO_NONE;
+				if (skip_job(j, st, err) < 0)
+					goto out;
+				continue;
+			}
 		}
 		if (state[i].profiled_at >= state[i].updated_at) {
 			st->unchanged++;
@@ -399,9 +425,10 @@ int ctl_history_run(struct db *db, const struct policy *p, int64_t now,
 	for (size_t i = 0; i < n; i++) {
 		if (state[i].source == JOB_IO_NONE)
 			continue;
-		if (refresh_profile(db, p, &jobs[i], now, &done, &n_done, st,
-				    err) < 0 ||
-		    job_io_mark_profiled(db, jobs[i].job_id, now, err) < 0)
+		if ((refresh_profile(db, p, &jobs[i], now, &done, &n_done, st,
+				     err) < 0 ||
+		     job_io_mark_profiled(db, jobs[i].job_id, now, err) < 0) &&
+		    skip_job(&jobs[i], st, err) < 0)
 			goto out;
 	}
 	if (db_execf(db, err,

@@ -20,6 +20,9 @@
  *     bandwidth_by_forwarders fills in from real runs;
  *   - when a summary changed since the job's profile was last refreshed
  *     (job_io.profiled_at), the profile of its key is recomputed.
+ * One job that cannot be processed (the database refuses its summary or
+ * its profile) is skipped and counted in st->skipped, with why, and the
+ * run goes on with the others; only an unavailable database ends it.
  * Idempotent (a second run changes nothing), serialised by a database
  * named lock (a concurrent run returns at once with busy set), catches up
  * after downtime (lookback).  The controller orchestrates: the jobs and
@@ -31,6 +34,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "profiler/profile.h"
 
 struct db;
 struct policy;
@@ -52,6 +56,10 @@ struct history_run_stats {
 	 * history_loop.late ago, and none of their run arrived since: not
 	 * looked at again */
 	uint64_t not_reexamined;
+	/* jobs that could not be summarised or profiled (the database
+	 * refused a statement of theirs): counted, the first few with why,
+	 * and gone past; the others are done in the same run */
+	struct profile_skips skipped;
 };
 
 int ctl_history_run(struct db *db, const struct policy *p, int64_t now,

@@ -122,7 +122,8 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 }
 
 int ctl_profile_jobstats(struct db *db, const struct policy *p, int64_t now,
-			 uint64_t *made, fwd_error_t *err)
+			 uint64_t *made, struct profile_skips *skipped,
+			 fwd_error_t *err)
 {
 	uint64_t *ids = NULL;
 	bool *has = NULL;
@@ -159,16 +160,31 @@ int ctl_profile_jobstats(struct db *db, const struct policy *p, int64_t now,
 		int64_t from = j->has_start ? j->start_at - grace : 0;
 		int64_t to = (j->end_at ? j->end_at : now) + grace;
 
-		if (jobstats_job_sums(db, j->job_id, from, to, &sums, err) < 0)
-			goto out;
+		if (jobstats_job_sums(db, j->job_id, from, to, &sums, err) <
+		    0) {
+			if (!skipped || db_err_unavailable(errno) ||
+			    errno == ENOMEM)
+				goto out;
+			profile_skips_add(skipped, j->job_id, err->text);
+			memset(err, 0, sizeof(*err));
+			continue;
+		}
 		tot.read_bytes = sums.read_bytes;
 		tot.write_bytes = sums.write_bytes;
 		tot.read_ops = sums.read_ops;
 		tot.write_ops = sums.write_ops;
 		tot.md_ops = sums.md_ops;
 		if (profile_db_store_jobstats(db, j->job_id, j->node_count,
-					      (double)rt, &tot, now, err))
-			goto out;
+					      (double)rt, &tot, now, err)) {
+			/* the database refused this job's summary: go on
+			 * with the others */
+			if (!skipped || db_err_unavailable(errno) ||
+			    errno == ENOMEM)
+				goto out;
+			profile_skips_add(skipped, j->job_id, err->text);
+			memset(err, 0, sizeof(*err));
+			continue;
+		}
 		(*made)++;
 	}
 	rv = 0;
@@ -189,7 +205,9 @@ int ctl_profile_rebuild(struct db *db, const struct policy *p, int64_t now,
 	int rv = -1;
 
 	memset(st, 0, sizeof(*st));
-	if (ctl_profile_jobstats(db, p, now, &st->jobstats, err))
+	struct profile_skips skipped = {0};
+
+	if (ctl_profile_jobstats(db, p, now, &st->jobstats, &skipped, err))
 		return -1;
 	/* the finished jobs that have a summary, with their key fields */
 	if (profile_db_summary_ids(db, &ids, &n, err) < 0)
@@ -213,6 +231,16 @@ int ctl_profile_rebuild(struct db *db, const struct policy *p, int64_t now,
 		refs[i].job.nodes = jobs[i].node_count;
 	}
 	rv = profile_db_rebuild(db, p, refs, n_jobs, now, st, err);
+	if (rv == 0) {
+		/* the summaries skipped first, then the profiles */
+		struct profile_skips rb = st->skipped;
+
+		st->skipped = skipped;
+		for (size_t i = 0; i < rb.n; i++)
+			profile_skips_add(&st->skipped, rb.v[i].job_id,
+					  rb.v[i].why);
+		st->skipped.count += rb.count - rb.n;
+	}
 out:
 	free(refs);
 	free(ids);

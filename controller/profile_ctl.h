@@ -70,10 +70,13 @@ int ctl_profile_store_summary(struct db *db, const struct policy *p,
 /*
  * Summaries from Lustre job_stats for the finished jobs that have
  * job_stats rows and no summary (profile_db_store_jobstats()), in order
- * of job id, at most 100000.  *made gets the rows written.
+ * of job id, at most 100000.  *made gets the rows written.  With
+ * skipped, a job whose summary the database refuses is counted there and
+ * gone past (without it, that fails the call).
  */
 int ctl_profile_jobstats(struct db *db, const struct policy *p, int64_t now,
-			 uint64_t *made, fwd_error_t *err);
+			 uint64_t *made, struct profile_skips *skipped,
+			 fwd_error_t *err);
 
 /*
  * ctl_profile_jobstats(), then recompute every computed profile from

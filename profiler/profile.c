@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sha256.h"
 #include "profiler/profile.h"
 
 uint32_t profile_bucket(uint32_t nodes, uint32_t base)
@@ -67,16 +69,50 @@ static int put_pair(char *buf, size_t len, size_t *pos, const char *name,
 	return 0;
 }
 
+/* The cut key: a prefix of full that splits neither a %XX escape nor a
+ * UTF-8 character, then "%~" and the SHA-256 of all of full (hex).  "%~"
+ * never occurs in a key that was not cut ('%' is always encoded as %25). */
+#define KEY_DIGEST_SUFFIX (2 + 64)
+
+static void cut_key(const char *full, char *out)
+{
+	size_t cut = PROFILE_KEY_MAX - KEY_DIGEST_SUFFIX;
+	char hex[65];
+
+	if (cut >= 1 && full[cut - 1] == '%')
+		cut -= 1;
+	else if (cut >= 2 && full[cut - 2] == '%')
+		cut -= 2;
+	while (cut > 0 && ((unsigned char)full[cut] & 0xc0) == 0x80)
+		cut--;
+	sha256_hex(full, strlen(full), hex);
+	memcpy(out, full, cut);
+	snprintf(out + cut, KEY_DIGEST_SUFFIX + 1, "%%~%s", hex);
+}
+
 int profile_key(const struct policy *p, const struct profile_job *job,
 		char *buf, size_t len, fwd_error_t *err)
 {
-	size_t pos = 0;
+	size_t pos = 0, room = 1, n;
+	char *full;
+	int rv = -1;
 
 	if (len == 0) {
 		errno = ENOSPC;
 		return errprintf(err, "profile key: no room");
 	}
 	buf[0] = '\0';
+	/* room for the whole key, every byte of every value encoded */
+	room += 32 * p->history.key.count;
+	room += 3 * (strlen(job->user ? job->user : "") +
+		     strlen(job->account ? job->account : "") +
+		     strlen(job->name ? job->name : "") +
+		     strlen(job->partition ? job->partition : ""));
+	if (!(full = malloc(room))) {
+		errno = ENOMEM;
+		return errprintf(err, "profile key: out of memory");
+	}
+	full[0] = '\0';
 	for (size_t i = 0; i < p->history.key.count; i++) {
 		const char *f = p->history.key.items[i];
 		const char *v;
@@ -97,21 +133,45 @@ int profile_key(const struct policy *p, const struct profile_job *job,
 			v = num;
 		} else {
 			errno = EINVAL;
-			return errprintf(err,
-					 "history.key: unknown field "
-					 "\"%s\" (allowed: user, account, "
-					 "name, partition, node_bucket)",
-					 f);
+			errprintf(err,
+				  "history.key: unknown field "
+				  "\"%s\" (allowed: user, account, "
+				  "name, partition, node_bucket)",
+				  f);
+			goto out;
 		}
-		if (put_pair(buf, len, &pos, f, v)) {
-			errno = ENOSPC;
-			return errprintf(err,
-					 "profile key longer than %zu "
-					 "bytes",
-					 len - 1);
+		if (put_pair(full, room, &pos, f, v)) {
+			errno = ENOSPC; /* not reached: room is enough */
+			errprintf(err, "profile key: no room");
+			goto out;
 		}
 	}
-	return 0;
+	n = pos > PROFILE_KEY_MAX ? PROFILE_KEY_MAX : pos;
+	if (n >= len) {
+		errno = ENOSPC;
+		errprintf(err, "profile key longer than %zu bytes", len - 1);
+		goto out;
+	}
+	if (pos > PROFILE_KEY_MAX)
+		cut_key(full, buf);
+	else
+		memcpy(buf, full, pos + 1);
+	rv = 0;
+out:
+	free(full);
+	return rv;
+}
+
+void profile_skips_add(struct profile_skips *s, uint64_t job_id,
+		       const char *why)
+{
+	s->count++;
+	if (s->n == PROFILE_SKIPS_KEPT)
+		return;
+	s->v[s->n].job_id = job_id;
+	snprintf(s->v[s->n].why, sizeof(s->v[s->n].why), "%s",
+		 why && *why ? why : "unknown error");
+	s->n++;
 }
 
 static int cmp_double(const void *a, const void *b)

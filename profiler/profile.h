@@ -11,7 +11,13 @@
  * "field=value" pairs joined by ';' (e.g. "user=alice;name=wrf;
  * node_bucket=256", db/SCHEMA.md).  In values ';', '=', '%' and
  * control characters are percent-encoded (%3B), so the key is
- * unambiguous whatever the job name holds.  node_bucket is
+ * unambiguous whatever the job name holds.  A key longer than
+ * PROFILE_KEY_MAX bytes (a long name, or one of many encoded characters)
+ * is cut: its first bytes (never splitting an escape or a UTF-8
+ * character), then "%~" and the SHA-256 of the whole key in hex, at most
+ * PROFILE_KEY_MAX bytes in all.  "%~" never occurs in a key that was not
+ * cut, so two different jobs' keys never meet and the same job always
+ * gets the same key, whatever its name.  node_bucket is
  * the largest power of policy.history.bucket_base not above the job's node
  * count (300 nodes, base 2 -> 256).
  *
@@ -106,7 +112,8 @@ struct profile_job {
 uint32_t profile_bucket(uint32_t nodes, uint32_t base);
 
 /*
- * The profile key of job under policy p (see above).  -1 with errno
+ * The profile key of job under policy p (see above), at most
+ * PROFILE_KEY_MAX bytes whatever the job's strings.  -1 with errno
  * ENOSPC / EINVAL and err when buf is too small or a key field is unknown.
  */
 int profile_key(const struct policy *p, const struct profile_job *job,
@@ -267,18 +274,43 @@ int profile_db_io(struct db *db, const uint64_t *ids, size_t n,
 		  struct profile_io *out, fwd_error_t *err);
 void profile_io_free(struct profile_io *v, size_t n);
 
+/*
+ * The jobs a run over many jobs (the history loop, a rebuild) could not
+ * process and went past: how many, and the first PROFILE_SKIPS_KEPT of
+ * them with why.  One bad job costs only itself.
+ */
+#define PROFILE_SKIPS_KEPT 8
+struct profile_skips {
+	uint64_t count;
+	size_t n;
+	struct {
+		uint64_t job_id;
+		char why[256];
+	} v[PROFILE_SKIPS_KEPT];
+};
+
+/* Count job_id as skipped, keeping why if there is room. */
+void profile_skips_add(struct profile_skips *s, uint64_t job_id,
+		       const char *why);
+
 struct profile_rebuild_stats {
 	uint64_t jobstats; /* job_io rows made from job_stats */
 	uint64_t runs;	   /* runs read */
 	uint64_t profiles; /* profiles written */
 	uint64_t removed;  /* computed profiles cleared before recomputing */
+	/* jobs whose summary or profile could not be made (the database
+	 * refused it): the others are rebuilt all the same */
+	struct profile_skips skipped;
 };
 
 /*
  * Recompute every computed profile from the stored summaries of `jobs`,
  * every finished job with its key fields (sorted by job id), in one
  * transaction (imported profiles are kept unless runs now exist for
- * their key).  st->jobstats is left as it is.
+ * their key).  st->jobstats is left as it is.  A profile the database
+ * refuses to store is skipped (its jobs counted in st->skipped, the
+ * others written); only an unavailable database, a conflict, or a
+ * failure of the transaction itself fail the rebuild.
  */
 int profile_db_rebuild(struct db *db, const struct policy *p,
 		       const struct profile_jobref *jobs, size_t n, int64_t now,

@@ -396,11 +396,15 @@ out:
 
 /* ---- rebuild ---- */
 
+/* The jobs table's strings whole: up to 64 (user, account, partition)
+ * and 255 (name) characters of up to 4 bytes (controller/job.h).  A
+ * shorter copy would cut a name, and a cut name has another key (or
+ * invalid UTF-8). */
 struct keyed {
 	char *key;
 	struct profile_run run;
 	uint64_t job_id;
-	char user[65], account[65], name[256], partition[65];
+	char user[257], account[257], name[1021], partition[257];
 	bool has_account, has_partition;
 };
 
@@ -443,6 +447,7 @@ int profile_db_rebuild(struct db *db, const struct policy *p,
 	int rv = -1, r;
 
 	stats->runs = stats->profiles = stats->removed = 0;
+	memset(&stats->skipped, 0, sizeof(stats->skipped));
 	st = db_prepare(db, "SELECT " PROFILE_IO_RUN_COLS " FROM job_io", err);
 	if (!st)
 		return -1;
@@ -521,8 +526,17 @@ int profile_db_rebuild(struct db *db, const struct policy *p,
 		}
 		r = store_prediction(db, p, &job, v[i].key, &rs, now, err);
 		profile_runs_free(&rs);
-		if (r < 0)
+		if (r < 0 && (db_err_unavailable(errno) ||
+			      db_err_retryable(errno) || errno == ENOMEM))
 			goto rollback;
+		if (r < 0) {
+			/* only this statement was undone: skip the key */
+			for (size_t k = i; k < j; k++)
+				profile_skips_add(&stats->skipped, v[k].job_id,
+						  err->text);
+			memset(err, 0, sizeof(*err));
+			r = 0;
+		}
 		stats->profiles += (uint64_t)r;
 		i = j;
 	}

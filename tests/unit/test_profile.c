@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,6 +100,71 @@ static void test_key(void **state)
 	set_key(p, bad, 2);
 	assert_int_equal(profile_key(p, &job, buf, sizeof(buf), &err), -1);
 	assert_non_null(strstr(err.text, "unknown field \"qos\""));
+	policy_destroy(p);
+}
+
+/* Whether s is valid UTF-8 (the profiles.profile_key column is utf8mb4). */
+static bool utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
+
+		if (*p >= 0x80 && *p < 0xc2)
+			return false;
+		for (size_t i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		p += n;
+	}
+	return true;
+}
+
+/* A job name of any length gets a key of at most PROFILE_KEY_MAX bytes:
+ * a prefix and a digest of the whole key past that length, the same for
+ * the same name, different for names that differ only past the prefix,
+ * never equal to a key that was not cut, valid UTF-8. */
+static void test_key_long_names(void **state)
+{
+	struct policy *p = policy_defaults();
+	struct profile_job job = {"alice", NULL, NULL, NULL, 4};
+	char semi[162], pct[201], cjk[170 * 3 + 1], a[PROFILE_KEY_MAX + 1],
+		b[PROFILE_KEY_MAX + 1], name2[201];
+	const char *names[] = {semi, pct, cjk};
+	fwd_error_t err;
+
+	(void)state;
+	assert_non_null(p);
+	memset(semi, ';', 161);
+	semi[161] = '\0';
+	memset(pct, '%', 200);
+	pct[200] = '\0';
+	for (size_t i = 0; i < 170; i++)
+		memcpy(cjk + 3 * i, "\xe6\xb0\xa3", 3); /* U+6C23 */
+	cjk[510] = '\0';
+	for (size_t i = 0; i < 3; i++) {
+		job.name = names[i];
+		assert_int_equal(profile_key(p, &job, a, sizeof(a), &err), 0);
+		assert_true(strlen(a) <= PROFILE_KEY_MAX);
+		assert_true(utf8_ok(a));
+		assert_int_equal(strncmp(a, "user=alice;name=", 16), 0);
+		assert_non_null(strstr(a, "%~"));
+		assert_int_equal(profile_key(p, &job, b, sizeof(b), &err), 0);
+		assert_string_equal(a, b);
+	}
+	/* names that differ only at the end: different keys */
+	memcpy(name2, pct, sizeof(pct));
+	name2[199] = 'x';
+	job.name = pct;
+	assert_int_equal(profile_key(p, &job, a, sizeof(a), &err), 0);
+	job.name = name2;
+	assert_int_equal(profile_key(p, &job, b, sizeof(b), &err), 0);
+	assert_string_not_equal(a, b);
+	/* a short name keeps its plain key, without a digest */
+	job.name = "wrf%~";
+	assert_int_equal(profile_key(p, &job, a, sizeof(a), &err), 0);
+	assert_string_equal(a, "user=alice;name=wrf%25~;node_bucket=4");
 	policy_destroy(p);
 }
 
@@ -463,6 +529,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bucket),
 		cmocka_unit_test(test_key),
+		cmocka_unit_test(test_key_long_names),
 		cmocka_unit_test(test_predict_nearest_scale),
 		cmocka_unit_test(test_predict_scaling_limits),
 		cmocka_unit_test(test_bandwidth_by_forwarders),
