@@ -59,85 +59,269 @@ static void rank(const struct policy *p, struct alloc_decision *const *alone,
 	}
 }
 
-/* Whether batch job j stays on its first default forwarder (jobs without
- * a curve count as staying). */
+/* Whether batch job j keeps its first default forwarder in use: the
+ * default mapping and the default plus extras both do (jobs without a
+ * curve count as staying). */
 static bool stays(const struct alloc_plan *pl, const size_t *pick, size_t j)
 {
-	return !pl[j].curve || !pl[j].opts.n ||
-	       pl[j].opts.o[pick[j]].kind == ALLOC_OPT_DEFAULT;
+	enum alloc_opt_kind k;
+
+	if (!pl[j].curve || !pl[j].opts.n)
+		return true;
+	k = pl[j].opts.o[pick[j]].kind;
+	return k == ALLOC_OPT_DEFAULT || k == ALLOC_OPT_EXTRAS;
 }
 
-/* cnt[f]: the batch jobs staying on first default forwarder f (cnt all 0
- * before; stays_clear() sets them back). */
-static void stays_count(const struct alloc_plan *pl, const size_t *pick,
-			size_t n_jobs, uint32_t *cnt)
+/* The share of its first default forwarder's time a job staying there
+ * with option o takes: its value alone spread over its o->k forwarders,
+ * at the rate one forwarder carries for it (a job without a curve, or
+ * without a rate: all of it). */
+static double share_of(const struct alloc_plan *q, const struct alloc_option *o)
 {
-	for (size_t j = 0; j < n_jobs; j++)
-		cnt[pl[j].first_default] += stays(pl, pick, j);
+	double c;
+
+	if (!q->curve || !q->opts.n || q->rate <= 0 || !o->k)
+		return 1;
+	c = o->alone / (double)o->k / q->rate;
+	return c < 1 ? c : 1;
 }
 
-static void stays_clear(const struct alloc_plan *pl, size_t n_jobs,
-			uint32_t *cnt)
+/* What option o is worth to job i when the others staying on its first
+ * default forwarder take `others` of its time (the ledger's holders one
+ * each): a forwarder asked for more than its time serves each its share
+ * (sim/SIM.md "Bandwidth"). */
+static double shared_value(const struct alloc_plan *q,
+			   const struct alloc_option *o, double others)
 {
-	for (size_t j = 0; j < n_jobs; j++)
-		cnt[pl[j].first_default] = 0;
-}
+	double load;
 
-/* Other curve jobs of the batch that stay on job i's first default
- * forwarder, from stays_count()'s counts. */
-static uint32_t batch_sharers(const struct alloc_plan *pl, const size_t *pick,
-			      const uint32_t *cnt, size_t i)
-{
-	return cnt[pl[i].first_default] - stays(pl, pick, i);
-}
-
-/* What the batch's choices are worth once everyone's choice is known: the
- * jobs that keep their default forwarder (alone or with extras) share it
- * with the others that keep it. */
-static double batch_value(const struct alloc_plan *pl, const size_t *pick,
-			  size_t n_jobs, uint32_t *cnt)
-{
-	double v = 0;
-
-	stays_count(pl, pick, n_jobs, cnt);
-	for (size_t i = 0; i < n_jobs; i++) {
-		const struct alloc_option *o;
-		uint32_t m;
-
-		if (!pl[i].curve || !pl[i].opts.n)
-			continue;
-		o = &pl[i].opts.o[pick[i]];
-		m = batch_sharers(pl, pick, cnt, i) + pl[i].held_sharers;
-		if (o->kind == ALLOC_OPT_DEFAULT)
-			v += pl[i].opts.isolate ? 0
-						: pl[i].opts.base / (1.0 + m);
-		else if (o->kind == ALLOC_OPT_EXTRAS)
-			v += o->value / (1.0 + m);
-		else
-			v += o->value;
+	if (o->kind == ALLOC_OPT_DEFAULT) {
+		if (q->opts.isolate)
+			return 0;
+	} else if (o->kind != ALLOC_OPT_EXTRAS) {
+		return o->value;
 	}
-	stays_clear(pl, n_jobs, cnt);
+	load = others + q->held_sharers + share_of(q, o);
+	return load > 1 ? o->alone / load : o->alone;
+}
+
+/* The batch's jobs grouped by first default forwarder: the jobs of
+ * group g are mem[gs[g]] .. mem[gs[g + 1] - 1]; grp[j] is job j's. */
+struct groups {
+	size_t *mem, *gs, *grp;
+	size_t n;
+};
+
+static int groups_make(const struct alloc_plan *pl, size_t n_jobs,
+		       struct groups *g)
+{
+	g->mem = malloc((n_jobs + 1) * sizeof(*g->mem));
+	g->gs = malloc((n_jobs + 2) * sizeof(*g->gs));
+	g->grp = malloc((n_jobs + 1) * sizeof(*g->grp));
+	g->n = 0;
+	if (!g->mem || !g->gs || !g->grp)
+		return -1;
+	/* input order within a group; groups by first appearance */
+	for (size_t j = 0; j < n_jobs; j++)
+		g->grp[j] = SIZE_MAX;
+	for (size_t j = 0, m = 0; j < n_jobs; j++) {
+		if (g->grp[j] != SIZE_MAX)
+			continue;
+		g->gs[g->n] = m;
+		for (size_t i = j; i < n_jobs; i++)
+			if (g->grp[i] == SIZE_MAX &&
+			    pl[i].first_default == pl[j].first_default) {
+				g->grp[i] = g->n;
+				g->mem[m++] = i;
+			}
+		g->gs[++g->n] = m;
+	}
+	return 0;
+}
+
+static void groups_free(struct groups *g)
+{
+	free(g->mem);
+	free(g->gs);
+	free(g->grp);
+}
+
+/* The time of group g's forwarder the jobs staying there take. */
+static double group_load(const struct alloc_plan *pl, const size_t *pick,
+			 const struct groups *g, size_t grp)
+{
+	double s = 0;
+
+	for (size_t m = g->gs[grp]; m < g->gs[grp + 1]; m++) {
+		size_t j = g->mem[m];
+
+		if (stays(pl, pick, j))
+			s += pl[j].curve && pl[j].opts.n
+				     ? share_of(&pl[j], &pl[j].opts.o[pick[j]])
+				     : 1;
+	}
+	return s;
+}
+
+/* What group g's curve jobs are worth with their choices. */
+static double group_value(const struct alloc_plan *pl, const size_t *pick,
+			  const struct groups *g, size_t grp)
+{
+	double load = group_load(pl, pick, g, grp), v = 0;
+
+	for (size_t m = g->gs[grp]; m < g->gs[grp + 1]; m++) {
+		size_t j = g->mem[m];
+		const struct alloc_option *o;
+
+		if (!pl[j].curve || !pl[j].opts.n)
+			continue;
+		o = &pl[j].opts.o[pick[j]];
+		v += shared_value(
+			&pl[j], o,
+			stays(pl, pick, j) ? load - share_of(&pl[j], o) : load);
+	}
 	return v;
 }
 
+/* What the batch's choices are worth once everyone's choice is known: the
+ * jobs that keep their default forwarder (alone or with extras) share its
+ * time with the others that keep it. */
+static double batch_value(const struct alloc_plan *pl, const size_t *pick,
+			  const struct groups *g)
+{
+	double v = 0;
+
+	for (size_t grp = 0; grp < g->n; grp++)
+		v += group_value(pl, pick, g, grp);
+	return v;
+}
+
+/* Other batch jobs that keep job i's first default forwarder in use. */
+static uint32_t batch_sharers(const struct alloc_plan *pl, const size_t *pick,
+			      const struct groups *g, size_t i)
+{
+	size_t grp = g->grp[i];
+	uint32_t n = 0;
+
+	for (size_t m = g->gs[grp]; m < g->gs[grp + 1]; m++)
+		n += g->mem[m] != i && stays(pl, pick, g->mem[m]);
+	return n;
+}
+
+/* Whether job i may take option x: within the exploration budget, and,
+ * but for the default mapping, the gain over it (its value `def`) the
+ * policy asks for; no extras for an isolated job. */
+static bool option_ok(const struct policy *p, const struct alloc_plan *q,
+		      const struct alloc_option *x, double xv, double def,
+		      bool no_explore, uint64_t budget)
+{
+	struct alloc_option s = *x;
+
+	if (x->kind == ALLOC_OPT_DEFAULT)
+		return true;
+	if (q->opts.isolate && x->kind == ALLOC_OPT_EXTRAS)
+		return false;
+	if (x->estimated && (no_explore || x->take > budget))
+		return false;
+	s.value = xv;
+	return alloc_option_gains(p, &q->opts, &s, def);
+}
+
+/*
+ * One job's choice changed at a time, while that raises the batch's
+ * value (each option valued with the sharing the others' choices imply):
+ * the knapsack values the options with the sharing of the round before,
+ * this settles what that leaves.  Within the pool (cap) and the
+ * exploration budget.
+ */
+static void improve(const struct policy *p, struct alloc_plan *pl,
+		    size_t n_jobs, const struct groups *g, const bool *no_ex,
+		    uint64_t budget, uint32_t cap, size_t *pick)
+{
+	uint64_t used = 0, ex = 0;
+
+	for (size_t i = 0; i < n_jobs; i++) {
+		const struct alloc_option *c;
+
+		if (!pl[i].curve || !pl[i].opts.n)
+			continue;
+		c = &pl[i].opts.o[pick[i]];
+		used += c->take;
+		ex += c->estimated ? c->take : 0;
+	}
+	for (int sweep = 0; sweep < 8; sweep++) {
+		bool moved = false;
+
+		for (size_t i = 0; i < n_jobs; i++) {
+			const struct alloc_opts *o = &pl[i].opts;
+			size_t grp = g->grp[i], was = pick[i], best = was;
+			double before, best_v, load, def;
+			const struct alloc_option *c;
+
+			if (!pl[i].curve || o->n < 2)
+				continue;
+			before = group_value(pl, pick, g, grp);
+			best_v = before;
+			c = &o->o[was];
+			load = group_load(pl, pick, g, grp) -
+			       (stays(pl, pick, i) ? share_of(&pl[i], c) : 0);
+			def = shared_value(&pl[i], &o->o[0], load);
+			for (size_t x = 0; x < o->n; x++) {
+				const struct alloc_option *y = &o->o[x];
+				double v;
+
+				if (x == was ||
+				    used - c->take + y->take > cap ||
+				    (y->estimated &&
+				     ex - (c->estimated ? c->take : 0) +
+						     y->take >
+					     budget) ||
+				    !option_ok(p, &pl[i], y,
+					       shared_value(&pl[i], y, load),
+					       def, no_ex[i], budget))
+					continue;
+				pick[i] = x;
+				v = group_value(pl, pick, g, grp);
+				pick[i] = was;
+				if (v > best_v + 1e-9 * fabs(best_v) ||
+				    (v >= best_v - 1e-9 * fabs(best_v) &&
+				     y->take < o->o[best].take)) {
+					best_v = v;
+					best = x;
+				}
+			}
+			if (best == was)
+				continue;
+			used = used - c->take + o->o[best].take;
+			ex = ex - (c->estimated ? c->take : 0) +
+			     (o->o[best].estimated ? o->o[best].take : 0);
+			pick[i] = best;
+			moved = true;
+		}
+		if (!moved)
+			break;
+	}
+}
+
 /* The knapsack over the curve jobs' options; sets plan[i].chosen and
- * .apply.  The default option's value is shared with the batch jobs that
- * stay on the same default forwarder, which depends on the answer: solved
- * again with the sharing each answer implies (at most 6 times, until the
- * choices settle), keeping the answer worth most (batch_value()).  0 or -1
- * (ENOMEM). */
+ * .apply.  The value of staying on a default forwarder (the default
+ * mapping, or the defaults plus extras) is shared with the batch jobs that
+ * stay on the same one, which depends on the answer: solved again with the
+ * sharing each answer implies (at most 6 times, until the choices
+ * settle), keeping the answer worth most (batch_value()), then improved
+ * one job at a time (improve()).  0 or -1 (ENOMEM). */
 /* Rounds of the knapsack remembered (choices in, choices out). */
 #define MEMO 8
 
 static int arbitrate(const struct policy *p, struct alloc_plan *pl,
-		     size_t n_jobs, size_t base, size_t n_forwarders)
+		     size_t n_jobs, size_t base)
 {
-	uint32_t *cnt = calloc(n_forwarders + 1, sizeof(*cnt));
 	const struct alloc_option **opt = calloc(n_jobs + 1, sizeof(*opt));
 	size_t *n = calloc(n_jobs + 1, sizeof(*n));
 	size_t *pick = calloc(n_jobs + 1, sizeof(*pick));
 	size_t *got = calloc(n_jobs + 1, sizeof(*got));
 	size_t *best = calloc(n_jobs + 1, sizeof(*best));
+	double *load = calloc(n_jobs + 1, sizeof(*load));
 	double best_v = -1;
 	uint64_t budget = (uint64_t)floor(p->learn.pool_share * (double)base);
 	bool *no_explore = calloc(n_jobs + 1, sizeof(*no_explore));
@@ -146,13 +330,14 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			       ? (uint32_t)(base - p->decision.caps.reserve)
 			       : 0;
 	struct alloc_option *buf = NULL;
+	struct groups g = {0};
 	size_t total = 0, n_memo = 0;
 	size_t *memo = calloc(2 * MEMO * n_jobs + 1, sizeof(*memo));
 	int memo_drops[MEMO];
 	int rv = -1;
 
-	if (!opt || !n || !pick || !got || !best || !no_explore || !cnt ||
-	    !memo)
+	if (!opt || !n || !pick || !got || !best || !no_explore || !load ||
+	    !memo || groups_make(pl, n_jobs, &g) < 0)
 		goto out;
 	for (size_t i = 0; i < n_jobs; i++)
 		total += pl[i].curve ? pl[i].opts.n : 0;
@@ -198,38 +383,37 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		h = n_memo++ % MEMO;
 		memo_drops[h] = drops;
 		memcpy(&memo[2 * h * n_jobs], pick, n_jobs * sizeof(*pick));
-		stays_count(pl, pick, n_jobs, cnt);
+		for (size_t grp = 0; grp < g.n; grp++)
+			load[grp] = group_load(pl, pick, &g, grp);
 		for (size_t i = 0; i < n_jobs; i++) {
 			const struct alloc_opts *o = &pl[i].opts;
 			struct alloc_option *b = &buf[used];
-			uint32_t m;
+			double others;
 
 			if (!pl[i].curve || !o->n)
 				continue;
-			m = batch_sharers(pl, pick, cnt, i);
-			/* the default option shared with m more jobs; no
-			 * extras on a shared default */
+			/* what the others staying take of the forwarder */
+			others = load[g.grp[i]] -
+				 (stays(pl, pick, i)
+					  ? share_of(&pl[i], &o->o[pick[i]])
+					  : 0);
 			b[0] = o->o[0];
-			b[0].value =
-				o->isolate ? 0
-					   : o->base / (1.0 +
-							pl[i].held_sharers + m);
+			b[0].value = shared_value(&pl[i], &o->o[0], others);
 			n[k] = 1;
-			for (size_t x = 1; x < o->n; x++)
-				if ((!m || o->o[x].kind != ALLOC_OPT_EXTRAS) &&
-				    !(o->isolate &&
-				      o->o[x].kind == ALLOC_OPT_EXTRAS) &&
-				    !(o->o[x].estimated &&
-				      (no_explore[i] ||
-				       o->o[x].take > budget)) &&
-				    alloc_option_gains(p, o, &o->o[x],
-						       b[0].value))
-					b[n[k]++] = o->o[x];
-			pl[i].batch_sharers = m;
+			for (size_t x = 1; x < o->n; x++) {
+				double xv =
+					shared_value(&pl[i], &o->o[x], others);
+
+				if (!option_ok(p, &pl[i], &o->o[x], xv,
+					       b[0].value, no_explore[i],
+					       budget))
+					continue;
+				b[n[k]] = o->o[x];
+				b[n[k]++].value = xv;
+			}
 			opt[k++] = b;
 			used += n[k - 1];
 		}
-		stays_clear(pl, n_jobs, cnt);
 		if (!k)
 			break;
 		if (alloc_mckp(opt, n, k, cap, got) < 0)
@@ -281,7 +465,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			round--;
 			continue;
 		}
-		double v = batch_value(pl, pick, n_jobs, cnt);
+		double v = batch_value(pl, pick, &g);
 		uint64_t t = 0;
 
 		for (size_t i = 0; i < n_jobs; i++)
@@ -299,19 +483,20 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			break;
 	}
 	memcpy(pick, best, n_jobs * sizeof(*pick));
-	stays_count(pl, pick, n_jobs, cnt);
+	improve(p, pl, n_jobs, &g, no_explore, budget, cap, pick);
 	for (size_t i = 0; i < n_jobs; i++) {
 		if (!pl[i].curve || !pl[i].opts.n)
 			continue;
 		pl[i].apply = true;
 		pl[i].collect = false;
 		pl[i].chosen = pl[i].opts.o[pick[i]];
-		pl[i].batch_sharers = batch_sharers(pl, pick, cnt, i);
+		pl[i].batch_sharers = batch_sharers(pl, pick, &g, i);
 	}
 	rv = 0;
 out:
+	groups_free(&g);
 	free(memo);
-	free(cnt);
+	free(load);
 	free(buf);
 	free(opt);
 	free(n);
@@ -364,7 +549,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	}
 	/* fcfs: no knapsack, each job in input order against the threshold */
 	if (p->decision.contention == POLICY_CONTENTION_GAIN &&
-	    arbitrate(p, plan, n_jobs, base, cx->t->n_forwarders) < 0) {
+	    arbitrate(p, plan, n_jobs, base) < 0) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
 		goto out;

@@ -92,7 +92,7 @@ void alloc_opts_free(struct alloc_opts *o)
 static void add(struct alloc_opts *o, enum alloc_opt_kind kind, uint32_t k,
 		uint32_t take, double value, bool est)
 {
-	o->o[o->n++] = (struct alloc_option){kind, k, take, value, est};
+	o->o[o->n++] = (struct alloc_option){kind, k, take, value, est, value};
 }
 
 /* alloc_curve_value() at k, computed once into *v, *e. */
@@ -107,20 +107,21 @@ static double value_at(const struct alloc_profile *pr, double bf, uint32_t k,
 
 int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			double bf, uint32_t n_f, uint32_t sharers, uint32_t cap,
-			bool isolate, bool gate, struct alloc_opts *out)
+			uint32_t kcap, bool isolate, bool gate,
+			struct alloc_opts *out)
 {
 	const struct policy_curve *c = &p->decision.curve;
 	uint32_t kmax = alloc_curve_kmax(pr);
 	/* room: the default, direct, and a private and an extras option per
 	 * candidate count: the powers of two up to cap + n_f (larger ones
 	 * fit neither) and the measured counts */
-	size_t room = 2 * pr->n_bw + 4;
+	size_t room = 2 * pr->n_bw + 6, n_cand = 34 + pr->n_bw;
 	double need, vk_s[64], *vk = vk_s;
 	bool ek_s[64], *ek = ek_s;
 
-	if (33 + pr->n_bw > 64) {
-		vk = malloc((33 + pr->n_bw) * sizeof(*vk));
-		ek = malloc((33 + pr->n_bw) * sizeof(*ek));
+	if (n_cand > 64) {
+		vk = malloc(n_cand * sizeof(*vk));
+		ek = malloc(n_cand * sizeof(*ek));
 	}
 	if (!vk || !ek) {
 		if (vk != vk_s)
@@ -150,6 +151,7 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 	 * pool has them. */
 	add(out, ALLOC_OPT_DEFAULT, n_f, 0,
 	    isolate ? 0 : out->base / (1.0 + sharers), false);
+	out->o[0].alone = out->base;
 	need = gate ? fmax(c->min_gain, c->min_gain_share * out->o[0].value)
 		    : -INFINITY;
 	if (c->direct && pr->direct_bps > 0 &&
@@ -158,10 +160,10 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 	/* candidate counts: powers of two and the measured counts, no
 	 * estimate above the highest measured one; each count valued once
 	 * for both passes (vk[i] < 0: not yet) */
-	for (size_t i = 0; i < 33 + pr->n_bw; i++)
+	for (size_t i = 0; i < n_cand; i++)
 		vk[i] = -1;
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < 33 + pr->n_bw; i++) {
+		for (size_t i = 0; i < n_cand; i++) {
 			uint32_t k;
 			bool est;
 			double v;
@@ -175,8 +177,19 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 				if (!k || !(k & (k - 1)))
 					continue; /* zero or a power of two */
 			} else {
-				continue;
+				/* the most the job can get, when neither a
+				 * power of two nor measured */
+				k = kcap;
+				if (!k || !(k & (k - 1)) || k > UINT32_MAX / 2)
+					continue;
+				for (size_t j = 0; j < pr->n_bw; j++)
+					if (pr->bw[j].k == k)
+						k = 0;
+				if (!k)
+					continue;
 			}
+			if (k > kcap)
+				continue;
 			/* above the measured counts only to explore */
 			if (kmax && k > kmax &&
 			    (!p->learn.enabled || k > p->learn.app_cap))
@@ -189,13 +202,17 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 					continue;
 				add(out, ALLOC_OPT_PRIVATE, k, k, v, est);
 			} else { /* the defaults plus k - N_f extras */
-				if (isolate || sharers || k <= n_f ||
-				    k - n_f > cap)
+				double sv;
+
+				if (isolate || k <= n_f || k - n_f > cap)
 					continue;
 				v = value_at(pr, bf, k, &vk[i], &ek[i], &est);
-				if (v - out->o[0].value < need)
+				/* the defaults stay in use: shared */
+				sv = v / (1.0 + sharers);
+				if (sv - out->o[0].value < need)
 					continue;
-				add(out, ALLOC_OPT_EXTRAS, k, k - n_f, v, est);
+				add(out, ALLOC_OPT_EXTRAS, k, k - n_f, sv, est);
+				out->o[out->n - 1].alone = v;
 			}
 		}
 	}
@@ -236,9 +253,10 @@ int alloc_opts_regate(const struct policy *p, const struct alloc_opts *all,
 	}
 	add(out, ALLOC_OPT_DEFAULT, n_f, 0,
 	    isolate ? 0 : all->base / (1.0 + sharers), false);
+	out->o[0].alone = all->base;
 	need = fmax(c->min_gain, c->min_gain_share * out->o[0].value);
 	for (size_t x = 1; x < all->n; x++) {
-		const struct alloc_option *o = &all->o[x];
+		struct alloc_option o_s = all->o[x], *o = &o_s;
 		bool keep = false;
 
 		switch (o->kind) {
@@ -251,8 +269,8 @@ int alloc_opts_regate(const struct policy *p, const struct alloc_opts *all,
 			       (isolate || o->value - out->o[0].value >= need);
 			break;
 		case ALLOC_OPT_EXTRAS:
-			keep = !isolate && !sharers && o->k > n_f &&
-			       o->k - n_f <= cap &&
+			o->value = o->alone / (1.0 + sharers);
+			keep = !isolate && o->k > n_f && o->k - n_f <= cap &&
 			       o->value - out->o[0].value >= need;
 			break;
 		case ALLOC_OPT_DEFAULT:

@@ -47,8 +47,10 @@ struct alloc_option {
 	enum alloc_opt_kind kind;
 	uint32_t k;	/* forwarders the job would use */
 	uint32_t take;	/* forwarders taken from the idle pool */
-	double value;	/* expected bandwidth, bytes/s */
+	double value;	/* expected bandwidth, bytes/s, shared as it will be */
 	bool estimated; /* above the measured counts (an exploration) */
+	double alone;	/* expected bandwidth with the defaults to itself
+			 * (default, extras; the others: value) */
 };
 
 /* What a job can choose among (curve.c). */
@@ -62,9 +64,12 @@ struct alloc_opts {
 
 /*
  * The options of a job with N_f default forwarders of mean bandwidth bf:
- * the default mapping (value / (1 + sharers)), default plus e extras when
- * no other job holds its defaults, k private forwarders, for k over the
- * powers of two and the measured counts up to `cap` pool forwarders (above
+ * the default mapping (value / (1 + sharers)), default plus e extras (the
+ * default forwarders stay in use: value / (1 + sharers) too), k private
+ * forwarders, for k over the powers of two, the measured counts and kcap
+ * itself, up to `cap` pool forwarders and kcap forwarders in all (the
+ * node count and max_forwarders_per_job: an option is valued at the count
+ * it will get, never trimmed after) (above
  * the highest measured count only when learn.enabled, up to
  * learn.app_cap forwarders: estimated, an exploration); an
  * option must beat the default mapping's value by min_gain and by
@@ -76,12 +81,14 @@ struct alloc_opts {
  */
 int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			double bf, uint32_t n_f, uint32_t sharers, uint32_t cap,
-			bool isolate, bool gate, struct alloc_opts *out);
+			uint32_t kcap, bool isolate, bool gate,
+			struct alloc_opts *out);
 
 /*
  * The options alloc_curve_options() gives with the gate on, `sharers`,
  * `cap` and `isolate`, read from `all`, which it gave for the same job
- * with the gate off, no more sharers, no smaller cap and no isolation
+ * (same kcap) with the gate off, no more sharers, no smaller cap and no
+ * isolation
  * that `isolate` lacks (a batch's first pass): the same options, values
  * not computed again (their order may differ: o[0] stays first).  0 or -1
  * (ENOMEM).

@@ -536,6 +536,8 @@ out:
 
 /* ---- 5. interference -------------------------------------------------- */
 
+static uint32_t default_sharers(const struct work *w, uint32_t *vulnerable);
+
 /* A vulnerable job next to a disruptive job already running: private
  * forwarders (the neighbour cannot be moved).  0 or -1 (ENOMEM). */
 static int victim_check(struct work *w, bool *isolate)
@@ -587,9 +589,30 @@ static int interference_check(struct work *w, bool *want)
 	if (policy_job_disruptive(in, pr->io_mode == FWD_IO_N_1,
 				  w->job->n_nodes, pr->mdops,
 				  pr->peak_bandwidth_bps, why, sizeof(why))) {
-		*want = true;
-		return alloc_reason(d, "disruptive (%s): private forwarders",
-				    why);
+		/* by the harm it would do, as with a curve: its I/O time on
+		 * the default mapping (DFRA's estimate of it) times 1 + the
+		 * vulnerable jobs on its defaults; a short burst stays */
+		uint32_t vuln;
+		double base = alloc_curve_value(pr, mean_bf(w), d->n_f, NULL);
+		double harm;
+		char a[32], b[32];
+
+		(void)default_sharers(w, &vuln);
+		harm = alloc_harm(pr->io_volume_bytes, base, vuln);
+		*want = harm >= w->p->decision.curve.min_harm;
+		if (alloc_reason(d,
+				 "disruptive (%s): expected harm %.3g s (%s "
+				 "at %s, x %u vulnerable neighbour%s + 1) %s "
+				 "min_harm %.3g s%s",
+				 why, harm,
+				 size_str(pr->io_volume_bytes, a, sizeof(a)),
+				 units_short_rate(base, b, sizeof(b)), vuln,
+				 alloc_plural(vuln), *want ? ">=" : "<",
+				 w->p->decision.curve.min_harm,
+				 *want ? ": private forwarders" : "") < 0)
+			return -1;
+		if (*want)
+			return 0;
 	}
 	return victim_check(w, want);
 }
@@ -758,6 +781,20 @@ static int grant_direct(struct work *w)
 	return alloc_reason(d, "direct: no forwarder") < 0 ? -1 : 1;
 }
 
+/* What one forwarder serving the application alone carries at most: its
+ * best bandwidth per forwarder over the curve, at most B_f (the share of
+ * a forwarder's time a job of value v spread over k forwarders takes is
+ * v / k / rate; sim/SIM.md "Bandwidth" reads it the same way). */
+static double curve_rate(const struct alloc_profile *pr, double bf)
+{
+	double r = 0;
+
+	for (size_t i = 0; i < pr->n_bw; i++)
+		if (pr->bw[i].k && pr->bw[i].bps / pr->bw[i].k > r)
+			r = pr->bw[i].bps / pr->bw[i].k;
+	return r > 0 && (bf <= 0 || r < bf) ? r : bf;
+}
+
 /* Jobs on the default forwarders (ledger), and how many are vulnerable. */
 static uint32_t default_sharers(const struct work *w, uint32_t *vulnerable)
 {
@@ -830,7 +867,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	struct alloc_decision *d = w->d;
 	struct alloc_opts own = {0}, *o = &own;
 	struct alloc_option ch;
-	uint32_t vuln, held, cap, used, total = 0;
+	uint32_t vuln, held, cap, kcap, used, total = 0;
 	size_t share_cap, reserve_room;
 	double bf = mean_bf(w), harm = 0, bmax = 0;
 	bool isolate = false, pass;
@@ -902,6 +939,11 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		cap = c->max_forwarders_per_job;
 	if (cap > job->n_nodes)
 		cap = (uint32_t)job->n_nodes;
+	/* the most forwarders the job can use in all: options above it would
+	 * be trimmed after valuation (try_scale()) */
+	kcap = c->max_forwarders_per_job;
+	if (kcap > job->n_nodes)
+		kcap = (uint32_t)job->n_nodes;
 	/* a batch's choice: its first pass valued the options already */
 	if (plan && plan->apply
 		    ? alloc_opts_regate(p, &plan->opts, pr, d->n_f,
@@ -910,12 +952,13 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		    : alloc_curve_options(
 			      p, pr, bf, d->n_f,
 			      held + (plan ? plan->batch_sharers : 0), cap,
-			      isolate, !(plan && plan->collect), o) < 0)
+			      kcap, isolate, !(plan && plan->collect), o) < 0)
 		return -1;
 	if (plan) {
 		plan->curve = true;
 		plan->first_default = d->n_defaults ? d->defaults[0] : 0;
 		plan->held_sharers = held;
+		plan->rate = curve_rate(pr, bf);
 	}
 	/* a batch's knapsack gets every option (it applies the gain gate
 	 * and the learn budget itself) */
@@ -1088,6 +1131,65 @@ static int from_entry(struct work *w, const struct alloc_ledger_entry *e)
 	return alloc_reason(d, "job already holds an allocation: returning it");
 }
 
+/*
+ * Does the held entry e cover exactly the job's nodes?  true when it does
+ * or when e does not say (nodes unknown: the entry is returned as it is).
+ */
+static bool held_same_nodes(const struct work *w,
+			    const struct alloc_ledger_entry *e)
+{
+	const struct alloc_job *job = w->job;
+	struct alloc_nodeset seen = {0};
+	fwd_error_t ignored;
+	uint32_t *ids = NULL;
+	size_t n = 0;
+	bool same = false;
+
+	if (!e->nodes || !*e->nodes)
+		return true;
+	/* a node the topology no longer has: other nodes */
+	if (alloc_ctx_job_nodes(w->cx, e->nodes, &ids, &n, &ignored) < 0)
+		return false;
+	if (n != job->n_nodes || alloc_nodeset_init(&seen, w->t->n_nodes) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		alloc_nodeset_test_set(&seen, ids[i]);
+	/* as many distinct nodes on both sides: equal when every node of
+	 * the job is among the held ones */
+	same = true;
+	for (size_t i = 0; same && i < job->n_nodes; i++)
+		same = job->node_ids[i] < w->t->n_nodes &&
+		       alloc_nodeset_test_set(&seen, job->node_ids[i]);
+out:
+	alloc_nodeset_free(&seen);
+	free(ids);
+	return same;
+}
+
+/* A copy of l without the job's entry, each forwarder keeping the last
+ * release it had (the job's old forwarders are not "just released"). */
+static struct alloc_ledger *ledger_without(const struct alloc_ledger *l,
+					   const struct alloc_ledger_entry *e)
+{
+	struct alloc_ledger *c = alloc_ledger_clone(l);
+	double *last;
+
+	if (!c)
+		return NULL;
+	last = calloc(e->n_forwarders ? e->n_forwarders : 1, sizeof(*last));
+	if (!last) {
+		alloc_ledger_destroy(c);
+		return NULL;
+	}
+	for (size_t i = 0; i < e->n_forwarders; i++)
+		last[i] = alloc_ledger_last_release(l, e->forwarders[i]);
+	alloc_ledger_release(c, e->job_id, 0);
+	for (size_t i = 0; i < e->n_forwarders; i++)
+		alloc_ledger_set_last_release(c, e->forwarders[i], last[i]);
+	free(last);
+	return c;
+}
+
 /* ---- 8. the decision -------------------------------------------------- */
 
 /* Scaling and interference for a considered job with a profile: S, then
@@ -1137,6 +1239,7 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	struct alloc_scratch own = {0};
 	struct alloc_decision *d = NULL;
 	const struct alloc_ledger_entry *held;
+	struct alloc_ledger *other = NULL; /* l without the job's entry */
 	struct plan pl = {0};
 	bool anomalies;
 	int got = 0;
@@ -1180,14 +1283,30 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	/* 1. Default mapping and N_f; the OSTs to avoid. */
 	if (default_mapping(&w, err) < 0)
 		goto fail;
+	if (plan && d->n_defaults) /* a batch groups its jobs by it */
+		plan->first_default = d->defaults[0];
 	if (excluded_osts(&w) < 0)
 		goto nomem;
 
 	held = alloc_ledger_find(l, job->job_id);
-	if (held) {
+	if (held && held_same_nodes(&w, held)) {
 		if (from_entry(&w, held) < 0)
 			goto nomem;
 		goto render;
+	}
+	if (held) {
+		/* Run again for other nodes (a requeue after a lost epilog,
+		 * a second controller): what it holds maps nodes it no
+		 * longer has.  Decide afresh as if it were released. */
+		if (!(other = ledger_without(l, held)))
+			goto nomem;
+		l = w.l = other;
+		d->redecided = true;
+		if (alloc_reason(d,
+				 "job already holds an allocation for other "
+				 "nodes (%s): decided again for its nodes now",
+				 held->nodes) < 0)
+			goto nomem;
 	}
 
 	/* 6. The pool, in selection order. */
@@ -1248,6 +1367,7 @@ render:
 		goto nomem;
 	scratch_clear(&w);
 	alloc_scratch_free(&own);
+	alloc_ledger_destroy(other);
 	return d;
 nomem:
 	errno = ENOMEM;
@@ -1255,6 +1375,7 @@ nomem:
 fail:
 	scratch_clear(&w);
 	alloc_scratch_free(&own);
+	alloc_ledger_destroy(other);
 	alloc_decision_destroy(d);
 	return NULL;
 }

@@ -246,6 +246,13 @@ struct alloc_decision {
 	/* Internal (a batch's first pass, which reads only the forwarders
 	 * taken and the gain): no reasons, node blocks or rendering. */
 	bool dry;
+	/* The job held a ledger entry for another node set (a prolog run
+	 * again after a requeue, or by a second controller): this is a new
+	 * decision for the nodes it has now, made as if the entry were
+	 * released.  The caller releases the held rows and writes these in
+	 * the same transaction.  False when the held entry was returned as
+	 * it is (same nodes) or the job held nothing. */
+	bool redecided;
 };
 
 /*

@@ -193,6 +193,8 @@ struct alloc_plan {
 	bool disruptive;	  /* policy_job_disruptive() */
 	bool vulnerable;	  /* policy_job_vulnerable() */
 	double io_seconds;	  /* volume / the default mapping's value */
+	double rate; /* B/s one forwarder carries for it at most (its share
+		      * of a forwarder: value / k / rate) */
 };
 
 /* Working arrays of one decision at a time, sized for the topology once

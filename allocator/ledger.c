@@ -65,6 +65,7 @@ static void entry_free(struct alloc_ledger_entry *e)
 	free(e->forwarders);
 	free(e->private_fwd);
 	free(e->blocks);
+	free(e->nodes);
 	free(e);
 }
 
@@ -81,7 +82,10 @@ entry_copy(const struct alloc_ledger_entry *src)
 	e->forwarders = NULL;
 	e->private_fwd = NULL;
 	e->blocks = NULL;
+	e->nodes = NULL;
 	if (!(e->job_id = strdup(src->job_id ? src->job_id : "")))
+		goto fail;
+	if (src->nodes && !(e->nodes = strdup(src->nodes)))
 		goto fail;
 	if (n) {
 		e->forwarders = malloc(n * sizeof(*e->forwarders));

@@ -37,7 +37,12 @@ struct alloc_ledger_entry {
 	size_t n_blocks;
 	enum fwd_action action; /* as decided */
 	enum fwd_io_mode io_mode;
-	size_t n_nodes;	      /* job size; 0 = unknown */
+	size_t n_nodes; /* job size; 0 = unknown */
+	/* The nodes the entry was decided for, a hostlist (the rows' node
+	 * lists joined by ','), NULL = unknown.  A job that holds an entry
+	 * and now has other nodes is decided again (alloc_decision.
+	 * redecided). */
+	char *nodes;
 	double mdops;	      /* metadata ops/s in I/O phases */
 	double bandwidth_bps; /* peak bandwidth */
 	double iops;

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,44 +308,56 @@ fail:
 static int run_sets(const char *label, const struct topology *t,
 		    const struct policy *p)
 {
-	static const char *const names[] = {"static", "dfra", "oracle"};
-	struct sim_policy all[3];
-	double sum[3] = {0};
+	static const char *const names[] = {"static", "dfra", "oracle",
+					    "static-bez"};
+	static const enum sim_policy_kind kinds[] = {
+		SIM_POLICY_STATIC, SIM_POLICY_DFRA, SIM_POLICY_ORACLE,
+		SIM_POLICY_STATIC_BEZ};
+	struct sim_policy all[4];
+	double sum[4] = {0}, set_min = INFINITY;
 	size_t upgraded = 0;
 	fwd_error_t err;
 	char fig[128];
 
-	for (int i = 0; i < 3; i++)
-		all[i] = (struct sim_policy){names[i], (enum sim_policy_kind)i,
-					     p};
+	for (int i = 0; i < 4; i++)
+		all[i] = (struct sim_policy){names[i], kinds[i], p};
 	rng = 0x9E3779B97F4A7C15ULL; /* the same sets on every machine */
 	for (int s = 0; s < N_SETS; s++) {
 		struct sim_jobs *j = make_set();
 		struct sim_config cfg = {
-			.topo = t, .base = p, .policies = all, .n_policies = 3};
+			.topo = t, .base = p, .policies = all, .n_policies = 4};
 		struct sim_result *r = sim_run(&cfg, C, j, &err);
 
 		if (!r) {
 			fprintf(stderr, "bench_forge: %s\n", err.text);
 			return -1;
 		}
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			sum[i] += r->pols[i].agg_bw_mean;
+		if (r->pols[2].agg_bw_mean > 0 &&
+		    r->pols[1].agg_bw_mean / r->pols[2].agg_bw_mean < set_min)
+			set_min =
+				r->pols[1].agg_bw_mean / r->pols[2].agg_bw_mean;
 		upgraded += r->pols[1].n_upgraded;
 		sim_result_destroy(r);
 		sim_jobs_destroy(j);
 	}
 	printf("%s: %d sets of %d FORGE applications\n", label, N_SETS,
 	       SET_SIZE);
-	printf("  %-8s %12s %10s\n", "policy", "agg GB/s", "/ oracle");
-	for (int i = 0; i < 3; i++)
-		printf("  %-8s %12.2f %10.3f\n", names[i],
+	printf("  %-10s %10s %10s\n", "policy", "agg GB/s", "/ oracle");
+	for (int i = 0; i < 4; i++)
+		printf("  %-10s %10.2f %10.3f\n", names[i],
 		       sum[i] / N_SETS / 1e9, sum[i] / sum[2]);
-	printf("  dfra upgraded %zu of %d jobs\n", upgraded, N_SETS * SET_SIZE);
+	printf("  dfra upgraded %zu of %d jobs; dfra / oracle, the worst "
+	       "set: %.3f; dfra / static-bez (Bez et al.'s STATIC): %.2f\n",
+	       upgraded, N_SETS * SET_SIZE, set_min, sum[1] / sum[3]);
 	snprintf(fig, sizeof(fig), "%s: dfra aggregate bandwidth per set",
 		 label);
 	bench_figure("forge", fig, sum[1] / N_SETS / 1e9, "GB/s",
 		     sum[2] / N_SETS / 1e9, "oracle");
+	snprintf(fig, sizeof(fig), "%s: dfra over static-bez", label);
+	bench_figure("forge", fig, sum[1] / N_SETS / 1e9, "GB/s",
+		     sum[3] / N_SETS / 1e9, "static-bez (Bez et al. STATIC)");
 	snprintf(fig, sizeof(fig), "%s: static aggregate bandwidth per set",
 		 label);
 	bench_figure("forge", fig, sum[0] / N_SETS / 1e9, "GB/s",

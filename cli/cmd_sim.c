@@ -46,8 +46,10 @@ static void usage(FILE *f)
 "                      app,io_mode,volume,iops,mdops profiles and\n"
 "                      victim,disruptor,slowdown overrides\n"
 "  --compare LIST      comma-separated policies to report, in order:\n"
-"                      static, dfra, oracle, or a policy YAML file run\n"
-"                      like dfra (default: static,dfra,oracle)\n"
+"                      static, static-bez (Bez et al.'s STATIC: each job\n"
+"                      ceil(nodes / R) forwarders of its own), dfra,\n"
+"                      oracle, or a policy YAML file run like dfra\n"
+"                      (default: static,dfra,oracle)\n"
 "  --out DIR           write speedup.svg and utilisation.svg (and\n"
 "                      report.json) into DIR, created if missing\n"
 "  --json              print the report as JSON instead of a table\n"
@@ -298,6 +300,9 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 						 NULL};
 		} else if (!strcmp(tok, "dfra")) {
 			*p = (struct sim_policy){"dfra", SIM_POLICY_DFRA, pol};
+		} else if (!strcmp(tok, "static-bez")) {
+			*p = (struct sim_policy){"static-bez",
+						 SIM_POLICY_STATIC_BEZ, NULL};
 		} else if (!strcmp(tok, "oracle")) {
 			*p = (struct sim_policy){"oracle", SIM_POLICY_ORACLE,
 						 NULL};

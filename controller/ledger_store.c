@@ -157,7 +157,33 @@ struct pending {
 	struct alloc_ledger_entry e;
 	size_t cap;
 	char job_id[24];
+	/* the rows' node lists joined by ',' (e.nodes while flushing) */
+	char *nodes;
+	size_t nodes_len, nodes_cap;
 };
+
+/* Append one row's node list to the job's. */
+static int pending_nodes(struct pending *pe, const char *nodes)
+{
+	size_t k = strlen(nodes);
+
+	if (!k)
+		return 0;
+	if (pe->nodes_len + k + 2 > pe->nodes_cap) {
+		size_t cap = (pe->nodes_len + k + 2) * 2;
+		char *b = realloc(pe->nodes, cap);
+
+		if (!b)
+			return -1;
+		pe->nodes = b;
+		pe->nodes_cap = cap;
+	}
+	if (pe->nodes_len)
+		pe->nodes[pe->nodes_len++] = ',';
+	memcpy(pe->nodes + pe->nodes_len, nodes, k + 1);
+	pe->nodes_len += k;
+	return 0;
+}
 
 static int pending_flush(struct alloc_ledger *l, struct pending *pe,
 			 fwd_error_t *err)
@@ -166,10 +192,13 @@ static int pending_flush(struct alloc_ledger *l, struct pending *pe,
 
 	if (pe->e.n_forwarders > 0) {
 		pe->e.job_id = pe->job_id;
+		pe->e.nodes = pe->nodes_len ? pe->nodes : NULL;
 		rv = alloc_ledger_add(l, &pe->e, err);
 	}
 	pe->e.n_forwarders = 0;
 	pe->e.n_nodes = 0;
+	pe->e.nodes = NULL;
+	pe->nodes_len = 0;
 	return rv;
 }
 
@@ -209,7 +238,7 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 	st = db_queryf(db, err,
 		       "SELECT job_id, forwarder, is_private, node_count, "
 		       "action, acquired_at, io_mode, mdops_rate, "
-		       "bandwidth_bps, iops FROM allocations "
+		       "bandwidth_bps, iops, nodes FROM allocations "
 		       "WHERE released_at IS NULL ORDER BY job_id, id",
 		       "");
 	if (!st)
@@ -238,6 +267,11 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 				db_col_int64(st, 2) != 0;
 		}
 		pe.e.n_nodes += (size_t)db_col_uint64(st, 3);
+		if (!db_col_null(st, 10) &&
+		    pending_nodes(&pe, db_col_text(st, 10)) < 0) {
+			errprintf(err, "ledger: %s", strerror(errno));
+			goto out;
+		}
 		pe.e.action = action_parse(db_col_text(st, 4));
 		pe.e.acquired_at = db_col_double(st, 5);
 		if (fwd_io_mode_parse(db_col_text(st, 6), &pe.e.io_mode) < 0)
@@ -265,6 +299,7 @@ out:
 	db_stmt_close(st);
 	free(pe.e.forwarders);
 	free(pe.e.private_fwd);
+	free(pe.nodes);
 	return rv;
 }
 

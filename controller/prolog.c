@@ -269,14 +269,22 @@ retry:
 	aj.n_nodes = n_ids;
 	aj.request = j->request;
 	aj.profile = have_prof ? &prof : NULL;
-	/* A requeued job that still holds rows gets them back as they are
-	 * (alloc_decide answers from the ledger); nothing new is written. */
+	/* A requeued job that still holds rows for the same nodes gets
+	 * them back as they are (alloc_decide answers from the ledger);
+	 * nothing new is written.  Run again for other nodes, it is
+	 * decided again: its rows are released and the new ones written in
+	 * this transaction, so the ledger and the decision file (published
+	 * from the rows) map the nodes it has now. */
 	now = fwd_clock_real();
 	if (!(d = alloc_decide(cx, p, l, &health, &aj, now, &err)))
 		goto fallback;
 	d->elapsed_us = (uint64_t)((fwd_clock_real() - h->t0) * 1e6);
 	mark(&ph, PH_DECIDE);
-	if (!alloc_ledger_find(l, j->job_id) &&
+	if (d->redecided &&
+	    ledger_store_release(db, j->job_num, "redecided: other nodes", now,
+				 NULL, &err) < 0)
+		goto fallback;
+	if ((d->redecided || !alloc_ledger_find(l, j->job_id)) &&
 	    ledger_store_write(db, t, d, j, now, &err) < 0)
 		goto fallback;
 	mark(&ph, PH_PERSIST);

@@ -456,6 +456,8 @@ static void set_bw(struct runner *r, uint32_t job, double bw)
 		return;
 	if (j->bw > 0)
 		j->inv += (r->now - j->last) / j->bw;
+	else if (r->now > j->last) /* no bandwidth for a while: no end */
+		j->inv = INFINITY;
 	j->last = r->now;
 	r->agg += bw - j->bw;
 	for (size_t i = 0; i < j->n_fwd; i++) {
@@ -641,6 +643,60 @@ static int place(struct runner *r, uint32_t job, fwd_error_t *err)
 	return 0;
 }
 
+/*
+ * Bez et al.'s STATIC (IPDPS'21): a job of C_a nodes gets ceil(C_a / R)
+ * forwarders of its own, R = the topology's compute nodes per forwarder.
+ * Its own default forwarders first, then idle backups, never one another
+ * job holds (the oracle's resources, so its bound holds); none free: its
+ * default mapping, shared.  Nodes spread evenly.
+ */
+static int place_bez(struct runner *r, uint32_t job, fwd_error_t *err)
+{
+	const struct sim *s = r->s;
+	const struct topology *t = s->t;
+	const struct jobinfo *ji = &s->ji[job];
+	struct job_state *j = &r->js[job];
+	double ratio = t->n_forwarders
+			       ? (double)t->n_nodes / (double)t->n_forwarders
+			       : 1;
+	size_t want = (size_t)ceil(s->j->jobs[job].nodes / ratio), n = 0;
+
+	if (!want)
+		want = 1;
+	j->fwd = malloc(want * sizeof(*j->fwd));
+	j->w = malloc(want * sizeof(*j->w));
+	j->own = true;
+	if (!j->fwd || !j->w)
+		return errprintf(err, "simulator: out of memory");
+	for (size_t i = 0; i < ji->n_def && n < want; i++) {
+		uint32_t f = s->def_fwd[ji->def_off + i];
+
+		if (!r->fs[f].n)
+			j->fwd[n++] = f;
+	}
+	for (size_t f = 0; f < t->n_forwarders && n < want; f++) {
+		bool dup = false;
+
+		if (t->forwarders[f].role != TOPO_ROLE_BACKUP || r->fs[f].n)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			dup |= j->fwd[i] == f;
+		if (!dup)
+			j->fwd[n++] = (uint32_t)f;
+	}
+	if (!n) {
+		free(j->fwd);
+		free(j->w);
+		use_default(r, job);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		j->w[i] = 1.0 / (double)n;
+	j->n_fwd = n;
+	j->priv = true;
+	return 0;
+}
+
 /* Static, dfra and placement callbacks share the loop; `d` is NULL but
  * for dfra. */
 static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
@@ -675,6 +731,7 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 				sim_dfra_end(d, s->j->jobs[job].id, t);
 			/* what history would hold of the run */
 			if (d && r->pol->history && r->js[job].inv > 0 &&
+			    isfinite(r->js[job].inv) &&
 			    sim_history_record(r->pol->history,
 					       s->j->jobs[job].app, (uint32_t)k,
 					       priv,
@@ -726,6 +783,9 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 
 			if (r->pol->kind == SIM_POLICY_PLACE) {
 				if (place(r, job, err) < 0)
+					goto out;
+			} else if (r->pol->kind == SIM_POLICY_STATIC_BEZ) {
+				if (place_bez(r, job, err) < 0)
 					goto out;
 			} else if (!d || grants[i].use_default) {
 				use_default(r, job);
@@ -792,6 +852,24 @@ static uint32_t oracle_k(const struct sim_app *a, uint32_t u, double best)
 	return u;
 }
 
+/* What a job the oracle does not forward gets: direct access (its k = 0
+ * point; when the oracle is given a policy, only where that policy allows
+ * direct access), or, for an application with none, its default mapping alone
+ * (never 0: an unmeasured direct access is no reason to stop its I/O).
+ * *k: the forwarders that takes. */
+static double oracle_floor(const struct runner *r, uint32_t job, uint32_t *k)
+{
+	const struct sim *s = r->s;
+	const struct sim_app *a = &s->c->apps[s->j->jobs[job].app];
+	const struct policy *p = r->pol->policy;
+
+	*k = 0;
+	if (a->direct_bps > 0 && (!p || p->decision.curve.direct))
+		return a->direct_bps;
+	*k = (uint32_t)s->ji[job].n_def;
+	return sim_curve_bw(a, *k);
+}
+
 /*
  * The oracle (SIM.md "Oracle"): an upper bound of every policy that uses
  * the running jobs' default forwarders and the idle pool.  U = those
@@ -848,6 +926,7 @@ static int run_oracle(struct runner *r, fwd_error_t *err)
 				continue;
 			}
 			use_default(r, job);
+			j->last = t_ev;
 			for (size_t k = 0; k < j->n_fwd; k++)
 				if (r->fs[j->fwd[k]].n++ == 0)
 					n_u++;
@@ -858,7 +937,9 @@ static int run_oracle(struct runner *r, fwd_error_t *err)
 		for (size_t k = 0; k < n_act; k++) {
 			const struct sim_app *a =
 				&s->c->apps[s->j->jobs[act[k]].app];
-			double f = sim_curve_best(a, u), d = a->direct_bps;
+			uint32_t k0;
+			double f = sim_curve_best(a, u),
+			       d = oracle_floor(r, act[k], &k0);
 			double sr = oracle_rate(a, bmax);
 
 			it[n_it++] = (struct oracle_item){
@@ -872,9 +953,9 @@ static int run_oracle(struct runner *r, fwd_error_t *err)
 				&s->c->apps[s->j->jobs[job].app];
 			struct job_state *j = &r->js[job];
 			struct sim_job_result *jr = &r->res->jobs[job];
-			double f = sim_curve_best(a, u), d = a->direct_bps,
-			       b = d;
-			uint32_t kb = 0;
+			uint32_t kb;
+			double f = sim_curve_best(a, u),
+			       d = oracle_floor(r, job, &kb), b = d;
 
 			if (it[k].ratio > 0 && left > 0) {
 				double need = f / oracle_rate(a, bmax);
@@ -931,7 +1012,8 @@ static int finish(struct runner *r, bool is_static)
 	for (size_t i = 0; i < s->j->n; i++) {
 		const struct sim_job *job = &s->j->jobs[i];
 		struct sim_job_result *jr = &res->jobs[i];
-		double inv = r->js[i].inv;
+		/* never any bandwidth: its I/O never ends */
+		double inv = r->js[i].inv > 0 ? r->js[i].inv : INFINITY;
 
 		if (!s->ji[i].placed)
 			continue;
@@ -1028,6 +1110,7 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 	r.pol = p;
 	switch (p->kind) {
 	case SIM_POLICY_STATIC:
+	case SIM_POLICY_STATIC_BEZ:
 		if (run_mapped(&r, NULL, err) < 0)
 			goto out;
 		break;

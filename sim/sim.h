@@ -171,6 +171,9 @@ enum sim_policy_kind {
 	SIM_POLICY_DFRA,       /* the production decision (alloc_decide) */
 	SIM_POLICY_ORACLE,     /* upper bound (SIM.md "Oracle") */
 	SIM_POLICY_PLACE,      /* forwarders chosen by a callback (tests) */
+	/* Bez et al., IPDPS'21, STATIC: each job ceil(C_a / R) forwarders of
+	 * its own, R = compute nodes per forwarder of the topology (SIM.md) */
+	SIM_POLICY_STATIC_BEZ,
 };
 
 /*
@@ -187,7 +190,8 @@ typedef int (*sim_place_fn)(void *arg, size_t job, const uint32_t *defaults,
 struct sim_policy {
 	const char *name; /* label in the report */
 	enum sim_policy_kind kind;
-	const struct policy *policy; /* DFRA only */
+	const struct policy *policy; /* DFRA; ORACLE (optional): direct
+				      * access only where it allows it */
 	sim_place_fn place;	     /* SIM_POLICY_PLACE only */
 	void *place_arg;
 	struct sim_history *history; /* DFRA: decide from it and fill it

@@ -27,26 +27,37 @@ static const char *kind_name(enum sim_policy_kind k)
 		return "oracle";
 	case SIM_POLICY_PLACE:
 		return "place";
+	case SIM_POLICY_STATIC_BEZ:
+		return "static-bez";
 	}
 	return "?";
+}
+
+/* A figure; an infinite or undefined one (a job that never got any
+ * bandwidth has an infinite I/O time) is null, not a failure. */
+static json_t *num(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
 }
 
 static json_t *policy_json(const struct sim_policy_result *p,
 			   const struct sim_jobs *j, bool per_job)
 {
 	json_t *o = json_pack(
-		"{s:s, s:s, s:f, s:f, s:f,"
-		" s:{s:f, s:f, s:f, s:f},"
-		" s:{s:I, s:f, s:f}, s:I, s:{s:f, s:f}}",
+		"{s:s, s:s, s:o, s:o, s:o,"
+		" s:{s:o, s:o, s:o, s:o},"
+		" s:{s:I, s:o, s:o}, s:I, s:{s:o, s:o}}",
 		"name", p->name, "kind", kind_name(p->kind),
-		"aggregate_bandwidth_bps", p->agg_bw_mean, "peak_bandwidth_bps",
-		p->agg_bw_peak, "io_time_total_s", p->io_time_total, "speedup",
-		"median", p->speedup_median, "mean", p->speedup_mean, "max",
-		p->speedup_max, "min", p->speedup_min, "upgraded", "jobs",
-		(json_int_t)p->n_upgraded, "share", p->upgraded_share,
-		"core_hours", p->upgraded_core_hours, "refused",
+		"aggregate_bandwidth_bps", num(p->agg_bw_mean),
+		"peak_bandwidth_bps", num(p->agg_bw_peak), "io_time_total_s",
+		num(p->io_time_total), "speedup", "median",
+		num(p->speedup_median), "mean", num(p->speedup_mean), "max",
+		num(p->speedup_max), "min", num(p->speedup_min), "upgraded",
+		"jobs", (json_int_t)p->n_upgraded, "share",
+		num(p->upgraded_share), "core_hours",
+		num(p->upgraded_core_hours), "refused",
 		(json_int_t)p->n_refused, "utilisation", "bandwidth",
-		p->util_mean, "held", p->held_mean);
+		num(p->util_mean), "held", num(p->held_mean));
 	json_t *jobs;
 
 	if (!o || !per_job)
@@ -56,8 +67,9 @@ static json_t *policy_json(const struct sim_policy_result *p,
 		return NULL;
 	}
 	for (size_t i = 0; i < p->n_series; i++) {
-		json_t *e = json_pack("[f, f, f]", p->series[i].t,
-				      p->series[i].util, p->series[i].held);
+		json_t *e = json_pack("[o, o, o]", num(p->series[i].t),
+				      num(p->series[i].util),
+				      num(p->series[i].held));
 
 		if (!e || json_array_append_new(jobs, e)) {
 			json_decref(o);
@@ -76,14 +88,14 @@ static json_t *policy_json(const struct sim_policy_result *p,
 			e = json_pack("{s:s, s:b}", "job_id", j->jobs[i].id,
 				      "placed", 0);
 		else
-			e = json_pack("{s:s, s:b, s:i, s:i, s:f, s:f, s:f,"
-				      " s:b, s:b}",
-				      "job_id", j->jobs[i].id, "placed", 1,
-				      "n_f", (int)x->n_f, "forwarders",
-				      (int)x->n_fwd, "io_time_s", x->io_time,
-				      "bandwidth_bps", x->bw, "speedup",
-				      x->speedup, "upgraded", x->upgraded,
-				      "refused", x->refused);
+			e = json_pack(
+				"{s:s, s:b, s:i, s:i, s:o, s:o, s:o,"
+				" s:b, s:b}",
+				"job_id", j->jobs[i].id, "placed", 1, "n_f",
+				(int)x->n_f, "forwarders", (int)x->n_fwd,
+				"io_time_s", num(x->io_time), "bandwidth_bps",
+				num(x->bw), "speedup", num(x->speedup),
+				"upgraded", x->upgraded, "refused", x->refused);
 		if (!e || json_array_append_new(jobs, e)) {
 			json_decref(o);
 			return NULL;

@@ -197,6 +197,7 @@ INTEGRATION_TESTS = \
 	tests/integration/ledger_lru.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
+	tests/integration/ctl_requeue.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh
 TESTS += $(INTEGRATION_TESTS)
 

@@ -123,9 +123,9 @@ static void test_options_gain(void **state)
 	const struct alloc_option *x;
 
 	(void)state;
-	assert_int_equal(
-		alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, false, true, &o),
-		0);
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, 16,
+					     false, true, &o),
+			 0);
 	assert_int_equal(o.o[0].kind, ALLOC_OPT_DEFAULT);
 	assert_near(o.o[0].value, 1e9);
 	/* +80 MB/s: under 10 %; +300 MB/s: kept, private and as extras */
@@ -143,34 +143,37 @@ static void test_options_gain(void **state)
 	alloc_opts_free(&o);
 
 	/* shared with 3 jobs: staying is worth 250 MB/s; 1 private
-	 * forwarder (1 GB/s) now gains; no extras on a shared default */
-	assert_int_equal(
-		alloc_curve_options(pol, &p, 2.5e9, 1, 3, 16, false, true, &o),
-		0);
+	 * forwarder (1 GB/s) now gains; the defaults plus extras keep the
+	 * shared default in use: 1.3 GB/s shared by 4 */
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 3, 16, 16,
+					     false, true, &o),
+			 0);
 	assert_near(o.o[0].value, 0.25e9);
 	assert_non_null(find(&o, ALLOC_OPT_PRIVATE, 1));
-	assert_null(find(&o, ALLOC_OPT_EXTRAS, 4));
+	x = find(&o, ALLOC_OPT_EXTRAS, 4);
+	assert_non_null(x);
+	assert_near(x ? x->value : 0, 1.3e9 / 4);
 	alloc_opts_free(&o);
 
 	/* the pool caps the counts */
-	assert_int_equal(
-		alloc_curve_options(pol, &p, 2.5e9, 1, 3, 2, false, true, &o),
-		0);
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 3, 2, 16, false,
+					     true, &o),
+			 0);
 	assert_null(find(&o, ALLOC_OPT_PRIVATE, 4));
 	assert_non_null(find(&o, ALLOC_OPT_PRIVATE, 2));
 	alloc_opts_free(&o);
 
 	/* direct access: only where the policy allows it */
 	p.direct_bps = 2e9;
-	assert_int_equal(
-		alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, false, true, &o),
-		0);
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, 16,
+					     false, true, &o),
+			 0);
 	assert_null(find(&o, ALLOC_OPT_DIRECT, 0));
 	alloc_opts_free(&o);
 	pol->decision.curve.direct = true;
-	assert_int_equal(
-		alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, false, true, &o),
-		0);
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, 16,
+					     false, true, &o),
+			 0);
 	x = find(&o, ALLOC_OPT_DIRECT, 0);
 	assert_non_null(x);
 	assert_near(x ? x->value : 0, 2e9);
@@ -270,6 +273,7 @@ static void test_opts_regate(void **state)
 		uint32_t n_f = 1 + rnd(3), s0 = rnd(2), s1 = s0 + rnd(3);
 		uint32_t cap0 = rnd(40), cap1 = cap0 ? rnd(cap0 + 1) : 0;
 		bool iso0 = rnd(4) == 0, iso1 = iso0 || rnd(3) == 0;
+		uint32_t kc = rnd(2) ? UINT32_MAX : 1 + rnd(40);
 
 		for (size_t i = 0; i < nb; i++) {
 			kk += rnd(3) ? kk : 1 + rnd(3); /* powers and others */
@@ -282,10 +286,12 @@ static void test_opts_regate(void **state)
 		pol->learn.enabled = rnd(2);
 		pol->learn.app_cap = 1 + rnd(64);
 		assert_int_equal(alloc_curve_options(pol, &pr, 2.5e9, n_f, s0,
-						     cap0, iso0, false, &all),
+						     cap0, kc, iso0, false,
+						     &all),
 				 0);
 		assert_int_equal(alloc_curve_options(pol, &pr, 2.5e9, n_f, s1,
-						     cap1, iso1, true, &want),
+						     cap1, kc, iso1, true,
+						     &want),
 				 0);
 		assert_int_equal(alloc_opts_regate(pol, &all, &pr, n_f, s1,
 						   cap1, iso1, &got),
@@ -829,6 +835,289 @@ static void test_learn_budget_batch(void **state)
 	policy_destroy(p);
 }
 
+/* ---- options valued at the count they get ------------------------------ */
+
+/* A 7-node job cannot use 8 forwarders: its options stop at 7 (valued at
+ * 7 on its curve, log2-interpolated), never valued at 8 and trimmed to 7
+ * afterwards. */
+static void test_trim_before_valuation(void **state)
+{
+	struct alloc_bw_point bw[] = {
+		{1, 0.2e9}, {2, 0.4e9}, {4, 0.8e9}, {8, 1.6e9}};
+	struct alloc_profile pr = prof(bw, 4);
+	struct policy *p = policy_defaults();
+	struct alloc_opts o = {0};
+	struct alloc_decision *d;
+	const struct alloc_option *x;
+	double v7 = 0.8e9 + (log2(7) - 2) * 0.8e9;
+
+	(void)state;
+	pr.io_nodes = 7;
+	assert_int_equal(alloc_curve_options(p, &pr, 2.5e9, 1, 0, 16, 7, false,
+					     true, &o),
+			 0);
+	for (size_t i = 0; i < o.n; i++)
+		assert_true(o.o[i].k <= 7);
+	x = find(&o, ALLOC_OPT_EXTRAS, 7);
+	assert_non_null(x);
+	assert_near(x ? x->value : 0, v7);
+	alloc_opts_free(&o);
+	d = decide(p, "c[1-7]", &pr);
+	dump(d);
+	assert_int_equal(d->action, FWD_ACT_SCALE);
+	assert_int_equal(d->n_forwarders, 7);
+	assert_true(has_reason(d, "k = 7,"));
+	assert_false(has_reason(d, "k = 8"));
+	alloc_decision_destroy(d);
+	policy_destroy(p);
+}
+
+/* ---- a batch against the simulator's sharing model ---------------------- */
+
+/* The simulator's bandwidth of an application (sim/SIM.md "Bandwidth"):
+ * the curve, proportional below its first point; its best per forwarder,
+ * at most B_f. */
+static double model_curve(const struct alloc_bw_point *bw, size_t n, uint32_t k)
+{
+	if (!k)
+		return 0;
+	if (k <= bw[0].k)
+		return bw[0].bps * k / bw[0].k;
+	for (size_t i = 1; i < n; i++)
+		if (k <= bw[i].k)
+			return bw[i - 1].bps + (bw[i].bps - bw[i - 1].bps) *
+						       (k - bw[i - 1].k) /
+						       (bw[i].k - bw[i - 1].k);
+	return bw[n - 1].bps;
+}
+
+static double model_rate(const struct alloc_bw_point *bw, size_t n)
+{
+	double r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		r = fmax(r, bw[i].bps / bw[i].k);
+	return fmin(r, 2.5e9);
+}
+
+#define MJ 12
+
+/* A job of the model: k forwarders, whether its default stays in use. */
+struct mjob {
+	uint32_t k, take, def; /* def: its (one) default forwarder */
+	bool stays;
+};
+
+/* The simulator's sharing: each forwarder gives every job on it its share
+ * of its time, a job spread evenly over its forwarders; the private ones
+ * are its own.  The summed bandwidth. */
+static double model_total(const struct mjob *m, size_t n,
+			  struct alloc_bw_point (*bw)[4])
+{
+	double load[8] = {0}, tot = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (m[i].stays)
+			load[m[i].def] += model_curve(bw[i], 4, m[i].k) /
+					  m[i].k / model_rate(bw[i], 4);
+	for (size_t i = 0; i < n; i++) {
+		double v = model_curve(bw[i], 4, m[i].k);
+
+		tot += m[i].stays && load[m[i].def] > 1 ? v / load[m[i].def]
+							: v;
+	}
+	return tot;
+}
+
+/*
+ * Random batches of up to 12 jobs on 3 default forwarders (64 nodes each)
+ * with random curves at 1, 2, 4 and 8 forwarders, no minimum gain, no
+ * interference: the batch's choice, rated by the simulator's sharing
+ * model, is never below every job on its defaults, and no single job's
+ * other option (default, default + extras, k private, within the pool of
+ * 16 less the reserve of 4 and max_pool_share) raises the model's total
+ * by more than 2 %.
+ */
+static void test_batch_sharing_model(void **state)
+{
+	struct policy *p = policy_defaults();
+	struct topology *t = make_topo();
+	struct alloc_ctx *cx;
+	fwd_error_t err;
+	size_t worst_set = 0;
+	double worst = 0;
+
+	(void)state;
+	p->decision.curve.min_gain = 0;
+	p->decision.curve.min_gain_share = 0;
+	p->decision.interference.enabled = false;
+	cx = alloc_ctx_create(t, &err);
+	assert_non_null(cx);
+	prng = 0x9E3779B97F4A7C15ULL;
+	for (size_t set = 0; set < 300; set++) {
+		struct alloc_bw_point bw[MJ][4];
+		struct alloc_profile pr[MJ];
+		struct alloc_job jobs[MJ];
+		struct alloc_decision *out[MJ];
+		struct mjob m[MJ], all_def[MJ];
+		char ids[MJ][8], names[MJ][32];
+		uint32_t *nids[MJ], next[3] = {0}, used = 0;
+		size_t n = 2 + rnd(MJ - 1);
+		double got, def;
+
+		for (size_t i = 0; i < n; i++) {
+			uint32_t nodes = 4u << rnd(3), f = rnd(3);
+			double v = (0.05 + rnd(100) / 100.0) * 1e9;
+
+			if (next[f] + nodes > 64)
+				f = (f + 1) % 3;
+			if (next[f] + nodes > 64)
+				f = (f + 1) % 3;
+			if (next[f] + nodes > 64) {
+				n = i;
+				break;
+			}
+			for (int k = 0; k < 4; k++) {
+				bw[i][k] = (struct alloc_bw_point){1u << k, v};
+				v *= 0.8 + rnd(121) / 100.0;
+				v = fmin(v, (2u << k) * 2.5e9);
+			}
+			pr[i] = prof(bw[i], 4);
+			pr[i].io_nodes = nodes;
+			snprintf(ids[i], sizeof(ids[i]), "j%zu", i);
+			snprintf(names[i], sizeof(names[i]), "c[%u-%u]",
+				 f * 64 + next[f] + 1,
+				 f * 64 + next[f] + nodes);
+			jobs[i] = (struct alloc_job){.job_id = ids[i],
+						     .user = "u",
+						     .account = "a",
+						     .name = "n",
+						     .partition = "p",
+						     .nodes = names[i],
+						     .request = FWD_REQ_AUTO,
+						     .profile = &pr[i]};
+			assert_int_equal(alloc_job_nodes(t, names[i], &nids[i],
+							 &jobs[i].n_nodes,
+							 &err),
+					 0);
+			jobs[i].node_ids = nids[i];
+			next[f] += nodes;
+			all_def[i] = (struct mjob){1, 0, f, true};
+		}
+		if (alloc_decide_batch(cx, p, NULL, NULL, jobs, n, 0, out,
+				       &err) < 0)
+			fail_msg("%s", err.text);
+		for (size_t i = 0; i < n; i++) {
+			size_t priv = 0;
+
+			for (size_t k = 0; k < out[i]->n_forwarders; k++)
+				priv += out[i]->private_fwd[k];
+			m[i] = (struct mjob){(uint32_t)out[i]->n_forwarders,
+					     (uint32_t)priv, all_def[i].def,
+					     priv < out[i]->n_forwarders};
+			used += (uint32_t)priv;
+			alloc_decision_destroy(out[i]);
+			free(nids[i]);
+		}
+		got = model_total(m, n, bw);
+		def = model_total(all_def, n, bw);
+		if (got < def * (1 - 1e-9))
+			fail_msg("set %zu: %.4g GB/s, below all default %.4g",
+				 set, got / 1e9, def / 1e9);
+		for (size_t i = 0; i < n; i++) {
+			struct mjob keep = m[i];
+
+			for (int alt = 0; alt < 8; alt++) {
+				/* 0-3: 1, 2, 4, 8 private; 4-6: default + 1,
+				 * 3, 7 extras; 7: default */
+				uint32_t k = alt < 4   ? 1u << alt
+					     : alt < 7 ? 2u << (alt - 4)
+						       : 1;
+				uint32_t take = alt < 4 ? k : k - 1;
+				double v;
+
+				if (k > pr[i].io_nodes || take > 8 ||
+				    used - keep.take + take > 12)
+					continue;
+				m[i] = (struct mjob){k, take, keep.def,
+						     alt >= 4};
+				v = model_total(m, n, bw);
+				if (v / got - 1 > worst) {
+					worst = v / got - 1;
+					worst_set = set;
+				}
+				if (v > got * 1.02)
+					fail_msg("set %zu: job %zu with %s k "
+						 "= %u: %.4g GB/s, the batch's "
+						 "choice %.4g",
+						 set, i,
+						 alt < 4 ? "private"
+							 : "default +",
+						 k, v / 1e9, got / 1e9);
+			}
+			m[i] = keep;
+		}
+	}
+	print_message("# largest one-job improvement: %.3f %% (set %zu)\n",
+		      100 * worst, worst_set);
+	alloc_ctx_destroy(cx);
+	topo_destroy(t);
+	policy_destroy(p);
+}
+
+/* ---- isolation by harm without a curve ---------------------------------- */
+
+struct sweep_case {
+	const char *nodes;
+	uint32_t n_nodes;
+	double volume, peak;
+	enum fwd_io_mode mode;
+	enum fwd_action action;
+	const char *reason;
+};
+
+/* Without a curve, too, a disruptive job is isolated by the harm it does
+ * (its I/O time at DFRA's estimate of the default mapping, min_harm 10 s),
+ * never by its peak or its I/O mode alone: short bursts stay default. */
+static const struct sweep_case sweep[] = {
+	{"c[1-16]", 16, 100 * 1048576.0, 25.6e9, FWD_IO_N_N, FWD_ACT_DEFAULT,
+	 "< min_harm 10 s"},
+	{"c[1-16]", 16, 2048 * GiB, 25.6e9, FWD_IO_N_N, FWD_ACT_ISOLATE,
+	 ">= min_harm 10 s: private forwarders"},
+	{"c[1-128]", 128, 100 * 1048576.0, 1e9, FWD_IO_N_1, FWD_ACT_DEFAULT,
+	 "< min_harm 10 s"},
+	{"c[1-128]", 128, 500 * GiB, 1e9, FWD_IO_N_1, FWD_ACT_ISOLATE,
+	 ">= min_harm 10 s: private forwarders"},
+	{"c[1-512]", 512, 1 * GiB, 100e9, FWD_IO_N_N, FWD_ACT_DEFAULT,
+	 "< min_harm 10 s"},
+};
+
+static void test_harm_no_curve(void **state)
+{
+	struct policy *p = policy_defaults();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sweep) / sizeof(sweep[0]); i++) {
+		const struct sweep_case *c = &sweep[i];
+		struct alloc_profile pr = prof(NULL, 0);
+		struct alloc_decision *d;
+
+		pr.io_nodes = c->n_nodes;
+		pr.io_volume_bytes = (uint64_t)c->volume;
+		pr.peak_bandwidth_bps = c->peak;
+		pr.node_bandwidth_bps = c->peak / c->n_nodes;
+		pr.io_mode = c->mode;
+		d = decide(p, c->nodes, &pr);
+		if (d->action != c->action || !has_reason(d, c->reason)) {
+			dump(d);
+			fail_msg("case %zu: action %d, want %d", i,
+				 (int)d->action, (int)c->action);
+		}
+		alloc_decision_destroy(d);
+	}
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -849,6 +1138,9 @@ int main(void)
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_learn_budget),
 		cmocka_unit_test(test_learn_budget_batch),
+		cmocka_unit_test(test_trim_before_valuation),
+		cmocka_unit_test(test_batch_sharing_model),
+		cmocka_unit_test(test_harm_no_curve),
 	};
 
 	return cmocka_run_group_tests_name("curve", tests, NULL, NULL);

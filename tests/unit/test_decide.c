@@ -250,7 +250,7 @@ static const struct dcase cases[] = {
 	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
 	  .forwarders = "fwd009 fwd010",
 	  .mapping = "c[1-64]>fwd009 c[65-128]>fwd010",
-	  .reason = "disruptive (N-1 I/O on 128 nodes > 64): private" },
+	  .reason = "disruptive (N-1 I/O on 128 nodes > 64): expected harm" },
 	{ "slide: demanding -> more", "c[1-128]", FWD_REQ_AUTO,
 	  &p_demanding, .action = FWD_ACT_SCALE, .n_f = 2, .s = 6,
 	  .forwarders = "fwd001 fwd002 fwd009 fwd010 fwd011 fwd012",
@@ -711,6 +711,80 @@ static void test_determinism(void **state)
 	free(i2);
 	alloc_decision_destroy(d1);
 	alloc_decision_destroy(d2);
+	alloc_ledger_destroy(l);
+	policy_destroy(p);
+}
+
+/*
+ * A job run again for other nodes (requeued after a lost epilog, or its
+ * prolog run by a second controller) while the ledger still holds its
+ * entry: the entry maps nodes it no longer has, so it is decided again
+ * for the nodes it has now (redecided, the old forwarders free for it);
+ * for the same nodes (in any order) the held entry comes back as it is.
+ * An entry that does not say its nodes is returned as before.
+ */
+static void test_requeue_other_nodes(void **state)
+{
+	struct fix *f = *state;
+	struct policy *p = policy_defaults();
+	struct alloc_ledger *l = alloc_ledger_create(f->t);
+	struct alloc_decision *d, *same, *moved, *unknown;
+	struct alloc_ledger_entry e;
+	uint32_t *ids, *ids2, *ids3, *ids4;
+	fwd_error_t err;
+
+	d = decide_simple(f, p, l, "42", "c[1-128]", &p_demanding, &ids);
+	assert_int_equal(d->action, FWD_ACT_SCALE);
+	assert_false(d->redecided);
+	/* the entry as the store loads it: with the rows' node lists */
+	memset(&e, 0, sizeof(e));
+	e.job_id = (char *)"42";
+	e.forwarders = d->forwarders;
+	e.private_fwd = d->private_fwd;
+	e.n_forwarders = d->n_forwarders;
+	e.action = d->action;
+	e.n_nodes = 128;
+	e.nodes = (char *)"c[65-128],c[1-64]";
+	assert_int_equal(alloc_ledger_add(l, &e, &err), 0);
+
+	same = decide_simple(f, p, l, "42", "c[1-128]", &p_demanding, &ids2);
+	assert_false(same->redecided);
+	assert_true(has_reason(same, "job already holds an allocation: "
+				     "returning it"));
+	assert_int_equal(same->n_forwarders, d->n_forwarders);
+
+	moved = decide_simple(f, p, l, "42", "c[129-256]", &p_demanding, &ids3);
+	assert_true(moved->redecided);
+	assert_int_equal(moved->action, FWD_ACT_SCALE);
+	assert_true(has_reason(moved, "job already holds an allocation for "
+				      "other nodes (c[65-128],c[1-64])"));
+	/* the new mapping covers the new nodes, with their defaults */
+	assert_int_equal(strncmp(moved->mapping[0].nodes, "c[129", 5), 0);
+	/* its own private forwarders were free for it again: the same
+	 * first pick as the first decision */
+	assert_string_equal(moved->forwarder_names[2], d->forwarder_names[2]);
+	/* the ledger itself is unchanged (the caller rewrites it) */
+	assert_non_null(alloc_ledger_find(l, "42"));
+	assert_true(alloc_ledger_held_private(l, d->forwarders[2]));
+
+	/* nodes unknown: returned as it is */
+	alloc_ledger_release(l, "42", 0);
+	e.nodes = NULL;
+	assert_int_equal(alloc_ledger_add(l, &e, &err), 0);
+	unknown =
+		decide_simple(f, p, l, "42", "c[129-256]", &p_demanding, &ids4);
+	assert_false(unknown->redecided);
+	assert_true(has_reason(unknown, "job already holds an allocation: "
+					"returning it"));
+
+	free(ids);
+	free(ids2);
+	free(ids3);
+	free(ids4);
+	alloc_decision_destroy(d);
+	alloc_decision_destroy(same);
+	alloc_decision_destroy(moved);
+	alloc_decision_destroy(unknown);
 	alloc_ledger_destroy(l);
 	policy_destroy(p);
 }
@@ -1357,6 +1431,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nodes_not_covered, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_determinism, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_requeue_other_nodes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ledger_idempotent, setup,
 						teardown),

@@ -464,14 +464,14 @@ static void test_two_share(void **state)
 	const double x = 0.125 / 2.875,
 		     b_or = x * 2.3 * GB + (1 - x) * 0.5 * GB;
 	struct world w = {0};
-	const struct sim_policy_result *st, * or ;
+	const struct sim_policy_result *st, *orc;
 
 	(void)state;
 	world_run(&w, BW_CURVES,
 		  "job_id,app,nodes,submit,start,end\n"
 		  "a,bw,4,0,0,100\nb,bw,4,0,0,100\n");
 	st = &w.r->pols[0];
-	or = &w.r->pols[1];
+	orc = &w.r->pols[1];
 	assert_int_equal(w.r->n_placed, 2);
 	assert_int_equal(w.r->n_pool, 2);
 	for (int i = 0; i < 2; i++) {
@@ -480,28 +480,28 @@ static void test_two_share(void **state)
 		assert_near(st->jobs[i].bw, 0.4 * GB);
 		assert_near(st->jobs[i].io_time, 20.0);
 		assert_near(st->jobs[i].speedup, 1.0);
-		assert_int_equal(or->jobs[i].n_fwd, 3);
+		assert_int_equal(orc->jobs[i].n_fwd, 3);
 	}
-	assert_true(or->jobs[0].upgraded);
-	assert_false(or->jobs[1].upgraded);
-	assert_near(or->jobs[0].bw, 2.3 * GB);
-	assert_near(or->jobs[0].io_time, 8 / 2.3);
-	assert_near(or->jobs[0].speedup, 20 / (8 / 2.3));
-	assert_near(or->jobs[1].bw, b_or);
-	assert_near(or->jobs[1].io_time, 8e9 / b_or);
+	assert_true(orc->jobs[0].upgraded);
+	assert_false(orc->jobs[1].upgraded);
+	assert_near(orc->jobs[0].bw, 2.3 * GB);
+	assert_near(orc->jobs[0].io_time, 8 / 2.3);
+	assert_near(orc->jobs[0].speedup, 20 / (8 / 2.3));
+	assert_near(orc->jobs[1].bw, b_or);
+	assert_near(orc->jobs[1].io_time, 8e9 / b_or);
 	assert_near(st->agg_bw_mean, 0.8 * GB);
 	assert_near(st->io_time_total, 40.0);
 	assert_near(st->util_mean, 0.2);
 	assert_near(st->held_mean, 0.25);
 	assert_int_equal(st->n_upgraded, 0);
-	assert_near(or->agg_bw_mean, 2.3 * GB + b_or);
-	assert_near(or->speedup_max, 5.75);
-	assert_int_equal(or->n_upgraded, 1);
-	assert_near(or->upgraded_share, 0.5);
-	assert_near(or->upgraded_core_hours, 4 * 100 / 3600.0);
+	assert_near(orc->agg_bw_mean, 2.3 * GB + b_or);
+	assert_near(orc->speedup_max, 5.75);
+	assert_int_equal(orc->n_upgraded, 1);
+	assert_near(orc->upgraded_share, 0.5);
+	assert_near(orc->upgraded_core_hours, 4 * 100 / 3600.0);
 	/* held: fwd01 plus 2 extras = 3 of 4 */
-	assert_near(or->held_mean, 0.75);
-	assert_near(or->util_mean, (2.3 + x * 2.3) / 4);
+	assert_near(orc->held_mean, 0.75);
+	assert_near(orc->util_mean, (2.3 + x * 2.3) / 4);
 	assert_oracle_best(w.r);
 	world_free(&w);
 }
@@ -522,7 +522,7 @@ static void test_overlap(void **state)
 	const double x = 0.125 / 2.875,
 		     b_or = x * 2.3 * GB + (1 - x) * 0.5 * GB;
 	struct world w = {0};
-	const struct sim_policy_result *st, * or ;
+	const struct sim_policy_result *st, *orc;
 	double a_or = 8e9 * (50 / 2.3e9 + 50 / 2.3e9) / 100;
 
 	(void)state;
@@ -530,20 +530,20 @@ static void test_overlap(void **state)
 		  "job_id,app,nodes,submit,start,end\n"
 		  "a,bw,4,0,0,100\nb,bw,4,0,50,150\n");
 	st = &w.r->pols[0];
-	or = &w.r->pols[1];
+	orc = &w.r->pols[1];
 	assert_near(st->jobs[0].io_time, 15.0);
 	assert_near(st->jobs[1].io_time, 15.0);
 	assert_near(st->agg_bw_mean, 0.8 * GB);
 	assert_near(st->agg_bw_peak, 0.8 * GB);
-	assert_near(or->jobs[0].io_time, a_or);
-	assert_near(or->jobs[1].io_time, 8e9 * (50 / b_or + 50 / 2.3e9) / 100);
-	assert_near(or->jobs[0].speedup, 15.0 / a_or);
-	assert_near(or->agg_bw_mean,
+	assert_near(orc->jobs[0].io_time, a_or);
+	assert_near(orc->jobs[1].io_time, 8e9 * (50 / b_or + 50 / 2.3e9) / 100);
+	assert_near(orc->jobs[0].speedup, 15.0 / a_or);
+	assert_near(orc->agg_bw_mean,
 		    (50 * 2.3e9 * 2 + 50 * (2.3e9 + b_or)) / 150);
-	assert_near(or->agg_bw_peak, 2.3e9 + b_or);
+	assert_near(orc->agg_bw_peak, 2.3e9 + b_or);
 	/* each at the count where its curve is best within U: 3 */
-	assert_int_equal(or->jobs[0].n_fwd, 3);
-	assert_int_equal(or->jobs[1].n_fwd, 3);
+	assert_int_equal(orc->jobs[0].n_fwd, 3);
+	assert_int_equal(orc->jobs[1].n_fwd, 3);
 	assert_oracle_best(w.r);
 	world_free(&w);
 }
@@ -597,7 +597,7 @@ static void test_interference(void **state)
 				     "app,io_mode,volume,iops,mdops\n"
 				     "n1,N-1,2e9,10,0\nsmall,N-N,1e8,5000,0\n";
 	struct world w = {0};
-	const struct sim_policy_result *st, * or ;
+	const struct sim_policy_result *st, *orc;
 	fwd_error_t err = {""};
 	struct sim_config cfg = {0};
 
@@ -623,21 +623,21 @@ static void test_interference(void **state)
 	if (!w.r)
 		fail_msg("%s", err.text);
 	st = &w.r->pols[0];
-	or = &w.r->pols[1];
+	orc = &w.r->pols[1];
 	assert_near(st->jobs[0].io_time, 20.0);
 	assert_near(st->jobs[1].bw, 1e6);
 	assert_near(st->jobs[1].io_time, 100.0);
 	assert_near(st->jobs[2].io_time, 1.0);
-	assert_near(or->jobs[1].io_time, 1.0);
-	assert_near(or->jobs[1].speedup, 100.0);
-	assert_near(or->jobs[0].speedup, 2.0);
-	assert_near(or->speedup_median, 2.0);
-	assert_near(or->speedup_max, 100.0);
-	assert_near(or->speedup_mean, 103.0 / 3);
-	assert_int_equal(or->n_upgraded, 0);
+	assert_near(orc->jobs[1].io_time, 1.0);
+	assert_near(orc->jobs[1].speedup, 100.0);
+	assert_near(orc->jobs[0].speedup, 2.0);
+	assert_near(orc->speedup_median, 2.0);
+	assert_near(orc->speedup_max, 100.0);
+	assert_near(orc->speedup_mean, 103.0 / 3);
+	assert_int_equal(orc->n_upgraded, 0);
 	/* span [0, 200): (100 * 0.101 + 100 * 0.1) / 200 */
 	assert_near(st->agg_bw_mean, (100 * 0.101e9 + 100 * 0.1e9) / 200);
-	assert_near(or->agg_bw_mean, (100 * 0.3e9 + 100 * 0.1e9) / 200);
+	assert_near(orc->agg_bw_mean, (100 * 0.3e9 + 100 * 0.1e9) / 200);
 	assert_oracle_best(w.r);
 	world_free(&w);
 }
@@ -742,14 +742,14 @@ static void run_all(struct world *w, struct policy *p, const char *curves,
 static void test_dfra_scale(void **state)
 {
 	struct world w = {0};
-	const struct sim_policy_result *st, *df, * or ;
+	const struct sim_policy_result *st, *df, *orc;
 
 	(void)state;
 	run_all(&w, small_policy(), BW_CURVES,
 		"job_id,app,nodes,submit,start,end\na,bw,4,0,0,100\n");
 	st = &w.r->pols[0];
 	df = &w.r->pols[1];
-	or = &w.r->pols[2];
+	orc = &w.r->pols[2];
 	assert_near(st->jobs[0].io_time, 10.0);
 	assert_int_equal(df->jobs[0].n_fwd, 2);
 	assert_true(df->jobs[0].upgraded);
@@ -761,7 +761,7 @@ static void test_dfra_scale(void **state)
 	assert_int_equal(df->n_refused, 0);
 	/* held: 2 of 4 forwarders */
 	assert_near(df->held_mean, 0.5);
-	assert_near(or->jobs[0].io_time, 8e9 / 2.3e9);
+	assert_near(orc->jobs[0].io_time, 8e9 / 2.3e9);
 	assert_oracle_best(w.r);
 	world_free(&w);
 }
@@ -1095,6 +1095,104 @@ static void test_report(void **state)
 	world_free(&w);
 }
 
+/* ---- no direct access measured; Bez et al.'s static --------------------- */
+
+/* "nd" has no k = 0 point. */
+static const char ND_CURVES[] = "app,forwarders,bandwidth_bps\n"
+				"nd,1,0.8e9\n"
+				"nd,2,1.6e9\n"
+				"app,io_mode,volume,iops,mdops\n"
+				"nd,N-N,8e9,0,0\n";
+
+static int place_none(void *arg, size_t job, const uint32_t *defaults,
+		      size_t n_defaults, uint32_t *fwd, size_t *n_fwd)
+{
+	(void)arg;
+	(void)job;
+	(void)defaults;
+	(void)n_defaults;
+	(void)fwd;
+	*n_fwd = 0;
+	return 0;
+}
+
+/* Four jobs, two per default forwarder, a pool of two: the oracle forwards
+ * two of them at 1.6 GB/s; the other two fall back to their default
+ * mapping (0.8 GB/s), not to a direct access nobody measured (0 B/s and
+ * an infinite I/O time).  A job that gets nothing (a placement on no
+ * forwarder) has an infinite I/O time: null in the JSON, not a failure. */
+static void test_oracle_no_direct(void **state)
+{
+	static const struct sim_policy pols[] = {
+		{"static", SIM_POLICY_STATIC, NULL},
+		{"oracle", SIM_POLICY_ORACLE, NULL},
+		{"none", SIM_POLICY_PLACE, NULL, place_none, NULL, NULL}};
+	const char *jobs = "job_id,app,nodes,submit,start,end\n"
+			   "a,nd,4,0,0,100\nb,nd,4,0,0,100\n"
+			   "c,nd,4,0,0,100\nd,nd,4,0,0,100\n";
+	struct world w = {0};
+	struct sim_config cfg = {0};
+	fwd_error_t err = {""};
+	char *json;
+
+	(void)state;
+	world_run(&w, ND_CURVES, jobs);
+	for (size_t i = 0; i < 4; i++) {
+		assert_true(w.r->pols[1].jobs[i].bw >= 0.8 * GB * (1 - 1e-9));
+		assert_true(isfinite(w.r->pols[1].jobs[i].io_time));
+	}
+	assert_true(fabs(w.r->pols[1].agg_bw_mean - 4.8 * GB) < 1e-3 * GB);
+	sim_result_destroy(w.r);
+	cfg.topo = w.t;
+	cfg.base = w.p;
+	cfg.policies = pols;
+	cfg.n_policies = 3;
+	w.r = sim_run(&cfg, w.c, w.j, &err);
+	if (!w.r)
+		fail_msg("run: %s", err.text);
+	assert_false(isfinite(w.r->pols[2].jobs[0].io_time));
+	json = sim_result_to_json(w.r, w.j, true);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"io_time_s\": null"));
+	free(json);
+	world_free(&w);
+}
+
+/* static-bez: 16 nodes on 4 forwarders, R = 4; an 8-node job gets
+ * ceil(8 / 4) = 2 forwarders of its own (its default, then a backup):
+ * 1.6 GB/s each where static gives 0.8. */
+static void test_static_bez(void **state)
+{
+	static const struct sim_policy pols[] = {
+		{"static", SIM_POLICY_STATIC, NULL},
+		{"static-bez", SIM_POLICY_STATIC_BEZ, NULL}};
+	struct world w = {0};
+	struct sim_config cfg = {0};
+	fwd_error_t err = {""};
+	char *json;
+
+	(void)state;
+	world_run(&w, ND_CURVES,
+		  "job_id,app,nodes,submit,start,end\n"
+		  "a,nd,8,0,0,100\nb,nd,8,0,0,100\n");
+	sim_result_destroy(w.r);
+	cfg.topo = w.t;
+	cfg.base = w.p;
+	cfg.policies = pols;
+	cfg.n_policies = 2;
+	w.r = sim_run(&cfg, w.c, w.j, &err);
+	if (!w.r)
+		fail_msg("run: %s", err.text);
+	assert_true(fabs(w.r->pols[0].agg_bw_mean - 1.6 * GB) < 1e-3 * GB);
+	assert_true(fabs(w.r->pols[1].agg_bw_mean - 3.2 * GB) < 1e-3 * GB);
+	assert_int_equal(w.r->pols[1].jobs[0].n_fwd, 2);
+	json = sim_result_to_json(w.r, w.j, false);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"kind\": \"static-bez\""));
+	free(json);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1115,6 +1213,8 @@ int main(void)
 		cmocka_unit_test(test_oracle_bound_random),
 		cmocka_unit_test(test_oracle_adversaries),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_oracle_no_direct),
+		cmocka_unit_test(test_static_bez),
 		cmocka_unit_test(test_run_requires_inputs),
 	};
 
