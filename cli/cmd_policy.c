@@ -5,14 +5,17 @@
  */
 #include "config.h"
 
-#include <jansson.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli/fwdctl.h"
 #include "cli/table.h"
+#include "common/slurm_conf.h"
 #include "policies/policy.h"
 
 /* clang-format off */
@@ -61,17 +64,51 @@ static void usage(FILE *f)
 "  fwdctl policy keys -n | grep ^decision.caps\n"
 "\n"
 "Exit status:\n"
-"  0  the policy is valid (check) or was printed (show, keys)\n"
+"  0  the policy is valid (check; a warning on stderr when the node\n"
+"     prolog's worst case, database.connect_timeout + 2 x database.timeout\n"
+"     + remap.timeout, reaches slurm.conf's PrologTimeout or\n"
+"     PrologEpilogTimeout) or was printed (show, keys)\n"
 "  1  the policy is invalid, missing or unreadable\n"
 "  2  usage error\n");
 }
 /* clang-format on */
+
+/*
+ * A warning in warn[] when the node prolog's worst case under p reaches
+ * the limit slurmd gives it (slurm.conf), else "".  An unreadable
+ * slurm.conf (not a Slurm host) is no warning.
+ */
+static void prolog_budget(const struct policy *p, char *warn, size_t len)
+{
+	double worst = policy_node_prolog_worst(p);
+	const char *key = NULL;
+	fwd_error_t err;
+	uint32_t secs = 0;
+
+	warn[0] = '\0';
+	if (fwd_slurm_prolog_timeout(NULL, &secs, &key, &err) <= 0 ||
+	    worst < secs)
+		return;
+	snprintf(warn, len,
+		 "the node prolog may take %gs (database.connect_timeout "
+		 "%gs + 2 x database.timeout %gs + remap.timeout %gs), not "
+		 "less than %s=%" PRIu32 " in %s: slurmd would kill it, drain "
+		 "the node and requeue the job whatever access.fail says; "
+		 "lower those timeouts (the node prolog cuts its own to fit, "
+		 "leaving the remap less time) or raise %s",
+		 worst, p->database.connect_timeout, p->database.timeout,
+		 p->remap.timeout, key, secs, fwd_slurm_conf_path(NULL), key);
+}
 
 static int check(struct fwdctl_ctx *ctx, const char *path)
 {
 	fwd_error_t err;
 	struct policy *p = policy_load(path, &err);
 	int rc = p ? FWD_EXIT_OK : FWD_EXIT_INVALID;
+	char warn[1024] = "";
+
+	if (p)
+		prolog_budget(p, warn, sizeof(warn));
 
 	if (ctx->json) {
 		json_t *o = json_pack("{s:s, s:b}", "path", path, "valid",
@@ -82,6 +119,9 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 			json_object_set_new(
 				o, p ? "digest" : "error",
 				json_string(p ? p->digest : err.text));
+		if (o && warn[0])
+			json_object_set_new(o, "warnings",
+					    json_pack("[s]", warn));
 		s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
 		if (s)
 			printf("%s\n", s);
@@ -92,6 +132,8 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 	}
 	if (!p)
 		fwdctl_err("%s", err.text);
+	if (warn[0])
+		fwdctl_err("%s: warning: %s", path, warn);
 	policy_destroy(p);
 	return rc;
 }

@@ -319,3 +319,9 @@ bool policy_job_allowed(const struct policy *p, const char *user,
 	       check_one(&a->allow_partitions, &a->deny_partitions, "partition",
 			 partition, reason, reason_len);
 }
+
+double policy_node_prolog_worst(const struct policy *p)
+{
+	return p->database.connect_timeout + 2 * p->database.timeout +
+	       p->remap.timeout;
+}

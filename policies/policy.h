@@ -322,6 +322,16 @@ struct policy {
 	char digest[65];
 };
 
+/*
+ * The longest a node prolog can take under p, in seconds: finding a
+ * database server (database.connect_timeout), the one call that reads the
+ * job's rows (prepare and execute, database.timeout each) and the remap
+ * driver's apply (remap.timeout).  slurmd kills a prolog that exceeds its
+ * PrologTimeout (PrologEpilogTimeout), drains the node and requeues the
+ * job, whatever access.fail says: this must stay below it.
+ */
+double policy_node_prolog_worst(const struct policy *p);
+
 /* A policy holding the documented defaults.  NULL with errno on ENOMEM. */
 struct policy *policy_defaults(void);
 

@@ -23,6 +23,8 @@
 
 #include <slurm/spank.h>
 
+#include "common/slurm_conf.h"
+#include "common/timeutil.h"
 #include "common/vocab.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
@@ -92,6 +94,64 @@ static void note(const struct policy *p, const struct fa_job *fj,
 			    fj->job_id, fj->node, err.text);
 }
 
+/*
+ * Keep this prolog inside what slurmd allows it (slurm.conf's
+ * PrologTimeout / PrologEpilogTimeout, read once per prolog): past it
+ * slurmd kills the prolog, drains the node and requeues the job held,
+ * even under access.fail: open.  The database waits get at most half of
+ * the budget (a tenth of it kept as margin), the remap driver what is left
+ * when it starts (fit_remap()).  Returns the budget's end on the monotonic
+ * clock, 0 when slurmd waits forever (or slurm.conf cannot be read).
+ */
+static double fit_budget(struct policy *p, double t0, uint32_t job,
+			 const char *node)
+{
+	const char *key = NULL;
+	fwd_error_t err;
+	uint32_t secs = 0;
+	double budget, worst = policy_node_prolog_worst(p);
+	int r = fwd_slurm_prolog_timeout(NULL, &secs, &key, &err);
+
+	if (r < 0)
+		slurm_info("fwdalloc: job_prolog: job %u node %s: reading "
+			   "the prolog's time limit: %s",
+			   job, node, err.text);
+	if (r <= 0)
+		return 0;
+	budget = secs * 0.9;
+	if (worst >= budget)
+		slurm_info("fwdalloc: job_prolog: job %u node %s: the "
+			   "policy's node timeouts (%gs in all) do not fit "
+			   "in %s=%u: cut to fit",
+			   job, node, worst, key, secs);
+	if (p->database.connect_timeout + 2 * p->database.timeout >
+	    budget / 2) {
+		double f =
+			budget / 2 /
+			(p->database.connect_timeout + 2 * p->database.timeout);
+
+		p->database.connect_timeout *= f;
+		p->database.timeout *= f;
+	}
+	return t0 + budget;
+}
+
+/* The remap's timeout cut to what the budget has left; -1 when nothing
+ * is left. */
+static int fit_remap(struct policy *p, double end)
+{
+	double left;
+
+	if (end <= 0)
+		return 0;
+	left = end - fwd_clock_mono();
+	if (left <= 0.1)
+		return -1;
+	if (p->remap.timeout > left)
+		p->remap.timeout = left;
+	return 0;
+}
+
 int fwdalloc_job_prolog(spank_t sp)
 {
 	struct fa_job fj;
@@ -100,6 +160,7 @@ int fwdalloc_job_prolog(spank_t sp)
 	struct fwdalloc_node_decision nd;
 	fwd_error_t err;
 	char names[1024], why[sizeof(err.text) + 32];
+	double t0 = fwd_clock_mono(), end;
 	int rv = 0, found;
 
 	if (job_info_get(sp, "job_prolog", &fj) < 0)
@@ -108,6 +169,7 @@ int fwdalloc_job_prolog(spank_t sp)
 		return 0;
 	if (p->access.mode == POLICY_MODE_OFF)
 		goto out;
+	end = fit_budget(p, t0, fj.job_id, fj.node);
 	found = fwdalloc_node_decision(p, fj.job_id, fj.node, &nd, &err);
 	if (nd.file_refused[0])
 		slurm_error(
@@ -130,6 +192,14 @@ int fwdalloc_job_prolog(spank_t sp)
 			   fj.job_id, fj.node, fj.request);
 		note(p, &fj, "default", NULL);
 		goto out;
+	}
+	if (fit_remap(p, end) < 0) {
+		slurm_error("fwdalloc: job_prolog: job %u node %s: no time "
+			    "left before slurmd's prolog time limit; keeping "
+			    "the default mapping",
+			    fj.job_id, fj.node);
+		snprintf(why, sizeof(why), "no time left for the remap");
+		goto fail;
 	}
 	if (nd.direct) {
 		if (!(r = remap_create(&p->remap, &err)) ||

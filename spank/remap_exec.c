@@ -6,6 +6,15 @@
  * command which forwarders it is undoing.  With remap.exec.verify, each
  * change is read back: the verify command must confirm it (exit 0), else
  * an apply is undone and fails.
+ *
+ * The state is the intent, written before the command runs ("state=
+ * pending"), and marked applied once the command (and the read-back)
+ * succeeded.  A prolog killed while the command runs (slurmd's
+ * PrologTimeout), or a command that times out, leaves the intent behind,
+ * so the epilog's revert runs the revert command for it: the command's
+ * revert must be harmless where its apply did not happen.  A command that
+ * ran to its end and failed, or could not be executed, left nothing to
+ * undo by its own contract: the intent is removed.
  */
 #include "config.h"
 
@@ -101,6 +110,17 @@ out:
 	return rv;
 }
 
+/* Drop the intent just written: back to the state there was before
+ * (prev, NULL: none). */
+static void forget(const char *dir, const char *name, const char *prev,
+		   fwd_error_t *err)
+{
+	if (prev)
+		remap_state_write(dir, name, prev, err);
+	else
+		remap_state_remove(dir, name, err);
+}
+
 /*
  * Run the command for `action` ("apply" with the forwarders, or "direct"
  * with none) unless the job's state says it is in effect already, and
@@ -136,32 +156,62 @@ static int exec_change(struct remap *r, const char *node, uint32_t job,
 		goto out;
 	}
 	if (have) {
+		char *st = remap_kv_get(state, "state");
+		bool pending = st && !strcmp(st, "pending");
+
+		free(st);
 		old_f = remap_kv_get(state, "forwarders");
 		old_a = remap_kv_get(state, "addresses");
-		if (old_f && old_a && !strcmp(old_f, fwds) &&
+		if (!pending && old_f && old_a && !strcmp(old_f, fwds) &&
 		    !strcmp(old_a, addrs)) {
 			rv = 0; /* already applied */
 			goto out;
 		}
 	}
-	if (run_command(r, action, node, job, fwds, addrs, err) < 0)
-		goto out;
-	snprintf(verify, sizeof(verify), "verify-%s", action);
-	if (r->cfg.exec.verify.argc &&
-	    run_command(r, verify, node, job, fwds, addrs, err) < 0) {
-		fwd_error_t ignored;
-
-		/* Not in effect as stated: undo what the command did. */
-		run_command(r, "revert", node, job, fwds, addrs, &ignored);
-		goto out;
-	}
-	len = strlen(fwds) + strlen(addrs) + 32;
+	len = strlen(fwds) + strlen(addrs) + 64;
 	content = malloc(len);
 	if (!content) {
 		errprintf(err, "exec: %s: out of memory", fwds);
 		goto out;
 	}
-	snprintf(content, len, "forwarders=%s\naddresses=%s\n", fwds, addrs);
+	/* The intent first: whatever happens to this process while the
+	 * command runs, the epilog knows what to revert. */
+	snprintf(content, len, "forwarders=%s\naddresses=%s\nstate=pending\n",
+		 fwds, addrs);
+	if (remap_state_write(dir, name, content, err) < 0) {
+		errprefix(err, "exec: %s", fwds);
+		goto out;
+	}
+	if (run_command(r, action, node, job, fwds, addrs, err) < 0) {
+		fwd_error_t ignored;
+
+		/* Timed out (killed): it may have changed the node; the
+		 * intent stays for the epilog's revert.  Otherwise the
+		 * command ended and said it failed: nothing to undo. */
+		if (errno != ETIMEDOUT) {
+			int saved = errno;
+
+			forget(dir, name, have ? state : NULL, &ignored);
+			errno = saved;
+		}
+		goto out;
+	}
+	snprintf(verify, sizeof(verify), "verify-%s", action);
+	if (r->cfg.exec.verify.argc &&
+	    run_command(r, verify, node, job, fwds, addrs, err) < 0) {
+		fwd_error_t ignored;
+		int saved = errno;
+
+		/* Not in effect as stated: undo what the command did (the
+		 * intent stays if that fails, for the epilog to retry). */
+		if (run_command(r, "revert", node, job, fwds, addrs,
+				&ignored) == 0)
+			forget(dir, name, have ? state : NULL, &ignored);
+		errno = saved;
+		goto out;
+	}
+	snprintf(content, len, "forwarders=%s\naddresses=%s\nstate=applied\n",
+		 fwds, addrs);
 	if (remap_state_write(dir, name, content, err) < 0) {
 		errprefix(err, "exec: %s", fwds);
 		goto out;

@@ -4,8 +4,10 @@
  * net through the job's forwarders (LNet routers), one
  * `lnetctl route add --net NET --gateway NID [--hop-count N]` per router,
  * and delete exactly those routes at the end.  The state file lists the
- * routes this job added, updated after every command, so revert never
- * deletes a route it did not add (a site's static routes stay untouched).
+ * routes this job adds, each written before its add (the intent: a
+ * prolog killed during an add leaves it recorded, and revert passes over
+ * a recorded route that is not listed), so revert never deletes a route
+ * it did not add (a site's static routes stay untouched).
  *
  * lnetctl exits 0 after printing its help when it meets an option it does
  * not know, so an exit status of 0 proves nothing: every add and every del
@@ -377,24 +379,28 @@ static int lnet_apply(struct remap *r, const char *node, uint32_t job,
 				  t[i].name, t[i].nid, MAX_ROUTES);
 			goto rollback;
 		}
+		/* Record the route before adding it: a prolog killed
+		 * during the add leaves it listed for the epilog's revert
+		 * (which passes over a route that is not there). */
+		rt.nids[rt.n] = strdup(t[i].nid);
+		if (!rt.nids[rt.n]) {
+			errprintf(err, "lnet: out of memory");
+			goto rollback;
+		}
+		rt.n++;
+		if (routes_save(dir, name, &rt, err) < 0) {
+			errprefix(err, "lnet: %s (%s)", t[i].name, t[i].nid);
+			goto rollback;
+		}
 		if (route_change(r, "add", rt.net, t[i].nid, err) < 0) {
 			errprefix(err, "lnet: %s (%s)", t[i].name, t[i].nid);
 			/* an add that failed late may have left the route:
 			 * take it back if it is listed */
-			if (route_listed(r, rt.net, t[i].nid, NULL, NULL) > 0)
-				route_change(r, "del", rt.net, t[i].nid, NULL);
-			goto rollback;
-		}
-		rt.nids[rt.n] = strdup(t[i].nid);
-		if (!rt.nids[rt.n]) {
-			errprintf(err, "lnet: out of memory");
-			route_change(r, "del", rt.net, t[i].nid, NULL);
-			goto rollback;
-		}
-		rt.n++;
-		/* Record every route as soon as it exists. */
-		if (routes_save(dir, name, &rt, err) < 0) {
-			errprefix(err, "lnet: %s (%s)", t[i].name, t[i].nid);
+			if (route_listed(r, rt.net, t[i].nid, NULL, NULL) > 0 &&
+			    route_change(r, "del", rt.net, t[i].nid, NULL) < 0)
+				goto rollback; /* stays recorded */
+			free(rt.nids[--rt.n]);
+			rt.nids[rt.n] = NULL;
 			goto rollback;
 		}
 	}
@@ -462,7 +468,10 @@ static int lnet_revert(struct remap *r, const char *node, uint32_t job,
 	}
 	/* Try every route; keep the ones that failed for a later retry. */
 	for (size_t i = 0; i < rt.n; i++) {
-		if (route_change(r, "del", rt.net, rt.nids[i], &first) < 0) {
+		/* a route recorded but never added (a prolog killed
+		 * before or during its add) is not there: nothing to undo */
+		if (route_change(r, "del", rt.net, rt.nids[i], &first) < 0 &&
+		    route_listed(r, rt.net, rt.nids[i], NULL, NULL) != 0) {
 			if (!failed++) {
 				saved = errno;
 				errprintf(err, "lnet: %s: %s", rt.nids[i],

@@ -218,4 +218,29 @@ check_eq "control characters in a value: escaped" \
 	"fwdctl topology: $tmp/ctl.yaml:2:25: forwarders[0].address: value 'a\\tb\\x1b[2J': expected an IP address or host name of at most 253 letters, digits, '.', '-', '_', ':' and '%', not starting with '-'" \
 	"$err"
 
+# --- the node prolog's worst case against slurmd's prolog time limit --------
+# slurmd kills a node prolog that runs past PrologTimeout (25.05+) or
+# PrologEpilogTimeout, drains the node and requeues the job even under
+# access.fail: open: policy check says when the policy's node timeouts
+# (database.connect_timeout + 2 x database.timeout + remap.timeout) can
+# reach it.  The shipped example: 0.9 + 2 x 5 + 30 = 40.9 s.
+printf 'SlurmctldHost=h\nPrologEpilogTimeout=20 # seconds\n' >"$tmp/slurm-20.conf"
+SLURM_CONF=$tmp/slurm-20.conf run "$fwdctl" policy check "$etc/fwdalloc.yaml"
+check_eq "prolog budget over PrologEpilogTimeout: still valid (exit 0)" 0 "$rc"
+check_match "prolog budget over PrologEpilogTimeout: a warning naming both" \
+	"warning: the node prolog may take 40.9s \(database.connect_timeout 0.9s \+ 2 x database.timeout 5s \+ remap.timeout 30s\), not less than PrologEpilogTimeout=20 in $tmp/slurm-20.conf" \
+	"$err"
+SLURM_CONF=$tmp/slurm-20.conf run "$fwdctl" --json policy check "$etc/fwdalloc.yaml"
+check_match "the warning in --json" '"warnings": ?\["the node prolog may take 40.9s' "$out"
+# 25.05+: PrologTimeout wins over PrologEpilogTimeout
+printf 'prologepilogtimeout=300\nPrologTimeout=40 EpilogTimeout=60\n' >"$tmp/slurm-40.conf"
+SLURM_CONF=$tmp/slurm-40.conf run "$fwdctl" policy check "$etc/fwdalloc.yaml"
+check_match "PrologTimeout is the limit when set" "not less than PrologTimeout=40" "$err"
+printf 'PrologEpilogTimeout=120\n' >"$tmp/slurm-120.conf"
+SLURM_CONF=$tmp/slurm-120.conf run "$fwdctl" policy check "$etc/fwdalloc.yaml"
+check_eq "within PrologEpilogTimeout: no warning" "0|" "$rc|$err"
+printf 'PrologEpilogTimeout=65534\n' >"$tmp/slurm-forever.conf"
+SLURM_CONF=$tmp/slurm-forever.conf run "$fwdctl" policy check "$etc/fwdalloc.yaml"
+check_eq "slurmd waits forever (65534): no warning" "0|" "$rc|$err"
+
 tap_done

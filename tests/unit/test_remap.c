@@ -587,6 +587,83 @@ static void test_exec_timeout_kills_group(void **state)
 	remap_destroy(r);
 }
 
+/*
+ * The exec driver records its intent before the command runs: a command
+ * that times out after changing the node, or a prolog killed while the
+ * command runs (slurmd's PrologEpilogTimeout), leaves the intent behind,
+ * and the epilog's revert undoes the change.  Reverting an intent that
+ * was never applied, or twice, is harmless.
+ */
+#define CHANGE_THEN_HANG                                                  \
+	"echo \"$FWD_ACTION $FWD_FORWARDERS\" >>\"$LOG\"\n"               \
+	"case $FWD_ACTION in\n"                                           \
+	"apply) echo \"$FWD_FORWARDERS\" >\"$LOG.applied\"; sleep 3 ;;\n" \
+	"revert) rm -f \"$LOG.applied\" ;;\n"                             \
+	"esac\n"
+
+static void test_exec_intent_timeout(void **state)
+{
+	struct fx *f = *state;
+	char applied[300];
+	fwd_error_t err;
+	struct remap *r;
+
+	use_script(f, &f->cfg.exec.command, CHANGE_THEN_HANG);
+	snprintf(applied, sizeof(applied), "%s.applied", f->log);
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	f->cfg.timeout = 0.5;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	assert_int_equal(remap_apply(r, "c1", 61, two, 2, &err), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	/* the command changed the node before it was killed */
+	assert_string_equal(slurp(applied), "fwd081,fwd082\n");
+	assert_true(exists(f->state, "exec.61.c1"));
+	assert_int_equal(remap_revert(r, "c1", 61, &err), 0);
+	assert_false(exists(f->state, "exec.61.c1"));
+	assert_false(exists(f->dir, "log.applied"));
+	assert_string_equal(slurp(f->log), "apply fwd081,fwd082\n"
+					   "revert fwd081,fwd082\n");
+	/* twice: nothing left to undo, the command does not run */
+	assert_int_equal(remap_revert(r, "c1", 61, &err), 0);
+	assert_string_equal(slurp(f->log), "apply fwd081,fwd082\n"
+					   "revert fwd081,fwd082\n");
+	remap_destroy(r);
+}
+
+static void test_exec_intent_prolog_killed(void **state)
+{
+	struct fx *f = *state;
+	char applied[300];
+	fwd_error_t err;
+	struct remap *r;
+	pid_t pid;
+	int status;
+
+	use_script(f, &f->cfg.exec.command, CHANGE_THEN_HANG);
+	snprintf(applied, sizeof(applied), "%s.applied", f->log);
+	f->cfg.driver = POLICY_DRIVER_EXEC;
+	r = remap_create(&f->cfg, &err);
+	assert_non_null(r);
+	/* the node prolog, killed by slurmd while the command runs */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(remap_apply(r, "c1", 62, two, 1, &err) == 0 ? 0 : 1);
+	for (int i = 0; i < 500 && !exists(f->dir, "log.applied"); i++)
+		usleep(10000);
+	assert_true(exists(f->dir, "log.applied"));
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	/* the epilog */
+	assert_int_equal(remap_revert(r, "c1", 62, &err), 0);
+	assert_false(exists(f->dir, "log.applied"));
+	assert_false(exists(f->state, "exec.62.c1"));
+	assert_string_equal(slurp(f->log), "apply fwd081\nrevert fwd081\n");
+	remap_destroy(r);
+}
+
 /* ---- lwfs --------------------------------------------------------------- */
 
 static void lwfs_setup(struct fx *f, bool with_link, const char *remount)
@@ -1167,6 +1244,8 @@ int main(void)
 		T(test_exec_failure_tail),
 		T(test_exec_not_executable),
 		T(test_exec_timeout_kills_group),
+		T(test_exec_intent_timeout),
+		T(test_exec_intent_prolog_killed),
 		T(test_lwfs_apply_revert),
 		T(test_state_dir_refusals),
 		T(test_lwfs_read_back),

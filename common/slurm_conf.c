@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The node prolog's time limit from slurm.conf (common/slurm_conf.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "common/slurm_conf.h"
+
+#define NO_VAL16_TEXT 65534u
+
+const char *fwd_slurm_conf_path(const char *path)
+{
+	const char *env = getenv("SLURM_CONF");
+
+	if (path && *path)
+		return path;
+	if (env && *env)
+		return env;
+	if (access("/etc/slurm/slurm.conf", R_OK) == 0)
+		return "/etc/slurm/slurm.conf";
+	if (access("/run/slurm/conf/slurm.conf", R_OK) == 0)
+		return "/run/slurm/conf/slurm.conf";
+	return "/etc/slurm/slurm.conf";
+}
+
+/* The value of key=... in one line (comment stripped), or NULL. */
+static const char *find_key(char *line, const char *key)
+{
+	size_t k = strlen(key);
+
+	for (char *tok = strtok(line, " \t\r\n"); tok;
+	     tok = strtok(NULL, " \t\r\n"))
+		if (!strncasecmp(tok, key, k) && tok[k] == '=')
+			return tok + k + 1;
+	return NULL;
+}
+
+int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
+			     fwd_error_t *err)
+{
+	static const char *const keys[] = {"PrologTimeout",
+					   "PrologEpilogTimeout"};
+	char line[4096], copy[sizeof(line)], val[2][32] = {"", ""};
+	FILE *f;
+
+	path = fwd_slurm_conf_path(path);
+	if (!(f = fopen(path, "re")))
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#');
+
+		if (hash)
+			*hash = '\0';
+		for (size_t i = 0; i < 2; i++) {
+			const char *v;
+
+			memcpy(copy, line, sizeof(line));
+			if ((v = find_key(copy, keys[i])))
+				snprintf(val[i], sizeof(val[i]), "%s", v);
+		}
+	}
+	fclose(f);
+	for (size_t i = 0; i < 2; i++) {
+		char *end;
+		unsigned long n;
+
+		if (!val[i][0])
+			continue;
+		errno = 0;
+		n = strtoul(val[i], &end, 10);
+		if (*end || errno || n > 65535 || val[i][0] == '-') {
+			errno = EINVAL;
+			return errprintf(err,
+					 "%s: %s=%s: not a number of seconds",
+					 path, keys[i], val[i]);
+		}
+		if (n == NO_VAL16_TEXT)
+			return 0;
+		*secs = (uint32_t)n;
+		*key = keys[i];
+		return 1;
+	}
+	return 0;
+}

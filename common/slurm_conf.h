@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_COMMON_SLURM_CONF_H
+#define FWD_COMMON_SLURM_CONF_H
+
+/*
+ * What slurmd allows a node prolog, read from slurm.conf (no libslurm:
+ * cheap enough for every node prolog, and usable where no controller
+ * answers).  slurmd kills a prolog that runs longer, drains the node and
+ * requeues the job held, whatever fwdalloc's access.fail says, so every
+ * node-side budget must stay below it (DESIGN.md, Slurm releases).
+ *
+ * The key: PrologTimeout (25.05 and later), else PrologEpilogTimeout
+ * (every release; from 25.05 the default of PrologTimeout and
+ * EpilogTimeout).  Slurm 22.05-24.11 know only PrologEpilogTimeout.  Not
+ * set, or 65534 (NO_VAL16): slurmd waits forever.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* slurm.conf as libslurm finds it: path, else $SLURM_CONF, else
+ * /etc/slurm/slurm.conf, else the configless copy /run/slurm/conf. */
+const char *fwd_slurm_conf_path(const char *path);
+
+/*
+ * The node prolog's time limit from the slurm.conf at `path` (NULL: as
+ * fwd_slurm_conf_path()).  1 with *secs and *key (a static string: the
+ * key it came from), 0 when slurmd waits forever (not set, or 65534), -1
+ * with errno and err when the file cannot be read or the value is not a
+ * number of seconds.  Keys are case-insensitive, several may share a
+ * line, '#' starts a comment.
+ */
+int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
+			     fwd_error_t *err);
+
+#endif
