@@ -17,7 +17,7 @@
 #include "common/error.h"
 
 /* No particular owner: any account, as long as only it can write. */
-#define FWD_DIR_ANY_OWNER ((uid_t)-1)
+#define FWD_DIR_ANY_OWNER ((uid_t)(-1))
 
 /*
  * Open directory `path` after checking it as above; `owner` is the

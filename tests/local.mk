@@ -170,7 +170,7 @@ check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
 # ---- integration tests: shell scripts that start their own servers -------
-INTEGRATION_TESTS = \
+INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
 	tests/integration/cli_audit.sh tests/integration/cli_metrics.sh \

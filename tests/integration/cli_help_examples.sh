@@ -238,8 +238,9 @@ verify() {
 		has "^$R/etc/fwdalloc/fwdalloc.yaml: valid \(sha256 [0-9a-f]{64}\)$" ;;
 	'fwdctl policy show --json | jq .decision.scale')
 		exits 0
-		jqv '"\(.enabled) \(.min_volume) \(.min_io_nodes) \(.max_metadata_rate)"' \
-			"true 21474836480 32 300" ;;
+		check_json "$ex: enabled, min_volume, min_io_nodes, max_metadata_rate" \
+			"[true, 21474836480, 32, 300]" \
+			'[.enabled, .min_volume, .min_io_nodes, .max_metadata_rate]' "$out" ;;
 	'fwdctl --policy test.yaml policy show')
 		exits 0
 		has '^# source: test\.yaml$'

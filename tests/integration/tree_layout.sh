@@ -104,14 +104,20 @@ for d in $FOLDERS; do
 	check_eq "$d/ includes only the layers below it" "" "${bad# }"
 done
 
-# One style (.clang-format) on every C file.
+# One style (.clang-format) on every C file, the same from every
+# clang-format major the project builds on (see .clang-format).
 if command -v clang-format >/dev/null 2>&1; then
+	diag "$(clang-format --version)"
 	drift=
 	for f in $(find $FOLDERS tests bench -name '*.[ch]' | sort); do
 		clang-format --dry-run -Werror "$f" >/dev/null 2>&1 ||
 			drift="$drift $f"
 	done
-	check_eq "every C file is clang-format clean" "" "${drift# }"
+	check_eq "every C file is clang-format clean" "" "${drift# }" || {
+		set -- $drift
+		diag "what clang-format would change in $1:" \
+			"$(clang-format "$1" | diff -u "$1" - | head -n 30)"
+	}
 else
 	fail "every C file is clang-format clean: no clang-format installed"
 fi
