@@ -19,6 +19,7 @@
 #include "cli/cmd_ingest.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/plausible.h"
 #include "common/timeutil.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
@@ -140,6 +141,7 @@ static void usage(FILE *f)
 /* clang-format on */
 
 #define IGNORED_KINDS 16
+#define REASONS 8
 
 struct run {
 	const char *path;	/* for messages */
@@ -168,7 +170,13 @@ struct run {
 	const struct policy_ingest *limits;
 	struct ingest_store *store;
 	struct ingest_stats st; /* lines, rejected, ignored */
-	json_t *errors;		/* first SHOW_ERRORS messages */
+	/* rejected lines by reason (FWD_REASON_*; the last slot: others) */
+	struct {
+		const char *reason;
+		uint64_t n;
+	} why[REASONS + 1];
+	size_t n_why;
+	json_t *errors; /* first SHOW_ERRORS messages */
 	bool json;
 	/* beacon-lwfs address -> forwarder name */
 	const struct topology *topo;
@@ -176,8 +184,29 @@ struct run {
 	double last_flush;
 };
 
-static void reject(struct run *r, long line, const char *msg)
+/* A rejected line or entry: counted by reason (NULL: the one the failed
+ * call left, fwd_reason_take(), else malformed), the first SHOW_ERRORS
+ * shown. */
+static void reject(struct run *r, long line, const char *msg,
+		   const char *reason)
 {
+	size_t i;
+
+	if (!reason)
+		reason = fwd_reason_take();
+	if (!reason)
+		reason = FWD_REASON_MALFORMED;
+	for (i = 0; i < r->n_why; i++)
+		if (!strcmp(r->why[i].reason, reason))
+			break;
+	if (i == r->n_why) {
+		if (r->n_why == REASONS)
+			reason = "other";
+		else
+			r->n_why++;
+		r->why[i].reason = reason;
+	}
+	r->why[i].n++;
 	r->st.rejected++;
 	if (r->st.rejected > SHOW_ERRORS)
 		return;
@@ -222,7 +251,7 @@ static void ignore(struct run *r, long line, const char *kind)
 		char msg[160];
 
 		snprintf(msg, sizeof(msg), "not used: %s (--strict)", kind);
-		reject(r, line, msg);
+		reject(r, line, msg, "not used (--strict)");
 	}
 }
 
@@ -331,11 +360,18 @@ static bool map_job(struct run *r, struct jobstats_rec *rec)
 static int store_jobstats(struct run *r, struct jobstats_rec *rec,
 			  fwd_error_t *err)
 {
+	fwd_error_t bad = {{0}};
+
+	if (jobstats_check(rec, (int64_t)fwd_clock_real(), r->limits, &bad) <
+	    0) {
+		reject(r, rec->line, bad.text, NULL);
+		return 0;
+	}
 	if (!map_job(r, rec))
 		return 0;
 	if (ingest_store_jobstats(r->store, rec, err) < 0) {
 		if (errno == EINVAL) {
-			reject(r, rec->line, err->text);
+			reject(r, rec->line, err->text, NULL);
 			return 0;
 		}
 		return -1;
@@ -362,7 +398,7 @@ static int flush_md(struct run *r, fwd_error_t *err)
 	if (ingest_store_influx(r->store, &r->md_pending, err) < 0) {
 		if (errno != EINVAL)
 			return -1;
-		reject(r, r->md_line, err->text);
+		reject(r, r->md_line, err->text, NULL);
 	}
 	return 0;
 }
@@ -389,6 +425,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 
 		if (maybe_flush(r, in, err) < 0)
 			goto out;
+		fwd_reason_clear();
 		line = ingest_reader_next(rd, &trunc);
 		if (!line)
 			break;
@@ -398,7 +435,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 
 			snprintf(msg, sizeof(msg), "line longer than %d bytes",
 				 INGEST_MAX_LINE - 1);
-			reject(r, rd->lineno, msg);
+			reject(r, rd->lineno, msg, NULL);
 			continue;
 		}
 		if (ensure_conn(r, err) < 0)
@@ -408,11 +445,15 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 
 			p = beacon_parse_line(line, &rec, &perr);
 			if (p == INGEST_OK &&
+			    beacon_check(&rec, (int64_t)fwd_clock_real(),
+					 &perr) < 0)
+				p = -1;
+			if (p == INGEST_OK &&
 			    ingest_store_beacon(r->store,
 						forwarder_name(r, rec.addr),
 						&rec, err) < 0) {
 				if (errno == EINVAL) {
-					reject(r, rd->lineno, err->text);
+					reject(r, rd->lineno, err->text, NULL);
 					continue;
 				}
 				goto out;
@@ -440,7 +481,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 			if (p == INGEST_OK &&
 			    ingest_store_influx(r->store, &rec, err) < 0) {
 				if (errno == EINVAL) {
-					reject(r, rd->lineno, err->text);
+					reject(r, rd->lineno, err->text, NULL);
 					continue;
 				}
 				goto out;
@@ -462,7 +503,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 			}
 		}
 		if (p < 0)
-			reject(r, rd->lineno, perr.text);
+			reject(r, rd->lineno, perr.text, NULL);
 		else if (p == INGEST_SKIP)
 			ignore(r, rd->lineno, "");
 	}
@@ -499,7 +540,10 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 	}
 	for (;;) {
 		fwd_error_t perr = {{0}};
-		int n = jobstats_next(p, rec, &perr);
+		int n;
+
+		fwd_reason_clear();
+		n = jobstats_next(p, rec, &perr);
 
 		if (n == 0)
 			break;
@@ -510,9 +554,9 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 			if (sscanf(perr.text, "line %ld:", &line) == 1) {
 				const char *m = strchr(perr.text, ':');
 
-				reject(r, line, m ? m + 2 : perr.text);
+				reject(r, line, m ? m + 2 : perr.text, NULL);
 			} else {
-				reject(r, 0, perr.text);
+				reject(r, 0, perr.text, NULL);
 			}
 			continue;
 		}
@@ -576,6 +620,20 @@ static void summary(struct run *r)
 			json_object_set_new(j, "ignored_by_kind", kinds);
 		else
 			json_decref(kinds);
+		if (j) {
+			json_t *why = json_object();
+
+			for (size_t i = 0; i <= REASONS && why; i++)
+				if (r->why[i].n)
+					json_object_set_new(
+						why, r->why[i].reason,
+						json_integer(
+							(json_int_t)r->why[i]
+								.n));
+			if (why)
+				json_object_set_new(j, "rejected_by_reason",
+						    why);
+		}
 		char *txt =
 			j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
 			  : NULL;
@@ -614,7 +672,23 @@ static void summary(struct run *r)
 			       sep, s->implausible_queue);
 		putchar('\n');
 	}
-	/* what was not used, by kind: on stderr, before the summary */
+	/* what was refused, by reason, and what was not used, by kind: on
+	 * stderr, before the summary */
+	if (r->st.rejected) {
+		const char *sep = "";
+
+		fprintf(stderr,
+			"fwdctl: %s: rejected %" PRIu64 " lines: ", r->path,
+			r->st.rejected);
+		for (size_t i = 0; i <= REASONS; i++) {
+			if (!r->why[i].n)
+				continue;
+			fprintf(stderr, "%s%" PRIu64 " %s", sep, r->why[i].n,
+				r->why[i].reason);
+			sep = ", ";
+		}
+		fputc('\n', stderr);
+	}
 	for (size_t i = 0; i <= IGNORED_KINDS; i++)
 		if (r->ign[i].n && !r->strict)
 			fprintf(stderr,

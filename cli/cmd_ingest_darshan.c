@@ -18,6 +18,7 @@
 #include "cli/fwdctl_db.h"
 #include "controller/history_run.h"
 #include "db/db.h"
+#include "policies/policy.h"
 #include "profiler/darshan.h"
 
 int ingest_darshan_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
@@ -52,6 +53,15 @@ int ingest_darshan_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
 		r = darshan_parse(f, &s, &err);
 		if (f != stdin)
 			fclose(f);
+		if (r == 0 &&
+		    darshan_check(&s, (int64_t)time(NULL),
+				  p->ingest.max_bandwidth, &err) < 0) {
+			/* "line N: ..." like the parser's messages */
+			fwd_error_t e = err;
+
+			errprintf(&err, "line %ld: %s", s.lines, e.text);
+			r = -1;
+		}
 		if (r == 0 &&
 		    ctl_history_store_darshan(db, p, &s, (int64_t)time(NULL),
 					      &err) < 0) {

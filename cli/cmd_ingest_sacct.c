@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -19,6 +20,8 @@
 #include "cli/fwdctl_db.h"
 #include "controller/sacct.h"
 #include "db/db.h"
+#include "policies/policy.h"
+#include "topology/topology.h"
 
 int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 		       const char *tz)
@@ -26,6 +29,7 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 	struct sacct_stats tot = {0};
 	struct policy *p = fwdctl_policy(ctx);
 	unsigned long rejected = 0;
+	uint32_t max_nodes = 0;
 	struct db *db;
 	int rc = FWD_EXIT_OK;
 
@@ -38,6 +42,16 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 			return FWD_EXIT_USAGE;
 		}
 		tzset();
+	}
+	/* node counts are bounded by the topology's when there is one */
+	if (ctx->topology_path ||
+	    (p->topology && access(p->topology, R_OK) == 0)) {
+		const struct topology *t = fwdctl_topology(ctx);
+
+		if (!t)
+			return FWD_EXIT_USAGE;
+		if (t->n_nodes && t->n_nodes <= UINT32_MAX)
+			max_nodes = (uint32_t)t->n_nodes;
 	}
 	if (!(db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc)))
 		return rc;
@@ -53,7 +67,8 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 			rejected++;
 			continue;
 		}
-		r = ctl_sacct_import(db, p, f, (int64_t)time(NULL), &st, &err);
+		r = ctl_sacct_import(db, p, f, (int64_t)time(NULL), max_nodes,
+				     &st, &err);
 		if (f != stdin)
 			fclose(f);
 		tot.lines += st.lines;
@@ -64,6 +79,31 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 		tot.running += st.running;
 		tot.array_het += st.array_het;
 		tot.profiles += st.profiles;
+		tot.rejected += st.rejected;
+		for (size_t k = 0; k < st.n_errors; k++) {
+			long line = 0;
+			const char *m = st.errors[k].text;
+
+			if (sscanf(m, "line %ld:", &line) == 1)
+				m = strchr(m, ':') + 2;
+			fwdctl_err("%s:%ld: %s", path, line, m);
+		}
+		if (st.rejected > st.n_errors)
+			fwdctl_err("%s: %" PRIu64 " more rejected lines not "
+				   "shown",
+				   path, st.rejected - st.n_errors);
+		for (size_t k = 0; k <= SACCT_REASONS; k++) {
+			size_t j;
+
+			if (!st.why[k].n)
+				continue;
+			for (j = 0; j < SACCT_REASONS && tot.why[j].reason; j++)
+				if (!strcmp(tot.why[j].reason,
+					    st.why[k].reason))
+					break;
+			tot.why[j].reason = st.why[k].reason;
+			tot.why[j].n += st.why[k].n;
+		}
 		if (r < 0) {
 			long line = 0;
 			const char *m = err.text;
@@ -80,6 +120,18 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 		}
 	}
 	db_close(db);
+	if (tot.rejected) {
+		char by[256] = "";
+		size_t used = 0;
+
+		for (size_t k = 0; k <= SACCT_REASONS && used < sizeof(by); k++)
+			if (tot.why[k].n)
+				used += (size_t)snprintf(
+					by + used, sizeof(by) - used,
+					"%s%" PRIu64 " %s", used ? ", " : "",
+					tot.why[k].n, tot.why[k].reason);
+		fwdctl_err("rejected %" PRIu64 " lines: %s", tot.rejected, by);
+	}
 	if (tot.not_run || tot.running || tot.array_het)
 		fwdctl_err("ignored: %" PRIu64
 			   " jobs that never started, %" PRIu64
@@ -87,16 +139,17 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 			   " array or heterogeneous job components",
 			   tot.not_run, tot.running, tot.array_het);
 	if (json) {
-		json_t *o = json_pack("{sI sI sI sI sI sI sI sI sI}", "lines",
-				      (json_int_t)tot.lines, "jobs",
-				      (json_int_t)tot.jobs, "jobs_new",
-				      (json_int_t)tot.jobs_new, "summaries",
-				      (json_int_t)tot.summaries, "not_run",
-				      (json_int_t)tot.not_run, "running",
-				      (json_int_t)tot.running, "array_het",
-				      (json_int_t)tot.array_het, "profiles",
-				      (json_int_t)tot.profiles,
-				      "rejected_files", (json_int_t)rejected);
+		json_t *o = json_pack(
+			"{sI sI sI sI sI sI sI sI sI sI}", "lines",
+			(json_int_t)tot.lines, "jobs", (json_int_t)tot.jobs,
+			"jobs_new", (json_int_t)tot.jobs_new, "summaries",
+			(json_int_t)tot.summaries, "not_run",
+			(json_int_t)tot.not_run, "running",
+			(json_int_t)tot.running, "array_het",
+			(json_int_t)tot.array_het, "profiles",
+			(json_int_t)tot.profiles, "rejected_files",
+			(json_int_t)rejected, "rejected_lines",
+			(json_int_t)tot.rejected);
 
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
@@ -109,7 +162,7 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 		       tot.lines, tot.jobs, tot.jobs_new, tot.summaries,
 		       tot.profiles);
 	}
-	if (rc == FWD_EXIT_OK && rejected)
+	if (rc == FWD_EXIT_OK && (rejected || tot.rejected))
 		rc = FWD_EXIT_USAGE;
 	return rc;
 }

@@ -14,5 +14,6 @@ libfwdcommon_la_SOURCES = \
 	common/sha256.c common/sha256.h \
 	common/yamldoc.c common/yamldoc.h \
 	common/safedir.c common/safedir.h \
+	common/plausible.c common/plausible.h \
 	common/slurm_conf.c common/slurm_conf.h \
 	common/slurm_compat.h

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/plausible.h"
 #include "common/timeutil.h"
 #include "controller/history.h"
 #include "controller/ledger_store.h"
@@ -53,6 +54,33 @@ static int bad(fwd_error_t *err, long line, const char *what, const char *v)
 	return errprintf(err, "line %ld: %s: '%.60s'", line, what, v);
 }
 
+/* Count a refused line (err holds "line N: ..."), keep its message. */
+static void refuse(struct sacct_stats *st, const fwd_error_t *err)
+{
+	const char *reason = fwd_reason_take();
+	size_t i;
+
+	if (!reason)
+		reason = FWD_REASON_MALFORMED;
+	st->rejected++;
+	for (i = 0; i < SACCT_REASONS && st->why[i].reason; i++)
+		if (!strcmp(st->why[i].reason, reason))
+			break;
+	if (i == SACCT_REASONS)
+		reason = "other";
+	st->why[i].reason = reason;
+	st->why[i].n++;
+	if (st->n_errors < SACCT_ERRORS_KEPT)
+		st->errors[st->n_errors++] = *err;
+}
+
+/* A plausibility error (err without its line) as "line N: ...". */
+static void refuse_at(struct sacct_stats *st, long line, fwd_error_t *err)
+{
+	errprefix(err, "line %ld", line);
+	refuse(st, err);
+}
+
 /* A sacct time ("2023-11-14T22:13:20", in the local time zone of the
  * host sacct ran on: the caller sets TZ to it) in seconds; 0 for
  * Unknown / None. */
@@ -71,7 +99,7 @@ static int sacct_time(const char *s, int64_t *out)
 }
 
 /* The fs/lustre count of a TRES string, raw or with a K/M/G/T/P suffix
- * (powers of 1024).  1 found, 0 absent, -1 malformed. */
+ * (powers of 1024).  1 found, 0 absent, -1 malformed, -2 over 2^63-1. */
 static int tres_lustre(const char *s, uint64_t *out)
 {
 	const char *p = s;
@@ -101,7 +129,9 @@ static int tres_lustre(const char *s, uint64_t *out)
 				for (const char *k = units; k <= u; k++)
 					v *= 1024;
 			}
-			*out = (uint64_t)v;
+			/* 2^64-1 would convert to nonsense (undefined) */
+			if (fwd_plaus_dtou64(v, out) < 0)
+				return -2;
 			return 1;
 		}
 		p = end ? end + 1 : NULL;
@@ -116,7 +146,8 @@ static void copy(char *dst, size_t cap, const char *src)
 
 /* Record one finished job; *summarised when it got a job_io row. */
 static int record(struct db *db, const struct sacct_job *j, int64_t now,
-		  bool *summarised, struct sacct_stats *st, fwd_error_t *err)
+		  double max_bps, bool *summarised, struct sacct_stats *st,
+		  fwd_error_t *err)
 {
 	int r;
 
@@ -130,10 +161,22 @@ static int record(struct db *db, const struct sacct_job *j, int64_t now,
 		return -1;
 	st->jobs++;
 	st->jobs_new += r > 0;
-	if (!j->has_lustre)
+	if (!j->has_lustre || j->lustre_bad)
 		return 0;
 	{
 		struct job_io_totals t = {0};
+		fwd_error_t why = {{0}};
+		uint64_t bytes =
+			j->lustre_read > FWD_PLAUS_COUNTER_MAX - j->lustre_write
+				? FWD_PLAUS_COUNTER_MAX
+				: j->lustre_read + j->lustre_write;
+
+		if (fwd_plaus_rate("fs/lustre bytes", bytes,
+				   (double)(j->end - j->start), max_bps, "B",
+				   &why) < 0) {
+			refuse_at(st, j->line, &why);
+			return 0;
+		}
 
 		t.read_bytes = j->lustre_read;
 		t.write_bytes = j->lustre_write;
@@ -207,8 +250,11 @@ out:
 }
 
 int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
-		     int64_t now, struct sacct_stats *st, fwd_error_t *err)
+		     int64_t now, uint32_t max_nodes, struct sacct_stats *st,
+		     fwd_error_t *err)
 {
+	double max_bps = p->ingest.max_bandwidth;
+	fwd_error_t lerr;
 	char *buf = malloc(SACCT_LINE_MAX);
 	int idx[C_N], n_fields = 0;
 	struct sacct_job cur;
@@ -232,11 +278,22 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 
 		line++;
 		st->lines++;
-		if (len && buf[len - 1] == '\n')
+		memset(&lerr, 0, sizeof(lerr));
+		fwd_reason_clear();
+		if (len && buf[len - 1] == '\n') {
 			buf[--len] = '\0';
-		else if (len == SACCT_LINE_MAX - 1) {
-			bad(err, line, "line too long", buf);
-			goto out;
+		} else if (len == SACCT_LINE_MAX - 1) {
+			int c;
+
+			if (line == 1) {
+				bad(err, line, "line too long", buf);
+				goto out;
+			}
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			bad(&lerr, line, "line too long", buf);
+			refuse(st, &lerr);
+			continue;
 		}
 		for (char *s = buf; n < MAX_FIELDS;) {
 			fld[n++] = s;
@@ -263,13 +320,13 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 		if (n == 1 && !*fld[0])
 			continue;
 		if (n != n_fields) {
-			errno = EINVAL;
-			errprintf(err,
+			errprintf(&lerr,
 				  "line %ld: %d fields, the header has %d "
 				  "(--parsable2 output, '|' without a final "
 				  "one)",
 				  line, n, n_fields);
-			goto out;
+			refuse(st, &lerr);
+			continue;
 		}
 		{
 			const char *id = fld[idx[C_JOBID]];
@@ -278,22 +335,25 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 			uint64_t num;
 
 			if (dn == 0) {
-				bad(err, line, "bad JobID", id);
-				goto out;
+				bad(&lerr, line, "bad JobID", id);
+				refuse(st, &lerr);
+				continue;
 			}
 			if (id[dn] == '_' || id[dn] == '+') {
 				st->array_het++;
 				continue;
 			}
 			if (id[dn] && id[dn] != '.') {
-				bad(err, line, "bad JobID", id);
-				goto out;
+				bad(&lerr, line, "bad JobID", id);
+				refuse(st, &lerr);
+				continue;
 			}
 			errno = 0;
 			num = strtoull(id, &end, 10);
 			if (errno) {
-				bad(err, line, "bad JobID", id);
-				goto out;
+				bad(&lerr, line, "bad JobID", id);
+				refuse(st, &lerr);
+				continue;
 			}
 			if (id[dn] == '.') {
 				/* a step: its usage adds to its job */
@@ -305,10 +365,21 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 						continue;
 					r = tres_lustre(fld[idx[c]], &v);
 					if (r < 0) {
-						bad(err, line,
-						    "bad fs/lustre TRES",
+						bad(&lerr, line,
+						    r == -2 ? "fs/lustre TRES "
+							      "over 2^63-1"
+							    : "bad fs/lustre "
+							      "TRES",
 						    fld[idx[c]]);
-						goto out;
+						if (r == -2)
+							fwd_plaus_fail(
+								FWD_REASON_VALUE);
+						refuse(st, &lerr);
+						/* its job's sum would be
+						 * wrong */
+						if (have && cur.job_id == num)
+							cur.lustre_bad = true;
+						break;
 					}
 					if (!r || !have || cur.job_id != num)
 						continue;
@@ -322,8 +393,8 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 			}
 			/* a job line: the previous job is complete */
 			if (have) {
-				if (record(db, &cur, now, &done_ok, st, err) <
-				    0)
+				if (record(db, &cur, now, max_bps, &done_ok, st,
+					   err) < 0)
 					goto out;
 				if (done_ok) {
 					if (n_ids == cap) {
@@ -348,6 +419,7 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 			have = false;
 			memset(&cur, 0, sizeof(cur));
 			cur.job_id = num;
+			cur.line = line;
 			copy(cur.user, sizeof(cur.user), fld[idx[C_USER]]);
 			if (idx[C_NAME] >= 0)
 				copy(cur.name, sizeof(cur.name),
@@ -368,23 +440,33 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 			/* "CANCELLED by 1000" */
 			cur.state[strcspn(cur.state, " ")] = '\0';
 			if (idx[C_NNODES] >= 0) {
-				unsigned long nn =
-					strtoul(fld[idx[C_NNODES]], &end, 10);
+				const char *nv = fld[idx[C_NNODES]];
+				unsigned long long nn;
 
-				if (*end || end == fld[idx[C_NNODES]]) {
-					bad(err, line, "bad NNodes",
-					    fld[idx[C_NNODES]]);
-					goto out;
+				/* digits only: strtoul reads "-5" as
+				 * 4294967291 */
+				errno = 0;
+				nn = strtoull(nv, &end, 10);
+				if (*end || end == nv ||
+				    !(*nv >= '0' && *nv <= '9') || errno) {
+					bad(&lerr, line, "bad NNodes", nv);
+					refuse(st, &lerr);
+					continue;
 				}
+				if (nn > UINT32_MAX)
+					nn = UINT32_MAX;
 				cur.nnodes = (uint32_t)nn;
 			}
 			if (sacct_time(fld[idx[C_START]], &cur.start) < 0) {
-				bad(err, line, "bad Start", fld[idx[C_START]]);
-				goto out;
+				bad(&lerr, line, "bad Start",
+				    fld[idx[C_START]]);
+				refuse(st, &lerr);
+				continue;
 			}
 			if (sacct_time(fld[idx[C_END]], &cur.end) < 0) {
-				bad(err, line, "bad End", fld[idx[C_END]]);
-				goto out;
+				bad(&lerr, line, "bad End", fld[idx[C_END]]);
+				refuse(st, &lerr);
+				continue;
 			}
 			if (!cur.start) {
 				st->not_run++;
@@ -395,8 +477,19 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 				continue;
 			}
 			if (!cur.user[0]) {
-				bad(err, line, "empty User", "");
-				goto out;
+				bad(&lerr, line, "empty User", "");
+				refuse(st, &lerr);
+				continue;
+			}
+			if (fwd_plaus_interval("Start", cur.start, "End",
+					       cur.end, now, &lerr) < 0 ||
+			    (idx[C_NNODES] >= 0 &&
+			     fwd_plaus_count("NNodes", cur.nnodes, 1,
+					     max_nodes ? max_nodes
+						       : FWD_PLAUS_NODES_MAX,
+					     &lerr) < 0)) {
+				refuse_at(st, line, &lerr);
+				continue;
 			}
 			have = true;
 		}
@@ -413,7 +506,7 @@ int ctl_sacct_import(struct db *db, const struct policy *p, FILE *f,
 		goto out;
 	}
 	if (have) {
-		if (record(db, &cur, now, &done_ok, st, err) < 0)
+		if (record(db, &cur, now, max_bps, &done_ok, st, err) < 0)
 			goto out;
 		if (done_ok) {
 			uint64_t *v = realloc(ids, (n_ids + 1) * sizeof(*v));

@@ -82,7 +82,12 @@ struct beacon_rec {
 /* clang-format on */
 int beacon_parse_line(const char *line, struct beacon_rec *out,
 		      fwd_error_t *err);
-const char *beacon_op_name(enum beacon_op op);	     /* "meta" ... */
+const char *beacon_op_name(enum beacon_op op); /* "meta" ... */
+
+/* The plausibility of a parsed record (common/plausible.h): its time
+ * within 2000 .. now + 1 day, its counters at most 2^63-1.  0, or -1
+ * with errno EINVAL and err (reason set): refuse the record. */
+int beacon_check(const struct beacon_rec *r, int64_t now, fwd_error_t *err);
 const char *beacon_phase_name(enum beacon_phase ph); /* "exe" "wait" */
 
 /* ---- influx line protocol ---- */
@@ -209,11 +214,15 @@ struct jobstats_rec {
  * Output of `lctl get_param -n` (no target line) needs default_target
  * ("lustre-OST0000"; kind from its -OST/-MDT part), else it is an error.
  *
+ * The list of a target is cut into entries at the "- job_id:" lines and
+ * each entry is parsed alone (Lustre 2.12 to 2.15 print ids unquoted: an
+ * id that is not plain YAML spoils only its entry).
  * jobstats_next returns 1 with a record, 0 at the end, or -1 with err
- * ("line N: ...") for a bad entry or a YAML syntax error; after -1 the
- * caller may call jobstats_next again: a bad entry is skipped, a syntax
- * error skips to the next target line.  jobstats_lines() is the number of
- * input lines consumed so far.
+ * ("line N: ...") for a bad entry (a YAML error in it, a missing or bad
+ * value, an id that YAML reads as something else than printed); after -1
+ * the caller may call jobstats_next again: the bad entry is skipped.  A
+ * target whose header is not "job_stats:" is skipped to the next target
+ * line.  jobstats_lines() is the number of input lines consumed so far.
  */
 struct jobstats_parser;
 struct jobstats_parser *jobstats_open(FILE *f, const char *default_target,
@@ -222,6 +231,19 @@ int jobstats_next(struct jobstats_parser *p, struct jobstats_rec *out,
 		  fwd_error_t *err);
 long jobstats_lines(const struct jobstats_parser *p);
 void jobstats_close(struct jobstats_parser *p);
+
+/*
+ * The plausibility of a job_stats record (common/plausible.h), before it
+ * is stored: snapshot_time (and start_time when given) within 2000 ..
+ * now + 1 day, start_time not after snapshot_time, every value at most
+ * 2^63-1, and, when start_time gives the entry's age, the bytes at most
+ * lim->max_bandwidth and the samples at most lim->max_ops_rate per
+ * second of it (lim may be NULL: no rate bound).  0, or -1 with errno
+ * EINVAL and err ("job ID: ...", reason set).
+ */
+struct policy_ingest;
+int jobstats_check(const struct jobstats_rec *r, int64_t now,
+		   const struct policy_ingest *lim, fwd_error_t *err);
 
 /*
  * Join r into *into when both are the same job on the same target at the

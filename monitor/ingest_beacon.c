@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/plausible.h"
 #include "common/timeutil.h"
 #include "monitor/ingest.h"
 
@@ -226,4 +227,16 @@ int beacon_parse_line(const char *line, struct beacon_rec *out,
 			out->v[i] = v;
 	}
 	return INGEST_OK;
+}
+
+int beacon_check(const struct beacon_rec *r, int64_t now, fwd_error_t *err)
+{
+	if (fwd_plaus_time("time", r->ts, now, err) < 0)
+		return -1;
+	if (r->is_queue)
+		return 0; /* bounded by ingest.max_queue_len in the store */
+	for (int i = 0; i < BEACON_BUCKETS; i++)
+		if (fwd_plaus_counter("counter", r->v[i], err) < 0)
+			return -1;
+	return 0;
 }

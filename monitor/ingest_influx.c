@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/plausible.h"
 #include "common/timeutil.h"
 #include "monitor/ingest.h"
 
@@ -167,17 +168,22 @@ static int as_counter(const struct value *v, const char *key, uint64_t *out,
 	switch (v->type) {
 	case V_UINT:
 		*out = v->u;
-		return 0;
+		return fwd_plaus_counter(key, *out, err);
 	case V_INT:
 		if (v->i < 0)
 			break;
 		*out = (uint64_t)v->i;
 		return 0;
 	case V_FLOAT:
-		if (v->f < 0 || v->f >= 18446744073709551616.0 ||
-		    floor(v->f) != v->f)
+		if (v->f < 0 || floor(v->f) != v->f)
 			break;
-		*out = (uint64_t)v->f;
+		if (fwd_plaus_dtou64(v->f, out) < 0) {
+			errprintf(err,
+				  "field '%s': %.4g is over 2^63-1 (an unset "
+				  "or wrapped counter)",
+				  key, v->f);
+			return fwd_plaus_fail(FWD_REASON_VALUE);
+		}
 		return 0;
 	default:
 		break;
@@ -380,9 +386,17 @@ static enum ingest_kind kind_of_name(const char *name, bool *known)
 	return INGEST_OST;
 }
 
-/* 2000-01-01T00:00:00Z */
-#define PLAUSIBLE_FROM_NS 946684800000000000LL
-#define PLAUSIBLE_AHEAD_NS 86400000000000LL
+/* Names are stored (utf8mb4 columns) and shown: valid UTF-8 only. */
+static int utf8_elem(const char *what, const char *v, fwd_error_t *err)
+{
+	size_t at;
+
+	if (fwd_utf8_valid(v, strlen(v), &at))
+		return 0;
+	errprintf(err, "%s is not valid UTF-8 (byte 0x%02x at offset %zu)",
+		  what, (unsigned char)v[at], at);
+	return fwd_plaus_fail(FWD_REASON_UTF8);
+}
 
 int influx_parse(const char *line, const struct influx_opts *o,
 		 struct influx_rec *out, struct jobstats_rec *js,
@@ -416,6 +430,8 @@ int influx_parse(const char *line, const struct influx_opts *o,
 		errno = EINVAL;
 		return errprintf(err, "missing measurement name");
 	}
+	if (utf8_elem("the measurement", meas, err) < 0)
+		return -1;
 	if (!strcmp(meas, "fwd")) {
 		m = M_FWD;
 		out->kind = INGEST_FWD;
@@ -462,6 +478,14 @@ int influx_parse(const char *line, const struct influx_opts *o,
 					 n < 0 ? "tag '%s': value too long"
 					       : "tag '%s': empty value",
 					 key);
+		}
+		if (utf8_elem("a tag key", key, err) < 0)
+			return -1;
+		if (!fwd_utf8_valid(val, (size_t)n, NULL)) {
+			char what[ELEM_MAX + 16];
+
+			snprintf(what, sizeof(what), "tag %s", key);
+			return utf8_elem(what, val, err);
 		}
 		if (!strcmp(key, want_tag)) {
 			if ((size_t)n >= sizeof(out->name)) {
@@ -699,17 +723,17 @@ int influx_parse(const char *line, const struct influx_opts *o,
 		}
 		out->ts_ns = ts * (o->unit_ns ? o->unit_ns : 1);
 		if (o->check_time &&
-		    (out->ts_ns < PLAUSIBLE_FROM_NS ||
-		     out->ts_ns > o->now_ns + PLAUSIBLE_AHEAD_NS)) {
+		    fwd_plaus_time("timestamp", out->ts_ns / 1000000000,
+				   o->now_ns / 1000000000, NULL) < 0) {
 			char when[40];
 
 			fwd_time_format((double)(out->ts_ns / 1000000000), when,
 					sizeof(when));
-			errno = EINVAL;
-			return errprintf(err,
-					 "timestamp %lld is %s: before 2000 or "
-					 "in the future (wrong --precision?)",
-					 ts, when);
+			errprintf(err,
+				  "timestamp %lld is %s: before 2000 or "
+				  "in the future (wrong --precision?)",
+				  ts, when);
+			return fwd_plaus_fail(FWD_REASON_TIME);
 		}
 	} else {
 		out->ts_ns = o->now_ns;

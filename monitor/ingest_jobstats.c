@@ -15,9 +15,14 @@
  *   ...
  *
  * The whole output is not one YAML document (the target lines are not
- * YAML), so the input is cut at the target lines and each piece is fed to
- * libyaml through a read handler; events are consumed one entry at a time,
- * so memory stays bounded by one entry whatever the number of jobs.
+ * YAML), and Lustre 2.12 to 2.15 print job ids unquoted
+ * (lprocfs_jobstats_seq_show(): "- %-16s %s\n"), so one id that is not
+ * plain YAML ("a: b", "{x", "*x", invalid UTF-8...) would end the
+ * document.  The input is therefore cut at the target lines and, inside a
+ * target, at the "- job_id:" lines that start each entry; each entry is
+ * fed alone to a fresh libyaml parser (after a "job_stats:" line of our
+ * own), so a bad entry costs only itself and memory stays bounded by one
+ * entry whatever the number of jobs.
  */
 /* clang-format on */
 #include "config.h"
@@ -30,7 +35,9 @@
 
 #include <yaml.h>
 
+#include "common/plausible.h"
 #include "monitor/ingest.h"
+#include "policies/policy.h"
 
 enum state {
 	S_STREAM, /* before/between documents */
@@ -57,16 +64,27 @@ struct jobstats_parser {
 	char next_target[128];
 	enum ingest_kind next_kind;
 	char next_first[INGEST_MAX_LINE]; /* text after '=' on a target line */
-	/* feeding libyaml */
-	yaml_parser_t yp;
+	/* the piece: one target's lines */
 	bool in_piece;
-	bool piece_end;	       /* a target line or EOF ended the piece */
-	long piece_first_line; /* input line number of the piece's line 0 */
+	bool piece_end;	 /* a target line or EOF ended the piece */
+	bool header_ok;	 /* its "job_stats:" line was seen */
+	bool have_entry; /* entry_first holds the next entry's first line */
+	long entry_lineno;
+	char entry_first[INGEST_MAX_LINE];
+	char raw_id[256]; /* the entry's id as printed (unquoted ids) */
+	/* feeding libyaml one entry */
+	yaml_parser_t yp;
+	bool in_entry;
+	bool entry_end;	       /* the entry's lines are all fed */
+	bool entry_done;       /* its mapping ended */
+	long entry_line;       /* input line number of its first line */
+	long entry_last_line;  /* and of its last line fed */
+	long piece_first_line; /* input line number of libyaml's line 0 */
 	const char *feed;      /* remaining bytes of the current line */
 	size_t feed_len;
 	bool feed_nl;			 /* the newline still to give */
 	char fixed[INGEST_MAX_LINE + 8]; /* a reindented line */
-	char *first_line; /* a line to feed before reading more */
+	const char *first_line; /* a line to feed before reading more */
 	/* event state */
 	enum state st;
 	enum state skip_return;
@@ -150,7 +168,52 @@ static const char *reindent(struct jobstats_parser *p, const char *line)
 	return line;
 }
 
-/* libyaml read handler: the lines of the current piece. */
+/* "- ..." at the start of a line: the "- job_id:" line that starts an
+ * entry, as Lustre prints it (list items at column 0). */
+static bool entry_start(const char *line)
+{
+	return line[0] == '-' &&
+	       (line[1] == ' ' || line[1] == '\t' || line[1] == '\0');
+}
+
+/*
+ * The next line of the current piece in *line (reindented); 1 at its end:
+ * a target line (kept as the next piece's) or the end of the input.
+ */
+static int piece_line(struct jobstats_parser *p, const char **line)
+{
+	const char *l, *rest;
+	bool trunc;
+
+	if (p->piece_end)
+		return 1;
+	l = ingest_reader_next(&p->rd, &trunc);
+	if (!l) {
+		p->eof = true;
+		p->piece_end = true;
+		return 1;
+	}
+	if (target_line(l, p->next_target, sizeof(p->next_target),
+			&p->next_kind, &rest)) {
+		snprintf(p->next_first, sizeof(p->next_first), "%s", rest);
+		p->have_next = true;
+		p->piece_end = true;
+		return 1;
+	}
+	*line = reindent(p, l);
+	return 0;
+}
+
+/* Keep line (read at p->rd.lineno) as the first line of the next entry. */
+static void keep_entry(struct jobstats_parser *p, const char *line)
+{
+	snprintf(p->entry_first, sizeof(p->entry_first), "%s", line);
+	p->entry_lineno = p->rd.lineno;
+	p->have_entry = true;
+}
+
+/* libyaml read handler: our "job_stats:" line, then the lines of one
+ * entry, up to the next entry, target line or the end. */
 static int read_handler(void *data, unsigned char *buffer, size_t size,
 			size_t *size_read)
 {
@@ -158,6 +221,8 @@ static int read_handler(void *data, unsigned char *buffer, size_t size,
 	size_t n = 0;
 
 	while (n < size) {
+		const char *line;
+
 		if (p->feed_len) {
 			size_t k =
 				p->feed_len < size - n ? p->feed_len : size - n;
@@ -173,7 +238,7 @@ static int read_handler(void *data, unsigned char *buffer, size_t size,
 			p->feed_nl = false;
 			continue;
 		}
-		if (p->piece_end)
+		if (p->entry_end)
 			break;
 		if (p->first_line) {
 			p->feed = p->first_line;
@@ -182,30 +247,19 @@ static int read_handler(void *data, unsigned char *buffer, size_t size,
 			p->first_line = NULL;
 			continue;
 		}
-		{
-			bool trunc;
-			const char *line = ingest_reader_next(&p->rd, &trunc);
-			const char *rest;
-
-			if (!line) {
-				p->eof = true;
-				p->piece_end = true;
-				break;
-			}
-			if (target_line(line, p->next_target,
-					sizeof(p->next_target), &p->next_kind,
-					&rest)) {
-				snprintf(p->next_first, sizeof(p->next_first),
-					 "%s", rest);
-				p->have_next = true;
-				p->piece_end = true;
-				break;
-			}
-			line = reindent(p, line);
-			p->feed = line;
-			p->feed_len = strlen(line);
-			p->feed_nl = true;
+		if (piece_line(p, &line)) {
+			p->entry_end = true;
+			break;
 		}
+		if (entry_start(line)) {
+			keep_entry(p, line);
+			p->entry_end = true;
+			break;
+		}
+		p->entry_last_line = p->rd.lineno;
+		p->feed = line;
+		p->feed_len = strlen(line);
+		p->feed_nl = true;
 	}
 	*size_read = n;
 	return 1;
@@ -250,15 +304,15 @@ long jobstats_lines(const struct jobstats_parser *p)
 	return p->rd.lineno;
 }
 
-static void end_piece(struct jobstats_parser *p)
+static void end_entry(struct jobstats_parser *p)
 {
-	if (p->in_piece)
+	if (p->in_entry)
 		yaml_parser_delete(&p->yp);
-	p->in_piece = false;
+	p->in_entry = false;
 }
 
-/* After a YAML syntax error: drop the rest of this piece. */
-static void drain_piece(struct jobstats_parser *p)
+/* After an error in an entry: drop the rest of its lines. */
+static void drain_entry(struct jobstats_parser *p)
 {
 	unsigned char sink[4096];
 	size_t n;
@@ -266,27 +320,118 @@ static void drain_piece(struct jobstats_parser *p)
 	p->feed_len = 0;
 	p->feed_nl = false;
 	p->first_line = NULL;
-	while (!p->piece_end) {
+	while (!p->entry_end) {
 		read_handler(p, sink, sizeof(sink), &n);
 		if (n == 0)
 			break;
 	}
-	end_piece(p);
+	end_entry(p);
 }
 
-static void begin_piece(struct jobstats_parser *p, const char *first)
+/* After an error in a target's header: drop the rest of the target. */
+static void drain_piece(struct jobstats_parser *p)
 {
+	const char *line;
+
+	p->have_entry = false;
+	while (!piece_line(p, &line))
+		;
+	p->in_piece = false;
+}
+
+/* Start parsing the entry kept by keep_entry(). */
+static void begin_entry(struct jobstats_parser *p)
+{
+	const char *id = p->entry_first;
+	size_t n;
+
 	yaml_parser_initialize(&p->yp);
 	yaml_parser_set_input(&p->yp, read_handler, p);
+	p->in_entry = true;
+	p->entry_end = false;
+	p->have_entry = false;
+	/* libyaml's line 0 is our "job_stats:", line 1 the entry's first */
+	p->feed = "job_stats:";
+	p->feed_len = strlen(p->feed);
+	p->feed_nl = true;
+	p->first_line = p->entry_first;
+	p->piece_first_line = p->entry_lineno - 1;
+	p->entry_line = p->entry_lineno;
+	p->entry_last_line = p->entry_lineno;
+	p->entry_done = false;
+	p->st = S_STREAM;
+	/* the id as printed: what a plain scalar must be */
+	p->raw_id[0] = '\0';
+	if (!strncmp(id, "- job_id:", 9)) {
+		id += 9;
+		id += strspn(id, " \t");
+		n = strlen(id);
+		while (n && (id[n - 1] == ' ' || id[n - 1] == '\t'))
+			n--;
+		if (n < sizeof(p->raw_id)) {
+			memcpy(p->raw_id, id, n);
+			p->raw_id[n] = '\0';
+		}
+	}
+}
+
+/* One line of a target before its first entry ("job_stats:", blank). */
+static int header_line(struct jobstats_parser *p, const char *line, long lineno,
+		       fwd_error_t *err)
+{
+	size_t n = strlen(line);
+
+	if (blank(line))
+		return 0;
+	while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	if (!p->header_ok && n == 10 && !strncmp(line, "job_stats:", 10)) {
+		p->header_ok = true;
+		return 0;
+	}
+	errno = EINVAL;
+	return errprintf(err,
+			 "line %ld: unexpected %s in %s job_stats (expected "
+			 "'job_stats:' and a list of entries)",
+			 lineno, entry_start(line) ? "list" : "value",
+			 p->target);
+}
+
+/* Begin the next target (its header may be on the target line). */
+static int begin_piece(struct jobstats_parser *p, fwd_error_t *err)
+{
+	snprintf(p->target, sizeof(p->target), "%s", p->next_target);
+	p->kind = p->next_kind;
+	p->have_next = false;
 	p->in_piece = true;
 	p->piece_end = false;
-	p->feed_len = 0;
-	p->feed_nl = false;
-	p->first_line = first && !blank(first) ? (char *)first : NULL;
-	/* libyaml counts lines of what it is fed from 0: line 0 is the
-	 * target line's remainder when there is one, else the next line. */
-	p->piece_first_line = p->first_line ? p->rd.lineno : p->rd.lineno + 1;
-	p->st = S_STREAM;
+	p->header_ok = false;
+	p->have_entry = false;
+	if (header_line(p, p->next_first, p->rd.lineno, err) < 0) {
+		drain_piece(p);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read the target's header up to its first entry: 1 with an entry kept,
+ * 0 at the end of the target, -1 with err (the target is dropped). */
+static int read_header(struct jobstats_parser *p, fwd_error_t *err)
+{
+	const char *line;
+
+	while (!piece_line(p, &line)) {
+		if (entry_start(line) && p->header_ok) {
+			keep_entry(p, line);
+			return 1;
+		}
+		if (header_line(p, line, p->rd.lineno, err) < 0) {
+			drain_piece(p);
+			return -1;
+		}
+	}
+	p->in_piece = false;
+	return 0;
 }
 
 /* Find the first target (or use the default); 0, or -1 with err. */
@@ -329,12 +474,13 @@ static int start(struct jobstats_parser *p, fwd_error_t *err)
 				p->eof = true;
 			return -1;
 		}
-		snprintf(p->target, sizeof(p->target), "%s", p->default_target);
-		kind_from_target(p->target, &p->kind);
-		snprintf(p->next_first, sizeof(p->next_first), "%s", line);
-		/* This line is part of the piece: re-feed it. */
-		begin_piece(p, p->next_first);
-		p->piece_first_line = p->rd.lineno;
+		/* `lctl get_param -n`: this line is the target's first */
+		snprintf(p->next_target, sizeof(p->next_target), "%s",
+			 p->default_target);
+		kind_from_target(p->next_target, &p->next_kind);
+		snprintf(p->next_first, sizeof(p->next_first), "%s",
+			 reindent(p, line));
+		p->have_next = true;
 		return 0;
 	}
 	p->eof = true;
@@ -430,6 +576,17 @@ static void entry_scalar(struct jobstats_parser *p, const yaml_event_t *ev)
 	if (!strcmp(p->key, "job_id")) {
 		if (!*v || strlen(v) >= sizeof(r->job_id)) {
 			entry_error(p, ev, "bad job_id '%.60s'", v);
+			return;
+		}
+		/* Lustre prints ids unquoted (2.12 to 2.15) or quoted
+		 * (2.16): a plain scalar must be the text as printed, not
+		 * what YAML made of a comment, anchor or tag in it */
+		if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		    ev->start_mark.line == 1 && strcmp(v, p->raw_id) != 0) {
+			entry_error(p, ev,
+				    "job_id '%.60s' is not plain YAML (a "
+				    "comment, anchor or tag)",
+				    p->raw_id);
 			return;
 		}
 		snprintf(r->job_id, sizeof(r->job_id), "%s", v);
@@ -648,6 +805,13 @@ static int finish_entry(struct jobstats_parser *p, fwd_error_t *err)
 			*err = p->entry_err;
 		return -1;
 	}
+	if (!p->entry_done) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "line %ld: %s job_stats: an entry is "
+				 "'- job_id: ...' and its values",
+				 p->entry_line, p->target);
+	}
 	if (!r->job_id[0]) {
 		errno = EINVAL;
 		return errprintf(err, "line %ld: entry without job_id",
@@ -669,43 +833,57 @@ int jobstats_next(struct jobstats_parser *p, struct jobstats_rec *out,
 	p->rec = out;
 	if (!p->started && start(p, err) < 0)
 		return -1;
+	while (!p->in_entry) {
+		if (!p->in_piece) {
+			if (!p->have_next)
+				return 0;
+			if (begin_piece(p, err) < 0)
+				return -1;
+		}
+		if (!p->have_entry) {
+			int r = read_header(p, err);
+
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				continue;
+		}
+		begin_entry(p);
+	}
 	for (;;) {
 		yaml_event_t ev;
 		int r;
 
-		if (!p->in_piece) {
-			if (!p->have_next)
-				return 0;
-			snprintf(p->target, sizeof(p->target), "%s",
-				 p->next_target);
-			p->kind = p->next_kind;
-			p->have_next = false;
-			begin_piece(p, p->next_first);
-		}
 		if (!yaml_parser_parse(&p->yp, &ev)) {
 			long line = p->piece_first_line +
 				    (long)p->yp.problem_mark.line;
 
+			/* an error at the end of the entry's text is on its
+			 * last line, not on the next entry's */
+			if (line > p->entry_last_line)
+				line = p->entry_last_line;
+			if (line < p->entry_line)
+				line = p->entry_line;
 			errno = EINVAL;
 			errprintf(err, "line %ld: %s job_stats: %s", line,
 				  p->target,
 				  p->yp.problem ? p->yp.problem : "YAML error");
-			drain_piece(p);
+			drain_entry(p);
 			return -1;
 		}
 		if (ev.type == YAML_STREAM_END_EVENT) {
 			yaml_event_delete(&ev);
-			end_piece(p);
-			continue;
+			end_entry(p);
+			return finish_entry(p, err);
 		}
 		r = on_event(p, &ev, err);
 		yaml_event_delete(&ev);
 		if (r < 0) {
-			drain_piece(p);
+			drain_entry(p);
 			return -1;
 		}
 		if (r > 0)
-			return finish_entry(p, err);
+			p->entry_done = true;
 	}
 }
 
@@ -715,8 +893,54 @@ void jobstats_close(struct jobstats_parser *p)
 
 	if (!p)
 		return;
-	end_piece(p);
+	end_entry(p);
 	free(p->default_target);
 	free(p);
 	errno = saved;
+}
+
+int jobstats_check(const struct jobstats_rec *r, int64_t now,
+		   const struct policy_ingest *lim, fwd_error_t *err)
+{
+	char what[64];
+	uint64_t bytes = 0, samples = 0;
+	double age = -1;
+
+	if (fwd_plaus_time("snapshot_time", r->ts, now, err) < 0)
+		goto bad;
+	if (r->start) {
+		if (fwd_plaus_interval("start_time", r->start, "snapshot_time",
+				       r->ts, now, err) < 0)
+			goto bad;
+		age = (double)(r->ts - r->start);
+	}
+	for (size_t i = 0; i < r->n_ops; i++) {
+		const struct jobstats_op *o = &r->ops[i];
+		const uint64_t v[4] = {o->samples, o->min, o->max, o->sum};
+		static const char *const vn[4] = {"samples", "min", "max",
+						  "sum"};
+
+		for (int k = 0; k < 4; k++) {
+			snprintf(what, sizeof(what), "%s.%s", o->name, vn[k]);
+			if (fwd_plaus_counter(what, v[k], err) < 0)
+				goto bad;
+		}
+		/* both under 2^63: no overflow */
+		if (!strcmp(o->unit, "bytes") || strstr(o->name, "_bytes"))
+			bytes = bytes + o->sum > FWD_PLAUS_COUNTER_MAX
+					? FWD_PLAUS_COUNTER_MAX
+					: bytes + o->sum;
+		samples = samples + o->samples > FWD_PLAUS_COUNTER_MAX
+				  ? FWD_PLAUS_COUNTER_MAX
+				  : samples + o->samples;
+	}
+	if (age >= 0 && lim &&
+	    (fwd_plaus_rate("bytes", bytes, age, lim->max_bandwidth, "B", err) <
+		     0 ||
+	     fwd_plaus_rate("samples", samples, age, lim->max_ops_rate, "ops",
+			    err) < 0))
+		goto bad;
+	return 0;
+bad:
+	return errprefix(err, "job %.60s", r->job_id);
 }

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "common/array.h"
+#include "common/plausible.h"
 #include "common/units.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
@@ -109,6 +110,9 @@ struct ingest_store {
 	bool in_txn;
 	struct series_table *series;
 	struct ingest_stats stats;
+	/* stored / skipped when the open transaction began: what a
+	 * rollback gives back, so that the counts say what is kept */
+	uint64_t txn_stored, txn_skipped;
 	struct db_stmt *raw_upsert;
 	/* [n]: inserts the n operations of one entry in one statement */
 	struct db_stmt *jobstats_insert[JOBSTATS_MAX_OPS + 1];
@@ -424,22 +428,12 @@ const struct ingest_stats *ingest_store_stats(const struct ingest_store *s)
 	return &s->stats;
 }
 
+/* A name is stored in utf8mb4 columns: refused here when MariaDB would
+ * refuse it ("Incorrect string value"), which would roll the whole batch
+ * back. */
 static bool name_ok(const char *name, fwd_error_t *err)
 {
-	for (const char *p = name; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			errno = EINVAL;
-			errprintf(err, "name '%s' contains a control character",
-				  name);
-			return false;
-		}
-	}
-	if (!*name) {
-		errno = EINVAL;
-		errprintf(err, "empty component name");
-		return false;
-	}
-	return true;
+	return fwd_plaus_name("name", name, err) == 0;
 }
 
 static void bind_raw_rows(struct db_stmt *st, const struct raw_buf *rows,
@@ -848,6 +842,8 @@ static int begin(struct ingest_store *s, fwd_error_t *err)
 		    "ingest lock", LOCK_WAIT, err) < 0)
 		return -1;
 	s->in_txn = true;
+	s->txn_stored = s->stats.stored;
+	s->txn_skipped = s->stats.skipped;
 	return 0;
 }
 
@@ -1102,6 +1098,8 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 		raw_abandon(s);
 		db_rollback(s->db);
 		s->in_txn = false;
+		s->stats.stored = s->txn_stored;
+		s->stats.skipped = s->txn_skipped;
 		return -1;
 	}
 	s->in_txn = false;
@@ -1130,6 +1128,8 @@ static int fail(struct ingest_store *s)
 	if (s->in_txn) {
 		db_rollback(s->db);
 		s->in_txn = false;
+		s->stats.stored = s->txn_stored;
+		s->stats.skipped = s->txn_skipped;
 	}
 	return -1;
 }
@@ -1331,8 +1331,7 @@ static int implausible(struct ingest_store *s, fwd_error_t *err,
 	va_start(ap, fmt);
 	verrprintf(err, fmt, ap);
 	va_end(ap);
-	errno = EINVAL;
-	return -1;
+	return fwd_plaus_fail(FWD_REASON_RATE);
 }
 
 /* The sum of the deltas, UINT64_MAX when it does not fit. */

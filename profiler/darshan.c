@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/plausible.h"
 #include "profiler/darshan.h"
 
 #define LINE_MAX_LEN 8192
@@ -22,7 +23,33 @@ enum mod { MOD_OTHER, MOD_POSIX, MOD_STDIO };
 struct sums {
 	uint64_t rb, wb, reads, writes, md, shared, unique;
 	bool any;
+	bool negative; /* a used counter below -1 (-1: not monitored) */
 };
+
+/* Sums saturate at 2^63-1, which darshan_check() refuses. */
+static void sat_add(uint64_t *sum, int64_t v)
+{
+	*sum = (uint64_t)v > FWD_PLAUS_COUNTER_MAX - *sum
+		       ? FWD_PLAUS_COUNTER_MAX
+		       : *sum + (uint64_t)v;
+}
+
+/* True for the counters add() sums (others, such as record ids in
+ * POSIX_RENAMED_FROM, may take any 64-bit value). */
+static bool summed(const char *name)
+{
+	static const char *const used[] = {
+		"BYTES_READ",	  "BYTES_WRITTEN", "READS",  "WRITES",
+		"OPENS",	  "STATS",	   "FSYNCS", "FDSYNCS",
+		"RENAME_SOURCES", "FLUSHES"};
+
+	if (strncmp(name, "POSIX_", 6) != 0 && strncmp(name, "STDIO_", 6) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(used) / sizeof(used[0]); i++)
+		if (!strcmp(name + 6, used[i]))
+			return true;
+	return false;
+}
 
 /* A counter of a module we use, added to s (rank: -1 shared, else
  * unique; 0 for totals). */
@@ -33,35 +60,42 @@ static void add(struct sums *s, const char *name, int64_t v, long rank)
 					 "RENAME_SOURCES", "FLUSHES"};
 	const char *c;
 
-	if (v < 0) /* -1: not monitored */
-		return;
 	if (!strncmp(name, "POSIX_", 6))
 		c = name + 6;
 	else if (!strncmp(name, "STDIO_", 6))
 		c = name + 6;
 	else
 		return;
+	if (v < 0) {
+		/* -1: not monitored; below: no counter is */
+		if (v < -1 &&
+		    (!strcmp(c, "BYTES_READ") || !strcmp(c, "BYTES_WRITTEN") ||
+		     !strcmp(c, "READS") || !strcmp(c, "WRITES")))
+			s->negative = true;
+		return;
+	}
 	s->any = true;
 	if (!strcmp(c, "BYTES_READ") || !strcmp(c, "BYTES_WRITTEN")) {
 		if (c[6] == 'R')
-			s->rb += (uint64_t)v;
+			sat_add(&s->rb, v);
 		else
-			s->wb += (uint64_t)v;
+			sat_add(&s->wb, v);
 		if (rank == -1)
-			s->shared += (uint64_t)v;
+			sat_add(&s->shared, v);
 		else if (rank > 0 || rank == 0)
-			s->unique += (uint64_t)v;
+			sat_add(&s->unique, v);
 	} else if (!strcmp(c, "READS")) {
-		s->reads += (uint64_t)v;
+		sat_add(&s->reads, v);
 	} else if (!strcmp(c, "WRITES")) {
-		s->writes += (uint64_t)v;
+		sat_add(&s->writes, v);
 	} else {
 		for (size_t i = 0; i < sizeof(md) / sizeof(md[0]); i++)
 			if (!strcmp(c, md[i]))
-				s->md += (uint64_t)v;
+				sat_add(&s->md, v);
 	}
 }
 
+/* 0 with *v, -1 not a number, -2 a number out of the int64 range */
 static int num(const char *s, int64_t *v)
 {
 	char *end;
@@ -75,14 +109,20 @@ static int num(const char *s, int64_t *v)
 	d = strtod(s, &end);
 	if (end == s || *end || errno)
 		return -1;
-	*v = (int64_t)d;
-	return 0;
+	/* 1e308 does not fit: converting it would be undefined */
+	return fwd_plaus_dtoi64(d, v) < 0 ? -2 : 0;
 }
 
 static int bad(fwd_error_t *err, long line, const char *what, const char *text)
 {
 	errno = EINVAL;
 	return errprintf(err, "line %ld: %s: '%.60s'", line, what, text);
+}
+
+static int out_of_range(fwd_error_t *err, long line, const char *text)
+{
+	bad(err, line, "counter value out of range", text);
+	return fwd_plaus_fail(FWD_REASON_VALUE);
 }
 
 int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err)
@@ -99,6 +139,7 @@ int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err)
 		size_t n = strlen(buf);
 		char *p = buf;
 		int64_t v;
+		int r;
 
 		line++;
 		if (n && buf[n - 1] == '\n')
@@ -175,9 +216,12 @@ int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err)
 					"expected 'total_<COUNTER>: <value>'",
 					p);
 			*c = '\0';
-			if (num(c + 2, &v) < 0)
+			r = num(c + 2, &v);
+			if (r == -1)
 				return bad(err, line, "not a number", c + 2);
-			if (mod != MOD_OTHER)
+			if (r == -2 && mod != MOD_OTHER && summed(p + 6))
+				return out_of_range(err, line, c + 2);
+			if (r == 0 && mod != MOD_OTHER)
 				add(&tot, p + 6, v, 0);
 			continue;
 		}
@@ -208,12 +252,16 @@ int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err)
 			rank = strtol(f_[1], &end, 10);
 			if (*end || end == f_[1] || errno || rank < -1)
 				return bad(err, line, "bad rank", f_[1]);
-			if (num(f_[4], &v) < 0)
+			r = num(f_[4], &v);
+			if (r == -1)
 				return bad(err, line,
 					   "counter value is not a "
 					   "number",
 					   f_[4]);
-			if (!strcmp(f_[0], "POSIX") || !strcmp(f_[0], "STDIO"))
+			if (r == -2 && summed(f_[3]))
+				return out_of_range(err, line, f_[4]);
+			if (r == 0 && (!strcmp(f_[0], "POSIX") ||
+				       !strcmp(f_[0], "STDIO")))
 				add(&rec, f_[3], v, rank);
 		}
 	}
@@ -236,6 +284,15 @@ int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err)
 		errno = EINVAL;
 		return errprintf(err, "line %ld: end_time before start_time",
 				 line);
+	}
+	if (tot.negative || rec.negative) {
+		errno = EINVAL;
+		errprintf(err,
+			  "line %ld: a byte or operation counter is "
+			  "negative (-1 is 'not monitored', nothing "
+			  "less is a count)",
+			  line);
+		return fwd_plaus_fail(FWD_REASON_VALUE);
 	}
 	{
 		const struct sums *s = tot.any ? &tot : &rec;
@@ -274,4 +331,28 @@ int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err)
 	else
 		out->io_mode = FWD_IO_NONE;
 	return 0;
+}
+
+int darshan_check(const struct darshan_summary *s, int64_t now, double max_bps,
+		  fwd_error_t *err)
+{
+	const uint64_t v[] = {s->read_bytes, s->write_bytes, s->reads,
+			      s->writes, s->md_ops};
+	static const char *const vn[] = {"bytes read", "bytes written", "reads",
+					 "writes", "metadata operations"};
+	uint64_t bytes;
+
+	if (fwd_plaus_interval("start_time", s->start, "end_time", s->end, now,
+			       err) < 0 ||
+	    fwd_plaus_count("nprocs", s->nprocs, 1, FWD_PLAUS_PROCS_MAX, err) <
+		    0)
+		return -1;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (fwd_plaus_counter(vn[i], v[i], err) < 0)
+			return -1;
+	bytes = s->read_bytes > FWD_PLAUS_COUNTER_MAX - s->write_bytes
+			? FWD_PLAUS_COUNTER_MAX
+			: s->read_bytes + s->write_bytes;
+	return fwd_plaus_rate("bytes", bytes, (double)(s->end - s->start),
+			      max_bps, "B", err);
 }

@@ -42,4 +42,15 @@ struct darshan_summary {
  */
 int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err);
 
+/*
+ * The plausibility of a summary (common/plausible.h), before it is
+ * stored: start and end times within 2000 .. now + 1 day and in order,
+ * nprocs at least 1, every count at most 2^63-1 and the bytes at most
+ * max_bps per second of the run (max_bps <= 0: no bound; the policy's
+ * ingest.max_bandwidth).  0, or -1 with errno EINVAL and err (reason
+ * set).
+ */
+int darshan_check(const struct darshan_summary *s, int64_t now, double max_bps,
+		  fwd_error_t *err);
+
 #endif

@@ -60,7 +60,8 @@ fwdctl ingest: $d/bad.log:3: counter 4 'x' is not a non-negative integer
 fwdctl ingest: $d/bad.log:4: unknown statistic 'Open': expected Meta, Read, Write or 'queue length'
 fwdctl ingest: $d/bad.log:5: bad time 'yesterday': expected ISO-8601 UTC such as 2016-08-27T10:14:44Z
 fwdctl ingest: $d/bad.log:7: expected '[<local time>]' after address 'garbage'
-fwdctl ingest: $d/bad.log: 1 more rejected lines not shown" "$err"
+fwdctl ingest: $d/bad.log: 1 more rejected lines not shown
+fwdctl: $d/bad.log: rejected 6 lines: 6 malformed" "$err"
 check_eq "bad lines: the good lines around them were stored" "1	0	0" \
 	"$(q "SELECT b0, b1, b2 FROM samples_hist WHERE name = '10.0.1.99'")"
 check_eq "bad lines: no partial rows from rejected lines" 0 \
@@ -69,13 +70,15 @@ check_eq "bad lines: no partial rows from rejected lines" 0 \
 # Over-long line.
 awk 'BEGIN { s = "10.0.1.17 ["; for (i = 0; i < 70000; i++) s = s "x"; print s; print "" }' >"$d/long.log"
 fw ingest --format beacon-lwfs "$d/long.log"
-check_eq "over-long line rejected" "fwdctl ingest: $d/long.log:1: line longer than 65535 bytes" "$err"
+check_eq "over-long line rejected" "fwdctl ingest: $d/long.log:1: line longer than 65535 bytes
+fwdctl: $d/long.log: rejected 1 lines: 1 malformed" "$err"
 
 # A terminal escape in a rejected line reaches stderr escaped.
 printf '\033[31mRED [x]\n' >"$d/esc.log"
 fw ingest --format beacon-lwfs "$d/esc.log"
 check_eq "escape in a rejected line shown escaped" \
-	"fwdctl ingest: $d/esc.log:1: bad forwarder address '\\x1b[31mRED': expected an IP address or host name" \
+	"fwdctl ingest: $d/esc.log:1: bad forwarder address '\\x1b[31mRED': expected an IP address or host name
+fwdctl: $d/esc.log: rejected 1 lines: 1 malformed" \
 	"$err"
 
 # ---- influx ----
@@ -239,7 +242,8 @@ check_eq "implausible: listed with their line numbers" \
 fwdctl ingest: $d/implausible.lp:4: fwd fwd030: implausible queue_len 1e+308: over 1000000 (ingest.max_queue_len)
 fwdctl ingest: $d/implausible.lp:7: ost lustre-OST0021: implausible write_bytes delta 10000000000 in 2 s (5e+09 B/s): over 4GB/s (ingest.max_rate_factor 4 x peak 1GB/s)
 fwdctl ingest: $d/implausible.lp:10: ost lustre-OST0022: implausible read_bytes delta 4611686018427387804 in 2 s (2.31e+18 B/s): over 1TB/s (ingest.max_bandwidth; peak bandwidth unknown)
-fwdctl ingest: $d/implausible.lp:14: mdt lustre-MDT0020: implausible md_ops delta 1000000000000 in 2 s (5e+11 ops/s): over 10000000 ops/s (ingest.max_ops_rate)" "$err"
+fwdctl ingest: $d/implausible.lp:14: mdt lustre-MDT0020: implausible md_ops delta 1000000000000 in 2 s (5e+11 ops/s): over 10000000 ops/s (ingest.max_ops_rate)
+fwdctl: $d/implausible.lp: rejected 5 lines: 5 implausible rate" "$err"
 check_eq "implausible: the next sample's delta is from the last plausible value" \
 	"1472600004	4	2000	20" \
 	"$(q "SELECT ts, dt, read_bytes, write_bytes FROM samples_raw WHERE name = 'lustre-OST0020'")"
@@ -278,7 +282,8 @@ check_eq "beacon implausible: summary" \
 read 5 lines, stored 2 samples, rejected 2 lines (1 already stored or baselines, 0 ignored)" "$out"
 check_eq "beacon implausible: listed with their line numbers" \
 	"fwdctl ingest: $d/implausible.log:2: fwd 10.0.1.60: implausible read exe requests delta 4611686018427387894 in 2 s (2.31e+18 ops/s): over 10000000 ops/s (ingest.max_ops_rate)
-fwdctl ingest: $d/implausible.log:4: fwd 10.0.1.60: implausible queue length 1.84e+19: over 1000000 (ingest.max_queue_len)" "$err"
+fwdctl ingest: $d/implausible.log:4: fwd 10.0.1.60: implausible queue length 1.84e+19: over 1000000 (ingest.max_queue_len)
+fwdctl: $d/implausible.log: rejected 2 lines: 2 implausible rate" "$err"
 check_eq "beacon implausible: one histogram delta, from the last plausible value" \
 	"1472860804	4	15	1" \
 	"$(q "SELECT ts, dt, b0, b1 FROM samples_hist WHERE name = '10.0.1.60'")"
@@ -293,7 +298,8 @@ printf 'ingest:\n  max_queue_len: 5\n' >>"$d/strict.yaml"
 printf 'fwd,node=fwd031 queue_len=7 1472600000000000000\nfwd,node=fwd031 queue_len=5 1472600002000000000\n' |
 	"$fwdctl" --policy "$d/strict.yaml" ingest --format influx - >"$d/o6" 2>"$d/e6"
 check_eq "policy bound: queue_len over ingest.max_queue_len rejected" \
-	"<stdin>:1: fwd fwd031: implausible queue_len 7: over 5 (ingest.max_queue_len)" \
+	"<stdin>:1: fwd fwd031: implausible queue_len 7: over 5 (ingest.max_queue_len)
+fwdctl: <stdin>: rejected 1 lines: 1 implausible rate" \
 	"$(sed 's/^fwdctl ingest: //' "$d/e6")"
 check_eq "policy bound: a value at the bound is stored" "5" \
 	"$(q "SELECT queue_len FROM samples_raw WHERE name = 'fwd031'")"

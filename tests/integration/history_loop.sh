@@ -227,4 +227,39 @@ check_eq "while another run holds the lock: exit 0" 0 "$rc"
 check_eq "and nothing done" "another history run is in progress: nothing done" "$out"
 wait $lockpid
 
+# ---- adversarial sacct and Darshan: one bad line or file costs itself ----
+now=$(date +%s)
+{ sed -n 1p "$sx/sacct-parsable2.txt"
+  echo '5201|neg|ann|proj|batch|-5|n1|2023-11-10T10:00:00|2023-11-10T10:20:00|COMPLETED||'
+  echo '5202|huge|ann|proj|batch|1|n1|2023-11-10T10:00:00|2023-11-10T10:20:00|COMPLETED||'
+  echo '5202.0|x||proj||1|n1|2023-11-10T10:00:00|2023-11-10T10:20:00|COMPLETED|fs/lustre=18446744073709551615|fs/lustre=0'
+  echo '5203|order|ann|proj|batch|1|n1|2023-11-10T10:20:00|2023-11-10T10:00:00|COMPLETED||'
+  echo '5204|future|ann|proj|batch|1|n1|2999-01-01T00:00:00|2999-01-01T01:00:00|COMPLETED||'
+  echo '5205|good|ann|proj|batch|1|n1|2023-11-10T10:00:00|2023-11-10T10:20:00|COMPLETED||'
+  echo '5205.0|x||proj||1|n1|2023-11-10T10:00:00|2023-11-10T10:20:00|COMPLETED|fs/lustre=1048576|fs/lustre=2048'
+} >"$d/adv-sacct.txt"
+out=$(TZ=UTC "$fwdctl" --policy "$policy" ingest --format sacct "$d/adv-sacct.txt" 2>"$d/e"); rc=$?
+check_eq "sacct adversarial: exit 2" 2 "$rc"
+check_match "sacct adversarial: NNodes=-5 refused on its line" "adv-sacct.txt:2: bad NNodes: '-5'" "$(cat "$d/e")"
+check_match "sacct adversarial: fs/lustre 2^64-1 refused" "adv-sacct.txt:4: fs/lustre TRES over 2\\^63-1" "$(cat "$d/e")"
+check_match "sacct adversarial: end before start refused" "adv-sacct.txt:5: End .* is before Start" "$(cat "$d/e")"
+check_match "sacct adversarial: year 2999 refused" "adv-sacct.txt:6: Start .* is in the future" "$(cat "$d/e")"
+check_match "sacct adversarial: counted by reason" \
+	"rejected 4 lines: 1 malformed, 1 value out of range, 1 end before start, 1 time out of range" "$(cat "$d/e")"
+check_eq "sacct adversarial: the good job and its summary after the bad lines" \
+	"5205	1048576	2048" "$(q "SELECT job_id, read_bytes, write_bytes FROM job_io WHERE job_id BETWEEN 5200 AND 5299")"
+check_eq "sacct adversarial: no job row of a refused line but 5202 (its step refused)" \
+	"5202 5205" "$(q "SELECT job_id FROM jobs WHERE job_id BETWEEN 5200 AND 5299 ORDER BY job_id" | tr '\n' ' ' | sed 's/ $//')"
+
+for case in 'nprocs: 0' 'BYTES_WRITTEN: -5' 'BYTES_WRITTEN: 1e308'; do
+	case $case in
+	nprocs*) sed "s/^# nprocs: .*/# $case/" "$dx/darshan-total-perf.txt" ;;
+	*) sed "s/^total_POSIX_BYTES_WRITTEN: .*/total_POSIX_$case/" "$dx/darshan-total-perf.txt" ;;
+	esac | sed 's/^# jobid: .*/# jobid: 4299/' >"$d/adv.darshan.txt"
+	fw ingest --format darshan "$d/adv.darshan.txt"
+	check_eq "darshan '$case': refused (exit 2)" 2 "$rc"
+	check_eq "darshan '$case': nothing stored" 0 "$(q "SELECT COUNT(*) FROM job_io WHERE job_id = 4299")"
+done
+check_match "darshan 1e308 bytes: said, not converted (undefined behaviour)" "adv.darshan.txt:[0-9]+: counter value out of range: '1e308'" "$err"
+
 tap_done

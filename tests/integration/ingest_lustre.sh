@@ -248,4 +248,76 @@ es02a-MDT0000	$(awk '/^mdt.es02a/ { on = 1 } on && /^- job_id:.*"fio:/ { f = 1 }
 out=$("$fwdctl" --policy "$d/p4.yaml" ingest --format lustre-jobstats "$xo" 2>&1)
 check_match "EXAScaler capture: re-ingest stores nothing" "stored 0 samples" "$out"
 
+# ---- adversarial input: one bad entry or line costs only itself ----
+# Lustre 2.12 to 2.15 print job ids unquoted (lprocfs_jobstats_seq_show:
+# "- %-16s %s") and users name their processes: ids YAML cannot read.
+now=$(date +%s)
+{ echo "obdfilter.adv-OST0109.job_stats="
+  echo "job_stats:"
+  i=0
+  for id in 'a: b.1001' 9001 '{x.1001' 9002 '[a.1001' 9003 '*ali.1001' 9004 \
+	'%p.1001' 9005 '@at.1001' 9006 '- d.1001' 9007 "$(printf 'caf\351.1001')" 9008; do
+	i=$((i + 1))
+	printf -- '- job_id:          %s\n' "$id"
+	printf '  snapshot_time:   %s\n' "$((now - 100 + i))"
+	printf '  write_bytes:     { samples:           1, unit: bytes, min:     4096, max:     4096, sum:             4096 }\n'
+  done
+} >"$d/adv-ids.txt"
+fw ingest --format lustre-jobstats --json "$d/adv-ids.txt"
+check_eq "job_stats ids that are not plain YAML: exit 2" 2 "$rc"
+check_match "job_stats ids that are not plain YAML: the 8 good entries stored" '"stored": 8' "$out"
+check_match "job_stats ids that are not plain YAML: the 8 bad ones counted" '"rejected": 8' "$out"
+check_match "job_stats ids that are not plain YAML: by reason" '"malformed": 8' "$out"
+check_eq "job_stats ids that are not plain YAML: every good entry's row" \
+	"9001 9002 9003 9004 9005 9006 9007 9008" \
+	"$(q "SELECT lustre_job_id FROM jobstats_raw WHERE target = 'adv-OST0109' ORDER BY lustre_job_id" | tr '\n' ' ' | sed 's/ $//')"
+fw ingest --format lustre-jobstats "$d/adv-ids.txt"
+check_match "job_stats ids that are not plain YAML: each with its line" \
+	"adv-ids.txt:3: adv-OST0109 job_stats: mapping values are not allowed" "$err"
+
+# implausible values and times are refused, never stored
+{ echo "obdfilter.adv-OST0010.job_stats="
+  echo "job_stats:"
+  printf -- '- job_id:          9101\n  snapshot_time:   %s\n' "$now"
+  echo '  write_bytes:     { samples: 18446744073709551615, unit: bytes, min: 1, max: 1, sum: 1 }'
+  printf -- '- job_id:          9102\n  snapshot_time:   99999999999999\n'
+  echo '  write_bytes:     { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }'
+  printf -- '- job_id:          9103\n  snapshot_time:   32503680000.000000000 secs.nsecs\n'
+  echo '  write_bytes:     { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }'
+  printf -- '- job_id:          9104\n  snapshot_time:   %s.000000000 secs.nsecs\n  start_time:      %s.000000000 secs.nsecs\n' "$now" "$((now + 50))"
+  echo '  write_bytes:     { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }'
+  printf -- '- job_id:          9105\n  snapshot_time:   %s\n' "$now"
+  echo '  write_bytes:     { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }'
+} >"$d/adv-values.txt"
+fw ingest --format lustre-jobstats --json "$d/adv-values.txt"
+check_eq "job_stats implausible values: exit 2" 2 "$rc"
+check_match "job_stats implausible values: by reason" \
+	'"value out of range": 1,.*"time out of range": 2,.*"end before start": 1' "$(echo "$out" | tr -d '\n')"
+check_eq "job_stats implausible values: only the plausible entry stored" "9105" \
+	"$(q "SELECT DISTINCT lustre_job_id FROM jobstats_raw WHERE target = 'adv-OST0010'")"
+check_eq "job_stats implausible values: no snapshot in the future" 0 \
+	"$(q "SELECT COUNT(*) FROM jobstats_raw WHERE ts > UNIX_TIMESTAMP() + 86400")"
+
+# one influx tag that is not UTF-8: that line refused (exit 2, not 3),
+# the lines after it read and stored, the counts true
+{ i=0
+  while [ $i -lt 150 ]; do
+	i=$((i + 1))
+	if [ $i -eq 50 ]; then
+		printf 'fwd,node=adv\377 read_bytes=%di %d000000000\n' "$i" "$((now - 1000 + i))"
+	else
+		printf 'fwd,node=adv%d queue_len=%di %d000000000\n' "$((i % 3))" "$i" "$((now - 1000 + i))"
+	fi
+  done
+} >"$d/adv-utf8.lp"
+fw ingest --format influx "$d/adv-utf8.lp"
+check_eq "influx tag not UTF-8: exit 2, not 3" 2 "$rc"
+check_eq "influx tag not UTF-8: the summary is true" \
+	"read 150 lines, stored 149 samples, rejected 1 lines" "$out"
+check_match "influx tag not UTF-8: the line and reason" \
+	"adv-utf8.lp:50: tag node is not valid UTF-8 \\(byte 0xff at offset 3\\)" "$err"
+check_match "influx tag not UTF-8: counted by reason" "rejected 1 lines: 1 not valid UTF-8" "$err"
+check_eq "influx tag not UTF-8: the 149 others stored" 149 \
+	"$(q "SELECT COUNT(*) FROM samples_raw WHERE name LIKE 'adv%'")"
+
 tap_done

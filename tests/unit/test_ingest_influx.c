@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "common/plausible.h"
 #include "monitor/ingest.h"
 #include "policies/policy.h"
 
@@ -499,6 +500,167 @@ static void test_proc_id(void **state)
 	assert_string_equal(out, "dd.500");
 }
 
+/*
+ * What sites really send: a name that is not UTF-8 (MariaDB would refuse
+ * it and roll the batch back), a counter of 2^64-1, a time in 2999.  Each
+ * is refused on its line, with its reason, never stored.
+ */
+struct adv {
+	const char *line;
+	const char *reason; /* NULL: accepted */
+	const char *error;
+};
+
+/* clang-format off */
+static const struct adv advs[] = {
+	{ "fwd,node=f\xe9 read_bytes=1i 1700000000000000000", FWD_REASON_UTF8,
+	  "tag node is not valid UTF-8 (byte 0xe9 at offset 1)" },
+	{ "fwd,node=f\xc3\xa9 read_bytes=1i 1700000000000000000", NULL, NULL },
+	{ "fwd,node=f1,rack=\xff read_bytes=1i 1700000000000000000",
+	  FWD_REASON_UTF8, "tag rack is not valid UTF-8 (byte 0xff at offset 0)" },
+	{ "fw\xc0\x80 read_bytes=1i", FWD_REASON_UTF8,
+	  "the measurement is not valid UTF-8 (byte 0xc0 at offset 2)" },
+	{ "lustre2,name=OST0001,jobid=a\xed\xa0\x80 jobstats_read_bytes=1i "
+	  "1700000000000000000", FWD_REASON_UTF8,
+	  "tag jobid is not valid UTF-8 (byte 0xed at offset 1)" },
+	{ "fwd,node=f1 read_bytes=18446744073709551615u 1700000000000000000",
+	  FWD_REASON_VALUE,
+	  "read_bytes 18446744073709551615 is over 2^63-1 (an unset or "
+	  "wrapped counter)" },
+	{ "fwd,node=f1 read_bytes=9223372036854775807u 1700000000000000000",
+	  NULL, NULL },
+	{ "fwd,node=f1 write_bytes=1e19 1700000000000000000", FWD_REASON_VALUE,
+	  "field 'write_bytes': 1e+19 is over 2^63-1 (an unset or wrapped "
+	  "counter)" },
+	{ "fwd,node=f1 read_bytes=1i 2200000000000000000", FWD_REASON_TIME,
+	  "timestamp 2200000000000000000 is 2039-09-18T23:06:40Z: before "
+	  "2000 or in the future (wrong --precision?)" },
+	{ "fwd,node=f1 read_bytes=1i 99999999999999", FWD_REASON_TIME,
+	  "timestamp 99999999999999 is 1970-01-02T03:46:39Z: before 2000 or "
+	  "in the future (wrong --precision?)" },
+	{ "fwd,node=f1 read_bytes=1i 1700000000000000000", NULL, NULL },
+};
+/* clang-format on */
+
+static void test_adversarial(void **state)
+{
+	struct influx_opts o = {
+		.now_ns = NOW, .unit_ns = 1, .check_time = true};
+	struct jobstats_rec *js = malloc(sizeof(*js));
+
+	assert_non_null(js);
+	for (size_t i = 0; i < sizeof(advs) / sizeof(advs[0]); i++) {
+		struct influx_rec r;
+		fwd_error_t err = {{0}};
+		int rc;
+
+		fwd_reason_clear();
+		rc = influx_parse(advs[i].line, &o, &r, js, &err);
+
+		if (!advs[i].reason) {
+			if (rc < 0)
+				fail_msg("line %zu: %s", i, err.text);
+			continue;
+		}
+		if (rc != -1)
+			fail_msg("line %zu accepted (%d)", i, rc);
+		assert_string_equal(err.text, advs[i].error);
+		assert_string_equal(fwd_reason_take(), advs[i].reason);
+	}
+	free(js);
+}
+
+/*
+ * Property: over seeded random lines, valid ones (names of any UTF-8,
+ * counters up to 2^63-1, times in the window) parse to exactly their
+ * values, and invalid ones (a byte that spoils the UTF-8 of the name, a
+ * counter over 2^63-1, a time out of the window, a broken field) are
+ * refused, each once.
+ */
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: deterministic across platforms */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+static void test_property(void **state)
+{
+	static const char *const pieces[] = {"a",
+					     "z",
+					     "0",
+					     "-",
+					     "_",
+					     ".",
+					     "\xc3\xa9",
+					     "\xe2\x82\xac",
+					     "\xf0\x9f\x90\xa7",
+					     "\\,",
+					     "\\ ",
+					     "\\="};
+	static const char *const spoil[] = {"\xff", "\xc3", "\xed\xa0\x80",
+					    "\xc0\xaf", "\xf4\x90\x80\x80"};
+	struct influx_opts o = {
+		.now_ns = NOW, .unit_ns = 1, .check_time = true};
+	unsigned valid = 0, refused = 0, n_valid = 0, n_bad = 0;
+
+	rng_state = 0x9e3779b97f4a7c15ULL;
+	for (int i = 0; i < 20000; i++) {
+		char name[128] = "", want[128] = "", line[512];
+		uint64_t c = rnd() >> 1; /* up to 2^63-1 */
+		int64_t ts = NOW - (int64_t)(rnd() % 700000000000000000ULL);
+		int kind = (int)(rnd() % 5), len = 1 + (int)(rnd() % 8);
+		struct influx_rec r;
+		fwd_error_t err = {{0}};
+		int rc;
+
+		for (int k = 0; k < len; k++) {
+			const char *pc = pieces[rnd() % 12];
+
+			strcat(name, pc);
+			strcat(want, pc[0] == '\\' ? pc + 1 : pc);
+		}
+		if (kind == 1) /* spoil the name's UTF-8 */
+			strcat(name, spoil[rnd() % 5]);
+		else if (kind == 2) /* a counter over 2^63-1 */
+			c |= 1ULL << 63;
+		else if (kind == 3) /* a time far ahead */
+			ts = NOW + 2 * 86400000000000LL +
+			     (int64_t)(rnd() % 1000000000000000000ULL);
+		snprintf(line, sizeof(line),
+			 "fwd,node=%s read_bytes=%lluu,queue_len=3 %lld", name,
+			 (unsigned long long)c, (long long)ts);
+		if (kind == 4) /* a broken field */
+			snprintf(line, sizeof(line),
+				 "fwd,node=%s read_bytes=%llux %lld", name,
+				 (unsigned long long)c, (long long)ts);
+		rc = influx_parse(line, &o, &r, NULL, &err);
+		if (kind == 0) {
+			n_valid++;
+			if (rc != INGEST_OK)
+				fail_msg("valid '%s' refused: %s", line,
+					 err.text);
+			assert_string_equal(r.name, want);
+			assert_true(r.has[INFLUX_READ_BYTES]);
+			assert_true(r.counter[INFLUX_READ_BYTES] == c);
+			assert_true(r.ts_ns == ts);
+			valid++;
+		} else {
+			n_bad++;
+			if (rc != -1)
+				fail_msg("invalid '%s' accepted", line);
+			refused++;
+		}
+	}
+	assert_int_equal(valid, n_valid);
+	assert_int_equal(refused, n_bad);
+	assert_true(n_valid > 1000 && n_bad > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +671,8 @@ int main(void)
 		cmocka_unit_test(test_jobid_map),
 		cmocka_unit_test(test_proc_id),
 		cmocka_unit_test(test_lustre2),
+		cmocka_unit_test(test_adversarial),
+		cmocka_unit_test(test_property),
 	};
 
 	return cmocka_run_group_tests_name("ingest_influx", tests, NULL, NULL);
