@@ -110,49 +110,61 @@ int fwd_plaus_dtou64(double d, uint64_t *out)
 	return 0;
 }
 
+size_t fwd_utf8_char(const unsigned char *s, size_t n, uint32_t *cp_out)
+{
+	unsigned c = n ? s[0] : 0;
+	size_t len;
+	uint32_t cp;
+
+	if (!n)
+		return 0;
+	if (c < 0x80) {
+		len = 1;
+		cp = c;
+	} else if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	/* A NUL is no continuation byte: a terminated string is never read
+	 * past its end. */
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[k] & 0x3f);
+	}
+	/* shortest form, no surrogate, at most U+10FFFF */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	if (cp_out)
+		*cp_out = cp;
+	return len;
+}
+
 bool fwd_utf8_valid(const char *str, size_t n, size_t *bad)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
+	size_t i = 0, len;
 
 	while (i < n) {
-		unsigned c = s[i];
-		size_t len;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
+		if (!(len = fwd_utf8_char(s + i, n - i, NULL))) {
+			if (bad)
+				*bad = i;
+			return false;
 		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			len = 2;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			len = 3;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			len = 4;
-			cp = c & 0x07;
-		} else {
-			goto bad;
-		}
-		if (i + len > n)
-			goto bad;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				goto bad;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			goto bad;
 		i += len;
 	}
 	return true;
-bad:
-	if (bad)
-		*bad = i;
-	return false;
 }
 
 int fwd_plaus_name(const char *what, const char *s, fwd_error_t *err)

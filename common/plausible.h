@@ -80,6 +80,13 @@ int fwd_plaus_dtou64(double d, uint64_t *out); /* [0, COUNTER_MAX] */
  * the first bad byte. */
 bool fwd_utf8_valid(const char *s, size_t n, size_t *bad);
 
+/*
+ * The length (1 to 4) of the whole, shortest-form UTF-8 character at s,
+ * which has n bytes left, and its code point in *cp (may be NULL); 0 when
+ * it is not one (a stray byte, a surrogate, past U+10FFFF, cut short).
+ */
+size_t fwd_utf8_char(const unsigned char *s, size_t n, uint32_t *cp);
+
 /* A name to store (component, job id, tag): not empty, UTF-8, no
  * control characters. */
 int fwd_plaus_name(const char *what, const char *s, fwd_error_t *err);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/plausible.h"
 #include "common/vocab.h"
 #include "controller/job.h"
 
@@ -45,31 +46,13 @@ static size_t next_unit(const unsigned char *in, bool quote, size_t *take,
 		unit[1] = '\0';
 		return 1;
 	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	}
-	if (n) {
-		size_t i;
-
-		for (i = 1; i < n && (in[i] & 0xc0) == 0x80; i++)
-			cp = cp << 6 | (in[i] & 0x3f);
-		/* whole, shortest form, no surrogate, at most U+10FFFF */
-		if (i == n && !(n == 3 && cp < 0x800) &&
-		    !(n == 4 && cp < 0x10000) &&
-		    !(cp >= 0xd800 && cp <= 0xdfff) && cp <= 0x10ffff &&
-		    !(cp >= 0x80 && cp < 0xa0)) {
-			memcpy(unit, in, n);
-			unit[n] = '\0';
-			*take = n;
-			return 1;
-		}
+	n = fwd_utf8_char(in, 4, &cp);
+	/* a whole character, but no C1 control */
+	if (n > 1 && !(cp >= 0x80 && cp < 0xa0)) {
+		memcpy(unit, in, n);
+		unit[n] = '\0';
+		*take = n;
+		return 1;
 	}
 	snprintf(unit, 8, "\\x%02x", c);
 	return 4;
