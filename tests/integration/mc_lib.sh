@@ -12,7 +12,9 @@
 #   mc_log_count N RE   the number of lines of the nodes' slurmd logs
 #                       matching RE (grep -E), once it reaches N or after
 #                       10 s: a node prolog's line can reach its log after
-#                       the job is already running
+#                       the job is already running (Slurm calls a job
+#                       running while its node prologs still run)
+#   mc_file_count N RE FILE...  the same for FILEs (e.g. $M/remap.log)
 #   mc_settle JOB...    wait (bounded) until each job's controller
 #                       epilog has recorded its release in the audit
 #                       file: the installed EpilogSlurmctld only queues
@@ -67,9 +69,14 @@ mc_settle() {
 }
 
 mc_log_count() {
+	mc_file_count "$1" "$2" "$M"/log/slurmd-c*.log
+}
+
+mc_file_count() {
 	local want=$1 re=$2 n i
+	shift 2
 	for i in $(seq 1 100); do
-		n=$(cat "$M"/log/slurmd-c*.log 2>/dev/null | grep -cE -- "$re")
+		n=$(cat "$@" 2>/dev/null | grep -cE -- "$re")
 		[ "$n" -ge "$want" ] && break
 		sleep 0.1
 	done

@@ -62,7 +62,7 @@ check_eq "scale: S > N_f forwarders held" "fwd1,fwd3,fwd4,fwd5" "$(held_fwds "$j
 # From the driver's log, not the nodes' current state: a node whose part
 # of the job ended has reverted already.
 check_eq "scale: all 4 node prologs applied a mapping" 4 \
-	"$(grep -c " apply $j " "$M/remap.log")"
+	"$(mc_file_count 4 " apply $j " "$M/remap.log")"
 check_eq "scale: every node prolog read the published decision file" 4 \
 	"$(mc_log_count 4 "job_prolog: job $j node c[1-4]: .*applied forwarders .*read from the decision file")"
 check_eq "scale: nodes spread over 4 forwarders" 4 \
@@ -289,7 +289,7 @@ check_match "unsafe spool: the record says why no file was published" \
 	'"decision_file":"publishing the decision of job [0-9]+: directory .*/spool: mode 1777 lets others write into it: refusing it' \
 	"$(file_record "$j")"
 check_eq "unsafe spool: all 4 node prologs applied the mapping" 4 \
-	"$(grep -c " apply $j " "$M/remap.log")"
+	"$(mc_file_count 4 " apply $j " "$M/remap.log")"
 check_eq "unsafe spool: the nodes read the database" 4 \
 	"$(mc_log_count 4 "job_prolog: job $j node c[1-4]: .*applied forwarders .*read from the database")"
 check_eq "unsafe spool: each node said why" 4 \
