@@ -162,7 +162,7 @@ CREATE USER 'fwdalloc_node'@'%' IDENTIFIED BY '$npw';" ||
 # One policy per first server: rotations of the three endpoints.
 sed -e "s|@DIR@|$T|g" "$top_srcdir/tests/fixtures/minicluster/policy.yaml.in" |
 	sed -e '/^database:/,$d' >"$T/policy.base"
-cp "$top_srcdir/tests/fixtures/minicluster/topology.yaml" "$T/topology.yaml"
+cp "$top_srcdir/tests/fixtures/minicluster/topology.yaml" "$T/fwdalloc-topology.yaml"
 ep() { echo "127.0.0.1:$(sqlport "$1")"; }
 for first in 1 2 3; do
 	a=$first b=$((first % 3 + 1)) c=$(((first + 1) % 3 + 1))
