@@ -7,11 +7,14 @@ BENCH_DB = bench/bench_testdb.c bench/testdb.h
 # Every benchmark reports its figures with bench_figure().
 BENCH_REPORT = bench/report.c bench/report.h
 
-BENCHES += bench/bench_topology bench/bench_decide bench/bench_sim \
+BENCH_BINS = bench/bench_topology bench/bench_decide bench/bench_sim \
 	bench/bench_ingest bench/bench_db bench/bench_health \
 	bench/bench_trace bench/bench_prolog bench/bench_fanout bench/bench_forge
-EXTRA_PROGRAMS += $(BENCHES)
-CLEANFILES += $(BENCHES)
+# Shell benchmarks: bench/NAME.sh with this tree's paths filled in.
+BENCH_SHELL = bench/bench_burst
+BENCHES += $(BENCH_BINS) $(BENCH_SHELL)
+EXTRA_PROGRAMS += $(BENCH_BINS) bench/hook_timer
+CLEANFILES += $(BENCHES) bench/hook_timer
 
 bench_bench_topology_SOURCES = bench/bench_topology.c $(BENCH_REPORT)
 bench_bench_topology_CFLAGS = $(BENCH_CFLAGS)
@@ -47,6 +50,15 @@ bench_bench_fanout_SOURCES = bench/bench_fanout.c bench/fanout.c \
 	bench/fanout.h $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_fanout_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
-EXTRA_DIST += bench/run.sh bench/data/README.md bench/data/forge-mn4.csv \
-	bench/data/forge-mn4.py
+# A burst of short jobs on scripts/minicluster: Slurm alone against
+# fwdalloc's controller hooks, with Slurm's own scheduling; hook_timer
+# times each hook as slurmctld runs it.
+bench_hook_timer_SOURCES = bench/hook_timer.c
+bench/bench_burst: bench/bench_burst.sh bench/hook_timer
+	$(AM_V_GEN)sed -e 's|@abs_top_srcdir[@]|$(abs_top_srcdir)|g' \
+		-e 's|@abs_top_builddir[@]|$(abs_top_builddir)|g' \
+		$(srcdir)/bench/bench_burst.sh >$@.tmp && \
+	chmod +x $@.tmp && mv $@.tmp $@
+EXTRA_DIST += bench/bench_burst.sh bench/run.sh bench/data/README.md \
+	bench/data/forge-mn4.csv bench/data/forge-mn4.py
 CLEANFILES += bench-results.json bench-results.md
