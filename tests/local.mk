@@ -227,6 +227,9 @@ check_PROGRAMS += tests/tools/node_fanout
 tests_tools_node_fanout_SOURCES = tests/tools/node_fanout.c bench/fanout.c \
 	bench/fanout.h
 tests_tools_node_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
+# A plugin of another Slurm release refused by this one's slurmd: not in
+# TESTS (it needs FWDALLOC_FOREIGN_PLUGIN); scripts/release-matrix runs it.
+EXTRA_DIST += tests/integration/slurm_foreign_plugin.sh
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh \
 	tests/integration/mc_lib.sh \
 	tests/integration/health_common.sh
