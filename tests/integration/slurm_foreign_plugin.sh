@@ -80,7 +80,15 @@ check "sbatch --io-upgrade is refused, not ignored (plugin not loaded)" \
 	test "$rc" -ne 0
 [ "$rc" -ne 0 ] || diag "$bad"
 
-drained=$(timeout 5 sinfo -h -N -o '%N %T' 2>/dev/null | grep -vc ' idle$')
-check_eq "no node drained or down" 0 "$drained"
+# A node may still be completing the last job for a moment: wait for the
+# eight to be idle (up to 30 s), then none may be drained or down.
+for _ in $(seq 1 300); do
+	nodes=$(timeout 5 sinfo -h -N -o '%N %T' 2>/dev/null)
+	idle=$(printf '%s\n' "$nodes" | grep -c ' idle$')
+	[ "$idle" -eq 8 ] && break
+	sleep 0.1
+done
+check_eq "no node drained or down: all 8 idle" 8 "$idle"
+[ "$idle" -eq 8 ] || diag "$nodes"
 
 tap_done
