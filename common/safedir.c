@@ -73,3 +73,21 @@ int fwd_dir_check(const char *path, mode_t create_mode, uid_t owner,
 	close(fd);
 	return 0;
 }
+
+int fwd_write_all(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

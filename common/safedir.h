@@ -9,9 +9,11 @@
  * Such a directory is used only when nobody else can put a file or a link
  * into it: it is a directory itself (not a link to one), owned by the
  * expected account, and neither group- nor other-writable.  The files in
- * it are then opened with O_NOFOLLOW (or openat() on the returned fd).
+ * it are then opened with O_NOFOLLOW (or openat() on the returned fd)
+ * and written with fwd_write_all().
  */
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "common/error.h"
@@ -33,5 +35,9 @@ int fwd_dir_open_checked(const char *path, mode_t create_mode, uid_t owner,
 /* The same check, closing the descriptor: 0, or -1 with errno and err. */
 int fwd_dir_check(const char *path, mode_t create_mode, uid_t owner,
 		  fwd_error_t *err);
+
+/* Write all n bytes of buf to fd, through short writes and EINTR: 0, or
+ * -1 with errno (0 from write(2) is EIO). */
+int fwd_write_all(int fd, const char *buf, size_t n);
 
 #endif

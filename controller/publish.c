@@ -74,22 +74,6 @@ fail:
 	return NULL;
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		ssize_t w = write(fd, s + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		off += (size_t)w;
-	}
-	return 0;
-}
-
 /* text into path: a temporary file in the same directory, mode 0644,
  * fsync'd, renamed over path. */
 static int write_atomic(const char *dir, const char *path, const char *text,
@@ -112,8 +96,8 @@ static int write_atomic(const char *dir, const char *path, const char *text,
 		errprintf(err, "%s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	if (fchmod(fd, 0644) < 0 || write_all(fd, text, strlen(text)) < 0 ||
-	    write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, 0644) < 0 || fwd_write_all(fd, text, strlen(text)) < 0 ||
+	    fwd_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
 		int e = errno;
 
 		close(fd);

@@ -74,21 +74,6 @@ static int open_dir(const char *dir, fwd_error_t *err)
 	return fd;
 }
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int relq_put(const char *dir, double t0, fwd_error_t *err)
 {
 	const char *id = getenv("SLURM_JOB_ID");
@@ -134,7 +119,7 @@ int relq_put(const char *dir, double t0, fwd_error_t *err)
 	fd = openat(dfd, tmp,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
-	if (fd < 0 || write_all(fd, buf, len) < 0 || close(fd) < 0) {
+	if (fd < 0 || fwd_write_all(fd, buf, len) < 0 || close(fd) < 0) {
 		errprintf(err, "release queue %s/%s: %s", dir, tmp,
 			  strerror(errno));
 		if (fd >= 0)
