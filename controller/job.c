@@ -15,11 +15,22 @@
 #include "common/vocab.h"
 #include "controller/job.h"
 
-/* Slurm writes "(null)" for unset job fields (e.g. no account). */
-static const char *env_str(const char *name)
-{
-	const char *s = getenv(name);
+const char *const ctl_job_vars[CTL_JOB_N_VARS] = {CTL_JOB_VARS};
 
+enum {
+	V_ID,
+	V_NODELIST,
+	V_USER,
+	V_ACCOUNT,
+	V_NAME,
+	V_PARTITION,
+	V_NUM_NODES,
+	V_IO_UPGRADE
+};
+
+/* Slurm writes "(null)" for unset job fields (e.g. no account). */
+static const char *val_str(const char *s)
+{
 	return s && *s && strcmp(s, "(null)") ? s : NULL;
 }
 
@@ -94,11 +105,54 @@ size_t ctl_escape(const char *in, size_t max_chars, char *out, size_t outsz)
 	return escape(in, max_chars, false, out, outsz);
 }
 
+int ctl_job_vars_parse(const char *buf, size_t len,
+		       const char *vals[CTL_JOB_N_VARS], fwd_error_t *err)
+{
+	for (size_t i = 0; i < CTL_JOB_N_VARS; i++)
+		vals[i] = NULL;
+	if (len && buf[len - 1] != '\0') {
+		errno = EINVAL;
+		return errprintf(err, "damaged: the last variable is cut");
+	}
+	for (const char *s = buf; s < buf + len; s += strlen(s) + 1) {
+		const char *eq = strchr(s, '=');
+		size_t i;
+
+		for (i = 0; eq && i < CTL_JOB_N_VARS; i++)
+			if (strlen(ctl_job_vars[i]) == (size_t)(eq - s) &&
+			    !strncmp(s, ctl_job_vars[i], (size_t)(eq - s)))
+				break;
+		if (!eq || i == CTL_JOB_N_VARS || vals[i]) {
+			char v[32 * 4 + 1];
+
+			ctl_escape(s, 32, v, sizeof(v));
+			errno = EINVAL;
+			return errprintf(err, "damaged: \"%s\": %s", v,
+					 !eq ? "not NAME=VALUE"
+					 : i == CTL_JOB_N_VARS
+						 ? "not a job variable"
+						 : "given twice");
+		}
+		vals[i] = eq + 1;
+	}
+	return 0;
+}
+
 int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
 {
-	const char *id = env_str("SLURM_JOB_ID");
-	const char *req = getenv("SPANK_IO_UPGRADE");
-	const char *nn = env_str("SLURM_JOB_NUM_NODES");
+	const char *vals[CTL_JOB_N_VARS];
+
+	for (size_t i = 0; i < CTL_JOB_N_VARS; i++)
+		vals[i] = getenv(ctl_job_vars[i]);
+	return ctl_job_from_vars(j, vals, err);
+}
+
+int ctl_job_from_vars(struct ctl_job *j, const char *const vals[],
+		      fwd_error_t *err)
+{
+	const char *id = val_str(vals[V_ID]);
+	const char *req = vals[V_IO_UPGRADE];
+	const char *nn = val_str(vals[V_NUM_NODES]);
 	uint32_t num;
 
 	memset(j, 0, sizeof(*j));
@@ -123,22 +177,22 @@ int ctl_job_from_env(struct ctl_job *j, fwd_error_t *err)
 	snprintf(j->job_id, sizeof(j->job_id), "%llu",
 		 (unsigned long long)j->job_num);
 	j->user = j->user_buf;
-	ctl_escape(env_str("SLURM_JOB_USER") ? env_str("SLURM_JOB_USER") : "",
+	ctl_escape(val_str(vals[V_USER]) ? val_str(vals[V_USER]) : "",
 		   CTL_USER_MAX, j->user_buf, sizeof(j->user_buf));
-	if (env_str("SLURM_JOB_ACCOUNT")) {
-		ctl_escape(env_str("SLURM_JOB_ACCOUNT"), CTL_USER_MAX,
+	if (val_str(vals[V_ACCOUNT])) {
+		ctl_escape(val_str(vals[V_ACCOUNT]), CTL_USER_MAX,
 			   j->account_buf, sizeof(j->account_buf));
 		j->account = j->account_buf;
 	}
 	j->name = j->name_buf;
-	ctl_escape(env_str("SLURM_JOB_NAME") ? env_str("SLURM_JOB_NAME") : "",
+	ctl_escape(val_str(vals[V_NAME]) ? val_str(vals[V_NAME]) : "",
 		   CTL_NAME_MAX, j->name_buf, sizeof(j->name_buf));
-	if (env_str("SLURM_JOB_PARTITION")) {
-		ctl_escape(env_str("SLURM_JOB_PARTITION"), CTL_USER_MAX,
+	if (val_str(vals[V_PARTITION])) {
+		ctl_escape(val_str(vals[V_PARTITION]), CTL_USER_MAX,
 			   j->partition_buf, sizeof(j->partition_buf));
 		j->partition = j->partition_buf;
 	}
-	j->nodes = env_str("SLURM_JOB_NODELIST");
+	j->nodes = val_str(vals[V_NODELIST]);
 	if (nn)
 		j->n_nodes = (uint32_t)strtoul(nn, NULL, 10);
 	j->request = FWD_REQ_NONE;

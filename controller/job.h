@@ -11,6 +11,7 @@
 
 #include "allocator/decide.h"
 #include "common/error.h"
+#include "controller/job_vars.h"
 
 /*
  * Longest strings, in characters, that the database columns hold
@@ -49,6 +50,26 @@ struct ctl_job {
 	char name_buf[CTL_NAME_MAX * 4 + 1];
 	char partition_buf[CTL_USER_MAX * 4 + 1];
 };
+
+/* CTL_JOB_VARS, in that order: vals[] below follow it. */
+#define CTL_JOB_N_VARS 8
+extern const char *const ctl_job_vars[CTL_JOB_N_VARS];
+
+/*
+ * Read "NAME=VALUE" strings, each NUL-terminated, from buf[0..len) into
+ * vals[] (pointers into buf; unset ones NULL).  A name not in
+ * CTL_JOB_VARS, a string without '=', a name given twice or a last string
+ * without its NUL are errors (-1, errno EINVAL, err "damaged: ..."); 0.
+ */
+int ctl_job_vars_parse(const char *buf, size_t len,
+		       const char *vals[CTL_JOB_N_VARS], fwd_error_t *err);
+
+/*
+ * ctl_job_from_env() from the values of CTL_JOB_VARS in vals[] (NULL:
+ * unset) instead of the environment; j->nodes points into vals[1].
+ */
+int ctl_job_from_vars(struct ctl_job *j, const char *const vals[],
+		      fwd_error_t *err);
 
 /*
  * Fill j from the Slurm prolog/epilog environment.  SLURM_JOB_ID is

@@ -19,16 +19,11 @@
 
 #include "common/safedir.h"
 #include "common/vocab.h"
+#include "controller/job.h"
 #include "controller/release_queue.h"
 #include "policies/policy.h"
 
 /* What ctl_job_from_env() reads: all an entry carries. */
-static const char *const queued_vars[] = {
-	"SLURM_JOB_ID",	       "SLURM_JOB_NODELIST", "SLURM_JOB_USER",
-	"SLURM_JOB_ACCOUNT",   "SLURM_JOB_NAME",     "SLURM_JOB_PARTITION",
-	"SLURM_JOB_NUM_NODES", "SPANK_IO_UPGRADE",
-};
-#define N_QUEUED_VARS (sizeof(queued_vars) / sizeof(queued_vars[0]))
 
 /* An entry is small: the variables above, each cut by Slurm's own
  * limits; anything larger is not one of ours. */
@@ -92,11 +87,11 @@ int relq_put(const char *dir, double t0, fwd_error_t *err)
 		return -1;
 	n = snprintf(head, sizeof(head), "t0=%.6f", t0);
 	cap = (size_t)n + 1;
-	for (size_t i = 0; i < N_QUEUED_VARS; i++) {
-		const char *v = getenv(queued_vars[i]);
+	for (size_t i = 0; i < CTL_JOB_N_VARS; i++) {
+		const char *v = getenv(ctl_job_vars[i]);
 
 		if (v)
-			cap += strlen(queued_vars[i]) + strlen(v) + 2;
+			cap += strlen(ctl_job_vars[i]) + strlen(v) + 2;
 	}
 	if (cap > ENTRY_MAX || !(buf = malloc(cap))) {
 		if (cap > ENTRY_MAX)
@@ -107,12 +102,12 @@ int relq_put(const char *dir, double t0, fwd_error_t *err)
 	}
 	memcpy(buf, head, (size_t)n + 1);
 	len = (size_t)n + 1;
-	for (size_t i = 0; i < N_QUEUED_VARS; i++) {
-		const char *v = getenv(queued_vars[i]);
+	for (size_t i = 0; i < CTL_JOB_N_VARS; i++) {
+		const char *v = getenv(ctl_job_vars[i]);
 
 		if (v)
 			len += (size_t)sprintf(buf + len, "%s=%s",
-					       queued_vars[i], v) +
+					       ctl_job_vars[i], v) +
 			       1;
 	}
 	snprintf(tmp, sizeof(tmp), ".tmp.%s.%ld", id, (long)getpid());
@@ -204,7 +199,7 @@ static void free_names(char **names, size_t n)
 /*
  * Read entry `name` into a NUL-terminated buffer and check its form:
  * "t0=<seconds>" then NAME=VALUE strings, each NUL-terminated, names from
- * queued_vars only, SLURM_JOB_ID equal to the file name.  The buffer, or
+ * ctl_job_vars only, SLURM_JOB_ID equal to the file name.  The buffer, or
  * NULL with err.
  */
 static char *read_entry(int dfd, const char *name, size_t *len, double *t0,
@@ -265,30 +260,18 @@ bad:
 static int apply_entry(const char *name, const char *buf, size_t len,
 		       fwd_error_t *err)
 {
-	const char *vals[N_QUEUED_VARS] = {NULL};
+	const char *vals[CTL_JOB_N_VARS];
+	size_t head = strlen(buf) + 1;
 
-	for (const char *s = buf + strlen(buf) + 1; s < buf + len;
-	     s += strlen(s) + 1) {
-		const char *eq = strchr(s, '=');
-		size_t i;
-
-		for (i = 0; eq && i < N_QUEUED_VARS; i++)
-			if (strlen(queued_vars[i]) == (size_t)(eq - s) &&
-			    !strncmp(s, queued_vars[i], (size_t)(eq - s)))
-				break;
-		if (!eq || i == N_QUEUED_VARS || vals[i]) {
-			errno = EINVAL;
-			return errprintf(err, "entry %s: damaged", name);
-		}
-		vals[i] = eq + 1;
-	}
+	if (ctl_job_vars_parse(buf + head, len - head, vals, err) < 0)
+		return errprefix(err, "entry %s", name);
 	if (!vals[0] || strcmp(vals[0], name)) {
 		errno = EINVAL;
 		return errprintf(err, "entry %s: names another job", name);
 	}
-	for (size_t i = 0; i < N_QUEUED_VARS; i++)
-		if (vals[i] ? setenv(queued_vars[i], vals[i], 1)
-			    : unsetenv(queued_vars[i]))
+	for (size_t i = 0; i < CTL_JOB_N_VARS; i++)
+		if (vals[i] ? setenv(ctl_job_vars[i], vals[i], 1)
+			    : unsetenv(ctl_job_vars[i]))
 			return errprintf(err, "entry %s: %s", name,
 					 strerror(errno));
 	return 0;

@@ -37,6 +37,10 @@ struct db {
 	 * LOAD DATA LOCAL handler ever serves */
 	const char *infile;
 	size_t infile_len, infile_at;
+	/* db_stmt_cache(): prepared statements kept for reuse, by text */
+	bool caching;
+	size_t n_cached;
+	struct db_stmt *cached[DB_STMT_CACHE_MAX];
 };
 
 enum col_kind { COL_INT, COL_DOUBLE, COL_TEXT };
@@ -75,6 +79,11 @@ struct db_stmt {
 	bool has_result;
 	uint64_t affected;
 	uint64_t insert_id;
+	/* In the connection's statement cache (db_stmt_cache()): its text,
+	 * whether a caller holds it, whether it failed (then it is closed
+	 * for good rather than reused). */
+	char *sql;
+	bool in_use, failed;
 };
 
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
@@ -185,8 +194,9 @@ static int conn_fail(const struct db *db, fwd_error_t *err)
 	return db_fail(db, err, mysql_errno(db->conn), mysql_error(db->conn));
 }
 
-static int stmt_fail(const struct db_stmt *st, fwd_error_t *err)
+static int stmt_fail(struct db_stmt *st, fwd_error_t *err)
 {
+	st->failed = true;
 	return db_fail(st->db, err, mysql_stmt_errno(st->stmt),
 		       mysql_stmt_error(st->stmt));
 }
@@ -651,6 +661,16 @@ void db_close(struct db *db)
 	int saved = errno;
 
 	if (db) {
+		for (size_t i = 0; i < db->n_cached; i++) {
+			struct db_stmt *st = db->cached[i];
+
+			/* One a caller still holds is freed by its
+			 * db_stmt_close(), as an ordinary statement. */
+			free(st->sql);
+			st->sql = NULL;
+			if (!st->in_use)
+				db_stmt_close(st);
+		}
 		if (db->conn)
 			mysql_close(db->conn);
 		free(db);
@@ -712,6 +732,22 @@ void db_stmt_close(struct db_stmt *st)
 	if (!st)
 		return;
 	free_result(st);
+	if (st->sql) {
+		struct db *db = st->db;
+
+		if (!st->failed) {
+			/* Back to the cache, prepared for the next caller. */
+			st->in_use = false;
+			errno = saved;
+			return;
+		}
+		for (size_t i = 0; i < db->n_cached; i++)
+			if (db->cached[i] == st) {
+				db->cached[i] = db->cached[--db->n_cached];
+				break;
+			}
+		free(st->sql);
+	}
 	if (st->stmt)
 		mysql_stmt_close(st->stmt);
 	for (unsigned int i = 0; i < st->n_params; i++)
@@ -766,11 +802,24 @@ fail:
 	return -1;
 }
 
+void db_stmt_cache(struct db *db, bool on)
+{
+	db->caching = on;
+}
+
 struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err)
 {
-	struct db_stmt *st = stmt_new(db, err);
+	struct db_stmt *st;
 
-	if (!st)
+	if (db->caching)
+		for (size_t i = 0; i < db->n_cached; i++) {
+			st = db->cached[i];
+			if (!st->in_use && !strcmp(st->sql, sql)) {
+				st->in_use = true;
+				return st;
+			}
+		}
+	if (!(st = stmt_new(db, err)))
 		return NULL;
 	if (mysql_stmt_prepare(st->stmt, sql, (unsigned long)strlen(sql))) {
 		stmt_fail(st, err);
@@ -779,6 +828,13 @@ struct db_stmt *db_prepare(struct db *db, const char *sql, fwd_error_t *err)
 	if (alloc_params(st, (unsigned int)mysql_stmt_param_count(st->stmt),
 			 err) < 0)
 		goto fail;
+	/* A full cache keeps what it has: the statements a long-lived
+	 * connection runs are few, and the first ones are the common ones. */
+	if (db->caching && db->n_cached < DB_STMT_CACHE_MAX &&
+	    (st->sql = strdup(sql))) {
+		st->in_use = true;
+		db->cached[db->n_cached++] = st;
+	}
 	return st;
 fail:
 	db_stmt_close(st);

@@ -126,6 +126,18 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 void db_close(struct db *db);
 
 /*
+ * A connection that lives long (the controller service) prepares each
+ * statement once: with `on`, db_prepare() of a text it prepared before
+ * returns that statement, already prepared (no round trip), when no
+ * caller holds it, and db_stmt_close() keeps it for the next caller.  A
+ * statement that failed is closed for good.  At most DB_STMT_CACHE_MAX
+ * statements are kept; the rest are prepared and closed as usual.
+ * Parameters keep the values last bound: callers bind every one.
+ */
+#define DB_STMT_CACHE_MAX 96
+void db_stmt_cache(struct db *db, bool on);
+
+/*
  * Check that the connection still works (one round trip, no reconnect).
  * Long-running readers (a pipe that was idle for hours, past the server's
  * wait_timeout) call it before reusing a connection and reconnect when it
