@@ -16,14 +16,39 @@
 #include "cli/cmd_ingest.h"
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
+#include "common/plausible.h"
 #include "controller/history_run.h"
 #include "db/db.h"
 #include "policies/policy.h"
 #include "profiler/darshan.h"
 
+#define REASONS 8
+
+/* Refused files by reason (FWD_REASON_*; the last slot: others). */
+struct tally {
+	struct {
+		const char *reason;
+		unsigned long n;
+	} why[REASONS + 1];
+};
+
+static void tally_add(struct tally *t, const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < REASONS && t->why[i].reason; i++)
+		if (!strcmp(t->why[i].reason, reason))
+			break;
+	if (i == REASONS)
+		reason = "other";
+	t->why[i].reason = reason;
+	t->why[i].n++;
+}
+
 int ingest_darshan_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
 {
 	unsigned long stored = 0, rejected = 0;
+	struct tally why = {0};
 	json_t *errs = json ? json_array() : NULL;
 	struct policy *p = fwdctl_policy(ctx);
 	struct db *db;
@@ -47,9 +72,11 @@ int ingest_darshan_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
 
 		if (!f) {
 			fwdctl_err("%s: %s", path, strerror(errno));
+			tally_add(&why, "unreadable");
 			rejected++;
 			continue;
 		}
+		fwd_reason_clear();
 		r = darshan_parse(f, &s, &err);
 		if (f != stdin)
 			fclose(f);
@@ -74,9 +101,11 @@ int ingest_darshan_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
 		}
 		if (r < 0) {
 			/* "line N: ..." -> "path:N: ..." */
+			const char *reason = fwd_reason_take();
 			long line = 0;
 			const char *m = err.text;
 
+			tally_add(&why, reason ? reason : FWD_REASON_MALFORMED);
 			if (sscanf(err.text, "line %ld:", &line) == 1)
 				m = strchr(err.text, ':') + 2;
 			if (line)
@@ -105,11 +134,30 @@ int ingest_darshan_files(struct fwdctl_ctx *ctx, char **files, int n, bool json)
 				       : fwd_io_mode_name(s.io_mode));
 	}
 	db_close(db);
-	if (json) {
-		json_t *o = json_pack("{sI sI so}", "stored",
-				      (json_int_t)stored, "rejected",
-				      (json_int_t)rejected, "errors", errs);
+	if (rejected && !json) {
+		char by[256] = "";
+		size_t used = 0;
 
+		for (size_t k = 0; k <= REASONS && used < sizeof(by); k++)
+			if (why.why[k].n)
+				used += (size_t)snprintf(
+					by + used, sizeof(by) - used,
+					"%s%lu %s", used ? ", " : "",
+					why.why[k].n, why.why[k].reason);
+		fwdctl_err("rejected %lu files: %s", rejected, by);
+	}
+	if (json) {
+		json_t *by = json_object();
+		json_t *o;
+
+		for (size_t k = 0; k <= REASONS && by; k++)
+			if (why.why[k].n)
+				json_object_set_new(
+					by, why.why[k].reason,
+					json_integer((json_int_t)why.why[k].n));
+		o = json_pack("{sI sI so so*}", "stored", (json_int_t)stored,
+			      "rejected", (json_int_t)rejected, "errors", errs,
+			      "rejected_by_reason", by);
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);

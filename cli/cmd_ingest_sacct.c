@@ -101,7 +101,9 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 				if (!strcmp(tot.why[j].reason,
 					    st.why[k].reason))
 					break;
-			tot.why[j].reason = st.why[k].reason;
+			/* the last slot counts the reasons past the others */
+			tot.why[j].reason =
+				j == SACCT_REASONS ? "other" : st.why[k].reason;
 			tot.why[j].n += st.why[k].n;
 		}
 		if (r < 0) {
@@ -139,8 +141,15 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 			   " array or heterogeneous job components",
 			   tot.not_run, tot.running, tot.array_het);
 	if (json) {
+		json_t *by = json_object();
+
+		for (size_t k = 0; k <= SACCT_REASONS && by; k++)
+			if (tot.why[k].n)
+				json_object_set_new(
+					by, tot.why[k].reason,
+					json_integer((json_int_t)tot.why[k].n));
 		json_t *o = json_pack(
-			"{sI sI sI sI sI sI sI sI sI sI}", "lines",
+			"{sI sI sI sI sI sI sI sI sI sI so*}", "lines",
 			(json_int_t)tot.lines, "jobs", (json_int_t)tot.jobs,
 			"jobs_new", (json_int_t)tot.jobs_new, "summaries",
 			(json_int_t)tot.summaries, "not_run",
@@ -149,7 +158,7 @@ int ingest_sacct_files(struct fwdctl_ctx *ctx, char **files, int n, bool json,
 			(json_int_t)tot.array_het, "profiles",
 			(json_int_t)tot.profiles, "rejected_files",
 			(json_int_t)rejected, "rejected_lines",
-			(json_int_t)tot.rejected);
+			(json_int_t)tot.rejected, "rejected_by_reason", by);
 
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');

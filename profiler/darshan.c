@@ -281,7 +281,8 @@ int darshan_parse(FILE *f, struct darshan_summary *out, fwd_error_t *err)
 					      : "end_time");
 	}
 	if (out->end < out->start) {
-		errno = EINVAL;
+		/* counted as the other formats count it */
+		fwd_plaus_fail(FWD_REASON_ORDER);
 		return errprintf(err, "line %ld: end_time before start_time",
 				 line);
 	}
