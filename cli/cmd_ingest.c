@@ -21,6 +21,7 @@
 #include "cli/fwdctl_db.h"
 #include "common/plausible.h"
 #include "common/timeutil.h"
+#include "controller/sacct.h"
 #include "db/db.h"
 #include "monitor/ingest.h"
 #include "policies/policy.h"
@@ -36,26 +37,19 @@
 enum format { FMT_BEACON, FMT_INFLUX, FMT_JOBSTATS };
 
 /* clang-format off */
-static void usage(FILE *f)
-{
-	fprintf(f,
-"Usage: fwdctl ingest --format FORMAT [--target NAME] [--batch N] [--json]\n"
-"                     [--precision ns|us|ms|s] [--strict] [--timezone ZONE]\n"
-"                     [FILE|-]\n"
-"\n"
-"Load monitoring data into the fwdalloc database (db/SCHEMA.md):\n"
-"per-interval deltas of cumulative counters into samples_raw and\n"
-"samples_hist, per-minute rollups, and Lustre job_stats into jobstats_raw.\n"
-"Reads FILE, or standard input when FILE is '-' or absent; works on a pipe\n"
-"(`tail -F log | fwdctl ingest ...`) in bounded memory.\n"
-"\n"
-"Formats:\n"
+/* What each format reads (the "Formats:" section of the help). */
+static const struct {
+	const char *name;
+	const char *text;
+} format_help[] = {
+	{"beacon-lwfs",
 "  beacon-lwfs       LWFS server statistics (Beacon):\n"
 "                      <ip> [<local time>]  [Trace]: <Meta|Read|Write> <exe|wait>:\n"
 "                          <8 cumulative latency-bucket counters> <UTC time>\n"
 "                      <ip> [<local time>]  [Trace]: queue length: <n> <UTC time>\n"
 "                    IPs are mapped to forwarder names through the topology's\n"
-"                    forwarder addresses when a topology is available.\n"
+"                    forwarder addresses when a topology is available.\n"},
+	{"influx",
 "  influx            InfluxDB line protocol, measurements fwd (tag node=),\n"
 "                    ost and mdt (tag target=); counter fields read_bytes,\n"
 "                    write_bytes, read_ops, write_ops, md_ops; gauge\n"
@@ -71,11 +65,15 @@ static void usage(FILE *f)
 "                    operations, summed into md_ops).\n"
 "                    `telegraf --test` output (\"> \" prefix) is accepted.\n"
 "                    Other measurements and unused Lustre lines are\n"
-"                    ignored and counted by kind in the summary.\n"
+"                    ignored and counted by kind in the summary.\n"},
+	{"lustre-jobstats",
 "  lustre-jobstats   output of `lctl get_param obdfilter.*.job_stats\n"
 "                    mdt.*.job_stats` (Lustre 2.12 to 2.16: secs.nsecs times,\n"
 "                    start_time, hist); job ids map to Slurm jobs by the\n"
-"                    policy's jobstats.jobid_name.\n"
+"                    policy's jobstats.jobid_name.  Entries are read one at\n"
+"                    a time: an entry YAML cannot read (an unquoted job id\n"
+"                    such as 'a: b.1001') is refused alone.\n"},
+	{"sacct",
 "  sacct             [FILE...] output of `sacct --parsable2 --noconvert\n"
 "                    --allusers --starttime DATE --format=JobID,JobName,\n"
 "                    User,Account,Partition,NNodes,NodeList,Start,End,State,\n"
@@ -84,12 +82,136 @@ static void usage(FILE *f)
 "                    fs/lustre TRES (acct_gather_filesystem/lustre) become\n"
 "                    their history (source sacct).  Start and End are\n"
 "                    wall-clock times of the zone of the host sacct ran\n"
-"                    on: read in fwdctl's time zone (TZ), or --timezone.\n"
+"                    on: read in fwdctl's time zone (TZ), or --timezone.\n"},
+	{"darshan",
 "  darshan           FILE... each the output of `darshan-parser --total\n"
 "                    --perf LOG` or `darshan-parser LOG` for one job: its\n"
 "                    I/O summary (job id, processes, bytes, operations,\n"
 "                    metadata operations, shared file or file per process)\n"
-"                    becomes the job's history (source darshan).\n"
+"                    becomes the job's history (source darshan).\n"},
+};
+
+/* What is printed, by kind of format. */
+#define HELP_LINES_OUTPUT \
+"Output (beacon-lwfs, influx, lustre-jobstats):\n" \
+"  Refused lines and entries are listed on standard error with their line\n" \
+"  numbers, the first %d in full:\n" \
+"    fwdctl ingest: FILE:LINE: why\n" \
+"    fwdctl ingest: FILE: N more rejected lines not shown\n" \
+"  then counted by reason, and the lines understood but not used by kind:\n" \
+"    fwdctl: FILE: rejected K lines: N1 REASON1, N2 REASON2, ...\n" \
+"    fwdctl: FILE: ignored N lines: KIND (first at line L)\n" \
+"  The last line on standard output is\n" \
+"    read N lines, stored M samples, rejected K lines\n" \
+"  followed by \" (S already stored or baselines, I ignored)\" when either is\n" \
+"  not 0, and preceded, when implausible samples were refused, by\n" \
+"    rejected N implausible samples: B byte counter deltas over the\n" \
+"    bandwidth bound, O operation counter deltas over ingest.max_ops_rate,\n" \
+"    Q queue lengths over ingest.max_queue_len\n" \
+"  (on one line, the kinds that are not 0).  --json prints one object\n" \
+"  instead: lines, stored, rejected, skipped (already stored or baselines),\n" \
+"  ignored, implausible {samples, bytes, ops, queue_len}, errors [{line,\n" \
+"  error}] (the first %d), ignored_by_kind {KIND: N} and\n" \
+"  rejected_by_reason {REASON: N}.\n"
+
+#define HELP_SACCT_OUTPUT \
+"Output (sacct):\n" \
+"  Each refused line on standard error (the first %d of each file),\n" \
+"    fwdctl ingest: FILE:LINE: why\n" \
+"  then the refusals by reason and the jobs not used:\n" \
+"    fwdctl ingest: rejected K lines: N1 REASON1, N2 REASON2, ...\n" \
+"    fwdctl ingest: ignored: N jobs that never started, N still running,\n" \
+"    N array or heterogeneous job components\n" \
+"  and on standard output\n" \
+"    read N lines: J finished jobs (X new), S summaries from fs/lustre\n" \
+"    usage, P profiles updated\n" \
+"  --json: lines, jobs, jobs_new, summaries, not_run, running, array_het,\n" \
+"  profiles, rejected_files, rejected_lines and rejected_by_reason\n" \
+"  {REASON: N}.  A line refused costs only itself; a job whose step is\n" \
+"  refused is recorded without a summary.\n"
+
+#define HELP_DARSHAN_OUTPUT \
+"Output (darshan):\n" \
+"  Each refused file on standard error, and the refusals by reason:\n" \
+"    fwdctl ingest: FILE:LINE: why\n" \
+"    fwdctl ingest: rejected K files: N1 REASON1, N2 REASON2, ...\n" \
+"  on standard output a line per stored job, then\n" \
+"    read N files, stored M job summaries, rejected K files\n" \
+"  --json: stored, rejected, errors [{file, line, error}] and\n" \
+"  rejected_by_reason {REASON: N}.  A file refused costs only itself.\n"
+
+#define HELP_REASONS \
+"Refused, counted by reason and never stored (the other lines, entries\n" \
+"and files are stored all the same):\n" \
+"  malformed            not the format: a line cut short, a field that is\n" \
+"                       not a number, a job_stats entry YAML cannot read,\n" \
+"                       a Darshan log whose run is not that of the job\n" \
+"  not valid UTF-8      a name, tag or job id that is not UTF-8\n" \
+"  time out of range    a time before 2000 or more than a day ahead (a\n" \
+"                       wrong --precision, a corrupt record)\n" \
+"  end before start     an end, or a job_stats snapshot, before its start\n" \
+"  value out of range   a counter over 2^63-1, a count out of its bounds\n" \
+"                       (NNodes up to the topology's nodes, nprocs >= 1),\n" \
+"                       a Darshan counter below -1, a number no integer\n" \
+"                       holds\n" \
+"  implausible rate     growth faster than the policy's ingest: bounds\n" \
+"                       allow, a queue length over ingest.max_queue_len\n" \
+"  not used (--strict)  a line understood but not used, under --strict\n" \
+"  unreadable           darshan: a file that cannot be opened (sacct\n" \
+"                       counts those in rejected_files)\n" \
+"  other                the reasons past the first eight\n"
+
+#define HELP_EXIT \
+"Exit status:\n" \
+"  0  every line was stored or skipped as already stored\n" \
+"  1  the schema is missing or of another version\n" \
+"  2  usage error, unreadable input, or some lines, entries or files were\n" \
+"     refused, whatever the reason: an input error (the others are stored)\n" \
+"  3  the database is unavailable (nothing of the failed batch is kept);\n" \
+"     never because of what an entry holds\n"
+
+static void usage(FILE *f, const char *format)
+{
+	size_t n = sizeof(format_help) / sizeof(format_help[0]), k;
+
+	for (k = 0; format && k < n; k++)
+		if (!strcmp(format, format_help[k].name))
+			break;
+	if (format && k < n) {
+		/* fwdctl ingest --format FORMAT --help: that format only */
+		fprintf(f, "Usage: fwdctl ingest --format %s [OPTION...] %s\n"
+			   "\n%s\n",
+			format,
+			!strcmp(format, "darshan") ? "FILE..."
+			: !strcmp(format, "sacct") ? "[FILE...|-]"
+						   : "[FILE|-]",
+			format_help[k].text);
+		if (!strcmp(format, "darshan"))
+			fputs(HELP_DARSHAN_OUTPUT, f);
+		else if (!strcmp(format, "sacct"))
+			fprintf(f, HELP_SACCT_OUTPUT, SACCT_ERRORS_KEPT);
+		else
+			fprintf(f, HELP_LINES_OUTPUT, SHOW_ERRORS, SHOW_ERRORS);
+		fputs("\n" HELP_REASONS "\n" HELP_EXIT
+		      "\nOptions: fwdctl ingest --help.\n",
+		      f);
+		return;
+	}
+	fprintf(f,
+"Usage: fwdctl ingest --format FORMAT [--target NAME] [--batch N] [--json]\n"
+"                     [--precision ns|us|ms|s] [--strict] [--timezone ZONE]\n"
+"                     [FILE|-]\n"
+"\n"
+"Load monitoring data into the fwdalloc database (db/SCHEMA.md):\n"
+"per-interval deltas of cumulative counters into samples_raw and\n"
+"samples_hist, per-minute rollups, and Lustre job_stats into jobstats_raw.\n"
+"Reads FILE, or standard input when FILE is '-' or absent; works on a pipe\n"
+"(`tail -F log | fwdctl ingest ...`) in bounded memory.\n"
+"\n"
+"Formats (`fwdctl ingest --format FORMAT --help`: that format only):\n");
+	for (k = 0; k < n; k++)
+		fputs(format_help[k].text, f);
+	fprintf(f,
 "\n"
 "Options:\n"
 "  -f, --format FORMAT  one of the above (required)\n"
@@ -118,11 +240,9 @@ static void usage(FILE *f)
 "or LWFS histogram faster than max_ops_rate, a queue length above\n"
 "max_queue_len.  A rejected value does not become the baseline: the next\n"
 "delta is taken from the last plausible value.\n"
-"Malformed and implausible lines are reported (the first %d in full, with\n"
-"line numbers) and skipped; they never abort the run.  Re-ingesting the\n"
-"same data stores nothing twice.  The last line printed is\n"
-"  read N lines, stored M samples, rejected K lines\n"
-"preceded, when some were implausible, by their count by kind.\n"
+"Every line or entry is parsed, checked and stored on its own: one that\n"
+"is refused costs only itself, never the run or the lines after it.\n"
+"Re-ingesting the same data stores nothing twice.\n"
 "\n"
 "Examples:\n"
 "  fwdctl ingest --format beacon-lwfs /var/log/lwfs/server-stats.log\n"
@@ -131,12 +251,9 @@ static void usage(FILE *f)
 "  darshan-parser --total --perf app.darshan > a.txt &&\n"
 "      fwdctl ingest --format darshan a.txt\n"
 "\n"
-"Exit status:\n"
-"  0  every line was stored or skipped as a duplicate\n"
-"  1  the schema is missing or of another version\n"
-"  2  usage error, unreadable input, or some lines were rejected\n"
-"  3  the database is unavailable (nothing of the failed batch is kept)\n",
-		SHOW_ERRORS);
+HELP_LINES_OUTPUT "\n" HELP_SACCT_OUTPUT "\n" HELP_DARSHAN_OUTPUT "\n"
+HELP_REASONS "\n" HELP_EXIT,
+		SHOW_ERRORS, SHOW_ERRORS, SACCT_ERRORS_KEPT);
 }
 /* clang-format on */
 
@@ -743,6 +860,7 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	unsigned long batch = 0;
 	enum format fmt;
 	FILE *in = NULL;
+	bool help = false;
 	int c, rc, x;
 
 	optind = 0;
@@ -802,12 +920,17 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 			tz = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			return FWD_EXIT_OK;
+			help = true;
+			break;
 		default:
 			fwdctl_usage_hint("ingest");
 			return FWD_EXIT_USAGE;
 		}
+	}
+	if (help) {
+		/* with --format, that format's help */
+		usage(stdout, format);
+		return FWD_EXIT_OK;
 	}
 	if (!format) {
 		fwdctl_err("ingest: --format is required (beacon-lwfs, influx, "
