@@ -198,7 +198,8 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
 	tests/integration/ctl_requeue.sh \
-	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh
+	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
+	tests/integration/ingest_property.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
@@ -217,6 +218,11 @@ tests_tools_kill_at_la_LDFLAGS = -module -avoid-version -shared \
 tests_tools_kill_at_la_LIBADD = -ldl
 check_PROGRAMS += tests/tools/slow_proxy
 tests_tools_slow_proxy_SOURCES = tests/tools/slow_proxy.c
+
+# Seeded random input of every ingest format and the rows it must give,
+# for ingest_property.sh.
+check_PROGRAMS += tests/tools/ingest_gen
+tests_tools_ingest_gen_SOURCES = tests/tools/ingest_gen.c
 
 # What the SPANK job prolog reads, run by db_locks.sh with the node account.
 check_PROGRAMS += tests/tools/node_read
