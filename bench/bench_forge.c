@@ -9,7 +9,8 @@
  * forwarders; both again with direct access allowed
  * (decision.curve.direct, which a policy sets with remap.driver exec, whose
  * command performs it, or none).  Prints, per machine, the aggregate
- * bandwidth of static, dfra and the oracle summed over the sets, dfra / oracle,
+ * bandwidth of static, static-bez, dfra, the oracle and the exact bound
+ * summed over the sets, dfra / exact with the worst set's, dfra / oracle,
  * and the time of one batch decision for 16 and for 256 jobs (reference: the
  * same jobs decided one at a time).
  *
@@ -308,60 +309,73 @@ fail:
 static int run_sets(const char *label, const struct topology *t,
 		    const struct policy *p)
 {
+	enum { STATIC, DFRA, ORACLE, BEZ, EXACT, N_POL };
 	static const char *const names[] = {"static", "dfra", "oracle",
-					    "static-bez"};
+					    "static-bez", "exact"};
 	static const enum sim_policy_kind kinds[] = {
 		SIM_POLICY_STATIC, SIM_POLICY_DFRA, SIM_POLICY_ORACLE,
-		SIM_POLICY_STATIC_BEZ};
-	struct sim_policy all[4];
-	double sum[4] = {0}, set_min = INFINITY;
-	size_t upgraded = 0;
+		SIM_POLICY_STATIC_BEZ, SIM_POLICY_EXACT};
+	struct sim_policy all[N_POL];
+	double sum[N_POL] = {0}, set_min = INFINITY, t_exact = 0;
+	size_t upgraded = 0, unproven = 0;
 	fwd_error_t err;
 	char fig[128];
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < N_POL; i++)
 		all[i] = (struct sim_policy){names[i], kinds[i], p};
 	rng = 0x9E3779B97F4A7C15ULL; /* the same sets on every machine */
 	for (int s = 0; s < N_SETS; s++) {
 		struct sim_jobs *j = make_set();
-		struct sim_config cfg = {
-			.topo = t, .base = p, .policies = all, .n_policies = 4};
+		struct sim_config cfg = {.topo = t,
+					 .base = p,
+					 .policies = all,
+					 .n_policies = N_POL};
 		struct sim_result *r = sim_run(&cfg, C, j, &err);
+		double ex;
 
 		if (!r) {
 			fprintf(stderr, "bench_forge: %s\n", err.text);
 			return -1;
 		}
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < N_POL; i++)
 			sum[i] += r->pols[i].agg_bw_mean;
-		if (r->pols[2].agg_bw_mean > 0 &&
-		    r->pols[1].agg_bw_mean / r->pols[2].agg_bw_mean < set_min)
-			set_min =
-				r->pols[1].agg_bw_mean / r->pols[2].agg_bw_mean;
-		upgraded += r->pols[1].n_upgraded;
+		ex = r->pols[EXACT].agg_bw_mean;
+		if (ex > 0 && r->pols[DFRA].agg_bw_mean / ex < set_min)
+			set_min = r->pols[DFRA].agg_bw_mean / ex;
+		upgraded += r->pols[DFRA].n_upgraded;
+		unproven += r->pols[EXACT].n_unproven;
+		t_exact += r->pols[EXACT].elapsed_s;
 		sim_result_destroy(r);
 		sim_jobs_destroy(j);
 	}
 	printf("%s: %d sets of %d FORGE applications\n", label, N_SETS,
 	       SET_SIZE);
-	printf("  %-10s %10s %10s\n", "policy", "agg GB/s", "/ oracle");
-	for (int i = 0; i < 4; i++)
-		printf("  %-10s %10.2f %10.3f\n", names[i],
-		       sum[i] / N_SETS / 1e9, sum[i] / sum[2]);
-	printf("  dfra upgraded %zu of %d jobs; dfra / oracle, the worst "
-	       "set: %.3f; dfra / static-bez (Bez et al.'s STATIC): %.2f\n",
-	       upgraded, N_SETS * SET_SIZE, set_min, sum[1] / sum[3]);
-	snprintf(fig, sizeof(fig), "%s: dfra aggregate bandwidth per set",
-		 label);
-	bench_figure("forge", fig, sum[1] / N_SETS / 1e9, "GB/s",
-		     sum[2] / N_SETS / 1e9, "oracle");
+	printf("  %-10s %10s %10s %10s\n", "policy", "agg GB/s", "/ exact",
+	       "/ oracle");
+	for (int i = 0; i < N_POL; i++)
+		printf("  %-10s %10.2f %10.3f %10.3f\n", names[i],
+		       sum[i] / N_SETS / 1e9, sum[i] / sum[EXACT],
+		       sum[i] / sum[ORACLE]);
+	printf("  dfra / exact: %.3f, the worst set %.3f (exact: %zu of %d "
+	       "sets proven, %.2f s); dfra upgraded %zu of %d jobs; dfra / "
+	       "static %.1f, / static-bez (Bez et al.'s STATIC) %.2f\n",
+	       sum[DFRA] / sum[EXACT], set_min, (size_t)N_SETS - unproven,
+	       N_SETS, t_exact, upgraded, N_SETS * SET_SIZE,
+	       sum[DFRA] / sum[STATIC], sum[DFRA] / sum[BEZ]);
+	snprintf(fig, sizeof(fig), "%s: dfra over exact", label);
+	bench_figure("forge", fig, sum[DFRA] / N_SETS / 1e9, "GB/s",
+		     sum[EXACT] / N_SETS / 1e9, "exact bound");
+	snprintf(fig, sizeof(fig), "%s: dfra over exact, the worst set", label);
+	bench_figure("forge", fig, set_min, "ratio", 1, "exact bound");
+	snprintf(fig, sizeof(fig), "%s: dfra over oracle", label);
+	bench_figure("forge", fig, sum[DFRA] / N_SETS / 1e9, "GB/s",
+		     sum[ORACLE] / N_SETS / 1e9, "oracle (LP relaxation)");
 	snprintf(fig, sizeof(fig), "%s: dfra over static-bez", label);
-	bench_figure("forge", fig, sum[1] / N_SETS / 1e9, "GB/s",
-		     sum[3] / N_SETS / 1e9, "static-bez (Bez et al. STATIC)");
-	snprintf(fig, sizeof(fig), "%s: static aggregate bandwidth per set",
-		 label);
-	bench_figure("forge", fig, sum[0] / N_SETS / 1e9, "GB/s",
-		     sum[2] / N_SETS / 1e9, "oracle");
+	bench_figure("forge", fig, sum[DFRA] / N_SETS / 1e9, "GB/s",
+		     sum[BEZ] / N_SETS / 1e9, "static-bez (Bez et al. STATIC)");
+	snprintf(fig, sizeof(fig), "%s: dfra over static", label);
+	bench_figure("forge", fig, sum[DFRA] / N_SETS / 1e9, "GB/s",
+		     sum[STATIC] / N_SETS / 1e9, "static (shared FFM)");
 	return 0;
 }
 

@@ -48,7 +48,10 @@ static void usage(FILE *f)
 "  --compare LIST      comma-separated policies to report, in order:\n"
 "                      static, static-bez (Bez et al.'s STATIC: each job\n"
 "                      ceil(nodes / R) forwarders of its own), dfra,\n"
-"                      oracle, or a policy YAML file run like dfra\n"
+"                      oracle, exact (the best combination of the\n"
+"                      decision's options for each batch of jobs\n"
+"                      starting together, within the policy's caps, rated\n"
+"                      by this model), or a policy YAML file run like dfra\n"
 "                      (default: static,dfra,oracle)\n"
 "  --out DIR           write speedup.svg and utilisation.svg (and\n"
 "                      report.json) into DIR, created if missing\n"
@@ -303,6 +306,9 @@ static int cmd_sim(struct fwdctl_ctx *ctx, int argc, char **argv)
 		} else if (!strcmp(tok, "static-bez")) {
 			*p = (struct sim_policy){"static-bez",
 						 SIM_POLICY_STATIC_BEZ, NULL};
+		} else if (!strcmp(tok, "exact")) {
+			*p = (struct sim_policy){"exact", SIM_POLICY_EXACT,
+						 pol};
 		} else if (!strcmp(tok, "oracle")) {
 			*p = (struct sim_policy){"oracle", SIM_POLICY_ORACLE,
 						 NULL};

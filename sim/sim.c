@@ -697,6 +697,294 @@ static int place_bez(struct runner *r, uint32_t job, fwd_error_t *err)
 	return 0;
 }
 
+/* ---- exact -------------------------------------------------------------- */
+
+enum { EX_FIXED = 0, EX_DEFAULT, EX_EXTRAS, EX_PRIVATE, EX_DIRECT };
+
+/* Exact search nodes per batch before it gives up (the figure is then the
+ * best found and the run counts the batch as unproven). */
+#define EXACT_MAX_NODES 20000000ULL
+
+struct exact_build {
+	struct sim_exact x;
+	size_t cap_items, cap_opts, cap_sh, cap_sh_load, n_sh;
+	uint32_t *sh_of;  /* forwarder -> shared index + 1, 0: not shared */
+	uint32_t *shared; /* shared index -> forwarder */
+};
+
+static struct sim_exact_opt *ex_opt(struct exact_build *b, int tag, uint32_t k,
+				    uint32_t take, double d, double phi)
+{
+	struct sim_exact_opt *o;
+
+	if (FWD_GROW(b->x.opts, b->cap_opts, b->x.n_opts + 1, 64) < 0)
+		return NULL;
+	o = &b->x.opts[b->x.n_opts++];
+	*o = (struct sim_exact_opt){.take = take,
+				    .d = d,
+				    .phi = phi,
+				    .sh_off = b->n_sh,
+				    .tag = tag,
+				    .k = k};
+	b->x.items[b->x.n_items - 1].n_opt++;
+	return o;
+}
+
+static int ex_share(struct exact_build *b, struct sim_exact_opt *o, uint32_t f,
+		    double load)
+{
+	if (FWD_GROW(b->x.sh_idx, b->cap_sh, b->n_sh + 1, 64) < 0)
+		return -1;
+	if (b->cap_sh > b->cap_sh_load) {
+		double *l = realloc(b->x.sh_load, b->cap_sh * sizeof(*l));
+
+		if (!l)
+			return -1;
+		b->x.sh_load = l;
+		b->cap_sh_load = b->cap_sh;
+	}
+	b->x.sh_idx[b->n_sh] = b->sh_of[f] - 1;
+	b->x.sh_load[b->n_sh++] = load;
+	o->n_sh++;
+	return 0;
+}
+
+static int ex_item(struct exact_build *b, enum sim_class cls)
+{
+	if (FWD_GROW(b->x.items, b->cap_items, b->x.n_items + 1, 32) < 0)
+		return -1;
+	b->x.items[b->x.n_items++] = (struct sim_exact_item){
+		.cls = cls, .opt_off = b->x.n_opts, .n_opt = 0};
+	return 0;
+}
+
+static void ex_free(struct exact_build *b)
+{
+	free(b->x.items);
+	free(b->x.opts);
+	free(b->x.sh_idx);
+	free(b->x.sh_load);
+	free(b->x.pick);
+	free(b->sh_of);
+	free(b->shared);
+}
+
+/* A running job on the batch's default forwarders: one option, its
+ * mapping as it is (its other forwarders bound it by phi). */
+static int ex_running(struct exact_build *b, struct runner *r, uint32_t job)
+{
+	const struct job_state *j = &r->js[job];
+	enum sim_class cls = r->s->ji[job].cls;
+	struct sim_exact_opt *o;
+	double phi = 1;
+
+	for (size_t i = 0; i < j->n_fwd; i++) {
+		const struct fwd_state *f = &r->fs[j->fwd[i]];
+		double share = f->demand > 1 ? 1 / f->demand : 1, slow = 1;
+
+		if (b->sh_of[j->fwd[i]])
+			continue;
+		for (int c = 0; c < SIM_N_CLASSES; c++) {
+			uint32_t n = f->n_class[c] - (c == (int)cls);
+
+			if (n && r->s->c->slowdown[cls][c] > slow)
+				slow = r->s->c->slowdown[cls][c];
+		}
+		if (share / slow < phi)
+			phi = share / slow;
+	}
+	if (ex_item(b, cls) < 0 ||
+	    !(o = ex_opt(b, EX_FIXED, (uint32_t)j->n_fwd, 0, j->demand, phi)))
+		return -1;
+	for (size_t i = 0; i < j->n_fwd; i++)
+		if (b->sh_of[j->fwd[i]] &&
+		    ex_share(b, o, j->fwd[i],
+			     j->demand * j->w[i] /
+				     fwd_rate(r->s->t, j->fwd[i], j->sat)) < 0)
+			return -1;
+	return 0;
+}
+
+/* A starting job's options: its default mapping, its defaults plus e
+ * extras (nodes spread evenly over the k = N_f + e), k private pool
+ * forwarders, direct access; up to k = kcap forwarders in all and `share`
+ * pool forwarders (the policy's caps). */
+static int ex_starting(struct exact_build *b, struct runner *r, uint32_t job,
+		       uint32_t kcap, uint32_t share, double prate, bool direct)
+{
+	const struct sim *s = r->s;
+	const struct jobinfo *ji = &s->ji[job];
+	const struct sim_app *a = &s->c->apps[s->j->jobs[job].app];
+	double sat = sim_curve_sat(a), best_priv = -1;
+	uint32_t nd = (uint32_t)ji->n_def;
+	struct sim_exact_opt *o;
+
+	if (ex_item(b, ji->cls) < 0)
+		return -1;
+	o = ex_opt(b, EX_DEFAULT, nd, 0, sim_curve_bw(a, nd), 1);
+	if (!o)
+		return -1;
+	for (uint32_t i = 0; i < nd; i++) {
+		uint32_t f = s->def_fwd[ji->def_off + i];
+
+		if (ex_share(b, o, f,
+			     o->d * s->def_w[ji->def_off + i] /
+				     fwd_rate(s->t, f, sat)) < 0)
+			return -1;
+	}
+	for (uint32_t k = nd + 1; k <= kcap && k - nd <= share; k++) {
+		double d = sim_curve_bw(a, k);
+		double pl = d / k / (sat > 0 && sat < prate ? sat : prate);
+
+		if (!(o = ex_opt(b, EX_EXTRAS, k, k - nd, d,
+				 pl > 1 ? 1 / pl : 1)))
+			return -1;
+		for (uint32_t i = 0; i < nd; i++) {
+			uint32_t f = s->def_fwd[ji->def_off + i];
+
+			if (ex_share(b, o, f, d / k / fwd_rate(s->t, f, sat)) <
+			    0)
+				return -1;
+		}
+	}
+	for (uint32_t k = 1; k <= kcap && k <= share; k++) {
+		double d = sim_curve_bw(a, k);
+		double pl = d / k / (sat > 0 && sat < prate ? sat : prate);
+		double v = d * (pl > 1 ? 1 / pl : 1);
+
+		if (v <= best_priv) /* more forwarders, no more bandwidth */
+			continue;
+		best_priv = v;
+		if (!ex_opt(b, EX_PRIVATE, k, k, v, 1))
+			return -1;
+	}
+	if (direct && a->direct_bps > 0 &&
+	    !ex_opt(b, EX_DIRECT, 0, 0, a->direct_bps, 1))
+		return -1;
+	return 0;
+}
+
+/* The jobs of one batch placed as the exact search chose. */
+static int exact_batch(struct runner *r, const uint32_t *bjob, size_t nb,
+		       fwd_error_t *err)
+{
+	struct sim *s = r->s;
+	const struct topology *t = s->t;
+	const struct policy *p = r->pol->policy;
+	struct exact_build b = {0};
+	uint32_t *pool = NULL, n_pool = 0, usable, share, next = 0;
+	double prate = 0;
+	bool *seen = calloc(s->j->n + 1, sizeof(*seen));
+	int rv = -1;
+
+	b.sh_of = calloc(t->n_forwarders + 1, sizeof(*b.sh_of));
+	b.shared = calloc(t->n_forwarders + 1, sizeof(*b.shared));
+	pool = calloc(t->n_forwarders + 1, sizeof(*pool));
+	if (!b.sh_of || !b.shared || !pool || !seen)
+		goto nomem;
+	for (size_t i = 0; i < nb; i++) {
+		const struct jobinfo *ji = &s->ji[bjob[i]];
+
+		for (size_t k = 0; k < ji->n_def; k++) {
+			uint32_t f = s->def_fwd[ji->def_off + k];
+
+			if (!b.sh_of[f]) {
+				b.shared[b.x.n_shared] = f;
+				b.sh_of[f] = (uint32_t)++b.x.n_shared;
+			}
+		}
+	}
+	for (size_t f = 0; f < t->n_forwarders; f++) {
+		if (t->forwarders[f].role != TOPO_ROLE_BACKUP || r->fs[f].n ||
+		    b.sh_of[f])
+			continue;
+		pool[n_pool++] = (uint32_t)f;
+		if (t->forwarders[f].bandwidth_bps > prate)
+			prate = t->forwarders[f].bandwidth_bps;
+	}
+	usable = n_pool;
+	share = n_pool;
+	if (p) {
+		const struct policy_caps *c = &p->decision.caps;
+
+		usable = n_pool > c->reserve ? n_pool - c->reserve : 0;
+		share = (uint32_t)floor(c->max_pool_share * (double)n_pool);
+	}
+	/* the running jobs that hold a forwarder the batch may stay on */
+	for (size_t si = 0; si < b.x.n_shared; si++) {
+		const struct fwd_state *f = &r->fs[b.shared[si]];
+
+		for (size_t h = 0; h < f->n; h++) {
+			uint32_t job = f->h[h].job;
+
+			if (seen[job])
+				continue;
+			seen[job] = true;
+			if (ex_running(&b, r, job) < 0)
+				goto nomem;
+		}
+	}
+	for (size_t i = 0; i < nb; i++) {
+		uint32_t nodes = s->j->jobs[bjob[i]].nodes, kcap = nodes;
+
+		if (p && kcap > p->decision.caps.max_forwarders_per_job)
+			kcap = p->decision.caps.max_forwarders_per_job;
+		if (ex_starting(&b, r, bjob[i], kcap,
+				share < usable ? share : usable, prate,
+				!p || p->decision.curve.direct) < 0)
+			goto nomem;
+	}
+	b.x.pool = usable;
+	b.x.slowdown = (const double(*)[SIM_N_CLASSES])s->c->slowdown;
+	b.x.max_nodes = EXACT_MAX_NODES;
+	if (!(b.x.pick = calloc(b.x.n_items + 1, sizeof(*b.x.pick))))
+		goto nomem;
+	if (sim_exact_solve(&b.x) < 0) {
+		errprintf(err, "exact: %s", strerror(errno));
+		goto out;
+	}
+	r->res->n_unproven += !b.x.proven;
+	for (size_t i = 0; i < nb; i++) {
+		const struct sim_exact_item *it =
+			&b.x.items[b.x.n_items - nb + i];
+		const struct sim_exact_opt *o =
+			&b.x.opts[it->opt_off + b.x.pick[b.x.n_items - nb + i]];
+		const struct jobinfo *ji = &s->ji[bjob[i]];
+		struct job_state *j = &r->js[bjob[i]];
+		uint32_t k = o->tag == EX_DIRECT ? 0 : o->k, n = 0;
+
+		r->res->jobs[bjob[i]].upgraded = o->tag != EX_DEFAULT;
+		if (o->tag == EX_DEFAULT) {
+			use_default(r, bjob[i]);
+			continue;
+		}
+		j->fwd = malloc((k ? k : 1) * sizeof(*j->fwd));
+		j->w = malloc((k ? k : 1) * sizeof(*j->w));
+		j->own = true;
+		if (!j->fwd || !j->w)
+			goto nomem;
+		if (o->tag == EX_EXTRAS)
+			for (; n < ji->n_def; n++)
+				j->fwd[n] = s->def_fwd[ji->def_off + n];
+		while (n < k && next < n_pool)
+			j->fwd[n++] = pool[next++];
+		for (uint32_t x = 0; x < n; x++)
+			j->w[x] = 1.0 / (double)n;
+		j->n_fwd = n;
+		j->direct = !n;
+		j->priv = o->tag == EX_PRIVATE;
+	}
+	rv = 0;
+	goto out;
+nomem:
+	errprintf(err, "simulator: out of memory");
+out:
+	ex_free(&b);
+	free(pool);
+	free(seen);
+	return rv;
+}
+
 /* Static, dfra and placement callbacks share the loop; `d` is NULL but
  * for dfra. */
 static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
@@ -749,6 +1037,9 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 			bjob[nb++] = job;
 			progress(r, e + 1);
 		}
+		if (r->pol->kind == SIM_POLICY_EXACT && nb &&
+		    exact_batch(r, bjob, nb, err) < 0)
+			goto out;
 		if (d && nb) {
 			for (size_t i = 0; i < nb; i++) {
 				uint32_t job = bjob[i];
@@ -787,6 +1078,8 @@ static int run_mapped(struct runner *r, struct sim_dfra *d, fwd_error_t *err)
 			} else if (r->pol->kind == SIM_POLICY_STATIC_BEZ) {
 				if (place_bez(r, job, err) < 0)
 					goto out;
+			} else if (r->pol->kind == SIM_POLICY_EXACT) {
+				/* placed by exact_batch() */
 			} else if (!d || grants[i].use_default) {
 				use_default(r, job);
 			} else {
@@ -1111,6 +1404,7 @@ static int run_policy(struct sim *s, const struct sim_policy *p,
 	switch (p->kind) {
 	case SIM_POLICY_STATIC:
 	case SIM_POLICY_STATIC_BEZ:
+	case SIM_POLICY_EXACT:
 		if (run_mapped(&r, NULL, err) < 0)
 			goto out;
 		break;

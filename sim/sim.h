@@ -174,6 +174,11 @@ enum sim_policy_kind {
 	/* Bez et al., IPDPS'21, STATIC: each job ceil(C_a / R) forwarders of
 	 * its own, R = compute nodes per forwarder of the topology (SIM.md) */
 	SIM_POLICY_STATIC_BEZ,
+	/* the exact bound of each batch of jobs starting together (SIM.md
+	 * "Exact"): the best combination of the options a decision may give
+	 * them (default, default plus extras, private, direct where the
+	 * policy allows it, within its caps), valued with this model */
+	SIM_POLICY_EXACT,
 };
 
 /*
@@ -190,8 +195,9 @@ typedef int (*sim_place_fn)(void *arg, size_t job, const uint32_t *defaults,
 struct sim_policy {
 	const char *name; /* label in the report */
 	enum sim_policy_kind kind;
-	const struct policy *policy; /* DFRA; ORACLE (optional): direct
-				      * access only where it allows it */
+	const struct policy *policy; /* DFRA; ORACLE, EXACT (optional):
+				      * direct access only where it allows
+				      * it; EXACT: within its caps */
 	sim_place_fn place;	     /* SIM_POLICY_PLACE only */
 	void *place_arg;
 	struct sim_history *history; /* DFRA: decide from it and fill it
@@ -251,6 +257,9 @@ struct sim_policy_result {
 	/* Wall-clock seconds this policy's run took (monotonic clock), for
 	 * benchmarks; not part of any report, which stay deterministic. */
 	double elapsed_s;
+	/* exact: batches whose search stopped at its node limit (their
+	 * figure is the best found, not proven) */
+	size_t n_unproven;
 };
 
 struct sim_result {

@@ -54,4 +54,49 @@ int sim_dfra_start(struct sim_dfra *d, const struct sim_dfra_job *jobs,
 /* The job ended: release its ledger entry. */
 void sim_dfra_end(struct sim_dfra *d, const char *job_id, double now);
 
+/*
+ * The exact bound of one batch (sim_exact.c, SIM.md "Exact"): each item
+ * takes exactly one of its options; the takes sum to at most `pool`; the
+ * sum of the items' values under the simulator's sharing model is
+ * maximised by branch and bound.  An item with one option is a job
+ * already running: its option is given, its value counts.
+ */
+struct sim_exact_opt {
+	uint32_t take; /* pool forwarders */
+	double d;      /* demand when it stays on shared forwarders, else its
+			* value */
+	double phi;    /* stay: the factor its other forwarders allow, <= 1 */
+	uint32_t n_sh; /* shared forwarders it loads (0: a value of its own) */
+	size_t sh_off; /* into sh_idx / sh_load */
+	int tag;       /* the caller's: what the option is */
+	uint32_t k;    /* the caller's: forwarders it holds */
+};
+
+struct sim_exact_item {
+	enum sim_class cls;
+	size_t opt_off, n_opt; /* into opts */
+};
+
+struct sim_exact {
+	/* in */
+	struct sim_exact_item *items;
+	size_t n_items;
+	struct sim_exact_opt *opts; /* reordered and pruned per item */
+	size_t n_opts;
+	uint32_t *sh_idx; /* shared forwarder, 0 .. n_shared - 1 */
+	double *sh_load;  /* d * w / rate there */
+	size_t n_shared;
+	uint32_t pool;
+	const double (*slowdown)[SIM_N_CLASSES];
+	uint64_t max_nodes; /* search nodes before giving up */
+	/* out: pick[i] indexes items[i]'s options (as reordered) */
+	size_t *pick;
+	double value;
+	bool proven; /* false: stopped at max_nodes, value is a lower bound */
+	uint64_t nodes;
+};
+
+/* 0, or -1 with errno (ENOMEM; EINVAL: an item without options). */
+int sim_exact_solve(struct sim_exact *x);
+
 #endif

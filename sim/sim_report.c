@@ -27,6 +27,8 @@ static const char *kind_name(enum sim_policy_kind k)
 		return "oracle";
 	case SIM_POLICY_PLACE:
 		return "place";
+	case SIM_POLICY_EXACT:
+		return "exact";
 	case SIM_POLICY_STATIC_BEZ:
 		return "static-bez";
 	}

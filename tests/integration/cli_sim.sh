@@ -138,6 +138,15 @@ check_eq "--learn adds a learned policy" "static dfra oracle learned" \
 check_eq "learned within 10 % of dfra on exact curves" true \
 	"$(jq '.policies[3].aggregate_bandwidth_bps >= 0.9 * .policies[1].aggregate_bandwidth_bps' "$tmp/l.json")"
 
+# exact: each batch's best combination of the decision's options
+sim --jobs "$jobs" --curves "$curves" --compare static,exact,dfra --json
+check_eq "sim --compare exact exits 0" 0 "$rc"
+printf '%s\n' "$out" >"$tmp/e.json"
+check_eq "exact reported as its kind" "static exact dfra" \
+	"$(jq -r '[.policies[].kind] | join(" ")' "$tmp/e.json")"
+check_eq "exact beats static on aggregate bandwidth" true \
+	"$(jq '.policies[1].aggregate_bandwidth_bps > .policies[0].aggregate_bandwidth_bps' "$tmp/e.json")"
+
 # the charts
 for f in speedup utilisation; do
 	check "$f.svg is well-formed XML" xmllint --noout "$tmp/svg/$f.svg"

@@ -1193,6 +1193,175 @@ static void test_static_bez(void **state)
 	world_free(&w);
 }
 
+/*
+ * The exact bound against brute force: small sets of 2-4 jobs of 2 or 4
+ * nodes (none straddles a forwarder) starting together, random curves
+ * with a direct point, random classes and caps.  Every combination of
+ * the options a decision may give them (default, defaults plus e extras,
+ * k private pool forwarders, direct where allowed; within the reserve,
+ * the pool share and max_forwarders_per_job) is simulated with a
+ * placement callback; the exact policy must equal the best of them and
+ * be at least static and dfra.
+ */
+struct combo {
+	const struct policy *p;
+	int n_jobs;
+	int opt[4];	 /* per job: its option index */
+	int kind[4][16]; /* 0 default, 1 extras, 2 private, 3 direct */
+	int cnt[4][16];	 /* extras or private count */
+	int n_opt[4];
+};
+
+static int combo_place(void *arg, size_t job, const uint32_t *defaults,
+		       size_t n_defaults, uint32_t *fwd, size_t *n_fwd)
+{
+	struct combo *c = arg;
+	int o = c->opt[job], kind = c->kind[job][o], n = c->cnt[job][o];
+	static uint32_t next; /* the next pool forwarder: fwd03, fwd04 */
+
+	if (job == 0)
+		next = 2;
+	*n_fwd = 0;
+	if (kind == 3)
+		return 0;
+	if (kind <= 1)
+		for (size_t i = 0; i < n_defaults; i++)
+			fwd[(*n_fwd)++] = defaults[i];
+	if (kind >= 1)
+		for (int i = 0; i < n; i++)
+			fwd[(*n_fwd)++] = next++;
+	return 0;
+}
+
+static double run_one(struct world *w, const struct sim_policy *pol)
+{
+	struct sim_config cfg = {
+		.topo = w->t, .base = w->p, .policies = pol, .n_policies = 1};
+	fwd_error_t err = {""};
+	struct sim_result *r = sim_run(&cfg, w->c, w->j, &err);
+	double v;
+
+	if (!r)
+		fail_msg("run: %s", err.text);
+	v = r->pols[0].agg_bw_mean;
+	assert_int_equal(r->pols[0].n_unproven, 0);
+	sim_result_destroy(r);
+	return v;
+}
+
+static void test_exact_brute_force(void **state)
+{
+	static const char *const modes[] = {"N-N", "N-1", "1-1"};
+
+	(void)state;
+	for (int round = 0; round < 150; round++) {
+		char curves[2048], jobs[1024];
+		size_t cl = 0, jl = 0;
+		struct world w = {0};
+		struct policy *p = small_policy();
+		struct combo c = {.p = p};
+		int n_apps = 1 + (int)rnd(3), nodes = rnd(2) ? 4 : 2;
+		uint32_t pool = 2, usable, share, kcap;
+		double best = 0, ex, st, df;
+		long total = 1;
+
+		c.n_jobs = 2 + (int)rnd(3);
+		p->decision.interference.n1_min_nodes = 1;
+		p->decision.caps.reserve = rnd(2);
+		p->decision.caps.max_pool_share = (1 + rnd(2)) / 2.0;
+		p->decision.caps.max_forwarders_per_job = 1 + rnd(4);
+		p->decision.curve.direct = rnd(2);
+		usable = pool - p->decision.caps.reserve;
+		share = (uint32_t)floor(p->decision.caps.max_pool_share * pool);
+		kcap = p->decision.caps.max_forwarders_per_job;
+		if (kcap > (uint32_t)nodes)
+			kcap = (uint32_t)nodes;
+		cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+				       "app,forwarders,bandwidth_bps\n");
+		for (int a = 0; a < n_apps; a++) {
+			double bw = 0;
+
+			cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+					       "a%d,0,%.0f\n", a,
+					       (1 + rnd(8)) * 0.1e9);
+			for (int k = 1; k <= 4; k++) {
+				bw += (rnd(9) - 2) * 0.2e9;
+				if (bw < 0.05e9)
+					bw = 0.05e9;
+				cl += (size_t)snprintf(
+					curves + cl, sizeof(curves) - cl,
+					"a%d,%d,%.0f\n", a, k, bw);
+			}
+		}
+		cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+				       "app,io_mode,volume,iops,mdops\n");
+		for (int a = 0; a < n_apps; a++)
+			cl += (size_t)snprintf(curves + cl, sizeof(curves) - cl,
+					       "a%d,%s,%u,%u,%u\n", a,
+					       modes[rnd(3)],
+					       (1 + rnd(20)) * 1000000000u,
+					       rnd(3) * 1000, rnd(3) * 300);
+		jl += (size_t)snprintf(jobs + jl, sizeof(jobs) - jl,
+				       "job_id,app,nodes,submit,start,end\n");
+		for (int i = 0; i < c.n_jobs; i++)
+			jl += (size_t)snprintf(jobs + jl, sizeof(jobs) - jl,
+					       "j%d,a%u,%d,0,0,100\n", i,
+					       rnd((uint32_t)n_apps), nodes);
+		run_all(&w, p, curves, jobs);
+		st = w.r->pols[0].agg_bw_mean;
+		df = w.r->pols[1].agg_bw_mean;
+		{
+			struct sim_policy e = {"exact", SIM_POLICY_EXACT, p};
+
+			ex = run_one(&w, &e);
+		}
+		/* the options, as the contract states them */
+		for (int i = 0; i < c.n_jobs; i++) {
+			const struct sim_app *a = &w.c->apps[w.j->jobs[i].app];
+			int n = 0;
+
+			c.kind[i][n++] = 0;
+			for (uint32_t e = 1;
+			     1 + e <= kcap && e <= share && e <= usable; e++) {
+				c.kind[i][n] = 1;
+				c.cnt[i][n++] = (int)e;
+			}
+			for (uint32_t k = 1;
+			     k <= kcap && k <= share && k <= usable; k++) {
+				c.kind[i][n] = 2;
+				c.cnt[i][n++] = (int)k;
+			}
+			if (p->decision.curve.direct && a->direct_bps > 0)
+				c.kind[i][n++] = 3;
+			c.n_opt[i] = n;
+			total *= n;
+		}
+		for (long x = 0; x < total; x++) {
+			struct sim_policy pl = {"combo", SIM_POLICY_PLACE, NULL,
+						combo_place, &c};
+			uint32_t take = 0;
+			long y = x;
+
+			for (int i = 0; i < c.n_jobs; i++) {
+				c.opt[i] = (int)(y % c.n_opt[i]);
+				y /= c.n_opt[i];
+				if (c.kind[i][c.opt[i]] == 1 ||
+				    c.kind[i][c.opt[i]] == 2)
+					take += (uint32_t)c.cnt[i][c.opt[i]];
+			}
+			if (take > usable)
+				continue;
+			best = fmax(best, run_one(&w, &pl));
+		}
+		if (fabs(ex - best) > 1e-9 * best || ex < st * (1 - 1e-9) ||
+		    ex < df * (1 - 1e-9))
+			fail_msg("round %d: exact %.9g, brute force %.9g, "
+				 "static %.9g, dfra %.9g\n%s%s",
+				 round, ex, best, st, df, curves, jobs);
+		world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1215,6 +1384,7 @@ int main(void)
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_oracle_no_direct),
 		cmocka_unit_test(test_static_bez),
+		cmocka_unit_test(test_exact_brute_force),
 		cmocka_unit_test(test_run_requires_inputs),
 	};
 

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The exact bound of a batch (SIM.md "Exact"): every combination of the
+ * jobs' options, valued with the simulator's own sharing and interference
+ * model, searched by branch and bound.  Items are jobs; an option either
+ * has a value of its own (private forwarders, direct access) or stays on
+ * shared forwarders, where its bandwidth is
+ *
+ *	d * min(phi, min over its shared forwarders s of
+ *		     min(1, 1 / L_s) / slow_s)
+ *
+ * with L_s the load of every item staying on s and slow_s the worst
+ * slowdown the classes there inflict on the item's class (job_bw() in
+ * sim.c).  An item's value never rises when another item joins its
+ * forwarders, so the items placed so far plus, for the rest, the smaller
+ * of (a) the knapsack of their values alone over the pool left and (b)
+ * the sum of their best values in the current state bound every
+ * completion from above.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_internal.h"
+
+struct search {
+	struct sim_exact *x;
+	size_t *order;	    /* item per depth */
+	size_t *cur;	    /* option per item, SIZE_MAX: not yet */
+	double *load;	    /* per shared forwarder */
+	uint32_t *cnt;	    /* per shared forwarder and class */
+	double *rest;	    /* (n_items + 1) x (pool + 1): bound (a) */
+	double *alone;	    /* per option: its value alone */
+	double *row, *nrow; /* state_bound()'s knapsack rows */
+	double best;
+	uint64_t nodes;
+	bool stopped;
+};
+
+static const uint32_t *opt_sh(const struct sim_exact *x,
+			      const struct sim_exact_opt *o)
+{
+	return &x->sh_idx[o->sh_off];
+}
+
+/* Option o's value in the current state; `with` adds its own load and
+ * class (an option not yet applied). */
+static double opt_value(const struct search *s, enum sim_class cls,
+			const struct sim_exact_opt *o, bool with)
+{
+	const struct sim_exact *x = s->x;
+	const uint32_t *sh = opt_sh(x, o);
+	double f = o->phi;
+
+	if (!o->n_sh)
+		return o->d;
+	for (uint32_t i = 0; i < o->n_sh; i++) {
+		const uint32_t *c = &s->cnt[sh[i] * SIM_N_CLASSES];
+		double l =
+			s->load[sh[i]] + (with ? x->sh_load[o->sh_off + i] : 0);
+		double share = l > 1 ? 1 / l : 1, slow = 1;
+
+		for (int k = 0; k < SIM_N_CLASSES; k++) {
+			uint32_t n = c[k] - (!with && k == (int)cls);
+
+			if (n && x->slowdown[cls][k] > slow)
+				slow = x->slowdown[cls][k];
+		}
+		if (share / slow < f)
+			f = share / slow;
+	}
+	return o->d * f;
+}
+
+static void apply(struct search *s, enum sim_class cls,
+		  const struct sim_exact_opt *o, int sign)
+{
+	const struct sim_exact *x = s->x;
+	const uint32_t *sh = opt_sh(x, o);
+
+	for (uint32_t i = 0; i < o->n_sh; i++) {
+		s->load[sh[i]] += sign * x->sh_load[o->sh_off + i];
+		s->cnt[sh[i] * SIM_N_CLASSES + cls] += (uint32_t)sign;
+	}
+}
+
+/* The items placed so far, valued in the current state. */
+static double placed_value(const struct search *s, size_t depth)
+{
+	const struct sim_exact *x = s->x;
+	double v = 0;
+
+	for (size_t d = 0; d < depth; d++) {
+		size_t i = s->order[d];
+		const struct sim_exact_item *it = &x->items[i];
+
+		v += opt_value(s, it->cls, &x->opts[it->opt_off + s->cur[i]],
+			       false);
+	}
+	return v;
+}
+
+/* Bound (b): the items left, each option valued in the current state
+ * (its own load and class added), in a knapsack over the pool left. */
+static double state_bound(struct search *s, size_t depth, uint32_t left)
+{
+	const struct sim_exact *x = s->x;
+	double *row = s->row;
+
+	for (uint32_t p = 0; p <= left; p++)
+		row[p] = 0;
+	for (size_t d = depth; d < x->n_items; d++) {
+		const struct sim_exact_item *it = &x->items[s->order[d]];
+		double *nrow = s->nrow;
+
+		for (uint32_t p = 0; p <= left; p++)
+			nrow[p] = -1;
+		for (size_t k = 0; k < it->n_opt; k++) {
+			const struct sim_exact_opt *o =
+				&x->opts[it->opt_off + k];
+			double y;
+
+			if (o->take > left)
+				continue;
+			y = opt_value(s, it->cls, o, true);
+			for (uint32_t p = o->take; p <= left; p++)
+				if (row[p - o->take] + y > nrow[p])
+					nrow[p] = row[p - o->take] + y;
+		}
+		s->nrow = row;
+		s->row = nrow;
+		row = nrow;
+	}
+	return row[left];
+}
+
+static void dfs(struct search *s, size_t depth, uint32_t used)
+{
+	struct sim_exact *x = s->x;
+	uint32_t left = x->pool - used;
+	double have, ub;
+
+	if (s->stopped)
+		return;
+	if (++s->nodes > x->max_nodes) {
+		s->stopped = true;
+		return;
+	}
+	have = placed_value(s, depth);
+	if (depth == x->n_items) {
+		if (have > s->best) {
+			s->best = have;
+			memcpy(x->pick, s->cur, x->n_items * sizeof(*x->pick));
+		}
+		return;
+	}
+	ub = s->rest[depth * (x->pool + 1) + left];
+	if (have + ub <= s->best * (1 + 1e-12))
+		return;
+	{
+		double b = state_bound(s, depth, left);
+
+		if (have + b <= s->best * (1 + 1e-12))
+			return;
+	}
+	size_t i = s->order[depth];
+	const struct sim_exact_item *it = &x->items[i];
+
+	for (size_t k = 0; k < it->n_opt; k++) {
+		const struct sim_exact_opt *o = &x->opts[it->opt_off + k];
+
+		if (o->take > left)
+			continue;
+		s->cur[i] = k;
+		apply(s, it->cls, o, 1);
+		dfs(s, depth + 1, used + o->take);
+		apply(s, it->cls, o, -1);
+		s->cur[i] = SIZE_MAX;
+		if (s->stopped)
+			return;
+	}
+}
+
+static double alone_value(const struct search *s, enum sim_class cls,
+			  const struct sim_exact_opt *o)
+{
+	(void)cls;
+	/* alone on its forwarders: no class but its own, its own load */
+	const struct sim_exact *x = s->x;
+	double f = o->phi;
+
+	if (!o->n_sh)
+		return o->d;
+	for (uint32_t i = 0; i < o->n_sh; i++) {
+		double l = x->sh_load[o->sh_off + i];
+
+		if (l > 1 && 1 / l < f)
+			f = 1 / l;
+	}
+	return o->d * f;
+}
+
+/* Options in order of value alone, best first (an insertion sort: a job
+ * has a few dozen). */
+static void sort_options(struct sim_exact *x, struct search *s, size_t i)
+{
+	struct sim_exact_item *it = &x->items[i];
+	struct sim_exact_opt *o = &x->opts[it->opt_off];
+	double *a = &s->alone[it->opt_off];
+
+	for (size_t k = 1; k < it->n_opt; k++) {
+		struct sim_exact_opt v = o[k];
+		double va = a[k];
+		size_t j = k;
+
+		while (j > 0 && (a[j - 1] < va ||
+				 (a[j - 1] == va && o[j - 1].take > v.take))) {
+			o[j] = o[j - 1];
+			a[j] = a[j - 1];
+			j--;
+		}
+		o[j] = v;
+		a[j] = va;
+	}
+}
+
+/* Drop an option another of the same item beats whatever the others do:
+ * one that shares nothing, takes no more and is worth at least its value
+ * alone. */
+static void prune_options(struct sim_exact *x, struct search *s, size_t i)
+{
+	struct sim_exact_item *it = &x->items[i];
+	struct sim_exact_opt *o = &x->opts[it->opt_off];
+	double *a = &s->alone[it->opt_off];
+	size_t n = 0;
+
+	for (size_t k = 0; k < it->n_opt; k++) {
+		bool dom = false;
+
+		for (size_t j = 0; j < n && !dom; j++)
+			dom = !o[j].n_sh && o[j].take <= o[k].take &&
+			      a[j] >= a[k];
+		if (dom)
+			continue;
+		o[n] = o[k];
+		a[n++] = a[k];
+	}
+	it->n_opt = n;
+}
+
+/* A first answer to prune against: from every item on its first option
+ * the pool allows (in search order), one item's option changed at a time
+ * while that raises the total. */
+static int incumbent(struct search *s)
+{
+	struct sim_exact *x = s->x;
+	uint32_t used = 0;
+	double v;
+
+	for (size_t d = 0; d < x->n_items; d++) {
+		size_t i = s->order[d];
+		const struct sim_exact_item *it = &x->items[i];
+		size_t k = it->n_opt - 1;
+
+		for (size_t c = 0; c < it->n_opt; c++)
+			if (x->opts[it->opt_off + c].take <= x->pool - used &&
+			    (x->opts[it->opt_off + c].take <
+				     x->opts[it->opt_off + k].take ||
+			     c < k)) {
+				k = c;
+				break;
+			}
+		if (x->opts[it->opt_off + k].take > x->pool - used)
+			for (k = 0; k < it->n_opt; k++)
+				if (!x->opts[it->opt_off + k].take)
+					break;
+		if (k == it->n_opt)
+			return -1;
+		s->cur[i] = k;
+		used += x->opts[it->opt_off + k].take;
+		apply(s, it->cls, &x->opts[it->opt_off + k], 1);
+	}
+	v = placed_value(s, x->n_items);
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (size_t i = 0; i < x->n_items; i++) {
+			const struct sim_exact_item *it = &x->items[i];
+			size_t was = s->cur[i];
+			const struct sim_exact_opt *c =
+				&x->opts[it->opt_off + was];
+
+			for (size_t k = 0; k < it->n_opt; k++) {
+				const struct sim_exact_opt *o =
+					&x->opts[it->opt_off + k];
+				double y;
+
+				if (k == s->cur[i] ||
+				    used -
+						    x->opts[it->opt_off +
+							    s->cur[i]]
+							    .take +
+						    o->take >
+					    x->pool)
+					continue;
+				c = &x->opts[it->opt_off + s->cur[i]];
+				apply(s, it->cls, c, -1);
+				apply(s, it->cls, o, 1);
+				was = s->cur[i];
+				s->cur[i] = k;
+				y = placed_value(s, x->n_items);
+				if (y > v * (1 + 1e-12)) {
+					used = used - c->take + o->take;
+					v = y;
+					moved = true;
+					continue;
+				}
+				s->cur[i] = was;
+				apply(s, it->cls, o, -1);
+				apply(s, it->cls, c, 1);
+			}
+		}
+	}
+	s->best = v;
+	memcpy(x->pick, s->cur, x->n_items * sizeof(*x->pick));
+	/* back to the empty state for the search */
+	for (size_t i = 0; i < x->n_items; i++) {
+		const struct sim_exact_item *it = &x->items[i];
+
+		apply(s, it->cls, &x->opts[it->opt_off + s->cur[i]], -1);
+		s->cur[i] = SIZE_MAX;
+	}
+	return 0;
+}
+
+int sim_exact_solve(struct sim_exact *x)
+{
+	struct search s = {.x = x, .best = -1};
+	size_t n = x->n_items, P = x->pool;
+	double *gain = NULL;
+	int rv = -1;
+
+	x->value = 0;
+	x->proven = true;
+	x->nodes = 0;
+	if (!n)
+		return 0;
+	s.order = malloc(n * sizeof(*s.order));
+	s.cur = malloc(n * sizeof(*s.cur));
+	s.load = calloc(x->n_shared + 1, sizeof(*s.load));
+	s.cnt = calloc((x->n_shared + 1) * SIM_N_CLASSES, sizeof(*s.cnt));
+	s.rest = calloc((n + 1) * (P + 1), sizeof(*s.rest));
+	s.alone = calloc(x->n_opts + 1, sizeof(*s.alone));
+	s.row = calloc(P + 1, sizeof(*s.row));
+	s.nrow = calloc(P + 1, sizeof(*s.nrow));
+	gain = calloc(n, sizeof(*gain));
+	if (!s.order || !s.cur || !s.load || !s.cnt || !s.rest || !s.alone ||
+	    !s.row || !s.nrow || !gain) {
+		errno = ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_exact_item *it = &x->items[i];
+		double lo = INFINITY, hi = 0;
+
+		for (size_t k = 0; k < it->n_opt; k++)
+			s.alone[it->opt_off + k] = alone_value(
+				&s, it->cls, &x->opts[it->opt_off + k]);
+		sort_options(x, &s, i);
+		prune_options(x, &s, i);
+		for (size_t k = 0; k < it->n_opt; k++) {
+			double a = s.alone[it->opt_off + k];
+
+			lo = a < lo ? a : lo;
+			hi = a > hi ? a : hi;
+		}
+		gain[i] = it->n_opt ? hi - lo : 0;
+		s.cur[i] = SIZE_MAX;
+	}
+	/* items with a single option first (their state is given), then
+	 * the ones with most at stake */
+	for (size_t i = 0, m = 0; i < n; i++) {
+		size_t j = m;
+
+		while (j > 0 && (x->items[s.order[j - 1]].n_opt > 1) &&
+		       (x->items[i].n_opt == 1 ||
+			gain[s.order[j - 1]] < gain[i])) {
+			s.order[j] = s.order[j - 1];
+			j--;
+		}
+		s.order[j] = i;
+		m++;
+	}
+	for (size_t d = n; d-- > 0;) {
+		const struct sim_exact_item *it = &x->items[s.order[d]];
+
+		for (size_t p = 0; p <= P; p++) {
+			double b = -1;
+
+			for (size_t k = 0; k < it->n_opt; k++) {
+				const struct sim_exact_opt *o =
+					&x->opts[it->opt_off + k];
+				double v;
+
+				if (o->take > p)
+					continue;
+				v = s.alone[it->opt_off + k] +
+				    s.rest[(d + 1) * (P + 1) + p - o->take];
+				if (v > b)
+					b = v;
+			}
+			s.rest[d * (P + 1) + p] = b < 0 ? 0 : b;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!x->items[i].n_opt) {
+			errno = EINVAL;
+			goto out;
+		}
+	if (incumbent(&s) < 0)
+		goto out;
+	dfs(&s, 0, 0);
+	x->nodes = s.nodes;
+	x->proven = !s.stopped;
+	x->value = s.best;
+	if (s.best < 0) { /* stopped before any leaf: the first options */
+		errno = EAGAIN;
+		goto out;
+	}
+	/* pick[] indexes the options as sorted and pruned: back to tags */
+	rv = 0;
+out:
+	free(s.order);
+	free(s.cur);
+	free(s.load);
+	free(s.cnt);
+	free(s.rest);
+	free(s.alone);
+	free(s.row);
+	free(s.nrow);
+	free(gain);
+	return rv;
+}
