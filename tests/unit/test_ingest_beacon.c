@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "common/plausible.h"
 #include "common/timeutil.h"
 #include "monitor/ingest.h"
 #include "policies/policy.h"
@@ -294,6 +295,77 @@ static void test_plausibility(void **state)
 	policy_destroy(p);
 }
 
+/*
+ * beacon_check(): what `fwdctl ingest --format beacon-lwfs` refuses before
+ * the store, each with the reason it is counted under (a queue length is
+ * bounded by ingest.max_queue_len in the store: test_plausibility).
+ */
+#define NOW 1700000000 /* "now" for the time window */
+
+struct check {
+	const char *line;
+	const char *reason; /* NULL: plausible */
+	const char *error;
+};
+
+/* clang-format off */
+static const struct check checks[] = {
+	{ P "Read exe: 1 2 3 4 5 6 7 8" T, NULL, NULL },
+	/* the window's ends: 2000-01-01 and a day ahead */
+	{ P "Read exe: 1 1 1 1 1 1 1 1 2000-01-01T00:00:00Z", NULL, NULL },
+	{ P "Read exe: 1 1 1 1 1 1 1 1 2023-11-15T22:13:20Z", NULL, NULL },
+	{ P "Read exe: 1 1 1 1 1 1 1 1 2023-11-15T22:13:21Z", FWD_REASON_TIME,
+	  "time 1700086401 is in the future (accepted: 2000-01-01 to a day "
+	  "from now)" },
+	{ P "Meta wait: 1 1 1 1 1 1 1 1 1999-12-31T23:59:59Z", FWD_REASON_TIME,
+	  "time 946684799 is before 2000 (accepted: 2000-01-01 to a day "
+	  "from now)" },
+	{ P "Write exe: 1 1 1 1 1 1 1 1 2999-01-01T00:00:00Z", FWD_REASON_TIME,
+	  "time 32472144000 is in the future (accepted: 2000-01-01 to a day "
+	  "from now)" },
+	{ P "Write exe: 1 1 1 1 1 1 1 1 1970-01-01T00:00:00Z", FWD_REASON_TIME,
+	  "time 0 is before 2000 (accepted: 2000-01-01 to a day "
+	  "from now)" },
+	{ P "queue length: 3 2999-01-01T00:00:00Z", FWD_REASON_TIME,
+	  "time 32472144000 is in the future (accepted: 2000-01-01 to a day "
+	  "from now)" },
+	/* counters up to 2^63-1: what a signed column and a rate hold */
+	{ P "Read wait: 0 0 0 0 0 0 0 9223372036854775807" T, NULL, NULL },
+	{ P "Read wait: 0 0 0 0 0 0 0 9223372036854775808" T, FWD_REASON_VALUE,
+	  "counter 9223372036854775808 is over 2^63-1 (an unset or wrapped counter)" },
+	{ P "Meta exe: 18446744073709551615 0 0 0 0 0 0 0" T, FWD_REASON_VALUE,
+	  "counter 18446744073709551615 is over 2^63-1 (an unset or wrapped counter)" },
+	/* the store bounds a queue length, not the check */
+	{ P "queue length: 18446744073709551615" T, NULL, NULL },
+};
+/* clang-format on */
+
+static void test_check(void **state)
+{
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
+		const struct check *c = &checks[i];
+		fwd_error_t err = {{0}};
+		struct beacon_rec r;
+		int rc;
+
+		assert_int_equal(beacon_parse_line(c->line, &r, &err),
+				 INGEST_OK);
+		fwd_reason_clear();
+		rc = beacon_check(&r, NOW, &err);
+		if (!c->reason) {
+			if (rc != 0)
+				fail_msg("case %zu '%s' refused: %s", i,
+					 c->line, err.text);
+			assert_null(fwd_reason_take());
+			continue;
+		}
+		if (rc != -1)
+			fail_msg("case %zu '%s' accepted", i, c->line);
+		assert_string_equal(err.text, c->error);
+		assert_string_equal(fwd_reason_take(), c->reason);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_iso8601),
 		cmocka_unit_test(test_reader),
 		cmocka_unit_test(test_plausibility),
+		cmocka_unit_test(test_check),
 	};
 
 	return cmocka_run_group_tests_name("ingest_beacon", tests, NULL, NULL);
