@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,15 @@ static void prolog_usage(FILE *f)
 "        once and the release follows within milliseconds.  Messages go\n"
 "        to syslog (LOG_DAEMON, \"fwdalloc\"); `fwdctl reconcile` releases\n"
 "        what a queue left behind.\n"
+"\n"
+"A policy that does not load: the prolog leaves the job on its default\n"
+"mapping with the record \"fallback: the policy could not be loaded:\n"
+"<error>\" (audit file and table, counted by fwdctl metrics); the epilog\n"
+"(with --queue too, then without queueing) still releases what the job\n"
+"holds and removes its decision files, its record carrying\n"
+"\"policy_error\".  Both use the database, audit and remap.decision_dir\n"
+"settings of the file where these sections are valid, else the built-in\n"
+"defaults.\n"
 "\n"
 "Exit status:\n"
 "  0  done, or failed open (the audit record says why)\n"
@@ -174,6 +184,25 @@ static void release_queued(void *arg, double t0)
 }
 
 /*
+ * No policy loads: why (the loader's error, which fwdctl_policy() printed)
+ * and where the hook records and releases anyway
+ * (policy_load_locations()).  NULL only when out of memory.
+ */
+static struct policy *no_policy_locations(struct fwdctl_ctx *ctx,
+					  fwd_error_t *why)
+{
+	struct policy *p = policy_load(ctx->policy_path, why);
+
+	if (p) {
+		/* It loads now (edited meanwhile): still not this run's. */
+		policy_destroy(p);
+		snprintf(why->text, sizeof(why->text), "%s: not loaded",
+			 ctx->policy_path);
+	}
+	return policy_load_locations(ctx->policy_path);
+}
+
+/*
  * fwdctl epilog --queue: queue this job's release, then release what the
  * queue holds unless another epilog is doing it.  Run in the background
  * by the epilog-slurmctld wrapper (controller/release_queue.h).
@@ -195,11 +224,25 @@ static int epilog_queued(struct fwdctl_ctx *ctx, double t0)
 		return FWD_EXIT_USAGE;
 	}
 	if (!(p = fwdctl_policy(ctx))) {
-		if (ctl_no_policy(&job, t0, &err) < 0)
-			log_daemon(LOG_WARNING,
-				   "epilog job %s: no policy; audit record "
-				   "not written: %s",
-				   job.job_id, err.text);
+		/* No queue without a policy: this process releases its own
+		 * job, with the database and audit trail the file names. */
+		struct policy *lp = no_policy_locations(ctx, &err);
+
+		if (!lp) {
+			log_daemon(LOG_WARNING, "epilog job %s: no policy: %s",
+				   job.job_id, strerror(errno));
+			return FWD_EXIT_OK;
+		}
+		log_daemon(LOG_WARNING,
+			   "epilog job %s: no policy (%s); releasing it now",
+			   job.job_id, err.text);
+		ctl_epilog_no_policy(lp, &job, err.text, t0, &out);
+		for (size_t i = 0; i < out.n_notes; i++)
+			log_daemon(LOG_WARNING, "%s", out.notes[i].text);
+		if (out.lost_record)
+			syslog_record("epilog", job.job_id, out.lost_record);
+		ctl_outcome_free(&out);
+		policy_destroy(lp);
 		return FWD_EXIT_OK;
 	}
 	q.p = p;
@@ -222,7 +265,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	bool epilog = !strcmp(name, "epilog");
 	struct ctl_outcome out;
 	struct ctl_job job;
-	struct policy *p;
+	struct policy *p, *lp = NULL;
 	fwd_error_t err, cerr = {""};
 	enum topo_cache_use how = TOPO_CACHE_YAML;
 	double t0 = fwd_clock_real(), t_pol = t0, t_topo = t0;
@@ -250,19 +293,19 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	t_pol = fwd_clock_real();
 	if (!p) {
 		/* No policy: nothing to decide with; the job runs on the
-		 * default mapping.  The built-in audit path records it. */
-		if (ctl_no_policy(&job, t0, &err) < 0) {
-			fwdctl_err("%s", err.text);
-			openlog("fwdalloc", LOG_PID, LOG_DAEMON);
-			syslog(LOG_WARNING,
-			       "%s job %s: no policy, default mapping; "
-			       "audit record not written: %s",
-			       name, job.job_id, err.text);
-			closelog();
+		 * default mapping, and the epilog still releases what it
+		 * holds.  Recorded where the file says, else where the
+		 * built-in defaults do. */
+		if (!(lp = no_policy_locations(ctx, &err))) {
+			fwdctl_err("%s job %s: no policy: %s", name, job.job_id,
+				   strerror(errno));
+			return FWD_EXIT_OK;
 		}
-		return FWD_EXIT_OK;
-	}
-	if (epilog) {
+		if (epilog)
+			ctl_epilog_no_policy(lp, &job, err.text, t0, &out);
+		else
+			ctl_no_policy(lp, &job, err.text, t0, &out);
+	} else if (epilog) {
 		ctl_epilog(p, &job, t0, &out);
 	} else {
 		if (p->access.mode == POLICY_MODE_OFF)
@@ -286,6 +329,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	if (out.lost_record)
 		syslog_record(name, job.job_id, out.lost_record);
 	ctl_outcome_free(&out);
+	policy_destroy(lp);
 	return out.stop_job ? FWD_EXIT_INVALID : FWD_EXIT_OK;
 }
 

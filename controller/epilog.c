@@ -13,9 +13,17 @@
 #include "db/db.h"
 #include "policies/policy.h"
 
+/* The hook, and the policy's load error when the epilog runs without
+ * one (ctl_epilog_no_policy()). */
+struct epilog_hook {
+	struct ctl_hook h; /* first: ctl_hook_run() passes &h */
+	const char *policy_error;
+};
+
 static int epilog_child(void *arg, int fd)
 {
-	struct ctl_hook *h = arg;
+	struct epilog_hook *e = arg;
+	struct ctl_hook *h = &e->h;
 	const struct policy *p = h->p;
 	const struct ctl_job *j = h->j;
 	struct db *db = NULL;
@@ -34,6 +42,9 @@ static int epilog_child(void *arg, int fd)
 	rec = audit_record_release(
 		j, now, released, failed ? err.text : NULL,
 		(uint64_t)((fwd_clock_real() - h->t0) * 1e6));
+	if (rec && e->policy_error)
+		json_object_set_new(rec, "policy_error",
+				    json_string(e->policy_error));
 	ctl_publish_collect(p, j, rec);
 	if (!failed && p->audit.database)
 		audit_store(db, rec, &err);
@@ -46,7 +57,16 @@ static int epilog_child(void *arg, int fd)
 void ctl_epilog(const struct policy *p, const struct ctl_job *j, double t0,
 		struct ctl_outcome *out)
 {
-	struct ctl_hook h = {.p = p, .j = j, .t0 = t0};
+	struct epilog_hook e = {.h = {.p = p, .j = j, .t0 = t0}};
 
-	ctl_hook_run(&h, epilog_child, "epilog", out);
+	ctl_hook_run(&e.h, epilog_child, "epilog", out);
+}
+
+void ctl_epilog_no_policy(const struct policy *lp, const struct ctl_job *j,
+			  const char *why, double t0, struct ctl_outcome *out)
+{
+	struct epilog_hook e = {.h = {.p = lp, .j = j, .t0 = t0},
+				.policy_error = why};
+
+	ctl_hook_run(&e.h, epilog_child, "epilog", out);
 }

@@ -331,21 +331,32 @@ void ctl_outcome_free(struct ctl_outcome *out)
 	out->lost_record = NULL;
 }
 
-int ctl_no_policy(const struct ctl_job *j, double t0, fwd_error_t *err)
+void ctl_no_policy(const struct policy *lp, const struct ctl_job *j,
+		   const char *why, double t0, struct ctl_outcome *out)
 {
-	struct policy *def = policy_defaults();
 	double now = fwd_clock_real();
+	fwd_error_t aerr;
+	char buf[1100];
 	json_t *rec;
-	int rv;
 
-	/* Not even the built-in defaults: nowhere to write. */
-	if (!def)
-		return 0;
-	rec = audit_record_fallback(j, NULL, "prolog",
-				    "the policy could not be loaded", now,
+	memset(out, 0, sizeof(*out));
+	out->fallback = true;
+	snprintf(buf, sizeof(buf), "the policy could not be loaded: %s", why);
+	rec = audit_record_fallback(j, NULL, "prolog", buf, now,
 				    elapsed_us(t0, now));
-	rv = audit_append(def->audit.file, rec, err);
+	if (!rec) {
+		note(out, "prolog %s: %s", j->job_id, strerror(ENOMEM));
+		return;
+	}
+	if (audit_append(lp->audit.file, rec, &aerr) < 0) {
+		note(out, "prolog %s: %s", j->job_id, aerr.text);
+		out->lost_record =
+			json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	}
+	/* The database is as reachable as ever: the fallback is counted
+	 * there too (fwdctl metrics). */
+	if (lp->audit.database)
+		audit_db_best_effort(lp, rec, out);
+	note(out, "prolog %s: %s", j->job_id, buf);
 	json_decref(rec);
-	policy_destroy(def);
-	return rv;
 }

@@ -75,10 +75,23 @@ void ctl_epilog(const struct policy *p, const struct ctl_job *j, double t0,
 		struct ctl_outcome *out);
 
 /*
- * No policy could be loaded: nothing can be decided and the job runs on
- * its default mapping.  Append a fallback record for it to the built-in
- * default audit file.  0, or -1 with errno and err.
+ * The prolog when no policy could be loaded (why: the loader's error):
+ * nothing can be decided and the job runs on its default mapping.  The
+ * fallback record ("fallback: the policy could not be loaded: <why>") goes
+ * to the audit file and, when lp says so, the audit table, both where lp
+ * (policy_load_locations()) finds them.  out as for ctl_prolog(); the job
+ * is never stopped (there is no policy that could say fail: closed).
  */
-int ctl_no_policy(const struct ctl_job *j, double t0, fwd_error_t *err);
+void ctl_no_policy(const struct policy *lp, const struct ctl_job *j,
+		   const char *why, double t0, struct ctl_outcome *out);
+
+/*
+ * The epilog when no policy could be loaded: as ctl_epilog() under lp
+ * (policy_load_locations()): what the job holds is released from the
+ * ledger, its decision and fallback files are collected and removed, and
+ * the "epilog" record carries "policy_error": why.
+ */
+void ctl_epilog_no_policy(const struct policy *lp, const struct ctl_job *j,
+			  const char *why, double t0, struct ctl_outcome *out);
 
 #endif

@@ -343,6 +343,18 @@ struct policy *policy_defaults(void);
  */
 struct policy *policy_load(const char *path, fwd_error_t *err);
 
+/*
+ * Where a hook that must run although the policy at path does not load
+ * (the controller epilog releases, the prolog records the fallback) finds
+ * the database, the audit trail and the decision directory: the built-in
+ * defaults, overridden by the file's database and audit sections and
+ * remap.decision_dir, each one that validates on its own (a section with
+ * an error keeps its defaults; a file that is not YAML keeps them all).
+ * Nothing else is read: the result is not a policy to decide with.  NULL
+ * with errno only when out of memory.
+ */
+struct policy *policy_load_locations(const char *path);
+
 void policy_destroy(struct policy *p);
 
 /* Names <-> enums; the _parse functions return -1 for an unknown name. */

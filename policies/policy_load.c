@@ -1068,6 +1068,72 @@ fail:
 	return NULL;
 }
 
+/* One key of the file (a section or a value), at the dotted path `key`,
+ * loaded into a policy of its own (the defaults plus that key): NULL when
+ * the file does not set it or it does not validate. */
+static struct policy *load_alone(const struct ydoc *d, const char *dir,
+				 const char *key, const struct field *f)
+{
+	const struct ydoc_node *n = find(d, key);
+	fwd_error_t err;
+	struct loader l = {.doc = d, .err = &err, .dir = dir};
+
+	if (!n || !(l.p = policy_defaults()))
+		return NULL;
+	if (load_field(&l, f, n)) {
+		policy_destroy(l.p);
+		return NULL;
+	}
+	return l.p;
+}
+
+struct policy *policy_load_locations(const char *path)
+{
+	static const struct field database = SEC("database", database_fields);
+	static const struct field audit = SEC("audit", audit_fields);
+	/* remap.decision_dir alone: the other remap keys are the nodes'. */
+	static const struct field decision_dir =
+		FLD("decision_dir", F_OPTPATH, remap.decision_dir);
+	struct policy *p = policy_defaults(), *q;
+	fwd_error_t err;
+	struct ydoc *d;
+	char *dir;
+
+	if (!p || !(d = ydoc_load(path, &err)))
+		return p;
+	if (!(dir = dir_of(path))) {
+		ydoc_destroy(d);
+		return p;
+	}
+	if ((q = load_alone(d, dir, "database", &database))) {
+		struct db_config db = p->database;
+		double breaker = p->database_breaker;
+
+		p->database = q->database;
+		p->database_breaker = q->database_breaker;
+		q->database = db;
+		q->database_breaker = breaker;
+		policy_destroy(q);
+	}
+	if ((q = load_alone(d, dir, "audit", &audit))) {
+		struct policy_audit a = p->audit;
+
+		p->audit = q->audit;
+		q->audit = a;
+		policy_destroy(q);
+	}
+	if ((q = load_alone(d, dir, "remap.decision_dir", &decision_dir))) {
+		char *s = p->remap.decision_dir;
+
+		p->remap.decision_dir = q->remap.decision_dir;
+		q->remap.decision_dir = s;
+		policy_destroy(q);
+	}
+	free(dir);
+	ydoc_destroy(d);
+	return p;
+}
+
 /* ---- printing ---------------------------------------------------------- */
 
 struct out {
