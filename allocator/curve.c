@@ -155,8 +155,22 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 	need = gate ? fmax(c->min_gain, c->min_gain_share * out->o[0].value)
 		    : -INFINITY;
 	if (c->direct && pr->direct_bps > 0 &&
-	    (isolate || pr->direct_bps - out->o[0].value >= need))
+	    (isolate || pr->direct_bps - out->o[0].value >= need)) {
 		add(out, ALLOC_OPT_DIRECT, 0, 0, pr->direct_bps, false);
+	} else if (c->direct && !pr->direct_bps && p->learn.enabled && kmax) {
+		/* Direct access not measured yet: explored like a count above
+		 * the measured ones, at an optimistic estimate, the most the
+		 * forwarders are expected to give it (it takes none of them,
+		 * so it wins a tie and is measured on the next run). */
+		uint32_t ke = kcap < p->learn.app_cap ? kcap : p->learn.app_cap;
+		double v =
+			alloc_curve_value(pr, bf, ke > kmax ? ke : kmax, NULL);
+
+		if (v < out->base)
+			v = out->base;
+		if (isolate || v - out->o[0].value >= need)
+			add(out, ALLOC_OPT_DIRECT, 0, 0, v, true);
+	}
 	/* candidate counts: powers of two and the measured counts, no
 	 * estimate above the highest measured one; each count valued once
 	 * for both passes (vk[i] < 0: not yet) */
@@ -260,9 +274,8 @@ int alloc_opts_regate(const struct policy *p, const struct alloc_opts *all,
 		bool keep = false;
 
 		switch (o->kind) {
-		case ALLOC_OPT_DIRECT:
-			keep = isolate ||
-			       pr->direct_bps - out->o[0].value >= need;
+		case ALLOC_OPT_DIRECT: /* measured, or explored (estimated) */
+			keep = isolate || o->value - out->o[0].value >= need;
 			break;
 		case ALLOC_OPT_PRIVATE:
 			keep = o->k <= cap &&

@@ -1004,11 +1004,18 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			 ch.estimated ? " (estimated: explore)" : "") < 0)
 		goto nomem;
 	if (ch.estimated && !d->dry &&
-	    alloc_reason(d,
-			 "explore: k = %u is above the highest measured count "
-			 "%u; acting on the estimate %s",
-			 ch.k, alloc_curve_kmax(pr),
-			 units_short_rate(ch.value, b, sizeof(b))) < 0)
+	    (ch.kind == ALLOC_OPT_DIRECT
+		     ? alloc_reason(d,
+				    "explore: direct access is not measured "
+				    "yet; acting on the estimate %s",
+				    units_short_rate(ch.value, b, sizeof(b)))
+		     : alloc_reason(d,
+				    "explore: k = %u is above the highest "
+				    "measured count %u; acting on the estimate "
+				    "%s",
+				    ch.k, alloc_curve_kmax(pr),
+				    units_short_rate(ch.value, b, sizeof(b)))) <
+		    0)
 		goto nomem;
 	alloc_opts_free(&own);
 	d->s = ch.k;

@@ -220,8 +220,9 @@ static int run_learning(const struct topology *t, struct policy *p)
 		return -1;
 	p->learn.enabled = true;
 	rng = 0x5DEECE66DULL;
-	printf("learning (k = 1 only at first, learn: on): learned / exact "
-	       "curves\n");
+	printf("learning (k = 1 only at first, learn: on, direct access %s): "
+	       "learned / exact curves\n",
+	       p->decision.curve.direct ? "allowed" : "off");
 	for (int round = 1; round <= 4; round++) {
 		double exact = 0, learned = 0;
 
@@ -258,12 +259,15 @@ static int run_learning(const struct topology *t, struct policy *p)
 		printf("  round %d (%d run%s per app before): %.3f\n", round,
 		       round - 1, round == 2 ? "" : "s", learned / exact);
 		if (round == 3)
-			bench_figure("forge",
-				     "learned after two runs per app, "
-				     "aggregate bandwidth summed over the "
-				     "round's sets",
-				     learned / 1e9, "GB/s", exact / 1e9,
-				     "exact curves");
+			bench_figure(
+				"forge",
+				p->decision.curve.direct
+					? "learned after two runs per app, "
+					  "direct access allowed"
+					: "learned after two runs per app, "
+					  "direct off",
+				learned / 1e9, "GB/s", exact / 1e9,
+				"exact curves");
 	}
 	p->learn.enabled = false;
 	sim_history_destroy(h);
@@ -534,6 +538,8 @@ int main(int argc, char **argv)
 		    0 ||
 	    run_sets("36-forwarder pool, exec driver, direct access allowed",
 		     t36, p) < 0)
+		goto out;
+	if (run_learning(t, p) < 0)
 		goto out;
 	p->decision.curve.direct = false;
 	if (run_learning(t, p) < 0 || time_batch(t, p, 16) < 0 ||

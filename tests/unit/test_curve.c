@@ -181,6 +181,61 @@ static void test_options_gain(void **state)
 	policy_destroy(pol);
 }
 
+/* Exploring direct access: with learn on and direct allowed, a job whose
+ * history has no direct run gets an estimated direct option worth what
+ * the forwarders are expected to give it at most (here k = 4, measured
+ * 1.3 GB/s; learn.app_cap 8 and kcap 16: the estimate at k = 8, the last
+ * gain per doubling, 1.3 + 0.22 GB/s); with learn off, or direct not
+ * allowed, none; once measured, the measured value, not estimated.  The
+ * batch's regate keeps it. */
+static void test_explore_direct(void **state)
+{
+	struct alloc_bw_point bw[] = {
+		{1, 1e9, 3, 0}, {2, 1.08e9, 3, 0}, {4, 1.3e9, 3, 0}};
+	struct alloc_profile p = prof(bw, 3);
+	struct policy *pol = policy_defaults();
+	struct alloc_opts o = {0}, r = {0};
+	const struct alloc_option *x;
+
+	(void)state;
+	pol->decision.curve.direct = true;
+	pol->learn.app_cap = 8;
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, 16,
+					     false, true, &o),
+			 0);
+	assert_null(find(&o, ALLOC_OPT_DIRECT, 0)); /* learn off */
+	alloc_opts_free(&o);
+	pol->learn.enabled = true;
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, 16,
+					     false, true, &o),
+			 0);
+	x = find(&o, ALLOC_OPT_DIRECT, 0);
+	assert_non_null(x);
+	assert_true(x && x->estimated);
+	assert_int_equal(x ? x->take : 1, 0);
+	assert_near(x ? x->value : 0, 1.52e9);
+	assert_int_equal(alloc_opts_regate(pol, &o, &p, 1, 0, 16, false, &r),
+			 0);
+	assert_non_null(find(&r, ALLOC_OPT_DIRECT, 0));
+	alloc_opts_free(&r);
+	alloc_opts_free(&o);
+	/* measured: its own value */
+	p.direct_bps = 0.5e9;
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, 16,
+					     false, true, &o),
+			 0);
+	assert_null(find(&o, ALLOC_OPT_DIRECT, 0)); /* below the default */
+	alloc_opts_free(&o);
+	p.direct_bps = 0;
+	pol->decision.curve.direct = false;
+	assert_int_equal(alloc_curve_options(pol, &p, 2.5e9, 1, 0, 16, 16,
+					     false, true, &o),
+			 0);
+	assert_null(find(&o, ALLOC_OPT_DIRECT, 0));
+	alloc_opts_free(&o);
+	policy_destroy(pol);
+}
+
 /* ---- the knapsack against brute force ----------------------------------- */
 
 static uint64_t prng = 0x2545F4914F6CDD1DULL;
@@ -1125,6 +1180,7 @@ int main(void)
 		cmocka_unit_test(test_value_extrapolation),
 		cmocka_unit_test(test_value_no_curve),
 		cmocka_unit_test(test_options_gain),
+		cmocka_unit_test(test_explore_direct),
 		cmocka_unit_test(test_mckp_brute_force),
 		cmocka_unit_test(test_mckp_ties),
 		cmocka_unit_test(test_mckp_same_choices),
