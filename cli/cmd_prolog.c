@@ -227,6 +227,7 @@ static int epilog_queued(struct fwdctl_ctx *ctx, double t0)
 		/* No queue without a policy: this process releases its own
 		 * job, with the database and audit trail the file names. */
 		struct policy *lp = no_policy_locations(ctx, &err);
+		struct ctl_outcome lout;
 
 		if (!lp) {
 			log_daemon(LOG_WARNING, "epilog job %s: no policy: %s",
@@ -236,12 +237,12 @@ static int epilog_queued(struct fwdctl_ctx *ctx, double t0)
 		log_daemon(LOG_WARNING,
 			   "epilog job %s: no policy (%s); releasing it now",
 			   job.job_id, err.text);
-		ctl_epilog_no_policy(lp, &job, err.text, t0, &out);
-		for (size_t i = 0; i < out.n_notes; i++)
-			log_daemon(LOG_WARNING, "%s", out.notes[i].text);
-		if (out.lost_record)
-			syslog_record("epilog", job.job_id, out.lost_record);
-		ctl_outcome_free(&out);
+		ctl_epilog_no_policy(lp, &job, err.text, t0, &lout);
+		for (size_t i = 0; i < lout.n_notes; i++)
+			log_daemon(LOG_WARNING, "%s", lout.notes[i].text);
+		if (lout.lost_record)
+			syslog_record("epilog", job.job_id, lout.lost_record);
+		ctl_outcome_free(&lout);
 		policy_destroy(lp);
 		return FWD_EXIT_OK;
 	}
