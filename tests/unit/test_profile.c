@@ -287,6 +287,80 @@ static void test_predict_scaling_limits(void **state)
 	assert_near(p.peak_bandwidth_bps, 5e6);
 }
 
+/* Ties and caps, case by case: the mode most frequent among the K runs
+ * used, a tie going to the most recent run's mode; I/O nodes never above
+ * the job's nodes even when a run recorded more I/O nodes than nodes. */
+static void test_predict_ties_and_caps(void **state)
+{
+	static const struct {
+		const char *what;
+		enum fwd_io_mode modes[4]; /* runs ending 1..4 at 64 nodes */
+		uint32_t ion;		   /* each run's io_nodes */
+		uint32_t nodes;		   /* the job's nodes */
+		enum fwd_io_mode want_mode;
+		uint32_t want_ion;
+	} t[] = {
+		{"2-2 tie, the latest run N-N",
+		 {FWD_IO_N_N, FWD_IO_N_1, FWD_IO_N_1, FWD_IO_N_N},
+		 32,
+		 64,
+		 FWD_IO_N_N,
+		 32},
+		{"2-2 tie, the latest run N-1",
+		 {FWD_IO_N_1, FWD_IO_N_N, FWD_IO_N_N, FWD_IO_N_1},
+		 32,
+		 64,
+		 FWD_IO_N_1,
+		 32},
+		{"3-1, the latest run in the minority",
+		 {FWD_IO_N_M, FWD_IO_N_M, FWD_IO_N_M, FWD_IO_N_N},
+		 32,
+		 64,
+		 FWD_IO_N_M,
+		 32},
+		{"1-1-1-1 tie, the latest run N-M",
+		 {FWD_IO_N_N, FWD_IO_N_1, FWD_IO_1_1, FWD_IO_N_M},
+		 32,
+		 64,
+		 FWD_IO_N_M,
+		 32},
+		{"io_nodes above the node count: capped",
+		 {FWD_IO_N_N, FWD_IO_N_N, FWD_IO_N_N, FWD_IO_N_N},
+		 100,
+		 64,
+		 FWD_IO_N_N,
+		 64},
+		{"io_nodes exactly the node count: kept",
+		 {FWD_IO_N_N, FWD_IO_N_N, FWD_IO_N_N, FWD_IO_N_N},
+		 64,
+		 64,
+		 FWD_IO_N_N,
+		 64},
+		{"scaled up past the job's nodes: capped",
+		 {FWD_IO_N_N, FWD_IO_N_N, FWD_IO_N_N, FWD_IO_N_N},
+		 100,
+		 70,
+		 FWD_IO_N_N,
+		 70},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct profile_run runs[4];
+		struct profile p;
+
+		for (int j = 0; j < 4; j++)
+			runs[j] = run(j + 1, 64, 1000000, t[i].ion, 1e6, 1e6,
+				      10, 1, t[i].modes[j]);
+		if (profile_predict(runs, 4, t[i].nodes, 5, 0, 100, &p) != 0)
+			fail_msg("%s: refused", t[i].what);
+		if (p.io_mode != t[i].want_mode || p.io_nodes != t[i].want_ion)
+			fail_msg("%s: mode %d io_nodes %u, want %d and %u",
+				 t[i].what, (int)p.io_mode, p.io_nodes,
+				 (int)t[i].want_mode, t[i].want_ion);
+	}
+}
+
 /* bandwidth_by_forwarders: median per k over all runs of the key. */
 static void test_bandwidth_by_forwarders(void **state)
 {
@@ -532,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_key_long_names),
 		cmocka_unit_test(test_predict_nearest_scale),
 		cmocka_unit_test(test_predict_scaling_limits),
+		cmocka_unit_test(test_predict_ties_and_caps),
 		cmocka_unit_test(test_bandwidth_by_forwarders),
 		cmocka_unit_test(test_curve_private_first),
 		cmocka_unit_test(test_curve_direct),
