@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/fwdctl.h"
 #include "cli/fwdctl_db.h"
@@ -31,7 +33,7 @@
 static void metrics_usage(FILE *f)
 {
 	fprintf(f,
-"Usage: fwdctl metrics\n"
+"Usage: fwdctl metrics [--textfile DIR]\n"
 "\n"
 "Print fwdalloc's state in the OpenMetrics text format, ending in \"# EOF\":\n"
 "  fwdalloc_decisions_total{action}        controller prolog decisions by\n"
@@ -48,16 +50,25 @@ static void metrics_usage(FILE *f)
 "                                          fwd, ost, mdt statistics and Lustre\n"
 "                                          job_stats (NaN: none stored)\n"
 "The counters count what the audit table holds (retention lowers them).\n"
+"Fallback records that only the audit file holds (the controller hook\n"
+"could not reach the database: a refused password file, a server down)\n"
+"are stored in the table first, so every fallback is counted; how far the\n"
+"file was read is kept in audit.replayed beside it.\n"
+"\n"
+"  --textfile DIR  write DIR/fwdalloc.prom (mode 0644) instead of standard\n"
+"                  output, atomically (a temporary file in DIR, renamed),\n"
+"                  for node_exporter's textfile collector; run it as root\n"
+"                  (or any account that reads the password file and\n"
+"                  writes DIR)\n"
 "etc/grafana-fwdalloc.json is a dashboard over these.\n"
 "\n"
 "Examples:\n"
-"  fwdctl metrics > /var/lib/prometheus/node-exporter/fwdalloc.prom.$$ &&\n"
-"      mv /var/lib/prometheus/node-exporter/fwdalloc.prom.$$ \\\n"
-"         /var/lib/prometheus/node-exporter/fwdalloc.prom\n"
+"  fwdctl metrics --textfile /var/lib/prometheus/node-exporter\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
-"  1  the topology or the database schema is not usable\n"
+"  1  the topology or the database schema is not usable, or DIR cannot\n"
+"     be written\n"
 "  2  usage error\n"
 "  3  the database is unavailable\n");
 }
@@ -203,20 +214,101 @@ out:
 	return rv;
 }
 
+/*
+ * Fallback records only the audit file holds (the hook could not reach the
+ * database) go to the audit table first, so that the counters count them
+ * (controller/audit.h audit_replay()); how far the file was read is kept
+ * in audit.replayed beside it.  A failure is said, and the figures are
+ * printed from what the table holds.
+ */
+static void replay_fallbacks(struct db *db, const struct policy *p)
+{
+	const char *slash = p->audit.file ? strrchr(p->audit.file, '/') : NULL;
+	char state[4096];
+	fwd_error_t err;
+	uint64_t n;
+	int len;
+
+	if (!slash)
+		return;
+	len = snprintf(state, sizeof(state), "%.*s/audit.replayed",
+		       (int)(slash - p->audit.file), p->audit.file);
+	if (len < 0 || (size_t)len >= sizeof(state))
+		return;
+	if (audit_replay(db, p->audit.file, state, &n, &err) < 0)
+		fwdctl_err("metrics: fallbacks from the audit file not "
+			   "counted: %s",
+			   err.text);
+}
+
+/*
+ * --textfile DIR: stdout goes to a new file in DIR, renamed to
+ * DIR/fwdalloc.prom once complete, so node_exporter's textfile collector
+ * never reads half of it.  0, or -1 after saying why.
+ */
+static int textfile_begin(const char *dir, char *tmp, size_t n)
+{
+	int fd, len = snprintf(tmp, n, "%s/.fwdalloc.prom.XXXXXX", dir);
+
+	if (len < 0 || (size_t)len >= n) {
+		fwdctl_err("metrics: --textfile %s: path too long", dir);
+		return -1;
+	}
+	if ((fd = mkstemp(tmp)) < 0) {
+		fwdctl_err("metrics: --textfile %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* node_exporter reads it under its own account. */
+	if (fchmod(fd, 0644) < 0 || fflush(stdout) != 0 ||
+	    dup2(fd, STDOUT_FILENO) < 0) {
+		fwdctl_err("metrics: %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int textfile_end(const char *dir, const char *tmp, bool ok)
+{
+	char final[4096];
+	int len = snprintf(final, sizeof(final), "%s/fwdalloc.prom", dir);
+
+	if (ok && (fflush(stdout) != 0 || fsync(STDOUT_FILENO) != 0)) {
+		fwdctl_err("metrics: %s: %s", tmp, strerror(errno));
+		ok = false;
+	}
+	if (ok && (len < 0 || (size_t)len >= sizeof(final) ||
+		   rename(tmp, final) < 0)) {
+		fwdctl_err("metrics: %s: %s", final, strerror(errno));
+		ok = false;
+	}
+	if (!ok)
+		unlink(tmp);
+	return ok ? 0 : -1;
+}
+
 static int cmd_metrics(struct fwdctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"textfile", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *textfile = NULL;
 	struct topology *t;
 	struct policy *p;
 	fwd_error_t err;
 	struct db *db;
+	char tmp[4096];
 	int c, rc = FWD_EXIT_OK;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
+		case 't':
+			textfile = optarg;
+			break;
 		case 'h':
 			metrics_usage(stdout);
 			return FWD_EXIT_OK;
@@ -233,12 +325,20 @@ static int cmd_metrics(struct fwdctl_ctx *ctx, int argc, char **argv)
 		return FWD_EXIT_USAGE;
 	if (!(db = fwdctl_db_connect(ctx, DB_ROLE_CONTROLLER, 0, true, &rc)))
 		return rc;
+	replay_fallbacks(db, p);
+	if (textfile && textfile_begin(textfile, tmp, sizeof(tmp)) < 0) {
+		db_close(db);
+		return FWD_EXIT_INVALID;
+	}
 	if (print_metrics(db, p, t, &err) < 0) {
 		int cause = errno;
 
 		fwdctl_err("metrics: %s", err.text);
 		rc = fwdctl_exit_code(cause);
 	}
+	if (textfile && textfile_end(textfile, tmp, rc == FWD_EXIT_OK) < 0 &&
+	    rc == FWD_EXIT_OK)
+		rc = FWD_EXIT_INVALID;
 	db_close(db);
 	return rc;
 }

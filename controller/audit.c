@@ -674,6 +674,194 @@ out:
 	return rv;
 }
 
+/* ---- replaying fallbacks into the table -------------------------------- */
+
+struct replay_pos {
+	unsigned long long dev, ino;
+	long long off;
+};
+
+static int replay_state_read(const char *state, struct replay_pos *pos,
+			     fwd_error_t *err)
+{
+	FILE *f = fopen(state, "re");
+	int n;
+
+	memset(pos, 0, sizeof(*pos));
+	if (!f)
+		return errno == ENOENT ? 0
+				       : errprintf(err, "%s: %s", state,
+						   strerror(errno));
+	n = fscanf(f, "%llu %llu %lld", &pos->dev, &pos->ino, &pos->off);
+	fclose(f);
+	if (n != 3 || pos->off < 0) {
+		/* Damaged: start again from the live file's beginning (a
+		 * record already stored is found and not stored twice). */
+		memset(pos, 0, sizeof(*pos));
+	}
+	return 0;
+}
+
+static int replay_state_write(const char *state, const struct replay_pos *pos,
+			      fwd_error_t *err)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int n = snprintf(tmp, sizeof(tmp), "%s.tmp", state);
+
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return errprintf(err, "%s: path too long", state);
+	}
+	if (!(f = fopen(tmp, "we")))
+		return errprintf(err, "%s: %s", tmp, strerror(errno));
+	fprintf(f, "%llu %llu %lld\n", pos->dev, pos->ino, pos->off);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		int e = errno;
+
+		fclose(f);
+		unlink(tmp);
+		errno = e;
+		return errprintf(err, "%s: %s", tmp, strerror(e));
+	}
+	fclose(f);
+	if (rename(tmp, state) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		errno = e;
+		return errprintf(err, "%s: %s", state, strerror(e));
+	}
+	return 0;
+}
+
+/* Is the record in the table already? */
+static int replay_stored(struct db *db, const json_t *rec, bool *stored,
+			 fwd_error_t *err)
+{
+	const char *job = json_string_value(json_object_get(rec, "job_id"));
+	const char *time = json_string_value(json_object_get(rec, "time"));
+	const char *event = json_string_value(json_object_get(rec, "event"));
+	struct db_stmt *st;
+	int r;
+
+	st = db_queryf(db, err,
+		       "SELECT COUNT(*) FROM audit WHERE job_id = ? AND "
+		       "ts = ? AND JSON_VALUE(record, '$.time') = ? AND "
+		       "JSON_VALUE(record, '$.event') = ?",
+		       "uiss", (uint64_t)strtoull(job ? job : "0", NULL, 10),
+		       (int64_t)json_number_value(json_object_get(rec, "ts")),
+		       time ? time : "", event ? event : "");
+	if (!st || (r = db_fetch(st, err)) < 0) {
+		db_stmt_close(st);
+		return -1;
+	}
+	*stored = r > 0 && db_col_uint64(st, 0) > 0;
+	db_stmt_close(st);
+	return 0;
+}
+
+/* Read `file` (opened) from pos->off, storing the fallback records the
+ * table lacks; pos->off follows the last whole line handled. */
+static int replay_file(struct db *db, FILE *f, struct replay_pos *pos,
+		       uint64_t *n, fwd_error_t *err)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rv = -1;
+
+	if (fseeko(f, (off_t)pos->off, SEEK_SET) < 0) {
+		errprintf(err, "seeking to %lld: %s", pos->off,
+			  strerror(errno));
+		goto out;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_t *rec;
+		const char *o;
+		bool stored = false;
+
+		if (line[len - 1] != '\n')
+			break; /* a record being written: next time */
+		rec = json_loads(line, 0, NULL);
+		o = rec ? json_string_value(json_object_get(rec, "outcome"))
+			: NULL;
+		if (o && !strncmp(o, "fallback:", 9)) {
+			if (replay_stored(db, rec, &stored, err) < 0 ||
+			    (!stored && audit_store(db, rec, err) < 0)) {
+				json_decref(rec);
+				goto out;
+			}
+			if (!stored)
+				(*n)++;
+		}
+		json_decref(rec);
+		pos->off += len;
+	}
+	rv = 0;
+out:
+	free(line);
+	return rv;
+}
+
+int audit_replay(struct db *db, const char *path, const char *state,
+		 uint64_t *n, fwd_error_t *err)
+{
+	struct replay_pos pos;
+	fwd_error_t serr;
+	struct stat st, st1;
+	char rotated[PATH_MAX];
+	FILE *f;
+	int rv;
+
+	*n = 0;
+	if (replay_state_read(state, &pos, err) < 0)
+		return -1;
+	if (!(f = fopen(path, "re"))) {
+		if (errno == ENOENT)
+			return 0;
+		return errprintf(err, "audit file %s: %s", path,
+				 strerror(errno));
+	}
+	if (fstat(fileno(f), &st) < 0) {
+		fclose(f);
+		return errprintf(err, "audit file %s: %s", path,
+				 strerror(errno));
+	}
+	if (st.st_dev != pos.dev || st.st_ino != pos.ino ||
+	    st.st_size < pos.off) {
+		/* Not the file of the state: the one that was is the newest
+		 * rotated copy, whose rest comes first. */
+		FILE *old;
+
+		snprintf(rotated, sizeof(rotated), "%s.1", path);
+		if (pos.ino && (old = fopen(rotated, "re"))) {
+			if (fstat(fileno(old), &st1) == 0 &&
+			    st1.st_dev == pos.dev && st1.st_ino == pos.ino &&
+			    st1.st_size >= pos.off &&
+			    replay_file(db, old, &pos, n, err) < 0) {
+				fclose(old);
+				fclose(f);
+				return errprefix(err, "audit file %s", rotated);
+			}
+			fclose(old);
+		}
+		pos.dev = st.st_dev;
+		pos.ino = st.st_ino;
+		pos.off = 0;
+	}
+	rv = replay_file(db, f, &pos, n, err);
+	fclose(f);
+	if (rv < 0)
+		errprefix(err, "audit file %s", path);
+	/* Whatever was stored stays stored: the state follows it. */
+	if (replay_state_write(state, &pos, &serr) < 0 && rv == 0) {
+		*err = serr;
+		return -1;
+	}
+	return rv;
+}
+
 const double audit_latency_bounds[AUDIT_LATENCY_BUCKETS] = {
 	0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10,
 };

@@ -98,6 +98,25 @@ int audit_store_job_decision(struct db *db, uint64_t job_num, json_t **record,
 int audit_job_direct(struct db *db, uint64_t job_num, bool *direct,
 		     fwd_error_t *err);
 
+/*
+ * Fallback records (outcome "fallback: ...") the hooks wrote to the audit
+ * file at `path` but could not store in the audit table (the database
+ * unreachable, a password file refused, the breaker open), inserted now,
+ * so that the table, and fwdctl metrics, count every fallback.  A record
+ * is in the table when a row has the same job, time and event.
+ *
+ * Incremental: `state` (a file the caller owns, e.g. audit.replayed
+ * beside the audit file) holds the device, inode and offset read up to;
+ * each call reads from there: the rest of the file it was reading (the
+ * newest rotated copy, path.1, once logrotate moved it: its delaycompress
+ * leaves that copy uncompressed) and then the live file.  The state is
+ * replaced atomically and only moves past records that are stored.  With
+ * no state the live file is read from its start.  *n: records inserted.
+ * 0, or -1 with errno and err (a missing audit file is no error).
+ */
+int audit_replay(struct db *db, const char *path, const char *state,
+		 uint64_t *n, fwd_error_t *err);
+
 /* Which records of the file audit_read() passes on; NULL fields match all. */
 struct audit_filter {
 	const char *job_id;
