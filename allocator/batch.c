@@ -196,6 +196,60 @@ static double batch_value(const struct alloc_plan *pl, const size_t *pick,
 	return v;
 }
 
+/* Group g's value in parts, for changing one choice at a time in O(1):
+ * the stayers' values alone (a), the others' values (b), the stayers'
+ * load (l) and the ledger's sharers (h), when every curve job of the
+ * group has the same count (else false: group_value() it is).  Its value
+ * is a / max(1, l + h) + b, as group_value() computes it job by job. */
+struct gsum {
+	double a, b, l, h;
+};
+
+/* What choosing o adds to a group's parts (job j staying or not). */
+static void gsum_add(const struct alloc_plan *q, const struct alloc_option *o,
+		     bool stay, double sign, struct gsum *s)
+{
+	if (!stay) {
+		s->b += sign * o->value;
+		return;
+	}
+	s->l += sign * share_of(q, o);
+	if (o->kind == ALLOC_OPT_DEFAULT && q->opts.isolate)
+		return;
+	s->a += sign * o->alone;
+}
+
+static bool gsum_of(const struct alloc_plan *pl, const size_t *pick,
+		    const struct groups *g, size_t grp, struct gsum *s)
+{
+	bool any = false;
+
+	*s = (struct gsum){0, 0, 0, 0};
+	for (size_t m = g->gs[grp]; m < g->gs[grp + 1]; m++) {
+		size_t j = g->mem[m];
+
+		if (!pl[j].curve || !pl[j].opts.n) {
+			s->l += 1;
+			continue;
+		}
+		if (any && pl[j].held_sharers != s->h)
+			return false;
+		any = true;
+		s->h = pl[j].held_sharers;
+		gsum_add(&pl[j], &pl[j].opts.o[pick[j]], stays(pl, pick, j), 1,
+			 s);
+	}
+	return true;
+}
+
+static double gsum_value(const struct gsum *s)
+{
+	double load = s->l + s->h;
+
+	/* the stayers' sum, each divided as shared_value() divides it */
+	return (load > 1 ? s->a / load : s->a) + s->b;
+}
+
 /* Other batch jobs that keep job i's first default forwarder in use. */
 static uint32_t batch_sharers(const struct alloc_plan *pl, const size_t *pick,
 			      const struct groups *g, size_t i)
@@ -257,12 +311,19 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 			size_t grp = g->grp[i], was = pick[i], best = was;
 			double before, best_v, load, def;
 			const struct alloc_option *c;
+			struct gsum sum;
+			bool fast;
 
 			if (!pl[i].curve || o->n < 2)
 				continue;
-			before = group_value(pl, pick, g, grp);
+			fast = gsum_of(pl, pick, g, grp, &sum);
+			before = fast ? gsum_value(&sum)
+				      : group_value(pl, pick, g, grp);
 			best_v = before;
 			c = &o->o[was];
+			if (fast)
+				gsum_add(&pl[i], c, stays(pl, pick, i), -1,
+					 &sum);
 			load = group_load(pl, pick, g, grp) -
 			       (stays(pl, pick, i) ? share_of(&pl[i], c) : 0);
 			def = shared_value(&pl[i], &o->o[0], load);
@@ -281,7 +342,15 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 					       def, no_ex[i], budget))
 					continue;
 				pick[i] = x;
-				v = group_value(pl, pick, g, grp);
+				if (fast) {
+					struct gsum t = sum;
+
+					gsum_add(&pl[i], y, stays(pl, pick, i),
+						 1, &t);
+					v = gsum_value(&t);
+				} else {
+					v = group_value(pl, pick, g, grp);
+				}
 				pick[i] = was;
 				if (v > best_v + 1e-9 * fabs(best_v) ||
 				    (v >= best_v - 1e-9 * fabs(best_v) &&
