@@ -169,6 +169,21 @@ UNIT_TESTS = $(UNIT_COMMON) $(UNIT_DB) $(UNIT_TOPOLOGY) $(UNIT_POLICY) \
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
+# Tests the mutation list (tests/mutation/) asked for: reconcile over
+# every Slurm job state, slurmctld's answer and the ledger's rows faked.
+UNIT_MUTATION = tests/unit/test_reconcile
+tests_unit_test_reconcile_SOURCES = tests/unit/test_reconcile.c
+tests_unit_test_reconcile_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_reconcile_LDFLAGS = $(AM_LDFLAGS) \
+	-Wl,--wrap=db_connect_current,--wrap=db_close,--wrap=db_commit \
+	-Wl,--wrap=db_rollback,--wrap=ledger_store_lock \
+	-Wl,--wrap=ledger_store_held_jobs,--wrap=ledger_store_held \
+	-Wl,--wrap=ledger_store_rows_free,--wrap=ledger_store_release \
+	-Wl,--wrap=ledger_store_job_end,--wrap=slurm_init \
+	-Wl,--wrap=slurm_load_jobs,--wrap=slurm_free_job_info_msg
+check_PROGRAMS += $(UNIT_MUTATION)
+TESTS += $(UNIT_MUTATION)
+
 # ---- integration tests: shell scripts that start their own servers -------
 INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
