@@ -239,6 +239,73 @@ static void test_audit_read(void **state)
 	}
 }
 
+/* The whole trail: ENOENT only when neither the file nor a rotated copy
+ * exists; a missing live file beside its copies is no error. */
+static void test_audit_read_all_missing(void **state)
+{
+	static const struct {
+		const char *what;
+		bool one, two, live; /* path.1, path.2, path exist */
+		int rv;
+		const char *ids;
+	} cases[] = {
+		{"nothing at all", false, false, false, -1, ""},
+		{"the live file only", false, false, true, 0, "3"},
+		{"rotated copies only", true, true, false, 0, "1 2"},
+		{"the first copy only", true, false, false, 0, "2"},
+		{"a gap: .2 without .1", false, true, true, 0, "3"},
+		{"all three", true, true, true, 0, "1 2 3"},
+	};
+	char path[256], name[300];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/all.jsonl", tmpdir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static const char *const rec[] = {
+			"{\"job_id\":\"1\",\"ts\":100}\n",
+			"{\"job_id\":\"2\",\"ts\":200}\n",
+			"{\"job_id\":\"3\",\"ts\":300}\n",
+		};
+		const bool exists[] = {cases[i].two, cases[i].one,
+				       cases[i].live};
+		const char *const suffix[] = {".2", ".1", ""};
+		struct seen s = {.n = 0};
+		fwd_error_t err;
+		char got[64] = "";
+		int rv;
+
+		for (int k = 0; k < 3; k++) {
+			snprintf(name, sizeof(name), "%s%s", path, suffix[k]);
+			unlink(name);
+			if (exists[k]) {
+				FILE *f = fopen(name, "w");
+
+				assert_non_null(f);
+				fputs(rec[k], f);
+				fclose(f);
+			}
+		}
+		errno = 0;
+		rv = audit_read_all(path, NULL, collect, &s, &err);
+		if (rv != cases[i].rv || (rv < 0 && errno != ENOENT))
+			fail_msg("%s: %d (errno %d), want %d", cases[i].what,
+				 rv, errno, cases[i].rv);
+		for (size_t k = 0; k < s.n; k++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+				 "%s%s", k ? " " : "", s.ids[k]);
+		if (strcmp(got, cases[i].ids))
+			fail_msg("%s: '%s', want '%s'", cases[i].what, got,
+				 cases[i].ids);
+	}
+	for (int k = 0; k < 3; k++) {
+		snprintf(name, sizeof(name), "%s%s", path,
+			 k == 0	  ? ".2"
+			 : k == 1 ? ".1"
+				  : "");
+		unlink(name);
+	}
+}
+
 /* Every record has the documented fields, in the documented order. */
 static void test_audit_records(void **state)
 {
@@ -1017,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_audit_refusals),
 		cmocka_unit_test(test_audit_concurrent),
 		cmocka_unit_test(test_audit_read),
+		cmocka_unit_test(test_audit_read_all_missing),
 		cmocka_unit_test(test_audit_records),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_job_from_env),
