@@ -597,7 +597,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	plan = calloc(n_jobs + 1, sizeof(*plan));
 	seq = malloc((n_jobs + 1) * sizeof(*seq));
 	scratch = ledger ? alloc_ledger_clone(ledger)
-			 : alloc_ledger_create(cx->t);
+			 : alloc_ledger_create_ranked(cx->t, cx->name_rank);
 	if (!alone || !order || !plan || !seq || !scratch ||
 	    alloc_scratch_init(&ws, cx) < 0) {
 		errno = ENOMEM;

@@ -131,19 +131,44 @@ static int cmp_by_name(const void *a, const void *b)
 }
 
 /* The order of the backups when none was released yet: by name (each
- * forwarder's index from its place in the topology's array). */
-static int order_init(struct alloc_ledger *l)
+ * forwarder's index from its place in the topology's array).  `from`:
+ * a ledger of the same topology whose order is copied; `rank`: each
+ * forwarder's name rank (alloc_ctx), a placement instead of a sort. */
+static int order_init(struct alloc_ledger *l, const struct alloc_ledger *from,
+		      const uint32_t *rank)
 {
 	const struct topology *t = l->topo;
 	size_t n = t->n_forwarders ? t->n_forwarders : 1;
-	const struct topo_forwarder **by = malloc(n * sizeof(*by));
+	const struct topo_forwarder **by;
 
 	l->order = malloc(n * sizeof(*l->order));
 	l->pos = malloc(n * sizeof(*l->pos));
-	if (!by || !l->order || !l->pos) {
-		free(by);
+	if (!l->order || !l->pos)
 		return -1;
+	if (from) {
+		l->n_order = from->n_order;
+		memcpy(l->order, from->order, n * sizeof(*l->order));
+		memcpy(l->pos, from->pos, n * sizeof(*l->pos));
+		return 0;
 	}
+	if (rank) {
+		/* ranks are a permutation of 0 .. n_forwarders - 1 */
+		for (size_t f = 0; f < t->n_forwarders; f++)
+			l->pos[f] = NOT_BACKUP;
+		for (size_t f = 0; f < t->n_forwarders; f++)
+			if (t->forwarders[f].role == TOPO_ROLE_BACKUP)
+				l->pos[rank[f]] = (uint32_t)f;
+		for (size_t r = 0; r < t->n_forwarders; r++)
+			if (l->pos[r] != NOT_BACKUP)
+				l->order[l->n_order++] = l->pos[r];
+		for (size_t f = 0; f < t->n_forwarders; f++)
+			l->pos[f] = NOT_BACKUP;
+		for (size_t i = 0; i < l->n_order; i++)
+			l->pos[l->order[i]] = (uint32_t)i;
+		return 0;
+	}
+	if (!(by = malloc(n * sizeof(*by))))
+		return -1;
 	for (size_t f = 0; f < t->n_forwarders; f++) {
 		l->pos[f] = NOT_BACKUP;
 		if (t->forwarders[f].role == TOPO_ROLE_BACKUP)
@@ -218,7 +243,9 @@ const uint32_t *alloc_ledger_backups_by_release(const struct alloc_ledger *l,
 	return l->order;
 }
 
-struct alloc_ledger *alloc_ledger_create(const struct topology *t)
+static struct alloc_ledger *create(const struct topology *t,
+				   const struct alloc_ledger *from,
+				   const uint32_t *rank)
 {
 	struct alloc_ledger *l = calloc(1, sizeof(*l));
 
@@ -228,12 +255,23 @@ struct alloc_ledger *alloc_ledger_create(const struct topology *t)
 	l->hash_size = 64;
 	l->hash = calloc(l->hash_size, sizeof(*l->hash));
 	l->fwd = calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(*l->fwd));
-	if (!l->hash || !l->fwd || order_init(l) < 0) {
+	if (!l->hash || !l->fwd || order_init(l, from, rank) < 0) {
 		alloc_ledger_destroy(l);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return l;
+}
+
+struct alloc_ledger *alloc_ledger_create(const struct topology *t)
+{
+	return create(t, NULL, NULL);
+}
+
+struct alloc_ledger *alloc_ledger_create_ranked(const struct topology *t,
+						const uint32_t *name_rank)
+{
+	return create(t, NULL, name_rank);
 }
 
 void alloc_ledger_destroy(struct alloc_ledger *l)
@@ -553,7 +591,7 @@ int alloc_ledger_release(struct alloc_ledger *l, const char *job_id, double now)
 
 struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l)
 {
-	struct alloc_ledger *c = alloc_ledger_create(l->topo);
+	struct alloc_ledger *c = create(l->topo, l, NULL);
 
 	if (!c)
 		return NULL;

@@ -53,6 +53,11 @@ struct alloc_ledger;
 
 /* An empty ledger for this topology (it must outlive the ledger). */
 struct alloc_ledger *alloc_ledger_create(const struct topology *t);
+/* The same, the backups' name order from name_rank[f] (each forwarder's
+ * rank among the forwarders' names, a permutation, as struct alloc_ctx
+ * keeps it) instead of sorting the names. */
+struct alloc_ledger *alloc_ledger_create_ranked(const struct topology *t,
+						const uint32_t *name_rank);
 void alloc_ledger_destroy(struct alloc_ledger *l);
 /* A deep copy (the batch decision works on one). */
 struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l);

@@ -214,11 +214,52 @@ static void test_pool_groups(void **state)
 	run_random(60, 60, 1000); /* a group per forwarder */
 }
 
+/* A ledger created with the context's name ranks (as a batch creates its
+ * scratch ledger) starts with the same backup order as one that sorts the
+ * names, and so does its clone; names are out of index order. */
+static void test_ledger_ranked(void **state)
+{
+	struct topology *t = make_topo(40, 4);
+	fwd_error_t err;
+	struct alloc_ctx *cx = alloc_ctx_create(t, &err);
+	struct alloc_ledger *a, *b, *c;
+	uint32_t fa[64], fb[64], fc[64];
+	double rel[64];
+	size_t na, nb, nc;
+	bool moved = false;
+
+	(void)state;
+	assert_non_null(cx);
+	a = alloc_ledger_create(t);
+	b = alloc_ledger_create_ranked(t, cx->name_rank);
+	assert_non_null(a);
+	assert_non_null(b);
+	c = alloc_ledger_clone(b);
+	assert_non_null(c);
+	na = alloc_ledger_unheld_backups(a, fa, rel);
+	nb = alloc_ledger_unheld_backups(b, fb, rel);
+	nc = alloc_ledger_unheld_backups(c, fc, rel);
+	assert_int_equal(na, 40);
+	assert_int_equal(nb, na);
+	assert_int_equal(nc, na);
+	assert_memory_equal(fa, fb, na * sizeof(*fa));
+	assert_memory_equal(fa, fc, na * sizeof(*fa));
+	for (size_t i = 0; i < na; i++)
+		moved |= fa[i] != 8 + i;
+	assert_true(moved); /* the order is the names', not the indexes' */
+	alloc_ledger_destroy(a);
+	alloc_ledger_destroy(b);
+	alloc_ledger_destroy(c);
+	alloc_ctx_destroy(cx);
+	topo_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_one_group),
 		cmocka_unit_test(test_pool_groups),
+		cmocka_unit_test(test_ledger_ranked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
