@@ -117,9 +117,18 @@ static int write_atomic(const char *dir, const char *path, const char *text,
 	return 0;
 }
 
-/* Direct file-system access holds no allocation row: one row with no
- * forwarder tells the job's nodes. */
-static json_t *direct_rows(const struct ctl_job *j)
+static void unlink_decision(const struct policy *p, const struct ctl_job *j)
+{
+	char path[PATH_MAX];
+
+	if (p->remap.decision_dir &&
+	    job_path(p, j, FWD_DECISION_SUFFIX, path, sizeof(path)) == 0)
+		unlink(path);
+}
+
+/* Direct file-system access, or a prolog that fell back, holds no
+ * allocation row: one row with no forwarder tells the job's nodes. */
+static json_t *no_forwarder_rows(const struct ctl_job *j, const char *action)
 {
 	json_t *rows = json_array(), *row = json_object();
 
@@ -130,35 +139,39 @@ static json_t *direct_rows(const struct ctl_job *j)
 	}
 	json_object_set_new(row, "forwarder", json_null());
 	json_object_set_new(row, "nodes", json_string(j->nodes));
-	json_object_set_new(row, "action",
-			    json_string(fwd_action_name(FWD_ACT_DIRECT)));
+	json_object_set_new(row, "action", json_string(action));
 	json_object_set_new(row, "address", json_null());
 	json_array_append_new(rows, row);
 	return rows;
 }
 
-int ctl_publish_decision(struct db *db, const struct policy *p,
-			 const struct ctl_job *j, bool direct, fwd_error_t *err)
+/*
+ * The decision file of j (rows: those of the database, or the one row of
+ * action without a forwarder when db is NULL).  0, or -1 with err and no
+ * file left.
+ */
+static int publish(struct db *db, const struct policy *p,
+		   const struct ctl_job *j, const char *action,
+		   fwd_error_t *err)
 {
 	char path[PATH_MAX], digest[65];
 	json_t *rows = NULL, *doc = NULL;
 	char *rtext = NULL, *text = NULL;
 	int rv = -1;
 
-	if (!p->remap.decision_dir)
-		return 0;
 	if (job_path(p, j, FWD_DECISION_SUFFIX, path, sizeof(path)) < 0) {
 		errno = ENAMETOOLONG;
 		errprintf(err, "%s: %s", p->remap.decision_dir,
 			  strerror(errno));
 		goto out;
 	}
-	if (direct && !(rows = direct_rows(j))) {
+	if (!db && !(rows = no_forwarder_rows(j, action))) {
 		errno = ENOMEM;
-		errprintf(err, "decision file: cannot build the direct row");
+		errprintf(err, "decision file: cannot build the %s row",
+			  action);
 		goto out;
 	}
-	if (!direct && !(rows = held_rows(db, j->job_num, err)))
+	if (db && !(rows = held_rows(db, j->job_num, err)))
 		goto out;
 	if (!(rtext = fwd_decision_rows_dump(rows))) {
 		errno = ENOMEM;
@@ -184,10 +197,8 @@ int ctl_publish_decision(struct db *db, const struct policy *p,
 	}
 	rv = write_atomic(p->remap.decision_dir, path, text, err);
 out:
-	if (rv < 0) {
-		errprefix(err, "publishing the decision of job %s", j->job_id);
-		ctl_publish_withdraw(p, j);
-	}
+	if (rv < 0)
+		unlink_decision(p, j);
 	free(rtext);
 	free(text);
 	json_decref(doc);
@@ -195,13 +206,32 @@ out:
 	return rv;
 }
 
+int ctl_publish_decision(struct db *db, const struct policy *p,
+			 const struct ctl_job *j, bool direct, fwd_error_t *err)
+{
+	if (!p->remap.decision_dir)
+		return 0;
+	if (publish(direct ? NULL : db, p, j, fwd_action_name(FWD_ACT_DIRECT),
+		    err) < 0)
+		return errprefix(err, "publishing the decision of job %s",
+				 j->job_id);
+	return 0;
+}
+
+int ctl_publish_fallback(const struct policy *p, const struct ctl_job *j,
+			 fwd_error_t *err)
+{
+	if (!p->remap.decision_dir || !j->nodes)
+		return 0;
+	if (publish(NULL, p, j, FWD_ACTION_FALLBACK, err) < 0)
+		return errprefix(err, "publishing the fallback of job %s",
+				 j->job_id);
+	return 0;
+}
+
 void ctl_publish_withdraw(const struct policy *p, const struct ctl_job *j)
 {
-	char path[PATH_MAX];
-
-	if (p->remap.decision_dir &&
-	    job_path(p, j, FWD_DECISION_SUFFIX, path, sizeof(path)) == 0)
-		unlink(path);
+	unlink_decision(p, j);
 }
 
 /* The fallback file's contents (at most FWD_FALLBACK_MAX_BYTES), malloc'd

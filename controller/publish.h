@@ -23,12 +23,15 @@
  *                          (the database cannot say direct: a node that
  *                          finds no file keeps its default mapping, so
  *                          the policy allows direct with a driver that
- *                          changes nodes only with this directory); digest
- *                          is the
- *                          SHA-256 of the rows' compact JSON
- *                          (fwd_decision_rows_dump()).  Removed when the
- *                          prolog falls back (the nodes then ask the
- *                          database, which holds the truth) and by
+ *                          changes nodes only with this directory), or,
+ *                          when the prolog fell back, one such row of
+ *                          action "fallback" (ctl_publish_fallback());
+ *                          digest is the SHA-256 of the rows' compact
+ *                          JSON (fwd_decision_rows_dump()).  Removed
+ *                          when the prolog's worker falls back, replaced
+ *                          by the fallback file once the hook's answer
+ *                          is a fallback (a requeued job's earlier file
+ *                          is never applied), and removed by
  *                          EpilogSlurmctld.
  *   <dir>/<job>.fallbacks  one line "<node> <why>\n" per node prolog that
  *                          kept its default mapping, appended with a
@@ -51,6 +54,8 @@
 #define FWD_DECISION_VERSION 1
 #define FWD_DECISION_SUFFIX ".decision"
 #define FWD_FALLBACK_SUFFIX ".fallbacks"
+/* The action of the decision file's row when the controller fell back. */
+#define FWD_ACTION_FALLBACK "fallback"
 /* Largest decision file a node accepts (an 8,192-node job with
  * scattered nodes has hostlists of some 100 KB). */
 #define FWD_DECISION_MAX_BYTES (4u << 20)
@@ -84,6 +89,19 @@ int ctl_publish_decision(struct db *db, const struct policy *p,
 /* The prolog fell back: remove any decision file of the job (one left by
  * an earlier run of a requeued job must not be applied). */
 void ctl_publish_withdraw(const struct policy *p, const struct ctl_job *j);
+
+/*
+ * The prolog fell back, whatever the cause: publish that, so that the
+ * job's node prologs keep their defaults without asking the database and
+ * tell the job FWDALLOC_ACTION=fallback: the decision file holds one row
+ * {"forwarder":null,"nodes":<the job's nodes>,"action":"fallback",
+ * "address":null}.  Nothing to do (0) without remap.decision_dir or
+ * without the job's nodes.  On failure no file is left (the nodes then
+ * ask the database, which holds no row for the job, and say default) and
+ * -1 is returned with err.
+ */
+int ctl_publish_fallback(const struct policy *p, const struct ctl_job *j,
+			 fwd_error_t *err);
 
 /*
  * The epilog: add "node_fallbacks": {"count": N, "nodes": [...]} to rec

@@ -26,6 +26,7 @@
 #include "common/slurm_conf.h"
 #include "common/timeutil.h"
 #include "common/vocab.h"
+#include "controller/publish.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"
@@ -191,6 +192,16 @@ int fwdalloc_job_prolog(spank_t sp)
 			   "mapping",
 			   fj.job_id, fj.node, fj.request);
 		note(p, &fj, "default", NULL);
+		goto out;
+	}
+	if (!strcmp(nd.action, FWD_ACTION_FALLBACK)) {
+		/* The controller's decision failed (its audit record says
+		 * why): nothing to apply, and the job is told. */
+		slurm_info("fwdalloc: job_prolog: job %u node %s: request %s: "
+			   "the controller fell back; keeping the default "
+			   "mapping",
+			   fj.job_id, fj.node, fj.request);
+		note(p, &fj, FWD_ACTION_FALLBACK, NULL);
 		goto out;
 	}
 	if (fit_remap(p, end) < 0) {

@@ -54,8 +54,9 @@ static void add_row(struct fwdalloc_node_decision *nd, const char *node,
 	size_t n = nd->n;
 
 	snprintf(nd->action, sizeof(nd->action), "%s", action ? action : "");
-	if (!forwarder) { /* direct file-system access */
-		nd->direct |= node_in(nodes, node);
+	if (!forwarder) { /* direct file-system access, or a fallback */
+		if (!strcmp(nd->action, "direct"))
+			nd->direct |= node_in(nodes, node);
 		return;
 	}
 	if (!node_in(nodes, node) || n >= FWDALLOC_MAX_TARGETS)
@@ -230,16 +231,19 @@ static int file_decision(const struct policy *p, uint32_t job_id,
 			   : NULL;
 		action = ok ? str_member(row, "action", 31, false, &ok) : NULL;
 		addr = ok ? str_member(row, "address", 255, true, &ok) : NULL;
-		/* No forwarder only for direct access, alone in the file. */
+		/* No forwarder only for direct access or the controller's
+		 * fallback, alone in the file. */
 		if (ok && !fwd &&
-		    (strcmp(action, "direct") || addr ||
-		     json_array_size(rows) != 1))
+		    ((strcmp(action, "direct") &&
+		      strcmp(action, FWD_ACTION_FALLBACK)) ||
+		     addr || json_array_size(rows) != 1))
 			ok = false;
 		if (!ok) {
 			errprintf(err,
 				  "%s: row %zu: not {forwarder, nodes, "
 				  "action, address} with bounded strings "
-				  "(forwarder null only in a direct row)",
+				  "(forwarder null only in a direct or "
+				  "fallback row)",
 				  path, i + 1);
 			goto out;
 		}

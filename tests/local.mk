@@ -203,7 +203,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/ctl_no_policy.sh tests/integration/ctl_fallback_count.sh \
 	tests/integration/profile_curve.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
-	tests/integration/slurm_direct.sh \
+	tests/integration/slurm_direct.sh tests/integration/slurm_fallback.sh \
 	tests/integration/tree_layout.sh tests/integration/install_layout.sh \
 	tests/integration/man_pages.sh tests/integration/cli_completion.sh \
 	tests/integration/cli_help_examples.sh \
