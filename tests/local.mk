@@ -170,8 +170,11 @@ check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
 # Tests the mutation list (tests/mutation/) asked for: reconcile over
-# every Slurm job state, slurmctld's answer and the ledger's rows faked.
-UNIT_MUTATION = tests/unit/test_reconcile
+# every Slurm job state, slurmctld's answer and the ledger's rows faked;
+# the allocator's thresholds at equality and its caps.
+UNIT_MUTATION = tests/unit/test_reconcile tests/unit/test_alloc_edges
+tests_unit_test_alloc_edges_SOURCES = tests/unit/test_alloc_edges.c
+tests_unit_test_alloc_edges_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_reconcile_SOURCES = tests/unit/test_reconcile.c
 tests_unit_test_reconcile_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_reconcile_LDFLAGS = $(AM_LDFLAGS) \

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The allocator's thresholds at equality and its caps, table by table:
+ * the gain gate (an option must gain at least max(min_gain, min_gain_share
+ * x the default's value)), the direct option's gate, min_harm (isolation
+ * when the harm reaches it, with and without a curve), an isolation that
+ * wants more forwarders than the job has nodes, and the ledger's bounds.
+ *
+ * Test machine: 8 service forwarders fwd001..fwd008 of 2.5 GB/s serving
+ * c[1-512], 64 nodes each, 16 backups fwd009..fwd024; default policy
+ * unless a case says otherwise.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "allocator/curve.h"
+#include "allocator/decide.h"
+#include "allocator/ledger.h"
+#include "policies/policy.h"
+#include "topology/topology.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+struct fix {
+	struct topology *t;
+	struct alloc_ctx *cx;
+};
+
+static struct topology *make_topo(void)
+{
+	struct topology *t = topo_create();
+	fwd_error_t err;
+	char name[32];
+
+	assert_non_null(t);
+	for (int i = 1; i <= 24; i++) {
+		bool svc = i <= 8;
+		struct topo_forwarder f = {
+			.name = name,
+			.bandwidth_bps = 2.5e9,
+			.group = (char *)"g0",
+			.role = svc ? TOPO_ROLE_SERVICE : TOPO_ROLE_BACKUP,
+		};
+		snprintf(name, sizeof(name), "fwd%03d", i);
+		assert_int_equal(topo_add_forwarder(t, &f, &err), 0);
+	}
+	assert_int_equal(topo_add_compute_nodes(t, "c[1-512]", &err), 0);
+	assert_int_equal(topo_map_per_forwarder(t, 64, &err), 0);
+	assert_int_equal(topo_finalize(t, &err), 0);
+	return t;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	fwd_error_t err;
+
+	if (!f)
+		return -1;
+	f->t = make_topo();
+	f->cx = alloc_ctx_create(f->t, &err);
+	if (!f->cx)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	alloc_ctx_destroy(f->cx);
+	topo_destroy(f->t);
+	free(f);
+	return 0;
+}
+
+static bool has_reason(const struct alloc_decision *d, const char *sub)
+{
+	for (size_t i = 0; i < d->n_reasons; i++)
+		if (strstr(d->reasons[i], sub))
+			return true;
+	return false;
+}
+
+static void dump_reasons(const struct alloc_decision *d)
+{
+	for (size_t i = 0; i < d->n_reasons; i++)
+		print_message("#   reason: %s\n", d->reasons[i]);
+}
+
+/* ---- the gain gate ----------------------------------------------------- */
+
+/* min_gain 50 MB/s and min_gain_share 0.5 unless the row says otherwise:
+ * the gate is max(min_gain, share x default) and a gain equal to it
+ * passes. */
+static void test_gain_gate(void **state)
+{
+	static const struct {
+		const char *what;
+		double min_gain, share, def, value;
+		enum alloc_opt_kind kind;
+		bool isolate, want;
+	} t[] = {
+		{"share bites, gain at the gate", 50e6, 0.5, 1e9, 1.5e9,
+		 ALLOC_OPT_PRIVATE, false, true},
+		{"share bites, 1 B/s short", 50e6, 0.5, 1e9, 1.5e9 - 1,
+		 ALLOC_OPT_PRIVATE, false, false},
+		{"min_gain bites, gain at the gate", 50e6, 0.1, 1e8, 1.5e8,
+		 ALLOC_OPT_EXTRAS, false, true},
+		{"min_gain bites, 1 B/s short", 50e6, 0.1, 1e8, 1.5e8 - 1,
+		 ALLOC_OPT_EXTRAS, false, false},
+		{"no gate at all: equal value gains", 0, 0, 1e9, 1e9,
+		 ALLOC_OPT_PRIVATE, false, true},
+		{"isolated, private: no gate", 50e6, 0.5, 1e9, 1e9,
+		 ALLOC_OPT_PRIVATE, true, true},
+		{"isolated, direct: no gate", 50e6, 0.5, 1e9, 0.5e9,
+		 ALLOC_OPT_DIRECT, true, true},
+		{"isolated, extras: gated", 50e6, 0.5, 1e9, 1.2e9,
+		 ALLOC_OPT_EXTRAS, true, false},
+		{"isolated, extras at the gate", 50e6, 0.5, 1e9, 1.5e9,
+		 ALLOC_OPT_EXTRAS, true, true},
+	};
+	struct policy *p = policy_defaults();
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t i = 0; i < N(t); i++) {
+		struct alloc_opts o = {.isolate = t[i].isolate};
+		struct alloc_option x = {
+			.kind = t[i].kind, .k = 2, .value = t[i].value};
+
+		p->decision.curve.min_gain = t[i].min_gain;
+		p->decision.curve.min_gain_share = t[i].share;
+		if (alloc_option_gains(p, &o, &x, t[i].def) != t[i].want)
+			fail_msg("%s: %s, want %s", t[i].what,
+				 t[i].want ? "refused" : "gains",
+				 t[i].want ? "gains" : "refused");
+	}
+	policy_destroy(p);
+}
+
+/* The direct option is offered when its bandwidth gains at least the gate
+ * over the default's value (1 GB/s at k = 1: gate 100 MB/s). */
+static void test_direct_gate(void **state)
+{
+	static const struct {
+		double direct;
+		bool isolate, want;
+	} t[] = {
+		{1.1e9, false, true},
+		{1.1e9 - 1, false, false},
+		{0.2e9, true, true}, /* an isolated job: any direct access */
+		{0, true, false},    /* never measured */
+	};
+	struct policy *p = policy_defaults();
+	struct alloc_bw_point bw[] = {{1, 1e9}};
+
+	(void)state;
+	p->decision.curve.direct = true;
+	p->decision.curve.min_gain = 50e6;
+	p->decision.curve.min_gain_share = 0.1;
+	for (size_t i = 0; i < N(t); i++) {
+		struct alloc_profile pr = {.io_volume_bytes = 1ULL << 40,
+					   .io_nodes = 64,
+					   .node_bandwidth_bps = 1e8,
+					   .io_mode = FWD_IO_N_N,
+					   .direct_bps = t[i].direct,
+					   .bw = bw,
+					   .n_bw = 1};
+		struct alloc_opts o = {0};
+		bool got = false;
+
+		assert_int_equal(alloc_curve_options(p, &pr, 2.5e9, 1, 0, 8, 8,
+						     t[i].isolate, true, &o),
+				 0);
+		for (size_t k = 0; k < o.n; k++)
+			got |= o.o[k].kind == ALLOC_OPT_DIRECT;
+		if (got != t[i].want)
+			fail_msg("direct %.0f%s: offered %d, want %d",
+				 t[i].direct, t[i].isolate ? " isolated" : "",
+				 got, t[i].want);
+		alloc_opts_free(&o);
+	}
+	policy_destroy(p);
+}
+
+/* ---- min_harm ------------------------------------------------------------ */
+
+/* N-1 on c[1-128] (two default forwarders), 128 I/O nodes at 1 MB/s: the
+ * default mapping's bandwidth is min(2 x 2.5 GB/s, 128 MB/s) = 128 MB/s
+ * (with a curve: its point at k = 2, the same).  Harm = volume / 128 MB/s
+ * seconds; min_harm 60 s: 7.68 GB reaches it exactly. */
+static void test_min_harm(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t volume;
+		bool curve;
+		enum fwd_action want;
+	} t[] = {
+		{"no curve, harm = min_harm", 7680000000ULL, false,
+		 FWD_ACT_ISOLATE},
+		{"no curve, harm just below", 7679999999ULL, false,
+		 FWD_ACT_DEFAULT},
+		{"curve, harm = min_harm", 7680000000ULL, true,
+		 FWD_ACT_ISOLATE},
+		{"curve, harm just below", 7679999999ULL, true,
+		 FWD_ACT_DEFAULT},
+	};
+	struct fix *f = *state;
+	struct alloc_bw_point bw[] = {{2, 1.28e8}};
+
+	for (size_t i = 0; i < N(t); i++) {
+		struct policy *p = policy_defaults();
+		struct alloc_ledger *l = alloc_ledger_create(f->t);
+		struct alloc_profile pr = {.io_volume_bytes = t[i].volume,
+					   .io_nodes = 128,
+					   .node_bandwidth_bps = 1e6,
+					   .peak_bandwidth_bps = 1.28e8,
+					   .iops = 10,
+					   .mdops = 10,
+					   .io_mode = FWD_IO_N_1,
+					   .runs = 5,
+					   .bw = t[i].curve ? bw : NULL,
+					   .n_bw = t[i].curve ? 1 : 0};
+		struct alloc_job job = {.job_id = "7",
+					.user = "u",
+					.nodes = "c[1-128]",
+					.request = FWD_REQ_AUTO,
+					.profile = &pr};
+		struct alloc_decision *d;
+		uint32_t *ids;
+		fwd_error_t err;
+
+		p->decision.curve.min_harm = 60;
+		assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids,
+						 &job.n_nodes, &err),
+				 0);
+		job.node_ids = ids;
+		d = alloc_decide(f->cx, p, l, NULL, &job, 1000, &err);
+		if (!d)
+			fail_msg("%s: %s", t[i].what, err.text);
+		if (d->action != t[i].want) {
+			dump_reasons(d);
+			fail_msg("%s: %s, want %s", t[i].what,
+				 fwd_action_name(d->action),
+				 fwd_action_name(t[i].want));
+		}
+		alloc_decision_destroy(d);
+		free(ids);
+		alloc_ledger_destroy(l);
+		policy_destroy(p);
+	}
+}
+
+/* ---- caps ---------------------------------------------------------------- */
+
+/* An isolation's count: max(S, N_f) private forwarders, never more than
+ * max_forwarders_per_job nor the job's nodes; a reason says so only when
+ * a cap bit. */
+static void test_isolation_caps(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *nodes;
+		double bc;	 /* B_c: S = ceil(io_nodes x B_c / 2.5 GB/s) */
+		uint32_t ion;	 /* the profile's I/O nodes */
+		uint32_t perjob; /* max_forwarders_per_job */
+		size_t want_n;
+		bool capped; /* "isolation capped" among the reasons */
+	} t[] = {
+		{"S = 1 on one default: 1, no cap", "c[1-16]", 1e6, 16, 16, 1,
+		 false},
+		{"S = 4 under the caps: 4", "c[1-16]", 6.25e8, 16, 16, 4,
+		 false},
+		{"S = 4 at max_forwarders_per_job 4: 4, no cap", "c[1-16]",
+		 6.25e8, 16, 4, 4, false},
+		{"S = 4 above max_forwarders_per_job 3: 3", "c[1-16]", 6.25e8,
+		 16, 3, 3, true},
+		{"S = 8 on a 2-node job: 2", "c[1-2]", 1e10, 2, 16, 2, true},
+		{"S = 2 on a 2-node job: 2, no cap", "c[1-2]", 2.5e9, 2, 16, 2,
+		 false},
+	};
+	struct fix *f = *state;
+
+	for (size_t i = 0; i < N(t); i++) {
+		struct policy *p = policy_defaults();
+		struct alloc_ledger *l = alloc_ledger_create(f->t);
+		/* metadata-heavy (500 ops/s > 300): disruptive whatever its
+		 * size; 1 TiB: harm well above min_harm */
+		struct alloc_profile pr = {.io_volume_bytes = 1ULL << 40,
+					   .io_nodes = t[i].ion,
+					   .node_bandwidth_bps = t[i].bc,
+					   .peak_bandwidth_bps = 1e8,
+					   .iops = 10,
+					   .mdops = 500,
+					   .io_mode = FWD_IO_N_N,
+					   .runs = 5};
+		struct alloc_job job = {.job_id = "9",
+					.user = "u",
+					.nodes = t[i].nodes,
+					.request = FWD_REQ_AUTO,
+					.profile = &pr};
+		struct alloc_decision *d;
+		uint32_t *ids;
+		fwd_error_t err;
+
+		p->decision.caps.max_forwarders_per_job = t[i].perjob;
+		assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids,
+						 &job.n_nodes, &err),
+				 0);
+		job.node_ids = ids;
+		d = alloc_decide(f->cx, p, l, NULL, &job, 1000, &err);
+		if (!d)
+			fail_msg("%s: %s", t[i].what, err.text);
+		if (d->action != FWD_ACT_ISOLATE ||
+		    d->n_forwarders != t[i].want_n ||
+		    has_reason(d, "isolation capped") != t[i].capped) {
+			dump_reasons(d);
+			fail_msg("%s: %s with %zu forwarders, want isolate "
+				 "with %zu%s",
+				 t[i].what, fwd_action_name(d->action),
+				 d->n_forwarders, t[i].want_n,
+				 t[i].capped ? " (capped)" : "");
+		}
+		for (size_t k = 0; k < d->n_forwarders; k++)
+			assert_true(d->private_fwd[k]);
+		alloc_decision_destroy(d);
+		free(ids);
+		alloc_ledger_destroy(l);
+		policy_destroy(p);
+	}
+}
+
+/* ---- the ledger's bounds ------------------------------------------------- */
+
+static void test_ledger_bounds(void **state)
+{
+	struct fix *f = *state;
+	struct alloc_ledger *l = alloc_ledger_create(f->t);
+	uint32_t fw[] = {8, 23}; /* fwd009, fwd024: the last forwarder */
+	bool priv[] = {true, true};
+	char id[] = "1";
+	struct alloc_ledger_entry e = {.job_id = id,
+				       .forwarders = fw,
+				       .private_fwd = priv,
+				       .n_forwarders = 2,
+				       .n_nodes = 2};
+	fwd_error_t err;
+
+	(void)state;
+	assert_int_equal(alloc_ledger_add(l, &e, &err), 0);
+	assert_true(alloc_ledger_held_private(l, 8));
+	assert_true(alloc_ledger_held_private(l, 23));
+	assert_false(alloc_ledger_held_private(l, 22));
+	/* past the last forwarder: not held, not read */
+	assert_false(alloc_ledger_held_private(l, 24));
+	assert_false(alloc_ledger_held_private(l, UINT32_MAX));
+	assert_false(alloc_ledger_held_private(NULL, 8));
+	alloc_ledger_destroy(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gain_gate),
+		cmocka_unit_test(test_direct_gate),
+		cmocka_unit_test_setup_teardown(test_min_harm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_isolation_caps, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_bounds, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests_name("alloc_edges", tests, NULL, NULL);
+}
