@@ -372,6 +372,74 @@ static void test_ledger_bounds(void **state)
 	alloc_ledger_destroy(l);
 }
 
+/* Who may hold a forwarder beside whom: any number of shared holders; a
+ * private holder alone; a release gives the forwarder back entirely. */
+static void test_ledger_holders(void **state)
+{
+	static const struct {
+		const char *what;
+		bool first_priv, release_first, second_priv;
+		int want_errno; /* 0: the second job is added */
+		size_t holders; /* of fwd009 afterwards */
+	} t[] = {
+		{"shared beside shared", false, false, false, 0, 2},
+		{"private beside a shared holder", false, false, true, EBUSY,
+		 1},
+		{"shared beside a private holder", true, false, false, EBUSY,
+		 1},
+		{"private beside a private holder", true, false, true, EBUSY,
+		 1},
+		{"shared after the private holder left", true, true, false, 0,
+		 1},
+		{"private after the private holder left", true, true, true, 0,
+		 1},
+		{"private after the shared holder left", false, true, true, 0,
+		 1},
+	};
+	struct fix *f = *state;
+
+	for (size_t i = 0; i < N(t); i++) {
+		struct alloc_ledger *l = alloc_ledger_create(f->t);
+		uint32_t fw[] = {8}; /* fwd009 */
+		bool p1[] = {t[i].first_priv}, p2[] = {t[i].second_priv};
+		char id1[] = "1", id2[] = "2";
+		struct alloc_ledger_entry a = {.job_id = id1,
+					       .forwarders = fw,
+					       .private_fwd = p1,
+					       .n_forwarders = 1,
+					       .n_nodes = 1};
+		struct alloc_ledger_entry b = {.job_id = id2,
+					       .forwarders = fw,
+					       .private_fwd = p2,
+					       .n_forwarders = 1,
+					       .n_nodes = 1};
+		fwd_error_t err;
+		int rv;
+
+		assert_int_equal(alloc_ledger_add(l, &a, &err), 0);
+		if (t[i].release_first)
+			assert_int_equal(alloc_ledger_release(l, "1", 10), 1);
+		errno = 0;
+		rv = alloc_ledger_add(l, &b, &err);
+		if ((t[i].want_errno ? rv != -1 || errno != t[i].want_errno
+				     : rv != 0) ||
+		    alloc_ledger_holders(l, 8, NULL) != t[i].holders)
+			fail_msg("%s: %d (errno %d), %zu holder(s); want "
+				 "errno %d, %zu",
+				 t[i].what, rv, errno,
+				 alloc_ledger_holders(l, 8, NULL),
+				 t[i].want_errno, t[i].holders);
+		if (alloc_ledger_held_private(l, 8) !=
+		    (t[i].release_first
+			     ? t[i].second_priv
+			     : t[i].first_priv || (t[i].want_errno == 0 &&
+						   t[i].second_priv)))
+			fail_msg("%s: held privately %d", t[i].what,
+				 alloc_ledger_held_private(l, 8));
+		alloc_ledger_destroy(l);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +449,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_isolation_caps, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ledger_bounds, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ledger_holders, setup,
 						teardown),
 	};
 
