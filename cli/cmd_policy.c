@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "cli/table.h"
 #include "common/slurm_conf.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 /* clang-format off */
 static void usage(FILE *f)
@@ -35,8 +37,13 @@ static void usage(FILE *f)
 "                FILE:LINE:COLUMN: key.path: value 'X': what is allowed\n"
 "                Unknown keys, duplicate keys, wrong types, out-of-range\n"
 "                values, a missing, unreadable or empty file and invalid\n"
-"                UTF-8 are all errors.  Only the policy itself is checked;\n"
-"                use `fwdctl topology check` for the topology file.\n"
+"                UTF-8 are all errors.  Against the topology (the global\n"
+"                --topology, else the policy's, when it exists) it warns\n"
+"                when the caps leave no backup forwarder to any job\n"
+"                (decision.caps.reserve not below the number of backup\n"
+"                forwarders, or max_pool_share of them less than one):\n"
+"                every upgrade would be refused on this machine.  Use\n"
+"                `fwdctl topology check` to check the topology file.\n"
 "  show [FILE]   print the effective policy: every key, with the value\n"
 "                from FILE or its default.  YAML by default (which\n"
 "                `fwdctl policy check` accepts back); with --json, sizes\n"
@@ -67,7 +74,8 @@ static void usage(FILE *f)
 "  0  the policy is valid (check; a warning on stderr when the node\n"
 "     prolog's worst case, database.connect_timeout + 2 x database.timeout\n"
 "     + remap.timeout, reaches slurm.conf's PrologTimeout or\n"
-"     PrologEpilogTimeout) or was printed (show, keys)\n"
+"     PrologEpilogTimeout, or when the caps leave no upgrade possible)\n"
+"     or was printed (show, keys)\n"
 "  1  the policy is invalid, missing or unreadable\n"
 "  2  usage error\n");
 }
@@ -100,15 +108,69 @@ static void prolog_budget(const struct policy *p, char *warn, size_t len)
 		 p->remap.timeout, key, secs, fwd_slurm_conf_path(NULL), key);
 }
 
+/*
+ * A warning in warn[] when the caps leave no forwarder of the topology's
+ * idle pool (its backup forwarders) to any job, so that every upgrade is
+ * refused on this machine, else "".  The topology: the global --topology,
+ * else the policy's; one that does not exist (a policy checked away from
+ * its cluster) is no warning, one that does not load is.
+ */
+static void caps_room(struct fwdctl_ctx *ctx, const struct policy *p,
+		      char *warn, size_t len)
+{
+	const struct policy_caps *c = &p->decision.caps;
+	const char *path =
+		ctx->topology_path ? ctx->topology_path : p->topology;
+	struct topology *t;
+	fwd_error_t err;
+	size_t backups = 0, share;
+
+	warn[0] = '\0';
+	if (!(t = topo_load(path, &err))) {
+		if (errno != ENOENT || ctx->topology_path)
+			snprintf(warn, len,
+				 "caps not checked against the topology: %s",
+				 err.text);
+		return;
+	}
+	for (size_t i = 0; i < t->n_forwarders; i++)
+		backups += t->forwarders[i].role == TOPO_ROLE_BACKUP;
+	share = (size_t)floor(c->max_pool_share * (double)backups);
+	if (backups == 0)
+		snprintf(warn, len,
+			 "topology %s has no backup forwarder: every upgrade "
+			 "is refused (the idle pool is empty)",
+			 path);
+	else if (c->reserve >= backups)
+		snprintf(warn, len,
+			 "decision.caps.reserve %" PRIu32 " keeps all %zu "
+			 "backup forwarder%s of topology %s in reserve: every "
+			 "upgrade is refused on this machine; set "
+			 "decision.caps.reserve below %zu",
+			 c->reserve, backups, backups == 1 ? "" : "s", path,
+			 backups);
+	else if (share == 0)
+		snprintf(warn, len,
+			 "decision.caps.max_pool_share %g of the %zu backup "
+			 "forwarder%s of topology %s is less than one: every "
+			 "upgrade is refused on this machine; set it to at "
+			 "least %g",
+			 c->max_pool_share, backups, backups == 1 ? "" : "s",
+			 path, 1.0 / (double)backups);
+	topo_destroy(t);
+}
+
 static int check(struct fwdctl_ctx *ctx, const char *path)
 {
 	fwd_error_t err;
 	struct policy *p = policy_load(path, &err);
 	int rc = p ? FWD_EXIT_OK : FWD_EXIT_INVALID;
-	char warn[1024] = "";
+	char warn[1024] = "", caps[2048] = "";
 
-	if (p)
+	if (p) {
 		prolog_budget(p, warn, sizeof(warn));
+		caps_room(ctx, p, caps, sizeof(caps));
+	}
 
 	if (ctx->json) {
 		json_t *o = json_pack("{s:s, s:b}", "path", path, "valid",
@@ -119,9 +181,15 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 			json_object_set_new(
 				o, p ? "digest" : "error",
 				json_string(p ? p->digest : err.text));
-		if (o && warn[0])
-			json_object_set_new(o, "warnings",
-					    json_pack("[s]", warn));
+		if (o && (warn[0] || caps[0])) {
+			json_t *w = json_array();
+
+			if (warn[0])
+				json_array_append_new(w, json_string(warn));
+			if (caps[0])
+				json_array_append_new(w, json_string(caps));
+			json_object_set_new(o, "warnings", w);
+		}
 		s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
 		if (s)
 			printf("%s\n", s);
@@ -134,6 +202,8 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 		fwdctl_err("%s", err.text);
 	if (warn[0])
 		fwdctl_err("%s: warning: %s", path, warn);
+	if (caps[0])
+		fwdctl_err("%s: warning: %s", path, caps);
 	policy_destroy(p);
 	return rc;
 }

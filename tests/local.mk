@@ -189,7 +189,8 @@ TESTS += $(UNIT_MUTATION)
 
 # ---- integration tests: shell scripts that start their own servers -------
 INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
-	tests/integration/cli_policy.sh tests/integration/cli_decide.sh \
+	tests/integration/cli_policy.sh tests/integration/policy_caps.sh \
+	tests/integration/cli_decide.sh \
 	tests/integration/cli_sim.sh tests/integration/cli_usage.sh \
 	tests/integration/cli_audit.sh tests/integration/cli_metrics.sh \
 	tests/integration/cli_grammar.sh \
