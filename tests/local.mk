@@ -171,8 +171,11 @@ TESTS += $(UNIT_TESTS)
 
 # Tests the mutation list (tests/mutation/) asked for: reconcile over
 # every Slurm job state, slurmctld's answer and the ledger's rows faked;
-# the allocator's thresholds at equality and its caps.
-UNIT_MUTATION = tests/unit/test_reconcile tests/unit/test_alloc_edges
+# the allocator's and the monitor's thresholds at equality, the caps.
+UNIT_MUTATION = tests/unit/test_reconcile tests/unit/test_alloc_edges \
+	tests/unit/test_monitor_edges
+tests_unit_test_monitor_edges_SOURCES = tests/unit/test_monitor_edges.c
+tests_unit_test_monitor_edges_LDADD = $(FWD_MONITOR_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_alloc_edges_SOURCES = tests/unit/test_alloc_edges.c
 tests_unit_test_alloc_edges_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_reconcile_SOURCES = tests/unit/test_reconcile.c
