@@ -23,6 +23,7 @@
 
 #include "common/array.h"
 #include "common/error.h"
+#include "common/plausible.h"
 #include "common/safedir.h"
 #include "common/timeutil.h"
 #include "common/vocab.h"
@@ -258,6 +259,7 @@ static void test_time_parse_ok(void **state)
 		{"1970-01-01T00:00:00Z", 0},
 		{"9999-12-31T23:59:59Z", FWD_TIME_MAX},
 		{"2026-11-22T10:00:59Z", T0 + 59},
+		{"253402300799", FWD_TIME_MAX}, /* 12 digits, the most */
 		{"2026-11-22T10:59:00Z", T0 + 3540},
 		{"2026-11-22T23:00:00Z", T0 + 46800},
 		{"now", NOW},
@@ -334,6 +336,54 @@ static void test_time_parse_bad(void **state)
 			fail_msg("accepted '%s' as %f", bad[i], v);
 		assert_int_equal(errno, EINVAL);
 		assert_true(v == 42);
+	}
+}
+
+/* Plausibility ranges at both edges: the bounds are inside. */
+static void test_plausible_edges(void **state)
+{
+	static const struct {
+		uint64_t v, min, max;
+		int want;
+	} count[] = {
+		{5, 5, 9, 0},
+		{9, 5, 9, 0},
+		{4, 5, 9, -1},
+		{10, 5, 9, -1},
+		{0, 0, 0, 0},
+		{1, 0, 0, -1},
+		{UINT64_MAX, 0, UINT64_MAX, 0},
+	};
+	static const struct {
+		uint64_t v;
+		int want;
+	} counter[] = {
+		{0, 0},
+		{FWD_PLAUS_COUNTER_MAX, 0},
+		{FWD_PLAUS_COUNTER_MAX + 1, -1},
+		{UINT64_MAX, -1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < N(count); i++) {
+		fwd_error_t err;
+
+		if (fwd_plaus_count("x", count[i].v, count[i].min, count[i].max,
+				    &err) != count[i].want)
+			fail_msg("count %llu in [%llu, %llu]: want %d",
+				 (unsigned long long)count[i].v,
+				 (unsigned long long)count[i].min,
+				 (unsigned long long)count[i].max,
+				 count[i].want);
+	}
+	for (size_t i = 0; i < N(counter); i++) {
+		fwd_error_t err;
+
+		if (fwd_plaus_counter("x", counter[i].v, &err) !=
+		    counter[i].want)
+			fail_msg("counter %llu: want %d",
+				 (unsigned long long)counter[i].v,
+				 counter[i].want);
 	}
 }
 
@@ -481,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_safedir),
 		cmocka_unit_test(test_time_parse_ok),
 		cmocka_unit_test(test_time_parse_bad),
+		cmocka_unit_test(test_plausible_edges),
 		cmocka_unit_test(test_time_parse_iso_strict),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_clock),
