@@ -88,4 +88,23 @@ while read -r key type range; do
 	esac
 done <"$tmp/ranged"
 
+# A list with a bound on its length: database.hosts, at most 16 servers.
+hosts() {
+	i=1
+	printf 'database:\n  hosts:\n' >"$tmp/p.yaml"
+	while [ "$i" -le "$1" ]; do
+		printf '    - db%d:3306\n' "$i" >>"$tmp/p.yaml"
+		i=$((i + 1))
+	done
+}
+hosts 16
+"$fwdctl" policy check "$tmp/p.yaml" >/dev/null 2>"$tmp/err"
+check_eq "database.hosts with 16 servers accepted" 0 "$?" ||
+	diag "$(cat "$tmp/err")"
+hosts 17
+"$fwdctl" policy check "$tmp/p.yaml" >/dev/null 2>"$tmp/err"
+check_eq "database.hosts with 17 servers refused" 1 "$?"
+check_match "17 servers: says the bound" "17 endpoints: at most 16" \
+	"$(cat "$tmp/err")"
+
 tap_done
