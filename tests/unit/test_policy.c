@@ -741,6 +741,16 @@ static void test_disruptive(void **state)
 				 "want %#x '%s'",
 				 i, got, bare, why, tab[i].want, tab[i].why);
 	}
+	/* A buffer of length 0 is not written, not even its first byte. */
+	{
+		char why[8] = "junk";
+
+		assert_int_equal(
+			policy_job_disruptive(&p->decision.interference, true,
+					      128, 500, 6e9, why, 0),
+			N1 | MD | BW);
+		assert_string_equal(why, "junk");
+	}
 	policy_destroy(p);
 }
 
