@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The ledger as the controller prolog loads it from the allocations
+# table, rows as they may be after a crash or a topology change: the same
+# forwarder twice for one job (a repeated write), a forwarder the topology
+# no longer has, a row without its node list.  The ledger still loads:
+# the next job is decided (not failed open), around what the rows hold.
+. "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
+command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
+db_start
+P=$d/rows.yaml
+mc_policy "$P" 's/^    reserve: .*/    reserve: 0/'
+mc_init "$P"
+
+# prolog JOB NODES: an N-1 job asking for isolation; sets $rc
+prolog() {
+	env -i PATH="$PATH" SLURM_JOB_ID="$1" SLURM_JOB_USER=root \
+		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
+		SLURM_JOB_NODELIST="$2" SLURM_JOB_NUM_NODES=2 \
+		SLURM_JOB_NAME=n1app SPANK_IO_UPGRADE=isolate \
+		SLURM_CONF=/nonexistent/slurm.conf \
+		"$fwdctl" --policy "$P" prolog >"$d/hook.out" 2>"$d/hook.err"
+	rc=$?
+}
+file_rec() { grep "\"job_id\":\"$1\"" "$d/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
+now=$(date +%s)
+row() { # job forwarder private nodes node_count action
+	q "INSERT INTO allocations (job_id, forwarder, is_private, nodes,
+	   node_count, action, acquired_at) VALUES
+	   ($1, '$2', $3, '$4', $5, '$6', $now)"
+}
+
+# case | rows (job forwarder private nodes count action; ...; nodes - for
+#        none)
+#      | the next job's forwarders may not include
+while IFS='|' read -r what rows busy; do
+	q "DELETE FROM allocations"
+	: >"$d/audit.jsonl"
+	echo "$rows" | tr ';' '\n' | while read -r j f p n c a; do
+		[ "$n" = - ] && n= # no node list
+		[ -n "$j" ] && row "$j" "$f" "$p" "$n" "$c" "$a"
+	done
+	prolog 601 'c[5-6]'
+	r=$(file_rec 601)
+	check_eq "$what: prolog exit 0" 0 "$rc"
+	check_eq "$what: job 601 isolated (the ledger loaded)" isolate \
+		"$(printf '%s' "$r" | jq -r .action)" ||
+		diag "$(cat "$d/hook.err")" "$r"
+	got=$(printf '%s' "$r" | jq -r '.forwarders_after | join(" ")')
+	for f in $busy; do
+		case " $got " in
+		*" $f "*) fail "$what: job 601 got $f, held by another job" ;;
+		*) pass "$what: job 601 did not get $f ($got)" ;;
+		esac
+	done
+	q "DELETE FROM allocations WHERE job_id = 601"
+done <<EOF
+one row per forwarder|501 fwd3 0 c[1-2] 2 scale;503 fwd4 1 c[3] 1 isolate|fwd3 fwd4
+the same forwarder twice for one job|501 fwd3 0 c[1-2] 2 scale;501 fwd3 0 c[1-2] 2 scale;503 fwd4 1 c[3] 1 isolate|fwd3 fwd4
+a job on two forwarders, one repeated|501 fwd3 0 c[1] 1 scale;501 fwd5 0 c[2] 1 scale;501 fwd3 0 c[1] 1 scale|fwd3 fwd5
+a forwarder the topology no longer has|502 gone9 1 c[3] 1 isolate;503 fwd4 1 c[4] 1 isolate|fwd4
+a row without its node list|503 fwd4 1 - 0 isolate;504 fwd5 1 c[4] 1 isolate|fwd4 fwd5
+EOF
+
+tap_done
