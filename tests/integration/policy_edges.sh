@@ -107,4 +107,23 @@ check_eq "database.hosts with 17 servers refused" 1 "$?"
 check_match "17 servers: says the bound" "17 endpoints: at most 16" \
 	"$(cat "$tmp/err")"
 
+# policy show quotes a string only as much as it must: YAML value |
+# printed.  Printable characters stay as they are, control characters are
+# escaped, the reserved words and leading punctuation are quoted.
+while IFS='|' read -r yaml want; do
+	printf 'database:\n  user: %s\n' "$yaml" >"$tmp/p.yaml"
+	got=$("$fwdctl" policy show "$tmp/p.yaml" 2>"$tmp/err" |
+		sed -n 's/^  user: //p')
+	check_eq "policy show: user $yaml" "$want" "$got" ||
+		diag "$(cat "$tmp/err")"
+done <<'EOF'
+alice|alice
+"a b"|"a b"
+"a\tb"|"a\x09b"
+"a!b"|"a!b"
+"~"|"~"
+"yes"|"yes"
+"-x"|"-x"
+EOF
+
 tap_done
