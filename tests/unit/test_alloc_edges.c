@@ -265,6 +265,171 @@ static void test_min_harm(void **state)
 	}
 }
 
+/* A batch isolates a disruptive job when its I/O time times (1 + the
+ * vulnerable jobs on its first default forwarder, in the ledger or in the
+ * batch) reaches min_harm (60 s).  D: N-1 on 32 nodes (more than
+ * n1_min_nodes 16: disruptive), a curve of 128 MB/s
+ * at its one default forwarder; 3.84 GB is 30 s of I/O.  V: vulnerable
+ * (5000 IOPS) or not (10), on D's default forwarder (c[33-64]) or on
+ * another (c[65-96]). */
+static void test_batch_harm(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t d_volume;
+		const char *v_nodes; /* NULL: D alone */
+		double v_iops;
+		bool want;
+	} t[] = {
+		{"D alone, 30 s", 3840000000ULL, NULL, 0, false},
+		{"D alone, 60 s: at min_harm", 7680000000ULL, NULL, 0, true},
+		{"D alone, just under 60 s", 7679999999ULL, NULL, 0, false},
+		{"D, 30 s, beside a vulnerable V: 60 s", 3840000000ULL,
+		 "c[33-64]", 5000, true},
+		{"D, just under 30 s, beside a vulnerable V", 3839999999ULL,
+		 "c[33-64]", 5000, false},
+		{"D, 30 s, beside a V that is not vulnerable", 3840000000ULL,
+		 "c[33-64]", 10, false},
+		{"D, 30 s, a vulnerable V elsewhere", 3840000000ULL, "c[65-96]",
+		 5000, false},
+	};
+	struct fix *f = *state;
+	struct alloc_bw_point bw[] = {{1, 1.28e8}};
+
+	for (size_t i = 0; i < N(t); i++) {
+		struct policy *p = policy_defaults();
+		struct alloc_ledger *l = alloc_ledger_create(f->t);
+		struct alloc_profile pd = {.io_volume_bytes = t[i].d_volume,
+					   .io_nodes = 32,
+					   .node_bandwidth_bps = 4e6,
+					   .peak_bandwidth_bps = 1.28e8,
+					   .iops = 10,
+					   .mdops = 10,
+					   .io_mode = FWD_IO_N_1,
+					   .runs = 5,
+					   .bw = bw,
+					   .n_bw = 1};
+		struct alloc_profile pv = pd;
+		struct alloc_job jobs[2] = {
+			{.job_id = "1",
+			 .user = "u",
+			 .nodes = "c[1-32]",
+			 .request = FWD_REQ_AUTO,
+			 .profile = &pd},
+			{.job_id = "2",
+			 .user = "u",
+			 .nodes = t[i].v_nodes,
+			 .request = FWD_REQ_AUTO,
+			 .profile = &pv},
+		};
+		size_t n = t[i].v_nodes ? 2 : 1;
+		struct alloc_decision *out[2] = {NULL, NULL};
+		uint32_t *ids[2] = {NULL, NULL};
+		fwd_error_t err;
+
+		pv.io_volume_bytes = 7680000000ULL;
+		pv.io_mode = FWD_IO_N_N;
+		pv.iops = t[i].v_iops;
+		p->decision.curve.min_harm = 60;
+		p->decision.interference.n1_min_nodes = 16;
+		for (size_t k = 0; k < n; k++) {
+			assert_int_equal(
+				alloc_job_nodes(f->t, jobs[k].nodes, &ids[k],
+						&jobs[k].n_nodes, &err),
+				0);
+			jobs[k].node_ids = ids[k];
+		}
+		if (alloc_decide_batch(f->cx, p, l, NULL, jobs, n, 1000, out,
+				       &err) < 0)
+			fail_msg("%s: %s", t[i].what, err.text);
+		if ((out[0]->action == FWD_ACT_ISOLATE) != t[i].want) {
+			dump_reasons(out[0]);
+			fail_msg("%s: D %s, want %s", t[i].what,
+				 fwd_action_name(out[0]->action),
+				 t[i].want ? "isolate" : "not isolated");
+		}
+		for (size_t k = 0; k < n; k++) {
+			alloc_decision_destroy(out[k]);
+			free(ids[k]);
+		}
+		alloc_ledger_destroy(l);
+		policy_destroy(p);
+	}
+}
+
+/* A job staying on its default forwarder shares it with the ledger's
+ * holders of that forwarder: each takes its turn, so the default is worth
+ * less the more hold it, and two private forwarders worth 2.1 GB/s (the
+ * curve) beat one default worth 2 GB/s alone only once it is shared (the
+ * gain gate: 10 % of the default's value, at least 50 MB/s). */
+static void test_batch_shared_default(void **state)
+{
+	static const struct {
+		const char *what;
+		size_t holders; /* shared holders of fwd001 in the ledger */
+		bool want;	/* the job is scaled */
+	} t[] = {
+		{"fwd001 alone", 0, false},
+		{"fwd001 shared with one job", 1, true},
+		{"fwd001 shared with two jobs", 2, true},
+	};
+	struct fix *f = *state;
+	struct alloc_bw_point bw[] = {{1, 2e9}, {2, 2.1e9}};
+
+	for (size_t i = 0; i < N(t); i++) {
+		struct policy *p = policy_defaults();
+		struct alloc_ledger *l = alloc_ledger_create(f->t);
+		struct alloc_profile pr = {.io_volume_bytes = 100ULL << 30,
+					   .io_nodes = 64,
+					   .node_bandwidth_bps = 1e8,
+					   .peak_bandwidth_bps = 2e9,
+					   .iops = 10,
+					   .mdops = 10,
+					   .io_mode = FWD_IO_N_N,
+					   .runs = 5,
+					   .bw = bw,
+					   .n_bw = 2};
+		struct alloc_job job = {.job_id = "1",
+					.user = "u",
+					.nodes = "c[1-64]",
+					.request = FWD_REQ_AUTO,
+					.profile = &pr};
+		struct alloc_decision *out[1] = {NULL};
+		uint32_t *ids, fw[] = {0}; /* fwd001 */
+		bool shared[] = {false};
+		fwd_error_t err;
+
+		for (size_t h = 0; h < t[i].holders; h++) {
+			char id[24];
+			struct alloc_ledger_entry e = {.job_id = id,
+						       .forwarders = fw,
+						       .private_fwd = shared,
+						       .n_forwarders = 1,
+						       .n_nodes = 1};
+
+			snprintf(id, sizeof(id), "h%zu", h);
+			assert_int_equal(alloc_ledger_add(l, &e, &err), 0);
+		}
+		assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids,
+						 &job.n_nodes, &err),
+				 0);
+		job.node_ids = ids;
+		if (alloc_decide_batch(f->cx, p, l, NULL, &job, 1, 1000, out,
+				       &err) < 0)
+			fail_msg("%s: %s", t[i].what, err.text);
+		if ((out[0]->action == FWD_ACT_SCALE) != t[i].want) {
+			dump_reasons(out[0]);
+			fail_msg("%s: %s, want %s", t[i].what,
+				 fwd_action_name(out[0]->action),
+				 t[i].want ? "scale" : "not scaled");
+		}
+		alloc_decision_destroy(out[0]);
+		free(ids);
+		alloc_ledger_destroy(l);
+		policy_destroy(p);
+	}
+}
+
 /* ---- caps ---------------------------------------------------------------- */
 
 /* An isolation's count: max(S, N_f) private forwarders, never more than
@@ -446,6 +611,10 @@ int main(void)
 		cmocka_unit_test(test_gain_gate),
 		cmocka_unit_test(test_direct_gate),
 		cmocka_unit_test_setup_teardown(test_min_harm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_harm, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_batch_shared_default,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_isolation_caps, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ledger_bounds, setup,
