@@ -132,6 +132,57 @@ static void test_window_edges(void **state)
 	}
 }
 
+/* DBSCAN on I/O phases with a history that is all zero on one axis: the
+ * axis stays unscaled (no division by zero), the run's phases are
+ * checked, and one away from the history on that axis is an outlier. */
+static void test_phases_zero_axis(void **state)
+{
+	static const struct {
+		const char *what;
+		struct anomaly_phase hist[4];
+		struct anomaly_phase run;
+		bool outlier;
+	} t[] = {
+		{"durations all 0, the run's 0 too",
+		 {{0, 1e9}, {0, 1e9}, {0, 1e9}, {0, 1e9}},
+		 {0, 1e9},
+		 false},
+		{"durations all 0, the run's 60 s",
+		 {{0, 1e9}, {0, 1e9}, {0, 1e9}, {0, 1e9}},
+		 {60, 1e9},
+		 true},
+		{"volumes all 0, the run's 0 too",
+		 {{60, 0}, {60, 0}, {60, 0}, {60, 0}},
+		 {60, 0},
+		 false},
+		{"volumes all 0, the run's 1 GB",
+		 {{60, 0}, {60, 0}, {60, 0}, {60, 0}},
+		 {60, 1e9},
+		 true},
+	};
+	struct policy *p = policy_defaults();
+
+	(void)state;
+	for (size_t i = 0; i < N(t); i++) {
+		struct anomaly_run run = {
+			.job_id = "7", .phases = &t[i].run, .n_phases = 1};
+		struct anomaly_phase_report rep;
+		fwd_error_t err;
+
+		if (anomaly_phase_check(&p->anomaly, &p->decision.interference,
+					t[i].hist, 4, &run, NULL, 0, &rep,
+					&err) < 0)
+			fail_msg("%s: %s", t[i].what, err.text);
+		if (!rep.checked || rep.outlier[0] != t[i].outlier)
+			fail_msg("%s: checked %d outlier %d, want outlier %d",
+				 t[i].what, rep.checked,
+				 rep.checked ? rep.outlier[0] : -1,
+				 t[i].outlier);
+		anomaly_phase_report_free(&rep);
+	}
+	policy_destroy(p);
+}
+
 /* ---- DBSCAN's eps ---------------------------------------------------------
  */
 
@@ -192,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_noise_floor),
 		cmocka_unit_test(test_window_edges),
+		cmocka_unit_test(test_phases_zero_axis),
 		cmocka_unit_test(test_dbscan_eps),
 		cmocka_unit_test(test_bytes_bound),
 	};
