@@ -52,8 +52,14 @@ static void usage(FILE *f)
 "            SELECT grants of older versions; and,\n"
 "            when a topology is available (--topology, or the policy's\n"
 "            `topology:` file exists), mirror its forwarders and OSTs into\n"
-"            the `forwarders` and `osts` tables.  Idempotent;\n"
-"            run it again after changing the topology.\n"
+"            the `forwarders` and `osts` tables; those no longer in the\n"
+"            topology are retired (kept, since the ledger, the audit and\n"
+"            the health history name them, but never scanned by `fwdctl\n"
+"            health scan` nor allocated).  Idempotent; run it again after\n"
+"            changing the topology.  A grant that fails (e.g. MariaDB's\n"
+"            error 1410: the node account does not exist for that host)\n"
+"            fails the command, after the schema and the topology are in\n"
+"            place.\n"
 "  migrate   bring an existing schema up to this version and grant the\n"
 "            node account as init does.  Idempotent.  A database with a\n"
 "            newer schema than this fwdctl is refused.\n"
@@ -94,7 +100,8 @@ static void usage(FILE *f)
 "\n"
 "Exit status:\n"
 "  0  success\n"
-"  1  the schema is missing, older or newer than this fwdctl (status)\n"
+"  1  the schema is missing, older or newer than this fwdctl (status);\n"
+"     the node account could not be granted (init, migrate)\n"
 "  2  usage error, or the policy does not load\n"
 "  3  the database is unavailable (message names host or socket, error\n"
 "     code and the server's text); also a refused password file\n",
@@ -175,6 +182,7 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 	fwd_error_t err = {{0}};
 	const char *grant_warning = NULL;
 	const struct topology *topo = NULL;
+	uint64_t retired_fwd = 0, retired_ost = 0;
 	char grant_msg[1100] = "";
 	struct db *db;
 	int from = 0, to = 0;
@@ -211,12 +219,14 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 				rc = FWD_EXIT_USAGE;
 				goto out;
 			}
-			/* The schema is in place; a node account the DB
-			 * admin has not created yet is not fatal. */
+			/* The schema is in place (and the topology is
+			 * synced below), but the node prologs cannot read
+			 * their rows: the command fails, saying so. */
 			snprintf(grant_msg, sizeof(grant_msg),
 				 "%.900s; create the node account (see "
-				 "db/SCHEMA.md), then run `fwdctl db "
-				 "init` again",
+				 "db/SCHEMA.md; --node-host HOST for its "
+				 "host part), then run `fwdctl db init` "
+				 "again, or pass --no-grant",
 				 err.text);
 			grant_warning = grant_msg;
 		}
@@ -229,7 +239,8 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 			rc = FWD_EXIT_USAGE;
 			goto out;
 		}
-		if (inventory_sync(db, topo, &err) < 0) {
+		if (inventory_sync(db, topo, &retired_fwd, &retired_ost, &err) <
+		    0) {
 			fwdctl_err("%s", err.text);
 			rc = fwdctl_exit_code(errno);
 			goto out;
@@ -250,6 +261,12 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 			json_object_set_new(
 				j, "osts",
 				json_integer((json_int_t)topo->n_osts));
+			json_object_set_new(
+				j, "retired_forwarders",
+				json_integer((json_int_t)retired_fwd));
+			json_object_set_new(
+				j, "retired_osts",
+				json_integer((json_int_t)retired_ost));
 		}
 		if (j)
 			json_object_set_new(
@@ -264,11 +281,21 @@ static int do_migrate(struct fwdctl_ctx *ctx, const struct opts *o, bool init)
 	} else {
 		printf("schema migrated from version %d to %d\n", from, to);
 	}
-	if (topo && !(o->json || ctx->json))
+	if (topo && !(o->json || ctx->json)) {
 		printf("synced %zu forwarders and %zu OSTs from %s\n",
 		       topo->n_forwarders, topo->n_osts, topo->path);
-	if (grant_warning)
-		fwdctl_err("warning: %s", grant_warning);
+		if (retired_fwd || retired_ost)
+			printf("retired %llu forwarder(s) and %llu OST(s) no "
+			       "longer in it (kept for history, never "
+			       "scanned or allocated)\n",
+			       (unsigned long long)retired_fwd,
+			       (unsigned long long)retired_ost);
+	}
+	if (grant_warning) {
+		fwdctl_err("granting the node account: %s", grant_warning);
+		rc = FWD_EXIT_INVALID;
+		goto out;
+	}
 	rc = FWD_EXIT_OK;
 out:
 	db_close(db);

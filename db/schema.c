@@ -473,6 +473,17 @@ static const char *const v9_stmts[] = {
 	" VALUES(last_used_at))",
 };
 
+/* Forwarders and OSTs that left the topology stay for history (the
+ * ledger, the audit and the health episodes name them) but are marked:
+ * `fwdctl db init` sets retired_at when a component is no longer in the
+ * topology and clears it when one comes back; the health scan skips
+ * retired components. */
+static const char *const v10_stmts[] = {
+	"ALTER TABLE forwarders ADD COLUMN IF NOT EXISTS retired_at"
+	" BIGINT NULL",
+	"ALTER TABLE osts ADD COLUMN IF NOT EXISTS retired_at BIGINT NULL",
+};
+
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 	{ 2, "node_allocations view for the node account",
@@ -493,6 +504,8 @@ static const struct schema_migration migrations[] = {
 	{ 9, "ledger reads without the history: forwarders.last_used_at"
 	  " from the released allocations; allocations_ledger index",
 	  v9_stmts, N_ELEM(v9_stmts) },
+	{ 10, "forwarders.retired_at, osts.retired_at",
+	  v10_stmts, N_ELEM(v10_stmts) },
 };
 /* clang-format on */
 

@@ -20,6 +20,7 @@
 #include "monitor/anomaly.h"
 #include "monitor/health.h"
 #include "monitor/health_priv.h"
+#include "monitor/inventory.h"
 #include "topology/topology.h"
 
 /* Bounds on what one scan reads; far above any real day of a machine. */
@@ -777,6 +778,11 @@ int health_scan_span(const struct policy *p, const struct health_scan_opts *o,
 	return 0;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int health_db_scan(struct db *db, const struct policy *p,
 		   const struct topology *t, const struct health_scan_opts *o,
 		   const struct health_job *jobs, size_t n_jobs,
@@ -790,7 +796,8 @@ int health_db_scan(struct db *db, const struct policy *p,
 			 .jobs = jobs,
 			 .n_jobs = n_jobs};
 	struct health_entry *rows = NULL, *touched = NULL;
-	size_t n_rows = 0, n_touched = 0;
+	size_t n_rows = 0, n_touched = 0, n_ret[2] = {0, 0};
+	char **retired[2] = {NULL, NULL};
 	double since, end, lo, jlo, now = (double)time(NULL);
 	bool in_tx = false;
 	int rv = -1;
@@ -803,12 +810,24 @@ int health_db_scan(struct db *db, const struct policy *p,
 	if (health_lock(db, p, err) < 0)
 		return -1;
 	in_tx = true;
-	if (health_db_load(db, s.window, &rows, &n_rows, err) < 0)
+	if (health_db_load(db, s.window, &rows, &n_rows, err) < 0 ||
+	    inventory_retired(db, false, &retired[0], &n_ret[0], err) < 0 ||
+	    inventory_retired(db, true, &retired[1], &n_ret[1], err) < 0)
 		goto out;
 	for (size_t i = 0; i < n_rows; i++) {
-		struct comp *c = comp_add(&s, rows[i].kind, rows[i].name, 0);
+		int k = rows[i].kind == HEALTH_OST;
+		const char *name = rows[i].name;
+		struct comp *c;
 
-		if (!c)
+		/* Left the topology (fwdctl db init): history, not scanned
+		 * (unless this topology has it again). */
+		if (n_ret[k] &&
+		    bsearch(&name, retired[k], n_ret[k], sizeof(*retired[k]),
+			    name_cmp) &&
+		    !(t && (k ? topo_ost_index(t, name)
+			      : topo_forwarder_index(t, name)) >= 0))
+			continue;
+		if (!(c = comp_add(&s, rows[i].kind, rows[i].name, 0)))
 			goto out;
 		c->e = rows[i];
 		c->stored = true;
@@ -888,5 +907,7 @@ out:
 	free(s.c);
 	free(rows);
 	free(touched);
+	inventory_names_free(retired[0], n_ret[0]);
+	inventory_names_free(retired[1], n_ret[1]);
 	return rv;
 }

@@ -21,14 +21,26 @@
 /* Forwarders touched per statement (a job holds a few dozen at most). */
 #define TOUCH_ROWS 256
 
-int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err)
+int inventory_sync(struct db *db, const struct topology *t,
+		   uint64_t *retired_fwd, uint64_t *retired_ost,
+		   fwd_error_t *err)
 {
 	struct db_stmt *fs = NULL, *os = NULL;
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = (int64_t)time(NULL), rf, ro;
 	int rv = -1;
 
 	if (db_begin(db, err) < 0)
 		return -1;
+	/* Mark every active row (-1, inside this transaction only); the
+	 * upserts clear the mark of those the topology holds. */
+	if (db_execf(db, err,
+		     "UPDATE forwarders SET retired_at = -1 WHERE retired_at "
+		     "IS NULL",
+		     "") < 0 ||
+	    db_execf(db, err,
+		     "UPDATE osts SET retired_at = -1 WHERE retired_at IS NULL",
+		     "") < 0)
+		goto out;
 	/* last_used_at belongs to the ledger: never overwritten here. */
 	fs = db_prepare(
 		db,
@@ -37,14 +49,15 @@ int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err)
 		" ON DUPLICATE KEY UPDATE address = VALUES(address),"
 		" net_group = VALUES(net_group), role = VALUES(role),"
 		" bandwidth_bps = VALUES(bandwidth_bps),"
-		" updated_at = VALUES(updated_at)",
+		" updated_at = VALUES(updated_at), retired_at = NULL",
 		err);
 	os = fs ? db_prepare(db,
 			     "INSERT INTO osts (name, kind, bandwidth_bps,"
 			     " updated_at) VALUES (?, ?, ?, ?)"
 			     " ON DUPLICATE KEY UPDATE kind = VALUES(kind),"
 			     " bandwidth_bps = VALUES(bandwidth_bps),"
-			     " updated_at = VALUES(updated_at)",
+			     " updated_at = VALUES(updated_at),"
+			     " retired_at = NULL",
 			     err)
 		: NULL;
 	if (!fs || !os)
@@ -73,8 +86,23 @@ int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err)
 		if (db_exec(os, err) < 0)
 			goto out;
 	}
-	if (db_commit(db, err) < 0)
+	/* The upserts above cleared the mark of every row the topology
+	 * holds: the rows still marked left it. */
+	rf = db_execf(db, err,
+		      "UPDATE forwarders SET retired_at = ? WHERE retired_at = "
+		      "-1",
+		      "i", now);
+	ro = rf < 0 ? -1
+		    : db_execf(db, err,
+			       "UPDATE osts SET retired_at = ? WHERE "
+			       "retired_at = -1",
+			       "i", now);
+	if (ro < 0 || db_commit(db, err) < 0)
 		goto out;
+	if (retired_fwd)
+		*retired_fwd = (uint64_t)rf;
+	if (retired_ost)
+		*retired_ost = (uint64_t)ro;
 	rv = 0;
 out:
 	if (rv < 0)
@@ -82,6 +110,61 @@ out:
 	db_stmt_close(fs);
 	db_stmt_close(os);
 	return rv;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void inventory_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int inventory_retired(struct db *db, bool ost, char ***names, size_t *n,
+		      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	char **v = NULL;
+	size_t cap = 0, len = 0;
+	int r;
+
+	*names = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			ost ? "SELECT name FROM osts WHERE retired_at IS NOT "
+			      "NULL"
+			    : "SELECT name FROM forwarders WHERE retired_at IS "
+			      "NOT NULL",
+			err);
+	if (!st || db_exec(st, err) < 0)
+		goto fail;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *name = db_col_text(st, 0);
+
+		if (FWD_GROW(v, cap, len + 1, 16) < 0 ||
+		    !(v[len] = strdup(name ? name : ""))) {
+			errprintf(err, "retired components: %s",
+				  strerror(errno));
+			goto fail;
+		}
+		len++;
+	}
+	if (r < 0)
+		goto fail;
+	db_stmt_close(st);
+	if (len)
+		qsort(v, len, sizeof(*v), name_cmp);
+	*names = v;
+	*n = len;
+	return 0;
+fail:
+	db_stmt_close(st);
+	inventory_names_free(v, len);
+	return -1;
 }
 
 int inventory_touch_forwarders(struct db *db, const char *const *names,

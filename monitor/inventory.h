@@ -4,6 +4,7 @@
 /*
  * The component inventory: the `forwarders` and `osts` tables, owned here.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,10 +16,24 @@ struct topology;
 /*
  * Mirror the topology's forwarders (name, address, group, role, peak) and
  * OSTs into the forwarders and osts tables, in one transaction.  Rows are
- * upserted by name; forwarders.last_used_at (the ledger's) is kept; rows
- * no longer in the topology are left alone (the ledger may name them).
+ * upserted by name, their retired_at cleared; forwarders.last_used_at (the
+ * ledger's) is kept.  Rows no longer in the topology are kept (the
+ * ledger, the audit and health history name them) but retired: retired_at
+ * set to now, once.  *retired_fwd, *retired_ost: how many this call
+ * retired (either may be NULL).  0, or -1 with errno and err.
  */
-int inventory_sync(struct db *db, const struct topology *t, fwd_error_t *err);
+int inventory_sync(struct db *db, const struct topology *t,
+		   uint64_t *retired_fwd, uint64_t *retired_ost,
+		   fwd_error_t *err);
+
+/*
+ * The names of the retired forwarders (ost false) or OSTs and MDTs (ost
+ * true), sorted (strcmp), malloc'd: free with inventory_names_free().
+ * 0, or -1 with errno and err.
+ */
+int inventory_retired(struct db *db, bool ost, char ***names, size_t *n,
+		      fwd_error_t *err);
+void inventory_names_free(char **names, size_t n);
 
 /*
  * The ledger released an allocation on these forwarders at `when`: set

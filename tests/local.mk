@@ -200,6 +200,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/bench_table.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
+	tests/integration/db_retire.sh \
 	tests/integration/node_fanout.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
 	tests/integration/ingest_lustre.sh tests/integration/history_loop.sh \

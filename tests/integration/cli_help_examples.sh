@@ -123,6 +123,11 @@ EOF
 
 out=$(fwdctl db init 2>&1)
 check_eq "db init" 0 "$?" || diag "$out"
+# The node account for the hosts of `db init --node-host '10.1.%'`: db
+# init grants it, and fails when it does not exist.
+"$S/scripts/testdb" sql "$D" -N fwdalloc -e \
+	"CREATE USER IF NOT EXISTS 'fwdalloc_node'@'10.1.%' IDENTIFIED BY 'x'"
+check_eq "node account for 10.1.%" 0 "$?"
 out=$(fwdctl profile import history.json 2>&1)
 check_eq "alice's wrf profile imported" "imported user=alice;name=wrf;node_bucket=256
 profile import: 1 profiles" "$out"
@@ -309,7 +314,7 @@ verify() {
 		check_eq "$ex: nothing freed (dry run)" 0 \
 			"$(sql "SELECT COUNT(*) FROM allocations WHERE job_id = 4242 AND released_at IS NOT NULL")" ;;
 	# ---- metrics
-	'fwdctl metrics > /var/lib/prometheus/node-exporter/fwdalloc.prom.$$ && mv /var/lib/prometheus/node-exporter/fwdalloc.prom.$$ /var/lib/prometheus/node-exporter/fwdalloc.prom')
+	'fwdctl metrics --textfile /var/lib/prometheus/node-exporter')
 		exits 0
 		is ""
 		local prom=$R/var/lib/prometheus/node-exporter

@@ -22,6 +22,9 @@ for f in text_string_to_metric_families(sys.stdin.read()):
 	skip_all "python3-prometheus-client not installed (scripts/install-deps)"
 
 db_start
+# This test's own audit file (metrics stores the fallbacks only the audit
+# file holds): none.
+printf 'audit:\n  file: %s/audit.jsonl\n' "$d" >>"$policy"
 fw db init
 check_eq "db init" 0 "$rc"
 topo=$top_srcdir/etc/topology.yaml
