@@ -19,7 +19,6 @@
 #include "common/timeutil.h"
 #include "controller/hooks.h"
 #include "controller/job.h"
-#include "controller/publish.h"
 #include "controller/release_queue.h"
 #include "policies/policy.h"
 #include "topology/topo_cache.h"
@@ -49,6 +48,13 @@ static void prolog_usage(FILE *f)
 "        account and partition names are escaped and cut to what the\n"
 "        database holds.\n"
 "epilog  releases the job's allocation (idempotent) and records its end.\n"
+"\n"
+"fwdctl prolog --abandoned REASON\n"
+"        what the installed prolog-slurmctld runs when the controller\n"
+"        service (fwdallocd(8)) took the job but did not answer within\n"
+"        the hook's budget: whatever the service may have committed for\n"
+"        the job is released (within database.timeout) and the job falls\n"
+"        back, with REASON in its audit record.\n"
 "\n"
 "fwdctl epilog --queue\n"
 "        what the installed epilog-slurmctld runs, in the background: it\n"
@@ -123,19 +129,10 @@ static struct topology *prolog_topology(struct fwdctl_ctx *ctx,
 					enum topo_cache_use *how,
 					fwd_error_t *cerr)
 {
-	const char *path =
-		ctx->topology_path ? ctx->topology_path : p->topology;
-	const char *slash = p->audit.file ? strrchr(p->audit.file, '/') : NULL;
-	char cache[4096];
 	fwd_error_t err;
-	int n = -1;
 
-	if (slash)
-		n = snprintf(cache, sizeof(cache), "%.*s/topology.cache",
-			     (int)(slash - p->audit.file), p->audit.file);
-	ctx->topology = topo_load_cached(
-		path, n > 0 && (size_t)n < sizeof(cache) ? cache : NULL, how,
-		cerr, &err);
+	ctx->topology =
+		ctl_topology_load(p, ctx->topology_path, how, cerr, &err);
 	if (!ctx->topology)
 		fwdctl_err("%s", err.text);
 	return ctx->topology;
@@ -156,32 +153,11 @@ static void log_daemon(int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
-struct queued {
-	const struct policy *p;
-	size_t failed;
-};
-
-/* relq_drain()'s callback: one queued job, its variables in environ. */
-static void release_queued(void *arg, double t0)
+/* relq_release_all()'s messages: syslog, nobody reads stderr. */
+static void log_queued(void *arg, int prio, const char *msg)
 {
-	struct queued *q = arg;
-	struct ctl_outcome out;
-	struct ctl_job job;
-	fwd_error_t err;
-
-	if (ctl_job_from_env(&job, &err) < 0) {
-		log_daemon(LOG_WARNING, "epilog: queued release: %s", err.text);
-		q->failed++;
-		return;
-	}
-	ctl_epilog(q->p, &job, t0, &out);
-	for (size_t i = 0; i < out.n_notes; i++)
-		log_daemon(LOG_WARNING, "%s", out.notes[i].text);
-	if (out.lost_record)
-		syslog_record("epilog", job.job_id, out.lost_record);
-	if (out.fallback)
-		q->failed++;
-	ctl_outcome_free(&out);
+	(void)arg;
+	log_daemon(prio, "%s", msg);
 }
 
 /*
@@ -210,9 +186,9 @@ static struct policy *no_policy_locations(struct fwdctl_ctx *ctx,
  */
 static int epilog_queued(struct fwdctl_ctx *ctx, double t0)
 {
-	struct queued q = {NULL, 0};
+	struct ctl_outcome out;
 	struct ctl_job job;
-	size_t done = 0, bad = 0;
+	size_t done = 0, failed = 0;
 	fwd_error_t err;
 	char dir[4096];
 	struct policy *p;
@@ -247,16 +223,21 @@ static int epilog_queued(struct fwdctl_ctx *ctx, double t0)
 		policy_destroy(lp);
 		return FWD_EXIT_OK;
 	}
-	q.p = p;
 	if (relq_dir(p, dir, sizeof(dir), &err) < 0 ||
 	    relq_put(dir, t0, &err) < 0) {
 		/* No queue: this process releases its own job. */
 		log_daemon(LOG_WARNING, "epilog job %s: %s; releasing it now",
 			   job.job_id, err.text);
-		release_queued(&q, t0);
+		ctl_epilog(p, &job, t0, &out);
+		for (size_t i = 0; i < out.n_notes; i++)
+			log_daemon(LOG_WARNING, "%s", out.notes[i].text);
+		if (out.lost_record)
+			syslog_record("epilog", job.job_id, out.lost_record);
+		ctl_outcome_free(&out);
 		return FWD_EXIT_OK;
 	}
-	if (relq_drain(dir, release_queued, &q, &done, &bad, &err) < 0 || bad)
+	if (relq_release_all(p, dir, log_queued, NULL, &done, &failed, &err) <
+	    0)
 		log_daemon(LOG_WARNING, "epilog: release queue: %s", err.text);
 	return FWD_EXIT_OK;
 }
@@ -271,6 +252,7 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	fwd_error_t err, cerr = {""};
 	enum topo_cache_use how = TOPO_CACHE_YAML;
 	double t0 = fwd_clock_real(), t_pol = t0, t_topo = t0;
+	const char *abandoned = NULL;
 	char pre[768] = "";
 
 	if (fwdctl_wants_help(argc, argv)) {
@@ -279,7 +261,9 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 	}
 	if (epilog && argc == 2 && !strcmp(argv[1], "--queue"))
 		return epilog_queued(ctx, t0);
-	if (argc > 1) {
+	if (!epilog && argc == 3 && !strcmp(argv[1], "--abandoned"))
+		abandoned = argv[2];
+	else if (argc > 1) {
 		/* Slurm passes no arguments: the job comes from the
 		 * environment. */
 		fwdctl_err("%s: unexpected argument '%s'; see 'fwdctl %s "
@@ -321,13 +305,12 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 			 (t_pol - t0) * 1e3, (t_topo - t_pol) * 1e3,
 			 cache_use_names[how], cerr.text[0] ? ":" : "",
 			 cerr.text);
-		ctl_prolog(p, ctx->topology, &job, t0, &out);
+		if (abandoned)
+			ctl_prolog_abandon(p, ctx->topology, &job, abandoned,
+					   t0, &out);
+		else
+			ctl_prolog(p, ctx->topology, &job, t0, &out);
 	}
-	/* Whatever failed, the job's nodes keep their defaults and tell the
-	 * job so (FWDALLOC_ACTION=fallback), through remap.decision_dir. */
-	if (!epilog && out.fallback &&
-	    ctl_publish_fallback(p ? p : lp, &job, &err) < 0)
-		fwdctl_err("prolog %s: %s", job.job_id, err.text);
 	for (size_t i = 0; i < out.n_notes; i++)
 		fwdctl_err("%s", out.notes[i].text);
 	/* FWDALLOC_PROLOG_TIMING: the phases, for benchmarks. */

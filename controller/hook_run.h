@@ -12,7 +12,12 @@
 
 #include <jansson.h>
 
+#include "common/vocab.h"
 #include "controller/hooks.h"
+
+struct alloc_decision;
+struct alloc_ledger;
+struct db;
 
 struct ctl_hook {
 	const struct policy *p;
@@ -68,5 +73,21 @@ void ctl_breaker_trip(const struct policy *p);
  */
 int ctl_hook_skip_db(struct ctl_hook *h, const char *event,
 		     struct ctl_outcome *out);
+
+/*
+ * Health states of the topology's forwarders and OSTs from the health
+ * table (absent = ok).  The arrays are malloc'd, n_forwarders / n_osts
+ * entries.  0, or -1 with errno and err.
+ */
+int ctl_load_health(struct db *db, const struct policy *p,
+		    const struct topology *t, enum fwd_health **fwd,
+		    enum fwd_health **ost, fwd_error_t *err);
+
+/* Did a rule want more forwarders than the pool could give? */
+bool ctl_pool_refused(const struct alloc_decision *d);
+
+/* Add to the record's reasons who holds the pool (best effort). */
+void ctl_note_pool_holders(struct db *db, const struct alloc_ledger *l,
+			   const struct ctl_job *j, json_t *rec);
 
 #endif

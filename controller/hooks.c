@@ -22,6 +22,7 @@
 #include "db/breaker.h"
 #include "db/db.h"
 #include "policies/policy.h"
+#include "topology/topo_cache.h"
 
 static uint64_t elapsed_us(double t0, double now)
 {
@@ -184,12 +185,83 @@ out:
 	return rc;
 }
 
+/*
+ * The allocation may be committed although nobody will hear of it: withdraw
+ * the decision file and release the job's rows in a bounded worker that
+ * stores the fallback record (why) in the same transaction.  True when it
+ * did (*rec: that record); else false and why (n bytes) says that the
+ * allocation could not be released.
+ */
+static bool settle(struct ctl_hook *h, char *why, size_t n, json_t **rec)
+{
+	struct settle s = {.h = h, .why = why};
+	fwd_error_t serr = {""};
+	char *sres = NULL;
+	bool stored = false;
+
+	/* A decision file the worker may have published goes too: the
+	 * nodes keep their defaults. */
+	ctl_publish_withdraw(h->p, h->j);
+	if (ctl_run_bounded(h->p->database.timeout, settle_child, &s, &sres,
+			    &serr) == 0 &&
+	    sres && sres[0] == 'F' && sres[1] == ' ' &&
+	    (*rec = json_loads(sres + 2, 0, NULL))) {
+		stored = true;
+	} else {
+		size_t len = strlen(why);
+
+		snprintf(why + len, n - len,
+			 "; its allocation may be committed and could not be "
+			 "released: %s",
+			 sres && sres[0] == 'E' ? sres + 2 : serr.text);
+	}
+	free(sres);
+	return stored;
+}
+
+/*
+ * The hook's answer when its work produced none: the fallback record
+ * (rec when settle() stored one, else a new one for why) in the audit
+ * file, and in the table unless it is there already or the database may
+ * be what hangs (hung); the operator's note.
+ */
+static void record_fallback(struct ctl_hook *h, const char *event,
+			    const char *why, json_t *rec, bool stored,
+			    bool hung, struct ctl_outcome *out)
+{
+	const struct policy *p = h->p;
+	fwd_error_t aerr;
+	double now = fwd_clock_real();
+	bool mine = !rec;
+	const char *o;
+
+	if (!rec)
+		rec = audit_record_fallback(h->j, h->t, event, why, now,
+					    elapsed_us(h->t0, now));
+	if (audit_append(p->audit.file, rec, &aerr) < 0) {
+		note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
+		out->lost_record =
+			json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	}
+	/* The worker died (not hung): the database is likely fine, so it
+	 * gets the same record.  After a timeout it may be the database
+	 * that hangs: the file record must do. */
+	if (!stored && !hung && p->audit.database)
+		audit_db_best_effort(p, rec, out);
+	o = json_string_value(json_object_get(rec, "outcome"));
+	if (o && !strncmp(o, "fallback: ", 10))
+		o += 10;
+	note(out, "%s %s: %s", event, h->j->job_id, o ? o : why);
+	if (mine)
+		json_decref(rec);
+}
+
 void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		  const char *event, struct ctl_outcome *out)
 {
 	const struct policy *p = h->p;
 	fwd_error_t err = {""}, aerr;
-	char *res = NULL, *line = NULL, *sres = NULL;
+	char *res = NULL, *line = NULL;
 	json_t *rec = NULL;
 	int rc, cause;
 	bool committing = false, stored = false;
@@ -220,7 +292,6 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		}
 	} else {
 		char why[1100];
-		double now;
 
 		snprintf(why, sizeof(why), "controller %s %s", event,
 			 err.text[0] ? err.text : "produced no result");
@@ -228,56 +299,13 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		 * next prologs skip it for a while (database.breaker). */
 		if (cause == ETIMEDOUT && !strcmp(event, "prolog"))
 			ctl_breaker_trip(p);
-		if (committing) {
-			struct settle s = {.h = h, .why = why};
-			fwd_error_t serr = {""};
-
-			/* A decision file the worker may have published goes
-			 * too: the nodes keep their defaults. */
-			ctl_publish_withdraw(p, h->j);
-
-			if (ctl_run_bounded(p->database.timeout, settle_child,
-					    &s, &sres, &serr) == 0 &&
-			    sres && sres[0] == 'F' && sres[1] == ' ' &&
-			    (rec = json_loads(sres + 2, 0, NULL))) {
-				stored = true;
-			} else {
-				size_t n = strlen(why);
-
-				snprintf(why + n, sizeof(why) - n,
-					 "; its allocation may be committed "
-					 "and could not be released: %s",
-					 sres && sres[0] == 'E' ? sres + 2
-								: serr.text);
-			}
-		}
-		now = fwd_clock_real();
-		if (!rec)
-			rec = audit_record_fallback(h->j, h->t, event, why, now,
-						    elapsed_us(h->t0, now));
-		if (audit_append(p->audit.file, rec, &aerr) < 0) {
-			note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
-			out->lost_record = json_dumps(
-				rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		}
-		/* The worker died (not hung): the database is likely fine,
-		 * so it gets the same record.  After a timeout it may be
-		 * the database that hangs: the file record must do. */
-		if (!stored && cause != ETIMEDOUT && p->audit.database)
-			audit_db_best_effort(p, rec, out);
-		{
-			const char *o = json_string_value(
-				json_object_get(rec, "outcome"));
-
-			if (o && !strncmp(o, "fallback: ", 10))
-				o += 10;
-			note(out, "%s %s: %s", event, h->j->job_id,
-			     o ? o : why);
-		}
+		if (committing)
+			stored = settle(h, why, sizeof(why), &rec);
+		record_fallback(h, event, why, rec, stored, cause == ETIMEDOUT,
+				out);
 	}
 	json_decref(rec);
 	free(res);
-	free(sres);
 	/* Only the prolog can fail closed: a failed release leaves rows
 	 * that reconcile frees, and failing the epilog would not undo
 	 * anything.  And only when fwdalloc is broken: a bad value the user
@@ -359,4 +387,40 @@ void ctl_no_policy(const struct policy *lp, const struct ctl_job *j,
 		audit_db_best_effort(lp, rec, out);
 	note(out, "prolog %s: %s", j->job_id, buf);
 	json_decref(rec);
+}
+
+void ctl_prolog_abandon(const struct policy *p, const struct topology *t,
+			const struct ctl_job *j, const char *why, double t0,
+			struct ctl_outcome *out)
+{
+	struct ctl_hook h = {.p = p, .t = t, .j = j, .t0 = t0};
+	json_t *rec = NULL;
+	char buf[1100];
+	bool stored;
+
+	memset(out, 0, sizeof(*out));
+	out->fallback = true;
+	snprintf(buf, sizeof(buf), "%s", why);
+	stored = settle(&h, buf, sizeof(buf), &rec);
+	record_fallback(&h, "prolog", buf, rec, stored, !stored, out);
+	json_decref(rec);
+	out->stop_job =
+		p->access.fail == POLICY_FAIL_CLOSED && !j->bad_request[0];
+}
+
+struct topology *ctl_topology_load(const struct policy *p, const char *path,
+				   enum topo_cache_use *how,
+				   fwd_error_t *cache_err, fwd_error_t *err)
+{
+	const char *slash = p->audit.file ? strrchr(p->audit.file, '/') : NULL;
+	char cache[4096];
+	int n = -1;
+
+	if (slash)
+		n = snprintf(cache, sizeof(cache), "%.*s/topology.cache",
+			     (int)(slash - p->audit.file), p->audit.file);
+	return topo_load_cached(path ? path : p->topology,
+				n > 0 && (size_t)n < sizeof(cache) ? cache
+								   : NULL,
+				how, cache_err, err);
 }

@@ -25,6 +25,7 @@
 
 #include "common/error.h"
 #include "controller/job.h"
+#include "topology/topo_cache.h"
 
 struct policy;
 struct topology;
@@ -69,10 +70,35 @@ void ctl_outcome_free(struct ctl_outcome *out);
 void ctl_prolog(const struct policy *p, const struct topology *t,
 		const struct ctl_job *j, double t0, struct ctl_outcome *out);
 
+/*
+ * The controller service took the prolog but did not answer within the
+ * hook's budget (or answered nonsense): whatever it may have committed for
+ * j is released, in a bounded worker (database.timeout) that stores the
+ * fallback record `why` in the same transaction, and the record goes to
+ * the audit file.  The job then runs on its default mapping, as every
+ * record says.  out as for ctl_prolog().
+ */
+void ctl_prolog_abandon(const struct policy *p, const struct topology *t,
+			const struct ctl_job *j, const char *why, double t0,
+			struct ctl_outcome *out);
+
 /* The epilog: release the job's allocation (idempotent), record its end,
  * audit the release. */
 void ctl_epilog(const struct policy *p, const struct ctl_job *j, double t0,
 		struct ctl_outcome *out);
+
+/*
+ * The topology the controller's prolog decides with: path (NULL: the
+ * policy's), through its compiled cache (topology/topo_cache.h),
+ * topology.cache in the audit file's directory (written by the
+ * controller's account, as the breaker's state), rebuilt whenever the
+ * YAML changes; the YAML itself when there is no such directory or the
+ * cache cannot be used.  *how and cache_err: what happened to the cache.
+ * NULL with err when the topology cannot be loaded.
+ */
+struct topology *ctl_topology_load(const struct policy *p, const char *path,
+				   enum topo_cache_use *how,
+				   fwd_error_t *cache_err, fwd_error_t *err);
 
 /*
  * The prolog when no policy could be loaded (why: the loader's error):

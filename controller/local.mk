@@ -5,6 +5,7 @@
 noinst_LTLIBRARIES += libfwdcontroller.la
 libfwdcontroller_la_SOURCES = \
 	controller/job.c controller/job.h controller/job_vars.h \
+	controller/launcher.c controller/launcher.h \
 	controller/ledger_store.c controller/ledger_store.h \
 	controller/audit.c controller/audit.h \
 	controller/hooks.c controller/hooks.h controller/hook_run.h \

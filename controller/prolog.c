@@ -23,14 +23,9 @@
 #include "policies/policy.h"
 #include "topology/topology.h"
 
-/*
- * Health states of the topology's forwarders and OSTs from the health
- * table (absent = ok).  The arrays are malloc'd, n_forwarders / n_osts
- * entries.
- */
-static int load_health(struct db *db, const struct policy *p,
-		       const struct topology *t, enum fwd_health **fwd,
-		       enum fwd_health **ost, fwd_error_t *err)
+int ctl_load_health(struct db *db, const struct policy *p,
+		    const struct topology *t, enum fwd_health **fwd,
+		    enum fwd_health **ost, fwd_error_t *err)
 {
 	struct health_entry *h = NULL;
 	size_t n = 0;
@@ -76,8 +71,7 @@ out:
  */
 #define POOL_ASK_TIMEOUT 1.0
 
-/* Did a rule want more forwarders than the pool could give? */
-static bool pool_refused(const struct alloc_decision *d)
+bool ctl_pool_refused(const struct alloc_decision *d)
 {
 	for (size_t i = 0; i < d->n_reasons; i++)
 		if (!strncmp(d->reasons[i], "scale refused: ", 15) ||
@@ -86,9 +80,8 @@ static bool pool_refused(const struct alloc_decision *d)
 	return false;
 }
 
-/* Add to the record's reasons who holds the pool (best effort). */
-static void note_pool_holders(struct db *db, const struct alloc_ledger *l,
-			      const struct ctl_job *j, json_t *rec)
+void ctl_note_pool_holders(struct db *db, const struct alloc_ledger *l,
+			   const struct ctl_job *j, json_t *rec)
 {
 	char buf[1024];
 	fwd_error_t err;
@@ -244,7 +237,7 @@ again:
 	/* Health states before the lock: they change by scans minutes
 	 * apart, and every round trip under the lock delays every other
 	 * job's launch. */
-	if (load_health(db, p, t, &hf, &ho, &err) < 0)
+	if (ctl_load_health(db, p, t, &hf, &ho, &err) < 0)
 		goto fallback;
 	health.forwarder = hf;
 	health.ost = ho;
@@ -289,8 +282,8 @@ retry:
 		goto fallback;
 	mark(&ph, PH_PERSIST);
 	rec = audit_record_decision(j, t, d, now);
-	if (rec && pool_refused(d))
-		note_pool_holders(db, l, j, rec);
+	if (rec && ctl_pool_refused(d))
+		ctl_note_pool_holders(db, l, j, rec);
 	if (p->audit.database && audit_store(db, rec, &err) < 0)
 		goto fallback;
 	mark(&ph, PH_AUDIT);

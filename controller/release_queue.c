@@ -15,10 +15,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "common/safedir.h"
 #include "common/vocab.h"
+#include "controller/hooks.h"
 #include "controller/job.h"
 #include "controller/release_queue.h"
 #include "policies/policy.h"
@@ -71,7 +73,17 @@ static int open_dir(const char *dir, fwd_error_t *err)
 
 int relq_put(const char *dir, double t0, fwd_error_t *err)
 {
-	const char *id = getenv("SLURM_JOB_ID");
+	const char *vals[CTL_JOB_N_VARS];
+
+	for (size_t i = 0; i < CTL_JOB_N_VARS; i++)
+		vals[i] = getenv(ctl_job_vars[i]);
+	return relq_put_vars(dir, vals, t0, err);
+}
+
+int relq_put_vars(const char *dir, const char *const vals[], double t0,
+		  fwd_error_t *err)
+{
+	const char *id = vals[0];
 	char tmp[64], head[64], *buf = NULL;
 	size_t len = 0, cap = 0;
 	int dfd, fd = -1, rv = -1, n;
@@ -88,7 +100,7 @@ int relq_put(const char *dir, double t0, fwd_error_t *err)
 	n = snprintf(head, sizeof(head), "t0=%.6f", t0);
 	cap = (size_t)n + 1;
 	for (size_t i = 0; i < CTL_JOB_N_VARS; i++) {
-		const char *v = getenv(ctl_job_vars[i]);
+		const char *v = vals[i];
 
 		if (v)
 			cap += strlen(ctl_job_vars[i]) + strlen(v) + 2;
@@ -103,7 +115,7 @@ int relq_put(const char *dir, double t0, fwd_error_t *err)
 	memcpy(buf, head, (size_t)n + 1);
 	len = (size_t)n + 1;
 	for (size_t i = 0; i < CTL_JOB_N_VARS; i++) {
-		const char *v = getenv(ctl_job_vars[i]);
+		const char *v = vals[i];
 
 		if (v)
 			len += (size_t)sprintf(buf + len, "%s=%s",
@@ -365,5 +377,68 @@ int relq_drain(const char *dir, void (*release)(void *arg, double t0),
 	close(lfd);
 out:
 	close(dfd);
+	return rv;
+}
+
+struct release_all {
+	const struct policy *p;
+	void (*log)(void *arg, int prio, const char *msg);
+	void *arg;
+	size_t failed;
+};
+
+static void release_one(void *arg, double t0)
+{
+	struct release_all *ra = arg;
+	struct ctl_outcome out;
+	struct ctl_job job;
+	fwd_error_t err;
+	char msg[1200];
+
+	if (ctl_job_from_env(&job, &err) < 0) {
+		snprintf(msg, sizeof(msg), "epilog: queued release: %s",
+			 err.text);
+		ra->log(ra->arg, LOG_WARNING, msg);
+		ra->failed++;
+		return;
+	}
+	ctl_epilog(ra->p, &job, t0, &out);
+	for (size_t i = 0; i < out.n_notes; i++)
+		ra->log(ra->arg, LOG_WARNING, out.notes[i].text);
+	if (out.lost_record) {
+		size_t n = strlen(out.lost_record) + 128;
+		char *m = malloc(n);
+
+		if (m) {
+			snprintf(m, n,
+				 "epilog job %s: audit record not written to "
+				 "the audit file: %s",
+				 job.job_id, out.lost_record);
+			ra->log(ra->arg, LOG_WARNING, m);
+			free(m);
+		}
+	}
+	if (out.fallback)
+		ra->failed++;
+	ctl_outcome_free(&out);
+}
+
+int relq_release_all(const struct policy *p, const char *dir,
+		     void (*log)(void *arg, int prio, const char *msg),
+		     void *arg, size_t *n_done, size_t *n_failed,
+		     fwd_error_t *err)
+{
+	struct release_all ra = {p, log, arg, 0};
+	size_t bad = 0;
+	int rv = relq_drain(dir, release_one, &ra, n_done, &bad, err);
+
+	if (rv == 0 && bad) {
+		char msg[1200];
+
+		snprintf(msg, sizeof(msg), "epilog: release queue: %s",
+			 err->text);
+		log(arg, LOG_WARNING, msg);
+	}
+	*n_failed = ra.failed + bad;
 	return rv;
 }

@@ -39,6 +39,25 @@ int relq_dir(const struct policy *p, char *buf, size_t n, fwd_error_t *err);
  */
 int relq_put(const char *dir, double t0, fwd_error_t *err);
 
+/* relq_put() for the job whose CTL_JOB_VARS (controller/job.h) are in
+ * vals[] (NULL: unset) rather than in the environment. */
+int relq_put_vars(const char *dir, const char *const vals[], double t0,
+		  fwd_error_t *err);
+
+/*
+ * Release what the queue in dir holds (relq_drain()), each job with
+ * ctl_epilog() under policy p.  What the operator should hear (a
+ * release's notes, a damaged entry, an audit record that could not be
+ * written to the file: "audit record not written ...") goes to
+ * log(arg, priority, message), syslog priorities.  *n_failed counts the
+ * releases that failed (reconcile frees their rows later).  0, or -1
+ * with err as relq_drain().
+ */
+int relq_release_all(const struct policy *p, const char *dir,
+		     void (*log)(void *arg, int prio, const char *msg),
+		     void *arg, size_t *n_done, size_t *n_failed,
+		     fwd_error_t *err);
+
 /*
  * Release what is queued, unless another drainer is at it (a lock file in
  * the directory): for each entry, in job id order, the entry's variables

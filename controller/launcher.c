@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Batches of controller prologs in a process that lives long
+ * (controller/launcher.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator/decide.h"
+#include "allocator/ledger.h"
+#include "common/timeutil.h"
+#include "controller/audit.h"
+#include "controller/hook_run.h"
+#include "controller/launcher.h"
+#include "controller/ledger_store.h"
+#include "controller/profile_ctl.h"
+#include "controller/publish.h"
+#include "db/db.h"
+#include "policies/policy.h"
+#include "profiler/profile.h"
+#include "topology/topology.h"
+
+/* Profiles kept (a power of two): the applications launched within
+ * CTL_PROFILE_TTL, at their scales. */
+#define PROFILE_SLOTS 1024
+
+/* A connection unused this long is checked (one round trip) before use:
+ * the server may have been restarted or have closed it meanwhile. */
+#define IDLE_PING 30.0
+
+struct cached_profile {
+	bool used;
+	int have; /* profile_lookup()'s 1 or 0 */
+	uint32_t nodes;
+	double at;
+	struct profile_result res;
+};
+
+struct ctl_launcher {
+	const struct policy *p;
+	const struct topology *t;
+	struct alloc_ctx *cx;
+	struct db *db;
+	double db_used;
+	struct cached_profile *profiles;
+	struct ctl_launcher_stats st;
+};
+
+/* One job of the batch being decided. */
+struct slot {
+	const struct ctl_launch *in;
+	struct ctl_outcome *out;
+	struct ctl_job job; /* in->job, n_nodes filled in */
+	uint32_t *ids;
+	size_t n_ids;
+	bool live; /* still to be decided */
+	bool have_prof;
+	struct alloc_profile prof;
+	struct alloc_bw_point bw[PROFILE_MAX_BW];
+	struct alloc_decision *d;
+	json_t *rec;
+};
+
+static void note(struct ctl_outcome *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct ctl_outcome *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out->n_notes == CTL_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(out->notes[out->n_notes].text,
+		  sizeof(out->notes[out->n_notes].text), fmt, ap);
+	va_end(ap);
+	out->n_notes++;
+}
+
+struct ctl_launcher *ctl_launcher_create(const struct policy *p,
+					 const struct topology *t,
+					 fwd_error_t *err)
+{
+	struct ctl_launcher *L = calloc(1, sizeof(*L));
+
+	if (!L || !(L->profiles = calloc(PROFILE_SLOTS, sizeof(*L->profiles))))
+		goto nomem;
+	L->p = p;
+	L->t = t;
+	if (t && !(L->cx = alloc_ctx_create(t, err))) {
+		ctl_launcher_destroy(L);
+		return NULL;
+	}
+	return L;
+nomem:
+	errprintf(err, "launcher: %s", strerror(errno));
+	if (L)
+		free(L);
+	return NULL;
+}
+
+void ctl_launcher_destroy(struct ctl_launcher *L)
+{
+	if (!L)
+		return;
+	db_close(L->db);
+	alloc_ctx_destroy(L->cx);
+	free(L->profiles);
+	free(L);
+}
+
+void ctl_launcher_stats(const struct ctl_launcher *L,
+			struct ctl_launcher_stats *st)
+{
+	*st = L->st;
+}
+
+static uint64_t elapsed_us(double t0, double now)
+{
+	return now > t0 ? (uint64_t)((now - t0) * 1e6) : 0;
+}
+
+/* The job falls back for `why`: its record in the file (and, with
+ * db_ok, the table), its outcome. */
+static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
+		      bool db_ok)
+{
+	const struct policy *p = L->p;
+	fwd_error_t aerr;
+	double now = fwd_clock_real();
+	json_t *rec;
+
+	s->live = false;
+	L->st.fell_back++;
+	ctl_publish_withdraw(p, &s->job);
+	rec = audit_record_fallback(&s->job, L->t, "prolog", why, now,
+				    elapsed_us(s->in->t0, now));
+	if (rec && db_ok && L->db && p->audit.database &&
+	    audit_store(L->db, rec, &aerr) < 0)
+		note(s->out, "audit table: %s", aerr.text);
+	if (!rec || audit_append(p->audit.file, rec, &aerr) < 0) {
+		note(s->out, "prolog %s: %s", s->job.job_id,
+		     rec ? aerr.text : "out of memory");
+		s->out->lost_record =
+			rec ? json_dumps(rec,
+					 JSON_COMPACT | JSON_PRESERVE_ORDER)
+			    : NULL;
+	}
+	note(s->out, "prolog %s: %s", s->job.job_id, why);
+	json_decref(rec);
+	s->out->fallback = true;
+	s->out->stop_job =
+		p->access.fail == POLICY_FAIL_CLOSED && !s->job.bad_request[0];
+}
+
+/* Every job still live falls back for `why`. */
+static void fall_back_all(struct ctl_launcher *L, struct slot *sl, size_t n,
+			  const char *why, bool db_ok)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sl[i].live)
+			fall_back(L, &sl[i], why, db_ok);
+}
+
+/* A connection that works, kept across batches.  0, or -1 with err. */
+static int ensure_db(struct ctl_launcher *L, double now, fwd_error_t *err)
+{
+	if (L->db && now - L->db_used > IDLE_PING && db_ping(L->db, err) < 0) {
+		db_close(L->db);
+		L->db = NULL;
+	}
+	if (!L->db) {
+		L->db = db_connect_current(&L->p->database, DB_ROLE_CONTROLLER,
+					   err);
+		if (!L->db)
+			return -1;
+		db_stmt_cache(L->db, true);
+		L->st.connects++;
+	}
+	L->db_used = now;
+	return 0;
+}
+
+/* The connection failed (errno cause): forget it when it is gone. */
+static void db_failed(struct ctl_launcher *L, int cause)
+{
+	if (db_err_unavailable(cause)) {
+		db_close(L->db);
+		L->db = NULL;
+		ctl_breaker_trip(L->p);
+	}
+}
+
+static uint32_t key_hash(const char *key, uint32_t nodes)
+{
+	uint32_t h = 2166136261u ^ nodes;
+
+	for (const unsigned char *c = (const unsigned char *)key; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	return h;
+}
+
+/*
+ * The job's profile: from the cache when read within CTL_PROFILE_TTL for
+ * the same key and node count, else from the database (and kept).
+ * 1 (profile filled), 0 (no history), -1 with errno and err.
+ */
+static int job_profile(struct ctl_launcher *L, struct slot *s, double now,
+		       fwd_error_t *err)
+{
+	const struct ctl_job *j = &s->job;
+	struct profile_job pj = {j->user, j->account, j->name, j->partition,
+				 j->n_nodes};
+	char key[PROFILE_KEY_MAX + 1];
+	struct cached_profile *c;
+	int have;
+
+	if (profile_key(L->p, &pj, key, sizeof(key), err) < 0)
+		return -1;
+	c = &L->profiles[key_hash(key, j->n_nodes) & (PROFILE_SLOTS - 1)];
+	if (c->used && c->nodes == j->n_nodes &&
+	    now - c->at < CTL_PROFILE_TTL && now >= c->at &&
+	    !strcmp(c->res.key, key)) {
+		L->st.profile_hits++;
+	} else {
+		struct profile_result res;
+
+		have = profile_lookup(L->db, L->p, &pj, (int64_t)now, &res,
+				      err);
+		if (have < 0)
+			return -1;
+		L->st.profile_reads++;
+		c->used = true;
+		c->have = have;
+		c->nodes = j->n_nodes;
+		c->at = now;
+		c->res = res;
+	}
+	if (c->have > 0 && c->res.source != PROFILE_SOURCE_NONE) {
+		profile_to_alloc(&c->res.profile, &s->prof, s->bw);
+		return 1;
+	}
+	return 0;
+}
+
+/* The checks that need no database; a job that fails one falls back. */
+static void check_jobs(struct ctl_launcher *L, struct slot *sl, size_t n)
+{
+	fwd_error_t err;
+
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = &sl[i];
+
+		if (!s->live)
+			continue;
+		if (s->job.bad_request[0]) {
+			/* The user's value: recorded (the job row too when
+			 * the database answers), no decision. */
+			if (L->db)
+				ledger_store_job_start(L->db, &s->job,
+						       fwd_clock_real(), &err);
+			fall_back(L, s, s->job.bad_request, true);
+		} else if (!L->t) {
+			char why[1100];
+
+			snprintf(why, sizeof(why),
+				 "topology %s could not be loaded",
+				 L->p->topology);
+			fall_back(L, s, why, true);
+		} else if (!s->job.nodes) {
+			fall_back(L, s, "SLURM_JOB_NODELIST is not set", true);
+		} else if (alloc_ctx_job_nodes(L->cx, s->job.nodes, &s->ids,
+					       &s->n_ids, &err) < 0) {
+			fall_back(L, s, err.text, true);
+		} else if (!s->job.n_nodes) {
+			s->job.n_nodes = (uint32_t)s->n_ids;
+		}
+	}
+}
+
+/* The earliest deadline of the live jobs. */
+static double batch_deadline(const struct slot *sl, size_t n)
+{
+	double d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (sl[i].live && (d == 0 || sl[i].in->deadline < d))
+			d = sl[i].in->deadline;
+	return d;
+}
+
+/*
+ * The batch's transaction: lock, ledger, decisions, rows and records,
+ * commit.  0, or -1 with errno and err (rolled back).
+ */
+static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
+		     const struct alloc_health *health, fwd_error_t *err)
+{
+	const struct policy *p = L->p;
+	struct db *db = L->db;
+	struct alloc_ledger *l = NULL;
+	struct alloc_job *aj = NULL;
+	struct alloc_decision **ds = NULL;
+	size_t *idx = NULL, m = 0;
+	double now, deadline = batch_deadline(sl, n);
+	int rv = -1, cause = 0;
+
+	if (!(aj = calloc(n, sizeof(*aj))) || !(ds = calloc(n, sizeof(*ds))) ||
+	    !(idx = calloc(n, sizeof(*idx))) ||
+	    !(l = alloc_ledger_create(L->t))) {
+		cause = errno;
+		errprintf(err, "launcher: %s", strerror(errno));
+		goto out_nolock;
+	}
+	if (ledger_store_lock(db, p->database.lock_timeout, err) < 0) {
+		cause = errno;
+		goto out_nolock;
+	}
+	if (ledger_store_load(db, l, NULL, err) < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const struct slot *s = &sl[i];
+
+		if (!s->live)
+			continue;
+		aj[m].job_id = s->job.job_id;
+		aj[m].user = s->job.user;
+		aj[m].account = s->job.account;
+		aj[m].name = s->job.name;
+		aj[m].partition = s->job.partition;
+		aj[m].nodes = s->job.nodes;
+		aj[m].node_ids = s->ids;
+		aj[m].n_nodes = s->n_ids;
+		aj[m].request = s->job.request;
+		aj[m].profile = s->have_prof ? &s->prof : NULL;
+		idx[m++] = i;
+	}
+	now = fwd_clock_real();
+	if (m == 1) {
+		if (!(ds[0] = alloc_decide(L->cx, p, l, health, &aj[0], now,
+					   err)))
+			goto fail;
+	} else if (alloc_decide_batch(L->cx, p, l, health, aj, m, now, ds,
+				      err) < 0) {
+		goto fail;
+	}
+	for (size_t k = 0; k < m; k++) {
+		struct slot *s = &sl[idx[k]];
+		struct alloc_decision *d = ds[k];
+
+		if (fwd_clock_real() > deadline) {
+			errno = ETIMEDOUT;
+			errprintf(err,
+				  "not decided before the hook's deadline");
+			goto fail;
+		}
+		d->elapsed_us = elapsed_us(s->in->t0, fwd_clock_real());
+		if (d->redecided &&
+		    ledger_store_release(db, s->job.job_num,
+					 "redecided: other nodes", now, NULL,
+					 err) < 0)
+			goto fail;
+		if ((d->redecided || !alloc_ledger_find(l, s->job.job_id)) &&
+		    ledger_store_write(db, L->t, d, &s->job, now, err) < 0)
+			goto fail;
+		json_decref(s->rec);
+		s->rec = audit_record_decision(&s->job, L->t, d, now);
+		if (!s->rec) {
+			errprintf(err, "audit record: %s", strerror(errno));
+			goto fail;
+		}
+		if (ctl_pool_refused(d))
+			ctl_note_pool_holders(db, l, &s->job, s->rec);
+		if (p->audit.database && audit_store(db, s->rec, err) < 0)
+			goto fail;
+		alloc_decision_destroy(s->d);
+		s->d = d;
+		ds[k] = NULL;
+	}
+	if (db_commit(db, err) < 0)
+		goto fail;
+	rv = 0;
+	goto out_nolock;
+fail:
+	cause = errno;
+	db_rollback(db);
+out_nolock:
+	for (size_t k = 0; k < m; k++)
+		alloc_decision_destroy(ds[k]);
+	free(ds);
+	free(aj);
+	free(idx);
+	alloc_ledger_destroy(l);
+	errno = cause;
+	return rv;
+}
+
+/* Committed after the deadline: the hooks gave up; release again. */
+static void release_late(struct ctl_launcher *L, struct slot *sl, size_t n)
+{
+	fwd_error_t err;
+	char why[300];
+
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = &sl[i];
+		uint64_t released = 0;
+		int r;
+
+		if (!s->live)
+			continue;
+		r = ledger_store_release(L->db, s->job.job_num,
+					 "decided after the hook's deadline",
+					 fwd_clock_real(), &released, &err);
+		if (r < 0)
+			snprintf(why, sizeof(why),
+				 "decided after the hook's deadline; its "
+				 "allocation could not be released: %.200s",
+				 err.text);
+		else
+			snprintf(why, sizeof(why),
+				 "decided after the hook's deadline; the "
+				 "allocation (%llu row(s)) was released",
+				 (unsigned long long)released);
+		fall_back(L, s, why, r == 0);
+	}
+}
+
+void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
+			  size_t n, struct ctl_outcome *outs)
+{
+	const struct policy *p = L->p;
+	struct slot *sl = calloc(n ? n : 1, sizeof(*sl));
+	enum fwd_health *hf = NULL, *ho = NULL;
+	struct alloc_health health = {NULL, NULL};
+	unsigned int attempt = 1;
+	fwd_error_t err = {""};
+	double now = fwd_clock_real();
+	size_t live = 0;
+	int cause, r;
+
+	L->st.batches++;
+	L->st.jobs += n;
+	for (size_t i = 0; i < n; i++) {
+		memset(&outs[i], 0, sizeof(outs[i]));
+		outs[i].fallback = true;
+	}
+	if (!sl) {
+		for (size_t i = 0; i < n; i++)
+			note(&outs[i], "prolog %s: launcher: %s",
+			     jobs[i].job.job_id, strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sl[i].in = &jobs[i];
+		sl[i].out = &outs[i];
+		sl[i].job = jobs[i].job;
+		/* The copy's strings point into the copy. */
+		sl[i].job.user = jobs[i].job.user ? sl[i].job.user_buf : NULL;
+		sl[i].job.account =
+			jobs[i].job.account ? sl[i].job.account_buf : NULL;
+		sl[i].job.name = jobs[i].job.name ? sl[i].job.name_buf : NULL;
+		sl[i].job.partition =
+			jobs[i].job.partition ? sl[i].job.partition_buf : NULL;
+		sl[i].live = true;
+	}
+	/* The database failed a moment ago: do not wait on it again. */
+	for (size_t i = 0; i < n; i++) {
+		struct ctl_hook h = {
+			.p = p, .t = L->t, .j = &sl[i].job, .t0 = jobs[i].t0};
+
+		if (ctl_hook_skip_db(&h, "prolog", &outs[i])) {
+			sl[i].live = false;
+			L->st.fell_back++;
+		}
+	}
+	if (ensure_db(L, now, &err) < 0) {
+		cause = errno;
+		check_jobs(L, sl, n);
+		fall_back_all(L, sl, n, err.text, false);
+		db_failed(L, cause);
+		goto out;
+	}
+	check_jobs(L, sl, n);
+	/* Before the lock: the job rows, the profiles, the health. */
+	now = fwd_clock_real();
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = &sl[i];
+
+		if (!s->live)
+			continue;
+		if (ledger_store_job_start(L->db, &s->job, now, &err) < 0 ||
+		    (r = job_profile(L, s, now, &err)) < 0)
+			goto db_error;
+		s->have_prof = r > 0;
+		live++;
+	}
+	if (!live)
+		goto out;
+	if (ctl_load_health(L->db, p, L->t, &hf, &ho, &err) < 0)
+		goto db_error;
+	health.forwarder = hf;
+	health.ost = ho;
+	while (decide_tx(L, sl, n, &health, &err) < 0) {
+		cause = errno;
+		/* Another controller's decision conflicted (a cluster):
+		 * decide again with what it committed. */
+		if (!ledger_store_tx_retry(L->db, cause, &attempt, &err))
+			goto db_error_cause;
+	}
+	if (fwd_clock_real() > batch_deadline(sl, n)) {
+		release_late(L, sl, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = &sl[i];
+		fwd_error_t aerr;
+
+		if (!s->live)
+			continue;
+		/* Without the file the node prologs read the database. */
+		if (ctl_publish_decision(L->db, p, &s->job,
+					 s->d->action == FWD_ACT_DIRECT,
+					 &aerr) < 0)
+			json_object_set_new(s->rec, "decision_file",
+					    json_string(aerr.text));
+		if (audit_append(p->audit.file, s->rec, &aerr) < 0) {
+			note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
+			s->out->lost_record = json_dumps(
+				s->rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		}
+		s->out->fallback = false;
+		s->live = false;
+		L->st.decided++;
+	}
+	goto out;
+db_error:
+	cause = errno;
+db_error_cause:
+	fall_back_all(L, sl, n, err.text[0] ? err.text : "unknown error",
+		      !db_err_unavailable(cause));
+	db_failed(L, cause);
+out:
+	for (size_t i = 0; i < n; i++) {
+		free(sl[i].ids);
+		alloc_decision_destroy(sl[i].d);
+		json_decref(sl[i].rec);
+	}
+	free(hf);
+	free(ho);
+	free(sl);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_CONTROLLER_LAUNCHER_H
+#define FWD_CONTROLLER_LAUNCHER_H
+
+/*
+ * The controller prolog for a process that lives long (the controller
+ * service, service/): what every launch would otherwise rebuild (the
+ * allocator's index of the topology, the database connection and its
+ * prepared statements, the profiles of recent applications) is kept, and
+ * the jobs whose prologs arrive together are decided as one batch
+ * (alloc_decide_batch(): the knapsack arbitrates between them) in one
+ * transaction under the decision lock.
+ *
+ * Same contract as ctl_prolog() (controller/hooks.h) per job: a decision
+ * committed and audited (file and, with audit.database, table), or the
+ * job left on its default mapping with a record "fallback: <why>"; the
+ * decision file published; the breaker (database.breaker) honoured and
+ * tripped.  The difference: the work runs in the caller's process, each
+ * database wait bounded by database.timeout; a batch that cannot commit
+ * before the earliest deadline of its jobs is rolled back and every job
+ * in it falls back, and one whose commit ends after that deadline is
+ * released again (the hooks that asked have given up, and their jobs run
+ * on their defaults).
+ */
+
+#include <stddef.h>
+
+#include "common/error.h"
+#include "controller/hooks.h"
+#include "controller/job.h"
+
+struct policy;
+struct topology;
+struct ctl_launcher;
+
+/*
+ * How long a profile read at one launch serves the next launches of the
+ * same application and scale, in seconds.  Profiles change when the
+ * history loop runs (fwdalloc-history.timer, every few minutes), so a
+ * launch never reads an application's history again within a minute.
+ */
+#define CTL_PROFILE_TTL 60.0
+
+/*
+ * A launcher for policy p and topology t (both must outlive it; t may be
+ * NULL: every job then falls back, as ctl_prolog() does).  NULL with
+ * errno and err.
+ */
+struct ctl_launcher *ctl_launcher_create(const struct policy *p,
+					 const struct topology *t,
+					 fwd_error_t *err);
+void ctl_launcher_destroy(struct ctl_launcher *L);
+
+/* One job of a batch: the job, when its hook started (the records'
+ * elapsed time), and the time by which its hook must have its answer. */
+struct ctl_launch {
+	struct ctl_job job;
+	double t0;
+	double deadline;
+};
+
+/*
+ * Decide the prologs of jobs[0..n) together; outs[i] answers jobs[i]
+ * exactly as ctl_prolog() would (fill, then ctl_outcome_free() each).
+ * The database connection is kept for the next call (and opened again
+ * when it was lost).
+ */
+void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
+			  size_t n, struct ctl_outcome *outs);
+
+/* Counters since creation, for the service's log and metrics. */
+struct ctl_launcher_stats {
+	unsigned long long batches, jobs, decided, fell_back;
+	unsigned long long profile_hits, profile_reads, connects;
+};
+void ctl_launcher_stats(const struct ctl_launcher *L,
+			struct ctl_launcher_stats *st);
+
+#endif
