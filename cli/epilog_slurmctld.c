@@ -13,10 +13,17 @@
  * statically, it costs one exec and one fork: no shell, no shared
  * libraries.
  *
- * Slurm runs it with no arguments, as SlurmUser; fwdctl's path and the
- * policy's are fixed at build time, so nothing a job submitter controls
- * can choose them.  With arguments, it runs them instead (the test
- * cluster's own fwdctl and policy): `epilog-slurmctld PROGRAM ARG...`.
+ * When the controller service (fwdallocd) runs, the hand-off is one
+ * message to it instead: it queues the release and a drainer of its own
+ * releases (service/protocol.h); no process is started here at all.  The
+ * service not there, slow (more than EPILOG_BUDGET) or refusing: the
+ * fork above, as without a service.
+ *
+ * Slurm runs it with no arguments, as SlurmUser; the socket, fwdctl's path
+ * and the policy's are fixed at build time, so nothing a job submitter
+ * controls can choose them.  With arguments, it runs them instead (the
+ * test cluster's own fwdctl and policy): `epilog-slurmctld [--socket
+ * PATH] PROGRAM ARG...`.
  */
 #include "config.h"
 
@@ -26,12 +33,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "service/client.h"
+#include "service/protocol.h"
+
 #ifndef FWD_EPILOG_FWDCTL
 #error "FWD_EPILOG_FWDCTL (fwdctl's installed path) must be defined"
 #endif
 #ifndef FWD_EPILOG_POLICY
 #error "FWD_EPILOG_POLICY (the installed policy's path) must be defined"
 #endif
+#ifndef FWD_SERVICE_SOCKET
+#error "FWD_SERVICE_SOCKET (the service's socket) must be defined"
+#endif
+
+/* How long the hand-off to the service may take, in seconds. */
+#define EPILOG_BUDGET 0.5
 
 int main(int argc, char **argv)
 {
@@ -40,9 +56,22 @@ int main(int argc, char **argv)
 		    queue[] = "--queue";
 	char *def[] = {fwdctl, opt, policy, sub, queue, NULL};
 	char **cmd = argc > 1 ? argv + 1 : def;
+	const char *sock = FWD_SERVICE_SOCKET;
+	static char ans[FWD_SVC_MSG_MAX + 1];
+	char why[600];
+	double t0 = svc_now();
 	int p[2], fd;
 	pid_t pid;
 	char c;
+
+	if (argc > 3 && !strcmp(argv[1], "--socket")) {
+		sock = argv[2];
+		cmd = argv + 3;
+	}
+	if (svc_call(sock, 'E', t0, t0 + EPILOG_BUDGET, ans, sizeof(ans), why,
+		     sizeof(why)) == SVC_ANSWERED &&
+	    !strncmp(ans, FWD_SVC_MAGIC " 0 A\n", sizeof(FWD_SVC_MAGIC) + 4))
+		return 0;
 
 	if (pipe(p) < 0 || (pid = fork()) < 0) {
 		/* Cannot detach: release in the foreground rather than

@@ -17,25 +17,29 @@ fwdctl_SOURCES = \
 	cli/cmd_remap.c cli/table.c cli/table.h cli/cmd_metrics.c
 fwdctl_LDADD = $(FWD_ALL_LIBS)
 
-# PrologSlurmctld's wrapper: Slurm passes no arguments.
 fwdallocexecdir = $(libexecdir)/fwdalloc
-fwdallocexec_SCRIPTS = cli/prolog-slurmctld
-CLEANFILES += $(fwdallocexec_SCRIPTS)
-EXTRA_DIST += cli/slurmctld-wrapper.in
-cli/prolog-slurmctld: $(srcdir)/cli/slurmctld-wrapper.in Makefile
-	$(AM_V_GEN)mkdir -p cli && \
-	sed -e 's|@bindir[@]|$(bindir)|g' \
-	    -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
-	    -e "s|@sub[@]|prolog|g" -e "s|@Sub[@]|Prolog|g" \
-	    $(srcdir)/cli/slurmctld-wrapper.in >$@.tmp && \
-	chmod 755 $@.tmp && mv $@.tmp $@
+
+# PrologSlurmctld: a static program that hands the job to the controller
+# service, or runs `fwdctl prolog` when there is none
+# (cli/prolog_slurmctld.c).
+FWD_HOOK_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFWD_SERVICE_SOCKET='"$(FWD_SERVICE_SOCKET_PATH)"'
+fwdallocexec_PROGRAMS = cli/prolog-slurmctld
+cli_prolog_slurmctld_SOURCES = cli/prolog_slurmctld.c \
+	service/client.c service/client.h service/protocol.h
+cli_prolog_slurmctld_CPPFLAGS = $(FWD_HOOK_CPPFLAGS) \
+	-DFWD_HOOK_FWDCTL='"$(bindir)/fwdctl"' \
+	-DFWD_HOOK_POLICY='"$(sysconfdir)/fwdalloc/fwdalloc.yaml"'
+cli_prolog_slurmctld_CFLAGS = $(WARN_CFLAGS) $(PLUGIN_HARDEN_CFLAGS)
+cli_prolog_slurmctld_LDFLAGS = -all-static
 
 # EpilogSlurmctld: a static program that starts the release in the
 # background and returns (cli/epilog_slurmctld.c).  Never built with
 # sanitizers: their runtimes do not link statically.
-fwdallocexec_PROGRAMS = cli/epilog-slurmctld
-cli_epilog_slurmctld_SOURCES = cli/epilog_slurmctld.c
-cli_epilog_slurmctld_CPPFLAGS = $(AM_CPPFLAGS) \
+fwdallocexec_PROGRAMS += cli/epilog-slurmctld
+cli_epilog_slurmctld_SOURCES = cli/epilog_slurmctld.c \
+	service/client.c service/client.h service/protocol.h
+cli_epilog_slurmctld_CPPFLAGS = $(FWD_HOOK_CPPFLAGS) \
 	-DFWD_EPILOG_FWDCTL='"$(bindir)/fwdctl"' \
 	-DFWD_EPILOG_POLICY='"$(sysconfdir)/fwdalloc/fwdalloc.yaml"'
 cli_epilog_slurmctld_CFLAGS = $(WARN_CFLAGS) $(PLUGIN_HARDEN_CFLAGS)

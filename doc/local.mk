@@ -4,15 +4,20 @@
 # and the commented example policy, fwdalloc-topology(5) from the example
 # topology's key documentation: one source each, never a second copy.
 nodist_man_MANS = doc/fwdctl.8 doc/fwdalloc.yaml.5 doc/fwdalloc-topology.5 \
-	doc/spank-fwdalloc.8
+	doc/spank-fwdalloc.8 doc/fwdallocd.8
 CLEANFILES += $(nodist_man_MANS)
 EXTRA_DIST += doc/gen-fwdctl-man doc/gen-policy-man doc/gen-topology-man \
+	doc/gen-fwdallocd-man \
 	doc/spank-fwdalloc.8.in
 
 doc/fwdctl.8: fwdctl$(EXEEXT) $(srcdir)/doc/gen-fwdctl-man
 	$(AM_V_GEN)$(MKDIR_P) doc && \
 	FWDALLOC_POLICY=/nonexistent/fwdalloc.yaml \
 	$(SHELL) $(srcdir)/doc/gen-fwdctl-man ./fwdctl$(EXEEXT) \
+		'$(PACKAGE_VERSION)' >$@.tmp && mv $@.tmp $@
+doc/fwdallocd.8: fwdallocd$(EXEEXT) $(srcdir)/doc/gen-fwdallocd-man
+	$(AM_V_GEN)$(MKDIR_P) doc && \
+	$(SHELL) $(srcdir)/doc/gen-fwdallocd-man ./fwdallocd$(EXEEXT) \
 		'$(PACKAGE_VERSION)' >$@.tmp && mv $@.tmp $@
 doc/fwdalloc.yaml.5: fwdctl$(EXEEXT) $(srcdir)/doc/gen-policy-man \
 		etc/fwdalloc.yaml.dist

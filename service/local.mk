@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# service/: fwdallocd, the controller service slurmctld's hooks hand their
+# jobs to (above controller/, which does the work), and the hooks' side of
+# its protocol, linked into the static hook programs (cli/).
+FWD_SERVICE_SOCKET_PATH = $(runstatedir)/fwdalloc/fwdallocd.sock
+
+sbin_PROGRAMS = fwdallocd
+fwdallocd_SOURCES = service/fwdallocd.c service/protocol.h \
+	service/client.c service/client.h
+fwdallocd_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFWD_SERVICE_SOCKET='"$(FWD_SERVICE_SOCKET_PATH)"'
+fwdallocd_LDADD = $(FWD_CONTROLLER_LIBS)

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_SERVICE_PROTOCOL_H
+#define FWD_SERVICE_PROTOCOL_H
+
+/*
+ * What slurmctld's hooks (prolog-slurmctld, epilog-slurmctld) and the
+ * controller service (fwdallocd) say to each other, over a local
+ * SOCK_SEQPACKET socket: one message each way per connection.
+ *
+ * Request: a head line, then the job's variables (controller/job_vars.h),
+ * each "NAME=VALUE" and NUL-terminated:
+ *   "FWDALLOC1 P <deadline>\n"  the prolog; <deadline>: the epoch time,
+ *                                in seconds, after which the hook no
+ *                                longer waits for the answer
+ *   "FWDALLOC1 E <t0>\n"        the epilog; <t0>: when the hook started
+ *   "FWDALLOC1 S\n"             the service's counters (no variables)
+ * Answer:
+ *   "FWDALLOC1 <exit> <A|F>\n"  then the operator's notes, one per line:
+ *                                the hook's exit status (1 only for a
+ *                                prolog that falls back under
+ *                                access.fail: closed), A = decided or
+ *                                queued, F = fell back
+ *   "FWDALLOC1 R <why>\n"       refused (a caller that is neither the
+ *                                service's account nor root, a damaged
+ *                                request): the hook does the work itself
+ * Plain C, no other header: the static hook programs use it too.
+ */
+
+#define FWD_SVC_MAGIC "FWDALLOC1"
+
+/* The longest message either way, in bytes: the job's variables, each cut
+ * by Slurm's own limits, fit many times over.  A job whose variables do
+ * not fit is decided by the hook itself. */
+#define FWD_SVC_MSG_MAX 65536
+
+#endif
