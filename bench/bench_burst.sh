@@ -6,17 +6,21 @@
 # private 8-node cluster (scripts/minicluster; its slurm.conf as is:
 # sched/builtin, no SchedulerParameters, so sched_interval 60 s and
 # batch_sched_delay 3 s).  Configurations, one cluster each, alternated
-# within the run (A B C D E, A B C D E, ...) so that the machine's drift
+# within the run (A B ... G, A B ... G, ...) so that the machine's drift
 # hits all alike:
 #   A  Slurm alone: no plugin, no PrologSlurmctld/EpilogSlurmctld
 #      (FWDALLOC_MC_NO_FWDALLOC=1) -- the reference of every ratio
-#   B  fwdalloc, jobs without --io-upgrade
-#   C  fwdalloc, every job --io-upgrade
+#   B  fwdalloc as installed (the controller service, fwdallocd, and the
+#      static hooks that hand it each job), jobs without --io-upgrade
+#   C  the same, every job --io-upgrade
 #   D  no fwdalloc; PrologSlurmctld /bin/true, EpilogSlurmctld a shell
 #      script `sleep 0.03`: shows whether this Slurm stalls a burst when
 #      EpilogSlurmctld ends after the nodes' epilogs
 #   E  fwdalloc with the old synchronous epilog (`fwdctl epilog`, no
 #      --queue), jobs without --io-upgrade: the figure before the change
+#   F  fwdalloc without the service (the same hooks find none and run
+#      `fwdctl prolog` and the release queue themselves), no --io-upgrade
+#   G  the same, every job --io-upgrade
 #
 # Per configuration and size it prints the wall time (the first sbatch to
 # the last job's end, slurmctld's "_job_complete ... done"), jobs/s,
@@ -36,7 +40,7 @@
 #             execs the command and appends its time (fork to waitpid) to
 #             a file; the timer's own exec by slurmctld is outside it.
 #             The reference is D's /bin/true prolog through the same timer
-#   drain     B, C: the time from the last job's end until the release
+#   drain     B, C, F, G: the time from the last job's end until the release
 #             queue (controller/release_queue.h) is empty
 # A burst still running after the cap (FWDALLOC_BURST_CAP; by default
 # 300 s or 0.5 s a job, whichever is more) is cancelled and reported
@@ -61,7 +65,7 @@
 #                            rounds and the percentiles pool all jobs
 #   FWDALLOC_BURST_CAP       seconds before a burst is cut (default 300,
 #                            or N/2 for a burst of N > 600 jobs)
-#   FWDALLOC_BURST_CONFIGS   which configurations (default "A B C D E")
+#   FWDALLOC_BURST_CONFIGS   which configurations (default "A B C D E F G")
 #   FWDALLOC_BURST_PORT_BASE first cluster's port base (default 19000;
 #                            the next ones +20 each)
 #   FWDALLOC_BURST_KEEP=1    keep the clusters' directory (logs) at the end
@@ -75,7 +79,7 @@ top_builddir=${top_builddir:-@abs_top_builddir@}
 sizes=${FWDALLOC_BURST_SIZES-200 1000}
 rounds=${FWDALLOC_BURST_ROUNDS:-1}
 cap_set=${FWDALLOC_BURST_CAP:-}
-configs=${FWDALLOC_BURST_CONFIGS:-A B C D E}
+configs=${FWDALLOC_BURST_CONFIGS:-A B C D E F G}
 port_base=${FWDALLOC_BURST_PORT_BASE:-19000}
 stall_gap=20
 mc=$top_srcdir/scripts/minicluster
@@ -102,6 +106,8 @@ label() {
 	C) echo "fwdalloc (--io-upgrade)" ;;
 	D) echo "true prolog + 30 ms sleep epilog, no fwdalloc" ;;
 	E) echo "fwdalloc, old synchronous epilog (no --io-upgrade)" ;;
+	F) echo "fwdalloc, no service (no --io-upgrade)" ;;
+	G) echo "fwdalloc, no service (--io-upgrade)" ;;
 	esac
 }
 
@@ -140,7 +146,8 @@ start_cluster() {
 	(
 		export FWDALLOC_MC_PORT_BASE=$2 FWDALLOC_BUILDDIR=$top_builddir
 		unset FWDALLOC_MC_PROLOG_SLURMCTLD FWDALLOC_MC_EPILOG_SLURMCTLD \
-			FWDALLOC_MC_NO_FWDALLOC FWDALLOC_MC_NO_DB SLURM_CONF
+			FWDALLOC_MC_NO_FWDALLOC FWDALLOC_MC_NO_DB SLURM_CONF \
+			FWDALLOC_MC_SERVICE
 		case $k in
 		A) export FWDALLOC_MC_NO_FWDALLOC=1 FWDALLOC_MC_NO_DB=1 ;;
 		D)
@@ -150,10 +157,14 @@ start_cluster() {
 			hook D prolog /bin/true
 			hook D epilog "$d/hooks/sleep-epilog"
 			;;
-		B | C)
-			hook "$k" prolog "$top_builddir/fwdctl" --policy "$m/policy.yaml" prolog
-			# The minicluster's own epilog, without its shell.
+		B | C | F | G)
+			case $k in B | C) export FWDALLOC_MC_SERVICE=1 ;; esac
+			# The minicluster's own hooks, without their shell.
+			hook "$k" prolog "$top_builddir/cli/prolog-slurmctld" \
+				"$m/fwdallocd.sock" 5000 \
+				"$top_builddir/fwdctl" --policy "$m/policy.yaml" prolog
 			hook "$k" epilog "$top_builddir/cli/epilog-slurmctld" \
+				--socket "$m/fwdallocd.sock" \
 				"$top_builddir/fwdctl" --policy "$m/policy.yaml" epilog --queue
 			;;
 		E)
@@ -198,7 +209,7 @@ burst() {
 	local res=$T/res/$k.$n cap
 	cap=$(cap_of "$n")
 	export SLURM_CONF=$m/slurm.conf
-	[ "$k" = C ] && opt=--io-upgrade
+	case $k in C | G) opt=--io-upgrade ;; esac
 	wait_empty 60 || echo "burst: $k: jobs of an earlier burst still there" >&2
 	off_ctld=$(size_of "$m/log/slurmctld.log")
 	off_hook=$(size_of "$d/hooks/times.log")
@@ -235,7 +246,7 @@ burst() {
 		sed -n 's/.*SubmitTime=\([^ ]*\) EligibleTime=\([^ ]*\) .*/\1 \2/p' \
 			>"$T/elig"
 	# The release queue behind the epilog (B, C): until it is empty.
-	if [ "$k" = B ] || [ "$k" = C ]; then
+	if case $k in B | C | F | G) true ;; *) false ;; esac; then
 		i=0
 		while [ -n "$(queue_left "$m/release-queue")" ] && [ "$i" -lt 1200 ]; do
 			sleep 0.1

@@ -123,7 +123,11 @@ tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 	-Wl,--wrap=db_bind_text,--wrap=db_bind_null
 
 # controller/: the pieces that need neither Slurm nor MariaDB.
-UNIT_CONTROLLER = tests/unit/test_ctl tests/unit/test_release_queue
+UNIT_CONTROLLER = tests/unit/test_ctl tests/unit/test_release_queue \
+	tests/unit/test_service
+tests_unit_test_service_SOURCES = tests/unit/test_service.c \
+	service/client.c service/client.h service/protocol.h
+tests_unit_test_service_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_release_queue_SOURCES = tests/unit/test_release_queue.c
 tests_unit_test_release_queue_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_ctl_SOURCES = tests/unit/test_ctl.c \
@@ -200,7 +204,6 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/bench_table.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
-	tests/integration/db_retire.sh \
 	tests/integration/node_fanout.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
 	tests/integration/ingest_lustre.sh tests/integration/history_loop.sh \
@@ -221,13 +224,13 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/ledger_lru.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
-	tests/integration/ctl_requeue.sh \
+	tests/integration/ctl_requeue.sh tests/integration/ctl_service.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
 	tests/integration/ingest_property.sh
 # Boundaries and shared cases the mutation list (tests/mutation/) found
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \
-	tests/integration/audit_edges.sh tests/integration/ledger_rows.sh
+	tests/integration/audit_edges.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.

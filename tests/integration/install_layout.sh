@@ -28,7 +28,7 @@ if (cd "$T/b" && "$top_srcdir/configure" -q --prefix=/opt/fwd \
 	mk -s etc/plugstack.conf.fwdalloc etc/slurm.conf.fwdalloc \
 		etc/fwdalloc.tmpfiles etc/fwdalloc.logrotate \
 		etc/fwdalloc-reconcile.service etc/fwdalloc-health-scan.service \
-		etc/fwdalloc-history.service \
+		etc/fwdalloc-history.service etc/fwdallocd.service \
 		etc/fwdalloc.yaml.dist cli/prolog-slurmctld >"$T/make.log" 2>&1)
 then pass "configure --prefix=/opt/fwd generates the snippets"
 else fail "configure --prefix=/opt/fwd generates the snippets"
@@ -42,9 +42,14 @@ check_eq "slurm.conf lines: the wrappers under libexecdir" \
 EpilogSlurmctld=/opt/fwd/libexec/fwdalloc/epilog-slurmctld
 PlugStackConfig=/opt/slurm/etc/plugstack.conf" \
 	"$(grep -E '^(Prolog|Epilog)Slurmctld|^PlugStack' "$b/etc/slurm.conf.fwdalloc" 2>/dev/null)"
-check_eq "wrapper: fwdctl from bindir, the policy from sysconfdir" \
-	'exec "/opt/fwd/bin/fwdctl" --policy "/opt/fwd/etc/fwdalloc/fwdalloc.yaml" prolog' \
-	"$(grep '^exec' "$b/cli/prolog-slurmctld" 2>/dev/null)"
+# The prolog hook is a static program: the paths it was built with.
+hook_paths() { grep -aoE '/opt/fwd/[a-z/]+fwd[a-z.]+|/srv/fwdvar/[a-z/]+\.sock' "$1" 2>/dev/null | sort -u | paste -sd ' '; }
+check_eq "prolog hook: fwdctl from bindir, the policy from sysconfdir, the socket under runstatedir" \
+	"/opt/fwd/bin/fwdctl /opt/fwd/etc/fwdalloc/fwdalloc.yaml /srv/fwdvar/run/fwdalloc/fwdallocd.sock" \
+	"$(hook_paths "$b/cli/prolog-slurmctld")"
+check_eq "controller service unit: ExecStart from sbindir, as SlurmUser" \
+	"ExecStart=/opt/fwd/sbin/fwdallocd|User=daemon" \
+	"$(grep -E '^(ExecStart|User)=' "$b/etc/fwdallocd.service" 2>/dev/null | sort | paste -sd '|')"
 check_eq "units: ExecStart from bindir" \
 	"ExecStart=/opt/fwd/bin/fwdctl reconcile
 ExecStart=-/opt/fwd/bin/fwdctl db prune
@@ -87,7 +92,7 @@ check "plugstack snippet installed as plugstack.conf.d/fwdalloc.conf" \
 missing= checked=0
 for f in "$D$slurmconf/plugstack.conf.d/fwdalloc.conf" \
 	"$D$sysconf/fwdalloc/slurm.conf.fwdalloc" \
-	"$D$libexec/fwdalloc/prolog-slurmctld" \
+	"$D$prefix/lib/systemd/system/fwdallocd.service" \
 	"$D$prefix/lib/systemd/system/fwdalloc-reconcile.service"; do
 	for p in $(grep -v '^#' "$f" 2>/dev/null | grep -oE '(^|[ ="])/[^ "]+' | tr -d ' ="'); do
 		case $p in "$slurmconf/plugstack.conf") continue ;; esac
@@ -95,9 +100,16 @@ for f in "$D$slurmconf/plugstack.conf.d/fwdalloc.conf" \
 		[ -e "$D$p" ] || missing="$missing $p"
 	done
 done
+# ... and the files the static prolog hook runs and names.
+for p in "$bindir/fwdctl" "$sysconf/fwdalloc/fwdalloc.yaml"; do
+	checked=$((checked + 1))
+	grep -aqF "$p" "$D$libexec/fwdalloc/prolog-slurmctld" ||
+		missing="$missing (prolog-slurmctld does not name $p)"
+	[ -e "$D$p" ] || missing="$missing $p"
+done
 check_eq "every path named by an installed snippet is installed" "" "$missing"
-# plugin + policy, 2 wrappers, fwdctl + policy, fwdctl
-check_eq "paths checked" 7 "$checked"
+# plugin + policy, 2 hooks, fwdallocd, fwdctl; the hook's fwdctl + policy
+check_eq "paths checked" 8 "$checked"
 
 # tmpfiles.d creates the directories the prolog writes into (--root
 # resolves the user in the root's own passwd).

@@ -32,6 +32,14 @@
 # Every figure except the delay must be 0, and a hung database (frozen)
 # must cost a launch at most 1 s (database.connect_timeout, then the
 # circuit breaker).
+#
+# Then the same through the controller service (fwdallocd) and the
+# installed hooks (the static prolog-slurmctld and epilog-slurmctld,
+# budget 1.5 s): the service healthy, 100 prologs and epilogs at once
+# through it, the database frozen under it, the service killed (the hooks
+# decide themselves), and the service hung (SIGSTOP: the hooks give up
+# after their budget and the job falls back; once it runs again it
+# commits nothing for them).
 . "$top_srcdir/tests/integration/tap.sh"
 
 . "$top_srcdir/tests/integration/mc_lib.sh"
@@ -42,6 +50,8 @@ proxy=$top_builddir/tests/tools/slow_proxy
 proxy_pid=
 mc_cleanup_extra() {
 	[ -n "${db_pid:-}" ] && kill -CONT "$db_pid" 2>/dev/null
+	[ -n "${svc_pid:-}" ] && kill -CONT "$svc_pid" 2>/dev/null &&
+		kill "$svc_pid" 2>/dev/null
 	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
 }
 # Ports of its own: 40 above slurm_basic/slurm_alloc's when a base is
@@ -359,6 +369,128 @@ row "kill -9, epilog worker, every step (+reconcile)" 0 $kill_epi_jobs
 steps_e=$(ls "$T/once" | wc -l)
 check "kill -9 of the epilog worker: at least 2 steps covered ($steps_e)" \
 	test "$steps_e" -ge 2
+
+# ---- the controller service ----------------------------------------
+svc_sock=$T/fwdallocd.sock
+svc_budget=1500
+start_svc() {
+	"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$svc_sock" \
+		</dev/null >>"$T/fwdallocd.log" 2>&1 &
+	svc_pid=$!
+	for i in $(seq 1 50); do [ -S "$svc_sock" ] && break; sleep 0.1; done
+}
+# launch_svc JOB...: launch_mix through the installed prolog hook.
+launch_svc() {
+	local j t0 rc
+	for j in "$@"; do
+		t0=$(now_ms)
+		env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$j" \
+			SLURM_JOB_USER=root SLURM_JOB_ACCOUNT=phys \
+			SLURM_JOB_PARTITION=debug \
+			SLURM_JOB_NODELIST="$(node_of "$j")" \
+			SLURM_JOB_NUM_NODES=2 SLURM_JOB_NAME="$(name_of "$j")" \
+			SPANK_IO_UPGRADE="$(req_of "$j")" \
+			ASAN_OPTIONS=verify_asan_link_order=0 \
+			LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
+			"$top_builddir/cli/prolog-slurmctld" "$svc_sock" "$svc_budget" \
+			"$fwdctl" --policy "$T/base.yaml" prolog \
+			>"$T/res/$j.out" 2>&1
+		rc=$?
+		echo "$rc $(($(now_ms) - t0))" >"$T/res/$j"
+	done
+}
+# finish_svc JOB...: the installed epilog hook, then wait (bounded) for
+# each release's record: the hook only hands it over.
+finish_svc() {
+	local j i
+	for j in "$@"; do
+		env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$j" \
+			"$top_builddir/cli/epilog-slurmctld" --socket "$svc_sock" \
+			"$fwdctl" --policy "$T/base.yaml" epilog --queue
+	done
+	for j in "$@"; do
+		for i in $(seq 1 300); do
+			grep -q "\"event\":\"epilog\",\"job_id\":\"$j\"" \
+				"$M/audit.jsonl" && continue 2
+			sleep 0.1
+		done
+		diag "job $j: no release recorded after 30 s"
+	done
+}
+svc_count() {
+	"$top_builddir/fwdallocd" --status --socket "$svc_sock" 2>/dev/null |
+		sed -n "s/^$1 //p"
+}
+close_breaker
+start_svc
+check "the controller service listens" test -S "$svc_sock"
+
+jobs=$(seq 2001 2010)
+launch_svc $jobs
+judge_records "$M/audit.jsonl" $jobs
+finish_svc $jobs
+row "service: healthy" 0 $jobs
+check_eq "service: it decided every job" 10 "$(svc_count decided)"
+check_eq "service: one database connection for all" 1 "$(svc_count connects)"
+
+jobs=$(seq 2101 2200)
+pids=
+for j in $jobs; do launch_svc "$j" & pids="$pids $!"; done
+wait $pids
+judge_records "$M/audit.jsonl" $jobs
+pids=
+for j in $jobs; do finish_svc "$j" & pids="$pids $!"; done
+wait $pids
+row "service: 100 prologs and epilogs at once" 0 $jobs
+check_eq "service: decided the 100 too" 110 "$(svc_count decided)"
+check "service: the 100 came in fewer batches ($(svc_count batches))" \
+	test "$(svc_count batches)" -lt 100
+
+db_pid=$(cat "$M/db/mysqld.pid")
+kill -STOP "$db_pid"
+jobs=$(seq 2201 2210)
+launch_svc $jobs
+kill -CONT "$db_pid"
+sleep 1
+judge_records "$M/audit.jsonl" $jobs
+close_breaker
+finish_svc $jobs
+row "service: database frozen" 0 $jobs
+check_match "service, database frozen: later launches skip the database" \
+	'database skipped' "$(file_rec 2210 "$M/audit.jsonl" | jq -r .outcome)"
+
+kill -KILL "$svc_pid"
+wait "$svc_pid" 2>/dev/null
+jobs=$(seq 2301 2310)
+launch_svc $jobs
+judge_records "$M/audit.jsonl" $jobs
+finish_svc $jobs
+row "service killed (the hooks decide)" 0 $jobs
+check_match "service killed: the hooks decided themselves" '^(applied|default)$' \
+	"$(file_rec 2301 "$M/audit.jsonl" | jq -r .outcome)"
+
+rm -f "$svc_sock"
+start_svc
+kill -STOP "$svc_pid"
+jobs=$(seq 2401 2405)
+launch_svc $jobs
+kill -CONT "$svc_pid"
+# What it took while stopped is past its deadline now: it must decide
+# none of it.  Its answer to a status request says it has gone past them.
+svc_count jobs >/dev/null
+sleep 1
+judge_records "$M/audit.jsonl" $jobs
+finish_svc $jobs
+row "service hung, SIGSTOP (the hooks give up)" 0 $jobs
+check_match "service hung: the job fell back, saying why" \
+	'fallback: controller service .*no answer within the hook.s budget' \
+	"$(file_rec 2401 "$M/audit.jsonl" | jq -r .outcome)"
+check "service hung: a launch costs about the budget (max ${last_max} ms)" \
+	test "$last_max" -le $((svc_budget + 2500))
+check_eq "service hung: it decided nothing after it ran again" 0 \
+	"$(svc_count decided)"
+kill "$svc_pid"
+wait "$svc_pid" 2>/dev/null
 
 {
 	printf '%-44s %8s %14s %7s %7s %9s %9s\n' condition launches "delay p50/max" failed leaked disagree "fell back"

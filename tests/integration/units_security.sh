@@ -16,7 +16,7 @@ systemd-analyze security --help 2>/dev/null | grep -q -- --offline ||
 
 quiet() { "$@" >/dev/null 2>&1; }
 
-for u in fwdalloc-reconcile fwdalloc-health-scan fwdalloc-history; do
+for u in fwdalloc-reconcile fwdalloc-health-scan fwdalloc-history fwdallocd; do
 	f=$top_builddir/etc/$u.service
 	out=$(systemd-analyze security --offline=yes "$f" 2>&1)
 	score=$(printf '%s\n' "$out" | sed -n 's/^→ Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
@@ -42,6 +42,10 @@ for u in fwdalloc-reconcile fwdalloc-health-scan fwdalloc-history; do
 		"$top_builddir/etc/$u.service" >"$V/$u.service"
 	cp "$top_srcdir/etc/$u.timer" "$V/"
 done
+sed "s|^ExecStart=/[^ ]*/fwdallocd$|ExecStart=$bin/fwdallocd|" \
+	"$top_builddir/etc/fwdallocd.service" >"$V/fwdallocd.service"
+check_eq "ExecStart of the controller service is fwdallocd" 1 \
+	"$(grep -c "^ExecStart=$bin/fwdallocd$" "$V/fwdallocd.service")"
 check_eq "ExecStart of every service is fwdctl" 4 "$(grep -c "^ExecStart=-\{0,1\}$bin/fwdctl " "$V"/*.service | awk -F: '{ n += $2 } END { print n }')"
 out=$(systemd-analyze verify --man=no "$V"/*.service "$V"/*.timer 2>&1)
 check_eq "systemd-analyze verify: exit 0" 0 "$?"
