@@ -204,6 +204,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/bench_table.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
+	tests/integration/db_retire.sh \
 	tests/integration/node_fanout.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
 	tests/integration/ingest_lustre.sh tests/integration/history_loop.sh \
@@ -230,7 +231,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 # Boundaries and shared cases the mutation list (tests/mutation/) found
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \
-	tests/integration/audit_edges.sh
+	tests/integration/audit_edges.sh tests/integration/ledger_rows.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
