@@ -4,15 +4,17 @@
 # fwdctl audit at the edges: --since at a second's boundary (records at or
 # after TIME, to the half second the table's whole seconds stand for), the
 # live file missing beside its rotated copies, copies numbered past a gap,
-# and a filter that keeps nothing.  Table-driven: each row a filter and
-# the job ids it must list, oldest first.
+# and a filter that keeps nothing; the database's table (--db) at the same
+# boundaries.  Table-driven: each row a filter and the job ids it must
+# list, oldest first.
 set -u
 . "$top_srcdir/tests/integration/tap.sh"
+. "$top_srcdir/tests/integration/db_lib.sh"
 
 fwdctl=$top_builddir/fwdctl
 [ -x "$fwdctl" ] || skip_all "fwdctl not built"
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+trap 'rm -rf "$T"; db_cleanup' EXIT
 unset FWDALLOC_POLICY
 
 # rec TS JOB USER: one record as the controller writes it.
@@ -92,5 +94,28 @@ rm -f "$A"
 run --user alice
 check_eq "only rotated copies: exit 0" 0 "$rc"
 check_eq "only rotated copies: their records" "21 11 13" "$(ids "$out")"
+
+# ---- --db: the table holds whole seconds ---------------------------------
+db_start
+fw db init
+check_eq "db init" 0 "$rc"
+for j in 11 14 16; do
+	case $j in 11) ts=$((t0 - 1)) ;; 14) ts=$t0 ;; 16) ts=$((t0 + 1)) ;; esac
+	q "INSERT INTO audit (ts, job_id, user, action, outcome, record)
+	   VALUES ($ts, $j, 'alice', 'default', 'default',
+	   '$(rec "$ts" "$j" alice)')"
+done
+while IFS='|' read -r filter want; do
+	# shellcheck disable=SC2086
+	fw audit --db $filter --json
+	check_eq "audit --db $filter: jobs" "$want" "$(ids "$out")" ||
+		diag "$err"
+done <<EOF
+|11 14 16
+--since $t0|14 16
+--since $((t0 + 1))|16
+--since $((t0 - 1))|11 14 16
+--since $((t0 + 2))|
+EOF
 
 tap_done
