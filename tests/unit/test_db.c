@@ -325,6 +325,20 @@ static void test_endpoint_parse(void **state)
 	longsock[sizeof(longsock) - 1] = '\0';
 	assert_int_equal(db_endpoint_parse(longsock, &e, &err), -1);
 	assert_string_equal(err.text, "socket path longer than 107 bytes");
+	/* At the edge: 107 bytes and the NUL fill sun_path exactly; 108
+	 * leave no room for it. */
+	for (size_t len = 106; len <= 109; len++) {
+		int want = len <= 107 ? 0 : -1;
+
+		memset(longsock, 'a', len);
+		longsock[0] = '/';
+		longsock[len] = '\0';
+		if (db_endpoint_parse(longsock, &e, &err) != want)
+			fail_msg("socket path of %zu bytes: want %d", len,
+				 want);
+		if (want == 0)
+			assert_int_equal(strlen(e.socket), len);
+	}
 }
 
 /* Several endpoints, none answering: every one is named with its own

@@ -101,6 +101,33 @@ static void test_bad(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/* Nesting at the limit: a value 64 levels below the root's mapping (63
+ * nested keys and the leaf's) parses, one level more does not. */
+static void test_depth_edge(void **state)
+{
+	(void)state;
+	for (int depth = 61; depth <= 66; depth++) {
+		char text[16384];
+		size_t len = 0;
+		struct ydoc *d;
+		fwd_error_t e;
+
+		for (int i = 0; i < depth; i++)
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+						"%*sk%d:\n", 2 * i, "", i);
+		snprintf(text + len, sizeof(text) - len, "%*sleaf: 1\n",
+			 2 * depth, "");
+		memset(&e, 0, sizeof(e));
+		d = ydoc_parse("t.yaml", text, strlen(text), &e);
+		if ((d != NULL) != (depth < 64))
+			fail_msg("%d levels: %s", depth, d ? "parsed" : e.text);
+		if (!d && !strstr(e.text, "nested too deeply (more than 64 "
+					  "levels)"))
+			fail_msg("%d levels: %s", depth, e.text);
+		ydoc_destroy(d);
+	}
+}
+
 static void test_good(void **state)
 {
 	static const char text[] = "# comment\n"
@@ -241,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_depth_edge),
 		cmocka_unit_test(test_quoted_null_is_a_string),
 		cmocka_unit_test(test_files),
 	};
