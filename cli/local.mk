@@ -14,7 +14,8 @@ fwdctl_SOURCES = \
 	cli/cmd_trace.c cli/cmd_trace.h cli/cmd_trace_ingest.c \
 	cli/cmd_profile.c cli/cmd_history.c \
 	cli/cmd_prolog.c cli/cmd_alloc.c cli/cmd_audit.c cli/cmd_reconcile.c \
-	cli/cmd_remap.c cli/table.c cli/table.h cli/cmd_metrics.c
+	cli/cmd_remap.c cli/table.c cli/table.h cli/cmd_metrics.c \
+	cli/cmd_setup.c
 fwdctl_LDADD = $(FWD_ALL_LIBS)
 
 fwdallocexecdir = $(libexecdir)/fwdalloc

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The node prolog's time limit from slurm.conf (common/slurm_conf.h).
+ * The node prolog's time limit and SlurmUser from slurm.conf
+ * (common/slurm_conf.h).
  */
 #include "config.h"
 
@@ -87,5 +88,36 @@ int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
 		*key = keys[i];
 		return 1;
 	}
+	return 0;
+}
+
+int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err)
+{
+	char line[4096], val[256] = "root";
+	FILE *f;
+	size_t n;
+
+	path = fwd_slurm_conf_path(path);
+	if (!(f = fopen(path, "re")))
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#');
+		const char *v;
+
+		if (hash)
+			*hash = '\0';
+		/* The last one counts, as in Slurm. */
+		if ((v = find_key(line, "SlurmUser")))
+			snprintf(val, sizeof(val), "%s", v);
+	}
+	fclose(f);
+	n = strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789._-");
+	if (!val[0] || val[n] || val[0] == '-' || n >= len) {
+		errno = EINVAL;
+		return errprintf(err, "%s: SlurmUser=%s: not a user name", path,
+				 val);
+	}
+	memcpy(buf, val, n + 1);
 	return 0;
 }

@@ -35,4 +35,14 @@ const char *fwd_slurm_conf_path(const char *path);
 int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
 			     fwd_error_t *err);
 
+/*
+ * SlurmUser from the slurm.conf at `path` (NULL: as fwd_slurm_conf_path()),
+ * the account slurmctld runs as, and so PrologSlurmctld and
+ * EpilogSlurmctld: into buf (len bytes), "root" when the file does not set
+ * it (Slurm's default).  0, or -1 with errno and err when the file cannot
+ * be read or the value is not a user name (letters, digits, '.', '_', '-',
+ * not starting with '-') that fits.
+ */
+int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err);
+
 #endif

@@ -322,6 +322,17 @@ verify() {
 		check_eq "$ex: OpenMetrics, ending in # EOF" "# EOF" "$(tail -1 "$prom/fwdalloc.prom")"
 		check_match "$ex: the forwarders held" '^fwdalloc_forwarders\{state="held"\} 5$' \
 			"$(cat "$prom/fwdalloc.prom")" ;;
+	# ---- setup
+	'fwdctl setup --dry-run')
+		exits 0
+		has '^SlurmUser: [a-z_][a-z0-9_.-]* \(uid [0-9]+, gid [0-9]+\), from slurm.conf$' ;;
+	'fwdctl setup --slurm-user slurm --root /tmp/pkgroot')
+		exits 0
+		has '^SlurmUser: slurm \(uid [0-9]+, gid [0-9]+\)$'
+		check_eq "$ex: the log directory is slurm's" "slurm 750" \
+			"$(stat -c '%U %a' "$R/tmp/pkgroot/var/log/fwdalloc")"
+		check_eq "$ex: the units run as slurm" "User=slurm" \
+			"$(grep '^User=' "$R/tmp/pkgroot/etc/systemd/system/fwdalloc-history.service.d/slurm-user.conf")" ;;
 	# ---- db
 	"fwdctl db init --node-host '10.1.%'")
 		exits 0
