@@ -66,7 +66,9 @@ static void setup_usage(FILE *f)
 "\n"
 "Options:\n"
 "  --slurm-user NAME  SlurmUser, instead of reading slurm.conf\n"
-"  --root DIR         write under DIR instead of / (for package tests)\n"
+"  --root DIR         write under DIR instead of /, and read\n"
+"                     DIR/etc/slurm/slurm.conf unless SLURM_CONF is set\n"
+"                     (a package installed into DIR: dpkg's $DPKG_ROOT)\n"
 "  --dry-run          say what would change, change nothing\n"
 "  -h, --help         this help\n"
 "\n"
@@ -300,7 +302,8 @@ static int cmd_setup(struct fwdctl_ctx *ctx, int argc, char **argv)
 	};
 	struct setup s = {.root = ""};
 	const char *given = NULL;
-	char name[256], text[1024], dir[4096];
+	char name[256], text[1024], dir[4096], confbuf[4096];
+	const char *conf = NULL;
 	struct passwd *pw;
 	fwd_error_t err;
 	int c, rc = FWD_EXIT_OK;
@@ -328,9 +331,15 @@ static int cmd_setup(struct fwdctl_ctx *ctx, int argc, char **argv)
 		fwdctl_err("setup: unexpected argument '%s'", argv[optind]);
 		return FWD_EXIT_USAGE;
 	}
+	/* Under --root, that root's slurm.conf (unless SLURM_CONF says). */
+	if (s.root[0] && !getenv("SLURM_CONF")) {
+		snprintf(confbuf, sizeof(confbuf), "%s/etc/slurm/slurm.conf",
+			 s.root);
+		conf = confbuf;
+	}
 	if (given) {
 		snprintf(name, sizeof(name), "%s", given);
-	} else if (fwd_slurm_user(NULL, name, sizeof(name), &err) < 0) {
+	} else if (fwd_slurm_user(conf, name, sizeof(name), &err) < 0) {
 		fwdctl_err("setup: cannot tell SlurmUser: %s; pass "
 			   "--slurm-user NAME",
 			   err.text);

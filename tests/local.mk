@@ -220,6 +220,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/man_pages.sh tests/integration/cli_completion.sh \
 	tests/integration/cli_help_examples.sh \
 	tests/integration/units_security.sh tests/integration/setup_slurm_user.sh \
+	tests/integration/pkg_scripts.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
 	tests/integration/ledger_lru.sh \
