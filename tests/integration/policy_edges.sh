@@ -126,4 +126,24 @@ alice|alice
 "-x"|"-x"
 EOF
 
+# A relative topology path is relative to the policy file's directory,
+# shown absolute and resolved however the policy was named: policy path |
+# the topology shown (from $tmp, where sub/ holds the policy, link -> sub).
+mkdir -p "$tmp/sub"
+printf 'topology: topo.yaml\n' >"$tmp/sub/p.yaml"
+ln -s sub "$tmp/link"
+real=$(cd "$tmp/sub" && pwd -P)
+while IFS='|' read -r path want; do
+	got=$(cd "$tmp" && "$fwdctl" policy show "$path" 2>"$tmp/err" |
+		sed -n 's/^topology: //p')
+	check_eq "policy $path: topology shown as $want" "$want" "$got" ||
+		diag "$(cat "$tmp/err")"
+done <<EOF
+sub/p.yaml|$real/topo.yaml
+./sub/p.yaml|$real/topo.yaml
+link/p.yaml|$real/topo.yaml
+sub/../link/p.yaml|$real/topo.yaml
+$tmp/sub/p.yaml|$real/topo.yaml
+EOF
+
 tap_done
