@@ -754,6 +754,67 @@ static void test_disruptive(void **state)
 	policy_destroy(p);
 }
 
+/* Every mode and driver by name and back; unknown names and NULL refused. */
+static void test_names_roundtrip(void **state)
+{
+	static const struct {
+		const char *name;
+		int mode; /* -1: not a mode */
+	} modes[] = {
+		{"off", POLICY_MODE_OFF},
+		{"opt-in", POLICY_MODE_OPT_IN},
+		{"opt-out", POLICY_MODE_OPT_OUT},
+		{"shadow", POLICY_MODE_SHADOW},
+		{"Off", -1},
+		{"", -1},
+		{"opt-in ", -1},
+	};
+	static const struct {
+		const char *name;
+		int driver;
+	} drivers[] = {
+		{"none", POLICY_DRIVER_NONE},
+		{"exec", POLICY_DRIVER_EXEC},
+		{"verbs", POLICY_DRIVER_VERBS},
+		{"lwfs", POLICY_DRIVER_LWFS},
+		{"lnet", POLICY_DRIVER_LNET},
+		{"rdma", -1},
+		{"", -1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		enum policy_mode m = POLICY_MODE_SHADOW;
+		int rv = policy_mode_parse(modes[i].name, &m);
+
+		if (modes[i].mode < 0 ? rv != -1
+				      : rv != 0 || (int)m != modes[i].mode ||
+						strcmp(policy_mode_name(m),
+						       modes[i].name))
+			fail_msg("mode '%s': %d (%d)", modes[i].name, rv,
+				 (int)m);
+	}
+	for (size_t i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
+		enum policy_driver d = POLICY_DRIVER_LNET;
+		int rv = policy_driver_parse(drivers[i].name, &d);
+
+		if (drivers[i].driver < 0
+			    ? rv != -1
+			    : rv != 0 || (int)d != drivers[i].driver ||
+				      strcmp(policy_driver_name(d),
+					     drivers[i].name))
+			fail_msg("driver '%s': %d (%d)", drivers[i].name, rv,
+				 (int)d);
+	}
+	{
+		enum policy_mode m;
+		enum policy_driver d;
+
+		assert_int_equal(policy_mode_parse(NULL, &m), -1);
+		assert_int_equal(policy_driver_parse(NULL, &d), -1);
+	}
+}
+
 /* Default threshold: more than 1000 IOPS. */
 static void test_vulnerable(void **state)
 {
@@ -801,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_disruptive),
 		cmocka_unit_test(test_vulnerable),
+		cmocka_unit_test(test_names_roundtrip),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
