@@ -312,6 +312,10 @@ static void test_check(void **state)
 		{ "  snapshot_time: 32503680000.000000000 secs.nsecs\n",
 		  FWD_REASON_TIME, "job 7: snapshot_time 32503680000 is in the "
 		  "future (accepted: 2000-01-01 to a day from now)" },
+		/* 0 is a time (refused as one), not a missing snapshot_time */
+		{ "  snapshot_time: 0\n", FWD_REASON_TIME,
+		  "job 7: snapshot_time 0 is before 2000 (accepted: "
+		  "2000-01-01 to a day from now)" },
 		{ "  snapshot_time: 12\n", FWD_REASON_TIME,
 		  "job 7: snapshot_time 12 is before 2000 (accepted: "
 		  "2000-01-01 to a day from now)" },
