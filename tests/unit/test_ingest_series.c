@@ -164,6 +164,9 @@ static const struct cstep csteps[] = {
 	/* the candidate (2^62 @ 124) went with the accepted value: 50 in
 	 * 4 s from it does not count */
 	{ 128, G62 + 50, SERIES_IMPLAUSIBLE, G62 + 50 - 1195, 2 },
+	/* the same value again in the candidate's own second: no interval
+	 * to measure a rate over, still implausible */
+	{ 128, G62 + 50, SERIES_IMPLAUSIBLE, G62 + 50 - 1195, 2 },
 	{ 130, UINT64_MAX, SERIES_IMPLAUSIBLE, UINT64_MAX - 1195, 4 },
 };
 /* clang-format on */
