@@ -107,6 +107,38 @@ static void test_trip_open_expire(void **state)
 	}
 }
 
+/* A trip time in the future: up to 1 s ahead (clocks of two hosts) it is
+ * trusted, further ahead (the clock went back) it is not. */
+static void test_future(void **state)
+{
+	static const struct {
+		double t, now;
+		int want;
+		double ago;
+	} tab[] = {
+		{1001.0, 1000.0, 1, 0},	 /* exactly 1 s ahead: trusted */
+		{1000.5, 1000.0, 1, 0},	 /* half a second ahead */
+		{1001.5, 1000.0, 0, -1}, /* more than 1 s ahead */
+		{1000.0, 1000.0, 1, 0},	 /* this very moment */
+	};
+	struct fx *f = *state;
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		char line[64];
+		double ago = -1;
+		int rv;
+
+		snprintf(line, sizeof(line), "%.3f\n", tab[i].t);
+		write_file(f->path, line);
+		rv = db_breaker_open(f->path, 30, tab[i].now, &ago);
+		if (rv != tab[i].want || ago != tab[i].ago)
+			fail_msg("trip at %.3f, now %.3f: %d (ago %g), want "
+				 "%d (ago %g)",
+				 tab[i].t, tab[i].now, rv, ago, tab[i].want,
+				 tab[i].ago);
+	}
+}
+
 static void test_corrupt(void **state)
 {
 	struct fx *f = *state;
@@ -174,6 +206,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trip_open_expire, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_future, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unwritable, setup,
 						teardown),
