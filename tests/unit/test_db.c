@@ -125,6 +125,36 @@ static void test_password_files(void **state)
 	}
 }
 
+/* A password line as long as the buffer (511 bytes and the NUL) or
+ * longer is read without running past the buffer: the connection then
+ * fails for want of a server, not on the file. */
+static void test_password_long(void **state)
+{
+	static const size_t lens[] = {510, 511, 512, 600, 4096};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		char path[256], *text = malloc(lens[i] + 2);
+		struct db_config d;
+		fwd_error_t err = {{0}};
+
+		assert_non_null(text);
+		memset(text, 'p', lens[i]);
+		text[lens[i]] = '\n';
+		text[lens[i] + 1] = '\0';
+		snprintf(path, sizeof(path), "%s/long%zu.pass", dir, lens[i]);
+		write_file(path, text, 0600);
+		free(text);
+		d = cfg(path, NULL);
+		errno = 0;
+		assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+		if (!db_err_unavailable(errno) ||
+		    strstr(err.text, "password file"))
+			fail_msg("%zu bytes: errno %d: %s", lens[i], errno,
+				 err.text);
+	}
+}
+
 /* A FIFO (or device) given as the password file must be refused, not
  * block the caller in open(2) until someone writes to it: the node prolog
  * must never hang.  The alarm turns a hang into a failure. */
@@ -470,6 +500,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_password_files),
+		cmocka_unit_test(test_password_long),
 		cmocka_unit_test(test_password_fifo),
 		cmocka_unit_test(test_foreign_owner),
 		cmocka_unit_test(test_node_role_uses_node_file),
