@@ -19,6 +19,7 @@
 #include "common/timeutil.h"
 #include "controller/hooks.h"
 #include "controller/job.h"
+#include "controller/publish.h"
 #include "controller/release_queue.h"
 #include "policies/policy.h"
 #include "topology/topo_cache.h"
@@ -311,6 +312,11 @@ static int cmd_prolog_epilog(struct fwdctl_ctx *ctx, int argc, char **argv)
 		else
 			ctl_prolog(p, ctx->topology, &job, t0, &out);
 	}
+	/* Whatever failed, the job's nodes keep their defaults and tell the
+	 * job so (FWDALLOC_ACTION=fallback), through remap.decision_dir. */
+	if (!epilog && out.fallback &&
+	    ctl_publish_fallback(p ? p : lp, &job, &err) < 0)
+		fwdctl_err("prolog %s: %s", job.job_id, err.text);
 	for (size_t i = 0; i < out.n_notes; i++)
 		fwdctl_err("%s", out.notes[i].text);
 	/* FWDALLOC_PROLOG_TIMING: the phases, for benchmarks. */

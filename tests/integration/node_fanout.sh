@@ -170,18 +170,22 @@ check_eq "epilog record: the nodes named" "c1 c1 c1 c1 c2 c3 c4" \
 		tr ',' '\n' | tr -d '"' | sort | tr '\n' ' ' | sed 's/ $//')"
 check_eq "epilog removed job 502's files" "" "$(ls "$spool")"
 
-# 6. A job whose prolog fell back has no decision file: a stale one from
-# an earlier run of the same job id is withdrawn.
+# 6. A job whose prolog fell back has a decision file that says so (one
+# row, no forwarder, action fallback): the nodes keep their defaults and
+# tell the job FWDALLOC_ACTION=fallback, without asking the database; a
+# stale decision from an earlier run of the same job id is replaced.
 hook prolog 503 "c[1-4]" 4
 check "job 503 published" test -f "$spool/503.decision"
 hook prolog 503 "c[1-4]" 4 # requeued: holds its rows, republished
 check "requeued job 503 republished" test -f "$spool/503.decision"
 hook prolog 504 "c[1-4,9999]" 5 # a node outside the topology: fallback
 check_match "job 504 fell back" '"outcome":"fallback' "$(record prolog 504)"
-check "job 504 has no decision file" test ! -e "$spool/504.decision"
+check_eq "job 504's decision file: the fallback row" \
+	'[{"forwarder":null,"nodes":"c[1-4,9999]","action":"fallback","address":null}]' \
+	"$(jq -c .rows "$spool/504.decision" 2>&1)"
 "$fanout" "$policy" 504 2 c 10 >"$d/fb.out" 2>&1
-check_eq "job 504's nodes ask the database and find no decision" \
-	"c1 db no-decision" "$(head -n 1 "$d/fb.out")"
+check_eq "job 504's nodes read the fallback from the file" \
+	"c1 file fallback -" "$(head -n 1 "$d/fb.out")"
 
 # 7. A decision that cannot be published: the record says so and the
 # nodes read the database (the spool's parent does not exist: mkdir
@@ -214,11 +218,11 @@ check_eq "direct: a node outside the job reads nothing to apply" "" \
 	"$("$node_read" "$policy" 506 c9 2>&1)"
 plant 507 '[{"forwarder":null,"nodes":"c[1-4]","action":"scale","address":null}]'
 check_match "null forwarder in a scale row: refused" \
-	'row 1: not \{forwarder, nodes, action, address\} with bounded strings \(forwarder null only in a direct row\)' \
+	'row 1: not \{forwarder, nodes, action, address\} with bounded strings \(forwarder null only in a direct or fallback row\)' \
 	"$("$node_read" "$policy" 507 c2 2>&1)"
 plant 508 '[{"forwarder":null,"nodes":"c[1-4]","action":"direct","address":null},{"forwarder":"fwd1","nodes":"c[1-4]","action":"scale","address":null}]'
 check_match "direct row with another row: refused" \
-	'row 1: .*forwarder null only in a direct row' \
+	'row 1: .*forwarder null only in a direct or fallback row' \
 	"$("$node_read" "$policy" 508 c2 2>&1)"
 rm -f "$spool"/50[678].decision
 
