@@ -40,6 +40,9 @@ static void metrics_usage(FILE *f)
 "                                          action (audit table)\n"
 "  fwdalloc_fallbacks_total                decisions that fell back to the\n"
 "                                          default mapping\n"
+"  fwdalloc_node_outcomes_total{outcome}   nodes of ended jobs whose prolog\n"
+"                                          fell back, or never reported\n"
+"                                          (silent: the plugin not loaded)\n"
 "  fwdalloc_prolog_seconds                 histogram of the controller\n"
 "                                          prolog's decision time\n"
 "  fwdalloc_forwarders{state}              held (by a job now), idle (backup,\n"
@@ -160,6 +163,13 @@ static int print_metrics(struct db *db, const struct policy *p,
 	       "fwdalloc failed.");
 	printf("fwdalloc_fallbacks_total %llu\n",
 	       (unsigned long long)am.fallbacks);
+	family("fwdalloc_node_outcomes", "counter", NULL,
+	       "Compute nodes of ended jobs whose prolog did not apply the "
+	       "decision: fell back, or never reported (plugin not loaded).");
+	printf("fwdalloc_node_outcomes_total{outcome=\"fell_back\"} %llu\n",
+	       (unsigned long long)am.node_fell_back);
+	printf("fwdalloc_node_outcomes_total{outcome=\"silent\"} %llu\n",
+	       (unsigned long long)am.node_silent);
 	family("fwdalloc_prolog_seconds", "histogram", "seconds",
 	       "Time the controller prolog took to decide.");
 	for (int b = 0; b < AUDIT_LATENCY_BUCKETS; b++)

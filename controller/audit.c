@@ -901,6 +901,21 @@ int audit_metrics(struct db *db, struct audit_metrics *m, fwd_error_t *err)
 	}
 	if (r < 0)
 		goto out;
+	db_stmt_close(st);
+	st = db_prepare(
+		db,
+		"SELECT COALESCE(SUM(JSON_VALUE(record, "
+		"'$.node_outcomes.fell_back')), 0), "
+		"COALESCE(SUM(JSON_VALUE(record, '$.node_outcomes.silent')), "
+		"0) "
+		"FROM audit WHERE JSON_VALUE(record, '$.event') = 'epilog'",
+		err);
+	if (!st || db_exec(st, err) < 0 || (r = db_fetch(st, err)) < 0)
+		goto out;
+	if (r > 0) {
+		m->node_fell_back = db_col_uint64(st, 0);
+		m->node_silent = db_col_uint64(st, 1);
+	}
 	rv = 0;
 out:
 	db_stmt_close(st);

@@ -177,6 +177,9 @@ struct audit_metrics {
 	uint64_t decisions, fallbacks;
 	double elapsed_sum; /* seconds */
 	uint64_t le[AUDIT_LATENCY_BUCKETS];
+	/* From the epilog records' node_outcomes: node prologs that fell
+	 * back, and nodes whose prolog never reported. */
+	uint64_t node_fell_back, node_silent;
 };
 int audit_metrics(struct db *db, struct audit_metrics *m, fwd_error_t *err);
 

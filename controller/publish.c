@@ -14,8 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/safedir.h"
 #include "common/sha256.h"
+#include "common/slurm_compat.h"
 #include "common/vocab.h"
 #include "controller/job.h"
 #include "controller/publish.h"
@@ -274,23 +276,37 @@ static int node_name_ok(const char *s, size_t n)
 	return 1;
 }
 
-void ctl_publish_collect(const struct policy *p, const struct ctl_job *j,
-			 json_t *rec)
-{
-	char path[PATH_MAX];
-	json_t *nodes, *fb;
-	char *buf, *line, *next;
-	json_int_t count = 0;
+/* The node names of a node file, sorted, for reported(). */
+struct names {
+	char **v;
+	size_t n, cap;
+};
 
-	if (!p->remap.decision_dir)
-		return;
-	ctl_publish_withdraw(p, j);
-	if (job_path(p, j, FWD_FALLBACK_SUFFIX, path, sizeof(path)) < 0)
-		return;
-	buf = read_bounded(path);
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_free(struct names *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+}
+
+/*
+ * Read and remove the node file at path ("<node> <text>\n" lines): *count
+ * lines, the first FWD_FALLBACK_MAX_NODES names appended to list (when
+ * not NULL), every name added to seen.
+ */
+static void read_node_file(const char *path, json_int_t *count, json_t *list,
+			   struct names *seen)
+{
+	char *buf = read_bounded(path), *line, *next;
+
 	unlink(path);
-	nodes = json_array();
 	for (line = buf; line && *line; line = next) {
+		const char *name;
 		size_t n;
 
 		next = strchr(line, '\n');
@@ -298,18 +314,97 @@ void ctl_publish_collect(const struct policy *p, const struct ctl_job *j,
 			break;
 		*next++ = '\0';
 		n = strcspn(line, " ");
-		count++;
-		if (json_array_size(nodes) < FWD_FALLBACK_MAX_NODES) {
-			line[n] = '\0';
-			json_array_append_new(nodes,
-					      json_string(node_name_ok(line, n)
-								  ? line
-								  : "?"));
-		}
+
+		(*count)++;
+		line[n] = '\0';
+		name = node_name_ok(line, n) ? line : "?";
+		if (list && json_array_size(list) < FWD_FALLBACK_MAX_NODES)
+			json_array_append_new(list, json_string(name));
+		if (FWD_GROW(seen->v, seen->cap, seen->n + 1, 64) == 0 &&
+		    (seen->v[seen->n] = strdup(name)))
+			seen->n++;
 	}
 	free(buf);
+}
+
+/*
+ * The job's nodes that reported nothing, the first FWD_FALLBACK_MAX_NODES
+ * in list: their count, or -1 when the job's node list is not a hostlist.
+ */
+static json_int_t silent_nodes(const struct ctl_job *j, struct names *seen,
+			       json_t *list)
+{
+	fwd_hostlist_t hl;
+	json_int_t n = 0;
+	char *host;
+
+	if (!j->nodes || !(hl = slurm_hostlist_create(j->nodes)))
+		return -1;
+	if (seen->n)
+		qsort(seen->v, seen->n, sizeof(*seen->v), name_cmp);
+	while ((host = slurm_hostlist_shift(hl))) {
+		if (!seen->n || !bsearch(&host, seen->v, seen->n,
+					 sizeof(*seen->v), name_cmp)) {
+			n++;
+			if (json_array_size(list) < FWD_FALLBACK_MAX_NODES)
+				json_array_append_new(list, json_string(host));
+		}
+		free(host);
+	}
+	slurm_hostlist_destroy(hl);
+	return n;
+}
+
+void ctl_publish_collect(const struct policy *p, const struct ctl_job *j,
+			 json_t *rec)
+{
+	char path[PATH_MAX], dpath[PATH_MAX];
+	struct names seen = {NULL, 0, 0};
+	json_t *nodes, *fb, *out, *silent;
+	json_int_t count = 0, applied = 0, n_silent = -1;
+	bool published;
+
+	if (!p->remap.decision_dir)
+		return;
+	/* A published decision (or fallback): every node of the job was
+	 * to report what its prolog did. */
+	published = job_path(p, j, FWD_DECISION_SUFFIX, dpath, sizeof(dpath)) ==
+			    0 &&
+		    access(dpath, F_OK) == 0;
+	ctl_publish_withdraw(p, j);
+	if (job_path(p, j, FWD_FALLBACK_SUFFIX, path, sizeof(path)) < 0)
+		return;
+	nodes = json_array();
+	read_node_file(path, &count, nodes, &seen);
+	if (job_path(p, j, FWD_APPLIED_SUFFIX, path, sizeof(path)) == 0)
+		read_node_file(path, &applied, NULL, &seen);
+	silent = json_array();
+	if (published)
+		n_silent = silent_nodes(j, &seen, silent);
+	names_free(&seen);
 	fb = json_object();
 	json_object_set_new(fb, "count", json_integer(count));
 	json_object_set_new(fb, "nodes", nodes);
 	json_object_set_new(rec, "node_fallbacks", fb);
+	out = json_object();
+	json_object_set_new(out, "applied", json_integer(applied));
+	json_object_set_new(out, "fell_back", json_integer(count));
+	json_object_set_new(out, "silent",
+			    n_silent < 0 ? json_null()
+					 : json_integer(n_silent));
+	json_object_set_new(out, "silent_nodes", silent);
+	json_object_set_new(rec, "node_outcomes", out);
+	/* Said where `fwdctl audit` shows it: the outcome. */
+	if (count > 0 || n_silent > 0) {
+		const char *o =
+			json_string_value(json_object_get(rec, "outcome"));
+		char text[512];
+
+		snprintf(text, sizeof(text),
+			 "%s; nodes: %lld did not apply (fell back), %lld "
+			 "never reported (fwdalloc plugin not loaded there?)",
+			 o ? o : "", (long long)count,
+			 (long long)(n_silent > 0 ? n_silent : 0));
+		json_object_set_new(rec, "outcome", json_string(text));
+	}
 }

@@ -33,6 +33,12 @@
  *                          is a fallback (a requeued job's earlier file
  *                          is never applied), and removed by
  *                          EpilogSlurmctld.
+ *   <dir>/<job>.applied    one line "<node> <action>\n" per node prolog
+ *                          that did what the decision says (applied it,
+ *                          or had nothing to apply), appended the same
+ *                          way; with the fallbacks, EpilogSlurmctld tells
+ *                          the job's nodes whose prolog never reported
+ *                          ("node_outcomes", ctl_publish_collect()).
  *   <dir>/<job>.fallbacks  one line "<node> <why>\n" per node prolog that
  *                          kept its default mapping, appended with a
  *                          single O_APPEND write; EpilogSlurmctld counts
@@ -54,6 +60,7 @@
 #define FWD_DECISION_VERSION 1
 #define FWD_DECISION_SUFFIX ".decision"
 #define FWD_FALLBACK_SUFFIX ".fallbacks"
+#define FWD_APPLIED_SUFFIX ".applied"
 /* The action of the decision file's row when the controller fell back. */
 #define FWD_ACTION_FALLBACK "fallback"
 /* Largest decision file a node accepts (an 8,192-node job with

@@ -107,6 +107,18 @@ int fwdalloc_node_fallback_note(const struct policy *p, uint32_t job_id,
 				const char *node, const char *why,
 				fwd_error_t *err);
 
+/*
+ * This node's prolog did what the decision says (applied it, or had
+ * nothing to apply: action is the one it followed): append "<node>
+ * <action>" to the job's applied file in remap.decision_dir, the same
+ * way, so that EpilogSlurmctld can tell the nodes whose prolog never
+ * reported (the plugin absent, slurmd not restarted after adding it).
+ * 0 (also without decision_dir), or -1 with err.
+ */
+int fwdalloc_node_applied_note(const struct policy *p, uint32_t job_id,
+			       const char *node, const char *action,
+			       fwd_error_t *err);
+
 /* "fwd3,fwd4" into buf. */
 void fwdalloc_node_names(const struct fwdalloc_node_decision *nd, char *buf,
 			 size_t len);

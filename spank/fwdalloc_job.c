@@ -153,6 +153,19 @@ static int fit_remap(struct policy *p, double end)
 	return 0;
 }
 
+/* This node did what the decision says: tell EpilogSlurmctld. */
+static void reported(const struct policy *p, const struct fa_job *fj,
+		     const char *action)
+{
+	fwd_error_t err;
+
+	if (fwdalloc_node_applied_note(p, fj->job_id, fj->node, action, &err) <
+	    0)
+		slurm_error("fwdalloc: job_prolog: job %u node %s: recording "
+			    "the outcome: %s",
+			    fj->job_id, fj->node, err.text);
+}
+
 int fwdalloc_job_prolog(spank_t sp)
 {
 	struct fa_job fj;
@@ -192,6 +205,7 @@ int fwdalloc_job_prolog(spank_t sp)
 			   "mapping",
 			   fj.job_id, fj.node, fj.request);
 		note(p, &fj, "default", NULL);
+		reported(p, &fj, "default");
 		goto out;
 	}
 	if (!strcmp(nd.action, FWD_ACTION_FALLBACK)) {
@@ -202,6 +216,7 @@ int fwdalloc_job_prolog(spank_t sp)
 			   "mapping",
 			   fj.job_id, fj.node, fj.request);
 		note(p, &fj, FWD_ACTION_FALLBACK, NULL);
+		reported(p, &fj, FWD_ACTION_FALLBACK);
 		goto out;
 	}
 	if (fit_remap(p, end) < 0) {
@@ -230,6 +245,7 @@ int fwdalloc_job_prolog(spank_t sp)
 			   nd.source == FWDALLOC_SOURCE_FILE ? "decision file"
 							     : "database");
 		note(p, &fj, "direct", "");
+		reported(p, &fj, "direct");
 		goto out;
 	}
 	fwdalloc_node_names(&nd, names, sizeof(names));
@@ -239,6 +255,7 @@ int fwdalloc_job_prolog(spank_t sp)
 			   "action %s: nothing to apply (forwarders %s)",
 			   fj.job_id, fj.node, fj.request, nd.action, names);
 		note(p, &fj, nd.action, names);
+		reported(p, &fj, nd.action);
 		goto out;
 	}
 	if (nd.n == 0) {
@@ -265,6 +282,7 @@ int fwdalloc_job_prolog(spank_t sp)
 		   nd.source == FWDALLOC_SOURCE_FILE ? "decision file"
 						     : "database");
 	note(p, &fj, nd.action, names);
+	reported(p, &fj, nd.action);
 	goto out;
 fail:
 	note(p, &fj, "fallback", NULL);

@@ -288,9 +288,10 @@ int fwdalloc_node_decision(const struct policy *p, uint32_t job_id,
 	return db_decision(p, job_id, node, nd, err);
 }
 
-int fwdalloc_node_fallback_note(const struct policy *p, uint32_t job_id,
-				const char *node, const char *why,
-				fwd_error_t *err)
+/* Append "<node> <text>\n" to the job's file with suffix in decision_dir. */
+static int node_line(const struct policy *p, uint32_t job_id,
+		     const char *suffix, const char *node, const char *why,
+		     fwd_error_t *err)
 {
 	char path[PATH_MAX], line[FWD_FALLBACK_LINE_MAX];
 	size_t n;
@@ -300,8 +301,8 @@ int fwdalloc_node_fallback_note(const struct policy *p, uint32_t job_id,
 	if (!p->remap.decision_dir)
 		return 0;
 	if (snprintf(path, sizeof(path), "%s/%u%s", p->remap.decision_dir,
-		     job_id, FWD_FALLBACK_SUFFIX) >= (int)sizeof(path)) {
-		errprintf(err, "fallback file name too long");
+		     job_id, suffix) >= (int)sizeof(path)) {
+		errprintf(err, "%s file name too long", suffix + 1);
 		return -1;
 	}
 	/* "<node> <why>\n", one line whatever why holds, cut to fit. */
@@ -329,6 +330,20 @@ int fwdalloc_node_fallback_note(const struct policy *p, uint32_t job_id,
 	return close(fd) < 0
 		       ? (errprintf(err, "%s: %s", path, strerror(errno)), -1)
 		       : 0;
+}
+
+int fwdalloc_node_fallback_note(const struct policy *p, uint32_t job_id,
+				const char *node, const char *why,
+				fwd_error_t *err)
+{
+	return node_line(p, job_id, FWD_FALLBACK_SUFFIX, node, why, err);
+}
+
+int fwdalloc_node_applied_note(const struct policy *p, uint32_t job_id,
+			       const char *node, const char *action,
+			       fwd_error_t *err)
+{
+	return node_line(p, job_id, FWD_APPLIED_SUFFIX, node, action, err);
 }
 
 void fwdalloc_node_names(const struct fwdalloc_node_decision *nd, char *buf,

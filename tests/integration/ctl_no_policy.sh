@@ -56,8 +56,10 @@ epilog_case() {
 	check_eq "$what: job $1 holds its forwarder" 1 "$(held "$1")"
 	check_eq "$what: the decision file is there" yes \
 		"$([ -f "$d/spool/$1.decision" ] && echo yes)"
-	# c2's node prolog kept its defaults and said so.
-	printf 'c2 fwdalloc plugin absent\n' >"$d/spool/$1.fallbacks"
+	# c2's node prolog kept its defaults and said so; c1's applied the
+	# decision (job 701) or never reported (job 702: no plugin there).
+	printf 'c2 applying: lnetctl failed\n' >"$d/spool/$1.fallbacks"
+	[ "$1" = 701 ] && printf 'c1 isolate\n' >"$d/spool/$1.applied"
 	hook "$B" epilog "$1" $2
 	check_eq "$what: exits 0" 0 "$rc"
 	r=$(file_rec "$1" epilog)
@@ -65,19 +67,33 @@ epilog_case() {
 		"$(printf '%s' "$r" | jq -r .event)"
 	check_eq "$what: the record carries the parse error" "$perr" \
 		"$(printf '%s' "$r" | jq -r .policy_error)"
-	check_eq "$what: released from the ledger" \
-		"released 1 allocation row(s)" \
+	if [ "$1" = 701 ]; then
+		silent=0 silent_nodes=""
+	else
+		silent=1 silent_nodes=c1
+	fi
+	check_eq "$what: released from the ledger; the nodes that did not apply said" \
+		"released 1 allocation row(s); nodes: 1 did not apply (fell back), $silent never reported (fwdalloc plugin not loaded there?)" \
 		"$(printf '%s' "$r" | jq -r .outcome)"
+	check_eq "$what: node outcomes: applied, fell back, silent (which)" \
+		"$((1 - silent)) 1 $silent [$silent_nodes]" \
+		"$(printf '%s' "$r" | jq -r '.node_outcomes | "\(.applied) \(.fell_back) \(.silent) [\(.silent_nodes | join(","))]"')"
 	check_eq "$what: nothing held" 0 "$(held "$1")"
 	check_eq "$what: the node fallback is in the record" "1 c2" \
 		"$(printf '%s' "$r" | jq -r '"\(.node_fallbacks.count) \(.node_fallbacks.nodes[0])"')"
-	check_eq "$what: decision and fallback files removed" "" \
+	check_eq "$what: decision, fallback and applied files removed" "" \
 		"$(ls "$d/spool" | grep "^$1\.")"
 	check_eq "$what: the audit table has the record" "$perr" \
 		"$(q "SELECT JSON_VALUE(record, '\$.policy_error') FROM audit WHERE job_id = $1 AND JSON_VALUE(record, '\$.event') = 'epilog'")"
 }
 epilog_case 701
 epilog_case 702 --queue
+check_eq "metrics: the nodes that did not apply, by outcome" \
+	'fwdalloc_node_outcomes_total{outcome="fell_back"} 2
+fwdalloc_node_outcomes_total{outcome="silent"} 1' \
+	"$("$fwdctl" --policy "$P" metrics | grep '^fwdalloc_node_outcomes_total')"
+check_match "fwdctl audit shows them in the outcome" \
+	"never reported" "$("$fwdctl" --policy "$P" audit --job 702 2>&1)"
 
 # The prolog under the broken policy: a fallback, counted everywhere.
 before=$(fallbacks)

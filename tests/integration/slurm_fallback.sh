@@ -49,6 +49,10 @@ check_match "the batch script's note says fallback" \
 	"$(grep '^fwdalloc: ' "$T/seen.$j" 2>&1)"
 check_eq "both node prologs said the controller fell back" 2 \
 	"$(mc_log_count 2 "job_prolog: job $j node c[12]: .*the controller fell back")"
+erec=$(grep "\"job_id\":\"$j\"" "$M/audit.jsonl" | grep '"event":"epilog"' | tail -1)
+check_eq "the epilog record: both node prologs reported (kept defaults as told)" \
+	"2 0 0" \
+	"$(printf '%s' "$erec" | jq -r '.node_outcomes | "\(.applied) \(.fell_back) \(.silent)"')"
 check_eq "the epilog removed the decision file" "" \
 	"$(ls "$M/spool" 2>/dev/null | grep "^$j\.")"
 
