@@ -35,8 +35,11 @@ static void alloc_usage(FILE *f)
 "list        every allocation still held (jobs running now), one line per\n"
 "            job and forwarder: job, action, forwarder, private or shared,\n"
 "            the nodes it serves, since when\n"
-"show JOBID  every allocation row of that job, held or released, and the\n"
-"            decision that made it (from the audit table)\n"
+"show JOBID  every allocation row of that job, held or released, the\n"
+"            decision that made it (from the audit table) and, once the job\n"
+"            ended, what its node prologs did: how many applied it, fell\n"
+"            back or never reported (the plugin not loaded there), and\n"
+"            which nodes did not apply\n"
 "\n"
 "Options:\n"
 "  --json          machine-readable output\n"
@@ -129,16 +132,42 @@ out:
 	return FWD_EXIT_OK;
 }
 
+/* What the job's node prologs did, from its epilog record. */
+static void print_nodes(const json_t *rel)
+{
+	const json_t *o = json_object_get(rel, "node_outcomes");
+	const json_t *fb = json_object_get(rel, "node_fallbacks");
+	const json_t *v;
+	size_t i;
+
+	if (!o)
+		return;
+	printf("  nodes:    %lld applied, %lld fell back",
+	       (long long)json_integer_value(json_object_get(o, "applied")),
+	       (long long)json_integer_value(json_object_get(o, "fell_back")));
+	if (json_is_integer(json_object_get(o, "silent")))
+		printf(", %lld never reported",
+		       (long long)json_integer_value(
+			       json_object_get(o, "silent")));
+	printf("\n");
+	json_array_foreach (json_object_get(fb, "nodes"), i, v)
+		printf("  fell back: %s\n", json_string_value(v));
+	json_array_foreach (json_object_get(o, "silent_nodes"), i, v)
+		printf("  no report: %s (fwdalloc plugin not loaded there?)\n",
+		       json_string_value(v));
+}
+
 static int alloc_show(struct db *db, uint64_t job, bool json)
 {
 	struct ledger_row *rows = NULL;
 	size_t n = 0;
 	fwd_error_t err;
-	json_t *dec = NULL;
+	json_t *dec = NULL, *rel = NULL;
 	int rc = FWD_EXIT_OK;
 
 	if (ledger_store_job_rows(db, job, &rows, &n, &err) < 0 ||
-	    audit_store_job_decision(db, job, &dec, &err) < 0) {
+	    audit_store_job_decision(db, job, &dec, &err) < 0 ||
+	    audit_store_job_event(db, job, "epilog", &rel, &err) < 0) {
 		int cause = errno;
 
 		fwdctl_err("%s", err.text);
@@ -156,9 +185,10 @@ static int alloc_show(struct db *db, uint64_t job, bool json)
 
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(arr, row_json(&rows[i], true));
-		o = json_pack("{s:I,s:o,s:O}", "job_id", (json_int_t)job,
+		o = json_pack("{s:I,s:o,s:O,s:O}", "job_id", (json_int_t)job,
 			      "allocations", arr, "audit",
-			      dec ? dec : json_null());
+			      dec ? dec : json_null(), "release",
+			      rel ? rel : json_null());
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
@@ -180,7 +210,9 @@ static int alloc_show(struct db *db, uint64_t job, bool json)
 		printf("  %-10s %-8s %-20s %s\n", rows[i].forwarder,
 		       rows[i].is_private ? "private" : "shared", rows[i].nodes,
 		       rows[i].released ? "released" : "held");
+	print_nodes(rel);
 out:
+	json_decref(rel);
 	json_decref(dec);
 	ledger_store_rows_free(rows, n);
 	return rc;

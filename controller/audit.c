@@ -425,15 +425,21 @@ out:
 int audit_store_job_decision(struct db *db, uint64_t job_num, json_t **record,
 			     fwd_error_t *err)
 {
+	return audit_store_job_event(db, job_num, "prolog", record, err);
+}
+
+int audit_store_job_event(struct db *db, uint64_t job_num, const char *event,
+			  json_t **record, fwd_error_t *err)
+{
 	struct db_stmt *st;
 	int rv = -1, r;
 
 	*record = NULL;
 	st = db_queryf(db, err,
 		       "SELECT record FROM audit WHERE job_id = ? AND "
-		       "JSON_VALUE(record, '$.event') = 'prolog' "
+		       "JSON_VALUE(record, '$.event') = ? "
 		       "ORDER BY id DESC LIMIT 1",
-		       "u", job_num);
+		       "us", job_num, event);
 	if (!st || (r = db_fetch(st, err)) < 0)
 		goto out;
 	if (r > 0 && db_col_text(st, 0))

@@ -90,6 +90,11 @@ int audit_store(struct db *db, const json_t *record, fwd_error_t *err);
 int audit_store_job_decision(struct db *db, uint64_t job_num, json_t **record,
 			     fwd_error_t *err);
 
+/* The same for the job's latest record of `event` ("epilog": its
+ * release, with node_outcomes). */
+int audit_store_job_event(struct db *db, uint64_t job_num, const char *event,
+			  json_t **record, fwd_error_t *err);
+
 /*
  * *direct = the job's latest "prolog" record in the audit table has
  * action "direct" (false when there is none: the table is written best

@@ -92,6 +92,13 @@ check_eq "metrics: the nodes that did not apply, by outcome" \
 	'fwdalloc_node_outcomes_total{outcome="fell_back"} 2
 fwdalloc_node_outcomes_total{outcome="silent"} 1' \
 	"$("$fwdctl" --policy "$P" metrics | grep '^fwdalloc_node_outcomes_total')"
+check_eq "fwdctl alloc show: what the node prologs did, and where not" \
+	"  nodes:    0 applied, 1 fell back, 1 never reported
+  fell back: c2
+  no report: c1 (fwdalloc plugin not loaded there?)" \
+	"$("$fwdctl" --policy "$P" alloc show 702 | grep -E '^  (nodes|fell back|no report):')"
+check_eq "fwdctl alloc show --json: the release record" "1 c1" \
+	"$("$fwdctl" --policy "$P" alloc show 702 --json | jq -r '"\(.release.node_outcomes.silent) \(.release.node_outcomes.silent_nodes[0])"')"
 check_match "fwdctl audit shows them in the outcome" \
 	"never reported" "$("$fwdctl" --policy "$P" audit --job 702 2>&1)"
 
