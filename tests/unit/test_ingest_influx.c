@@ -303,6 +303,11 @@ static void test_jobid_map(void **state)
 		{"%j", "kworker/13:2.0", 0, 0},
 		{"%%%j", "%5", 1, 5},
 		{"%q", "5", -1, 0},
+		/* a job id too long for a number: no id, even when another
+		 * %j of the pattern matched */
+		{"%j", "99999999999999999999999", 0, 0},
+		{"%j.%j", "99999999999999999999999.5", 0, 0},
+		{"%j.%j", "7.5", 1, 7},
 	};
 
 	(void)state;
