@@ -18,6 +18,10 @@
 #      EpilogSlurmctld ends after the nodes' epilogs
 #   E  fwdalloc with the old synchronous epilog (`fwdctl epilog`, no
 #      --queue), jobs without --io-upgrade: the figure before the change
+#   H  no fwdalloc; /bin/true as PrologSlurmctld and EpilogSlurmctld: the
+#      reference of a site that runs controller hooks at all (each job's
+#      end then reaches slurmctld as MESSAGE_EPILOG_COMPLETE, which
+#      schedules at once); figures print their ratio to it too
 #   F  fwdalloc without the service (the same hooks find none and run
 #      `fwdctl prolog` and the release queue themselves), no --io-upgrade
 #   G  the same, every job --io-upgrade
@@ -65,7 +69,7 @@
 #                            rounds and the percentiles pool all jobs
 #   FWDALLOC_BURST_CAP       seconds before a burst is cut (default 300,
 #                            or N/2 for a burst of N > 600 jobs)
-#   FWDALLOC_BURST_CONFIGS   which configurations (default "A B C D E F G")
+#   FWDALLOC_BURST_CONFIGS   which configurations (default "A H B C F G D E")
 #   FWDALLOC_BURST_PORT_BASE first cluster's port base (default 19000;
 #                            the next ones +20 each)
 #   FWDALLOC_BURST_KEEP=1    keep the clusters' directory (logs) at the end
@@ -79,7 +83,7 @@ top_builddir=${top_builddir:-@abs_top_builddir@}
 sizes=${FWDALLOC_BURST_SIZES-200 1000}
 rounds=${FWDALLOC_BURST_ROUNDS:-1}
 cap_set=${FWDALLOC_BURST_CAP:-}
-configs=${FWDALLOC_BURST_CONFIGS:-A B C D E F G}
+configs=${FWDALLOC_BURST_CONFIGS:-A H B C F G D E}
 port_base=${FWDALLOC_BURST_PORT_BASE:-19000}
 stall_gap=20
 mc=$top_srcdir/scripts/minicluster
@@ -108,6 +112,7 @@ label() {
 	E) echo "fwdalloc, old synchronous epilog (no --io-upgrade)" ;;
 	F) echo "fwdalloc, no service (no --io-upgrade)" ;;
 	G) echo "fwdalloc, no service (--io-upgrade)" ;;
+	H) echo "true prolog + true epilog, no fwdalloc" ;;
 	esac
 }
 
@@ -156,6 +161,11 @@ start_cluster() {
 			chmod 755 "$d/hooks/sleep-epilog"
 			hook D prolog /bin/true
 			hook D epilog "$d/hooks/sleep-epilog"
+			;;
+		H)
+			export FWDALLOC_MC_NO_FWDALLOC=1 FWDALLOC_MC_NO_DB=1
+			hook H prolog /bin/true
+			hook H epilog /bin/true
 			;;
 		B | C | F | G)
 			case $k in B | C) export FWDALLOC_MC_SERVICE=1 ;; esac
@@ -422,8 +432,14 @@ for n in $sizes; do
 	a_wall=$1 a_ok=$2 cap=$(cap_of "$n")
 	a_p50=$(pct "$T/res/A.$n.se" 50)
 	a_p99=$(pct "$T/res/A.$n.se" 99)
-	d_pro50=$(pct "$T/res/D.$n.prolog" 50)
-	d_pro99=$(pct "$T/res/D.$n.prolog" 99)
+	# The hooks' reference: /bin/true through the same timer (D's or H's).
+	hk_ref=D
+	[ -s "$T/res/D.$n.prolog" ] || hk_ref=H
+	d_pro50=$(pct "$T/res/$hk_ref.$n.prolog" 50)
+	d_pro99=$(pct "$T/res/$hk_ref.$n.prolog" 99)
+	set -- $(summary_of H "$n")
+	h_wall=0
+	[ "$2" = 1 ] && h_wall=$1
 	[ "$a_ok" = 1 ] || a_wall=0
 	for k in $configs; do
 		set -- $(summary_of "$k" "$n")
@@ -438,6 +454,8 @@ for n in $sizes; do
 				if (k == "A") print "the reference"
 				else if (a > 0) printf "%.2fx Slurm alone\n", w / a
 				else print "no Slurm-alone figure" }')
+			[ "$h_wall" = 0 ] || [ "$k" = H ] ||
+				tail="$tail, $(awk -v w="$wall" -v h="$h_wall" 'BEGIN { printf "%.2fx true hooks", w / h }')"
 			line="$wall s"
 		else
 			tail="incomplete: $done_n of $((n * rounds)) jobs done in ${cap} s"
@@ -458,6 +476,9 @@ for n in $sizes; do
 		fi
 		if [ "$ok" = 1 ]; then
 			figure "$what: wall time" "$wall" s "$ref" "Slurm alone, same run"
+			[ "$h_wall" = 0 ] || [ "$k" = H ] ||
+				figure "$what: wall time" "$wall" s "$h_wall" \
+					"true hooks, same run"
 		else
 			figure "$what: wall time (cut at the cap)" "$wall" s "$ref" \
 				"Slurm alone, same run"
@@ -469,24 +490,24 @@ for n in $sizes; do
 		figure "$what: start-eligible p99" "$p99" s "$ref" "Slurm alone, same run"
 		figure "$what: stalls (> ${stall_gap} s, no start)" "$stalls" stalls 0 ""
 		if [ -s "$T/res/$k.$n.prolog" ]; then
-			[ "$k" = D ] && ref=0 || ref=$d_pro50
+			[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro50
 			figure "$what: PrologSlurmctld p50" \
 				"$(pct "$T/res/$k.$n.prolog" 50)" ms "$ref" \
 				"/bin/true through the same timer"
-			[ "$k" = D ] && ref=0 || ref=$d_pro99
+			[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro99
 			figure "$what: PrologSlurmctld p99" \
 				"$(pct "$T/res/$k.$n.prolog" 99)" ms "$ref" \
 				"/bin/true through the same timer"
-			[ "$k" = D ] && ref=0 || ref=$d_pro50
+			[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro50
 			figure "$what: EpilogSlurmctld p50" \
 				"$(pct "$T/res/$k.$n.epilog" 50)" ms "$ref" \
 				"/bin/true through the same timer"
-			[ "$k" = D ] && ref=0 || ref=$d_pro99
+			[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro99
 			figure "$what: EpilogSlurmctld p99" \
 				"$(pct "$T/res/$k.$n.epilog" 99)" ms "$ref" \
 				"/bin/true through the same timer"
 		fi
-		if [ "$k" = B ] || [ "$k" = C ]; then
+		if case $k in B | C | F | G) true ;; *) false ;; esac; then
 			[ "$drain" = -1.000 ] ||
 				figure "$what: releases done after the last job" \
 					"$drain" s 0 ""

@@ -120,6 +120,15 @@ void ctl_launcher_stats(const struct ctl_launcher *L,
 	*st = L->st;
 }
 
+/* Milliseconds since *t, which becomes now. */
+static double lap(double *t)
+{
+	double now = fwd_clock_real(), ms = (now - *t) * 1e3;
+
+	*t = now;
+	return ms;
+}
+
 static uint64_t elapsed_us(double t0, double now)
 {
 	return now > t0 ? (uint64_t)((now - t0) * 1e6) : 0;
@@ -207,7 +216,8 @@ static uint32_t key_hash(const char *key, uint32_t nodes)
 
 /*
  * The job's profile: from the cache when read within CTL_PROFILE_TTL for
- * the same key and node count, else from the database (and kept).
+ * the same key and node count, else from the database (and kept when
+ * there is one: an application without history is looked up again).
  * 1 (profile filled), 0 (no history), -1 with errno and err.
  */
 static int job_profile(struct ctl_launcher *L, struct slot *s, double now,
@@ -235,6 +245,11 @@ static int job_profile(struct ctl_launcher *L, struct slot *s, double now,
 		if (have < 0)
 			return -1;
 		L->st.profile_reads++;
+		if (!have || res.source == PROFILE_SOURCE_NONE) {
+			/* No history yet: not kept, so that the first
+			 * profile the history loop makes is used at once. */
+			return 0;
+		}
 		c->used = true;
 		c->have = have;
 		c->nodes = j->n_nodes;
@@ -439,7 +454,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	struct alloc_health health = {NULL, NULL};
 	unsigned int attempt = 1;
 	fwd_error_t err = {""};
-	double now = fwd_clock_real();
+	double now = fwd_clock_real(), t;
 	size_t live = 0;
 	int cause, r;
 
@@ -487,7 +502,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	}
 	check_jobs(L, sl, n);
 	/* Before the lock: the job rows, the profiles, the health. */
-	now = fwd_clock_real();
+	now = t = fwd_clock_real();
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = &sl[i];
 
@@ -501,10 +516,12 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	}
 	if (!live)
 		goto out;
+	L->st.ms_rows += lap(&t);
 	if (ctl_load_health(L->db, p, L->t, &hf, &ho, &err) < 0)
 		goto db_error;
 	health.forwarder = hf;
 	health.ost = ho;
+	L->st.ms_health += lap(&t);
 	while (decide_tx(L, sl, n, &health, &err) < 0) {
 		cause = errno;
 		/* Another controller's decision conflicted (a cluster):
@@ -512,6 +529,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 		if (!ledger_store_tx_retry(L->db, cause, &attempt, &err))
 			goto db_error_cause;
 	}
+	L->st.ms_tx += lap(&t);
 	if (fwd_clock_real() > batch_deadline(sl, n)) {
 		release_late(L, sl, n);
 		goto out;
@@ -537,6 +555,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 		s->live = false;
 		L->st.decided++;
 	}
+	L->st.ms_publish += lap(&t);
 	goto out;
 db_error:
 	cause = errno;

@@ -267,6 +267,8 @@ struct service {
 	pid_t drainer;
 	bool drain_again; /* releases queued since the drainer started */
 	unsigned long long epilogs, refused;
+	/* Time spent deciding batches, in ms: in all, the longest. */
+	double decide_ms, decide_ms_max;
 };
 
 /* The drainer's messages: this process's stderr, the journal. */
@@ -354,14 +356,19 @@ static void handle_status(struct service *sv, int fd)
 	int n;
 
 	ctl_launcher_stats(sv->st.L, &s);
-	n = snprintf(buf, sizeof(buf),
-		     FWD_SVC_MAGIC
-		     " 0 A\n"
-		     "batches %llu\njobs %llu\ndecided %llu\nfell_back %llu\n"
-		     "profile_hits %llu\nprofile_reads %llu\nconnects %llu\n"
-		     "epilogs %llu\nrefused %llu\n",
-		     s.batches, s.jobs, s.decided, s.fell_back, s.profile_hits,
-		     s.profile_reads, s.connects, sv->epilogs, sv->refused);
+	n = snprintf(
+		buf, sizeof(buf),
+		FWD_SVC_MAGIC
+		" 0 A\n"
+		"batches %llu\njobs %llu\ndecided %llu\nfell_back %llu\n"
+		"profile_hits %llu\nprofile_reads %llu\nconnects %llu\n"
+		"epilogs %llu\nrefused %llu\n"
+		"decide_ms %.1f\ndecide_ms_max %.1f\n"
+		"rows_ms %.1f\nhealth_ms %.1f\ntx_ms %.1f\npublish_ms %.1f\n",
+		s.batches, s.jobs, s.decided, s.fell_back, s.profile_hits,
+		s.profile_reads, s.connects, sv->epilogs, sv->refused,
+		sv->decide_ms, sv->decide_ms_max, s.ms_rows, s.ms_health,
+		s.ms_tx, s.ms_publish);
 	if (n > 0)
 		answer(fd, buf, (size_t)n);
 }
@@ -498,8 +505,15 @@ static void decide_batch(struct service *sv)
 		}
 		fds[n++] = r->fd;
 	}
-	if (n)
+	if (n) {
+		double t = fwd_clock_real(), ms;
+
 		ctl_launcher_prologs(sv->st.L, ls, n, outs);
+		ms = (fwd_clock_real() - t) * 1e3;
+		sv->decide_ms += ms;
+		if (ms > sv->decide_ms_max)
+			sv->decide_ms_max = ms;
+	}
 	for (size_t i = 0; i < n; i++) {
 		answer_outcome(fds[i], &outs[i]);
 		if (outs[i].lost_record) {
@@ -637,7 +651,12 @@ static void usage(FILE *f)
 "                 mode 0600: only this account and root may connect.\n"
 "  --status       ask the running service for its counters and print\n"
 "                 them (batches, jobs, decided, fell_back, profile_hits,\n"
-"                 profile_reads, connects, epilogs, refused).\n"
+"                 profile_reads, connects, epilogs, refused, and\n"
+"                 decide_ms, decide_ms_max: the time spent deciding\n"
+"                 batches in all and the longest batch, in ms; rows_ms,\n"
+"                 health_ms, tx_ms, publish_ms: that time by phase, the\n"
+"                 job rows and profiles, the health, the transaction, the\n"
+"                 decision files and audit lines).\n"
 "  -h, --help     this text;  --version  the version.\n"
 "\n"
 "Messages go to stderr (the journal under systemd).  SIGTERM stops it;\n"

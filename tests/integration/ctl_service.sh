@@ -86,8 +86,10 @@ check_eq "burst: the release queue is empty" 0 \
 
 # 2. Requests it must refuse, and serve on.
 chmod 666 "$sock"
+# (a copy nobody may run, wherever the build tree is)
+install -m 755 "$top_builddir/cli/prolog-slurmctld" "$T/prolog-hook"
 out=$(runuser -u nobody -- env SLURM_JOB_ID=999001 \
-	"$top_builddir/cli/prolog-slurmctld" "$sock" 2000 /bin/echo one-process 2>&1)
+	"$T/prolog-hook" "$sock" 2000 /bin/echo one-process 2>&1)
 check_match "a caller that is not its account or root: refused" \
 	'refused the job: not root or the service' "$out"
 check_match "... and the hook decides itself" 'one-process' "$out"

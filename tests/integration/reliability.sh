@@ -36,7 +36,8 @@
 # Then the same through the controller service (fwdallocd) and the
 # installed hooks (the static prolog-slurmctld and epilog-slurmctld,
 # budget 1.5 s): the service healthy, 100 prologs and epilogs at once
-# through it, the database frozen under it, the service killed (the hooks
+# through it, two services deciding at once on one database, the
+# database frozen under it, the service killed (the hooks
 # decide themselves), and the service hung (SIGSTOP: the hooks give up
 # after their budget and the job falls back; once it runs again it
 # commits nothing for them).
@@ -52,6 +53,7 @@ mc_cleanup_extra() {
 	[ -n "${db_pid:-}" ] && kill -CONT "$db_pid" 2>/dev/null
 	[ -n "${svc_pid:-}" ] && kill -CONT "$svc_pid" 2>/dev/null &&
 		kill "$svc_pid" 2>/dev/null
+	[ -n "${svc2_pid:-}" ] && kill "$svc2_pid" 2>/dev/null
 	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
 }
 # Ports of its own: 40 above slurm_basic/slurm_alloc's when a base is
@@ -445,6 +447,33 @@ row "service: 100 prologs and epilogs at once" 0 $jobs
 check_eq "service: decided the 100 too" 110 "$(svc_count decided)"
 check "service: the 100 came in fewer batches ($(svc_count batches))" \
 	test "$(svc_count batches)" -lt 100
+
+# Two services on one database (a primary and a backup controller, or a
+# failover while the old one still runs): decisions stay serialized by
+# the decision lock, and no private forwarder is held twice.
+"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$T/fwdallocd2.sock" \
+	</dev/null >>"$T/fwdallocd2.log" 2>&1 &
+svc2_pid=$!
+for i in $(seq 1 50); do [ -S "$T/fwdallocd2.sock" ] && break; sleep 0.1; done
+jobs=$(seq 2501 2540)
+pids=
+for j in $jobs; do
+	if [ $((j % 2)) = 0 ]; then
+		launch_svc "$j" & pids="$pids $!"
+	else
+		(svc_sock=$T/fwdallocd2.sock; launch_svc "$j") & pids="$pids $!"
+	fi
+done
+wait $pids
+judge_records "$M/audit.jsonl" $jobs
+pids=
+for j in $jobs; do finish_svc "$j" & pids="$pids $!"; done
+wait $pids
+row "two services, 40 prologs at once" 0 $jobs
+check_eq "two services: the second decided its half" 20 \
+	"$(svc_sock=$T/fwdallocd2.sock svc_count decided)"
+kill "$svc2_pid"
+wait "$svc2_pid" 2>/dev/null
 
 db_pid=$(cat "$M/db/mysqld.pid")
 kill -STOP "$db_pid"
