@@ -473,6 +473,12 @@ static void test_compressed_damage(void **state)
 		  ":3: malformed compressed trace: bad stream reference" },
 		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 n0\n#end records=1 runs=2\n",
 		  ":3: malformed compressed trace: count or run length" },
+		/* the longest run a line holds (TRACE_MAX_RUN) is read, one
+		 * more is not */
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 n1000000\n#end records=5 runs=2\n",
+		  "#end says 5 records, found 1000001" },
+		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 n1000001\n#end records=1000002 runs=2\n",
+		  ":3: malformed compressed trace: count or run length" },
 		{ "#fwdtrace-compressed 2\nW 1472292884 T 1 0x10 100 0 1 1\n=0 t999999999999\n#end records=2 runs=2\n",
 		  ":3: malformed compressed trace: bad time step" },
 		{ "#fwdtrace-compressed 1\nW 1472292884 T 1 0x10 100 0 1 1\n=0\n#end records=2 runs=2\n",
