@@ -232,7 +232,8 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 # Boundaries and shared cases the mutation list (tests/mutation/) found
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \
-	tests/integration/audit_edges.sh tests/integration/ledger_rows.sh
+	tests/integration/audit_edges.sh tests/integration/ledger_rows.sh \
+	tests/integration/profile_edges.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
