@@ -42,6 +42,12 @@ while IFS='|' read -r what rows busy; do
 		[ "$n" = - ] && n= # no node list
 		[ -n "$j" ] && row "$j" "$f" "$p" "$n" "$c" "$a"
 	done
+	# every row as the table holds it: job, action, forwarder, nodes
+	fw alloc list -P -n
+	check_eq "$what: alloc list shows each row" \
+		"$(echo "$rows" | tr ';' '\n' | awk 'NF { print $1 "|" $6 "|" $2 }' | sort)" \
+		"$(printf '%s\n' "$out" | cut -d'|' -f1-3 | sort)" ||
+		diag "$err"
 	prolog 601 'c[5-6]'
 	r=$(file_rec 601)
 	check_eq "$what: prolog exit 0" 0 "$rc"
