@@ -901,6 +901,27 @@ static void test_audit_short_write(void **state)
 	    !strstr(err.text, "cannot remove the partial record: "
 			      "Input/output error"))
 		fail_msg("message: %s", err.text);
+
+	/* the same into an empty file: the half record is all the file
+	 * holds (its end is the bytes written), the cause is still the
+	 * truncation's */
+	{
+		char empty[512];
+
+		snprintf(empty, sizeof(empty), "%s.empty", path);
+		unlink(empty);
+		wrap_write_short = 1;
+		wrap_ftruncate_fail = true;
+		assert_int_equal(
+			audit_append_line(empty, "{\"time\":\"d\"}", &err), -1);
+		wrap_write_short = 0;
+		wrap_ftruncate_fail = false;
+		if (!strstr(err.text, "short write (6 of 13 bytes)") ||
+		    !strstr(err.text, "cannot remove the partial record: "
+				      "Input/output error"))
+			fail_msg("empty file, message: %s", err.text);
+		unlink(empty);
+	}
 }
 
 /*
