@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <zlib.h>
 
 #include "allocator/decide.h"
 #include "common/run.h"
@@ -304,6 +305,38 @@ static void test_audit_read_all_missing(void **state)
 				  : "");
 		unlink(name);
 	}
+}
+
+/* A compressed copy whose data is damaged: an error naming the line where
+ * reading stopped, not a silently shorter trail. */
+static void test_audit_read_damaged_gz(void **state)
+{
+	char path[256];
+	struct seen s = {.n = 0};
+	fwd_error_t err = {""};
+	gzFile gz;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/damaged.jsonl.1.gz", tmpdir);
+	gz = gzopen(path, "wb");
+	assert_non_null(gz);
+	for (int i = 0; i < 2000; i++)
+		gzprintf(gz, "{\"job_id\":\"%d\",\"user\":\"u%d\",\"ts\":%d}\n",
+			 i, i * 7919 % 1000, 100 + i);
+	assert_int_equal(gzclose(gz), Z_OK);
+	/* overwrite compressed bytes well inside the deflate stream */
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 200, SEEK_SET), 0);
+	for (int i = 0; i < 64; i++)
+		fputc(0xff, f);
+	fclose(f);
+	errno = 0;
+	assert_int_equal(audit_read(path, NULL, collect, &s, &err), -1);
+	if (!strstr(err.text, "damaged.jsonl.1.gz: line "))
+		fail_msg("message: %s", err.text);
+	unlink(path);
 }
 
 /* Every record has the documented fields, in the documented order. */
@@ -1106,6 +1139,7 @@ int main(void)
 		cmocka_unit_test(test_audit_concurrent),
 		cmocka_unit_test(test_audit_read),
 		cmocka_unit_test(test_audit_read_all_missing),
+		cmocka_unit_test(test_audit_read_damaged_gz),
 		cmocka_unit_test(test_audit_records),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_job_from_env),
