@@ -19,6 +19,9 @@
 
 #define MAX_COMPARE 16
 
+/* Where the packages put the shipped examples (DOCDIR/examples). */
+#define EX "/usr/share/doc/fwdalloc/examples"
+
 /* clang-format off */
 static void usage(FILE *f)
 {
@@ -71,8 +74,8 @@ static void usage(FILE *f)
 "  -h, --help          this help\n"
 "\n"
 "Examples:\n"
-"  fwdctl sim --topology /etc/fwdalloc/topology-taihulight.yaml \\\n"
-"      --jobs /etc/fwdalloc/sim-jobs.csv --curves /etc/fwdalloc/sim-curves.csv\n"
+"  fwdctl sim --topology " EX "/topology-taihulight.yaml \\\n"
+"      --jobs " EX "/sim-jobs.csv --curves " EX "/sim-curves.csv\n"
 "  fwdctl sim --policy new.yaml --jobs week.csv --curves curves.csv \\\n"
 "      --compare static,dfra,strict.yaml,oracle --out /tmp/report --json\n"
 "\n"

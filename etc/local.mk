@@ -52,7 +52,6 @@ FWD_ETC_GENERATED = etc/fwdalloc.yaml.dist etc/plugstack.conf.fwdalloc \
 noinst_DATA = $(FWD_ETC_GENERATED)
 CLEANFILES += $(FWD_ETC_GENERATED)
 EXTRA_DIST += etc/fwdalloc.yaml etc/topology.yaml \
-	etc/topology-taihulight.yaml etc/sim-jobs.csv etc/sim-curves.csv \
 	etc/plugstack.conf.fwdalloc.in etc/slurm.conf.fwdalloc.in \
 	etc/fwdalloc.tmpfiles.in etc/fwdalloc.logrotate.in \
 	etc/fwdalloc-health-scan.service.in etc/fwdalloc-health-scan.timer \
@@ -83,9 +82,6 @@ uninstall-fwd-tmpfiles:
 FWD_CONFFILES = \
 	etc/fwdalloc.yaml.dist:$(fwdallocconfdir)/fwdalloc.yaml \
 	$(srcdir)/etc/topology.yaml:$(fwdallocconfdir)/topology.yaml \
-	$(srcdir)/etc/topology-taihulight.yaml:$(fwdallocconfdir)/topology-taihulight.yaml \
-	$(srcdir)/etc/sim-jobs.csv:$(fwdallocconfdir)/sim-jobs.csv \
-	$(srcdir)/etc/sim-curves.csv:$(fwdallocconfdir)/sim-curves.csv \
 	etc/slurm.conf.fwdalloc:$(fwdallocconfdir)/slurm.conf.fwdalloc \
 	etc/plugstack.conf.fwdalloc:$(plugstackdir)/fwdalloc.conf \
 	etc/fwdalloc.logrotate:$(logrotatedir)/fwdalloc
@@ -105,6 +101,13 @@ uninstall-fwd-conf: $(FWD_ETC_GENERATED)
 	done
 .PHONY: install-fwd-conf uninstall-fwd-conf install-fwd-tmpfiles \
 	uninstall-fwd-tmpfiles
+
+# Examples, not configuration (no site edits them, and an upgrade must not
+# ask about them): the TaihuLight-shaped topology and the simulator's job
+# and curve traces, in DOCDIR/examples (`fwdctl sim --help`, sim/SIM.md).
+fwdallocexamplesdir = $(docdir)/examples
+dist_fwdallocexamples_DATA = etc/topology-taihulight.yaml etc/sim-jobs.csv \
+	etc/sim-curves.csv
 
 # The operator documentation, installed to $(docdir) with its folders.
 nobase_dist_doc_DATA = README.md spank/SLURM.md db/SCHEMA.md db/README.md \

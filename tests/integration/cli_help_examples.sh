@@ -52,8 +52,11 @@ env_lines=$("$S/scripts/testdb" start "$D" 2>"$T/db.err") || {
 	skip_all "cannot start a private MariaDB"
 }
 eval "$env_lines"
-cp "$S/etc/topology.yaml" "$S/etc/topology-taihulight.yaml" \
-	"$S/etc/sim-jobs.csv" "$S/etc/sim-curves.csv" "$R/etc/fwdalloc/"
+cp "$S/etc/topology.yaml" "$R/etc/fwdalloc/"
+# The examples, where the packages put them (DOCDIR/examples).
+mkdir -p "$R/usr/share/doc/fwdalloc/examples"
+cp "$S/etc/topology-taihulight.yaml" "$S/etc/sim-jobs.csv" \
+	"$S/etc/sim-curves.csv" "$R/usr/share/doc/fwdalloc/examples/"
 # The shipped policy; only the database and the audit file's place change.
 awk -v sock="$FWDALLOC_TESTDB_SOCKET" -v pass="$FWDALLOC_TESTDB_PASSFILE" \
 	-v np="$FWDALLOC_TESTDB_NODE_PASSFILE" -v audit="$R/var/log/fwdalloc/audit.jsonl" '
@@ -429,7 +432,7 @@ verify() {
 		is "job 4711 (alice/wrf, 256 nodes): not checked: 0 past I/O phase(s), need 3 to form a cluster
   phase 1: 0 s, 3.28e+04 bytes" ;;
 	# ---- sim
-	'fwdctl sim --topology /etc/fwdalloc/topology-taihulight.yaml --jobs /etc/fwdalloc/sim-jobs.csv --curves /etc/fwdalloc/sim-curves.csv')
+	'fwdctl sim --topology /usr/share/doc/fwdalloc/examples/topology-taihulight.yaml --jobs /usr/share/doc/fwdalloc/examples/sim-jobs.csv --curves /usr/share/doc/fwdalloc/examples/sim-curves.csv')
 		exits 0
 		has '^328 jobs \(328 placed\)'
 		has '^static +' ;;
@@ -482,7 +485,7 @@ check "forwarder, OST and node names checked" test "$n_names" -ge 10
 n_run=0
 while IFS= read -r ex; do
 	[ -n "$ex" ] || continue
-	cmd=$(printf '%s\n' "$ex" | sed -E 's#(^| |>)/(etc|var|run|tmp)/#\1'"$R"'/\2/#g')
+	cmd=$(printf '%s\n' "$ex" | sed -E 's#(^| |>)/(etc|var|run|tmp|usr/share/doc)/#\1'"$R"'/\2/#g')
 	(eval "$cmd") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	out=$(cat "$T/out")

@@ -85,6 +85,12 @@ done
 for f in README.md db/SCHEMA.md monitor/HEALTH.md spank/SLURM.md; do
 	check "documentation $f installed" test -s "$D$prefix/share/doc/fwdalloc/$f"
 done
+# The examples are documentation, not configuration (issue 29).
+for f in topology-taihulight.yaml sim-jobs.csv sim-curves.csv; do
+	check_eq "example $f: in the documentation's examples, not in sysconfdir" \
+		"yes no" \
+		"$([ -s "$D$prefix/share/doc/fwdalloc/examples/$f" ] && echo yes || echo no) $([ -e "$D$sysconf/fwdalloc/$f" ] && echo yes || echo no)"
+done
 check "plugstack snippet installed as plugstack.conf.d/fwdalloc.conf" \
 	test -f "$D$slurmconf/plugstack.conf.d/fwdalloc.conf"
 # Every absolute path the installed snippets and wrappers name exists in
@@ -151,12 +157,12 @@ check "the shipped policy is installed next to it as .example" \
 check_match "re-install says it kept the edit" "kept the edited .*fwdalloc.yaml" \
 	"$(cat "$T/install2.log")"
 check "an unedited file gets no .example" \
-	test ! -e "$D$sysconf/fwdalloc/topology-taihulight.yaml.example"
+	test ! -e "$D$sysconf/fwdalloc/slurm.conf.fwdalloc.example"
 mk -s -C "$bd" uninstall DESTDIR="$D" >"$T/uninstall.log" 2>&1
 check "make uninstall keeps the edited policy" test -f "$pol"
 check "make uninstall keeps the edited topology" test -f "$topo"
-check "make uninstall removes the unedited example topology" \
-	test ! -e "$D$sysconf/fwdalloc/topology-taihulight.yaml"
+check "make uninstall removes an unedited configuration file" \
+	test ! -e "$D$sysconf/fwdalloc/slurm.conf.fwdalloc"
 check "make uninstall removes the .example copies" test ! -e "$pol.example"
 check "make uninstall removes fwdctl" test ! -e "$D$bindir/fwdctl"
 

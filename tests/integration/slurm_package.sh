@@ -95,13 +95,15 @@ check_match "fwdalloc's description: Slurm $slurm_release's libslurm" \
 	"libslurm of Slurm $re_release\\." "$(dpkg-deb -f "$deb" Description)"
 check_eq "fwdalloc's conffiles" \
 	"/etc/fwdalloc/fwdalloc.yaml
-/etc/fwdalloc/sim-curves.csv
-/etc/fwdalloc/sim-jobs.csv
 /etc/fwdalloc/slurm.conf.fwdalloc
-/etc/fwdalloc/topology-taihulight.yaml
 /etc/fwdalloc/topology.yaml
 /etc/logrotate.d/fwdalloc" \
 	"$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | sort)"
+check_eq "fwdalloc's examples: in the documentation, uncompressed (as \`fwdctl sim --help\` names them)" \
+	"./usr/share/doc/fwdalloc/examples/sim-curves.csv
+./usr/share/doc/fwdalloc/examples/sim-jobs.csv
+./usr/share/doc/fwdalloc/examples/topology-taihulight.yaml" \
+	"$(dpkg-deb -c "$deb" | awk '{ print $6 }' | grep '/examples/.' | sort)"
 check_eq "the plugin's conffile" "/etc/slurm/plugstack.conf.d/fwdalloc.conf" \
 	"$(dpkg-deb --ctrl-tarfile "$plug" | tar -xO ./conffiles)"
 lintian --no-tag-display-limit "$T"/fwdalloc_"$version"_amd64.changes >"$T/lintian.log" 2>&1
@@ -196,10 +198,7 @@ flags() {
 }
 check_eq "RPM: every configuration file %config(noreplace)" \
 	"cn /etc/fwdalloc/fwdalloc.yaml
-cn /etc/fwdalloc/sim-curves.csv
-cn /etc/fwdalloc/sim-jobs.csv
 cn /etc/fwdalloc/slurm.conf.fwdalloc
-cn /etc/fwdalloc/topology-taihulight.yaml
 cn /etc/fwdalloc/topology.yaml
 cn /etc/logrotate.d/fwdalloc
 cn /etc/slurm/plugstack.conf.d/fwdalloc.conf" \
