@@ -146,7 +146,10 @@ static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
 
 	s->live = false;
 	L->st.fell_back++;
-	ctl_publish_withdraw(p, &s->job);
+	/* The nodes keep their defaults and tell the job so
+	 * (FWDALLOC_ACTION=fallback), as after `fwdctl prolog`. */
+	if (ctl_publish_fallback(p, &s->job, &aerr) < 0)
+		note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
 	rec = audit_record_fallback(&s->job, L->t, "prolog", why, now,
 				    elapsed_us(s->in->t0, now));
 	if (rec && db_ok && L->db && p->audit.database &&
@@ -216,8 +219,8 @@ static uint32_t key_hash(const char *key, uint32_t nodes)
 
 /*
  * The job's profile: from the cache when read within CTL_PROFILE_TTL for
- * the same key and node count, else from the database (and kept when
- * there is one: an application without history is looked up again).
+ * the same key and node count (CTL_PROFILE_NONE_TTL for "no history"),
+ * else from the database (and kept).
  * 1 (profile filled), 0 (no history), -1 with errno and err.
  */
 static int job_profile(struct ctl_launcher *L, struct slot *s, double now,
@@ -234,8 +237,9 @@ static int job_profile(struct ctl_launcher *L, struct slot *s, double now,
 		return -1;
 	c = &L->profiles[key_hash(key, j->n_nodes) & (PROFILE_SLOTS - 1)];
 	if (c->used && c->nodes == j->n_nodes &&
-	    now - c->at < CTL_PROFILE_TTL && now >= c->at &&
-	    !strcmp(c->res.key, key)) {
+	    now - c->at <
+		    (c->have > 0 ? CTL_PROFILE_TTL : CTL_PROFILE_NONE_TTL) &&
+	    now >= c->at && !strcmp(c->res.key, key)) {
 		L->st.profile_hits++;
 	} else {
 		struct profile_result res;
@@ -245,11 +249,8 @@ static int job_profile(struct ctl_launcher *L, struct slot *s, double now,
 		if (have < 0)
 			return -1;
 		L->st.profile_reads++;
-		if (!have || res.source == PROFILE_SOURCE_NONE) {
-			/* No history yet: not kept, so that the first
-			 * profile the history loop makes is used at once. */
-			return 0;
-		}
+		if (!have || res.source == PROFILE_SOURCE_NONE)
+			have = 0;
 		c->used = true;
 		c->have = have;
 		c->nodes = j->n_nodes;
@@ -489,8 +490,13 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			.p = p, .t = L->t, .j = &sl[i].job, .t0 = jobs[i].t0};
 
 		if (ctl_hook_skip_db(&h, "prolog", &outs[i])) {
+			fwd_error_t perr;
+
 			sl[i].live = false;
 			L->st.fell_back++;
+			if (ctl_publish_fallback(p, &sl[i].job, &perr) < 0)
+				note(&outs[i], "prolog %s: %s",
+				     sl[i].job.job_id, perr.text);
 		}
 	}
 	if (ensure_db(L, now, &err) < 0) {

@@ -38,10 +38,12 @@ struct ctl_launcher;
  * same application and scale, in seconds.  Profiles change when the
  * history loop runs (fwdalloc-history.timer, every few minutes), so a
  * launch never reads an application's history again within a minute.
- * "No history" is not kept: an application's first profile is used by
- * its next launch.
+ * "No history" is kept for CTL_PROFILE_NONE_TTL only: the jobs of a
+ * burst share the answer, and an application's first profile (the
+ * history loop's, once its first job has ended) is used at once.
  */
 #define CTL_PROFILE_TTL 60.0
+#define CTL_PROFILE_NONE_TTL 2.0
 
 /*
  * A launcher for policy p and topology t (both must outlive it; t may be

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,14 +145,15 @@ static int state_load(struct state *s, const char *policy_path)
 }
 
 /* Reload when asked (SIGHUP) or when the policy or topology file
- * changed; a reload that fails keeps what was loaded. */
-static void state_refresh(struct state *s, const char *policy_path, bool force)
+ * changed; a reload that fails keeps what was loaded.  True when the
+ * state was replaced. */
+static bool state_refresh(struct state *s, const char *policy_path, bool force)
 {
 	struct state n;
 
 	if (!force && same_time(mtime_of(policy_path), s->policy_mtime) &&
 	    same_time(mtime_of(s->p->topology), s->topology_mtime))
-		return;
+		return false;
 	if (state_load(&n, policy_path) < 0) {
 		say("reload of %s failed; still deciding with the policy "
 		    "loaded before",
@@ -159,11 +161,12 @@ static void state_refresh(struct state *s, const char *policy_path, bool force)
 		/* Not again until the file changes again. */
 		s->policy_mtime = mtime_of(policy_path);
 		s->topology_mtime = mtime_of(s->p->topology);
-		return;
+		return false;
 	}
 	state_free(s);
 	*s = n;
 	say("reloaded %s", policy_path);
+	return true;
 }
 
 /* A connection waiting for its request. */
@@ -256,20 +259,58 @@ static void answer_outcome(int fd, const struct ctl_outcome *out)
 		       (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
+/*
+ * Two threads.  The main one accepts, reads every request at once,
+ * queues prologs for the decision thread and answers the rest itself (an
+ * epilog is queued in the release queue there and then): a hook's
+ * hand-off never waits for a batch being decided.  The decision thread
+ * owns the state (policy, topology, launcher and its connection), decides
+ * the prologs queued since its last batch as the next batch, answers
+ * them, and starts the release drainer.  `mu` guards what both touch.
+ */
 struct service {
 	const char *policy_path;
-	struct state st;
 	int lfd;
+	/* the main thread's */
 	struct conn *conns;
 	size_t n_conns;
-	struct prolog_req batch[BATCH_MAX];
-	size_t n_batch;
+	/* the decision thread's */
+	struct state st;
 	pid_t drainer;
 	bool drain_again; /* releases queued since the drainer started */
+	/* shared, under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct prolog_req *queue;
+	size_t n_queue;
+	bool want_drain, stop;
+	char qdir[4096]; /* the release queue of the policy in use, or "" */
+	struct ctl_launcher_stats stats;
 	unsigned long long epilogs, refused;
 	/* Time spent deciding batches, in ms: in all, the longest. */
 	double decide_ms, decide_ms_max;
 };
+
+/* The policy's release queue, for the main thread (decision thread,
+ * after every load). */
+static void publish_qdir(struct service *sv)
+{
+	char dir[sizeof(sv->qdir)];
+	fwd_error_t err;
+
+	if (relq_dir(sv->st.p, dir, sizeof(dir), &err) < 0)
+		dir[0] = '\0';
+	pthread_mutex_lock(&sv->mu);
+	memcpy(sv->qdir, dir, sizeof(dir));
+	pthread_mutex_unlock(&sv->mu);
+}
+
+static void count_refused(struct service *sv)
+{
+	pthread_mutex_lock(&sv->mu);
+	sv->refused++;
+	pthread_mutex_unlock(&sv->mu);
+}
 
 /* The drainer's messages: this process's stderr, the journal. */
 static void log_release(void *arg, int prio, const char *msg)
@@ -318,44 +359,60 @@ static void start_drainer(struct service *sv)
 static void reap(struct service *sv)
 {
 	int status;
-	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		if (pid == sv->drainer) {
-			sv->drainer = 0;
-			if (sv->drain_again)
-				start_drainer(sv);
-		}
+	if (sv->drainer > 0 && waitpid(sv->drainer, &status, WNOHANG) > 0) {
+		sv->drainer = 0;
+		if (sv->drain_again)
+			start_drainer(sv);
+	}
 }
 
-/* "FWDALLOC1 E <t0>": queue the release, answer, drain later. */
+/* "FWDALLOC1 E <t0>": queue the release, answer; the decision thread
+ * starts the drainer. */
 static void handle_epilog(struct service *sv, int fd, double t0,
 			  const char *vars, size_t len)
 {
 	const char *vals[CTL_JOB_N_VARS];
-	fwd_error_t err;
-	char dir[4096];
+	fwd_error_t err = {""};
+	char dir[sizeof(sv->qdir)];
 
-	if (ctl_job_vars_parse(vars, len, vals, &err) < 0 ||
-	    relq_dir(sv->st.p, dir, sizeof(dir), &err) < 0 ||
+	pthread_mutex_lock(&sv->mu);
+	memcpy(dir, sv->qdir, sizeof(dir));
+	pthread_mutex_unlock(&sv->mu);
+	if (!dir[0])
+		snprintf(err.text, sizeof(err.text),
+			 "the policy names no audit directory: no release "
+			 "queue");
+	if (!dir[0] || ctl_job_vars_parse(vars, len, vals, &err) < 0 ||
 	    relq_put_vars(dir, vals, t0, &err) < 0) {
 		/* The hook queues it itself. */
 		refuse(fd, err.text);
 		say("epilog: %s", err.text);
 		return;
 	}
-	sv->epilogs++;
 	answer(fd, FWD_SVC_MAGIC " 0 A\n", sizeof(FWD_SVC_MAGIC " 0 A\n") - 1);
-	start_drainer(sv);
+	pthread_mutex_lock(&sv->mu);
+	sv->epilogs++;
+	sv->want_drain = true;
+	pthread_cond_signal(&sv->cv);
+	pthread_mutex_unlock(&sv->mu);
 }
 
 static void handle_status(struct service *sv, int fd)
 {
 	struct ctl_launcher_stats s;
+	unsigned long long epilogs, refused;
+	double dms, dmax;
 	char buf[1024];
 	int n;
 
-	ctl_launcher_stats(sv->st.L, &s);
+	pthread_mutex_lock(&sv->mu);
+	s = sv->stats;
+	epilogs = sv->epilogs;
+	refused = sv->refused;
+	dms = sv->decide_ms;
+	dmax = sv->decide_ms_max;
+	pthread_mutex_unlock(&sv->mu);
 	n = snprintf(
 		buf, sizeof(buf),
 		FWD_SVC_MAGIC
@@ -366,18 +423,18 @@ static void handle_status(struct service *sv, int fd)
 		"decide_ms %.1f\ndecide_ms_max %.1f\n"
 		"rows_ms %.1f\nhealth_ms %.1f\ntx_ms %.1f\npublish_ms %.1f\n",
 		s.batches, s.jobs, s.decided, s.fell_back, s.profile_hits,
-		s.profile_reads, s.connects, sv->epilogs, sv->refused,
-		sv->decide_ms, sv->decide_ms_max, s.ms_rows, s.ms_health,
-		s.ms_tx, s.ms_publish);
+		s.profile_reads, s.connects, epilogs, refused, dms, dmax,
+		s.ms_rows, s.ms_health, s.ms_tx, s.ms_publish);
 	if (n > 0)
 		answer(fd, buf, (size_t)n);
 }
 
 /*
- * Read the request on fd.  A prolog joins the batch (the fd stays open);
- * anything else is answered and closed.
+ * Read the request on fd.  A prolog joins the decision thread's queue
+ * (the fd stays open until it is answered); anything else is answered and
+ * closed.  0, or 1 when the request has not arrived yet (fd left open).
  */
-static void handle_request(struct service *sv, int fd)
+static int handle_request(struct service *sv, int fd)
 {
 	char *msg = malloc(FWD_SVC_MSG_MAX + 1), *nl, op;
 	double arg = 0;
@@ -392,11 +449,11 @@ static void handle_request(struct service *sv, int fd)
 	got = recv(fd, msg, FWD_SVC_MSG_MAX + 1, MSG_DONTWAIT | MSG_TRUNC);
 	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		free(msg);
-		return; /* not yet: stays pending (caller's list) */
+		return 1;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
 	    (cred.uid != 0 && cred.uid != geteuid())) {
-		sv->refused++;
+		count_refused(sv);
 		say("refused a request from uid %ld: only root and this "
 		    "account (uid %ld) may use the service",
 		    (long)cred.uid, (long)geteuid());
@@ -404,7 +461,7 @@ static void handle_request(struct service *sv, int fd)
 		goto done;
 	}
 	if (got <= 0 || got > FWD_SVC_MSG_MAX) {
-		sv->refused++;
+		count_refused(sv);
 		if (got != 0)
 			refuse(fd, "request too long or unreadable");
 		goto done;
@@ -412,7 +469,7 @@ static void handle_request(struct service *sv, int fd)
 	msg[got] = '\0';
 	if (strncmp(msg, FWD_SVC_MAGIC " ", sizeof(FWD_SVC_MAGIC)) ||
 	    !(nl = memchr(msg, '\n', (size_t)got))) {
-		sv->refused++;
+		count_refused(sv);
 		refuse(fd, "not a fwdalloc request");
 		goto done;
 	}
@@ -421,7 +478,7 @@ static void handle_request(struct service *sv, int fd)
 	if (op != 'S' &&
 	    (msg[sizeof(FWD_SVC_MAGIC) + 1] != ' ' ||
 	     fwd_time_parse_epoch(msg + sizeof(FWD_SVC_MAGIC) + 2, &arg) < 0)) {
-		sv->refused++;
+		count_refused(sv);
 		refuse(fd, "damaged request head");
 		goto done;
 	}
@@ -430,23 +487,33 @@ static void handle_request(struct service *sv, int fd)
 	} else if (op == 'E') {
 		handle_epilog(sv, fd, arg, nl + 1,
 			      (size_t)(msg + got - (nl + 1)));
-	} else if (op == 'P' && sv->n_batch < BATCH_MAX) {
-		/* The job is parsed when the batch is decided. */
-		sv->batch[sv->n_batch].fd = fd;
-		sv->batch[sv->n_batch].msg = msg;
-		sv->batch[sv->n_batch].len = (size_t)got;
-		sv->n_batch++;
-		return;
-	} else {
+	} else if (op == 'P') {
+		pthread_mutex_lock(&sv->mu);
+		if (sv->n_queue < PENDING_MAX && !sv->stop) {
+			/* The job is parsed when its batch is decided. */
+			sv->queue[sv->n_queue].fd = fd;
+			sv->queue[sv->n_queue].msg = msg;
+			sv->queue[sv->n_queue].len = (size_t)got;
+			sv->n_queue++;
+			pthread_cond_signal(&sv->cv);
+			pthread_mutex_unlock(&sv->mu);
+			return 0;
+		}
 		sv->refused++;
-		refuse(fd, op == 'P' ? "busy" : "unknown request");
+		pthread_mutex_unlock(&sv->mu);
+		/* The hook decides itself. */
+		refuse(fd, "busy");
+	} else {
+		count_refused(sv);
+		refuse(fd, "unknown request");
 	}
 done:
 	free(msg);
 	close(fd);
+	return 0;
 }
 
-/* Parse a batched prolog request into l.  0, or -1 (answered). */
+/* Parse a queued prolog request into l.  0, or -1 (answered). */
 static int parse_prolog(struct prolog_req *r, double now, struct ctl_launch *l)
 {
 	/* handle_request() checked the head and cut it at its '\n'. */
@@ -478,23 +545,24 @@ static int parse_prolog(struct prolog_req *r, double now, struct ctl_launch *l)
 	return 0;
 }
 
-static void decide_batch(struct service *sv)
+/* The decision thread: one batch of queued prologs. */
+static void decide_batch(struct service *sv, struct prolog_req *batch,
+			 size_t n_batch)
 {
-	struct ctl_launch *ls = calloc(sv->n_batch, sizeof(*ls));
-	struct ctl_outcome *outs = calloc(sv->n_batch, sizeof(*outs));
-	int *fds = calloc(sv->n_batch, sizeof(*fds));
-	double now = fwd_clock_real();
+	struct ctl_launch *ls = calloc(n_batch, sizeof(*ls));
+	struct ctl_outcome *outs = calloc(n_batch, sizeof(*outs));
+	int *fds = calloc(n_batch, sizeof(*fds));
+	struct ctl_launcher_stats st;
+	double now = fwd_clock_real(), ms = 0;
 	size_t n = 0;
 
 	if (!ls || !outs || !fds) {
-		for (size_t i = 0; i < sv->n_batch; i++)
-			refuse(sv->batch[i].fd, "out of memory");
+		for (size_t i = 0; i < n_batch; i++)
+			refuse(batch[i].fd, "out of memory");
 		goto out;
 	}
-	state_refresh(&sv->st, sv->policy_path, got_hup);
-	got_hup = 0;
-	for (size_t i = 0; i < sv->n_batch; i++) {
-		struct prolog_req *r = &sv->batch[i];
+	for (size_t i = 0; i < n_batch; i++) {
+		struct prolog_req *r = &batch[i];
 
 		if (parse_prolog(r, now, &ls[n]) < 0)
 			continue;
@@ -506,13 +574,10 @@ static void decide_batch(struct service *sv)
 		fds[n++] = r->fd;
 	}
 	if (n) {
-		double t = fwd_clock_real(), ms;
+		double t = fwd_clock_real();
 
 		ctl_launcher_prologs(sv->st.L, ls, n, outs);
 		ms = (fwd_clock_real() - t) * 1e3;
-		sv->decide_ms += ms;
-		if (ms > sv->decide_ms_max)
-			sv->decide_ms_max = ms;
 	}
 	for (size_t i = 0; i < n; i++) {
 		answer_outcome(fds[i], &outs[i]);
@@ -530,15 +595,80 @@ static void decide_batch(struct service *sv)
 		}
 		ctl_outcome_free(&outs[i]);
 	}
+	ctl_launcher_stats(sv->st.L, &st);
+	pthread_mutex_lock(&sv->mu);
+	sv->stats = st;
+	sv->decide_ms += ms;
+	if (ms > sv->decide_ms_max)
+		sv->decide_ms_max = ms;
+	pthread_mutex_unlock(&sv->mu);
 out:
-	for (size_t i = 0; i < sv->n_batch; i++) {
-		close(sv->batch[i].fd);
-		free(sv->batch[i].msg);
+	for (size_t i = 0; i < n_batch; i++) {
+		close(batch[i].fd);
+		free(batch[i].msg);
 	}
-	sv->n_batch = 0;
 	free(ls);
 	free(outs);
 	free(fds);
+}
+
+static void *decider(void *arg)
+{
+	struct service *sv = arg;
+	struct prolog_req *batch = calloc(BATCH_MAX, sizeof(*batch));
+	struct ctl_launcher_stats st;
+
+	if (!batch) {
+		say("decision thread: %s", strerror(errno));
+		return NULL;
+	}
+	ctl_launcher_stats(sv->st.L, &st);
+	pthread_mutex_lock(&sv->mu);
+	sv->stats = st;
+	pthread_mutex_unlock(&sv->mu);
+	for (;;) {
+		struct timespec ts;
+		size_t n;
+		bool drain;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&sv->mu);
+		while (!sv->n_queue && !sv->want_drain && !sv->stop &&
+		       !got_hup &&
+		       pthread_cond_timedwait(&sv->cv, &sv->mu, &ts) == 0)
+			;
+		if (sv->stop) {
+			pthread_mutex_unlock(&sv->mu);
+			break;
+		}
+		n = sv->n_queue < BATCH_MAX ? sv->n_queue : BATCH_MAX;
+		memcpy(batch, sv->queue, n * sizeof(*batch));
+		memmove(sv->queue, sv->queue + n,
+			(sv->n_queue - n) * sizeof(*batch));
+		sv->n_queue -= n;
+		drain = sv->want_drain;
+		sv->want_drain = false;
+		pthread_mutex_unlock(&sv->mu);
+		reap(sv);
+		if (got_hup || n) {
+			bool force = got_hup;
+
+			got_hup = 0;
+			if (state_refresh(&sv->st, sv->policy_path, force))
+				publish_qdir(sv);
+		}
+		if (n)
+			decide_batch(sv, batch, n);
+		if (drain)
+			start_drainer(sv);
+	}
+	free(batch);
+	return NULL;
 }
 
 /* Accept what is waiting. */
@@ -564,10 +694,8 @@ static void read_pending(struct service *sv)
 	for (size_t i = 0; i < sv->n_conns; i++) {
 		struct pollfd pf = {sv->conns[i].fd, POLLIN, 0};
 
-		if (poll(&pf, 1, 0) > 0) {
-			handle_request(sv, sv->conns[i].fd);
+		if (poll(&pf, 1, 0) > 0 && !handle_request(sv, sv->conns[i].fd))
 			continue;
-		}
 		if (now - sv->conns[i].since > IDLE_CLOSE) {
 			close(sv->conns[i].fd);
 			continue;
@@ -577,14 +705,32 @@ static void read_pending(struct service *sv)
 	sv->n_conns = k;
 }
 
+/* The main thread: accept and read; the decision thread decides. */
 static int serve(struct service *sv)
 {
 	struct pollfd *pfs = calloc(PENDING_MAX + 1, sizeof(*pfs));
+	sigset_t all, old;
+	pthread_t tid;
+	int rc;
 
-	if (!pfs || !(sv->conns = calloc(PENDING_MAX, sizeof(*sv->conns)))) {
+	sv->conns = calloc(PENDING_MAX, sizeof(*sv->conns));
+	sv->queue = calloc(PENDING_MAX, sizeof(*sv->queue));
+	if (!pfs || !sv->conns || !sv->queue) {
 		say("%s", strerror(errno));
-		free(pfs);
-		return 1;
+		rc = 1;
+		goto out;
+	}
+	publish_qdir(sv);
+	/* Signals are the main thread's: the decision thread starts with
+	 * them blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&tid, NULL, decider, sv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		say("decision thread: %s", strerror(rc));
+		rc = 1;
+		goto out;
 	}
 	while (!got_term) {
 		size_t n = 0;
@@ -596,24 +742,33 @@ static int serve(struct service *sv)
 			say("poll: %s", strerror(errno));
 			break;
 		}
-		reap(sv);
-		if (got_hup && !sv->n_batch) {
-			state_refresh(&sv->st, sv->policy_path, true);
-			got_hup = 0;
+		if (got_hup) {
+			pthread_mutex_lock(&sv->mu);
+			pthread_cond_signal(&sv->cv);
+			pthread_mutex_unlock(&sv->mu);
 		}
-		/* Everything that has arrived, then one batch of the
-		 * prologs among it: prologs that arrive while a batch is
-		 * being decided make the next batch. */
 		accept_all(sv);
 		read_pending(sv);
-		if (sv->n_batch)
-			decide_batch(sv);
 	}
+	pthread_mutex_lock(&sv->mu);
+	sv->stop = true;
+	pthread_cond_signal(&sv->cv);
+	pthread_mutex_unlock(&sv->mu);
+	pthread_join(tid, NULL);
+	/* Prologs not decided: their hooks decide themselves, now. */
+	for (size_t i = 0; i < sv->n_queue; i++) {
+		refuse(sv->queue[i].fd, "stopping");
+		close(sv->queue[i].fd);
+		free(sv->queue[i].msg);
+	}
+	rc = 0;
+out:
 	for (size_t i = 0; i < sv->n_conns; i++)
 		close(sv->conns[i].fd);
 	free(sv->conns);
+	free(sv->queue);
 	free(pfs);
-	return 0;
+	return rc;
 }
 
 /* clang-format off */
@@ -703,6 +858,8 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	memset(&sv, 0, sizeof(sv));
+	pthread_mutex_init(&sv.mu, NULL);
+	pthread_cond_init(&sv.cv, NULL);
 	sv.policy_path = SYSCONFDIR "/fwdalloc/fwdalloc.yaml";
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {

@@ -9,4 +9,4 @@ fwdallocd_SOURCES = service/fwdallocd.c service/protocol.h \
 	service/client.c service/client.h
 fwdallocd_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DFWD_SERVICE_SOCKET='"$(FWD_SERVICE_SOCKET_PATH)"'
-fwdallocd_LDADD = $(FWD_CONTROLLER_LIBS)
+fwdallocd_LDADD = $(FWD_CONTROLLER_LIBS) -lpthread
