@@ -99,10 +99,17 @@ check_eq "only rotated copies: their records" "21 11 13" "$(ids "$out")"
 db_start
 fw db init
 check_eq "db init" 0 "$rc"
-for j in 11 14 16; do
-	case $j in 11) ts=$((t0 - 1)) ;; 14) ts=$t0 ;; 16) ts=$((t0 + 1)) ;; esac
+# job 13's record is at t0 - 0.5, its row at the whole second below, as
+# the controller stores it
+for j in 11 13 14 16; do
+	case $j in
+	11) ts=$((t0 - 1)) col=$ts ;;
+	13) ts=$((t0 - 1)).5 col=$((t0 - 1)) ;;
+	14) ts=$t0 col=$ts ;;
+	16) ts=$((t0 + 1)) col=$ts ;;
+	esac
 	q "INSERT INTO audit (ts, job_id, user, action, outcome, record)
-	   VALUES ($ts, $j, 'alice', 'default', 'default',
+	   VALUES ($col, $j, 'alice', 'default', 'default',
 	   '$(rec "$ts" "$j" alice)')"
 done
 while IFS='|' read -r filter want; do
@@ -111,10 +118,10 @@ while IFS='|' read -r filter want; do
 	check_eq "audit --db $filter: jobs" "$want" "$(ids "$out")" ||
 		diag "$err"
 done <<EOF
-|11 14 16
---since $t0|14 16
+|11 13 14 16
+--since $t0|13 14 16
 --since $((t0 + 1))|16
---since $((t0 - 1))|11 14 16
+--since $((t0 - 1))|11 13 14 16
 --since $((t0 + 2))|
 EOF
 
