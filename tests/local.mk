@@ -233,7 +233,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \
 	tests/integration/audit_edges.sh tests/integration/ledger_rows.sh \
-	tests/integration/profile_edges.sh
+	tests/integration/profile_edges.sh tests/integration/sacct_edges.sh
 TESTS += $(INTEGRATION_TESTS)
 
 # A database whose COMMIT answers late (LD_PRELOAD), for ctl_truth.sh.
