@@ -276,6 +276,7 @@ static void test_time_parse_ok(void **state)
 		{"10s", NOW - 10.0},
 		{"1w", NOW - 604800.0},
 		{"3hours", NOW - 10800.0},
+		{"now+100000000000", NOW + 1e11}, /* 12 digits, the most */
 	};
 
 	(void)state;
@@ -325,6 +326,7 @@ static void test_time_parse_bad(void **state)
 		"1e3s",
 		"-1.5h",
 		"now-1e3",
+		"now+1000000000000", /* 13 digits */
 	};
 
 	(void)state;
