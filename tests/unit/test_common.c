@@ -389,6 +389,37 @@ static void test_plausible_edges(void **state)
 	}
 }
 
+/* UTF-8 validity over whole strings: the offset of the first bad byte. */
+static void test_utf8_valid(void **state)
+{
+	static const struct {
+		const char *s;
+		bool ok;
+		size_t bad;
+	} t[] = {
+		{"", true, 0},
+		{"a", true, 0},
+		{"wrf.exe", true, 0},
+		{"caf\xc3\xa9", true, 0},	/* 2 bytes */
+		{"\xe2\x82\xac 5", true, 0},	/* 3 bytes */
+		{"x\xf0\x9f\x98\x80", true, 0}, /* 4 bytes */
+		{"ab\xc3", false, 2},		/* cut short */
+		{"a\xc0\xaf", false, 1},	/* overlong */
+		{"\xed\xa0\x80", false, 0},	/* a surrogate */
+		{"ok\xff", false, 2},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < N(t); i++) {
+		size_t bad = 99;
+		bool ok = fwd_utf8_valid(t[i].s, strlen(t[i].s), &bad);
+
+		if (ok != t[i].ok || (!ok && bad != t[i].bad))
+			fail_msg("case %zu: %d at %zu, want %d at %zu", i, ok,
+				 bad, t[i].ok, t[i].bad);
+	}
+}
+
 static void test_time_parse_iso_strict(void **state)
 {
 	static const char *const bad[] = {
@@ -534,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_time_parse_ok),
 		cmocka_unit_test(test_time_parse_bad),
 		cmocka_unit_test(test_plausible_edges),
+		cmocka_unit_test(test_utf8_valid),
 		cmocka_unit_test(test_time_parse_iso_strict),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_clock),
