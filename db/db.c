@@ -267,6 +267,20 @@ static int read_password(const char *path, char *buf, size_t len,
 		got += (size_t)n;
 	}
 	buf[got] = '\0';
+	if (got == len - 1 && !buf[strcspn(buf, "\r\n")]) {
+		/* The buffer is full and holds no end of line: a password
+		 * cut short would only fail later, as a wrong one. */
+		char c;
+
+		if (read(fd, &c, 1) == 1 && c != '\n' && c != '\r') {
+			errno = EINVAL;
+			errprintf(err,
+				  "password file %s: first line longer than "
+				  "%zu bytes: refusing it",
+				  path, len - 1);
+			goto out;
+		}
+	}
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (!*buf) {
 		errno = EINVAL;

@@ -125,12 +125,13 @@ static void test_password_files(void **state)
 	}
 }
 
-/* A password line as long as the buffer (511 bytes and the NUL) or
- * longer is read without running past the buffer: the connection then
- * fails for want of a server, not on the file. */
+/* A password line that fills the buffer (511 bytes and the NUL), with or
+ * without its end of line, is read whole: the connection then fails for
+ * want of a server, not on the file.  A longer one is refused, named,
+ * rather than cut (it would fail later as a wrong password). */
 static void test_password_long(void **state)
 {
-	static const size_t lens[] = {510, 511, 512, 600, 4096};
+	static const size_t lens[] = {1, 510, 511, 512, 600, 4096};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -148,9 +149,37 @@ static void test_password_long(void **state)
 		d = cfg(path, NULL);
 		errno = 0;
 		assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+		if (lens[i] > 511) {
+			char want[512];
+
+			snprintf(want, sizeof(want),
+				 "password file %s: first line longer than "
+				 "511 bytes: refusing it",
+				 path);
+			assert_int_equal(errno, EINVAL);
+			assert_string_equal(err.text, want);
+		} else if (!db_err_unavailable(errno) ||
+			   strstr(err.text, "password file")) {
+			fail_msg("%zu bytes: errno %d: %s", lens[i], errno,
+				 err.text);
+		}
+	}
+	/* The same line without its end of line. */
+	{
+		char path[256], text[512];
+		struct db_config d;
+		fwd_error_t err = {{0}};
+
+		memset(text, 'q', 511);
+		text[511] = '\0';
+		snprintf(path, sizeof(path), "%s/long511-nonl.pass", dir);
+		write_file(path, text, 0600);
+		d = cfg(path, NULL);
+		errno = 0;
+		assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
 		if (!db_err_unavailable(errno) ||
 		    strstr(err.text, "password file"))
-			fail_msg("%zu bytes: errno %d: %s", lens[i], errno,
+			fail_msg("511 bytes, no newline: errno %d: %s", errno,
 				 err.text);
 	}
 }
