@@ -83,6 +83,10 @@ int ctl_load_health(struct db *db, const struct policy *p,
 		    const struct topology *t, enum fwd_health **fwd,
 		    enum fwd_health **ost, fwd_error_t *err);
 
+/* Append a message for the operator to out (dropped past CTL_MAX_NOTES). */
+void ctl_note(struct ctl_outcome *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Did a rule want more forwarders than the pool could give? */
 bool ctl_pool_refused(const struct alloc_decision *d);
 

@@ -70,10 +70,7 @@ int ctl_hook_mark_commit(int fd)
 	return write(fd, "C", 1) == 1 ? 0 : -1;
 }
 
-static void note(struct ctl_outcome *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void note(struct ctl_outcome *out, const char *fmt, ...)
+void ctl_note(struct ctl_outcome *out, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -95,7 +92,7 @@ static void audit_db_best_effort(const struct policy *p, const json_t *rec,
 		db_connect_current(&p->database, DB_ROLE_CONTROLLER, &err);
 
 	if (!db || audit_store(db, rec, &err) < 0)
-		note(out, "audit table: %s", err.text);
+		ctl_note(out, "audit table: %s", err.text);
 	db_close(db);
 }
 
@@ -239,7 +236,7 @@ static void record_fallback(struct ctl_hook *h, const char *event,
 		rec = audit_record_fallback(h->j, h->t, event, why, now,
 					    elapsed_us(h->t0, now));
 	if (audit_append(p->audit.file, rec, &aerr) < 0) {
-		note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
+		ctl_note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
 		out->lost_record =
 			json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	}
@@ -251,7 +248,7 @@ static void record_fallback(struct ctl_hook *h, const char *event,
 	o = json_string_value(json_object_get(rec, "outcome"));
 	if (o && !strncmp(o, "fallback: ", 10))
 		o += 10;
-	note(out, "%s %s: %s", event, h->j->job_id, o ? o : why);
+	ctl_note(out, "%s %s: %s", event, h->j->job_id, o ? o : why);
 	if (mine)
 		json_decref(rec);
 }
@@ -287,7 +284,8 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	    line[1] == ' ') {
 		out->fallback = line[0] == 'F';
 		if (audit_append_line(p->audit.file, line + 2, &aerr) < 0) {
-			note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
+			ctl_note(out, "%s %s: %s", event, h->j->job_id,
+				 aerr.text);
 			out->lost_record = strdup(line + 2);
 		}
 	} else {
@@ -339,14 +337,14 @@ int ctl_hook_skip_db(struct ctl_hook *h, const char *event,
 	rec = audit_record_fallback(h->j, h->t, event, why, now,
 				    elapsed_us(h->t0, now));
 	if (!rec || audit_append(p->audit.file, rec, &aerr) < 0) {
-		note(out, "%s %s: %s", event, h->j->job_id,
-		     rec ? aerr.text : "out of memory");
+		ctl_note(out, "%s %s: %s", event, h->j->job_id,
+			 rec ? aerr.text : "out of memory");
 		out->lost_record =
 			rec ? json_dumps(rec,
 					 JSON_COMPACT | JSON_PRESERVE_ORDER)
 			    : NULL;
 	}
-	note(out, "%s %s: %s", event, h->j->job_id, why);
+	ctl_note(out, "%s %s: %s", event, h->j->job_id, why);
 	json_decref(rec);
 	out->stop_job = p->access.fail == POLICY_FAIL_CLOSED &&
 			!strcmp(event, "prolog") && !h->j->bad_request[0];
@@ -373,11 +371,11 @@ void ctl_no_policy(const struct policy *lp, const struct ctl_job *j,
 	rec = audit_record_fallback(j, NULL, "prolog", buf, now,
 				    elapsed_us(t0, now));
 	if (!rec) {
-		note(out, "prolog %s: %s", j->job_id, strerror(ENOMEM));
+		ctl_note(out, "prolog %s: %s", j->job_id, strerror(ENOMEM));
 		return;
 	}
 	if (audit_append(lp->audit.file, rec, &aerr) < 0) {
-		note(out, "prolog %s: %s", j->job_id, aerr.text);
+		ctl_note(out, "prolog %s: %s", j->job_id, aerr.text);
 		out->lost_record =
 			json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	}
@@ -385,7 +383,7 @@ void ctl_no_policy(const struct policy *lp, const struct ctl_job *j,
 	 * there too (fwdctl metrics). */
 	if (lp->audit.database)
 		audit_db_best_effort(lp, rec, out);
-	note(out, "prolog %s: %s", j->job_id, buf);
+	ctl_note(out, "prolog %s: %s", j->job_id, buf);
 	json_decref(rec);
 }
 

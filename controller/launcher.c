@@ -6,7 +6,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,22 +64,6 @@ struct slot {
 	struct alloc_decision *d;
 	json_t *rec;
 };
-
-static void note(struct ctl_outcome *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void note(struct ctl_outcome *out, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (out->n_notes == CTL_MAX_NOTES)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(out->notes[out->n_notes].text,
-		  sizeof(out->notes[out->n_notes].text), fmt, ap);
-	va_end(ap);
-	out->n_notes++;
-}
 
 struct ctl_launcher *ctl_launcher_create(const struct policy *p,
 					 const struct topology *t,
@@ -149,21 +132,21 @@ static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
 	/* The nodes keep their defaults and tell the job so
 	 * (FWDALLOC_ACTION=fallback), as after `fwdctl prolog`. */
 	if (ctl_publish_fallback(p, &s->job, &aerr) < 0)
-		note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
+		ctl_note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
 	rec = audit_record_fallback(&s->job, L->t, "prolog", why, now,
 				    elapsed_us(s->in->t0, now));
 	if (rec && db_ok && L->db && p->audit.database &&
 	    audit_store(L->db, rec, &aerr) < 0)
-		note(s->out, "audit table: %s", aerr.text);
+		ctl_note(s->out, "audit table: %s", aerr.text);
 	if (!rec || audit_append(p->audit.file, rec, &aerr) < 0) {
-		note(s->out, "prolog %s: %s", s->job.job_id,
-		     rec ? aerr.text : "out of memory");
+		ctl_note(s->out, "prolog %s: %s", s->job.job_id,
+			 rec ? aerr.text : "out of memory");
 		s->out->lost_record =
 			rec ? json_dumps(rec,
 					 JSON_COMPACT | JSON_PRESERVE_ORDER)
 			    : NULL;
 	}
-	note(s->out, "prolog %s: %s", s->job.job_id, why);
+	ctl_note(s->out, "prolog %s: %s", s->job.job_id, why);
 	json_decref(rec);
 	s->out->fallback = true;
 	s->out->stop_job =
@@ -467,8 +450,8 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	}
 	if (!sl) {
 		for (size_t i = 0; i < n; i++)
-			note(&outs[i], "prolog %s: launcher: %s",
-			     jobs[i].job.job_id, strerror(errno));
+			ctl_note(&outs[i], "prolog %s: launcher: %s",
+				 jobs[i].job.job_id, strerror(errno));
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -495,8 +478,8 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			sl[i].live = false;
 			L->st.fell_back++;
 			if (ctl_publish_fallback(p, &sl[i].job, &perr) < 0)
-				note(&outs[i], "prolog %s: %s",
-				     sl[i].job.job_id, perr.text);
+				ctl_note(&outs[i], "prolog %s: %s",
+					 sl[i].job.job_id, perr.text);
 		}
 	}
 	if (ensure_db(L, now, &err) < 0) {
@@ -553,7 +536,8 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			json_object_set_new(s->rec, "decision_file",
 					    json_string(aerr.text));
 		if (audit_append(p->audit.file, s->rec, &aerr) < 0) {
-			note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
+			ctl_note(s->out, "prolog %s: %s", s->job.job_id,
+				 aerr.text);
 			s->out->lost_record = json_dumps(
 				s->rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		}
