@@ -175,6 +175,9 @@ static int prolog_child(void *arg, int fd)
 	fwd_error_t err = {""};
 	int have_prof = 0, in_tx = 0, rc = 1, cause;
 	int committing = 0, r;
+	/* Only a failure of the database trips its breaker: not a job
+	 * refused before any connection (its nodes, the topology). */
+	bool db_tried = false;
 	unsigned int attempt = 1;
 	double now;
 	struct phases ph = {.on = getenv("FWDALLOC_PROLOG_TIMING") != NULL};
@@ -212,6 +215,7 @@ static int prolog_child(void *arg, int fd)
 	if (!j->n_nodes)
 		j->n_nodes = (uint32_t)n_ids;
 	mark(&ph, PH_NODES);
+	db_tried = true;
 	if (!(db = db_connect_current(&p->database, DB_ROLE_CONTROLLER, &err)))
 		goto fallback;
 	mark(&ph, PH_CONNECT);
@@ -371,7 +375,7 @@ fallback:
 	 * thing that failed.  The file record is written by the parent. */
 	/* The database did not answer: the next prologs skip it for a
 	 * while (database.breaker) instead of each waiting as long. */
-	if (db_err_unavailable(cause) && !j->bad_request[0])
+	if (db_tried && db_err_unavailable(cause) && !j->bad_request[0])
 		ctl_breaker_trip(p);
 	if (db && p->audit.database && !db_err_unavailable(cause)) {
 		fwd_error_t e2;

@@ -180,6 +180,8 @@ hook prolog 503 "c[1-4]" 4 # requeued: holds its rows, republished
 check "requeued job 503 republished" test -f "$spool/503.decision"
 hook prolog 504 "c[1-4,9999]" 5 # a node outside the topology: fallback
 check_match "job 504 fell back" '"outcome":"fallback' "$(record prolog 504)"
+check "job 504: a job refused for its nodes leaves the database breaker closed" \
+	test ! -e "$d/db-breaker"
 check_eq "job 504's decision file: the fallback row" \
 	'[{"forwarder":null,"nodes":"c[1-4,9999]","action":"fallback","address":null}]' \
 	"$(jq -c .rows "$spool/504.decision" 2>&1)"
