@@ -581,6 +581,10 @@ static void decide_batch(struct service *sv, struct prolog_req *batch,
 	}
 	for (size_t i = 0; i < n; i++) {
 		answer_outcome(fds[i], &outs[i]);
+		/* What the hook prints goes to slurmctld's log; the
+		 * journal gets it too, beside the service's own lines. */
+		for (size_t k = 0; k < outs[i].n_notes; k++)
+			say("%s", outs[i].notes[k].text);
 		if (outs[i].lost_record) {
 			/* The audit file refused it: the journal keeps it. */
 			say("prolog job %s: audit record not written to the "

@@ -69,7 +69,8 @@ for j in $jobs; do
 	[ "$st" = COMPLETED ] || { diag "job $j: $st"; bad=$((bad + 1)); }
 done
 check_eq "burst: every job completed" 0 "$bad"
-check_eq "burst: the service decided all 8" 8 "$(count decided)"
+check_eq "burst: the service decided all 8" 8 "$(count decided)" ||
+	diag "$(tail -n 20 "$M/log/fwdallocd.log")"
 check_eq "burst: none fell back" 0 "$(count fell_back)"
 check_eq "burst: one database connection" 1 "$(count connects)"
 check "burst: batches ($(count batches)) at most the jobs" \
