@@ -180,6 +180,7 @@ struct prolog_req {
 	int fd;
 	char *msg; /* the request; the job's strings point into it */
 	size_t len;
+	double deadline; /* the hook's, from the request's head */
 };
 
 static int listen_on(const char *path)
@@ -494,6 +495,7 @@ static int handle_request(struct service *sv, int fd)
 			sv->queue[sv->n_queue].fd = fd;
 			sv->queue[sv->n_queue].msg = msg;
 			sv->queue[sv->n_queue].len = (size_t)got;
+			sv->queue[sv->n_queue].deadline = arg;
 			sv->n_queue++;
 			pthread_cond_signal(&sv->cv);
 			pthread_mutex_unlock(&sv->mu);
@@ -519,10 +521,9 @@ static int parse_prolog(struct prolog_req *r, double now, struct ctl_launch *l)
 	/* handle_request() checked the head and cut it at its '\n'. */
 	const char *vars = r->msg + strlen(r->msg) + 1;
 	const char *vals[CTL_JOB_N_VARS];
-	double deadline = 0, m;
+	double deadline = r->deadline, m;
 	fwd_error_t err;
 
-	fwd_time_parse_epoch(r->msg + sizeof(FWD_SVC_MAGIC) + 2, &deadline);
 	if (ctl_job_vars_parse(vars, (size_t)(r->msg + r->len - vars), vals,
 			       &err) < 0 ||
 	    ctl_job_from_vars(&l->job, vals, &err) < 0) {
