@@ -76,44 +76,66 @@ fail:
 	return NULL;
 }
 
-/* text into path: a temporary file in the same directory, mode 0644,
- * fsync'd, renamed over path. */
-static int write_atomic(const char *dir, const char *path, const char *text,
-			fwd_error_t *err)
+/* text into a temporary file beside path, mode 0644, not yet synced:
+ * pb->fd stays open for publish_place().  0, or -1 with err (nothing left). */
+static int write_tmp(const char *dir, const char *path, const char *text,
+		     struct ctl_pub *pb, fwd_error_t *err)
 {
-	char tmp[PATH_MAX];
-	int fd;
-
 	/* Nodes trust what is here: only this account may write into it
 	 * (common/safedir.h); else they read the database. */
 	if (fwd_dir_check(dir, 0755, geteuid(), err) < 0)
 		return -1;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >=
-	    (int)sizeof(tmp)) {
+	if (snprintf(pb->tmp, sizeof(pb->tmp), "%s.tmp.XXXXXX", path) >=
+		    (int)sizeof(pb->tmp) ||
+	    snprintf(pb->path, sizeof(pb->path), "%s", path) >=
+		    (int)sizeof(pb->path)) {
 		errno = ENAMETOOLONG;
 		errprintf(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-		errprintf(err, "%s: %s", tmp, strerror(errno));
+	if ((pb->fd = mkostemp(pb->tmp, O_CLOEXEC)) < 0) {
+		errprintf(err, "%s: %s", pb->tmp, strerror(errno));
 		return -1;
 	}
-	if (fchmod(fd, 0644) < 0 || fwd_write_all(fd, text, strlen(text)) < 0 ||
-	    fwd_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
+	if (fchmod(pb->fd, 0644) < 0 ||
+	    fwd_write_all(pb->fd, text, strlen(text)) < 0 ||
+	    fwd_write_all(pb->fd, "\n", 1) < 0) {
+		int e = errno;
+
+		close(pb->fd);
+		pb->fd = -1;
+		unlink(pb->tmp);
+		errno = e;
+		errprintf(err, "%s: %s", pb->tmp, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The temporary file of write_tmp(), fsync'd, renamed over its path.
+ * 0, or -1 with err (nothing left). */
+static int publish_place(struct ctl_pub *pb, fwd_error_t *err)
+{
+	int fd = pb->fd;
+
+	pb->fd = -1;
+	if (fd < 0)
+		return 0;
+	if (fsync(fd) < 0) {
 		int e = errno;
 
 		close(fd);
-		unlink(tmp);
+		unlink(pb->tmp);
 		errno = e;
-		errprintf(err, "%s: %s", tmp, strerror(errno));
+		errprintf(err, "%s: %s", pb->tmp, strerror(errno));
 		return -1;
 	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
+	if (close(fd) < 0 || rename(pb->tmp, pb->path) < 0) {
 		int e = errno;
 
-		unlink(tmp);
+		unlink(pb->tmp);
 		errno = e;
-		errprintf(err, "%s: %s", path, strerror(errno));
+		errprintf(err, "%s: %s", pb->path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -154,7 +176,7 @@ static json_t *no_forwarder_rows(const struct ctl_job *j, const char *action)
  */
 static int publish(struct db *db, const struct policy *p,
 		   const struct ctl_job *j, const char *action,
-		   fwd_error_t *err)
+		   struct ctl_pub *pb, fwd_error_t *err)
 {
 	char path[PATH_MAX], digest[65];
 	json_t *rows = NULL, *doc = NULL;
@@ -197,7 +219,7 @@ static int publish(struct db *db, const struct policy *p,
 			  strlen(text) + 1);
 		goto out;
 	}
-	rv = write_atomic(p->remap.decision_dir, path, text, err);
+	rv = write_tmp(p->remap.decision_dir, path, text, pb, err);
 out:
 	if (rv < 0)
 		unlink_decision(p, j);
@@ -208,16 +230,39 @@ out:
 	return rv;
 }
 
-int ctl_publish_decision(struct db *db, const struct policy *p,
-			 const struct ctl_job *j, bool direct, fwd_error_t *err)
+int ctl_publish_prepare(struct db *db, const struct policy *p,
+			const struct ctl_job *j, bool direct,
+			struct ctl_pub *pb, fwd_error_t *err)
 {
+	pb->fd = -1;
 	if (!p->remap.decision_dir)
 		return 0;
 	if (publish(direct ? NULL : db, p, j, fwd_action_name(FWD_ACT_DIRECT),
-		    err) < 0)
+		    pb, err) < 0)
 		return errprefix(err, "publishing the decision of job %s",
 				 j->job_id);
 	return 0;
+}
+
+int ctl_publish_finish(const struct policy *p, const struct ctl_job *j,
+		       struct ctl_pub *pb, fwd_error_t *err)
+{
+	if (publish_place(pb, err) < 0) {
+		unlink_decision(p, j);
+		return errprefix(err, "publishing the decision of job %s",
+				 j->job_id);
+	}
+	return 0;
+}
+
+int ctl_publish_decision(struct db *db, const struct policy *p,
+			 const struct ctl_job *j, bool direct, fwd_error_t *err)
+{
+	struct ctl_pub pb;
+
+	if (ctl_publish_prepare(db, p, j, direct, &pb, err) < 0)
+		return -1;
+	return ctl_publish_finish(p, j, &pb, err);
 }
 
 int ctl_publish_fallback(const struct policy *p, const struct ctl_job *j,
@@ -225,9 +270,14 @@ int ctl_publish_fallback(const struct policy *p, const struct ctl_job *j,
 {
 	if (!p->remap.decision_dir || !j->nodes)
 		return 0;
-	if (publish(NULL, p, j, FWD_ACTION_FALLBACK, err) < 0)
+	struct ctl_pub pb = {.fd = -1};
+
+	if (publish(NULL, p, j, FWD_ACTION_FALLBACK, &pb, err) < 0 ||
+	    publish_place(&pb, err) < 0) {
+		unlink_decision(p, j);
 		return errprefix(err, "publishing the fallback of job %s",
 				 j->job_id);
+	}
 	return 0;
 }
 

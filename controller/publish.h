@@ -51,6 +51,7 @@
  * sends it to the database, a damaged one keeps the node's defaults.
  */
 
+#include <limits.h>
 #include <stdbool.h>
 
 #include <jansson.h>
@@ -92,6 +93,24 @@ struct ctl_job;
 int ctl_publish_decision(struct db *db, const struct policy *p,
 			 const struct ctl_job *j, bool direct,
 			 fwd_error_t *err);
+
+/*
+ * ctl_publish_decision() in two steps, for a batch of jobs: prepare writes
+ * each file under a temporary name, finish syncs it and renames it into
+ * place.  Finishing the batch's files after all are written costs the
+ * file system one journal commit instead of one a job.  A prepared file
+ * must be finished (its descriptor stays open until then); on failure of
+ * either step nothing is left and -1 is returned with err.
+ */
+struct ctl_pub {
+	int fd; /* -1: nothing to finish */
+	char tmp[PATH_MAX], path[PATH_MAX];
+};
+int ctl_publish_prepare(struct db *db, const struct policy *p,
+			const struct ctl_job *j, bool direct,
+			struct ctl_pub *pb, fwd_error_t *err);
+int ctl_publish_finish(const struct policy *p, const struct ctl_job *j,
+		       struct ctl_pub *pb, fwd_error_t *err);
 
 /* The prolog fell back: remove any decision file of the job (one left by
  * an earlier run of a requeued job must not be applied). */

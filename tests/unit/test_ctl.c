@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,6 +36,7 @@
 #include "controller/job.h"
 #include "controller/ledger_store.h"
 #include "controller/profile_ctl.h"
+#include "controller/publish.h"
 #include "db/db.h"
 #include "policies/policy.h"
 
@@ -337,6 +339,72 @@ static void test_audit_read_damaged_gz(void **state)
 	if (!strstr(err.text, "damaged.jsonl.1.gz: line "))
 		fail_msg("message: %s", err.text);
 	unlink(path);
+}
+
+/* A batch's decision files: written under temporary names first, in
+ * place only once finished; nothing visible before, nothing left after;
+ * a file that cannot be finished leaves nothing. */
+static void test_publish_two_steps(void **state)
+{
+	char dir[300], path[400], tmpl[PATH_MAX];
+	struct policy p;
+	struct ctl_job j[3];
+	struct ctl_pub pb[3];
+	fwd_error_t err;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s/decisions", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	memset(&p, 0, sizeof(p));
+	p.remap.decision_dir = dir;
+	for (int i = 0; i < 3; i++) {
+		memset(&j[i], 0, sizeof(j[i]));
+		j[i].job_num = 700 + (uint64_t)i;
+		snprintf(j[i].job_id, sizeof(j[i].job_id), "%d", 700 + i);
+		j[i].user = "alice";
+		j[i].name = "app";
+		j[i].nodes = "c[1-2]";
+		/* Direct access: the row needs no database. */
+		assert_int_equal(ctl_publish_prepare(NULL, &p, &j[i], true,
+						     &pb[i], &err),
+				 0);
+		assert_true(pb[i].fd >= 0);
+		snprintf(path, sizeof(path), "%s/%d.decision", dir, 700 + i);
+		assert_string_equal(pb[i].path, path);
+		assert_int_equal(stat(path, &sb), -1);
+		assert_int_equal(stat(pb[i].tmp, &sb), 0);
+		assert_int_equal(sb.st_mode & 07777, 0644);
+	}
+	for (int i = 0; i < 2; i++) {
+		char *text;
+
+		assert_int_equal(ctl_publish_finish(&p, &j[i], &pb[i], &err),
+				 0);
+		assert_int_equal(pb[i].fd, -1);
+		assert_int_equal(stat(pb[i].tmp, &sb), -1);
+		text = slurp(pb[i].path);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "\"action\":\"direct\""));
+		assert_non_null(strstr(text, "\"nodes\":\"c[1-2]\""));
+		free(text);
+		/* Finishing twice is a no-op. */
+		assert_int_equal(ctl_publish_finish(&p, &j[i], &pb[i], &err),
+				 0);
+	}
+	/* The third cannot be renamed into place (its temporary file is
+	 * gone): an error naming the job, and no file left. */
+	snprintf(tmpl, sizeof(tmpl), "%s", pb[2].tmp);
+	assert_int_equal(unlink(tmpl), 0);
+	assert_int_equal(ctl_publish_finish(&p, &j[2], &pb[2], &err), -1);
+	assert_non_null(strstr(err.text, "job 702"));
+	assert_int_equal(stat(pb[2].path, &sb), -1);
+	/* Without remap.decision_dir there is nothing to do. */
+	p.remap.decision_dir = NULL;
+	assert_int_equal(
+		ctl_publish_prepare(NULL, &p, &j[0], true, &pb[0], &err), 0);
+	assert_int_equal(pb[0].fd, -1);
+	assert_int_equal(ctl_publish_finish(&p, &j[0], &pb[0], &err), 0);
 }
 
 /* Every record has the documented fields, in the documented order. */
@@ -1152,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_hook_lost_record),
 		cmocka_unit_test(test_hook_commit_retried),
 		cmocka_unit_test(test_tx_retry),
+		cmocka_unit_test(test_publish_two_steps),
 		cmocka_unit_test(test_tx_reconnect),
 	};
 
