@@ -47,6 +47,9 @@ struct ctl_launcher {
 	struct db *db;
 	double db_used;
 	struct cached_profile *profiles;
+	/* The health of the last batch, read at health_at (0: none). */
+	enum fwd_health *hf, *ho;
+	double health_at;
 	struct ctl_launcher_stats st;
 };
 
@@ -63,6 +66,7 @@ struct slot {
 	struct alloc_bw_point bw[PROFILE_MAX_BW];
 	struct alloc_decision *d;
 	json_t *rec;
+	struct ctl_pub pub; /* its decision file, until finished */
 };
 
 struct ctl_launcher *ctl_launcher_create(const struct policy *p,
@@ -94,6 +98,8 @@ void ctl_launcher_destroy(struct ctl_launcher *L)
 	db_close(L->db);
 	alloc_ctx_destroy(L->cx);
 	free(L->profiles);
+	free(L->hf);
+	free(L->ho);
 	free(L);
 }
 
@@ -135,6 +141,11 @@ static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
 		ctl_note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
 	rec = audit_record_fallback(&s->job, L->t, "prolog", why, now,
 				    elapsed_us(s->in->t0, now));
+	/* The job row (history), best effort: a failed batch's
+	 * transaction took it back. */
+	if (db_ok && L->db &&
+	    ledger_store_job_start(L->db, &s->job, now, &aerr) < 0)
+		ctl_note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
 	if (rec && db_ok && L->db && p->audit.database &&
 	    audit_store(L->db, rec, &aerr) < 0)
 		ctl_note(s->out, "audit table: %s", aerr.text);
@@ -260,9 +271,6 @@ static void check_jobs(struct ctl_launcher *L, struct slot *sl, size_t n)
 		if (s->job.bad_request[0]) {
 			/* The user's value: recorded (the job row too when
 			 * the database answers), no decision. */
-			if (L->db)
-				ledger_store_job_start(L->db, &s->job,
-						       fwd_clock_real(), &err);
 			fall_back(L, s, s->job.bad_request, true);
 		} else if (!L->t) {
 			char why[1100];
@@ -327,6 +335,9 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 
 		if (!s->live)
 			continue;
+		if (ledger_store_job_start(db, &s->job, fwd_clock_real(), err) <
+		    0)
+			goto fail;
 		aj[m].job_id = s->job.job_id;
 		aj[m].user = s->job.user;
 		aj[m].account = s->job.account;
@@ -490,15 +501,15 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 		goto out;
 	}
 	check_jobs(L, sl, n);
-	/* Before the lock: the job rows, the profiles, the health. */
+	/* Before the lock: the profiles (the job rows are written in the
+	 * batch's transaction), the health. */
 	now = t = fwd_clock_real();
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = &sl[i];
 
 		if (!s->live)
 			continue;
-		if (ledger_store_job_start(L->db, &s->job, now, &err) < 0 ||
-		    (r = job_profile(L, s, now, &err)) < 0)
+		if ((r = job_profile(L, s, now, &err)) < 0)
 			goto db_error;
 		s->have_prof = r > 0;
 		live++;
@@ -506,10 +517,19 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	if (!live)
 		goto out;
 	L->st.ms_rows += lap(&t);
-	if (ctl_load_health(L->db, p, L->t, &hf, &ho, &err) < 0)
-		goto db_error;
-	health.forwarder = hf;
-	health.ost = ho;
+	if (!L->health_at || now < L->health_at ||
+	    now - L->health_at >= CTL_HEALTH_TTL) {
+		if (ctl_load_health(L->db, p, L->t, &hf, &ho, &err) < 0)
+			goto db_error;
+		free(L->hf);
+		free(L->ho);
+		L->hf = hf;
+		L->ho = ho;
+		hf = ho = NULL;
+		L->health_at = now;
+	}
+	health.forwarder = L->hf;
+	health.ost = L->ho;
 	L->st.ms_health += lap(&t);
 	while (decide_tx(L, sl, n, &health, &err) < 0) {
 		cause = errno;
@@ -523,16 +543,27 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 		release_late(L, sl, n);
 		goto out;
 	}
+	/* The decision files: all written, then all synced and renamed
+	 * (one journal commit for the batch, not one a job).  Without its
+	 * file a job's node prologs read the database. */
+	for (size_t i = 0; i < n; i++) {
+		struct slot *s = &sl[i];
+
+		s->pub.fd = -1;
+		if (s->live &&
+		    ctl_publish_prepare(L->db, p, &s->job,
+					s->d->action == FWD_ACT_DIRECT, &s->pub,
+					&err) < 0)
+			json_object_set_new(s->rec, "decision_file",
+					    json_string(err.text));
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = &sl[i];
 		fwd_error_t aerr;
 
 		if (!s->live)
 			continue;
-		/* Without the file the node prologs read the database. */
-		if (ctl_publish_decision(L->db, p, &s->job,
-					 s->d->action == FWD_ACT_DIRECT,
-					 &aerr) < 0)
+		if (ctl_publish_finish(p, &s->job, &s->pub, &aerr) < 0)
 			json_object_set_new(s->rec, "decision_file",
 					    json_string(aerr.text));
 		if (audit_append(p->audit.file, s->rec, &aerr) < 0) {

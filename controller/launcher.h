@@ -46,6 +46,15 @@ struct ctl_launcher;
 #define CTL_PROFILE_NONE_TTL 2.0
 
 /*
+ * How long the forwarder and OST health read for one batch serves the
+ * next, in seconds.  Health changes with the anomaly scan
+ * (fwdalloc-health.timer) and `fwdctl health exclude|include`: within a
+ * burst, batches a few milliseconds apart share one read; a launch after
+ * a quiet second reads it again.
+ */
+#define CTL_HEALTH_TTL 1.0
+
+/*
  * A launcher for policy p and topology t (both must outlive it; t may be
  * NULL: every job then falls back, as ctl_prolog() does).  NULL with
  * errno and err.
