@@ -227,6 +227,7 @@ burst() {
 		eval "local off_c$i=$(size_of "$m/log/slurmd-c$i.log")"
 	done
 	cd "$T" || return 1
+	svc_status "$k" >"$T/svc0"
 	timeout 10 sdiag -r >/dev/null 2>&1
 	t_sub=$(date +%Y-%m-%dT%H:%M:%S.%N)
 	start=$SECONDS
@@ -344,6 +345,36 @@ burst() {
 		if (hook_bad)
 			printf "  note: %d hook runs without a job id or failed\n", hook_bad
 	}' "$T/ctld" "$T/slurmd" "$T/hooks" "$T/elig"
+	svc_status "$k" >"$T/svc1"
+	svc_phases "$T/svc0" "$T/svc1"
+}
+
+# svc_status KEY: the counters of configuration KEY's service (B, C), if any.
+svc_status() {
+	case $1 in
+	B | C) timeout 10 "$top_builddir/fwdallocd" --status \
+		--socket "$T/$1/mc/fwdallocd.sock" 2>/dev/null ;;
+	esac
+}
+
+# svc_phases BEFORE AFTER: where the service's time went during the burst
+# (fwdallocd --status before and after): batches, jobs a batch, and each
+# phase's mean time a batch.
+svc_phases() {
+	[ -s "$1" ] && [ -s "$2" ] || return 0
+	awk 'FNR == 1 { f++ } f == 1 { a[$1] = $2 } f == 2 { b[$1] = $2 }
+	END {
+		nb = b["batches"] - a["batches"]; nj = b["jobs"] - a["jobs"]
+		if (nb <= 0) exit
+		printf "  service: %d batches, %.1f jobs a batch; a batch: " \
+			"decide %.1f ms (rows and profiles %.1f, health %.1f, " \
+			"transaction %.1f, files %.1f), longest %.1f ms\n", nb,
+			nj / nb, (b["decide_ms"] - a["decide_ms"]) / nb,
+			(b["rows_ms"] - a["rows_ms"]) / nb,
+			(b["health_ms"] - a["health_ms"]) / nb,
+			(b["tx_ms"] - a["tx_ms"]) / nb,
+			(b["publish_ms"] - a["publish_ms"]) / nb, b["decide_ms_max"]
+	}' "$1" "$2"
 }
 
 # cap_of N: the cap of a burst of N jobs, in seconds.
