@@ -1395,29 +1395,37 @@ int db_rollback(struct db *db)
 	return 0;
 }
 
-static int set_lock_wait(struct db *db, int64_t seconds, fwd_error_t *err)
-{
-	return db_execf(db, err, "SET SESSION innodb_lock_wait_timeout = ?",
-			"i", seconds) < 0
-		       ? -1
-		       : 0;
-}
-
 /* One attempt: START TRANSACTION, then the locking read waiting at most
- * `wait` whole seconds.  1 = locked, 0 = the wait ran out (the
- * transaction is rolled back), -1 = error. */
-static int lock_attempt(struct db *db, struct db_stmt *st, const char *what,
+ * `wait` whole seconds (MariaDB's SELECT ... FOR UPDATE WAIT n: the
+ * session's own bound, session_setup()'s, stays for the rest of the
+ * transaction, and no SET costs a round trip).  1 = locked, 0 = the wait
+ * ran out (the transaction is rolled back), -1 = error. */
+static int lock_attempt(struct db *db, const char *lock_sql, const char *what,
 			int64_t wait, fwd_error_t *err)
 {
-	int rows = 0, r;
+	struct db_stmt *st;
+	char sql[512];
+	int rows = 0, r, rv = -1;
 
-	if (set_lock_wait(db, wait, err) < 0 || db_begin(db, err) < 0)
+	if (snprintf(sql, sizeof(sql), "%s WAIT %lld", lock_sql,
+		     (long long)wait) >= (int)sizeof(sql)) {
+		errno = ENAMETOOLONG;
+		return errprintf(err, "database %s: %s statement too long",
+				 db->where, what);
+	}
+	if (db_begin(db, err) < 0)
 		return -1;
+	if (!(st = db_prepare(db, sql, err))) {
+		db_rollback(db);
+		return -1;
+	}
 	if (db_exec(st, err) == 0) {
 		while ((r = db_fetch(st, err)) > 0)
 			rows++;
-		if (r == 0 && rows > 0)
+		if (r == 0 && rows > 0) {
+			db_stmt_close(st);
 			return 1;
+		}
 		/* No row, no lock: a locking read of a missing row takes
 		 * only a gap lock, which others share. */
 		if (r == 0) {
@@ -1428,11 +1436,11 @@ static int lock_attempt(struct db *db, struct db_stmt *st, const char *what,
 				  db->where, what);
 		}
 	} else if (mysql_stmt_errno(st->stmt) == ER_LOCK_WAIT_TIMEOUT) {
-		db_rollback(db);
-		return 0;
+		rv = 0;
 	}
+	db_stmt_close(st);
 	db_rollback(db);
-	return -1;
+	return rv;
 }
 
 int db_begin_locked(struct db *db, const char *lock_sql, const char *what,
@@ -1443,19 +1451,15 @@ int db_begin_locked(struct db *db, const char *lock_sql, const char *what,
 	 * lock wait is never taken for a dead server.  InnoDB counts whole
 	 * seconds; under 2 s of read timeout, poll without waiting. */
 	int64_t step_max = (int64_t)floor(db->timeout / 2);
-	struct db_stmt *st;
 	int r = -1;
 
-	st = db_prepare(db, lock_sql, err);
-	if (!st)
-		return -1;
 	for (;;) {
 		double left = deadline - fwd_clock_mono();
 		int64_t step = left > 0 ? (int64_t)ceil(left) : 0;
 
 		if (step > step_max)
 			step = step_max;
-		r = lock_attempt(db, st, what, step, err);
+		r = lock_attempt(db, lock_sql, what, step, err);
 		if (r != 0 || fwd_clock_mono() >= deadline)
 			break;
 		if (step == 0) {
@@ -1463,12 +1467,6 @@ int db_begin_locked(struct db *db, const char *lock_sql, const char *what,
 
 			nanosleep(&ts, NULL);
 		}
-	}
-	db_stmt_close(st);
-	/* Back to the session's bound for the rest of the transaction. */
-	if (r >= 0 && set_lock_wait(db, row_lock_wait(db), err) < 0) {
-		db_rollback(db);
-		return -1;
 	}
 	if (r > 0)
 		return 0;

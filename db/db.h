@@ -178,9 +178,10 @@ int db_rollback(struct db *db);
  * account may read: it is the transaction's first statement, so every
  * consistent read after it sees what the previous holder committed.  The
  * lock is held until db_commit() or db_rollback() (or the connection
- * closes).  InnoDB waits in whole seconds (innodb_lock_wait_timeout, set
- * for the lock statement only; the rest of the transaction keeps the
- * session's bound), in steps shorter than the read timeout.  When the
+ * closes).  InnoDB waits in whole seconds (MariaDB's `... FOR UPDATE WAIT
+ * n`, appended to lock_sql: for the lock statement only; the rest of the
+ * transaction keeps the session's bound), in steps shorter than the read
+ * timeout.  When the
  * wait runs out: -1, errno EAGAIN, no transaction open, and
  * "<what> held elsewhere for more than <t>s".
  */
