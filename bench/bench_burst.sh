@@ -34,7 +34,9 @@
 #             tasks have no dependency or begin time, so each is eligible
 #             when submitted (checked against scontrol's EligibleTime,
 #             whole seconds, for the tasks still in memory at the end)
-#   start     slurmd's "Launching batch job" log time (ms): the job really
+#   start     slurmd's "Launching batch job N" log time (ms; from 26.05
+#             "Launching batch JobId=N ...", src/slurmd/slurmd/req.c's
+#             %pI): the job really
 #             starts, after PrologSlurmctld
 #   stall     a gap of more than 20 s with jobs pending and none starting:
 #             between the submission and the first start, between two
@@ -86,6 +88,7 @@ cap_set=${FWDALLOC_BURST_CAP:-}
 configs=${FWDALLOC_BURST_CONFIGS:-A H B C F G D E}
 port_base=${FWDALLOC_BURST_PORT_BASE:-19000}
 stall_gap=20
+unmeasured=0
 mc=$top_srcdir/scripts/minicluster
 
 skip() {
@@ -295,7 +298,9 @@ burst() {
 		t = ts($1); n_done++
 		if (t > last_end) last_end = t
 	}
-	FILENAME ~ /slurmd$/ && /Launching batch job / { starts[++n_start] = ts($1) }
+	FILENAME ~ /slurmd$/ && /Launching batch (job |JobId=)/ {
+		starts[++n_start] = ts($1)
+	}
 	FILENAME ~ /hooks$/ {
 		ms = ($4 - $3) * 1000
 		if ($2 == "-" || $5 != 0) hook_bad++
@@ -333,6 +338,11 @@ burst() {
 		printf "%s %d %d %d %.3f %d %d %.1f %.2f %.3f %d %d %d\n", k, n, r,
 			complete, wall, n_done, stalls, stalled, maxgap, drain,
 			n_elig, elig_late, hook_bad >> (res ".bursts")
+		if (n_done && !n_start)
+			printf "burst: %s: %d jobs done but no start found in " \
+				"slurmd'"'"'s logs (has its \"Launching batch\" " \
+				"message changed?): start times and stalls " \
+				"cannot be measured\n", k, n_done > "/dev/stderr"
 		printf "  round %d, %s, %d jobs: %s %.2f s, %d done, %d started, " \
 			"%d stalls (%.0f s), longest start gap %.2f s%s; %s\n", r, k,
 			n, complete ? "wall" : "INCOMPLETE after", wall, n_done,
@@ -347,6 +357,11 @@ burst() {
 	}' "$T/ctld" "$T/slurmd" "$T/hooks" "$T/elig"
 	svc_status "$k" >"$T/svc1"
 	svc_phases "$T/svc0" "$T/svc1"
+	# A burst whose starts could not be read measured nothing.
+	if ! grep -Eq 'Launching batch (job |JobId=)' "$T/slurmd" &&
+		grep -q . "$T/slurmd"; then
+		unmeasured=1
+	fi
 }
 
 # svc_status KEY: the counters of configuration KEY's service (B, C), if any.
@@ -545,4 +560,8 @@ for n in $sizes; do
 		fi
 	done
 done
+[ "$unmeasured" -eq 0 ] || {
+	echo "burst: some bursts had no job start in slurmd's logs: failed" >&2
+	exit 1
+}
 exit 0
