@@ -413,8 +413,10 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	if (!(buf = malloc((total + 1) * sizeof(*buf))))
 		goto out;
 	/* Isolation by harm with the batch's neighbours: a disruptive job is
-	 * isolated when its I/O time times (1 + the vulnerable jobs, running
-	 * or starting, on its first default forwarder) reaches min_harm. */
+	 * isolated when its harm (the longer of its data I/O on the default
+	 * mapping and its metadata load) times (1 + the vulnerable jobs,
+	 * running or starting, on its first default forwarder) reaches
+	 * min_harm. */
 	for (size_t i = 0; i < n_jobs; i++) {
 		struct alloc_opts *o = &pl[i].opts;
 		uint32_t v = pl[i].held_vulnerable;
@@ -425,7 +427,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		for (size_t j = 0; j < n_jobs; j++)
 			v += j != i && pl[j].vulnerable &&
 			     pl[j].first_default == pl[i].first_default;
-		if (pl[i].io_seconds * (1.0 + v) >= p->decision.curve.min_harm)
+		if (pl[i].harm_s * (1.0 + v) >= p->decision.curve.min_harm)
 			o->isolate = true;
 	}
 	/* first guess (pick all 0): every job stays; explorations beyond the

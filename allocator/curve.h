@@ -157,4 +157,28 @@ size_t alloc_online_pick_cached(const struct alloc_opts *o, uint32_t used,
  */
 double alloc_harm(uint64_t volume, double base, uint32_t vulnerable);
 
+/* The harm of leaving a job on its default mapping, in parts. */
+struct alloc_harm {
+	double io_seconds; /* its I/O time: V / (N_io B_c), the duration of
+			    * its I/O phases (without B_c: V / peak) */
+	double data_s;	   /* V / base: its data I/O on the default mapping */
+	double md_s;	   /* io_seconds * mdops / metadata_heavy_rate: its
+			    * metadata load in seconds at the heavy rate */
+	double need_bps;   /* V / io_seconds: what it needs over its I/O
+			    * time (without B_c: base) */
+	uint32_t vulnerable;
+	double harm; /* max(data_s, md_s) * (1 + vulnerable) */
+};
+
+/*
+ * alloc_harm() with the metadata load: the harm of a job whose default
+ * mapping gives it `base` B/s, beside `vulnerable` vulnerable jobs, under
+ * the interference thresholds `in` (NULL: data only).  The data and the
+ * metadata load run in the same I/O phases: the longer counts.
+ */
+struct policy_interference;
+void alloc_harm_of(const struct policy_interference *in,
+		   const struct alloc_profile *pr, double base,
+		   uint32_t vulnerable, struct alloc_harm *h);
+
 #endif
