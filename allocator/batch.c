@@ -385,28 +385,34 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		     size_t n_jobs, size_t base)
 {
-	const struct alloc_option **opt = calloc(n_jobs + 1, sizeof(*opt));
-	size_t *n = calloc(n_jobs + 1, sizeof(*n));
-	size_t *pick = calloc(n_jobs + 1, sizeof(*pick));
-	size_t *got = calloc(n_jobs + 1, sizeof(*got));
-	size_t *best = calloc(n_jobs + 1, sizeof(*best));
-	double *load = calloc(n_jobs + 1, sizeof(*load));
+	/* one block for the per-job arrays (all of 8-byte elements but
+	 * no_explore, last) */
+	size_t nj = n_jobs + 1;
+	void *blk = calloc(1, nj * (sizeof(const struct alloc_option *) +
+				    4 * sizeof(size_t) + sizeof(double) +
+				    2 * MEMO * sizeof(size_t) + sizeof(bool)));
+	const struct alloc_option **opt = blk;
+	size_t *n = (size_t *)(opt + nj);
+	size_t *pick = n + nj;
+	size_t *got = pick + nj;
+	size_t *best = got + nj;
+	double *load = (double *)(best + nj);
+	size_t *memo = (size_t *)(load + nj);
+	bool *no_explore = (bool *)(memo + 2 * MEMO * nj);
 	double best_v = -1;
 	uint64_t budget = (uint64_t)floor(p->learn.pool_share * (double)base);
-	bool *no_explore = calloc(n_jobs + 1, sizeof(*no_explore));
 	uint64_t best_t = UINT64_MAX;
 	uint32_t cap = base > p->decision.caps.reserve
 			       ? (uint32_t)(base - p->decision.caps.reserve)
 			       : 0;
 	struct alloc_option *buf = NULL;
+	struct alloc_mckp_buf mb = {0};
 	struct groups g = {0};
 	size_t total = 0, n_memo = 0;
-	size_t *memo = calloc(2 * MEMO * n_jobs + 1, sizeof(*memo));
 	int memo_drops[MEMO];
 	int rv = -1;
 
-	if (!opt || !n || !pick || !got || !best || !no_explore || !load ||
-	    !memo || groups_make(pl, n_jobs, &g) < 0)
+	if (!blk || groups_make(pl, n_jobs, &g) < 0)
 		goto out;
 	for (size_t i = 0; i < n_jobs; i++)
 		total += pl[i].curve ? pl[i].opts.n : 0;
@@ -487,7 +493,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		}
 		if (!k)
 			break;
-		if (alloc_mckp(opt, n, k, cap, got) < 0)
+		if (alloc_mckp_with(opt, n, k, cap, got, &mb) < 0)
 			goto out;
 		/* back to job indexes and the job's own option indexes */
 		for (size_t i = n_jobs, j = k; i-- > 0;) {
@@ -566,15 +572,9 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	rv = 0;
 out:
 	groups_free(&g);
-	free(memo);
-	free(load);
+	alloc_mckp_buf_free(&mb);
 	free(buf);
-	free(opt);
-	free(n);
-	free(pick);
-	free(got);
-	free(best);
-	free(no_explore);
+	free(blk);
 	return rv;
 }
 

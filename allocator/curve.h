@@ -115,6 +115,22 @@ void alloc_opts_free(struct alloc_opts *o);
 double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		  size_t n_items, uint32_t cap, size_t *pick);
 
+/* alloc_mckp()'s working arrays, kept from one solve to the next (a
+ * batch solves several times).  Zeroed: empty. */
+struct alloc_mckp_buf {
+	double *dp, *nd;
+	int64_t *cx;
+	uint32_t *lim;
+	uint16_t *choice;
+	size_t w_cap, items_cap, choice_cap;
+};
+
+/* alloc_mckp() with the working arrays in *b (grown as needed). */
+double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
+		       size_t n_items, uint32_t cap, size_t *pick,
+		       struct alloc_mckp_buf *b);
+void alloc_mckp_buf_free(struct alloc_mckp_buf *b);
+
 /*
  * The online threshold (mckp.c): the opportunity cost of the forwarder
  * taken when a share z in [0, 1] of the pool is in use, rising from

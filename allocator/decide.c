@@ -56,17 +56,20 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	free(d->forwarders);
 	free(d->private_fwd);
 	free(d->blocks);
-	for (size_t i = 0; i < d->n_mapping; i++)
+	/* rendered strings live in d->strings; others were given one by
+	 * one */
+	for (size_t i = 0; !d->strings && i < d->n_mapping; i++)
 		free(d->mapping[i].nodes);
 	free(d->mapping);
 	free(d->excluded_osts);
 	free(d->profile.bw);
-	for (size_t i = 0; i < d->n_forwarders; i++)
+	for (size_t i = 0; !d->strings && i < d->n_forwarders; i++)
 		free(d->forwarder_names ? d->forwarder_names[i] : NULL);
 	free(d->forwarder_names);
-	for (size_t i = 0; i < d->n_excluded_osts; i++)
+	for (size_t i = 0; !d->strings && i < d->n_excluded_osts; i++)
 		free(d->ost_names ? d->ost_names[i] : NULL);
 	free(d->ost_names);
+	free(d->strings);
 	free(d);
 	errno = saved;
 }
@@ -82,10 +85,18 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	p = realloc(d->reasons, (d->n_reasons + 1) * sizeof(*p));
-	if (!p)
-		return -1;
-	d->reasons = p;
+	/* room for 4, then for twice a power of two: grown when the count
+	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
+	 * finds room up to its next power of two) */
+	if (!d->n_reasons ||
+	    (d->n_reasons >= 4 && !(d->n_reasons & (d->n_reasons - 1)))) {
+		p = realloc(d->reasons,
+			    (d->n_reasons ? 2 * d->n_reasons : 4) * sizeof(*p));
+		if (!p)
+			return -1;
+		d->reasons = p;
+	}
+	p = d->reasons;
 	if (!(p[d->n_reasons] = strdup(buf)))
 		return -1;
 	d->n_reasons++;

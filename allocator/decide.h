@@ -251,6 +251,11 @@ struct alloc_decision {
 	/* Names, for rendering without the topology. */
 	char **forwarder_names; /* n_forwarders, parallel to forwarders */
 	char **ost_names;	/* n_excluded_osts */
+	/* alloc_render()'s strings (mapping nodes and the names above) in
+	 * one block, freed with the decision; NULL when each string was
+	 * allocated alone (alloc_decision_destroy() frees them one by
+	 * one). */
+	char *strings;
 	/* Internal (a batch's first pass, which reads only the forwarders
 	 * taken and the gain): no reasons, node blocks or rendering. */
 	bool dry;
