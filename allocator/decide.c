@@ -1032,7 +1032,10 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	compute_s(w);
 	if (curve_gates(w, &pass) < 0)
 		return -1;
-	if (!pass) {
+	/* the gates stop scaling, not isolation (as without a curve: a
+	 * metadata-heavy job is metadata-bound too) */
+	if (!pass && (!p->decision.interference.enabled ||
+		      job->request == FWD_REQ_SCALE)) {
 		if (apply_defaults(w, anomalies) < 0)
 			return -1;
 		return 0;
@@ -1085,6 +1088,12 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			return -1;
 		if (job->request == FWD_REQ_ISOLATE)
 			isolate = true;
+	}
+	/* not eligible (the gates above): only an isolation may upgrade it */
+	if (!pass && !isolate) {
+		if (apply_defaults(w, anomalies) < 0)
+			return -1;
+		return 0;
 	}
 	/* scaling off: only an isolation may upgrade the job */
 	if (!p->decision.scale.enabled && !isolate) {
@@ -1151,7 +1160,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		/* no private option fits or pays: the best smaller option
 		 * (the defaults plus extras, valued shared), not a refusal
 		 * that leaves it with less than it could have */
-		if (isolate && ch.kind == ALLOC_OPT_DEFAULT &&
+		if (isolate && ch.kind == ALLOC_OPT_DEFAULT && pass &&
 		    p->decision.scale.enabled) {
 			struct alloc_opts alt = {0};
 			size_t x;

@@ -93,7 +93,8 @@
  *   learn.app_cap forwarders, with an "explore" reason); an upgrade must
  *   gain decision.curve.min_gain and min_gain_share of the default
  *   mapping's value; V_min and N_min apply only with
- *   decision.curve.admin_floors; a disruptive job whose expected I/O time
+ *   decision.curve.admin_floors (these gates and metadata-bound stop
+ *   scaling, not isolation); a disruptive job whose expected I/O time
  *   times (1 + vulnerable neighbours) reaches decision.curve.min_harm, or
  *   a vulnerable job next to a running disruptive one, gets only private
  *   options (action isolate); a job alone takes the option worth most
