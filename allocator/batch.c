@@ -385,36 +385,44 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		     size_t n_jobs, size_t base)
 {
-	const struct alloc_option **opt = calloc(n_jobs + 1, sizeof(*opt));
-	size_t *n = calloc(n_jobs + 1, sizeof(*n));
-	size_t *pick = calloc(n_jobs + 1, sizeof(*pick));
-	size_t *got = calloc(n_jobs + 1, sizeof(*got));
-	size_t *best = calloc(n_jobs + 1, sizeof(*best));
-	double *load = calloc(n_jobs + 1, sizeof(*load));
+	/* one block for the per-job arrays (all of 8-byte elements but
+	 * no_explore, last) */
+	size_t nj = n_jobs + 1;
+	void *blk = calloc(1, nj * (sizeof(const struct alloc_option *) +
+				    4 * sizeof(size_t) + sizeof(double) +
+				    2 * MEMO * sizeof(size_t) + sizeof(bool)));
+	const struct alloc_option **opt = blk;
+	size_t *n = (size_t *)(opt + nj);
+	size_t *pick = n + nj;
+	size_t *got = pick + nj;
+	size_t *best = got + nj;
+	double *load = (double *)(best + nj);
+	size_t *memo = (size_t *)(load + nj);
+	bool *no_explore = (bool *)(memo + 2 * MEMO * nj);
 	double best_v = -1;
 	uint64_t budget = (uint64_t)floor(p->learn.pool_share * (double)base);
-	bool *no_explore = calloc(n_jobs + 1, sizeof(*no_explore));
 	uint64_t best_t = UINT64_MAX;
 	uint32_t cap = base > p->decision.caps.reserve
 			       ? (uint32_t)(base - p->decision.caps.reserve)
 			       : 0;
 	struct alloc_option *buf = NULL;
+	struct alloc_mckp_buf mb = {0};
 	struct groups g = {0};
 	size_t total = 0, n_memo = 0;
-	size_t *memo = calloc(2 * MEMO * n_jobs + 1, sizeof(*memo));
 	int memo_drops[MEMO];
 	int rv = -1;
 
-	if (!opt || !n || !pick || !got || !best || !no_explore || !load ||
-	    !memo || groups_make(pl, n_jobs, &g) < 0)
+	if (!blk || groups_make(pl, n_jobs, &g) < 0)
 		goto out;
 	for (size_t i = 0; i < n_jobs; i++)
 		total += pl[i].curve ? pl[i].opts.n : 0;
 	if (!(buf = malloc((total + 1) * sizeof(*buf))))
 		goto out;
 	/* Isolation by harm with the batch's neighbours: a disruptive job is
-	 * isolated when its I/O time times (1 + the vulnerable jobs, running
-	 * or starting, on its first default forwarder) reaches min_harm. */
+	 * isolated when its harm (the longer of its data I/O on the default
+	 * mapping and its metadata load) times (1 + the vulnerable jobs,
+	 * running or starting, on its first default forwarder) reaches
+	 * min_harm. */
 	for (size_t i = 0; i < n_jobs; i++) {
 		struct alloc_opts *o = &pl[i].opts;
 		uint32_t v = pl[i].held_vulnerable;
@@ -425,7 +433,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		for (size_t j = 0; j < n_jobs; j++)
 			v += j != i && pl[j].vulnerable &&
 			     pl[j].first_default == pl[i].first_default;
-		if (pl[i].io_seconds * (1.0 + v) >= p->decision.curve.min_harm)
+		if (pl[i].harm_s * (1.0 + v) >= p->decision.curve.min_harm)
 			o->isolate = true;
 	}
 	/* first guess (pick all 0): every job stays; explorations beyond the
@@ -485,7 +493,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		}
 		if (!k)
 			break;
-		if (alloc_mckp(opt, n, k, cap, got) < 0)
+		if (alloc_mckp_with(opt, n, k, cap, got, &mb) < 0)
 			goto out;
 		/* back to job indexes and the job's own option indexes */
 		for (size_t i = n_jobs, j = k; i-- > 0;) {
@@ -564,15 +572,9 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	rv = 0;
 out:
 	groups_free(&g);
-	free(memo);
-	free(load);
+	alloc_mckp_buf_free(&mb);
 	free(buf);
-	free(opt);
-	free(n);
-	free(pick);
-	free(got);
-	free(best);
-	free(no_explore);
+	free(blk);
 	return rv;
 }
 

@@ -115,6 +115,22 @@ void alloc_opts_free(struct alloc_opts *o);
 double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		  size_t n_items, uint32_t cap, size_t *pick);
 
+/* alloc_mckp()'s working arrays, kept from one solve to the next (a
+ * batch solves several times).  Zeroed: empty. */
+struct alloc_mckp_buf {
+	double *dp, *nd;
+	int64_t *cx;
+	uint32_t *lim;
+	uint16_t *choice;
+	size_t w_cap, items_cap, choice_cap;
+};
+
+/* alloc_mckp() with the working arrays in *b (grown as needed). */
+double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
+		       size_t n_items, uint32_t cap, size_t *pick,
+		       struct alloc_mckp_buf *b);
+void alloc_mckp_buf_free(struct alloc_mckp_buf *b);
+
 /*
  * The online threshold (mckp.c): the opportunity cost of the forwarder
  * taken when a share z in [0, 1] of the pool is in use, rising from
@@ -156,5 +172,29 @@ size_t alloc_online_pick_cached(const struct alloc_opts *o, uint32_t used,
  * Returns the harm in seconds (0 when base or volume is 0).
  */
 double alloc_harm(uint64_t volume, double base, uint32_t vulnerable);
+
+/* The harm of leaving a job on its default mapping, in parts. */
+struct alloc_harm {
+	double io_seconds; /* its I/O time: V / (N_io B_c), the duration of
+			    * its I/O phases (without B_c: V / peak) */
+	double data_s;	   /* V / base: its data I/O on the default mapping */
+	double md_s;	   /* io_seconds * mdops / metadata_heavy_rate: its
+			    * metadata load in seconds at the heavy rate */
+	double need_bps;   /* V / io_seconds: what it needs over its I/O
+			    * time (without B_c: base) */
+	uint32_t vulnerable;
+	double harm; /* max(data_s, md_s) * (1 + vulnerable) */
+};
+
+/*
+ * alloc_harm() with the metadata load: the harm of a job whose default
+ * mapping gives it `base` B/s, beside `vulnerable` vulnerable jobs, under
+ * the interference thresholds `in` (NULL: data only).  The data and the
+ * metadata load run in the same I/O phases: the longer counts.
+ */
+struct policy_interference;
+void alloc_harm_of(const struct policy_interference *in,
+		   const struct alloc_profile *pr, double base,
+		   uint32_t vulnerable, struct alloc_harm *h);
 
 #endif

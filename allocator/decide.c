@@ -56,17 +56,20 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	free(d->forwarders);
 	free(d->private_fwd);
 	free(d->blocks);
-	for (size_t i = 0; i < d->n_mapping; i++)
+	/* rendered strings live in d->strings; others were given one by
+	 * one */
+	for (size_t i = 0; !d->strings && i < d->n_mapping; i++)
 		free(d->mapping[i].nodes);
 	free(d->mapping);
 	free(d->excluded_osts);
 	free(d->profile.bw);
-	for (size_t i = 0; i < d->n_forwarders; i++)
+	for (size_t i = 0; !d->strings && i < d->n_forwarders; i++)
 		free(d->forwarder_names ? d->forwarder_names[i] : NULL);
 	free(d->forwarder_names);
-	for (size_t i = 0; i < d->n_excluded_osts; i++)
+	for (size_t i = 0; !d->strings && i < d->n_excluded_osts; i++)
 		free(d->ost_names ? d->ost_names[i] : NULL);
 	free(d->ost_names);
+	free(d->strings);
 	free(d);
 	errno = saved;
 }
@@ -82,10 +85,18 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	p = realloc(d->reasons, (d->n_reasons + 1) * sizeof(*p));
-	if (!p)
-		return -1;
-	d->reasons = p;
+	/* room for 4, then for twice a power of two: grown when the count
+	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
+	 * finds room up to its next power of two) */
+	if (!d->n_reasons ||
+	    (d->n_reasons >= 4 && !(d->n_reasons & (d->n_reasons - 1)))) {
+		p = realloc(d->reasons,
+			    (d->n_reasons ? 2 * d->n_reasons : 4) * sizeof(*p));
+		if (!p)
+			return -1;
+		d->reasons = p;
+	}
+	p = d->reasons;
 	if (!(p[d->n_reasons] = strdup(buf)))
 		return -1;
 	d->n_reasons++;
@@ -193,6 +204,10 @@ struct work {
 	uint64_t *gweight; /* per group: job nodes served by default */
 	struct alloc_pool pool;
 	struct alloc_scratch *ws;
+	/* isolation without a curve (interference_check()): the harm of
+	 * the default mapping and what the job needs over its I/O time */
+	struct alloc_harm harm;
+	uint32_t held; /* most jobs on one of its default forwarders */
 };
 
 /* Back to all 0: the counts of the job's default forwarders and groups
@@ -575,41 +590,73 @@ static int victim_check(struct work *w, bool *isolate)
 	return 0;
 }
 
+/* What the default mapping gives a job without a curve: DFRA's
+ * min(N_f B_f, N_io B_c), the peak standing for N_io B_c when the profile
+ * has no B_c. */
+static double default_rate(const struct work *w)
+{
+	const struct alloc_profile *pr = w->job->profile;
+	double rate = (double)pr->io_nodes * pr->node_bandwidth_bps;
+
+	if (!(rate > 0))
+		rate = pr->peak_bandwidth_bps;
+	return fmin((double)w->d->n_f * mean_bf(w), rate);
+}
+
+/* The reason's account of a harm: "H s (V at B, x N vulnerable
+ * neighbours + 1)", with the metadata load when it is the longer. */
+static const char *harm_text(const struct work *w, const struct alloc_harm *h,
+			     double base, char *buf, size_t len)
+{
+	const struct alloc_profile *pr = w->job->profile;
+	char a[32], b[32];
+
+	if (h->md_s > h->data_s)
+		snprintf(buf, len,
+			 "%.3g s (metadata: %.0f ops/s over %.3g s of I/O = "
+			 "%.3g s at %.0f ops/s, x %u vulnerable neighbour%s + "
+			 "1)",
+			 h->harm, pr->mdops, h->io_seconds, h->md_s,
+			 w->p->decision.interference.metadata_heavy_rate,
+			 h->vulnerable, alloc_plural(h->vulnerable));
+	else
+		snprintf(buf, len,
+			 "%.3g s (%s at %s, x %u vulnerable neighbour%s + 1)",
+			 h->harm, size_str(pr->io_volume_bytes, a, sizeof(a)),
+			 units_short_rate(base, b, sizeof(b)), h->vulnerable,
+			 alloc_plural(h->vulnerable));
+	return buf;
+}
+
 /* Disruptive, or vulnerable next to a disruptive neighbour (the policy's
  * reading, policy_job_disruptive()); returns (in *want) whether the job
- * should be isolated. */
+ * should be isolated.  A disruptive job is, by the harm it would do, as
+ * with a curve: the longer of its data I/O on the default mapping and
+ * its metadata load, times 1 + the vulnerable jobs on its defaults; a
+ * short burst stays. */
 static int interference_check(struct work *w, bool *want)
 {
 	const struct policy_interference *in = &w->p->decision.interference;
 	const struct alloc_profile *pr = w->job->profile;
 	struct alloc_decision *d = w->d;
-	char why[160];
+	double base = default_rate(w);
+	uint32_t vuln;
+	char why[160], h[200];
 
 	*want = false;
+	w->held = default_sharers(w, &vuln);
+	alloc_harm_of(in, pr, base, vuln, &w->harm);
 	if (policy_job_disruptive(in, pr->io_mode == FWD_IO_N_1,
 				  w->job->n_nodes, pr->mdops,
 				  pr->peak_bandwidth_bps, why, sizeof(why))) {
-		/* by the harm it would do, as with a curve: its I/O time on
-		 * the default mapping (DFRA's estimate of it) times 1 + the
-		 * vulnerable jobs on its defaults; a short burst stays */
-		uint32_t vuln;
-		double base = alloc_curve_value(pr, mean_bf(w), d->n_f, NULL);
-		double harm;
-		char a[32], b[32];
-
-		(void)default_sharers(w, &vuln);
-		harm = alloc_harm(pr->io_volume_bytes, base, vuln);
-		*want = harm >= w->p->decision.curve.min_harm;
-		if (alloc_reason(d,
-				 "disruptive (%s): expected harm %.3g s (%s "
-				 "at %s, x %u vulnerable neighbour%s + 1) %s "
-				 "min_harm %.3g s%s",
-				 why, harm,
-				 size_str(pr->io_volume_bytes, a, sizeof(a)),
-				 units_short_rate(base, b, sizeof(b)), vuln,
-				 alloc_plural(vuln), *want ? ">=" : "<",
-				 w->p->decision.curve.min_harm,
-				 *want ? ": private forwarders" : "") < 0)
+		*want = w->harm.harm >= w->p->decision.curve.min_harm;
+		if (alloc_reason(
+			    d,
+			    "disruptive (%s): expected harm %s %s "
+			    "min_harm %.3g s%s",
+			    why, harm_text(w, &w->harm, base, h, sizeof(h)),
+			    *want ? ">=" : "<", w->p->decision.curve.min_harm,
+			    *want ? ": private forwarders" : "") < 0)
 			return -1;
 		if (*want)
 			return 0;
@@ -617,8 +664,6 @@ static int interference_check(struct work *w, bool *want)
 	return victim_check(w, want);
 }
 
-/* Isolate: max(S, N_f) private forwarders from the pool.  Returns 1 when
- * granted, 0 when not (reason added), -1 on ENOMEM. */
 /* The job's forwarders become n private ones taken from the pool, its
  * nodes spread over them in balanced blocks.  0, or -1 ENOMEM. */
 static int take_private(struct work *w, size_t n)
@@ -636,44 +681,142 @@ static int take_private(struct work *w, size_t n)
 	return 0;
 }
 
-static int try_isolate(struct work *w)
+/* The policy setting that left `got` of `want` pool forwarders (the
+ * pool-share cap or the reserve; neither: the pool itself). */
+static const char *pool_limit(const struct work *w, size_t want, size_t got,
+			      size_t share_cap, char *buf, size_t len)
+{
+	const struct policy_caps *c = &w->p->decision.caps;
+	size_t left = alloc_pool_left(&w->pool);
+
+	if (got >= want)
+		buf[0] = '\0';
+	else if (share_cap == got && share_cap < want)
+		snprintf(buf, len,
+			 "decision.caps.max_pool_share %.2f (at most %zu of "
+			 "%zu idle forwarder%s)",
+			 c->max_pool_share, share_cap, w->pool.base,
+			 alloc_plural(w->pool.base));
+	else if (c->reserve && left)
+		snprintf(buf, len,
+			 "decision.caps.reserve %u (%zu idle healthy "
+			 "forwarder%s, %u kept)",
+			 c->reserve, left, alloc_plural(left), c->reserve);
+	else
+		snprintf(buf, len, "the pool (no idle healthy forwarder)");
+	return buf;
+}
+
+/*
+ * Isolate: the private forwarders the job needs over its I/O time (what
+ * it needs, V / io_seconds, over B_f; at least 1, at most its nodes and
+ * max_forwarders_per_job), from the pool.  When the pool's caps leave
+ * fewer, the best smaller option: fewer private forwarders when they serve
+ * the job at least as well as its shared defaults, else the defaults plus
+ * the extras there are when they serve it better, else the default
+ * mapping; every reason names the cap that limited it.  Returns 1 when
+ * granted, 0 when not (reasons added, pool untouched), -1 on ENOMEM.
+ */
+static int try_isolate(struct work *w, bool anomalies)
 {
 	const struct policy_caps *c = &w->p->decision.caps;
 	struct alloc_decision *d = w->d;
-	size_t want = d->s > d->n_f ? d->s : d->n_f, got, share_cap;
-	size_t reserve_room, capped = want;
+	const struct alloc_harm *hm = &w->harm;
+	double bf = mean_bf(w), need_bps = hm->need_bps, v_def, v_got;
+	size_t need, capped, got, share_cap, reserve_room, kcap, e;
+	char a[32], b[32], lim[160];
+	const char *capname = NULL;
+	uint32_t s;
+	int rv;
 
-	if (capped > c->max_forwarders_per_job)
+	need = bf > 0 && need_bps > 0 ? (size_t)ceil(need_bps / bf) : d->n_f;
+	if (need < 1)
+		need = 1;
+	if (!d->dry &&
+	    alloc_reason(d,
+			 "isolation needs %zu private forwarder%s (%s over "
+			 "its I/O time of %.3g s / B_f %s)",
+			 need, alloc_plural(need),
+			 units_short_rate(need_bps, a, sizeof(a)),
+			 hm->io_seconds,
+			 units_short_rate(bf, b, sizeof(b))) < 0)
+		return -1;
+	capped = need;
+	if (capped > c->max_forwarders_per_job) {
 		capped = c->max_forwarders_per_job;
-	if (capped > w->job->n_nodes)
-		capped = w->job->n_nodes;
-	got = upgrade_room(w, capped, &share_cap, &reserve_room);
-	if (got < d->n_f || !got) {
-		return alloc_reason(d,
-				    "isolation refused: needs at least N_f = "
-				    "%u private forwarder%s, %zu available "
-				    "(%zu idle healthy, %u in reserve, pool "
-				    "share cap %zu, max_forwarders_per_job "
-				    "%u)",
-				    d->n_f, alloc_plural(d->n_f), got,
-				    alloc_pool_left(&w->pool), c->reserve,
-				    share_cap, c->max_forwarders_per_job) < 0
-			       ? -1
-			       : 0;
+		capname = "decision.caps.max_forwarders_per_job";
 	}
-	if (capped < want &&
-	    alloc_reason(d, "isolation capped by max_forwarders_per_job %u",
-			 c->max_forwarders_per_job) < 0)
-		return -1;
-	if (cap_reasons(w, "isolation", capped, got, share_cap, reserve_room) <
-	    0)
-		return -1;
-	if (take_private(w, got) < 0 ||
-	    alloc_reason(d, "isolate: %zu private forwarder%s", got,
-			 alloc_plural(got)) < 0)
-		return -1;
-	d->rule_action = FWD_ACT_ISOLATE;
-	return 1;
+	if (capped > w->job->n_nodes) {
+		capped = w->job->n_nodes;
+		capname = "the job's node count";
+	}
+	got = upgrade_room(w, capped, &share_cap, &reserve_room);
+	if (got < capped)
+		capname =
+			pool_limit(w, capped, got, share_cap, lim, sizeof(lim));
+	/* what the job gets on its shared defaults, and on `got` private */
+	v_def = fmin((double)d->n_f * bf, need_bps) / (1.0 + w->held);
+	v_got = fmin((double)got * bf, need_bps);
+	if (got && (got == need || v_got >= v_def)) {
+		if (got < need &&
+		    alloc_reason(d,
+				 "isolation capped by %s: %zu of the %zu "
+				 "private forwarder%s it needs",
+				 capname, got, need, alloc_plural(need)) < 0)
+			return -1;
+		if (take_private(w, got) < 0 ||
+		    alloc_reason(d, "isolate: %zu private forwarder%s", got,
+				 alloc_plural(got)) < 0)
+			return -1;
+		d->rule_action = FWD_ACT_ISOLATE;
+		return 1;
+	}
+	/* The defaults plus extras: the job stays on its shared defaults but
+	 * spreads its I/O over more forwarders. */
+	kcap = c->max_forwarders_per_job < w->job->n_nodes
+		       ? c->max_forwarders_per_job
+		       : w->job->n_nodes;
+	/* only where scaling may serve it: not metadata-bound, scaling on
+	 * and not an isolate-only request */
+	e = kcap > d->n_f && w->p->decision.scale.enabled &&
+			    w->job->request != FWD_REQ_ISOLATE &&
+			    w->job->profile->mdops <
+				    w->p->decision.scale.max_metadata_rate
+		    ? upgrade_room(w, kcap - d->n_f, &share_cap, &reserve_room)
+		    : 0;
+	while (e > 1 && fmin((double)(d->n_f + e - 1) * bf, need_bps) >=
+				fmin((double)(d->n_f + e) * bf, need_bps))
+		e--; /* no more than it can use */
+	if (e && fmin((double)(d->n_f + e) * bf, need_bps) >
+			 fmin((double)d->n_f * bf, need_bps)) {
+		if (alloc_reason(d,
+				 "isolation capped by %s: %zu of the %zu "
+				 "private forwarder%s it needs would serve it "
+				 "slower than its defaults (%s < %s); best "
+				 "smaller option: its defaults + %zu "
+				 "extra%s",
+				 capname, got, need, alloc_plural(need),
+				 units_short_rate(v_got, a, sizeof(a)),
+				 units_short_rate(v_def, b, sizeof(b)), e,
+				 alloc_plural(e)) < 0)
+			return -1;
+		s = d->s;
+		d->s = (uint32_t)(d->n_f + e);
+		rv = try_scale(w, anomalies);
+		d->s = s;
+		return rv;
+	}
+	return alloc_reason(d,
+			    "isolation refused: %s leaves %zu of the %zu "
+			    "private forwarder%s it needs (%s, its defaults "
+			    "give %s) and no extras serve it better: default "
+			    "mapping",
+			    capname ? capname : "the pool", got, need,
+			    alloc_plural(need),
+			    units_short_rate(v_got, a, sizeof(a)),
+			    units_short_rate(v_def, b, sizeof(b))) < 0
+		       ? -1
+		       : 0;
 }
 
 /* ---- 7. expected gain ------------------------------------------------- */
@@ -850,6 +993,18 @@ static int curve_gates(struct work *w, bool *pass)
 	return 0;
 }
 
+/* Why no private option was chosen within `cap` pool forwarders: the
+ * cap that left none, or the pool's threshold. */
+static const char *curve_limit(const struct work *w, uint32_t cap,
+			       size_t share_cap, char *buf, size_t len)
+{
+	if (!cap)
+		return pool_limit(w, 1, 0, share_cap, buf, len);
+	snprintf(buf, len,
+		 "none is worth its pool forwarders at the pool's threshold");
+	return buf;
+}
+
 /*
  * The curve rule (DESIGN.md step 7): the job's options valued from its
  * curve; the batch's knapsack choice when `plan` applies one, else the
@@ -869,7 +1024,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	struct alloc_option ch;
 	uint32_t vuln, held, cap, kcap, used, total = 0;
 	size_t share_cap, reserve_room;
-	double bf = mean_bf(w), harm = 0, bmax = 0;
+	double bf = mean_bf(w), bmax = 0;
 	bool isolate = false, pass;
 	char why[160], a[32], b[32];
 	int got = 0;
@@ -877,7 +1032,10 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	compute_s(w);
 	if (curve_gates(w, &pass) < 0)
 		return -1;
-	if (!pass) {
+	/* the gates stop scaling, not isolation (as without a curve: a
+	 * metadata-heavy job is metadata-bound too) */
+	if (!pass && (!p->decision.interference.enabled ||
+		      job->request == FWD_REQ_SCALE)) {
 		if (apply_defaults(w, anomalies) < 0)
 			return -1;
 		return 0;
@@ -886,9 +1044,11 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	if (plan) {
 		double base = alloc_curve_value(pr, bf, d->n_f, NULL);
 
+		struct alloc_harm hh;
+
 		plan->held_vulnerable = vuln;
-		plan->io_seconds =
-			base > 0 ? (double)pr->io_volume_bytes / base : 0;
+		alloc_harm_of(&p->decision.interference, pr, base, 0, &hh);
+		plan->harm_s = hh.harm;
 		plan->vulnerable = policy_job_vulnerable(
 			&p->decision.interference, pr->iops);
 		plan->disruptive = policy_job_disruptive(
@@ -906,18 +1066,20 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			    &p->decision.interference,
 			    pr->io_mode == FWD_IO_N_1, job->n_nodes, pr->mdops,
 			    pr->peak_bandwidth_bps, why, sizeof(why))) {
-			harm = alloc_harm(pr->io_volume_bytes, base, vuln);
-			isolate = harm >= p->decision.curve.min_harm;
+			struct alloc_harm hh;
+			char ht[200];
+
+			alloc_harm_of(&p->decision.interference, pr, base, vuln,
+				      &hh);
+			isolate = hh.harm >= p->decision.curve.min_harm;
 			if (!d->dry &&
 			    alloc_reason(
 				    d,
-				    "disruptive (%s): expected harm %.3g s "
-				    "(%s at %s, x %u vulnerable "
-				    "neighbour%s + 1) %s min_harm %.3g s%s",
-				    why, harm,
-				    size_str(pr->io_volume_bytes, a, sizeof(a)),
-				    units_short_rate(base, b, sizeof(b)), vuln,
-				    alloc_plural(vuln), isolate ? ">=" : "<",
+				    "disruptive (%s): expected harm %s %s "
+				    "min_harm %.3g s%s",
+				    why,
+				    harm_text(w, &hh, base, ht, sizeof(ht)),
+				    isolate ? ">=" : "<",
 				    p->decision.curve.min_harm,
 				    isolate ? ": private forwarders" : "") < 0)
 				return -1;
@@ -926,6 +1088,12 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			return -1;
 		if (job->request == FWD_REQ_ISOLATE)
 			isolate = true;
+	}
+	/* not eligible (the gates above): only an isolation may upgrade it */
+	if (!pass && !isolate) {
+		if (apply_defaults(w, anomalies) < 0)
+			return -1;
+		return 0;
 	}
 	/* scaling off: only an isolation may upgrade the job */
 	if (!p->decision.scale.enabled && !isolate) {
@@ -989,6 +1157,46 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		ch = o->o[alloc_online_pick_cached(o, used, total, cap,
 						   p->decision.curve.online_low,
 						   bmax, &w->ws->thr)];
+		/* no private option fits or pays: the best smaller option
+		 * (the defaults plus extras, valued shared), not a refusal
+		 * that leaves it with less than it could have */
+		if (isolate && ch.kind == ALLOC_OPT_DEFAULT && pass &&
+		    p->decision.scale.enabled) {
+			struct alloc_opts alt = {0};
+			size_t x;
+
+			if (alloc_curve_options(
+				    p, pr, bf, d->n_f,
+				    held + (plan ? plan->batch_sharers : 0),
+				    cap, kcap, false, true, &alt) < 0)
+				goto nomem;
+			for (x = 1; x < alt.n; x++)
+				if (alt.o[x].kind != ALLOC_OPT_EXTRAS ||
+				    alt.o[x].estimated)
+					alt.o[x].value = 0; /* not these */
+			x = alloc_online_pick(&alt, used, total, cap,
+					      p->decision.curve.online_low,
+					      bmax);
+			if (x && !d->dry &&
+			    alloc_reason(d,
+					 "isolation: no private option fits "
+					 "or pays within %u pool forwarder%s "
+					 "(%s); best smaller option: its "
+					 "defaults + %u extra%s",
+					 cap, alloc_plural(cap),
+					 curve_limit(w, cap, share_cap, why,
+						     sizeof(why)),
+					 alt.o[x].take,
+					 alloc_plural(alt.o[x].take)) < 0) {
+				alloc_opts_free(&alt);
+				goto nomem;
+			}
+			if (x) {
+				ch = alt.o[x];
+				isolate = false;
+			}
+			alloc_opts_free(&alt);
+		}
 	}
 	if (!d->dry &&
 	    alloc_reason(d,
@@ -1027,8 +1235,13 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		got = grant_private(w, ch.take,
 				    isolate ? FWD_ACT_ISOLATE : FWD_ACT_SCALE);
 	} else if (isolate) {
-		if (alloc_reason(d, "isolation refused: no private option "
-				    "fits the pool") < 0)
+		if (alloc_reason(d,
+				 "isolation refused: no private option fits "
+				 "the pool within %u pool forwarder%s (%s), "
+				 "nor a smaller one",
+				 cap, alloc_plural(cap),
+				 curve_limit(w, cap, share_cap, why,
+					     sizeof(why))) < 0)
 			return -1;
 		pl->upgrade_denied = true;
 	}
@@ -1341,7 +1554,7 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	/* Precedence: scale > isolate > avoid-anomaly (2.) > default. */
 	if (pl.want_scale && (got = try_scale(&w, anomalies)) < 0)
 		goto nomem;
-	if (!got && pl.want_isolate && (got = try_isolate(&w)) < 0)
+	if (!got && pl.want_isolate && (got = try_isolate(&w, anomalies)) < 0)
 		goto nomem;
 	if (!got && apply_defaults(&w, anomalies) < 0)
 		goto nomem;

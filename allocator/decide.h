@@ -69,9 +69,17 @@
  *   5. interference: disruptive = (N-1 and nodes > n1_min_nodes) or
  *      mdops > metadata_heavy_rate or peak bandwidth > high_bandwidth
  *      (when > 0); vulnerable = iops > vulnerable_iops and a neighbour is
- *      disruptive.  Either gives max(S, N_f) private forwarders from the
- *      pool, same caps (max_forwarders_per_job, pool share, reserve); an
- *      isolation that cannot get at least N_f forwarders is not granted.
+ *      disruptive.  A disruptive job is isolated only when its harm
+ *      (alloc_harm_of(): the longer of its data I/O on the default mapping
+ *      and its metadata load, times 1 + the vulnerable neighbours) reaches
+ *      decision.curve.min_harm.  Isolation takes the private forwarders
+ *      the job needs over its I/O time (V / io_seconds over B_f, io_seconds
+ *      = V / (N_io B_c); at least 1, at most its nodes and
+ *      max_forwarders_per_job); when the pool's caps leave fewer, the best
+ *      smaller option: fewer private forwarders when they serve it at least
+ *      as well as its shared defaults, else its defaults plus extras when
+ *      scaling may serve it, else the default mapping (refused), each
+ *      reason naming the cap.
  *   Precedence: scale > isolate > avoid-anomaly > default.
  *   Steps 3-5 are DFRA's, for a job whose profile has no curve
  *   (bandwidth_by_forwarders empty) or when policy.decision.curve is
@@ -85,7 +93,8 @@
  *   learn.app_cap forwarders, with an "explore" reason); an upgrade must
  *   gain decision.curve.min_gain and min_gain_share of the default
  *   mapping's value; V_min and N_min apply only with
- *   decision.curve.admin_floors; a disruptive job whose expected I/O time
+ *   decision.curve.admin_floors (these gates and metadata-bound stop
+ *   scaling, not isolation); a disruptive job whose expected I/O time
  *   times (1 + vulnerable neighbours) reaches decision.curve.min_harm, or
  *   a vulnerable job next to a running disruptive one, gets only private
  *   options (action isolate); a job alone takes the option worth most
@@ -243,6 +252,11 @@ struct alloc_decision {
 	/* Names, for rendering without the topology. */
 	char **forwarder_names; /* n_forwarders, parallel to forwarders */
 	char **ost_names;	/* n_excluded_osts */
+	/* alloc_render()'s strings (mapping nodes and the names above) in
+	 * one block, freed with the decision; NULL when each string was
+	 * allocated alone (alloc_decision_destroy() frees them one by
+	 * one). */
+	char *strings;
 	/* Internal (a batch's first pass, which reads only the forwarders
 	 * taken and the gain): no reasons, node blocks or rendering. */
 	bool dry;

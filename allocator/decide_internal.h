@@ -192,7 +192,9 @@ struct alloc_plan {
 	uint32_t held_vulnerable; /* ... of which vulnerable */
 	bool disruptive;	  /* policy_job_disruptive() */
 	bool vulnerable;	  /* policy_job_vulnerable() */
-	double io_seconds;	  /* volume / the default mapping's value */
+	double harm_s;		  /* the harm of its default mapping without
+				   * neighbours (alloc_harm_of()): the longer of its
+				   * data I/O there and its metadata load, seconds */
 	double rate; /* B/s one forwarder carries for it at most (its share
 		      * of a forwarder: value / k / rate) */
 };

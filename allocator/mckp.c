@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "allocator/curve.h"
 
@@ -47,16 +48,77 @@ OPTION_PASS_ATTR static void option_pass(const double *restrict dp,
 	}
 }
 
+/* Room in b for n_items items over w capacities.  0 or -1 (ENOMEM). */
+static int buf_room(struct alloc_mckp_buf *b, size_t n_items, size_t w)
+{
+	if (!n_items)
+		n_items = 1;
+	if (w > b->w_cap) {
+		double *dp = realloc(b->dp, w * sizeof(*dp));
+		double *nd = dp ? realloc(b->nd, w * sizeof(*nd)) : NULL;
+		int64_t *cx = nd ? realloc(b->cx, w * sizeof(*cx)) : NULL;
+
+		if (dp)
+			b->dp = dp;
+		if (nd)
+			b->nd = nd;
+		if (cx)
+			b->cx = cx;
+		if (!cx)
+			return -1;
+		b->w_cap = w;
+		b->choice_cap = 0; /* sized by w too */
+	}
+	if (n_items > b->items_cap) {
+		uint32_t *lim = realloc(b->lim, n_items * sizeof(*lim));
+
+		if (!lim)
+			return -1;
+		b->lim = lim;
+		b->items_cap = n_items;
+	}
+	if (n_items * w > b->choice_cap) {
+		uint16_t *ch = realloc(b->choice, n_items * w * sizeof(*ch));
+
+		if (!ch)
+			return -1;
+		b->choice = ch;
+		b->choice_cap = n_items * w;
+	}
+	return 0;
+}
+
+void alloc_mckp_buf_free(struct alloc_mckp_buf *b)
+{
+	free(b->dp);
+	free(b->nd);
+	free(b->cx);
+	free(b->lim);
+	free(b->choice);
+	memset(b, 0, sizeof(*b));
+}
+
 double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		  size_t n_items, uint32_t cap, size_t *pick)
 {
+	struct alloc_mckp_buf b = {0};
+	double best = alloc_mckp_with(opt, n, n_items, cap, pick, &b);
+
+	alloc_mckp_buf_free(&b);
+	return best;
+}
+
+double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
+		       size_t n_items, uint32_t cap, size_t *pick,
+		       struct alloc_mckp_buf *b)
+{
 	size_t w;
-	double *dp = NULL, *nd = NULL;
-	uint16_t *choice = NULL;
-	uint32_t *lim = NULL, c, prev = 0;
-	int64_t *cx = NULL;
-	double best = -1;
+	double *dp, *nd;
+	uint16_t *choice;
+	uint32_t *lim, c, prev = 0;
+	int64_t *cx;
 	uint64_t most = 0;
+	double best;
 
 	/* no more capacity than every item's largest take together */
 	for (size_t i = 0; i < n_items; i++) {
@@ -70,15 +132,15 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 	if (most < cap)
 		cap = (uint32_t)most;
 	w = (size_t)cap + 1;
-	dp = malloc(w * sizeof(*dp));
-	nd = malloc(w * sizeof(*nd));
-	choice = malloc((n_items ? n_items : 1) * w * sizeof(*choice));
-	lim = malloc((n_items ? n_items : 1) * sizeof(*lim));
-	cx = malloc(w * sizeof(*cx));
-	if (!dp || !nd || !choice || !lim || !cx) {
+	if (buf_room(b, n_items, w) < 0) {
 		errno = ENOMEM;
-		goto out;
+		return -1;
 	}
+	dp = b->dp;
+	nd = b->nd;
+	choice = b->choice;
+	lim = b->lim;
+	cx = b->cx;
 	/*
 	 * dp[c]: the best value of the items so far taking at most c.  Items
 	 * 0..i take at most lim[i] (their largest takes together), so every
@@ -129,12 +191,6 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 		pick[i] = choice[i * w + (c < lim[i] ? c : lim[i])];
 		c -= opt[i][pick[i]].take;
 	}
-out:
-	free(dp);
-	free(nd);
-	free(choice);
-	free(lim);
-	free(cx);
 	return best;
 }
 

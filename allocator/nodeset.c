@@ -669,38 +669,56 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 {
 	const struct topology *t = cx->t;
 	struct hl_render h = {.cx = cx};
+	size_t nf = d->n_forwarders, no = d->n_excluded_osts;
+	/* every string in one buffer (d->strings): the mapping's, then the
+	 * forwarders' and the OSTs' names, at offsets fixed once it stops
+	 * growing */
+	size_t *at = malloc((2 * nf + no + 1) * sizeof(*at));
 	char *buf = NULL;
-	size_t cap = 0;
+	size_t cap = 0, len = 0;
 	int rv = -1;
 
-	d->mapping = calloc(d->n_forwarders ? d->n_forwarders : 1,
-			    sizeof(*d->mapping));
-	d->forwarder_names =
-		calloc(d->n_forwarders ? d->n_forwarders : 1, sizeof(char *));
-	d->ost_names = calloc(d->n_excluded_osts ? d->n_excluded_osts : 1,
-			      sizeof(char *));
-	if (!d->mapping || !d->forwarder_names || !d->ost_names)
+	d->mapping = calloc(nf ? nf : 1, sizeof(*d->mapping));
+	d->forwarder_names = calloc(nf ? nf : 1, sizeof(char *));
+	d->ost_names = calloc(no ? no : 1, sizeof(char *));
+	if (!at || !d->mapping || !d->forwarder_names || !d->ost_names)
 		goto out;
-	for (size_t i = 0; i < d->n_forwarders; i++) {
-		uint32_t f = d->forwarders[i];
-		size_t len = 0;
-
-		if (!(d->forwarder_names[i] = strdup(t->forwarders[f].name)))
+	for (size_t i = 0; i < nf; i++) {
+		at[i] = len;
+		if (render_nodes(&h, node_ids, d, d->forwarders[i], &buf, &len,
+				 &cap) < 0 ||
+		    buf_room(&buf, &len, &cap, 0) < 0)
 			goto out;
-		d->mapping[i].forwarder = f;
-		if (render_nodes(&h, node_ids, d, f, &buf, &len, &cap) < 0 ||
-		    !(d->mapping[i].nodes = malloc(len + 1)))
-			goto out;
-		memcpy(d->mapping[i].nodes, buf, len + 1);
-		d->n_mapping++;
+		buf[len++] = '\0'; /* a forwarder without nodes: "" */
 	}
-	for (size_t i = 0; i < d->n_excluded_osts; i++)
-		if (!(d->ost_names[i] =
-			      strdup(t->osts[d->excluded_osts[i]].name)))
+	for (size_t i = 0; i < nf + no; i++) {
+		const char *name =
+			i < nf ? t->forwarders[d->forwarders[i]].name
+			       : t->osts[d->excluded_osts[i - nf]].name;
+		size_t n = strlen(name);
+
+		if (buf_room(&buf, &len, &cap, n) < 0)
 			goto out;
+		at[nf + i] = len;
+		memcpy(buf + len, name, n + 1);
+		len += n + 1;
+	}
+	if (!buf && !(buf = malloc(1)))
+		goto out;
+	d->strings = buf;
+	buf = NULL;
+	for (size_t i = 0; i < nf; i++) {
+		d->mapping[i].forwarder = d->forwarders[i];
+		d->mapping[i].nodes = d->strings + at[i];
+		d->forwarder_names[i] = d->strings + at[nf + i];
+	}
+	d->n_mapping = nf;
+	for (size_t i = 0; i < no; i++)
+		d->ost_names[i] = d->strings + at[2 * nf + i];
 	rv = 0;
 out:
 	free(h.r);
 	free(buf);
+	free(at);
 	return rv;
 }

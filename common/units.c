@@ -472,7 +472,8 @@ static int rate_3g(double x, const char *suffix, char *buf, size_t len)
 		m = 100;
 	}
 	div = e == 0 ? 100 : e == 1 ? 10 : 1;
-	n = (size_t)snprintf(buf, len, "%u", m / div);
+	/* at most 3 digits, len >= 8 (checked above) */
+	n = (size_t)(units_put_dec(buf, m / div, 0) - buf);
 	m %= div;
 	if (m) { /* the fraction, trailing zeros dropped */
 		buf[n++] = '.';

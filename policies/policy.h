@@ -116,9 +116,12 @@ struct policy_curve {
 				* curve-sized jobs; default false */
 	double online_low;     /* B/s per forwarder: the online threshold's
 				* lowest value density; default 10 MB/s */
-	double min_harm;       /* seconds of expected I/O (times 1 + the
-				* vulnerable neighbours) above which a
-				* disruptive job is isolated; default 10 s */
+	double min_harm;       /* seconds of harm (the longer of the data
+				* I/O on the default mapping and the
+				* metadata load, times 1 + the vulnerable
+				* neighbours) from which a disruptive job is
+				* isolated, with a curve or without;
+				* default 10 s */
 	bool direct;	       /* direct file-system access may be chosen
 				* where history measured it; default false */
 };

@@ -68,7 +68,11 @@ tests_unit_test_policy_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
 
 # allocator/
 UNIT_ALLOCATOR = tests/unit/test_decide tests/unit/test_curve \
-	tests/unit/test_nodeset tests/unit/test_pool
+	tests/unit/test_nodeset tests/unit/test_pool \
+	tests/unit/test_isolate_sweep
+tests_unit_test_isolate_sweep_SOURCES = tests/unit/test_isolate_sweep.c
+tests_unit_test_isolate_sweep_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS) \
+	$(LIBM)
 tests_unit_test_decide_SOURCES = tests/unit/test_decide.c
 tests_unit_test_decide_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_curve_SOURCES = tests/unit/test_curve.c

@@ -432,9 +432,9 @@ static void test_batch_shared_default(void **state)
 
 /* ---- caps ---------------------------------------------------------------- */
 
-/* An isolation's count: max(S, N_f) private forwarders, never more than
- * max_forwarders_per_job nor the job's nodes; a reason says so only when
- * a cap bit. */
+/* An isolation's count: what the job needs over its I/O time (N_io B_c
+ * over B_f, S here), never more than max_forwarders_per_job nor the job's
+ * nodes; a reason says so only when a cap bit. */
 static void test_isolation_caps(void **state)
 {
 	static const struct {

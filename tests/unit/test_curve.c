@@ -716,6 +716,114 @@ static void test_harm_n1(void **state)
 	policy_destroy(p);
 }
 
+/* The harm counts the metadata load too: 1 GiB over 64 nodes at 1 GB/s
+ * in its I/O phases (B_c = 15.625 MB/s) is 1.07 s of data I/O on its one
+ * default forwarder, but 3,000 metadata ops/s over those 1.07 s is
+ * 10.7 s at the metadata-heavy rate (300 ops/s): at min_harm 10 s it is
+ * isolated, on the one forwarder its 1 GB/s needs; at 2,500 ops/s (8.9 s)
+ * it stays.  The same with a curve, decided in a batch (batch.c's harm).
+ */
+static struct alloc_decision *batch_first(const struct policy *p,
+					  const struct alloc_profile *pr)
+{
+	struct topology *t = make_topo();
+	struct alloc_ctx *cx;
+	struct alloc_profile quiet = prof(NULL, 0);
+	struct alloc_job jobs[2] = {
+		{.job_id = "md",
+		 .user = "u",
+		 .nodes = "c[1-64]",
+		 .request = FWD_REQ_AUTO,
+		 .profile = pr},
+		{.job_id = "q",
+		 .user = "u",
+		 .nodes = "c[129-192]",
+		 .request = FWD_REQ_AUTO,
+		 .profile = &quiet},
+	};
+	struct alloc_decision *out[2];
+	uint32_t *ids[2];
+	fwd_error_t err;
+
+	quiet.io_volume_bytes = 1 << 20;
+	cx = alloc_ctx_create(t, &err);
+	assert_non_null(cx);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(alloc_job_nodes(t, jobs[i].nodes, &ids[i],
+						 &jobs[i].n_nodes, &err),
+				 0);
+		jobs[i].node_ids = ids[i];
+	}
+	if (alloc_decide_batch(cx, p, NULL, NULL, jobs, 2, 0, out, &err) < 0)
+		fail_msg("%s", err.text);
+	alloc_decision_destroy(out[1]);
+	free(ids[0]);
+	free(ids[1]);
+	alloc_ctx_destroy(cx);
+	topo_destroy(t);
+	return out[0];
+}
+
+static void test_harm_metadata(void **state)
+{
+	struct alloc_bw_point bw[] = {{1, 1e9}};
+	struct policy *p = policy_defaults();
+	struct alloc_harm h;
+	double io = GiB / 1e9;
+
+	(void)state;
+	for (int curve = 0; curve < 2; curve++) {
+		for (int heavy = 0; heavy < 2; heavy++) {
+			struct alloc_profile pr =
+				prof(curve ? bw : NULL, curve ? 1 : 0);
+			struct alloc_decision *d;
+
+			pr.io_volume_bytes = (uint64_t)GiB;
+			pr.io_nodes = 64;
+			pr.node_bandwidth_bps = 1e9 / 64;
+			pr.mdops = heavy ? 3000 : 2500;
+			alloc_harm_of(&p->decision.interference, &pr, 1e9, 0,
+				      &h);
+			assert_near(h.io_seconds, io);
+			assert_near(h.data_s, io);
+			assert_near(h.md_s, io * pr.mdops / 300);
+			assert_near(h.need_bps, 1e9);
+			assert_near(h.harm, io * pr.mdops / 300);
+			d = curve ? batch_first(p, &pr)
+				  : decide(p, "c[1-64]", &pr);
+			if (d->action !=
+			    (heavy ? FWD_ACT_ISOLATE : FWD_ACT_DEFAULT)) {
+				dump(d);
+				fail_msg("curve %d, %.0f ops/s: %s", curve,
+					 pr.mdops, fwd_action_name(d->action));
+			}
+			if (heavy) {
+				assert_int_equal(d->n_forwarders, 1);
+				assert_true(d->private_fwd[0]);
+			}
+			if (!curve)
+				assert_true(has_reason(
+					d, heavy ? "(metadata: 3000 ops/s over "
+						   "1.07 s of I/O = 10.7 s at "
+						   "300 ops/s"
+						 : "(metadata: 2500 ops/s over "
+						   "1.07 s of I/O = 8.95 s at "
+						   "300 ops/s"));
+			alloc_decision_destroy(d);
+		}
+	}
+	/* no volume: no I/O time, no harm */
+	{
+		struct alloc_profile z = prof(NULL, 0);
+
+		z.io_volume_bytes = 0;
+		z.mdops = 1e6;
+		alloc_harm_of(&p->decision.interference, &z, 1e9, 3, &h);
+		assert_true(h.harm == 0 && h.io_seconds == 0);
+	}
+	policy_destroy(p);
+}
+
 /* V_min and N_min no longer gate a job with a curve (a 16-node job moving
  * 5 GiB scales when its curve says so), unless admin_floors. */
 static void test_floors(void **state)
@@ -1190,6 +1298,7 @@ int main(void)
 		cmocka_unit_test(test_online_pick),
 		cmocka_unit_test(test_harm_burst),
 		cmocka_unit_test(test_harm_n1),
+		cmocka_unit_test(test_harm_metadata),
 		cmocka_unit_test(test_floors),
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_learn_budget),

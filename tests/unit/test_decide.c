@@ -147,6 +147,20 @@ static const struct alloc_profile p_lammps = {
 	.iops = 300, .mdops = 5, .io_mode = FWD_IO_N_N, .runs = 8,
 };
 static const struct alloc_profile p_zero = { 0 };
+/* Metadata-heavy (not scaled), 128 x 78.125 MB/s = 10 GB/s in its I/O
+ * phases: isolation needs 4 private forwarders. */
+static const struct alloc_profile p_md_fast = {
+	.io_volume_bytes = 1024 * GiB, .io_nodes = 128,
+	.node_bandwidth_bps = 7.8125e7, .iops = 50, .mdops = 500,
+	.io_mode = FWD_IO_N_N, .runs = 3,
+};
+/* N-1 on 128 nodes, 32 of them doing I/O at 312.5 MB/s: 10 GB/s, but
+ * N_io 32 <= N_min, so not eligible for scaling. */
+static const struct alloc_profile p_n1_few_io = {
+	.io_volume_bytes = 1024 * GiB, .io_nodes = 32,
+	.node_bandwidth_bps = 3.125e8, .iops = 50, .mdops = 50,
+	.io_mode = FWD_IO_N_1, .runs = 3,
+};
 /* Exactly at the boundaries. */
 static const struct alloc_profile p_at_vmin = {
 	.io_volume_bytes = 20 * GiB, .io_nodes = 128,
@@ -214,6 +228,7 @@ static void tw_optout(struct policy *p) { p->access.mode = POLICY_MODE_OPT_OUT; 
 static void tw_shadow(struct policy *p) { p->access.mode = POLICY_MODE_SHADOW; }
 static void tw_off(struct policy *p) { p->access.mode = POLICY_MODE_OFF; }
 static void tw_reserve14(struct policy *p) { p->decision.caps.reserve = 14; }
+static void tw_reserve15(struct policy *p) { p->decision.caps.reserve = 15; }
 static void tw_share(struct policy *p) { p->decision.caps.max_pool_share = 0.1; }
 static void tw_perjob(struct policy *p)
 {
@@ -246,10 +261,11 @@ static const struct dcase cases[] = {
 	  .mapping = "c[1-64]>fwd001 c[65-128]>fwd002",
 	  .reason = "not eligible for scaling: I/O volume 10GiB <= V_min "
 		    "20GiB" },
+	/* 128 MB/s needed over its I/O time: one private forwarder */
 	{ "slide: disruptive -> private", "c[1-128]", FWD_REQ_AUTO, &p_n1,
 	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
-	  .forwarders = "fwd009 fwd010",
-	  .mapping = "c[1-64]>fwd009 c[65-128]>fwd010",
+	  .forwarders = "fwd009",
+	  .mapping = "c[1-128]>fwd009",
 	  .reason = "disruptive (N-1 I/O on 128 nodes > 64): expected harm" },
 	{ "slide: demanding -> more", "c[1-128]", FWD_REQ_AUTO,
 	  &p_demanding, .action = FWD_ACT_SCALE, .n_f = 2, .s = 6,
@@ -280,7 +296,7 @@ static const struct dcase cases[] = {
 	  .health = { { "fwd001", FWD_HEALTH_SUSPECT },
 		      { "fwd009", FWD_HEALTH_SUSPECT } },
 	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
-	  .forwarders = "fwd010 fwd011" },
+	  .forwarders = "fwd010" },
 	/* Other interference triggers. */
 	{ "metadata-heavy -> isolate, not scaled", "c[1-64]", FWD_REQ_AUTO,
 	  &p_mdheavy, .action = FWD_ACT_ISOLATE, .n_f = 1, .s = 1,
@@ -399,7 +415,7 @@ static const struct dcase cases[] = {
 	{ "held backups are not idle", "c[1-128]", FWD_REQ_AUTO, &p_n1,
 	  .ledger = { { "x", { "fwd009" }, true } },
 	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
-	  .forwarders = "fwd010 fwd011" },
+	  .forwarders = "fwd010" },
 	/* Requests and access. */
 	{ "request off -> default", "c[1-128]", FWD_REQ_OFF, &p_demanding,
 	  .action = FWD_ACT_DEFAULT, .n_f = 2, .s = 0,
@@ -437,7 +453,7 @@ static const struct dcase cases[] = {
 	  .reason = "scaling not considered: isolate requested" },
 	{ "isolate-only request isolates", "c[1-128]", FWD_REQ_ISOLATE,
 	  &p_n1, .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
-	  .reason = "isolate: 2 private forwarders$" },
+	  .reason = "isolate: 1 private forwarder$" },
 	{ "one private forwarder reads singular", "c[1-64]", FWD_REQ_AUTO,
 	  &p_mdheavy, .action = FWD_ACT_ISOLATE, .n_f = 1, .s = 1,
 	  .forwarders = "fwd009", .reason = "isolate: 1 private forwarder$" },
@@ -445,11 +461,40 @@ static const struct dcase cases[] = {
 	  FWD_REQ_AUTO, &p_mdheavy, tw_noscale,
 	  .action = FWD_ACT_ISOLATE, .n_f = 2, .s = 1,
 	  .reason = "scaling disabled by the policy" },
-	{ "isolation that cannot get N_f is refused", "c[1-512]",
-	  FWD_REQ_AUTO, &p_n1, tw_perjob, .action = FWD_ACT_REFUSED,
-	  .n_f = 8, .s = 1, .forwarders = "fwd001 fwd002 fwd003 fwd004 fwd005 "
-				  "fwd006 fwd007 fwd008",
-	  .reason = "isolation refused: needs at least N_f = 8" },
+	/* The count is what it needs over its I/O time (128 x 1 MB/s), not
+	 * N_f = 8. */
+	{ "isolation sized by need, not by N_f", "c[1-512]",
+	  FWD_REQ_AUTO, &p_n1, tw_perjob, .action = FWD_ACT_ISOLATE,
+	  .n_f = 8, .s = 1, .forwarders = "fwd009",
+	  .reason = "isolation needs 1 private forwarder (128MB/s over its "
+		    "I/O time" },
+	/* Needs 4 (10 GB/s); the reserve leaves 2, as fast as its 2 shared
+	 * defaults: isolated on 2, the reason naming the cap. */
+	{ "isolation capped by the reserve: fewer private", "c[1-128]",
+	  FWD_REQ_AUTO, &p_md_fast, tw_reserve14, .action = FWD_ACT_ISOLATE,
+	  .n_f = 2, .s = 4, .forwarders = "fwd009 fwd010",
+	  .reason = "isolation capped by decision.caps.reserve 14 (16 idle "
+		    "healthy forwarders, 14 kept): 2 of the 4" },
+	/* One left would serve it slower than its defaults; metadata-bound:
+	 * no extras either.  Default mapping, the cap named. */
+	{ "isolation capped to less than the defaults give: default",
+	  "c[1-128]", FWD_REQ_AUTO, &p_md_fast, tw_reserve15,
+	  .action = FWD_ACT_REFUSED, .n_f = 2, .s = 4,
+	  .forwarders = "fwd001 fwd002",
+	  .reason = "isolation refused: decision.caps.reserve 15 (16 idle "
+		    "healthy forwarders, 15 kept) leaves 1 of the 4" },
+	/* Not eligible for scaling (32 I/O nodes <= N_min) but 4 forwarders'
+	 * worth of need: one pool forwarder left gives it more as an extra
+	 * beside its defaults than alone. */
+	{ "isolation capped: best smaller option is an extra", "c[1-128]",
+	  FWD_REQ_AUTO, &p_n1_few_io, tw_reserve15, .action = FWD_ACT_SCALE,
+	  .n_f = 2, .s = 4, .forwarders = "fwd001 fwd002 fwd009",
+	  .reason = "best smaller option: its defaults + 1 extra" },
+	{ "isolation under max_pool_share names it", "c[1-128]",
+	  FWD_REQ_AUTO, &p_md_fast, tw_share, .action = FWD_ACT_REFUSED,
+	  .n_f = 2, .s = 4,
+	  .reason = "isolation refused: decision.caps.max_pool_share 0.10 "
+		    "(at most 1 of 16 idle forwarders)" },
 };
 
 /* clang-format on */
