@@ -425,6 +425,33 @@ static size_t upgrade_room(struct work *w, size_t want, size_t *share_cap,
 	return want;
 }
 
+/* The cap that refused k more forwarders, named by its policy key, for
+ * a refusal's reason; "" when none did (the pool itself is empty). */
+static const char *refusing_cap(struct work *w, size_t k, size_t share_cap,
+				size_t reserve_room, char *buf, size_t len)
+{
+	const struct policy_caps *c = &w->p->decision.caps;
+	size_t left = alloc_pool_left(&w->pool);
+
+	if (!left)
+		snprintf(buf, len, "; no idle healthy forwarder left");
+	else if (reserve_room < k && reserve_room <= share_cap)
+		snprintf(buf, len,
+			 "; refused by decision.caps.reserve: %u of %zu idle "
+			 "forwarder%s kept in reserve",
+			 c->reserve < left ? c->reserve : (unsigned)left, left,
+			 alloc_plural(left));
+	else if (share_cap < k)
+		snprintf(buf, len,
+			 "; refused by decision.caps.max_pool_share %.2f: at "
+			 "most %zu of %zu idle forwarder%s",
+			 c->max_pool_share, share_cap, w->pool.base,
+			 alloc_plural(w->pool.base));
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 /* One reason line for each cap that bit. */
 static int cap_reasons(struct work *w, const char *what, size_t wanted,
 		       size_t got, size_t share_cap, size_t reserve_room)
@@ -459,6 +486,7 @@ static int try_scale(struct work *w, bool anomalies)
 	struct alloc_decision *d = w->d;
 	size_t total = d->s, extras, want, share_cap, reserve_room;
 	size_t saved_next = w->pool.next, n_repl = 0, nd = d->n_defaults;
+	char capname[160];
 	uint32_t *subst = w->ws->subst, *fw = w->ws->fw;
 	bool *priv = w->ws->priv, *repl = w->ws->repl;
 	size_t saved_reasons;
@@ -480,10 +508,15 @@ static int try_scale(struct work *w, bool anomalies)
 		total = w->job->n_nodes;
 	}
 	if (total <= nd) {
-		if (alloc_reason(d,
-				 "scale refused: the caps leave no forwarder "
-				 "beyond the %zu default one%s",
-				 nd, alloc_plural(nd)) < 0)
+		if (alloc_reason(
+			    d,
+			    "scale refused: the caps leave no forwarder "
+			    "beyond the %zu default one%s%s",
+			    nd, alloc_plural(nd),
+			    c->max_forwarders_per_job <= nd
+				    ? "; refused by "
+				      "decision.caps.max_forwarders_per_job"
+				    : "") < 0)
 			return -1;
 		return 0;
 	}
@@ -504,9 +537,11 @@ static int try_scale(struct work *w, bool anomalies)
 		if (alloc_reason(d,
 				 "scale refused: no idle forwarder available "
 				 "(%zu idle healthy, %u in reserve, pool share "
-				 "cap %zu)",
+				 "cap %zu)%s",
 				 alloc_pool_left(&w->pool), c->reserve,
-				 share_cap) < 0)
+				 share_cap,
+				 refusing_cap(w, 1, share_cap, reserve_room,
+					      capname, sizeof(capname))) < 0)
 			goto out;
 		rv = 0;
 		goto out;
@@ -642,6 +677,7 @@ static int try_isolate(struct work *w)
 	struct alloc_decision *d = w->d;
 	size_t want = d->s > d->n_f ? d->s : d->n_f, got, share_cap;
 	size_t reserve_room, capped = want;
+	char capname[160];
 
 	if (capped > c->max_forwarders_per_job)
 		capped = c->max_forwarders_per_job;
@@ -649,15 +685,23 @@ static int try_isolate(struct work *w)
 		capped = w->job->n_nodes;
 	got = upgrade_room(w, capped, &share_cap, &reserve_room);
 	if (got < d->n_f || !got) {
-		return alloc_reason(d,
-				    "isolation refused: needs at least N_f = "
-				    "%u private forwarder%s, %zu available "
-				    "(%zu idle healthy, %u in reserve, pool "
-				    "share cap %zu, max_forwarders_per_job "
-				    "%u)",
-				    d->n_f, alloc_plural(d->n_f), got,
-				    alloc_pool_left(&w->pool), c->reserve,
-				    share_cap, c->max_forwarders_per_job) < 0
+		return alloc_reason(
+			       d,
+			       "isolation refused: needs at least N_f = "
+			       "%u private forwarder%s, %zu available "
+			       "(%zu idle healthy, %u in reserve, pool "
+			       "share cap %zu, max_forwarders_per_job "
+			       "%u)%s",
+			       d->n_f, alloc_plural(d->n_f), got,
+			       alloc_pool_left(&w->pool), c->reserve, share_cap,
+			       c->max_forwarders_per_job,
+			       capped < d->n_f
+				       ? "; refused by decision.caps."
+					 "max_forwarders_per_job"
+				       : refusing_cap(w, d->n_f ? d->n_f : 1,
+						      share_cap, reserve_room,
+						      capname,
+						      sizeof(capname))) < 0
 			       ? -1
 			       : 0;
 	}
@@ -730,6 +774,7 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 	const struct policy_caps *c = &w->p->decision.caps;
 	struct alloc_decision *d = w->d;
 	size_t share_cap, reserve_room, got;
+	char capname[160];
 
 	got = upgrade_room(w, k, &share_cap, &reserve_room);
 	if (got < k || !got)
@@ -737,11 +782,12 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 			       d,
 			       "%s refused: %u private forwarder%s wanted, "
 			       "%zu available (%zu idle healthy, %u in "
-			       "reserve, pool share cap %zu)",
+			       "reserve, pool share cap %zu)%s",
 			       act == FWD_ACT_ISOLATE ? "isolation" : "scale",
 			       k, alloc_plural(k), got,
-			       alloc_pool_left(&w->pool), c->reserve,
-			       share_cap) < 0
+			       alloc_pool_left(&w->pool), c->reserve, share_cap,
+			       refusing_cap(w, k, share_cap, reserve_room,
+					    capname, sizeof(capname))) < 0
 			       ? -1
 			       : 0;
 	if (take_private(w, k) < 0 ||

@@ -341,6 +341,11 @@ static const struct dcase cases[] = {
 	  .forwarders = "fwd001 fwd002",
 	  .reason = "scale refused: no idle forwarder available (4 idle "
 		    "healthy, 4 in reserve" },
+	{ "a refusal names the reserve that refused", "c[1-128]",
+	  FWD_REQ_AUTO, &p_demanding, .ledger = { ALL_BACKUPS_HELD },
+	  .action = FWD_ACT_REFUSED, .n_f = 2, .s = 6,
+	  .reason = "; refused by decision.caps.reserve: 4 of 4 idle "
+		    "forwarders kept in reserve$" },
 	{ "all forwarders excluded: default kept", "c[1-64]", FWD_REQ_AUTO,
 	  &p_normal,
 	  .health = { { "fwd001", FWD_HEALTH_EXCLUDED },
@@ -450,6 +455,10 @@ static const struct dcase cases[] = {
 	  .n_f = 8, .s = 1, .forwarders = "fwd001 fwd002 fwd003 fwd004 fwd005 "
 				  "fwd006 fwd007 fwd008",
 	  .reason = "isolation refused: needs at least N_f = 8" },
+	{ "a refused isolation names max_forwarders_per_job", "c[1-512]",
+	  FWD_REQ_AUTO, &p_n1, tw_perjob, .action = FWD_ACT_REFUSED,
+	  .n_f = 8, .s = 1,
+	  .reason = "; refused by decision.caps.max_forwarders_per_job$" },
 };
 
 /* clang-format on */
