@@ -215,6 +215,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/ctl_no_policy.sh tests/integration/ctl_fallback_count.sh \
+	tests/integration/ctl_shadow.sh \
 	tests/integration/profile_curve.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/slurm_direct.sh tests/integration/slurm_fallback.sh \
