@@ -372,6 +372,15 @@ check_match "--io-upgrade: one node on a backup forwarder" ' fwd[2-5]$' \
 check_eq "--io-upgrade: audited as applied" applied "$(rec "$j_up" prolog .outcome)" ||
 	diag "$(grep "\"job_id\":\"$j_up\"" /var/log/fwdalloc/audit.jsonl)"
 check_eq "the audit file is $su's" "$su" "$(stat -c %U /var/log/fwdalloc/audit.jsonl 2>&1)"
+
+submit shadow --io-upgrade=shadow
+j_sh=$job
+check_eq "--io-upgrade=shadow: audited as shadow" shadow "$(rec "$j_sh" prolog .outcome)"
+check_match "--io-upgrade=shadow: the record says what it would do" 'shadow mode: would (scale|isolate)' \
+	"$(rec "$j_sh" prolog '.reasons | join("; ")')"
+check_eq "--io-upgrade=shadow: each node says shadow and names its default forwarder" \
+	"c1 shadow fwd1
+c2 shadow fwd1" "$(cat "$T/shadow.nodes")"
 check_eq "the site's remap command applied on both nodes" 2 \
 	"$(grep -c "^apply $j_up " /var/lib/site-remap/log 2>&1)"
 check_eq "and reverted on both" 2 "$(grep -c "^revert $j_up " /var/lib/site-remap/log 2>&1)"
