@@ -19,8 +19,11 @@
 # without --io-upgrade.  Then the wrong steps of the issue, each with its
 # clear error: a controller password file at 0640 (the job falls back and
 # sees it, metrics count it, the audit table gets it), a reserve that
-# leaves no upgrade (policy check names it), a broken policy at the
-# epilog (the job's forwarders are released all the same).  Then apt
+# leaves no upgrade (policy check names it, the job is refused naming
+# it), a broken policy at the epilog (the job's forwarders are released
+# all the same), a node without the plugin (the controller says it never
+# reported), a topology change (db init retires what left), and
+# access.mode off (sbatch says --io-upgrade is ignored).  Then apt
 # upgrades to DEBS/2 (the admin's edits stay, the new default beside
 # them as .dpkg-dist, --version says the new one) and `apt purge` leaves
 # nothing but the database.
@@ -468,6 +471,34 @@ check_eq "broken policy: every one released all the same" 0 \
 	>>/var/log/slurm/fwdallocd.out 2>&1 & echo $! >/run/fwdalloc/fwdallocd.pid)
 check "fwdallocd listens again" wait_for 10 sh -c 'ls /run/fwdalloc/*.sock'
 
+# ---- wrong step: a node without the plugin ------------------------------------
+# c2's slurmd reads a plugstack.conf without fwdalloc's line (a node the
+# plugin package never reached): the controller learns that c2 never
+# reported.
+restart_slurmd() {
+	stop_pid /run/slurm/slurmd-"$1".pid
+	slurmd -N "$1" "${@:2}" >>"$T/slurmd-$1.out" 2>&1
+	wait_for 60 nodes_idle
+}
+: >/etc/slurm/plugstack-none.conf
+sed 's|^PlugStackConfig=.*|PlugStackConfig=/etc/slurm/plugstack-none.conf|' \
+	/etc/slurm/slurm.conf >/etc/slurm/slurm-noplugin.conf
+check_eq "c2's slurm.conf names an empty plugstack.conf" 1 \
+	"$(grep -c '^PlugStackConfig=/etc/slurm/plugstack-none.conf$' /etc/slurm/slurm-noplugin.conf)"
+restart_slurmd c2 -f /etc/slurm/slurm-noplugin.conf || diag "c2 not idle again: $(sinfo -N 2>&1)"
+submit silent --io-upgrade
+j_si=$job
+check_eq "plugin not loaded on c2: the job runs" COMPLETED "$(job_state "$j_si")"
+fwdctl alloc show "$j_si" >"$T/silent.show" 2>&1
+check_match "plugin not loaded on c2: alloc show names it" \
+	'no report: c2 \(fwdalloc plugin not loaded there\?\)' "$(cat "$T/silent.show")"
+check_match "plugin not loaded on c2: the epilog record says so" \
+	'1 never reported' "$(rec "$j_si" epilog .outcome)"
+fwdctl metrics >"$T/m-silent" 2>&1
+check_match "plugin not loaded on c2: metrics count it" \
+	'^fwdalloc_node_outcomes_total\{outcome="silent"\} [1-9]' "$(cat "$T/m-silent")"
+restart_slurmd c2 || diag "c2 not idle again: $(sinfo -N 2>&1)"
+
 # ---- access.mode off: --io-upgrade is said to be ignored, at submission ------
 sed -i 's/^  mode: opt-in$/  mode: off/' /etc/fwdalloc/fwdalloc.yaml
 no_epilog=1 submit off --io-upgrade
@@ -502,6 +533,17 @@ check_eq "upgrade: the audit trail kept" yes \
 	"$(grep -q "\"job_id\":\"$j_up\"" /var/log/fwdalloc/audit.jsonl && echo yes)"
 submit after --io-upgrade
 check_match "after the upgrade: an --io-upgrade job is upgraded" '^(scale|isolate)$' "$(envof after FWDALLOC_ACTION)"
+
+# ---- wrong step: a topology change ----------------------------------------------
+# fwd5 leaves the machine: db init retires it (kept for history).
+grep -v 'name: fwd5,' /etc/fwdalloc/topology.yaml >"$T/topology-4.yaml"
+cp "$T/topology-4.yaml" /etc/fwdalloc/topology.yaml
+fwdctl db init --node-host localhost >"$T/init2.out" 2>&1
+check_eq "db init after a topology change: exit 0" 0 "$?" || diag "$(cat "$T/init2.out")"
+check_match "db init after a topology change: says what it retired" \
+	'retired 1 forwarder' "$(cat "$T/init2.out")"
+check_eq "the forwarder that left is retired, kept" "fwd5" \
+	"$(sql 'SELECT GROUP_CONCAT(name) FROM fwdalloc.forwarders WHERE retired_at IS NOT NULL')"
 
 # ---- purge -----------------------------------------------------------------------
 stop_pid /run/fwdalloc/fwdallocd.pid
