@@ -440,6 +440,24 @@ static size_t upgrade_room(struct work *w, size_t want, size_t *share_cap,
 	return want;
 }
 
+/* "; refused by <the cap>" for a refusal's reason (pool_limit()), or ""
+ * when no cap refused. */
+static const char *pool_limit(const struct work *w, size_t want,
+			      size_t share_cap, size_t reserve_room, char *buf,
+			      size_t len);
+
+static const char *refused_by(const struct work *w, size_t k, size_t share_cap,
+			      size_t reserve_room, char *buf, size_t len)
+{
+	char lim[160];
+
+	if (*pool_limit(w, k, share_cap, reserve_room, lim, sizeof(lim)))
+		snprintf(buf, len, "; refused by %s", lim);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 /* One reason line for each cap that bit. */
 static int cap_reasons(struct work *w, const char *what, size_t wanted,
 		       size_t got, size_t share_cap, size_t reserve_room)
@@ -474,6 +492,7 @@ static int try_scale(struct work *w, bool anomalies)
 	struct alloc_decision *d = w->d;
 	size_t total = d->s, extras, want, share_cap, reserve_room;
 	size_t saved_next = w->pool.next, n_repl = 0, nd = d->n_defaults;
+	char capname[200];
 	uint32_t *subst = w->ws->subst, *fw = w->ws->fw;
 	bool *priv = w->ws->priv, *repl = w->ws->repl;
 	size_t saved_reasons;
@@ -495,10 +514,15 @@ static int try_scale(struct work *w, bool anomalies)
 		total = w->job->n_nodes;
 	}
 	if (total <= nd) {
-		if (alloc_reason(d,
-				 "scale refused: the caps leave no forwarder "
-				 "beyond the %zu default one%s",
-				 nd, alloc_plural(nd)) < 0)
+		if (alloc_reason(
+			    d,
+			    "scale refused: the caps leave no forwarder "
+			    "beyond the %zu default one%s%s",
+			    nd, alloc_plural(nd),
+			    c->max_forwarders_per_job <= nd
+				    ? "; refused by "
+				      "decision.caps.max_forwarders_per_job"
+				    : "") < 0)
 			return -1;
 		return 0;
 	}
@@ -519,9 +543,11 @@ static int try_scale(struct work *w, bool anomalies)
 		if (alloc_reason(d,
 				 "scale refused: no idle forwarder available "
 				 "(%zu idle healthy, %u in reserve, pool share "
-				 "cap %zu)",
+				 "cap %zu)%s",
 				 alloc_pool_left(&w->pool), c->reserve,
-				 share_cap) < 0)
+				 share_cap,
+				 refused_by(w, 1, share_cap, reserve_room,
+					    capname, sizeof(capname))) < 0)
 			goto out;
 		rv = 0;
 		goto out;
@@ -681,29 +707,36 @@ static int take_private(struct work *w, size_t n)
 	return 0;
 }
 
-/* The policy setting that left `got` of `want` pool forwarders (the
- * pool-share cap or the reserve; neither: the pool itself). */
-static const char *pool_limit(const struct work *w, size_t want, size_t got,
-			      size_t share_cap, char *buf, size_t len)
+/* The policy setting that leaves fewer than `want` pool forwarders
+ * (share_cap and reserve_room as upgrade_room() gives them), named by its
+ * policy key for a reason: decision.caps.max_pool_share or
+ * decision.caps.reserve, or the pool itself; "" when none does. */
+static const char *pool_limit(const struct work *w, size_t want,
+			      size_t share_cap, size_t reserve_room, char *buf,
+			      size_t len)
 {
 	const struct policy_caps *c = &w->p->decision.caps;
 	size_t left = alloc_pool_left(&w->pool);
 
-	if (got >= want)
-		buf[0] = '\0';
-	else if (share_cap == got && share_cap < want)
+	if (!left)
+		snprintf(buf, len, "the pool (no idle healthy forwarder)");
+	else if (share_cap < want && share_cap <= reserve_room)
 		snprintf(buf, len,
 			 "decision.caps.max_pool_share %.2f (at most %zu of "
 			 "%zu idle forwarder%s)",
 			 c->max_pool_share, share_cap, w->pool.base,
 			 alloc_plural(w->pool.base));
-	else if (c->reserve && left)
+	else if (reserve_room < want && c->reserve)
 		snprintf(buf, len,
 			 "decision.caps.reserve %u (%zu idle healthy "
 			 "forwarder%s, %u kept)",
-			 c->reserve, left, alloc_plural(left), c->reserve);
+			 c->reserve, left, alloc_plural(left),
+			 c->reserve < left ? c->reserve : (unsigned)left);
+	else if (reserve_room < want)
+		snprintf(buf, len, "the pool (%zu idle healthy forwarder%s)",
+			 left, alloc_plural(left));
 	else
-		snprintf(buf, len, "the pool (no idle healthy forwarder)");
+		buf[0] = '\0';
 	return buf;
 }
 
@@ -752,8 +785,8 @@ static int try_isolate(struct work *w, bool anomalies)
 	}
 	got = upgrade_room(w, capped, &share_cap, &reserve_room);
 	if (got < capped)
-		capname =
-			pool_limit(w, capped, got, share_cap, lim, sizeof(lim));
+		capname = pool_limit(w, capped, share_cap, reserve_room, lim,
+				     sizeof(lim));
 	/* what the job gets on its shared defaults, and on `got` private */
 	v_def = fmin((double)d->n_f * bf, need_bps) / (1.0 + w->held);
 	v_got = fmin((double)got * bf, need_bps);
@@ -873,6 +906,7 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 	const struct policy_caps *c = &w->p->decision.caps;
 	struct alloc_decision *d = w->d;
 	size_t share_cap, reserve_room, got;
+	char capname[200];
 
 	got = upgrade_room(w, k, &share_cap, &reserve_room);
 	if (got < k || !got)
@@ -880,11 +914,12 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 			       d,
 			       "%s refused: %u private forwarder%s wanted, "
 			       "%zu available (%zu idle healthy, %u in "
-			       "reserve, pool share cap %zu)",
+			       "reserve, pool share cap %zu)%s",
 			       act == FWD_ACT_ISOLATE ? "isolation" : "scale",
 			       k, alloc_plural(k), got,
-			       alloc_pool_left(&w->pool), c->reserve,
-			       share_cap) < 0
+			       alloc_pool_left(&w->pool), c->reserve, share_cap,
+			       refused_by(w, k, share_cap, reserve_room,
+					  capname, sizeof(capname))) < 0
 			       ? -1
 			       : 0;
 	if (take_private(w, k) < 0 ||
@@ -996,10 +1031,11 @@ static int curve_gates(struct work *w, bool *pass)
 /* Why no private option was chosen within `cap` pool forwarders: the
  * cap that left none, or the pool's threshold. */
 static const char *curve_limit(const struct work *w, uint32_t cap,
-			       size_t share_cap, char *buf, size_t len)
+			       size_t share_cap, size_t reserve_room, char *buf,
+			       size_t len)
 {
 	if (!cap)
-		return pool_limit(w, 1, 0, share_cap, buf, len);
+		return pool_limit(w, 1, share_cap, reserve_room, buf, len);
 	snprintf(buf, len,
 		 "none is worth its pool forwarders at the pool's threshold");
 	return buf;
@@ -1184,7 +1220,8 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 					 "(%s); best smaller option: its "
 					 "defaults + %u extra%s",
 					 cap, alloc_plural(cap),
-					 curve_limit(w, cap, share_cap, why,
+					 curve_limit(w, cap, share_cap,
+						     reserve_room, why,
 						     sizeof(why)),
 					 alt.o[x].take,
 					 alloc_plural(alt.o[x].take)) < 0) {
@@ -1240,8 +1277,8 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 				 "the pool within %u pool forwarder%s (%s), "
 				 "nor a smaller one",
 				 cap, alloc_plural(cap),
-				 curve_limit(w, cap, share_cap, why,
-					     sizeof(why))) < 0)
+				 curve_limit(w, cap, share_cap, reserve_room,
+					     why, sizeof(why))) < 0)
 			return -1;
 		pl->upgrade_denied = true;
 	}

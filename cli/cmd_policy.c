@@ -17,6 +17,7 @@
 #include "cli/fwdctl.h"
 #include "cli/table.h"
 #include "common/slurm_conf.h"
+#include "policies/caps_room.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
 
@@ -118,12 +119,10 @@ static void prolog_budget(const struct policy *p, char *warn, size_t len)
 static void caps_room(struct fwdctl_ctx *ctx, const struct policy *p,
 		      char *warn, size_t len)
 {
-	const struct policy_caps *c = &p->decision.caps;
 	const char *path =
 		ctx->topology_path ? ctx->topology_path : p->topology;
 	struct topology *t;
 	fwd_error_t err;
-	size_t backups = 0, share;
 
 	warn[0] = '\0';
 	if (!(t = topo_load(path, &err))) {
@@ -133,30 +132,7 @@ static void caps_room(struct fwdctl_ctx *ctx, const struct policy *p,
 				 err.text);
 		return;
 	}
-	for (size_t i = 0; i < t->n_forwarders; i++)
-		backups += t->forwarders[i].role == TOPO_ROLE_BACKUP;
-	share = (size_t)floor(c->max_pool_share * (double)backups);
-	if (backups == 0)
-		snprintf(warn, len,
-			 "topology %s has no backup forwarder: every upgrade "
-			 "is refused (the idle pool is empty)",
-			 path);
-	else if (c->reserve >= backups)
-		snprintf(warn, len,
-			 "decision.caps.reserve %" PRIu32 " keeps all %zu "
-			 "backup forwarder%s of topology %s in reserve: every "
-			 "upgrade is refused on this machine; set "
-			 "decision.caps.reserve below %zu",
-			 c->reserve, backups, backups == 1 ? "" : "s", path,
-			 backups);
-	else if (share == 0)
-		snprintf(warn, len,
-			 "decision.caps.max_pool_share %g of the %zu backup "
-			 "forwarder%s of topology %s is less than one: every "
-			 "upgrade is refused on this machine; set it to at "
-			 "least %g",
-			 c->max_pool_share, backups, backups == 1 ? "" : "s",
-			 path, 1.0 / (double)backups);
+	policy_caps_room(p, t, path, warn, len);
 	topo_destroy(t);
 }
 

@@ -21,6 +21,7 @@
 #include "controller/job.h"
 #include "controller/publish.h"
 #include "controller/release_queue.h"
+#include "policies/caps_room.h"
 #include "policies/policy.h"
 #include "topology/topo_cache.h"
 
@@ -132,10 +133,20 @@ static struct topology *prolog_topology(struct fwdctl_ctx *ctx,
 {
 	fwd_error_t err;
 
+	char caps[1024];
+
 	ctx->topology =
 		ctl_topology_load(p, ctx->topology_path, how, cerr, &err);
 	if (!ctx->topology)
 		fwdctl_err("%s", err.text);
+	/* The first prolog after the topology changed (it writes the
+	 * cache) says once when the caps leave no upgrade on it. */
+	else if (*how == TOPO_CACHE_WRITTEN &&
+		 policy_caps_room(p, ctx->topology,
+				  ctx->topology_path ? ctx->topology_path
+						     : p->topology,
+				  caps, sizeof(caps)))
+		fwdctl_err("prolog: warning: %s", caps);
 	return ctx->topology;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/slurm_compat.h"
 #include "common/timeutil.h"
 #include "controller/ledger_store.h"
 #include "db/db.h"
@@ -303,6 +304,85 @@ out:
 	return rv;
 }
 
+/*
+ * A shadow decision applies nothing: its rows are the job's default
+ * mapping, each default forwarder with the job's nodes it serves, shared,
+ * so that the ledger, the metrics and the nodes (FWDALLOC_FORWARDERS) say
+ * what the job really uses; what it would have got stays in the audit
+ * record.  One row per default forwarder, through st (its other columns
+ * bound).  0, or -1 with err.
+ */
+static int shadow_rows(const struct topology *t, const struct alloc_decision *d,
+		       const struct ctl_job *j, struct db_stmt *st,
+		       fwd_error_t *err)
+{
+	fwd_hostlist_t job_hl = NULL, *hl = NULL;
+	size_t *count = NULL;
+	int32_t *slot = NULL;
+	char *host, *ranged = NULL;
+	int rv = -1;
+
+	if (!j->nodes || !(job_hl = slurm_hostlist_create(j->nodes))) {
+		errprintf(err, "job node list '%s' is not a hostlist",
+			  j->nodes ? j->nodes : "");
+		goto out;
+	}
+	hl = calloc(d->n_defaults ? d->n_defaults : 1, sizeof(*hl));
+	count = calloc(d->n_defaults ? d->n_defaults : 1, sizeof(*count));
+	slot = malloc((t->n_forwarders ? t->n_forwarders : 1) * sizeof(*slot));
+	if (!hl || !count || !slot)
+		goto nomem;
+	for (size_t f = 0; f < t->n_forwarders; f++)
+		slot[f] = -1;
+	for (size_t i = 0; i < d->n_defaults; i++) {
+		slot[d->defaults[i]] = (int32_t)i;
+		if (!(hl[i] = slurm_hostlist_create("")))
+			goto nomem;
+	}
+	while ((host = slurm_hostlist_shift(job_hl))) {
+		long id = topo_node_id(t, host);
+		int32_t k = id >= 0 && t->node_forwarder[id] >= 0
+				    ? slot[t->node_forwarder[id]]
+				    : -1;
+
+		if (k >= 0) {
+			slurm_hostlist_push_host(hl[k], host);
+			count[k]++;
+		}
+		free(host);
+	}
+	for (size_t i = 0; i < d->n_defaults; i++) {
+		if (!count[i])
+			continue;
+		if (!(ranged = fwd_hostlist_ranged(hl[i])))
+			goto nomem;
+		db_bind_text(st, 1, t->forwarders[d->defaults[i]].name);
+		db_bind_int64(st, 2, 0);
+		db_bind_text(st, 3, ranged);
+		db_bind_int64(st, 4, (int64_t)count[i]);
+		if (db_exec(st, err) < 0)
+			goto out;
+		free(ranged);
+		ranged = NULL;
+	}
+	rv = 0;
+	goto out;
+nomem:
+	errno = ENOMEM;
+	errprintf(err, "out of memory");
+out:
+	free(ranged);
+	for (size_t i = 0; hl && i < d->n_defaults; i++)
+		if (hl[i])
+			slurm_hostlist_destroy(hl[i]);
+	if (job_hl)
+		slurm_hostlist_destroy(job_hl);
+	free(hl);
+	free(count);
+	free(slot);
+	return rv;
+}
+
 int ledger_store_write(struct db *db, const struct topology *t,
 		       const struct alloc_decision *d, const struct ctl_job *j,
 		       double now, fwd_error_t *err)
@@ -330,6 +410,12 @@ int ledger_store_write(struct db *db, const struct topology *t,
 	db_bind_double(st, 8, pr ? pr->mdops : 0);
 	db_bind_double(st, 9, pr ? pr->peak_bandwidth_bps : 0);
 	db_bind_double(st, 10, pr ? pr->iops : 0);
+	if (d->action == FWD_ACT_SHADOW) {
+		if (shadow_rows(t, d, j, st, err) < 0)
+			goto out;
+		rv = 0;
+		goto out;
+	}
 	for (size_t i = 0; i < d->n_mapping; i++) {
 		uint32_t f = d->mapping[i].forwarder;
 		size_t count = 0;
@@ -341,9 +427,6 @@ int ledger_store_write(struct db *db, const struct topology *t,
 		for (size_t k = 0; k < d->n_forwarders; k++)
 			if (d->forwarders[k] == f)
 				priv = d->private_fwd[k];
-		/* A shadow decision holds the defaults, shared. */
-		if (d->action == FWD_ACT_SHADOW)
-			priv = false;
 		db_bind_text(st, 1, t->forwarders[f].name);
 		db_bind_int64(st, 2, priv);
 		db_bind_text(st, 3, d->mapping[i].nodes);

@@ -20,14 +20,22 @@ FWD_SUBST = sed -e 's|@bindir[@]|$(bindir)|g' \
 	-e 's|@slurm_user[@]|$(slurm_user)|g'
 FWD_GEN = $(AM_V_GEN)$(MKDIR_P) $(@D) && $(FWD_SUBST) $< >$@.tmp && mv $@.tmp $@
 
-# The example policy names the default paths of a /var, /etc install:
-# the installed copy names this build's.
+# The policies name the default paths of a /var, /etc install: the
+# installed copies name this build's.  etc/fwdalloc-site.yaml, the short
+# file of what a site sets, is the installed configuration;
+# etc/fwdalloc.yaml, every key commented, the reference in DOCDIR/examples
+# (and fwdalloc.yaml(5)).
+FWD_POLICY_PATHS = sed \
+	-e 's|/var/log/fwdalloc|$(localstatedir)/log/fwdalloc|g' \
+	-e 's|/var/lib/fwdalloc|$(localstatedir)/lib/fwdalloc|g' \
+	-e 's|/etc/fwdalloc/|$(sysconfdir)/fwdalloc/|g' \
+	-e 's|/usr/share/doc/fwdalloc/|$(docdir)/|g'
 etc/fwdalloc.yaml.dist: $(srcdir)/etc/fwdalloc.yaml Makefile
-	$(AM_V_GEN)$(MKDIR_P) etc && sed \
-		-e 's|/var/log/fwdalloc|$(localstatedir)/log/fwdalloc|g' \
-		-e 's|/var/lib/fwdalloc|$(localstatedir)/lib/fwdalloc|g' \
-		-e 's|/etc/fwdalloc/|$(sysconfdir)/fwdalloc/|g' \
+	$(AM_V_GEN)$(MKDIR_P) etc && $(FWD_POLICY_PATHS) \
 		$(srcdir)/etc/fwdalloc.yaml >$@.tmp && mv $@.tmp $@
+etc/fwdalloc-site.yaml.dist: $(srcdir)/etc/fwdalloc-site.yaml Makefile
+	$(AM_V_GEN)$(MKDIR_P) etc && $(FWD_POLICY_PATHS) \
+		$(srcdir)/etc/fwdalloc-site.yaml >$@.tmp && mv $@.tmp $@
 etc/plugstack.conf.fwdalloc: $(srcdir)/etc/plugstack.conf.fwdalloc.in Makefile
 	$(FWD_GEN)
 etc/slurm.conf.fwdalloc: $(srcdir)/etc/slurm.conf.fwdalloc.in Makefile
@@ -45,13 +53,14 @@ etc/fwdalloc-history.service: $(srcdir)/etc/fwdalloc-history.service.in Makefile
 etc/fwdallocd.service: $(srcdir)/etc/fwdallocd.service.in Makefile
 	$(FWD_GEN)
 
-FWD_ETC_GENERATED = etc/fwdalloc.yaml.dist etc/plugstack.conf.fwdalloc \
+FWD_ETC_GENERATED = etc/fwdalloc.yaml.dist etc/fwdalloc-site.yaml.dist \
+	etc/plugstack.conf.fwdalloc \
 	etc/slurm.conf.fwdalloc etc/fwdalloc.tmpfiles etc/fwdalloc.logrotate \
 	etc/fwdalloc-health-scan.service etc/fwdalloc-reconcile.service \
 	etc/fwdalloc-history.service etc/fwdallocd.service
 noinst_DATA = $(FWD_ETC_GENERATED)
 CLEANFILES += $(FWD_ETC_GENERATED)
-EXTRA_DIST += etc/fwdalloc.yaml etc/topology.yaml \
+EXTRA_DIST += etc/fwdalloc.yaml etc/fwdalloc-site.yaml etc/topology.yaml \
 	etc/plugstack.conf.fwdalloc.in etc/slurm.conf.fwdalloc.in \
 	etc/fwdalloc.tmpfiles.in etc/fwdalloc.logrotate.in \
 	etc/fwdalloc-health-scan.service.in etc/fwdalloc-health-scan.timer \
@@ -80,7 +89,7 @@ uninstall-fwd-tmpfiles:
 # edited, and `make uninstall` never removes one (scripts/install-conf).
 # Each entry: SOURCE-IN-BUILD-OR-SOURCE-TREE:DESTINATION.
 FWD_CONFFILES = \
-	etc/fwdalloc.yaml.dist:$(fwdallocconfdir)/fwdalloc.yaml \
+	etc/fwdalloc-site.yaml.dist:$(fwdallocconfdir)/fwdalloc.yaml \
 	$(srcdir)/etc/topology.yaml:$(fwdallocconfdir)/topology.yaml \
 	etc/slurm.conf.fwdalloc:$(fwdallocconfdir)/slurm.conf.fwdalloc \
 	etc/plugstack.conf.fwdalloc:$(plugstackdir)/fwdalloc.conf \
@@ -108,6 +117,15 @@ uninstall-fwd-conf: $(FWD_ETC_GENERATED)
 fwdallocexamplesdir = $(docdir)/examples
 dist_fwdallocexamples_DATA = etc/topology-taihulight.yaml etc/sim-jobs.csv \
 	etc/sim-curves.csv
+# ... and the reference policy, every key with its default and meaning.
+install-data-local: install-fwd-refpolicy
+install-fwd-refpolicy: etc/fwdalloc.yaml.dist
+	$(MKDIR_P) '$(DESTDIR)$(fwdallocexamplesdir)'
+	$(INSTALL_DATA) etc/fwdalloc.yaml.dist '$(DESTDIR)$(fwdallocexamplesdir)/fwdalloc.yaml'
+uninstall-local: uninstall-fwd-refpolicy
+uninstall-fwd-refpolicy:
+	rm -f '$(DESTDIR)$(fwdallocexamplesdir)/fwdalloc.yaml'
+.PHONY: install-fwd-refpolicy uninstall-fwd-refpolicy
 
 # The operator documentation, installed to $(docdir) with its folders.
 nobase_dist_doc_DATA = README.md spank/SLURM.md db/SCHEMA.md db/README.md \

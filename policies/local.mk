@@ -4,4 +4,5 @@
 noinst_LTLIBRARIES += libfwdpolicy.la
 libfwdpolicy_la_SOURCES = \
 	policies/policy.c policies/policy.h \
-	policies/policy_load.c policies/classify.c policies/classify.h
+	policies/policy_load.c policies/classify.c policies/classify.h \
+	policies/caps_room.c policies/caps_room.h

@@ -35,6 +35,7 @@
 #include "controller/job.h"
 #include "controller/launcher.h"
 #include "controller/release_queue.h"
+#include "policies/caps_room.h"
 #include "policies/policy.h"
 #include "service/client.h"
 #include "service/protocol.h"
@@ -121,6 +122,7 @@ static int state_load(struct state *s, const char *policy_path)
 {
 	enum topo_cache_use how = TOPO_CACHE_YAML;
 	fwd_error_t err, cerr = {""};
+	char caps[1024];
 
 	memset(s, 0, sizeof(*s));
 	s->policy_mtime = mtime_of(policy_path);
@@ -136,6 +138,10 @@ static int state_load(struct state *s, const char *policy_path)
 		say("%s; every job falls back until it loads", err.text);
 	if (s->t && how == TOPO_CACHE_YAML && cerr.text[0])
 		say("topology cache not used: %s", cerr.text);
+	/* At start and at each reload: caps that leave no upgrade. */
+	if (s->t &&
+	    policy_caps_room(s->p, s->t, s->p->topology, caps, sizeof(caps)))
+		say("warning: %s", caps);
 	if (!(s->L = ctl_launcher_create(s->p, s->t, &err))) {
 		say("%s", err.text);
 		state_free(s);

@@ -8,37 +8,62 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <slurm/spank.h>
 
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
 
-/*
- * The mode a job gets without --io-upgrade: "auto" under the policy's
- * access.mode opt-out, else none (the controller records "not
- * requested").  The policy file is world-readable (nothing secret in it);
- * if it cannot be read here the controller, which reads it too, still
- * applies the same rule.
- */
-static const char *default_mode(void)
+/* The policy, as the controller will read it; NULL (said at debug level)
+ * when it cannot be read here: the controller, which reads it too, still
+ * applies it.  The policy file is world-readable (nothing secret in it). */
+static struct policy *policy_here(const char **path)
 {
-	const char *path = fwdalloc_conf.policy[0] ? fwdalloc_conf.policy
-						   : POLICY_DEFAULT_PATH;
 	fwd_error_t err;
-	struct policy *p = policy_load(path, &err);
-	const char *mode = NULL;
+	struct policy *p;
 
-	if (!p) {
+	*path = fwdalloc_conf.policy[0] ? fwdalloc_conf.policy
+					: POLICY_DEFAULT_PATH;
+	if (!(p = policy_load(*path, &err)))
 		slurm_debug("fwdalloc: init_post_opt: %s; the controller "
 			    "applies the policy's access mode",
 			    err.text);
-		return NULL;
-	}
-	if (p->access.mode == POLICY_MODE_OPT_OUT)
+	return p;
+}
+
+/*
+ * The mode a job gets without --io-upgrade: "auto" under the policy's
+ * access.mode opt-out, else none (the controller records "not
+ * requested").
+ */
+static const char *default_mode(void)
+{
+	const char *path;
+	struct policy *p = policy_here(&path);
+	const char *mode = NULL;
+
+	if (p && p->access.mode == POLICY_MODE_OPT_OUT)
 		mode = "auto";
 	policy_destroy(p);
 	return mode;
+}
+
+/* An --io-upgrade asked for under access.mode off is said to be ignored,
+ * at submission; the job is submitted all the same. */
+static void say_if_off(const char *mode)
+{
+	const char *path;
+	struct policy *p;
+
+	if (!strcmp(mode, "off") || !(p = policy_here(&path)))
+		return;
+	if (p->access.mode == POLICY_MODE_OFF)
+		slurm_info("fwdalloc: --io-upgrade=%s ignored: fwdalloc is "
+			   "off on this cluster (access.mode: off in %s); "
+			   "the job keeps the default I/O forwarding",
+			   mode, path);
+	policy_destroy(p);
 }
 
 int fwdalloc_alloc_post_opt(spank_t sp)
@@ -50,7 +75,9 @@ int fwdalloc_alloc_post_opt(spank_t sp)
 	 * job's forwarders: the decision was taken at allocation time. */
 	if (spank_context() == S_CTX_LOCAL && getenv("SLURM_JOB_ID"))
 		return 0;
-	if (!mode)
+	if (mode)
+		say_if_off(mode);
+	else
 		mode = default_mode();
 	if (!mode)
 		return 0;

@@ -27,7 +27,12 @@ int fwdalloc_mode_valid(const char *s)
 
 static int option_cb(int val, const char *optarg, int remote)
 {
-	const char *v = optarg && *optarg ? optarg : "auto";
+	/* "(null)": a bare --io-upgrade as sbatch passes it on to the
+	 * job's environment (SLURM_SPANK__SLURM_SPANK_OPTION_fwdalloc_
+	 * io_upgrade, seen with Slurm 24.11), which an srun inside the job
+	 * reads back: without a value, it means auto. */
+	const char *v =
+		optarg && *optarg && strcmp(optarg, "(null)") ? optarg : "auto";
 
 	if (!fwdalloc_mode_valid(v)) {
 		/* Only the submitting side reports it: the user sees it

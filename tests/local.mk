@@ -11,6 +11,8 @@ AM_TESTS_ENVIRONMENT += \
 	LSAN_OPTIONS=suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0; \
 	export LSAN_OPTIONS;
 EXTRA_DIST += tests/integration/tap.sh tests/fixtures tests/lsan.supp
+# The installation test in a fresh Debian root (scripts/release-matrix).
+EXTRA_DIST += tests/install/debian_root.sh
 # automake does not distribute the TAP driver autogen.sh copies in.
 EXTRA_DIST += build-aux/tap-driver.sh
 
@@ -217,6 +219,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
 	tests/integration/ctl_no_policy.sh tests/integration/ctl_fallback_count.sh \
+	tests/integration/ctl_shadow.sh \
 	tests/integration/profile_curve.sh \
 	tests/integration/slurm_basic.sh tests/integration/slurm_alloc.sh \
 	tests/integration/slurm_direct.sh tests/integration/slurm_fallback.sh \

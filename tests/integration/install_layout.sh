@@ -141,8 +141,29 @@ else
 	fail "logrotate not installed (scripts/install-deps)"
 fi
 
-# ---- 3. upgrade and uninstall keep an edited configuration -------------
+# The installed policy is the short one, what a site sets; the commented
+# reference of every key is an example.
 pol=$D$sysconf/fwdalloc/fwdalloc.yaml
+docdir=$(mk -s -C "$bd" -f Makefile -f - print-docdir <<'MK'
+print-docdir:
+	@echo "$(docdir)"
+MK
+)
+check "installed policy: the short file (etc/fwdalloc-site.yaml)" \
+	cmp -s "$bd/etc/fwdalloc-site.yaml.dist" "$pol"
+check_eq "installed policy: only the sections a site sets" \
+	"topology access decision database audit remap" \
+	"$(grep -oE '^[a-z_]+:' "$pol" | tr -d : | paste -sd ' ')"
+check_match "installed policy: short (under 60 lines)" '^[1-5]?[0-9]$' \
+	"$(wc -l <"$pol")"
+"$bd/fwdctl" policy check "$pol" >"$T/pc.out" 2>&1
+check_eq "installed policy: valid" 0 "$?" || diag "$(cat "$T/pc.out")"
+check "the commented reference in DOCDIR/examples" \
+	cmp -s "$bd/etc/fwdalloc.yaml.dist" "$D$docdir/examples/fwdalloc.yaml"
+check_match "the installed policy points to it" "$docdir/examples/fwdalloc.yaml" \
+	"$(cat "$pol")"
+
+# ---- 3. upgrade and uninstall keep an edited configuration -------------
 topo=$D$sysconf/fwdalloc/topology.yaml
 echo "# site edit" >>"$pol"
 printf 'forwarders: []\n' >"$topo"
@@ -153,7 +174,7 @@ check_eq "re-install keeps the edited policy" "# site edit" "$(tail -1 "$pol")"
 check_eq "re-install keeps the edited topology" "forwarders: []" "$(cat "$topo")"
 check_match "re-install keeps the edited plugstack line" '^required ' "$(grep -v '^#' "$plug")"
 check "the shipped policy is installed next to it as .example" \
-	cmp -s "$bd/etc/fwdalloc.yaml.dist" "$pol.example"
+	cmp -s "$bd/etc/fwdalloc-site.yaml.dist" "$pol.example"
 check_match "re-install says it kept the edit" "kept the edited .*fwdalloc.yaml" \
 	"$(cat "$T/install2.log")"
 check "an unedited file gets no .example" \

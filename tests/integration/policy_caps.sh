@@ -74,4 +74,51 @@ run "$fwdctl" --topology "$tmp/none.yaml" policy check "$tmp/gone.yaml"
 check_match "--topology missing: said" \
 	"warning: caps not checked against the topology: $tmp/none.yaml" "$err"
 
+# The controller prolog's first run (the one that writes the topology
+# cache) says it once, in slurmctld's log (its stderr); later prologs,
+# reading the cache, do not; a changed topology says it again.
+mkdir -p "$tmp/log"
+cp "$topo" "$tmp/topo.yaml"
+cat >"$tmp/p6.yaml" <<EOF2
+topology: $tmp/topo.yaml
+decision:
+  caps:
+    reserve: 6
+database:
+  socket: $tmp/no-such.sock
+  breaker: 0
+audit:
+  file: $tmp/log/audit.jsonl
+  database: false
+EOF2
+prolog() {
+	env -i PATH="$PATH" SLURM_JOB_ID="$1" SLURM_JOB_USER=root \
+		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
+		SLURM_JOB_NODELIST='c[1-2]' SLURM_JOB_NUM_NODES=2 \
+		SLURM_JOB_NAME=app SPANK_IO_UPGRADE=auto \
+		SLURM_CONF=/nonexistent/slurm.conf \
+		"$fwdctl" --policy "$tmp/p6.yaml" prolog >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	warned=$(grep -c 'prolog: warning: decision.caps.reserve 6 keeps all 6 backup forwarders of topology' "$tmp/err")
+}
+w6="prolog: warning: decision.caps.reserve 6 keeps all 6 backup forwarders of topology $tmp/topo.yaml in reserve: every upgrade is refused on this machine; set decision.caps.reserve below 6"
+prolog 901
+check_eq "first prolog: exit 0" 0 "$rc"
+check_eq "first prolog: the warning once" 1 "$warned"
+check_eq "first prolog: the warning names the cap and the fix" "$w6" \
+	"$(grep 'prolog: warning:' "$tmp/err" | sed 's/^fwdctl //')"
+check "first prolog: it wrote the topology cache" test -s "$tmp/log/topology.cache"
+prolog 902
+check_eq "second prolog: exit 0" 0 "$rc"
+check_eq "second prolog (cache read): no warning" 0 "$warned"
+echo "# changed" >>"$tmp/topo.yaml"
+touch -d '+2 seconds' "$tmp/topo.yaml"
+prolog 903
+check_eq "after a topology change: the warning again" 1 "$warned"
+sed -i 's/reserve: 6/reserve: 5/' "$tmp/p6.yaml"
+echo "# changed again" >>"$tmp/topo.yaml"
+touch -d '+4 seconds' "$tmp/topo.yaml"
+prolog 904
+check_eq "reserve 5 of 6: no warning at the first run" 0 "$warned"
+
 tap_done

@@ -100,7 +100,8 @@ check_eq "fwdalloc's conffiles" \
 /etc/logrotate.d/fwdalloc" \
 	"$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | sort)"
 check_eq "fwdalloc's examples: in the documentation, uncompressed (as \`fwdctl sim --help\` names them)" \
-	"./usr/share/doc/fwdalloc/examples/sim-curves.csv
+	"./usr/share/doc/fwdalloc/examples/fwdalloc.yaml
+./usr/share/doc/fwdalloc/examples/sim-curves.csv
 ./usr/share/doc/fwdalloc/examples/sim-jobs.csv
 ./usr/share/doc/fwdalloc/examples/topology-taihulight.yaml" \
 	"$(dpkg-deb -c "$deb" | awk '{ print $6 }' | grep '/examples/.' | sort)"

@@ -357,6 +357,11 @@ static const struct dcase cases[] = {
 	  .forwarders = "fwd001 fwd002",
 	  .reason = "scale refused: no idle forwarder available (4 idle "
 		    "healthy, 4 in reserve" },
+	{ "a refusal names the reserve that refused", "c[1-128]",
+	  FWD_REQ_AUTO, &p_demanding, .ledger = { ALL_BACKUPS_HELD },
+	  .action = FWD_ACT_REFUSED, .n_f = 2, .s = 6,
+	  .reason = "; refused by decision.caps.reserve 4 (4 idle "
+		    "healthy forwarders, 4 kept)$" },
 	{ "all forwarders excluded: default kept", "c[1-64]", FWD_REQ_AUTO,
 	  &p_normal,
 	  .health = { { "fwd001", FWD_HEALTH_EXCLUDED },
