@@ -74,16 +74,101 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	errno = saved;
 }
 
+/* Whether fmt converts only %s, %u and %zu (and writes %%): nearly every
+ * reason, which plain_vformat() then writes without printf. */
+static bool plain_format(const char *fmt)
+{
+	for (const char *s = fmt; (s = strchr(s, '%'));) {
+		if (s[1] == 's' || s[1] == 'u' || s[1] == '%')
+			s += 2;
+		else if (s[1] == 'z' && s[2] == 'u')
+			s += 3;
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Append the n bytes at p to buf (len bytes) at *at, as far as they fit
+ * with the closing NUL (vsnprintf's truncation). */
+static void put(char *buf, size_t len, size_t *at, const char *p, size_t n)
+{
+	if (*at + 1 >= len)
+		return;
+	if (n > len - 1 - *at)
+		n = len - 1 - *at;
+	memcpy(buf + *at, p, n);
+	*at += n;
+}
+
+static void put_uint(char *buf, size_t len, size_t *at, uintmax_t v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10));
+	put(buf, len, at, d + i, sizeof(d) - i);
+}
+
+/* vsnprintf() for a format plain_format() accepts: the same bytes (a NULL
+ * string reads "(null)", as glibc prints it); the length written. */
+static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	size_t at = 0;
+	const char *s = fmt, *pc, *str;
+
+	while ((pc = strchr(s, '%'))) {
+		put(buf, len, &at, s, (size_t)(pc - s));
+		switch (pc[1]) {
+		case '%':
+			put(buf, len, &at, "%", 1);
+			s = pc + 2;
+			break;
+		case 's':
+			str = va_arg(ap, const char *);
+			if (!str)
+				str = "(null)";
+			put(buf, len, &at, str, strlen(str));
+			s = pc + 2;
+			break;
+		case 'u':
+			put_uint(buf, len, &at, va_arg(ap, unsigned int));
+			s = pc + 2;
+			break;
+		default: /* "zu" */
+			put_uint(buf, len, &at, va_arg(ap, size_t));
+			s = pc + 3;
+			break;
+		}
+	}
+	put(buf, len, &at, s, strlen(s));
+	buf[at] = '\0';
+	return at;
+}
+
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 {
 	char buf[512];
 	char **p;
 	va_list ap;
+	size_t n;
+	int w;
 
 	if (d->dry)
 		return 0;
+	/* printf is most of a reason's cost: the plain conversions are
+	 * written here */
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (plain_format(fmt)) {
+		n = plain_vformat(buf, sizeof(buf), fmt, ap);
+	} else {
+		w = vsnprintf(buf, sizeof(buf), fmt, ap);
+		n = w < 0 ? 0 : strlen(buf);
+		if (w < 0)
+			buf[0] = '\0';
+	}
 	va_end(ap);
 	/* room for 4, then for twice a power of two: grown when the count
 	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
@@ -97,8 +182,9 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 		d->reasons = p;
 	}
 	p = d->reasons;
-	if (!(p[d->n_reasons] = strdup(buf)))
+	if (!(p[d->n_reasons] = malloc(n + 1)))
 		return -1;
+	memcpy(p[d->n_reasons], buf, n + 1);
 	d->n_reasons++;
 	return 0;
 }
