@@ -590,6 +590,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	struct alloc_scratch ws = {0};
 	size_t *order = NULL, *seq = NULL, base = 0, n_order = 0;
 	size_t n_order_curve;
+	uint64_t version;
 	int rv = -1;
 
 	for (size_t i = 0; i < n_jobs; i++)
@@ -689,9 +690,12 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 			errprintf(err, "batch: out of memory");
 			goto out;
 		}
+		version = alloc_ledger_version(scratch);
 		if (alloc_ledger_acquire(scratch, d, jobs[i].n_nodes, now,
 					 err) < 0)
 			goto out;
+		/* the next job's pool: this one's forwarders out */
+		alloc_pool_cache_acquired(&ws.pool, cx->t, scratch, d, version);
 	}
 	rv = 0;
 out:

@@ -1582,8 +1582,14 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	w.d = d;
 	d->dry = plan && plan->collect;
 	d->request = job->request;
-	snprintf(d->policy_digest, sizeof(d->policy_digest), "%s", p->digest);
-	if (copy_profile(d, job->profile) < 0)
+	{ /* snprintf's copy, without its cost */
+		size_t dl = strnlen(p->digest, sizeof(d->policy_digest) - 1);
+
+		memcpy(d->policy_digest, p->digest, dl);
+		d->policy_digest[dl] = '\0';
+	}
+	/* a batch's first pass is read for its gain and pool only */
+	if (!d->dry && copy_profile(d, job->profile) < 0)
 		goto nomem;
 
 	/* 1. Default mapping and N_f; the OSTs to avoid. */

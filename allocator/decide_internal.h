@@ -122,6 +122,17 @@ struct alloc_pool_cache {
 	uint32_t *place; /* 2 n_groups + n_forwarders: the group placement */
 };
 
+/* The cache after alloc_ledger_acquire(l, d) moved l from version
+ * `before` to the next one: d's forwarders (its defaults for shadow) are
+ * held now, the others' order and release times unchanged; a batch
+ * updates its pool so instead of reading the ledger again.  A cache of
+ * another ledger or version is left alone (the next fill sees it is
+ * stale); any other change invalidates it. */
+void alloc_pool_cache_acquired(struct alloc_pool_cache *pc,
+			       const struct topology *t,
+			       const struct alloc_ledger *l,
+			       const struct alloc_decision *d, uint64_t before);
+
 /* The idle forwarders in selection order, handed out from the front. */
 struct alloc_pool {
 	uint32_t *fwd;	  /* room for n_forwarders, allocated by the caller */

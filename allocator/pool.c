@@ -160,6 +160,44 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 	pl->unplaced = !(n_g < 2 || pl->n < 2 || pl->count_only);
 }
 
+void alloc_pool_cache_acquired(struct alloc_pool_cache *pc,
+			       const struct topology *t,
+			       const struct alloc_ledger *l,
+			       const struct alloc_decision *d, uint64_t before)
+{
+	const uint32_t *held;
+	size_t n_held;
+
+	if (!pc->valid || pc->l != l || pc->version != before)
+		return;
+	if (alloc_ledger_version(l) == before)
+		return; /* not added (the job was there already) */
+	if (alloc_ledger_version(l) != before + 1) {
+		pc->valid = false;
+		return;
+	}
+	/* what alloc_ledger_acquire() records the job on: the defaults for
+	 * shadow, else its forwarders; held now, so no longer idle */
+	held = d->action == FWD_ACT_SHADOW ? d->defaults : d->forwarders;
+	n_held = d->action == FWD_ACT_SHADOW ? d->n_defaults : d->n_forwarders;
+	for (size_t i = 0; i < n_held; i++) {
+		uint32_t f = held[i];
+		size_t k = 0;
+
+		if (f >= t->n_forwarders ||
+		    t->forwarders[f].role != TOPO_ROLE_BACKUP)
+			continue;
+		while (k < pc->n && pc->idle[k] != f)
+			k++;
+		if (k == pc->n)
+			continue;
+		memmove(&pc->idle[k], &pc->idle[k + 1],
+			(pc->n - k - 1) * sizeof(*pc->idle));
+		pc->n--;
+	}
+	pc->version = before + 1;
+}
+
 void alloc_pool_place(struct alloc_pool *pl)
 {
 	const struct alloc_ctx *cx = pl->cx;
