@@ -578,11 +578,11 @@ out:
 	return rv;
 }
 
-int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
-		       const struct alloc_ledger *ledger,
-		       const struct alloc_health *health,
-		       const struct alloc_job *jobs, size_t n_jobs, double now,
-		       struct alloc_decision **out, fwd_error_t *err)
+static int batch(const struct alloc_ctx *cx, const struct policy *p,
+		 const struct alloc_ledger *ledger,
+		 const struct alloc_health *health,
+		 const struct alloc_job *jobs, size_t n_jobs, double now,
+		 bool reuse, struct alloc_decision **out, fwd_error_t *err)
 {
 	struct alloc_decision **alone = NULL;
 	struct alloc_ledger *scratch = NULL;
@@ -607,6 +607,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 		errprintf(err, "batch: out of memory");
 		goto out;
 	}
+	ws.pool.off = !reuse;
 	/* The pool at batch start: the share cap of every grant. */
 	for (size_t f = 0; f < cx->t->n_forwarders; f++)
 		base += alloc_fwd_idle(cx->t, scratch, health, (uint32_t)f);
@@ -695,7 +696,9 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 					 err) < 0)
 			goto out;
 		/* the next job's pool: this one's forwarders out */
-		alloc_pool_cache_acquired(&ws.pool, cx->t, scratch, d, version);
+		if (reuse)
+			alloc_pool_cache_acquired(&ws.pool, cx, scratch, d,
+						  version);
 	}
 	rv = 0;
 out:
@@ -715,4 +718,23 @@ out:
 	alloc_ledger_destroy(scratch);
 	alloc_scratch_free(&ws);
 	return rv;
+}
+
+int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
+		       const struct alloc_ledger *ledger,
+		       const struct alloc_health *health,
+		       const struct alloc_job *jobs, size_t n_jobs, double now,
+		       struct alloc_decision **out, fwd_error_t *err)
+{
+	return batch(cx, p, ledger, health, jobs, n_jobs, now, true, out, err);
+}
+
+int alloc_decide_batch_ref(const struct alloc_ctx *cx, const struct policy *p,
+			   const struct alloc_ledger *ledger,
+			   const struct alloc_health *health,
+			   const struct alloc_job *jobs, size_t n_jobs,
+			   double now, struct alloc_decision **out,
+			   fwd_error_t *err)
+{
+	return batch(cx, p, ledger, health, jobs, n_jobs, now, false, out, err);
 }

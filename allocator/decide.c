@@ -74,21 +74,6 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	errno = saved;
 }
 
-/* Whether fmt converts only %s, %u and %zu (and writes %%): nearly every
- * reason, which plain_vformat() then writes without printf. */
-static bool plain_format(const char *fmt)
-{
-	for (const char *s = fmt; (s = strchr(s, '%'));) {
-		if (s[1] == 's' || s[1] == 'u' || s[1] == '%')
-			s += 2;
-		else if (s[1] == 'z' && s[2] == 'u')
-			s += 3;
-		else
-			return false;
-	}
-	return true;
-}
-
 /* Append the n bytes at p to buf (len bytes) at *at, as far as they fit
  * with the closing NUL (vsnprintf's truncation). */
 static void put(char *buf, size_t len, size_t *at, const char *p, size_t n)
@@ -112,8 +97,10 @@ static void put_uint(char *buf, size_t len, size_t *at, uintmax_t v)
 	put(buf, len, at, d + i, sizeof(d) - i);
 }
 
-/* vsnprintf() for a format plain_format() accepts: the same bytes (a NULL
- * string reads "(null)", as glibc prints it); the length written. */
+/* vsnprintf() for a format that converts only %s, %u and %zu (and writes
+ * %%), nearly every reason: the same bytes (a NULL string reads "(null)",
+ * as glibc prints it) without printf's cost.  The length written, or
+ * SIZE_MAX at any other conversion (vsnprintf() it is). */
 static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 {
 	size_t at = 0;
@@ -121,26 +108,23 @@ static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 
 	while ((pc = strchr(s, '%'))) {
 		put(buf, len, &at, s, (size_t)(pc - s));
-		switch (pc[1]) {
-		case '%':
+		if (pc[1] == '%') {
 			put(buf, len, &at, "%", 1);
 			s = pc + 2;
-			break;
-		case 's':
+		} else if (pc[1] == 's') {
 			str = va_arg(ap, const char *);
 			if (!str)
 				str = "(null)";
 			put(buf, len, &at, str, strlen(str));
 			s = pc + 2;
-			break;
-		case 'u':
+		} else if (pc[1] == 'u') {
 			put_uint(buf, len, &at, va_arg(ap, unsigned int));
 			s = pc + 2;
-			break;
-		default: /* "zu" */
+		} else if (pc[1] == 'z' && pc[2] == 'u') {
 			put_uint(buf, len, &at, va_arg(ap, size_t));
 			s = pc + 3;
-			break;
+		} else {
+			return SIZE_MAX;
 		}
 	}
 	put(buf, len, &at, s, strlen(s));
@@ -152,7 +136,7 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 {
 	char buf[512];
 	char **p;
-	va_list ap;
+	va_list ap, again;
 	size_t n;
 	int w;
 
@@ -161,14 +145,14 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 	/* printf is most of a reason's cost: the plain conversions are
 	 * written here */
 	va_start(ap, fmt);
-	if (plain_format(fmt)) {
-		n = plain_vformat(buf, sizeof(buf), fmt, ap);
-	} else {
-		w = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_copy(again, ap);
+	if ((n = plain_vformat(buf, sizeof(buf), fmt, ap)) == SIZE_MAX) {
+		w = vsnprintf(buf, sizeof(buf), fmt, again);
 		n = w < 0 ? 0 : strlen(buf);
 		if (w < 0)
 			buf[0] = '\0';
 	}
+	va_end(again);
 	va_end(ap);
 	/* room for 4, then for twice a power of two: grown when the count
 	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
@@ -252,9 +236,13 @@ int alloc_scratch_init(struct alloc_scratch *s, const struct alloc_ctx *cx)
 	s->repl = malloc(2 * n * sizeof(*s->repl));
 	s->pool.idle = malloc(n * sizeof(*s->pool.idle));
 	s->pool.place = malloc((2 * cx->n_groups + n) * sizeof(*s->pool.place));
+	s->pool.bucket = malloc(n * sizeof(*s->pool.bucket));
+	s->pool.b_off = malloc((cx->n_groups + 1) * sizeof(*s->pool.b_off));
+	s->pool.b_n = malloc((cx->n_groups + 1) * sizeof(*s->pool.b_n));
 	if (!s->cnt || !s->gweight || !s->defaults || !s->pool_fwd ||
 	    !s->subst || !s->pool_released || !s->fw || !s->priv || !s->repl ||
-	    !s->pool.idle || !s->pool.place) {
+	    !s->pool.idle || !s->pool.place || !s->pool.bucket ||
+	    !s->pool.b_off || !s->pool.b_n) {
 		alloc_scratch_free(s);
 		errno = ENOMEM;
 		return -1;
@@ -275,6 +263,9 @@ void alloc_scratch_free(struct alloc_scratch *s)
 	free(s->repl);
 	free(s->pool.idle);
 	free(s->pool.place);
+	free(s->pool.bucket);
+	free(s->pool.b_off);
+	free(s->pool.b_n);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -1575,12 +1566,15 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	w.gweight = ws->gweight;
 	w.pool.fwd = ws->pool_fwd;
 	w.pool.released = ws->pool_released;
-	w.pool.cache = &ws->pool;
+	w.pool.cache = ws->pool.off ? NULL : &ws->pool;
 	w.pool.count_only = plan && plan->collect;
-	if (!(d = calloc(1, sizeof(*d))) || !(d->job_id = strdup(job->job_id)))
+	if (!(d = calloc(1, sizeof(*d))))
 		goto nomem;
 	w.d = d;
 	d->dry = plan && plan->collect;
+	/* a batch's first pass is read for its gain and pool only */
+	if (!d->dry && !(d->job_id = strdup(job->job_id)))
+		goto nomem;
 	d->request = job->request;
 	{ /* snprintf's copy, without its cost */
 		size_t dl = strnlen(p->digest, sizeof(d->policy_digest) - 1);
@@ -1588,7 +1582,6 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 		memcpy(d->policy_digest, p->digest, dl);
 		d->policy_digest[dl] = '\0';
 	}
-	/* a batch's first pass is read for its gain and pool only */
 	if (!d->dry && copy_profile(d, job->profile) < 0)
 		goto nomem;
 

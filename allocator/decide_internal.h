@@ -120,6 +120,16 @@ struct alloc_pool_cache {
 	uint32_t *idle; /* n_forwarders: in the ledger's release order */
 	size_t n;
 	uint32_t *place; /* 2 n_groups + n_forwarders: the group placement */
+	/* idle by group, each in release order: group g's are
+	 * bucket[b_off[g]] .. + b_n[g] - 1; built when a decision first
+	 * places this pool (b_valid), kept through
+	 * alloc_pool_cache_acquired(); no bucket (NULL): the pool is placed
+	 * forwarder by forwarder */
+	uint32_t *bucket;      /* n_forwarders */
+	uint32_t *b_off, *b_n; /* n_groups each */
+	bool b_valid;
+	bool off; /* not used: every pool read from the ledger, placed
+		   * forwarder by forwarder (alloc_decide_batch_ref()) */
 };
 
 /* The cache after alloc_ledger_acquire(l, d) moved l from version
@@ -129,7 +139,7 @@ struct alloc_pool_cache {
  * another ledger or version is left alone (the next fill sees it is
  * stale); any other change invalidates it. */
 void alloc_pool_cache_acquired(struct alloc_pool_cache *pc,
-			       const struct topology *t,
+			       const struct alloc_ctx *cx,
 			       const struct alloc_ledger *l,
 			       const struct alloc_decision *d, uint64_t before);
 
@@ -147,6 +157,8 @@ struct alloc_pool {
 	/* Placed by group (alloc_pool_place()) when the first forwarder is
 	 * taken: a decision that takes none never orders the pool. */
 	bool unplaced;
+	/* fwd holds cache->idle as alloc_pool_fill() read it */
+	bool cached;
 	const struct alloc_ctx *cx;
 	const uint64_t *gweight; /* the job's, for the placement */
 };
@@ -237,6 +249,17 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 		  const struct alloc_job *job, size_t pool_base,
 		  struct alloc_plan *plan, struct alloc_scratch *ws,
 		  fwd_error_t *err);
+
+/* alloc_decide_batch() without reusing one job's pool for the next: each
+ * decision reads the idle forwarders from the ledger and places them one
+ * by one, as a decision alone does.  The reference the tests compare the
+ * batch with (the decisions must be the same). */
+int alloc_decide_batch_ref(const struct alloc_ctx *cx, const struct policy *p,
+			   const struct alloc_ledger *ledger,
+			   const struct alloc_health *health,
+			   const struct alloc_job *jobs, size_t n_jobs,
+			   double now, struct alloc_decision **out,
+			   fwd_error_t *err);
 
 /* Append a reason sentence.  0 or -1 (ENOMEM). */
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
