@@ -1533,7 +1533,9 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 {
 	const struct topology *t = cx->t;
 	struct work w = {.cx = cx, .t = t, .p = p, .l = l, .h = h, .job = job};
-	struct alloc_scratch own = {0};
+	/* working arrays of its own only without the caller's (a batch
+	 * lends them: neither cleared nor freed for each job) */
+	struct alloc_scratch own, *mine = NULL;
 	struct alloc_decision *d = NULL;
 	const struct alloc_ledger_entry *held;
 	struct alloc_ledger *other = NULL; /* l without the job's entry */
@@ -1559,7 +1561,7 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	if (!ws) {
 		if (alloc_scratch_init(&own, cx) < 0)
 			goto nomem;
-		ws = &own;
+		ws = mine = &own;
 	}
 	w.ws = ws;
 	w.cnt = ws->cnt;
@@ -1671,7 +1673,8 @@ render:
 	    alloc_render(cx, job->node_ids, d) < 0)
 		goto nomem;
 	scratch_clear(&w);
-	alloc_scratch_free(&own);
+	if (mine)
+		alloc_scratch_free(mine);
 	alloc_ledger_destroy(other);
 	return d;
 nomem:
@@ -1679,7 +1682,8 @@ nomem:
 	errprintf(err, "decision: out of memory");
 fail:
 	scratch_clear(&w);
-	alloc_scratch_free(&own);
+	if (mine)
+		alloc_scratch_free(mine);
 	alloc_ledger_destroy(other);
 	alloc_decision_destroy(d);
 	return NULL;
