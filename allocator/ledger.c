@@ -57,41 +57,44 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+/* An entry and everything it points to are one allocation (entry_copy()):
+ * a batch adds an entry for each of its jobs. */
 static void entry_free(struct alloc_ledger_entry *e)
 {
-	if (!e)
-		return;
-	free(e->job_id);
-	free(e->forwarders);
-	free(e->private_fwd);
-	free(e->blocks);
-	free(e->nodes);
 	free(e);
 }
 
 static struct alloc_ledger_entry *
 entry_copy(const struct alloc_ledger_entry *src)
 {
-	struct alloc_ledger_entry *e = calloc(1, sizeof(*e));
-	size_t n = src->n_forwarders;
+	const char *id = src->job_id ? src->job_id : "";
+	size_t n = src->n_forwarders, nb = src->n_blocks;
+	size_t l_id = strlen(id) + 1,
+	       l_nodes = src->nodes ? strlen(src->nodes) + 1 : 0;
+	/* the entry, its blocks (8-byte aligned after it), forwarders,
+	 * private flags, then the strings */
+	size_t o_blk = sizeof(struct alloc_ledger_entry);
+	size_t o_fwd = o_blk + nb * sizeof(struct alloc_block);
+	size_t o_prv = o_fwd + n * sizeof(uint32_t);
+	size_t o_id = o_prv + n * sizeof(bool);
+	size_t o_nodes = o_id + l_id;
+	char *blk = malloc(o_nodes + l_nodes);
+	struct alloc_ledger_entry *e = (struct alloc_ledger_entry *)blk;
 
-	if (!e)
+	if (!blk) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	*e = *src;
-	e->job_id = NULL;
-	e->forwarders = NULL;
-	e->private_fwd = NULL;
-	e->blocks = NULL;
-	e->nodes = NULL;
-	if (!(e->job_id = strdup(src->job_id ? src->job_id : "")))
-		goto fail;
-	if (src->nodes && !(e->nodes = strdup(src->nodes)))
-		goto fail;
+	e->blocks = nb ? (struct alloc_block *)(blk + o_blk) : NULL;
+	e->forwarders = n ? (uint32_t *)(blk + o_fwd) : NULL;
+	e->private_fwd = n ? (bool *)(blk + o_prv) : NULL;
+	e->job_id = blk + o_id;
+	e->nodes = src->nodes ? blk + o_nodes : NULL;
+	memcpy(e->job_id, id, l_id);
+	if (src->nodes)
+		memcpy(e->nodes, src->nodes, l_nodes);
 	if (n) {
-		e->forwarders = malloc(n * sizeof(*e->forwarders));
-		e->private_fwd = malloc(n * sizeof(*e->private_fwd));
-		if (!e->forwarders || !e->private_fwd)
-			goto fail;
 		memcpy(e->forwarders, src->forwarders,
 		       n * sizeof(*e->forwarders));
 		if (src->private_fwd)
@@ -100,18 +103,9 @@ entry_copy(const struct alloc_ledger_entry *src)
 		else
 			memset(e->private_fwd, 0, n * sizeof(*e->private_fwd));
 	}
-	if (src->n_blocks) {
-		e->blocks = malloc(src->n_blocks * sizeof(*e->blocks));
-		if (!e->blocks)
-			goto fail;
-		memcpy(e->blocks, src->blocks,
-		       src->n_blocks * sizeof(*e->blocks));
-	}
+	if (nb)
+		memcpy(e->blocks, src->blocks, nb * sizeof(*e->blocks));
 	return e;
-fail:
-	entry_free(e);
-	errno = ENOMEM;
-	return NULL;
 }
 
 /* (last release, name) order of forwarders a and b. */
