@@ -39,23 +39,54 @@ static size_t pool_taken(const struct alloc_decision *d)
 }
 
 /* Rank order: larger expected gain first, ties in input order (a stable
- * insertion sort); input order for fcfs. */
+ * sort); input order for fcfs.  A merge sort through tmp (n_jobs + 1),
+ * the order a stable insertion sort gives; the insertion sort itself
+ * without `merge` (the reference) or with a gain that is not a number
+ * (no strict order). */
 static void rank(const struct policy *p, struct alloc_decision *const *alone,
-		 size_t *order, size_t n_jobs)
+		 size_t *order, size_t *tmp, size_t n_jobs, bool merge)
 {
-	for (size_t i = 0; i < n_jobs; i++)
+	bool nan = !merge;
+
+	for (size_t i = 0; i < n_jobs; i++) {
 		order[i] = i;
+		nan |= isnan(alone[i]->gain_bps);
+	}
 	if (p->decision.contention != POLICY_CONTENTION_GAIN)
 		return;
-	for (size_t i = 1; i < n_jobs; i++) {
-		size_t v = order[i], j = i;
+	if (nan) {
+		for (size_t i = 1; i < n_jobs; i++) {
+			size_t v = order[i], j = i;
 
-		while (j > 0 &&
-		       alone[order[j - 1]]->gain_bps < alone[v]->gain_bps) {
-			order[j] = order[j - 1];
-			j--;
+			while (j > 0 && alone[order[j - 1]]->gain_bps <
+						alone[v]->gain_bps) {
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = v;
 		}
-		order[j] = v;
+		return;
+	}
+	for (size_t w = 1; w < n_jobs; w *= 2) {
+		for (size_t lo = 0; lo < n_jobs; lo += 2 * w) {
+			size_t mid = lo + w < n_jobs ? lo + w : n_jobs;
+			size_t hi = lo + 2 * w < n_jobs ? lo + 2 * w : n_jobs;
+			size_t a = lo, b = mid, k = lo;
+
+			while (a < mid && b < hi) {
+				double ga = alone[order[a]]->gain_bps;
+				double gb = alone[order[b]]->gain_bps;
+
+				/* the right run's first goes ahead only when
+				 * larger */
+				tmp[k++] = ga < gb ? order[b++] : order[a++];
+			}
+			while (a < mid)
+				tmp[k++] = order[a++];
+			while (b < hi)
+				tmp[k++] = order[b++];
+		}
+		memcpy(order, tmp, n_jobs * sizeof(*order));
 	}
 }
 
@@ -628,7 +659,7 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 		goto out;
 	}
 	/* the curve jobs' knapsack grants first, then the others by rank */
-	rank(p, alone, order, n_jobs);
+	rank(p, alone, order, seq, n_jobs, reuse);
 	for (size_t i = 0; i < n_jobs; i++)
 		if (plan[i].apply)
 			seq[n_order++] = i;

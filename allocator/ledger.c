@@ -280,7 +280,8 @@ void alloc_ledger_destroy(struct alloc_ledger *l)
 	free(l->hash);
 	if (l->fwd)
 		for (size_t i = 0; i < l->topo->n_forwarders; i++)
-			free(l->fwd[i].holders);
+			if (l->fwd[i].holders) /* most never held one */
+				free(l->fwd[i].holders);
 	free(l->fwd);
 	free(l->order);
 	free(l->pos);

@@ -673,7 +673,8 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 	/* every string in one buffer (d->strings): the mapping's, then the
 	 * forwarders' and the OSTs' names, at offsets fixed once it stops
 	 * growing */
-	size_t *at = malloc((2 * nf + no + 1) * sizeof(*at));
+	size_t at_s[64], n_at = 2 * nf + no + 1;
+	size_t *at = n_at <= 64 ? at_s : malloc(n_at * sizeof(*at));
 	char *buf = NULL;
 	size_t cap = 0, len = 0;
 	int rv = -1;
@@ -719,6 +720,7 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 out:
 	free(h.r);
 	free(buf);
-	free(at);
+	if (at != at_s)
+		free(at);
 	return rv;
 }
