@@ -321,7 +321,7 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
  */
 static void improve(const struct policy *p, struct alloc_plan *pl,
 		    size_t n_jobs, const struct groups *g, const bool *no_ex,
-		    uint64_t budget, uint32_t cap, size_t *pick)
+		    uint64_t budget, uint32_t cap, bool reuse, size_t *pick)
 {
 	uint64_t used = 0, ex = 0;
 
@@ -355,8 +355,14 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 			if (fast)
 				gsum_add(&pl[i], c, stays(pl, pick, i), -1,
 					 &sum);
-			load = group_load(pl, pick, g, grp) -
-			       (stays(pl, pick, i) ? share_of(&pl[i], c) : 0);
+			/* the others' load: the parts' load once this job's
+			 * part is out (the same sum as group_load()) */
+			load = fast && reuse
+				       ? sum.l
+				       : group_load(pl, pick, g, grp) -
+						 (stays(pl, pick, i)
+							  ? share_of(&pl[i], c)
+							  : 0);
 			def = shared_value(&pl[i], &o->o[0], load);
 			for (size_t x = 0; x < o->n; x++) {
 				const struct alloc_option *y = &o->o[x];
@@ -414,7 +420,7 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 #define MEMO 8
 
 static int arbitrate(const struct policy *p, struct alloc_plan *pl,
-		     size_t n_jobs, size_t base)
+		     size_t n_jobs, size_t base, bool reuse)
 {
 	/* one block for the per-job arrays (all of 8-byte elements but
 	 * no_explore, last) */
@@ -591,7 +597,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			break;
 	}
 	memcpy(pick, best, n_jobs * sizeof(*pick));
-	improve(p, pl, n_jobs, &g, no_explore, budget, cap, pick);
+	improve(p, pl, n_jobs, &g, no_explore, budget, cap, reuse, pick);
 	for (size_t i = 0; i < n_jobs; i++) {
 		if (!pl[i].curve || !pl[i].opts.n)
 			continue;
@@ -653,7 +659,7 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 	}
 	/* fcfs: no knapsack, each job in input order against the threshold */
 	if (p->decision.contention == POLICY_CONTENTION_GAIN &&
-	    arbitrate(p, plan, n_jobs, base) < 0) {
+	    arbitrate(p, plan, n_jobs, base, reuse) < 0) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
 		goto out;

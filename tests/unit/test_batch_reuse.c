@@ -4,9 +4,11 @@
  * decision.  alloc_decide_batch() keeps the idle pool across its jobs
  * (each grant taken out of it, the pool's groups kept for the placement);
  * alloc_decide_batch_ref() reads every job's pool from the ledger and
- * places it forwarder by forwarder.  Over a few hundred random batches
- * (random policies, ledgers, health, jobs with and without curves, every
- * request), both must give the same decisions, field by field.  And a
+ * places it forwarder by forwarder, ranks by insertion sort and sums the
+ * knapsack's group loads anew.  Over a few hundred random batches (random
+ * policies, ledgers, health, jobs with and without curves, every request;
+ * every other batch one the knapsack arbitrates), both must give the same
+ * decisions, field by field.  And a
  * reason is written without printf when its format allows: the same bytes
  * as vsnprintf, truncation included.
  */
@@ -149,17 +151,20 @@ struct bjob {
 	uint32_t *ids;
 };
 
+/* A random job; `knap`: one the knapsack arbitrates (a curve measured
+ * at 1, 2, 4 and 8 forwarders, auto, up to 64 nodes). */
 static void random_job(const struct topology *t, struct bjob *b, size_t i,
-		       const char *prefix)
+		       const char *prefix, bool knap)
 {
 	static const enum fwd_request req[] = {
 		FWD_REQ_AUTO,	 FWD_REQ_AUTO, FWD_REQ_AUTO,   FWD_REQ_SCALE,
 		FWD_REQ_ISOLATE, FWD_REQ_NONE, FWD_REQ_SHADOW, FWD_REQ_OFF,
 	};
-	uint32_t n = 1 + rnd(rnd(4) ? 64 : 300), first = 1 + rnd(512 - n);
+	uint32_t n = 1 + rnd(rnd(4) || knap ? 64 : 300),
+		 first = 1 + rnd(512 - n);
 	fwd_error_t err;
 	double v = (0.05 + rnd(200) / 100.0) * 1e9;
-	size_t n_bw = rnd(3) ? 1 + rnd(4) : 0;
+	size_t n_bw = knap ? 4 : rnd(3) ? 1 + rnd(4) : 0;
 
 	memset(b, 0, sizeof(*b));
 	snprintf(b->id, sizeof(b->id), "%s%zu", prefix, i);
@@ -198,12 +203,15 @@ static void random_job(const struct topology *t, struct bjob *b, size_t i,
 		.nodes = b->nodes,
 		.node_ids = b->ids,
 		.n_nodes = b->job.n_nodes,
-		.request = req[rnd(sizeof(req) / sizeof(req[0]))],
-		.profile = rnd(10) ? &b->pr : NULL,
+		.request = knap ? FWD_REQ_AUTO
+				: req[rnd(sizeof(req) / sizeof(req[0]))],
+		.profile = rnd(10) || knap ? &b->pr : NULL,
 	};
 }
 
-static void random_policy(struct policy *p)
+/* A random policy; `knap`: the knapsack's (contention by gain, curves,
+ * scaling, no minimum gain, every job considered). */
+static void random_policy(struct policy *p, bool knap)
 {
 	p->decision.contention =
 		rnd(4) ? POLICY_CONTENTION_GAIN : POLICY_CONTENTION_FCFS;
@@ -221,6 +229,14 @@ static void random_policy(struct policy *p)
 		p->decision.curve.min_gain_share = 0;
 	}
 	p->access.mode = rnd(3) ? POLICY_MODE_OPT_OUT : POLICY_MODE_OPT_IN;
+	if (knap) {
+		p->decision.contention = POLICY_CONTENTION_GAIN;
+		p->decision.curve.enabled = true;
+		p->decision.scale.enabled = true;
+		p->decision.curve.min_gain = 0;
+		p->decision.curve.min_gain_share = 0;
+		p->access.mode = POLICY_MODE_OPT_OUT;
+	}
 }
 
 /* The same decision, field by field (and as JSON, which has them all). */
@@ -280,12 +296,12 @@ static void test_batch_same_as_reference(void **state)
 		struct alloc_job jobs[MAXJ];
 		struct alloc_decision *out[MAXJ], *ref[MAXJ];
 		size_t n = 1 + rnd(MAXJ);
-		bool with_health = rnd(3) == 0;
+		bool with_health = rnd(3) == 0, knap = set % 2;
 		int ra, rb;
 
 		assert_non_null(p);
 		assert_non_null(b);
-		random_policy(p);
+		random_policy(p, knap);
 		for (size_t f = 0; f < 32; f++)
 			fh[f] = !with_health || rnd(6) ? FWD_HEALTH_OK
 				: rnd(2)	       ? FWD_HEALTH_SUSPECT
@@ -303,7 +319,7 @@ static void test_batch_same_as_reference(void **state)
 			for (size_t h = 0; h < nh; h++) {
 				struct alloc_decision *d;
 
-				random_job(t, &held[h], h, "h");
+				random_job(t, &held[h], h, "h", false);
 				d = alloc_decide(cx, p, l, NULL, &held[h].job,
 						 0, &err);
 				assert_non_null(d);
@@ -322,7 +338,7 @@ static void test_batch_same_as_reference(void **state)
 			}
 		}
 		for (size_t i = 0; i < n; i++) {
-			random_job(t, &b[i], i, "j");
+			random_job(t, &b[i], i, "j", knap);
 			jobs[i] = b[i].job;
 		}
 		/* now and then a job of the batch already holds forwarders */
