@@ -300,7 +300,7 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
 		      const struct alloc_option *x, double xv, double def,
 		      bool no_explore, uint64_t budget)
 {
-	struct alloc_option s = *x;
+	const struct policy_curve *c = &p->decision.curve;
 
 	if (x->kind == ALLOC_OPT_DEFAULT)
 		return true;
@@ -308,8 +308,10 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
 		return false;
 	if (x->estimated && (no_explore || x->take > budget))
 		return false;
-	s.value = xv;
-	return alloc_option_gains(p, &q->opts, &s, def);
+	/* alloc_option_gains() for x valued xv, without copying x */
+	if (q->opts.isolate)
+		return true;
+	return xv - def >= fmax(c->min_gain, c->min_gain_share * def);
 }
 
 /*
@@ -319,9 +321,16 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
  * this settles what that leaves.  Within the pool (cap) and the
  * exploration budget.
  */
+/* A group's parts (gsum_of()) kept until one of its choices changes. */
+struct gkeep {
+	struct gsum s;
+	bool fast, valid;
+};
+
 static void improve(const struct policy *p, struct alloc_plan *pl,
 		    size_t n_jobs, const struct groups *g, const bool *no_ex,
-		    uint64_t budget, uint32_t cap, bool reuse, size_t *pick)
+		    uint64_t budget, uint32_t cap, bool reuse, struct gkeep *gk,
+		    size_t *pick)
 {
 	uint64_t used = 0, ex = 0;
 
@@ -347,7 +356,14 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 
 			if (!pl[i].curve || o->n < 2)
 				continue;
-			fast = gsum_of(pl, pick, g, grp, &sum);
+			/* the same choices give the same sums: kept */
+			if (!reuse || !gk[grp].valid) {
+				gk[grp].fast =
+					gsum_of(pl, pick, g, grp, &gk[grp].s);
+				gk[grp].valid = true;
+			}
+			fast = gk[grp].fast;
+			sum = gk[grp].s;
 			before = fast ? gsum_value(&sum)
 				      : group_value(pl, pick, g, grp);
 			best_v = before;
@@ -402,6 +418,7 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 			ex = ex - (c->estimated ? c->take : 0) +
 			     (o->o[best].estimated ? o->o[best].take : 0);
 			pick[i] = best;
+			gk[grp].valid = false;
 			moved = true;
 		}
 		if (!moved)
@@ -445,6 +462,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	struct alloc_option *buf = NULL;
 	struct alloc_mckp_buf mb = {0};
 	struct groups g = {0};
+	struct gkeep *gk = NULL;
 	size_t total = 0, n_memo = 0;
 	int memo_drops[MEMO];
 	int rv = -1;
@@ -597,7 +615,9 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			break;
 	}
 	memcpy(pick, best, n_jobs * sizeof(*pick));
-	improve(p, pl, n_jobs, &g, no_explore, budget, cap, reuse, pick);
+	if (!(gk = calloc(g.n + 1, sizeof(*gk))))
+		goto out;
+	improve(p, pl, n_jobs, &g, no_explore, budget, cap, reuse, gk, pick);
 	for (size_t i = 0; i < n_jobs; i++) {
 		if (!pl[i].curve || !pl[i].opts.n)
 			continue;
@@ -609,6 +629,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	rv = 0;
 out:
 	groups_free(&g);
+	free(gk);
 	alloc_mckp_buf_free(&mb);
 	free(buf);
 	free(blk);

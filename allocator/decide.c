@@ -1101,7 +1101,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	struct alloc_option ch;
 	uint32_t vuln, held, cap, kcap, used, total = 0;
 	size_t share_cap, reserve_room;
-	double bf = mean_bf(w), bmax = 0;
+	double bf = mean_bf(w), bmax = 0, base_v;
 	bool isolate = false, pass;
 	char why[160], a[32], b[32];
 	int got = 0;
@@ -1118,9 +1118,10 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		return 0;
 	}
 	held = default_sharers(w, &vuln);
+	/* the default mapping's value, alone (read three times below) */
+	base_v = alloc_curve_value(pr, bf, d->n_f, NULL);
 	if (plan) {
-		double base = alloc_curve_value(pr, bf, d->n_f, NULL);
-
+		double base = base_v;
 		struct alloc_harm hh;
 
 		plan->held_vulnerable = vuln;
@@ -1137,7 +1138,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		isolate = plan->opts.isolate;
 	} else if (p->decision.interference.enabled &&
 		   job->request != FWD_REQ_SCALE) {
-		double base = alloc_curve_value(pr, bf, d->n_f, NULL);
+		double base = base_v;
 
 		if (policy_job_disruptive(
 			    &p->decision.interference,
@@ -1327,9 +1328,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	if (!got && apply_defaults(w, anomalies) < 0)
 		return -1;
 	if (got)
-		d->gain_bps =
-			ch.value -
-			alloc_curve_value(pr, bf, d->n_f, NULL) / (1.0 + held);
+		d->gain_bps = ch.value - base_v / (1.0 + held);
 	if (d->gain_bps < 0)
 		d->gain_bps = 0;
 	return got;

@@ -253,7 +253,8 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 /* alloc_decide_batch() without reusing one job's pool for the next: each
  * decision reads the idle forwarders from the ledger and places them one
  * by one, as a decision alone does, the jobs are ranked by insertion sort
- * and the knapsack's improvement sums each group's load anew.  The reference
+ * and the knapsack's improvement sums each group's parts anew for every
+ * job.  The reference
  * the tests compare the batch with (the decisions must be the same). */
 int alloc_decide_batch_ref(const struct alloc_ctx *cx, const struct policy *p,
 			   const struct alloc_ledger *ledger,
