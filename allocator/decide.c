@@ -42,6 +42,19 @@ const char *alloc_plural(uintmax_t n)
 
 /* ---- the decision object ---------------------------------------------- */
 
+/* d->forwarders and its flags: one block when set_forwarders() made them
+ * (the flags right after the forwarders), else each its own. */
+static void free_forwarders(struct alloc_decision *d)
+{
+	size_t room = d->n_forwarders ? d->n_forwarders : 1;
+
+	if (!d->forwarders || d->private_fwd != (bool *)(d->forwarders + room))
+		free(d->private_fwd);
+	free(d->forwarders);
+	d->forwarders = NULL;
+	d->private_fwd = NULL;
+}
+
 void alloc_decision_destroy(struct alloc_decision *d)
 {
 	int saved = errno;
@@ -53,8 +66,7 @@ void alloc_decision_destroy(struct alloc_decision *d)
 		free(d->reasons[i]);
 	free(d->reasons);
 	free(d->defaults);
-	free(d->forwarders);
-	free(d->private_fwd);
+	free_forwarders(d);
 	free(d->blocks);
 	/* rendered strings live in d->strings; others were given one by
 	 * one */
@@ -204,12 +216,15 @@ static int copy_profile(struct alloc_decision *d, const struct alloc_profile *p)
 static int set_forwarders(struct alloc_decision *d, const uint32_t *fw,
 			  const bool *priv, size_t n)
 {
-	free(d->forwarders);
-	free(d->private_fwd);
-	d->forwarders = malloc((n ? n : 1) * sizeof(*d->forwarders));
-	d->private_fwd = malloc((n ? n : 1) * sizeof(*d->private_fwd));
-	if (!d->forwarders || !d->private_fwd)
+	size_t room = n ? n : 1;
+
+	free_forwarders(d);
+	/* one block: the flags after the forwarders */
+	d->forwarders = malloc(
+		room * (sizeof(*d->forwarders) + sizeof(*d->private_fwd)));
+	if (!d->forwarders)
 		return -1;
+	d->private_fwd = (bool *)(d->forwarders + room);
 	if (n) { /* none: direct file-system access */
 		memcpy(d->forwarders, fw, n * sizeof(*fw));
 		memcpy(d->private_fwd, priv, n * sizeof(*priv));
