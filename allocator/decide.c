@@ -68,19 +68,21 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	free(d->defaults);
 	free_forwarders(d);
 	free(d->blocks);
-	/* rendered strings live in d->strings; others were given one by
-	 * one */
-	for (size_t i = 0; !d->strings && i < d->n_mapping; i++)
-		free(d->mapping[i].nodes);
-	free(d->mapping);
 	free(d->excluded_osts);
 	free(d->profile.bw);
-	for (size_t i = 0; !d->strings && i < d->n_forwarders; i++)
-		free(d->forwarder_names ? d->forwarder_names[i] : NULL);
-	free(d->forwarder_names);
-	for (size_t i = 0; !d->strings && i < d->n_excluded_osts; i++)
-		free(d->ost_names ? d->ost_names[i] : NULL);
-	free(d->ost_names);
+	/* rendered (alloc_render()): the strings and the arrays pointing
+	 * into them live in d->strings; others were given one by one */
+	if (!d->strings) {
+		for (size_t i = 0; i < d->n_mapping; i++)
+			free(d->mapping[i].nodes);
+		free(d->mapping);
+		for (size_t i = 0; i < d->n_forwarders; i++)
+			free(d->forwarder_names ? d->forwarder_names[i] : NULL);
+		free(d->forwarder_names);
+		for (size_t i = 0; i < d->n_excluded_osts; i++)
+			free(d->ost_names ? d->ost_names[i] : NULL);
+		free(d->ost_names);
+	}
 	free(d->strings);
 	free(d);
 	errno = saved;

@@ -253,7 +253,8 @@ struct alloc_decision {
 	char **forwarder_names; /* n_forwarders, parallel to forwarders */
 	char **ost_names;	/* n_excluded_osts */
 	/* alloc_render()'s strings (mapping nodes and the names above) in
-	 * one block, freed with the decision; NULL when each string was
+	 * one block with the mapping, forwarder_names and ost_names arrays,
+	 * freed with the decision; NULL when each string and array was
 	 * allocated alone (alloc_decision_destroy() frees them one by
 	 * one). */
 	char *strings;

@@ -670,19 +670,17 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 	const struct topology *t = cx->t;
 	struct hl_render h = {.cx = cx};
 	size_t nf = d->n_forwarders, no = d->n_excluded_osts;
+	size_t nf_room = nf ? nf : 1, no_room = no ? no : 1, arrays;
 	/* every string in one buffer (d->strings): the mapping's, then the
 	 * forwarders' and the OSTs' names, at offsets fixed once it stops
-	 * growing */
+	 * growing; then, 16-byte aligned, the arrays pointing into them */
 	size_t at_s[64], n_at = 2 * nf + no + 1;
 	size_t *at = n_at <= 64 ? at_s : malloc(n_at * sizeof(*at));
-	char *buf = NULL;
-	size_t cap = 0, len = 0;
+	char *buf = NULL, **names;
+	size_t cap = 0, len = 0, a0;
 	int rv = -1;
 
-	d->mapping = calloc(nf ? nf : 1, sizeof(*d->mapping));
-	d->forwarder_names = calloc(nf ? nf : 1, sizeof(char *));
-	d->ost_names = calloc(no ? no : 1, sizeof(char *));
-	if (!at || !d->mapping || !d->forwarder_names || !d->ost_names)
+	if (!at)
 		goto out;
 	for (size_t i = 0; i < nf; i++) {
 		at[i] = len;
@@ -704,10 +702,18 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 		memcpy(buf + len, name, n + 1);
 		len += n + 1;
 	}
-	if (!buf && !(buf = malloc(1)))
+	a0 = (len + 15) & ~(size_t)15;
+	arrays = nf_room * sizeof(*d->mapping) +
+		 (nf_room + no_room) * sizeof(char *);
+	if (buf_room(&buf, &len, &cap, a0 - len + arrays) < 0)
 		goto out;
+	memset(buf + a0, 0, arrays);
 	d->strings = buf;
 	buf = NULL;
+	d->mapping = (struct alloc_map_entry *)(d->strings + a0);
+	names = (char **)(d->mapping + nf_room);
+	d->forwarder_names = names;
+	d->ost_names = names + nf_room;
 	for (size_t i = 0; i < nf; i++) {
 		d->mapping[i].forwarder = d->forwarders[i];
 		d->mapping[i].nodes = d->strings + at[i];
