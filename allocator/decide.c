@@ -61,10 +61,12 @@ void alloc_decision_destroy(struct alloc_decision *d)
 
 	if (!d)
 		return;
-	free(d->job_id);
+	if (d->job_id != d->id_room)
+		free(d->job_id);
 	for (size_t i = 0; i < d->n_reasons; i++)
 		free(d->reasons[i]);
-	free(d->reasons);
+	if (d->reasons != d->reason_room)
+		free(d->reasons);
 	free(d->defaults);
 	free_forwarders(d);
 	free(d->blocks);
@@ -171,10 +173,19 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 	/* room for 4, then for twice a power of two: grown when the count
 	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
 	 * finds room up to its next power of two) */
-	if (!d->n_reasons ||
-	    (d->n_reasons >= 4 && !(d->n_reasons & (d->n_reasons - 1)))) {
-		p = realloc(d->reasons,
-			    (d->n_reasons ? 2 * d->n_reasons : 4) * sizeof(*p));
+	if (!d->n_reasons && !d->reasons) {
+		d->reasons = d->reason_room; /* the first 4: no allocation */
+	} else if (!d->n_reasons || (d->n_reasons >= 4 &&
+				     !(d->n_reasons & (d->n_reasons - 1)))) {
+		size_t room = d->n_reasons ? 2 * d->n_reasons : 4;
+
+		if (d->reasons == d->reason_room) {
+			if ((p = malloc(room * sizeof(*p))))
+				memcpy(p, d->reasons,
+				       d->n_reasons * sizeof(*p));
+		} else {
+			p = realloc(d->reasons, room * sizeof(*p));
+		}
 		if (!p)
 			return -1;
 		d->reasons = p;
@@ -1591,7 +1602,9 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	w.d = d;
 	d->dry = plan && plan->collect;
 	/* a batch's first pass is read for its gain and pool only */
-	if (!d->dry && !(d->job_id = strdup(job->job_id)))
+	if (!d->dry && strlen(job->job_id) < sizeof(d->id_room))
+		d->job_id = strcpy(d->id_room, job->job_id);
+	else if (!d->dry && !(d->job_id = strdup(job->job_id)))
 		goto nomem;
 	d->request = job->request;
 	{ /* snprintf's copy, without its cost */

@@ -261,6 +261,11 @@ struct alloc_decision {
 	/* Internal (a batch's first pass, which reads only the forwarders
 	 * taken and the gain): no reasons, node blocks or rendering. */
 	bool dry;
+	/* Internal: room for a short job_id and the first reasons' pointers,
+	 * so that a decision does not allocate them (job_id and reasons
+	 * point here while they fit; alloc_decision_destroy() knows). */
+	char id_room[24];
+	char *reason_room[4];
 	/* The job held a ledger entry for another node set (a prolog run
 	 * again after a requeue, or by a second controller): this is a new
 	 * decision for the nodes it has now, made as if the entry were

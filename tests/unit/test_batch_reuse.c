@@ -59,17 +59,17 @@ static void ref_text(char *buf, size_t len, const char *fmt, ...)
  * (when not NULL) what both must read. */
 #define EXPECT_REASON(want, ...)                                         \
 	do {                                                             \
-		struct alloc_decision d_ = {0};                          \
+		struct alloc_decision *d_ = calloc(1, sizeof(*d_));      \
 		char ref_[512];                                          \
                                                                          \
+		assert_non_null(d_);                                     \
 		ref_text(ref_, sizeof(ref_), __VA_ARGS__);               \
 		if ((want) != NULL)                                      \
 			assert_string_equal(ref_, (const char *)(want)); \
-		assert_int_equal(alloc_reason(&d_, __VA_ARGS__), 0);     \
-		assert_int_equal(d_.n_reasons, 1);                       \
-		assert_string_equal(d_.reasons[0], ref_);                \
-		free(d_.reasons[0]);                                     \
-		free(d_.reasons);                                        \
+		assert_int_equal(alloc_reason(d_, __VA_ARGS__), 0);      \
+		assert_int_equal(d_->n_reasons, 1);                      \
+		assert_string_equal(d_->reasons[0], ref_);               \
+		alloc_decision_destroy(d_);                              \
 	} while (0)
 
 static void test_reason_text(void **state)
@@ -101,6 +101,25 @@ static void test_reason_text(void **state)
 	EXPECT_REASON(NULL, "%s %%", big);
 	big[509] = '\0';
 	EXPECT_REASON(NULL, "%s%%%%", big);
+}
+
+/* Many reasons: the first ones without an allocation for their list,
+ * then a list of their own, every text where it was put. */
+static void test_reason_list(void **state)
+{
+	struct alloc_decision *d = calloc(1, sizeof(*d));
+	char want[32];
+
+	(void)state;
+	assert_non_null(d);
+	for (unsigned i = 0; i < 37; i++)
+		assert_int_equal(alloc_reason(d, "reason %u", i), 0);
+	assert_int_equal(d->n_reasons, 37);
+	for (unsigned i = 0; i < 37; i++) {
+		snprintf(want, sizeof(want), "reason %u", i);
+		assert_string_equal(d->reasons[i], want);
+	}
+	alloc_decision_destroy(d);
 }
 
 /* ---- random batches --------------------------------------------------- */
@@ -380,6 +399,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reason_text),
+		cmocka_unit_test(test_reason_list),
 		cmocka_unit_test(test_batch_same_as_reference),
 	};
 
