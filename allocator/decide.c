@@ -42,15 +42,19 @@ const char *alloc_plural(uintmax_t n)
 
 /* ---- the decision object ---------------------------------------------- */
 
-/* d->forwarders and its flags: one block when set_forwarders() made them
- * (the flags right after the forwarders), else each its own. */
+/* d->forwarders and its flags: in the decision's room, or one block when
+ * set_forwarders() made them (the flags right after the forwarders), else
+ * each its own. */
 static void free_forwarders(struct alloc_decision *d)
 {
 	size_t room = d->n_forwarders ? d->n_forwarders : 1;
 
-	if (!d->forwarders || d->private_fwd != (bool *)(d->forwarders + room))
-		free(d->private_fwd);
-	free(d->forwarders);
+	if (d->forwarders != d->fwd_room) {
+		if (!d->forwarders ||
+		    d->private_fwd != (bool *)(d->forwarders + room))
+			free(d->private_fwd);
+		free(d->forwarders);
+	}
 	d->forwarders = NULL;
 	d->private_fwd = NULL;
 }
@@ -67,7 +71,8 @@ void alloc_decision_destroy(struct alloc_decision *d)
 		free(d->reasons[i]);
 	if (d->reasons != d->reason_room)
 		free(d->reasons);
-	free(d->defaults);
+	if (d->defaults != d->def_room)
+		free(d->defaults);
 	free_forwarders(d);
 	free(d->blocks);
 	free(d->excluded_osts);
@@ -232,12 +237,17 @@ static int set_forwarders(struct alloc_decision *d, const uint32_t *fw,
 	size_t room = n ? n : 1;
 
 	free_forwarders(d);
-	/* one block: the flags after the forwarders */
-	d->forwarders = malloc(
-		room * (sizeof(*d->forwarders) + sizeof(*d->private_fwd)));
-	if (!d->forwarders)
-		return -1;
-	d->private_fwd = (bool *)(d->forwarders + room);
+	if (room <= sizeof(d->fwd_room) / sizeof(d->fwd_room[0])) {
+		d->forwarders = d->fwd_room;
+		d->private_fwd = d->priv_room;
+	} else {
+		/* one block: the flags after the forwarders */
+		d->forwarders = malloc(room * (sizeof(*d->forwarders) +
+					       sizeof(*d->private_fwd)));
+		if (!d->forwarders)
+			return -1;
+		d->private_fwd = (bool *)(d->forwarders + room);
+	}
 	if (n) { /* none: direct file-system access */
 		memcpy(d->forwarders, fw, n * sizeof(*fw));
 		memcpy(d->private_fwd, priv, n * sizeof(*priv));
@@ -355,8 +365,10 @@ static int default_mapping(struct work *w, fwd_error_t *err)
 		w->gweight[w->cx->group[f]] += w->cnt[f];
 	}
 	d->n_f = (uint32_t)d->n_defaults;
-	d->defaults = malloc((d->n_defaults ? d->n_defaults : 1) *
-			     sizeof(*d->defaults));
+	d->defaults =
+		d->n_defaults <= sizeof(d->def_room) / sizeof(d->def_room[0])
+			? d->def_room
+			: malloc(d->n_defaults * sizeof(*d->defaults));
 	if (!d->defaults) {
 		errno = ENOMEM;
 		return errprintf(err, "decision: out of memory");

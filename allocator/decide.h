@@ -263,9 +263,14 @@ struct alloc_decision {
 	bool dry;
 	/* Internal: room for a short job_id and the first reasons' pointers,
 	 * so that a decision does not allocate them (job_id and reasons
-	 * point here while they fit; alloc_decision_destroy() knows). */
+	 * point here while they fit; alloc_decision_destroy() knows), */
 	char id_room[24];
 	char *reason_room[4];
+	/* ... and for a few defaults and forwarders (defaults, forwarders
+	 * and private_fwd point here while they fit) */
+	uint32_t def_room[8];
+	uint32_t fwd_room[16];
+	bool priv_room[16];
 	/* The job held a ledger entry for another node set (a prolog run
 	 * again after a requeue, or by a second controller): this is a new
 	 * decision for the nodes it has now, made as if the entry were
