@@ -59,6 +59,23 @@ static void free_forwarders(struct alloc_decision *d)
 	d->private_fwd = NULL;
 }
 
+void alloc_blocks_free(struct alloc_decision *d)
+{
+	if (d->blocks != d->blk_room)
+		free(d->blocks);
+	d->blocks = NULL;
+	d->n_blocks = 0;
+}
+
+int alloc_blocks_room(struct alloc_decision *d, size_t n)
+{
+	alloc_blocks_free(d);
+	d->blocks = n <= sizeof(d->blk_room) / sizeof(d->blk_room[0])
+			    ? d->blk_room
+			    : malloc(n * sizeof(*d->blocks));
+	return d->blocks ? 0 : -1;
+}
+
 void alloc_decision_destroy(struct alloc_decision *d)
 {
 	int saved = errno;
@@ -74,7 +91,7 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	if (d->defaults != d->def_room)
 		free(d->defaults);
 	free_forwarders(d);
-	free(d->blocks);
+	alloc_blocks_free(d);
 	free(d->excluded_osts);
 	free(d->profile.bw);
 	/* rendered (alloc_render()): the strings and the arrays pointing
@@ -1034,9 +1051,7 @@ static int grant_direct(struct work *w)
 
 	if (set_forwarders(d, NULL, NULL, 0) < 0)
 		return -1;
-	free(d->blocks);
-	d->blocks = NULL;
-	d->n_blocks = 0;
+	alloc_blocks_free(d);
 	d->rule_action = FWD_ACT_DIRECT;
 	return alloc_reason(d, "direct: no forwarder") < 0 ? -1 : 1;
 }
@@ -1451,8 +1466,7 @@ static int from_entry(struct work *w, const struct alloc_ledger_entry *e)
 	for (size_t i = 0; i < e->n_blocks; i++)
 		sum += e->blocks[i].count;
 	if (e->n_blocks && sum == w->job->n_nodes) {
-		d->blocks = malloc(e->n_blocks * sizeof(*d->blocks));
-		if (!d->blocks)
+		if (alloc_blocks_room(d, e->n_blocks) < 0)
 			return -1;
 		memcpy(d->blocks, e->blocks, e->n_blocks * sizeof(*e->blocks));
 		d->n_blocks = e->n_blocks;

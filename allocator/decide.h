@@ -271,6 +271,7 @@ struct alloc_decision {
 	uint32_t def_room[8];
 	uint32_t fwd_room[16];
 	bool priv_room[16];
+	struct alloc_block blk_room[16]; /* ... and blocks */
 	/* The job held a ledger entry for another node set (a prolog run
 	 * again after a requeue, or by a second controller): this is a new
 	 * decision for the nodes it has now, made as if the entry were

@@ -73,6 +73,11 @@ int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
 
 /* ---- node blocks and rendering (nodeset.c) ----------------------------- */
 
+/* d->blocks with room for n (its blocks dropped; the decision's own room
+ * while they fit), and back to none.  0 or -1 (ENOMEM). */
+int alloc_blocks_room(struct alloc_decision *d, size_t n);
+void alloc_blocks_free(struct alloc_decision *d);
+
 /* d->blocks: the job's n_nodes positions cut into contiguous blocks of
  * n/k or n/k + 1 nodes, one per d->forwarders[i], in that order.  0 or -1
  * (ENOMEM). */

@@ -357,10 +357,7 @@ int alloc_blocks_balanced(struct alloc_decision *d, size_t n_nodes)
 {
 	size_t k = d->n_forwarders, first = 0;
 
-	free(d->blocks);
-	d->n_blocks = 0;
-	d->blocks = malloc((k ? k : 1) * sizeof(*d->blocks));
-	if (!d->blocks)
+	if (alloc_blocks_room(d, k ? k : 1) < 0)
 		return -1;
 	for (size_t i = 0; i < k; i++) {
 		size_t c = n_nodes / k + (i < n_nodes % k);
@@ -379,10 +376,10 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 	const int32_t *nf = t->node_forwarder;
 	size_t cap = d->n_defaults * 2 + 4;
 
-	free(d->blocks);
-	d->n_blocks = 0;
-	if (!(d->blocks = malloc(cap * sizeof(*d->blocks))))
+	if (alloc_blocks_room(d, cap) < 0)
 		return -1;
+	if (d->blocks == d->blk_room) /* as much as the room has */
+		cap = sizeof(d->blk_room) / sizeof(d->blk_room[0]);
 	for (size_t i = 0; i < n_nodes; i++) {
 		uint32_t f = (uint32_t)nf[node_ids[i]];
 
@@ -401,11 +398,16 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 			continue;
 		}
 		if (d->n_blocks == cap) {
-			void *p = realloc(d->blocks,
-					  cap * 2 * sizeof(*d->blocks));
+			struct alloc_block *p =
+				d->blocks == d->blk_room
+					? malloc(cap * 2 * sizeof(*p))
+					: realloc(d->blocks,
+						  cap * 2 * sizeof(*p));
 
 			if (!p)
 				return -1;
+			if (d->blocks == d->blk_room)
+				memcpy(p, d->blocks, cap * sizeof(*p));
 			d->blocks = p;
 			cap *= 2;
 		}
