@@ -437,9 +437,16 @@ struct hl_range {
 
 struct hl_render {
 	const struct alloc_ctx *cx;
-	struct hl_range *r;
+	struct hl_range *r; /* room while they fit */
 	size_t n, cap;
+	struct hl_range room[8];
 };
+
+static void hl_free(struct hl_render *h)
+{
+	if (h->r != h->room)
+		free(h->r);
+}
 
 /* libslurm's _zero_padded(): zeros needed to pad num to width. */
 static int zero_padded(uint64_t num, int width)
@@ -493,8 +500,23 @@ static int hl_push(struct hl_render *h, uint32_t id)
 			return 0;
 		}
 	}
-	if (FWD_GROW(h->r, h->cap, h->n + 1, 16) < 0)
-		return -1;
+	if (!h->cap) {
+		h->r = h->room;
+		h->cap = sizeof(h->room) / sizeof(h->room[0]);
+	} else if (h->n == h->cap) {
+		struct hl_range *p;
+
+		if (h->cap > SIZE_MAX / 2 / sizeof(*p))
+			return -1;
+		p = h->r == h->room ? malloc(2 * h->cap * sizeof(*p))
+				    : realloc(h->r, 2 * h->cap * sizeof(*p));
+		if (!p)
+			return -1;
+		if (h->r == h->room)
+			memcpy(p, h->room, h->n * sizeof(*p));
+		h->r = p;
+		h->cap *= 2;
+	}
 	h->r[h->n++] = r;
 	return 0;
 }
@@ -616,7 +638,7 @@ int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
 			goto out;
 	rv = hl_print(&h, buf, len, cap);
 out:
-	free(h.r);
+	hl_free(&h);
 	return rv;
 }
 
@@ -726,7 +748,7 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 		d->ost_names[i] = d->strings + at[2 * nf + i];
 	rv = 0;
 out:
-	free(h.r);
+	hl_free(&h);
 	free(buf);
 	if (at != at_s)
 		free(at);
