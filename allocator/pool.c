@@ -216,6 +216,40 @@ void alloc_pool_cache_acquired(struct alloc_pool_cache *pc,
 	pc->version = before + 1;
 }
 
+/* The groups that have idle forwarders (cnt[g] of them) in placement
+ * order into gorder: those serving the job's nodes first, sorted (there
+ * are few), then the others by name, the order the context keeps.  How
+ * many. */
+static size_t group_order(const struct order *o, const uint32_t *cnt,
+			  uint32_t *gorder)
+{
+	const struct alloc_ctx *cx = o->cx;
+	size_t n_used = 0;
+
+	for (size_t k = 0; k < cx->n_groups; k++)
+		if (cnt[k] && o->gweight[k])
+			gorder[n_used++] = (uint32_t)k;
+	if (n_used <= 16) {
+		for (size_t i = 1; i < n_used; i++) {
+			uint32_t v = gorder[i];
+			size_t k = i;
+
+			for (; k && group_cmp(o, gorder[k - 1], v) > 0; k--)
+				gorder[k] = gorder[k - 1];
+			gorder[k] = v;
+		}
+	} else {
+		heap_sort(o, group_cmp, gorder, n_used);
+	}
+	for (size_t r = 0; r < cx->n_groups; r++) {
+		uint32_t g = cx->groups_by_name[r];
+
+		if (cnt[g] && !o->gweight[g])
+			gorder[n_used++] = g;
+	}
+	return n_used;
+}
+
 /* The cached idle forwarders by group, each group's in release order. */
 static void buckets_build(struct alloc_pool_cache *pc,
 			  const struct alloc_ctx *cx)
@@ -247,31 +281,11 @@ static void place_buckets(struct alloc_pool *pl)
 	struct alloc_pool_cache *pc = pl->cache;
 	const struct order o = {cx, pl->gweight, pl->released};
 	uint32_t *gorder = pc->place;
-	size_t n_g = cx->n_groups, n_used = 0, at = 0;
+	size_t n_used, at = 0;
 
 	if (!pc->b_valid)
 		buckets_build(pc, cx);
-	for (size_t k = 0; k < n_g; k++)
-		if (pc->b_n[k] && pl->gweight[k])
-			gorder[n_used++] = (uint32_t)k;
-	if (n_used <= 16) {
-		for (size_t i = 1; i < n_used; i++) {
-			uint32_t v = gorder[i];
-			size_t k = i;
-
-			for (; k && group_cmp(&o, gorder[k - 1], v) > 0; k--)
-				gorder[k] = gorder[k - 1];
-			gorder[k] = v;
-		}
-	} else {
-		heap_sort(&o, group_cmp, gorder, n_used);
-	}
-	for (size_t r = 0; r < n_g; r++) {
-		uint32_t g = cx->groups_by_name[r];
-
-		if (pc->b_n[g] && !pl->gweight[g])
-			gorder[n_used++] = g;
-	}
+	n_used = group_order(&o, pc->b_n, gorder);
 	for (size_t k = 0; k < n_used; k++) {
 		uint32_t g = gorder[k];
 
@@ -309,29 +323,7 @@ void alloc_pool_place(struct alloc_pool *pl)
 	tmp = gorder + n_g;
 	for (size_t i = 0; i < pl->n; i++)
 		cnt[cx->group[pl->fwd[i]]]++;
-	/* Groups serving the job's nodes first, sorted (there are few), then
-	 * the others by name, the order the context keeps. */
-	for (size_t k = 0; k < n_g; k++)
-		if (cnt[k] && gweight[k])
-			gorder[n_used++] = (uint32_t)k;
-	if (n_used <= 16) {
-		for (size_t i = 1; i < n_used; i++) {
-			uint32_t v = gorder[i];
-			size_t k = i;
-
-			for (; k && group_cmp(&o, gorder[k - 1], v) > 0; k--)
-				gorder[k] = gorder[k - 1];
-			gorder[k] = v;
-		}
-	} else {
-		heap_sort(&o, group_cmp, gorder, n_used);
-	}
-	for (size_t r = 0; r < n_g; r++) {
-		uint32_t g = cx->groups_by_name[r];
-
-		if (cnt[g] && !gweight[g])
-			gorder[n_used++] = g;
-	}
+	n_used = group_order(&o, cnt, gorder);
 	if (n_used > 1) {
 		uint32_t off = 0;
 
