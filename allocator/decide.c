@@ -1176,11 +1176,10 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	/* the default mapping's value, alone (read three times below) */
 	base_v = alloc_curve_value(pr, bf, d->n_f, NULL);
 	if (plan) {
-		double base = base_v;
 		struct alloc_harm hh;
 
 		plan->held_vulnerable = vuln;
-		alloc_harm_of(&p->decision.interference, pr, base, 0, &hh);
+		alloc_harm_of(&p->decision.interference, pr, base_v, 0, &hh);
 		plan->harm_s = hh.harm;
 		plan->vulnerable = policy_job_vulnerable(
 			&p->decision.interference, pr->iops);
@@ -1193,8 +1192,6 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		isolate = plan->opts.isolate;
 	} else if (p->decision.interference.enabled &&
 		   job->request != FWD_REQ_SCALE) {
-		double base = base_v;
-
 		if (policy_job_disruptive(
 			    &p->decision.interference,
 			    pr->io_mode == FWD_IO_N_1, job->n_nodes, pr->mdops,
@@ -1202,8 +1199,8 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			struct alloc_harm hh;
 			char ht[200];
 
-			alloc_harm_of(&p->decision.interference, pr, base, vuln,
-				      &hh);
+			alloc_harm_of(&p->decision.interference, pr, base_v,
+				      vuln, &hh);
 			isolate = hh.harm >= p->decision.curve.min_harm;
 			if (!d->dry &&
 			    alloc_reason(
@@ -1211,7 +1208,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 				    "disruptive (%s): expected harm %s %s "
 				    "min_harm %.3g s%s",
 				    why,
-				    harm_text(w, &hh, base, ht, sizeof(ht)),
+				    harm_text(w, &hh, base_v, ht, sizeof(ht)),
 				    isolate ? ">=" : "<",
 				    p->decision.curve.min_harm,
 				    isolate ? ": private forwarders" : "") < 0)
