@@ -314,19 +314,21 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
 	return xv - def >= fmax(c->min_gain, c->min_gain_share * def);
 }
 
-/*
- * One job's choice changed at a time, while that raises the batch's
- * value (each option valued with the sharing the others' choices imply):
- * the knapsack values the options with the sharing of the round before,
- * this settles what that leaves.  Within the pool (cap) and the
- * exploration budget.
- */
 /* A group's parts (gsum_of()) kept until one of its choices changes. */
 struct gkeep {
 	struct gsum s;
 	bool fast, valid;
 };
 
+/*
+ * One job's choice changed at a time, while that raises the batch's
+ * value (each option valued with the sharing the others' choices imply):
+ * the knapsack values the options with the sharing of the round before,
+ * this settles what that leaves.  Within the pool (cap) and the
+ * exploration budget.  With `reuse`, a group's sums are kept in gk (one
+ * per group, all invalid) until one of its choices changes; without, they
+ * are summed anew for every job (the reference).
+ */
 static void improve(const struct policy *p, struct alloc_plan *pl,
 		    size_t n_jobs, const struct groups *g, const bool *no_ex,
 		    uint64_t budget, uint32_t cap, bool reuse, struct gkeep *gk,
