@@ -42,19 +42,14 @@ const char *alloc_plural(uintmax_t n)
 
 /* ---- the decision object ---------------------------------------------- */
 
-/* d->forwarders and its flags: in the decision's room, or one block when
- * set_forwarders() made them (the flags right after the forwarders), else
- * each its own. */
+/* d->forwarders and its flags: in the decision's room, else each its
+ * own allocation. */
 static void free_forwarders(struct alloc_decision *d)
 {
-	size_t room = d->n_forwarders ? d->n_forwarders : 1;
-
-	if (d->forwarders != d->fwd_room) {
-		if (!d->forwarders ||
-		    d->private_fwd != (bool *)(d->forwarders + room))
-			free(d->private_fwd);
+	if (d->forwarders != d->fwd_room)
 		free(d->forwarders);
-	}
+	if (d->private_fwd != d->priv_room)
+		free(d->private_fwd);
 	d->forwarders = NULL;
 	d->private_fwd = NULL;
 }
@@ -258,12 +253,10 @@ static int set_forwarders(struct alloc_decision *d, const uint32_t *fw,
 		d->forwarders = d->fwd_room;
 		d->private_fwd = d->priv_room;
 	} else {
-		/* one block: the flags after the forwarders */
-		d->forwarders = malloc(room * (sizeof(*d->forwarders) +
-					       sizeof(*d->private_fwd)));
-		if (!d->forwarders)
+		d->forwarders = malloc(room * sizeof(*d->forwarders));
+		d->private_fwd = malloc(room * sizeof(*d->private_fwd));
+		if (!d->forwarders || !d->private_fwd)
 			return -1;
-		d->private_fwd = (bool *)(d->forwarders + room);
 	}
 	if (n) { /* none: direct file-system access */
 		memcpy(d->forwarders, fw, n * sizeof(*fw));
