@@ -39,23 +39,54 @@ static size_t pool_taken(const struct alloc_decision *d)
 }
 
 /* Rank order: larger expected gain first, ties in input order (a stable
- * insertion sort); input order for fcfs. */
+ * sort); input order for fcfs.  A merge sort through tmp (n_jobs + 1),
+ * the order a stable insertion sort gives; the insertion sort itself
+ * without `merge` (the reference) or with a gain that is not a number
+ * (no strict order). */
 static void rank(const struct policy *p, struct alloc_decision *const *alone,
-		 size_t *order, size_t n_jobs)
+		 size_t *order, size_t *tmp, size_t n_jobs, bool merge)
 {
-	for (size_t i = 0; i < n_jobs; i++)
+	bool nan = !merge;
+
+	for (size_t i = 0; i < n_jobs; i++) {
 		order[i] = i;
+		nan |= isnan(alone[i]->gain_bps);
+	}
 	if (p->decision.contention != POLICY_CONTENTION_GAIN)
 		return;
-	for (size_t i = 1; i < n_jobs; i++) {
-		size_t v = order[i], j = i;
+	if (nan) {
+		for (size_t i = 1; i < n_jobs; i++) {
+			size_t v = order[i], j = i;
 
-		while (j > 0 &&
-		       alone[order[j - 1]]->gain_bps < alone[v]->gain_bps) {
-			order[j] = order[j - 1];
-			j--;
+			while (j > 0 && alone[order[j - 1]]->gain_bps <
+						alone[v]->gain_bps) {
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = v;
 		}
-		order[j] = v;
+		return;
+	}
+	for (size_t w = 1; w < n_jobs; w *= 2) {
+		for (size_t lo = 0; lo < n_jobs; lo += 2 * w) {
+			size_t mid = lo + w < n_jobs ? lo + w : n_jobs;
+			size_t hi = lo + 2 * w < n_jobs ? lo + 2 * w : n_jobs;
+			size_t a = lo, b = mid, k = lo;
+
+			while (a < mid && b < hi) {
+				double ga = alone[order[a]]->gain_bps;
+				double gb = alone[order[b]]->gain_bps;
+
+				/* the right run's first goes ahead only when
+				 * larger */
+				tmp[k++] = ga < gb ? order[b++] : order[a++];
+			}
+			while (a < mid)
+				tmp[k++] = order[a++];
+			while (b < hi)
+				tmp[k++] = order[b++];
+		}
+		memcpy(order, tmp, n_jobs * sizeof(*order));
 	}
 }
 
@@ -269,7 +300,7 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
 		      const struct alloc_option *x, double xv, double def,
 		      bool no_explore, uint64_t budget)
 {
-	struct alloc_option s = *x;
+	const struct policy_curve *c = &p->decision.curve;
 
 	if (x->kind == ALLOC_OPT_DEFAULT)
 		return true;
@@ -277,20 +308,31 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
 		return false;
 	if (x->estimated && (no_explore || x->take > budget))
 		return false;
-	s.value = xv;
-	return alloc_option_gains(p, &q->opts, &s, def);
+	/* alloc_option_gains() for x valued xv, without copying x */
+	if (q->opts.isolate)
+		return true;
+	return xv - def >= fmax(c->min_gain, c->min_gain_share * def);
 }
+
+/* A group's parts (gsum_of()) kept until one of its choices changes. */
+struct gkeep {
+	struct gsum s;
+	bool fast, valid;
+};
 
 /*
  * One job's choice changed at a time, while that raises the batch's
  * value (each option valued with the sharing the others' choices imply):
  * the knapsack values the options with the sharing of the round before,
  * this settles what that leaves.  Within the pool (cap) and the
- * exploration budget.
+ * exploration budget.  With `reuse`, a group's sums are kept in gk (one
+ * per group, all invalid) until one of its choices changes; without, they
+ * are summed anew for every job (the reference).
  */
 static void improve(const struct policy *p, struct alloc_plan *pl,
 		    size_t n_jobs, const struct groups *g, const bool *no_ex,
-		    uint64_t budget, uint32_t cap, size_t *pick)
+		    uint64_t budget, uint32_t cap, bool reuse, struct gkeep *gk,
+		    size_t *pick)
 {
 	uint64_t used = 0, ex = 0;
 
@@ -316,7 +358,14 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 
 			if (!pl[i].curve || o->n < 2)
 				continue;
-			fast = gsum_of(pl, pick, g, grp, &sum);
+			/* the same choices give the same sums: kept */
+			if (!reuse || !gk[grp].valid) {
+				gk[grp].fast =
+					gsum_of(pl, pick, g, grp, &gk[grp].s);
+				gk[grp].valid = true;
+			}
+			fast = gk[grp].fast;
+			sum = gk[grp].s;
 			before = fast ? gsum_value(&sum)
 				      : group_value(pl, pick, g, grp);
 			best_v = before;
@@ -324,8 +373,14 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 			if (fast)
 				gsum_add(&pl[i], c, stays(pl, pick, i), -1,
 					 &sum);
-			load = group_load(pl, pick, g, grp) -
-			       (stays(pl, pick, i) ? share_of(&pl[i], c) : 0);
+			/* the others' load: the parts' load once this job's
+			 * part is out (the same sum as group_load()) */
+			load = fast && reuse
+				       ? sum.l
+				       : group_load(pl, pick, g, grp) -
+						 (stays(pl, pick, i)
+							  ? share_of(&pl[i], c)
+							  : 0);
 			def = shared_value(&pl[i], &o->o[0], load);
 			for (size_t x = 0; x < o->n; x++) {
 				const struct alloc_option *y = &o->o[x];
@@ -365,6 +420,7 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 			ex = ex - (c->estimated ? c->take : 0) +
 			     (o->o[best].estimated ? o->o[best].take : 0);
 			pick[i] = best;
+			gk[grp].valid = false;
 			moved = true;
 		}
 		if (!moved)
@@ -383,7 +439,7 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 #define MEMO 8
 
 static int arbitrate(const struct policy *p, struct alloc_plan *pl,
-		     size_t n_jobs, size_t base)
+		     size_t n_jobs, size_t base, bool reuse)
 {
 	/* one block for the per-job arrays (all of 8-byte elements but
 	 * no_explore, last) */
@@ -408,6 +464,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	struct alloc_option *buf = NULL;
 	struct alloc_mckp_buf mb = {0};
 	struct groups g = {0};
+	struct gkeep *gk = NULL;
 	size_t total = 0, n_memo = 0;
 	int memo_drops[MEMO];
 	int rv = -1;
@@ -560,7 +617,9 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 			break;
 	}
 	memcpy(pick, best, n_jobs * sizeof(*pick));
-	improve(p, pl, n_jobs, &g, no_explore, budget, cap, pick);
+	if (!(gk = calloc(g.n + 1, sizeof(*gk))))
+		goto out;
+	improve(p, pl, n_jobs, &g, no_explore, budget, cap, reuse, gk, pick);
 	for (size_t i = 0; i < n_jobs; i++) {
 		if (!pl[i].curve || !pl[i].opts.n)
 			continue;
@@ -572,17 +631,18 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	rv = 0;
 out:
 	groups_free(&g);
+	free(gk);
 	alloc_mckp_buf_free(&mb);
 	free(buf);
 	free(blk);
 	return rv;
 }
 
-int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
-		       const struct alloc_ledger *ledger,
-		       const struct alloc_health *health,
-		       const struct alloc_job *jobs, size_t n_jobs, double now,
-		       struct alloc_decision **out, fwd_error_t *err)
+static int batch(const struct alloc_ctx *cx, const struct policy *p,
+		 const struct alloc_ledger *ledger,
+		 const struct alloc_health *health,
+		 const struct alloc_job *jobs, size_t n_jobs, double now,
+		 bool reuse, struct alloc_decision **out, fwd_error_t *err)
 {
 	struct alloc_decision **alone = NULL;
 	struct alloc_ledger *scratch = NULL;
@@ -590,6 +650,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	struct alloc_scratch ws = {0};
 	size_t *order = NULL, *seq = NULL, base = 0, n_order = 0;
 	size_t n_order_curve;
+	uint64_t version;
 	int rv = -1;
 
 	for (size_t i = 0; i < n_jobs; i++)
@@ -606,6 +667,7 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 		errprintf(err, "batch: out of memory");
 		goto out;
 	}
+	ws.pool.off = !reuse;
 	/* The pool at batch start: the share cap of every grant. */
 	for (size_t f = 0; f < cx->t->n_forwarders; f++)
 		base += alloc_fwd_idle(cx->t, scratch, health, (uint32_t)f);
@@ -620,13 +682,13 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 	}
 	/* fcfs: no knapsack, each job in input order against the threshold */
 	if (p->decision.contention == POLICY_CONTENTION_GAIN &&
-	    arbitrate(p, plan, n_jobs, base) < 0) {
+	    arbitrate(p, plan, n_jobs, base, reuse) < 0) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
 		goto out;
 	}
 	/* the curve jobs' knapsack grants first, then the others by rank */
-	rank(p, alone, order, n_jobs);
+	rank(p, alone, order, seq, n_jobs, reuse);
 	for (size_t i = 0; i < n_jobs; i++)
 		if (plan[i].apply)
 			seq[n_order++] = i;
@@ -689,9 +751,14 @@ int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
 			errprintf(err, "batch: out of memory");
 			goto out;
 		}
+		version = alloc_ledger_version(scratch);
 		if (alloc_ledger_acquire(scratch, d, jobs[i].n_nodes, now,
 					 err) < 0)
 			goto out;
+		/* the next job's pool: this one's forwarders out */
+		if (reuse)
+			alloc_pool_cache_acquired(&ws.pool, cx, scratch, d,
+						  version);
 	}
 	rv = 0;
 out:
@@ -711,4 +778,23 @@ out:
 	alloc_ledger_destroy(scratch);
 	alloc_scratch_free(&ws);
 	return rv;
+}
+
+int alloc_decide_batch(const struct alloc_ctx *cx, const struct policy *p,
+		       const struct alloc_ledger *ledger,
+		       const struct alloc_health *health,
+		       const struct alloc_job *jobs, size_t n_jobs, double now,
+		       struct alloc_decision **out, fwd_error_t *err)
+{
+	return batch(cx, p, ledger, health, jobs, n_jobs, now, true, out, err);
+}
+
+int alloc_decide_batch_ref(const struct alloc_ctx *cx, const struct policy *p,
+			   const struct alloc_ledger *ledger,
+			   const struct alloc_health *health,
+			   const struct alloc_job *jobs, size_t n_jobs,
+			   double now, struct alloc_decision **out,
+			   fwd_error_t *err)
+{
+	return batch(cx, p, ledger, health, jobs, n_jobs, now, false, out, err);
 }

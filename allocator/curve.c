@@ -202,8 +202,11 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 				if (!k)
 					continue;
 			}
-			if (k > kcap)
+			if (k > kcap) {
+				if (i < 32)
+					i = 31; /* nor any larger power */
 				continue;
+			}
 			/* above the measured counts only to explore */
 			if (kmax && k > kmax &&
 			    (!p->learn.enabled || k > p->learn.app_cap))

@@ -42,63 +42,175 @@ const char *alloc_plural(uintmax_t n)
 
 /* ---- the decision object ---------------------------------------------- */
 
+/* d->forwarders and its flags: in the decision's room, else each its
+ * own allocation. */
+static void free_forwarders(struct alloc_decision *d)
+{
+	if (d->forwarders != d->fwd_room)
+		free(d->forwarders);
+	if (d->private_fwd != d->priv_room)
+		free(d->private_fwd);
+	d->forwarders = NULL;
+	d->private_fwd = NULL;
+}
+
+void alloc_blocks_free(struct alloc_decision *d)
+{
+	if (d->blocks != d->blk_room)
+		free(d->blocks);
+	d->blocks = NULL;
+	d->n_blocks = 0;
+}
+
+int alloc_blocks_room(struct alloc_decision *d, size_t n)
+{
+	alloc_blocks_free(d);
+	d->blocks = n <= sizeof(d->blk_room) / sizeof(d->blk_room[0])
+			    ? d->blk_room
+			    : malloc(n * sizeof(*d->blocks));
+	return d->blocks ? 0 : -1;
+}
+
 void alloc_decision_destroy(struct alloc_decision *d)
 {
 	int saved = errno;
 
 	if (!d)
 		return;
-	free(d->job_id);
+	if (d->job_id != d->id_room)
+		free(d->job_id);
 	for (size_t i = 0; i < d->n_reasons; i++)
 		free(d->reasons[i]);
-	free(d->reasons);
-	free(d->defaults);
-	free(d->forwarders);
-	free(d->private_fwd);
-	free(d->blocks);
-	/* rendered strings live in d->strings; others were given one by
-	 * one */
-	for (size_t i = 0; !d->strings && i < d->n_mapping; i++)
-		free(d->mapping[i].nodes);
-	free(d->mapping);
+	if (d->reasons != d->reason_room)
+		free(d->reasons);
+	if (d->defaults != d->def_room)
+		free(d->defaults);
+	free_forwarders(d);
+	alloc_blocks_free(d);
 	free(d->excluded_osts);
 	free(d->profile.bw);
-	for (size_t i = 0; !d->strings && i < d->n_forwarders; i++)
-		free(d->forwarder_names ? d->forwarder_names[i] : NULL);
-	free(d->forwarder_names);
-	for (size_t i = 0; !d->strings && i < d->n_excluded_osts; i++)
-		free(d->ost_names ? d->ost_names[i] : NULL);
-	free(d->ost_names);
+	/* rendered (alloc_render()): the strings and the arrays pointing
+	 * into them live in d->strings; others were given one by one */
+	if (!d->strings) {
+		for (size_t i = 0; i < d->n_mapping; i++)
+			free(d->mapping[i].nodes);
+		free(d->mapping);
+		for (size_t i = 0; i < d->n_forwarders; i++)
+			free(d->forwarder_names ? d->forwarder_names[i] : NULL);
+		free(d->forwarder_names);
+		for (size_t i = 0; i < d->n_excluded_osts; i++)
+			free(d->ost_names ? d->ost_names[i] : NULL);
+		free(d->ost_names);
+	}
 	free(d->strings);
 	free(d);
 	errno = saved;
+}
+
+/* Append the n bytes at p to buf (len bytes) at *at, as far as they fit
+ * with the closing NUL (vsnprintf's truncation). */
+static void put(char *buf, size_t len, size_t *at, const char *p, size_t n)
+{
+	if (*at + 1 >= len)
+		return;
+	if (n > len - 1 - *at)
+		n = len - 1 - *at;
+	memcpy(buf + *at, p, n);
+	*at += n;
+}
+
+static void put_uint(char *buf, size_t len, size_t *at, uintmax_t v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10));
+	put(buf, len, at, d + i, sizeof(d) - i);
+}
+
+/* vsnprintf() for a format that converts only %s, %u and %zu (and writes
+ * %%), nearly every reason: the same bytes (a NULL string reads "(null)",
+ * as glibc prints it) without printf's cost.  The length written, or
+ * SIZE_MAX at any other conversion (vsnprintf() it is). */
+static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	size_t at = 0;
+	const char *s = fmt, *pc, *str;
+
+	while ((pc = strchr(s, '%'))) {
+		put(buf, len, &at, s, (size_t)(pc - s));
+		if (pc[1] == '%') {
+			put(buf, len, &at, "%", 1);
+			s = pc + 2;
+		} else if (pc[1] == 's') {
+			str = va_arg(ap, const char *);
+			if (!str)
+				str = "(null)";
+			put(buf, len, &at, str, strlen(str));
+			s = pc + 2;
+		} else if (pc[1] == 'u') {
+			put_uint(buf, len, &at, va_arg(ap, unsigned int));
+			s = pc + 2;
+		} else if (pc[1] == 'z' && pc[2] == 'u') {
+			put_uint(buf, len, &at, va_arg(ap, size_t));
+			s = pc + 3;
+		} else {
+			return SIZE_MAX;
+		}
+	}
+	put(buf, len, &at, s, strlen(s));
+	buf[at] = '\0';
+	return at;
 }
 
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 {
 	char buf[512];
 	char **p;
-	va_list ap;
+	va_list ap, again;
+	size_t n;
+	int w;
 
 	if (d->dry)
 		return 0;
+	/* printf is most of a reason's cost: the plain conversions are
+	 * written here */
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_copy(again, ap);
+	if ((n = plain_vformat(buf, sizeof(buf), fmt, ap)) == SIZE_MAX) {
+		w = vsnprintf(buf, sizeof(buf), fmt, again);
+		n = w < 0 ? 0 : strlen(buf);
+		if (w < 0)
+			buf[0] = '\0';
+	}
+	va_end(again);
 	va_end(ap);
 	/* room for 4, then for twice a power of two: grown when the count
 	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
 	 * finds room up to its next power of two) */
-	if (!d->n_reasons ||
-	    (d->n_reasons >= 4 && !(d->n_reasons & (d->n_reasons - 1)))) {
-		p = realloc(d->reasons,
-			    (d->n_reasons ? 2 * d->n_reasons : 4) * sizeof(*p));
+	if (!d->n_reasons && !d->reasons) {
+		d->reasons = d->reason_room; /* the first 4: no allocation */
+	} else if (!d->n_reasons || (d->n_reasons >= 4 &&
+				     !(d->n_reasons & (d->n_reasons - 1)))) {
+		size_t room = d->n_reasons ? 2 * d->n_reasons : 4;
+
+		if (d->reasons == d->reason_room) {
+			if ((p = malloc(room * sizeof(*p))))
+				memcpy(p, d->reasons,
+				       d->n_reasons * sizeof(*p));
+		} else {
+			p = realloc(d->reasons, room * sizeof(*p));
+		}
 		if (!p)
 			return -1;
 		d->reasons = p;
 	}
 	p = d->reasons;
-	if (!(p[d->n_reasons] = strdup(buf)))
+	if (!(p[d->n_reasons] = malloc(n + 1)))
 		return -1;
+	memcpy(p[d->n_reasons], buf, n + 1);
 	d->n_reasons++;
 	return 0;
 }
@@ -134,12 +246,18 @@ static int copy_profile(struct alloc_decision *d, const struct alloc_profile *p)
 static int set_forwarders(struct alloc_decision *d, const uint32_t *fw,
 			  const bool *priv, size_t n)
 {
-	free(d->forwarders);
-	free(d->private_fwd);
-	d->forwarders = malloc((n ? n : 1) * sizeof(*d->forwarders));
-	d->private_fwd = malloc((n ? n : 1) * sizeof(*d->private_fwd));
-	if (!d->forwarders || !d->private_fwd)
-		return -1;
+	size_t room = n ? n : 1;
+
+	free_forwarders(d);
+	if (room <= sizeof(d->fwd_room) / sizeof(d->fwd_room[0])) {
+		d->forwarders = d->fwd_room;
+		d->private_fwd = d->priv_room;
+	} else {
+		d->forwarders = malloc(room * sizeof(*d->forwarders));
+		d->private_fwd = malloc(room * sizeof(*d->private_fwd));
+		if (!d->forwarders || !d->private_fwd)
+			return -1;
+	}
 	if (n) { /* none: direct file-system access */
 		memcpy(d->forwarders, fw, n * sizeof(*fw));
 		memcpy(d->private_fwd, priv, n * sizeof(*priv));
@@ -166,9 +284,13 @@ int alloc_scratch_init(struct alloc_scratch *s, const struct alloc_ctx *cx)
 	s->repl = malloc(2 * n * sizeof(*s->repl));
 	s->pool.idle = malloc(n * sizeof(*s->pool.idle));
 	s->pool.place = malloc((2 * cx->n_groups + n) * sizeof(*s->pool.place));
+	s->pool.bucket = malloc(n * sizeof(*s->pool.bucket));
+	s->pool.b_off = malloc((cx->n_groups + 1) * sizeof(*s->pool.b_off));
+	s->pool.b_n = malloc((cx->n_groups + 1) * sizeof(*s->pool.b_n));
 	if (!s->cnt || !s->gweight || !s->defaults || !s->pool_fwd ||
 	    !s->subst || !s->pool_released || !s->fw || !s->priv || !s->repl ||
-	    !s->pool.idle || !s->pool.place) {
+	    !s->pool.idle || !s->pool.place || !s->pool.bucket ||
+	    !s->pool.b_off || !s->pool.b_n) {
 		alloc_scratch_free(s);
 		errno = ENOMEM;
 		return -1;
@@ -189,6 +311,9 @@ void alloc_scratch_free(struct alloc_scratch *s)
 	free(s->repl);
 	free(s->pool.idle);
 	free(s->pool.place);
+	free(s->pool.bucket);
+	free(s->pool.b_off);
+	free(s->pool.b_n);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -250,8 +375,10 @@ static int default_mapping(struct work *w, fwd_error_t *err)
 		w->gweight[w->cx->group[f]] += w->cnt[f];
 	}
 	d->n_f = (uint32_t)d->n_defaults;
-	d->defaults = malloc((d->n_defaults ? d->n_defaults : 1) *
-			     sizeof(*d->defaults));
+	d->defaults =
+		d->n_defaults <= sizeof(d->def_room) / sizeof(d->def_room[0])
+			? d->def_room
+			: malloc(d->n_defaults * sizeof(*d->defaults));
 	if (!d->defaults) {
 		errno = ENOMEM;
 		return errprintf(err, "decision: out of memory");
@@ -952,9 +1079,7 @@ static int grant_direct(struct work *w)
 
 	if (set_forwarders(d, NULL, NULL, 0) < 0)
 		return -1;
-	free(d->blocks);
-	d->blocks = NULL;
-	d->n_blocks = 0;
+	alloc_blocks_free(d);
 	d->rule_action = FWD_ACT_DIRECT;
 	return alloc_reason(d, "direct: no forwarder") < 0 ? -1 : 1;
 }
@@ -1060,7 +1185,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	struct alloc_option ch;
 	uint32_t vuln, held, cap, kcap, used, total = 0;
 	size_t share_cap, reserve_room;
-	double bf = mean_bf(w), bmax = 0;
+	double bf = mean_bf(w), bmax = 0, base_v;
 	bool isolate = false, pass;
 	char why[160], a[32], b[32];
 	int got = 0;
@@ -1077,13 +1202,13 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		return 0;
 	}
 	held = default_sharers(w, &vuln);
+	/* the default mapping's value, alone (read three times below) */
+	base_v = alloc_curve_value(pr, bf, d->n_f, NULL);
 	if (plan) {
-		double base = alloc_curve_value(pr, bf, d->n_f, NULL);
-
 		struct alloc_harm hh;
 
 		plan->held_vulnerable = vuln;
-		alloc_harm_of(&p->decision.interference, pr, base, 0, &hh);
+		alloc_harm_of(&p->decision.interference, pr, base_v, 0, &hh);
 		plan->harm_s = hh.harm;
 		plan->vulnerable = policy_job_vulnerable(
 			&p->decision.interference, pr->iops);
@@ -1096,8 +1221,6 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		isolate = plan->opts.isolate;
 	} else if (p->decision.interference.enabled &&
 		   job->request != FWD_REQ_SCALE) {
-		double base = alloc_curve_value(pr, bf, d->n_f, NULL);
-
 		if (policy_job_disruptive(
 			    &p->decision.interference,
 			    pr->io_mode == FWD_IO_N_1, job->n_nodes, pr->mdops,
@@ -1105,8 +1228,8 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 			struct alloc_harm hh;
 			char ht[200];
 
-			alloc_harm_of(&p->decision.interference, pr, base, vuln,
-				      &hh);
+			alloc_harm_of(&p->decision.interference, pr, base_v,
+				      vuln, &hh);
 			isolate = hh.harm >= p->decision.curve.min_harm;
 			if (!d->dry &&
 			    alloc_reason(
@@ -1114,7 +1237,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 				    "disruptive (%s): expected harm %s %s "
 				    "min_harm %.3g s%s",
 				    why,
-				    harm_text(w, &hh, base, ht, sizeof(ht)),
+				    harm_text(w, &hh, base_v, ht, sizeof(ht)),
 				    isolate ? ">=" : "<",
 				    p->decision.curve.min_harm,
 				    isolate ? ": private forwarders" : "") < 0)
@@ -1287,9 +1410,7 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 	if (!got && apply_defaults(w, anomalies) < 0)
 		return -1;
 	if (got)
-		d->gain_bps =
-			ch.value -
-			alloc_curve_value(pr, bf, d->n_f, NULL) / (1.0 + held);
+		d->gain_bps = ch.value - base_v / (1.0 + held);
 	if (d->gain_bps < 0)
 		d->gain_bps = 0;
 	return got;
@@ -1372,8 +1493,7 @@ static int from_entry(struct work *w, const struct alloc_ledger_entry *e)
 	for (size_t i = 0; i < e->n_blocks; i++)
 		sum += e->blocks[i].count;
 	if (e->n_blocks && sum == w->job->n_nodes) {
-		d->blocks = malloc(e->n_blocks * sizeof(*d->blocks));
-		if (!d->blocks)
+		if (alloc_blocks_room(d, e->n_blocks) < 0)
 			return -1;
 		memcpy(d->blocks, e->blocks, e->n_blocks * sizeof(*e->blocks));
 		d->n_blocks = e->n_blocks;
@@ -1493,7 +1613,9 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 {
 	const struct topology *t = cx->t;
 	struct work w = {.cx = cx, .t = t, .p = p, .l = l, .h = h, .job = job};
-	struct alloc_scratch own = {0};
+	/* working arrays of its own only without the caller's (a batch
+	 * lends them: neither cleared nor freed for each job) */
+	struct alloc_scratch own, *mine = NULL;
 	struct alloc_decision *d = NULL;
 	const struct alloc_ledger_entry *held;
 	struct alloc_ledger *other = NULL; /* l without the job's entry */
@@ -1519,22 +1641,32 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	if (!ws) {
 		if (alloc_scratch_init(&own, cx) < 0)
 			goto nomem;
-		ws = &own;
+		ws = mine = &own;
 	}
 	w.ws = ws;
 	w.cnt = ws->cnt;
 	w.gweight = ws->gweight;
 	w.pool.fwd = ws->pool_fwd;
 	w.pool.released = ws->pool_released;
-	w.pool.cache = &ws->pool;
+	w.pool.cache = ws->pool.off ? NULL : &ws->pool;
 	w.pool.count_only = plan && plan->collect;
-	if (!(d = calloc(1, sizeof(*d))) || !(d->job_id = strdup(job->job_id)))
+	if (!(d = calloc(1, sizeof(*d))))
 		goto nomem;
 	w.d = d;
 	d->dry = plan && plan->collect;
+	/* a batch's first pass is read for its gain and pool only */
+	if (!d->dry && strlen(job->job_id) < sizeof(d->id_room))
+		d->job_id = strcpy(d->id_room, job->job_id);
+	else if (!d->dry && !(d->job_id = strdup(job->job_id)))
+		goto nomem;
 	d->request = job->request;
-	snprintf(d->policy_digest, sizeof(d->policy_digest), "%s", p->digest);
-	if (copy_profile(d, job->profile) < 0)
+	{ /* snprintf's copy, without its cost */
+		size_t dl = strnlen(p->digest, sizeof(d->policy_digest) - 1);
+
+		memcpy(d->policy_digest, p->digest, dl);
+		d->policy_digest[dl] = '\0';
+	}
+	if (!d->dry && copy_profile(d, job->profile) < 0)
 		goto nomem;
 
 	/* 1. Default mapping and N_f; the OSTs to avoid. */
@@ -1623,7 +1755,8 @@ render:
 	    alloc_render(cx, job->node_ids, d) < 0)
 		goto nomem;
 	scratch_clear(&w);
-	alloc_scratch_free(&own);
+	if (mine)
+		alloc_scratch_free(mine);
 	alloc_ledger_destroy(other);
 	return d;
 nomem:
@@ -1631,7 +1764,8 @@ nomem:
 	errprintf(err, "decision: out of memory");
 fail:
 	scratch_clear(&w);
-	alloc_scratch_free(&own);
+	if (mine)
+		alloc_scratch_free(mine);
 	alloc_ledger_destroy(other);
 	alloc_decision_destroy(d);
 	return NULL;

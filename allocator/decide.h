@@ -253,13 +253,25 @@ struct alloc_decision {
 	char **forwarder_names; /* n_forwarders, parallel to forwarders */
 	char **ost_names;	/* n_excluded_osts */
 	/* alloc_render()'s strings (mapping nodes and the names above) in
-	 * one block, freed with the decision; NULL when each string was
+	 * one block with the mapping, forwarder_names and ost_names arrays,
+	 * freed with the decision; NULL when each string and array was
 	 * allocated alone (alloc_decision_destroy() frees them one by
 	 * one). */
 	char *strings;
 	/* Internal (a batch's first pass, which reads only the forwarders
 	 * taken and the gain): no reasons, node blocks or rendering. */
 	bool dry;
+	/* Internal: room for a short job_id and the first reasons' pointers,
+	 * so that a decision does not allocate them (job_id and reasons
+	 * point here while they fit; alloc_decision_destroy() knows), */
+	char id_room[24];
+	char *reason_room[4];
+	/* ... and for a few defaults and forwarders (defaults, forwarders
+	 * and private_fwd point here while they fit) */
+	uint32_t def_room[8];
+	uint32_t fwd_room[16];
+	bool priv_room[16];
+	struct alloc_block blk_room[16]; /* ... and blocks */
 	/* The job held a ledger entry for another node set (a prolog run
 	 * again after a requeue, or by a second controller): this is a new
 	 * decision for the nodes it has now, made as if the entry were

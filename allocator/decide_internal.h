@@ -73,6 +73,11 @@ int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
 
 /* ---- node blocks and rendering (nodeset.c) ----------------------------- */
 
+/* d->blocks with room for n (its blocks dropped; the decision's own room
+ * while they fit), and back to none.  0 or -1 (ENOMEM). */
+int alloc_blocks_room(struct alloc_decision *d, size_t n);
+void alloc_blocks_free(struct alloc_decision *d);
+
 /* d->blocks: the job's n_nodes positions cut into contiguous blocks of
  * n/k or n/k + 1 nodes, one per d->forwarders[i], in that order.  0 or -1
  * (ENOMEM). */
@@ -120,7 +125,28 @@ struct alloc_pool_cache {
 	uint32_t *idle; /* n_forwarders: in the ledger's release order */
 	size_t n;
 	uint32_t *place; /* 2 n_groups + n_forwarders: the group placement */
+	/* idle by group, each in release order: group g's are
+	 * bucket[b_off[g]] .. + b_n[g] - 1; built when a decision first
+	 * places this pool (b_valid), kept through
+	 * alloc_pool_cache_acquired(); no bucket (NULL): the pool is placed
+	 * forwarder by forwarder */
+	uint32_t *bucket;      /* n_forwarders */
+	uint32_t *b_off, *b_n; /* n_groups each */
+	bool b_valid;
+	bool off; /* not used: every pool read from the ledger, placed
+		   * forwarder by forwarder (alloc_decide_batch_ref()) */
 };
+
+/* The cache after alloc_ledger_acquire(l, d) moved l from version
+ * `before` to the next one: d's forwarders (its defaults for shadow) are
+ * held now, the others' order and release times unchanged; a batch
+ * updates its pool so instead of reading the ledger again.  A cache of
+ * another ledger or version is left alone (the next fill sees it is
+ * stale); any other change invalidates it. */
+void alloc_pool_cache_acquired(struct alloc_pool_cache *pc,
+			       const struct alloc_ctx *cx,
+			       const struct alloc_ledger *l,
+			       const struct alloc_decision *d, uint64_t before);
 
 /* The idle forwarders in selection order, handed out from the front. */
 struct alloc_pool {
@@ -136,6 +162,8 @@ struct alloc_pool {
 	/* Placed by group (alloc_pool_place()) when the first forwarder is
 	 * taken: a decision that takes none never orders the pool. */
 	bool unplaced;
+	/* fwd holds cache->idle as alloc_pool_fill() read it */
+	bool cached;
 	const struct alloc_ctx *cx;
 	const uint64_t *gweight; /* the job's, for the placement */
 };
@@ -226,6 +254,19 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 		  const struct alloc_job *job, size_t pool_base,
 		  struct alloc_plan *plan, struct alloc_scratch *ws,
 		  fwd_error_t *err);
+
+/* alloc_decide_batch() without reusing one job's pool for the next: each
+ * decision reads the idle forwarders from the ledger and places them one
+ * by one, as a decision alone does, the jobs are ranked by insertion sort
+ * and the knapsack's improvement sums each group's parts anew for every
+ * job.  The reference
+ * the tests compare the batch with (the decisions must be the same). */
+int alloc_decide_batch_ref(const struct alloc_ctx *cx, const struct policy *p,
+			   const struct alloc_ledger *ledger,
+			   const struct alloc_health *health,
+			   const struct alloc_job *jobs, size_t n_jobs,
+			   double now, struct alloc_decision **out,
+			   fwd_error_t *err);
 
 /* Append a reason sentence.  0 or -1 (ENOMEM). */
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)

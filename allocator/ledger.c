@@ -19,20 +19,26 @@ struct fwd_slot {
 	struct alloc_ledger_entry **holders;
 	size_t n_holders;
 	size_t cap;
+	bool own; /* holders allocated for it, else the ledger's first */
 	bool held_private;
 	double last_release;
 };
+
+/* Holders every forwarder has room for in one block of the ledger (its
+ * first ones: a batch's scratch ledger adds a few to many forwarders). */
+#define SLOT_FIRST 4
 
 struct alloc_ledger {
 	const struct topology *topo;
 	struct alloc_ledger_entry **entries; /* insertion order */
 	size_t n_entries;
 	size_t cap_entries;
-	struct alloc_ledger_entry **hash; /* open addressing; NULL empty,
-					   * TOMB deleted */
-	size_t hash_size;		  /* power of two */
-	size_t hash_used;		  /* live + tombstones */
-	struct fwd_slot *fwd;		  /* n_forwarders */
+	struct alloc_ledger_entry **hash;  /* open addressing; NULL empty,
+					    * TOMB deleted */
+	size_t hash_size;		   /* power of two */
+	size_t hash_used;		   /* live + tombstones */
+	struct fwd_slot *fwd;		   /* n_forwarders */
+	struct alloc_ledger_entry **first; /* SLOT_FIRST per forwarder */
 	/* The backup forwarders by (last release, name): a sorted array,
 	 * and each one's position in it (NOT_BACKUP for the others). */
 	uint32_t *order;
@@ -57,41 +63,44 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+/* An entry and everything it points to are one allocation (entry_copy()):
+ * a batch adds an entry for each of its jobs. */
 static void entry_free(struct alloc_ledger_entry *e)
 {
-	if (!e)
-		return;
-	free(e->job_id);
-	free(e->forwarders);
-	free(e->private_fwd);
-	free(e->blocks);
-	free(e->nodes);
 	free(e);
 }
 
 static struct alloc_ledger_entry *
 entry_copy(const struct alloc_ledger_entry *src)
 {
-	struct alloc_ledger_entry *e = calloc(1, sizeof(*e));
-	size_t n = src->n_forwarders;
+	const char *id = src->job_id ? src->job_id : "";
+	size_t n = src->n_forwarders, nb = src->n_blocks;
+	size_t l_id = strlen(id) + 1,
+	       l_nodes = src->nodes ? strlen(src->nodes) + 1 : 0;
+	/* the entry, its blocks (8-byte aligned after it), forwarders,
+	 * private flags, then the strings */
+	size_t o_blk = sizeof(struct alloc_ledger_entry);
+	size_t o_fwd = o_blk + nb * sizeof(struct alloc_block);
+	size_t o_prv = o_fwd + n * sizeof(uint32_t);
+	size_t o_id = o_prv + n * sizeof(bool);
+	size_t o_nodes = o_id + l_id;
+	char *blk = malloc(o_nodes + l_nodes);
+	struct alloc_ledger_entry *e = (struct alloc_ledger_entry *)blk;
 
-	if (!e)
+	if (!blk) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	*e = *src;
-	e->job_id = NULL;
-	e->forwarders = NULL;
-	e->private_fwd = NULL;
-	e->blocks = NULL;
-	e->nodes = NULL;
-	if (!(e->job_id = strdup(src->job_id ? src->job_id : "")))
-		goto fail;
-	if (src->nodes && !(e->nodes = strdup(src->nodes)))
-		goto fail;
+	e->blocks = nb ? (struct alloc_block *)(blk + o_blk) : NULL;
+	e->forwarders = n ? (uint32_t *)(blk + o_fwd) : NULL;
+	e->private_fwd = n ? (bool *)(blk + o_prv) : NULL;
+	e->job_id = blk + o_id;
+	e->nodes = src->nodes ? blk + o_nodes : NULL;
+	memcpy(e->job_id, id, l_id);
+	if (src->nodes)
+		memcpy(e->nodes, src->nodes, l_nodes);
 	if (n) {
-		e->forwarders = malloc(n * sizeof(*e->forwarders));
-		e->private_fwd = malloc(n * sizeof(*e->private_fwd));
-		if (!e->forwarders || !e->private_fwd)
-			goto fail;
 		memcpy(e->forwarders, src->forwarders,
 		       n * sizeof(*e->forwarders));
 		if (src->private_fwd)
@@ -100,18 +109,9 @@ entry_copy(const struct alloc_ledger_entry *src)
 		else
 			memset(e->private_fwd, 0, n * sizeof(*e->private_fwd));
 	}
-	if (src->n_blocks) {
-		e->blocks = malloc(src->n_blocks * sizeof(*e->blocks));
-		if (!e->blocks)
-			goto fail;
-		memcpy(e->blocks, src->blocks,
-		       src->n_blocks * sizeof(*e->blocks));
-	}
+	if (nb)
+		memcpy(e->blocks, src->blocks, nb * sizeof(*e->blocks));
 	return e;
-fail:
-	entry_free(e);
-	errno = ENOMEM;
-	return NULL;
 }
 
 /* (last release, name) order of forwarders a and b. */
@@ -255,7 +255,9 @@ static struct alloc_ledger *create(const struct topology *t,
 	l->hash_size = 64;
 	l->hash = calloc(l->hash_size, sizeof(*l->hash));
 	l->fwd = calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(*l->fwd));
-	if (!l->hash || !l->fwd || order_init(l, from, rank) < 0) {
+	l->first = malloc((t->n_forwarders ? t->n_forwarders : 1) * SLOT_FIRST *
+			  sizeof(*l->first));
+	if (!l->hash || !l->fwd || !l->first || order_init(l, from, rank) < 0) {
 		alloc_ledger_destroy(l);
 		errno = ENOMEM;
 		return NULL;
@@ -286,8 +288,10 @@ void alloc_ledger_destroy(struct alloc_ledger *l)
 	free(l->hash);
 	if (l->fwd)
 		for (size_t i = 0; i < l->topo->n_forwarders; i++)
-			free(l->fwd[i].holders);
+			if (l->fwd[i].own)
+				free(l->fwd[i].holders);
 	free(l->fwd);
+	free(l->first);
 	free(l->order);
 	free(l->pos);
 	free(l);
@@ -401,10 +405,28 @@ void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 		set_release(l, fwd, t);
 }
 
-static int slot_push(struct fwd_slot *s, struct alloc_ledger_entry *e)
+static int slot_push(struct alloc_ledger *l, struct fwd_slot *s,
+		     struct alloc_ledger_entry *e)
 {
-	if (FWD_GROW(s->holders, s->cap, s->n_holders + 1, 4) < 0)
-		return -1;
+	if (!s->cap) {
+		s->holders = &l->first[(size_t)(s - l->fwd) * SLOT_FIRST];
+		s->cap = SLOT_FIRST;
+	}
+	if (s->n_holders == s->cap) {
+		struct alloc_ledger_entry **h;
+
+		if (s->cap > SIZE_MAX / 2 / sizeof(*h))
+			return -1;
+		h = s->own ? realloc(s->holders, 2 * s->cap * sizeof(*h))
+			   : malloc(2 * s->cap * sizeof(*h));
+		if (!h)
+			return -1;
+		if (!s->own)
+			memcpy(h, s->holders, s->n_holders * sizeof(*h));
+		s->holders = h;
+		s->cap *= 2;
+		s->own = true;
+	}
 	s->holders[s->n_holders++] = e;
 	return 0;
 }
@@ -490,7 +512,7 @@ int alloc_ledger_add(struct alloc_ledger *l,
 	if ((l->hash_used + 1) * 2 > l->hash_size && hash_grow(l) < 0)
 		goto nomem;
 	for (; linked < e->n_forwarders; linked++)
-		if (slot_push(&l->fwd[e->forwarders[linked]], e) < 0)
+		if (slot_push(l, &l->fwd[e->forwarders[linked]], e) < 0)
 			goto nomem;
 	for (size_t i = 0; i < e->n_forwarders; i++)
 		if (e->private_fwd[i])

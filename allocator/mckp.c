@@ -48,6 +48,27 @@ OPTION_PASS_ATTR static void option_pass(const double *restrict dp,
 	}
 }
 
+/* An item's first option over n capacities: nd[c] = dp[c] + val, choice
+ * 0 (vectorised as option_pass() is; the same sums). */
+OPTION_PASS_ATTR static void option_first(const double *restrict dp,
+					  double *restrict nd,
+					  int64_t *restrict ch, size_t n,
+					  double val)
+{
+	for (size_t c = 0; c < n; c++) {
+		nd[c] = dp[c] + val;
+		ch[c] = 0;
+	}
+}
+
+/* The item's choices kept, narrowed to the table's width. */
+OPTION_PASS_ATTR static void choices_keep(uint16_t *restrict out,
+					  const int64_t *restrict ch, size_t n)
+{
+	for (size_t c = 0; c < n; c++)
+		out[c] = (uint16_t)ch[c];
+}
+
 /* Room in b for n_items items over w capacities.  0 or -1 (ENOMEM). */
 static int buf_room(struct alloc_mckp_buf *b, size_t n_items, size_t w)
 {
@@ -162,10 +183,7 @@ double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
 		for (c = prev + 1; c <= l; c++)
 			dp[c] = dp[prev];
 		lim[i] = prev = l;
-		for (c = 0; c <= l; c++) {
-			nd[c] = dp[c] + o[0].value;
-			cx[c] = 0;
-		}
+		option_first(dp, nd, cx, (size_t)l + 1, o[0].value);
 		/* strictly better only: fewer forwarders and lower indexes
 		 * win ties */
 		for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++)
@@ -173,8 +191,7 @@ double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
 				option_pass(dp, nd + o[x].take, cx + o[x].take,
 					    l - o[x].take + 1, o[x].value,
 					    (int64_t)x);
-		for (c = 0; c <= l; c++)
-			ch[c] = (uint16_t)cx[c];
+		choices_keep(ch, cx, (size_t)l + 1);
 		double *tmp = dp;
 
 		dp = nd;

@@ -357,10 +357,7 @@ int alloc_blocks_balanced(struct alloc_decision *d, size_t n_nodes)
 {
 	size_t k = d->n_forwarders, first = 0;
 
-	free(d->blocks);
-	d->n_blocks = 0;
-	d->blocks = malloc((k ? k : 1) * sizeof(*d->blocks));
-	if (!d->blocks)
+	if (alloc_blocks_room(d, k ? k : 1) < 0)
 		return -1;
 	for (size_t i = 0; i < k; i++) {
 		size_t c = n_nodes / k + (i < n_nodes % k);
@@ -379,10 +376,10 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 	const int32_t *nf = t->node_forwarder;
 	size_t cap = d->n_defaults * 2 + 4;
 
-	free(d->blocks);
-	d->n_blocks = 0;
-	if (!(d->blocks = malloc(cap * sizeof(*d->blocks))))
+	if (alloc_blocks_room(d, cap) < 0)
 		return -1;
+	if (d->blocks == d->blk_room) /* as much as the room has */
+		cap = sizeof(d->blk_room) / sizeof(d->blk_room[0]);
 	for (size_t i = 0; i < n_nodes; i++) {
 		uint32_t f = (uint32_t)nf[node_ids[i]];
 
@@ -401,11 +398,16 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 			continue;
 		}
 		if (d->n_blocks == cap) {
-			void *p = realloc(d->blocks,
-					  cap * 2 * sizeof(*d->blocks));
+			struct alloc_block *p =
+				d->blocks == d->blk_room
+					? malloc(cap * 2 * sizeof(*p))
+					: realloc(d->blocks,
+						  cap * 2 * sizeof(*p));
 
 			if (!p)
 				return -1;
+			if (d->blocks == d->blk_room)
+				memcpy(p, d->blocks, cap * sizeof(*p));
 			d->blocks = p;
 			cap *= 2;
 		}
@@ -435,9 +437,16 @@ struct hl_range {
 
 struct hl_render {
 	const struct alloc_ctx *cx;
-	struct hl_range *r;
+	struct hl_range *r; /* room while they fit */
 	size_t n, cap;
+	struct hl_range room[8];
 };
+
+static void hl_free(struct hl_render *h)
+{
+	if (h->r != h->room)
+		free(h->r);
+}
 
 /* libslurm's _zero_padded(): zeros needed to pad num to width. */
 static int zero_padded(uint64_t num, int width)
@@ -491,8 +500,23 @@ static int hl_push(struct hl_render *h, uint32_t id)
 			return 0;
 		}
 	}
-	if (FWD_GROW(h->r, h->cap, h->n + 1, 16) < 0)
-		return -1;
+	if (!h->cap) {
+		h->r = h->room;
+		h->cap = sizeof(h->room) / sizeof(h->room[0]);
+	} else if (h->n == h->cap) {
+		struct hl_range *p;
+
+		if (h->cap > SIZE_MAX / 2 / sizeof(*p))
+			return -1;
+		p = h->r == h->room ? malloc(2 * h->cap * sizeof(*p))
+				    : realloc(h->r, 2 * h->cap * sizeof(*p));
+		if (!p)
+			return -1;
+		if (h->r == h->room)
+			memcpy(p, h->room, h->n * sizeof(*p));
+		h->r = p;
+		h->cap *= 2;
+	}
 	h->r[h->n++] = r;
 	return 0;
 }
@@ -614,7 +638,7 @@ int alloc_render_ids(const struct alloc_ctx *cx, const uint32_t *ids, size_t n,
 			goto out;
 	rv = hl_print(&h, buf, len, cap);
 out:
-	free(h.r);
+	hl_free(&h);
 	return rv;
 }
 
@@ -670,18 +694,17 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 	const struct topology *t = cx->t;
 	struct hl_render h = {.cx = cx};
 	size_t nf = d->n_forwarders, no = d->n_excluded_osts;
+	size_t nf_room = nf ? nf : 1, no_room = no ? no : 1, arrays;
 	/* every string in one buffer (d->strings): the mapping's, then the
 	 * forwarders' and the OSTs' names, at offsets fixed once it stops
-	 * growing */
-	size_t *at = malloc((2 * nf + no + 1) * sizeof(*at));
-	char *buf = NULL;
-	size_t cap = 0, len = 0;
+	 * growing; then, 16-byte aligned, the arrays pointing into them */
+	size_t at_s[64], n_at = 2 * nf + no + 1;
+	size_t *at = n_at <= 64 ? at_s : malloc(n_at * sizeof(*at));
+	char *buf = NULL, **names;
+	size_t cap = 0, len = 0, a0;
 	int rv = -1;
 
-	d->mapping = calloc(nf ? nf : 1, sizeof(*d->mapping));
-	d->forwarder_names = calloc(nf ? nf : 1, sizeof(char *));
-	d->ost_names = calloc(no ? no : 1, sizeof(char *));
-	if (!at || !d->mapping || !d->forwarder_names || !d->ost_names)
+	if (!at)
 		goto out;
 	for (size_t i = 0; i < nf; i++) {
 		at[i] = len;
@@ -703,10 +726,18 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 		memcpy(buf + len, name, n + 1);
 		len += n + 1;
 	}
-	if (!buf && !(buf = malloc(1)))
+	a0 = (len + 15) & ~(size_t)15;
+	arrays = nf_room * sizeof(*d->mapping) +
+		 (nf_room + no_room) * sizeof(char *);
+	if (buf_room(&buf, &len, &cap, a0 - len + arrays) < 0)
 		goto out;
+	memset(buf + a0, 0, arrays);
 	d->strings = buf;
 	buf = NULL;
+	d->mapping = (struct alloc_map_entry *)(d->strings + a0);
+	names = (char **)(d->mapping + nf_room);
+	d->forwarder_names = names;
+	d->ost_names = names + nf_room;
 	for (size_t i = 0; i < nf; i++) {
 		d->mapping[i].forwarder = d->forwarders[i];
 		d->mapping[i].nodes = d->strings + at[i];
@@ -717,8 +748,9 @@ int alloc_render(const struct alloc_ctx *cx, const uint32_t *node_ids,
 		d->ost_names[i] = d->strings + at[2 * nf + i];
 	rv = 0;
 out:
-	free(h.r);
+	hl_free(&h);
 	free(buf);
-	free(at);
+	if (at != at_s)
+		free(at);
 	return rv;
 }

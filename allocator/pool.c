@@ -122,11 +122,13 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 	struct alloc_pool_cache *pc = pl->cache;
 
 	pl->unplaced = false;
+	pl->cached = false;
 	if (!l) {
 		alloc_pool_fill_sorted(pl, cx, l, h, gweight);
 		return;
 	}
 	pl->n = pl->next = 0;
+	pl->cached = pc != NULL;
 	if (pc && pc->valid && pc->l == l && pc->h == h &&
 	    pc->released == pl->released &&
 	    pc->version == alloc_ledger_version(l)) {
@@ -151,6 +153,7 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 			pc->released = pl->released;
 			pc->version = alloc_ledger_version(l);
 			pc->valid = true;
+			pc->b_valid = false;
 		}
 	}
 	/* placed by group when a forwarder is first taken: a decision that
@@ -158,6 +161,138 @@ void alloc_pool_fill(struct alloc_pool *pl, const struct alloc_ctx *cx,
 	pl->cx = cx;
 	pl->gweight = gweight;
 	pl->unplaced = !(n_g < 2 || pl->n < 2 || pl->count_only);
+}
+
+void alloc_pool_cache_acquired(struct alloc_pool_cache *pc,
+			       const struct alloc_ctx *cx,
+			       const struct alloc_ledger *l,
+			       const struct alloc_decision *d, uint64_t before)
+{
+	const struct topology *t = cx->t;
+	const uint32_t *group = cx->group;
+	const uint32_t *held;
+	size_t n_held;
+
+	if (!pc->valid || pc->l != l || pc->version != before)
+		return;
+	if (alloc_ledger_version(l) == before)
+		return; /* not added (the job was there already) */
+	if (alloc_ledger_version(l) != before + 1) {
+		pc->valid = false;
+		return;
+	}
+	/* what alloc_ledger_acquire() records the job on: the defaults for
+	 * shadow, else its forwarders; held now, so no longer idle */
+	held = d->action == FWD_ACT_SHADOW ? d->defaults : d->forwarders;
+	n_held = d->action == FWD_ACT_SHADOW ? d->n_defaults : d->n_forwarders;
+	for (size_t i = 0; i < n_held; i++) {
+		uint32_t f = held[i];
+		size_t k = 0;
+
+		if (f >= t->n_forwarders ||
+		    t->forwarders[f].role != TOPO_ROLE_BACKUP)
+			continue;
+		while (k < pc->n && pc->idle[k] != f)
+			k++;
+		if (k == pc->n)
+			continue;
+		memmove(&pc->idle[k], &pc->idle[k + 1],
+			(pc->n - k - 1) * sizeof(*pc->idle));
+		pc->n--;
+		if (pc->b_valid && pc->bucket) {
+			uint32_t g = group[f], *b = &pc->bucket[pc->b_off[g]];
+
+			for (k = 0; k < pc->b_n[g] && b[k] != f; k++)
+				;
+			if (k < pc->b_n[g]) {
+				memmove(&b[k], &b[k + 1],
+					(pc->b_n[g] - k - 1) * sizeof(*b));
+				pc->b_n[g]--;
+			} else {
+				pc->b_valid = false;
+			}
+		}
+	}
+	pc->version = before + 1;
+}
+
+/* The groups that have idle forwarders (cnt[g] of them) in placement
+ * order into gorder: those serving the job's nodes first, sorted (there
+ * are few), then the others by name, the order the context keeps.  How
+ * many. */
+static size_t group_order(const struct order *o, const uint32_t *cnt,
+			  uint32_t *gorder)
+{
+	const struct alloc_ctx *cx = o->cx;
+	size_t n_used = 0;
+
+	for (size_t k = 0; k < cx->n_groups; k++)
+		if (cnt[k] && o->gweight[k])
+			gorder[n_used++] = (uint32_t)k;
+	if (n_used <= 16) {
+		for (size_t i = 1; i < n_used; i++) {
+			uint32_t v = gorder[i];
+			size_t k = i;
+
+			for (; k && group_cmp(o, gorder[k - 1], v) > 0; k--)
+				gorder[k] = gorder[k - 1];
+			gorder[k] = v;
+		}
+	} else {
+		heap_sort(o, group_cmp, gorder, n_used);
+	}
+	for (size_t r = 0; r < cx->n_groups; r++) {
+		uint32_t g = cx->groups_by_name[r];
+
+		if (cnt[g] && !o->gweight[g])
+			gorder[n_used++] = g;
+	}
+	return n_used;
+}
+
+/* The cached idle forwarders by group, each group's in release order. */
+static void buckets_build(struct alloc_pool_cache *pc,
+			  const struct alloc_ctx *cx)
+{
+	uint32_t off = 0;
+
+	memset(pc->b_n, 0, cx->n_groups * sizeof(*pc->b_n));
+	for (size_t i = 0; i < pc->n; i++)
+		pc->b_n[cx->group[pc->idle[i]]]++;
+	for (size_t g = 0; g < cx->n_groups; g++) {
+		pc->b_off[g] = off;
+		off += pc->b_n[g];
+		pc->b_n[g] = 0;
+	}
+	for (size_t i = 0; i < pc->n; i++) {
+		uint32_t g = cx->group[pc->idle[i]];
+
+		pc->bucket[pc->b_off[g] + pc->b_n[g]++] = pc->idle[i];
+	}
+	pc->b_valid = true;
+}
+
+/* alloc_pool_place() from the cache's groups: the same order (groups in
+ * the job's order, each group's forwarders in release order) without
+ * going through the pool forwarder by forwarder. */
+static void place_buckets(struct alloc_pool *pl)
+{
+	const struct alloc_ctx *cx = pl->cx;
+	struct alloc_pool_cache *pc = pl->cache;
+	const struct order o = {cx, pl->gweight, pl->released};
+	uint32_t *gorder = pc->place;
+	size_t n_used, at = 0;
+
+	if (!pc->b_valid)
+		buckets_build(pc, cx);
+	n_used = group_order(&o, pc->b_n, gorder);
+	for (size_t k = 0; k < n_used; k++) {
+		uint32_t g = gorder[k];
+
+		memcpy(&pl->fwd[at], &pc->bucket[pc->b_off[g]],
+		       pc->b_n[g] * sizeof(*pl->fwd));
+		at += pc->b_n[g];
+	}
 }
 
 void alloc_pool_place(struct alloc_pool *pl)
@@ -173,6 +308,10 @@ void alloc_pool_place(struct alloc_pool *pl)
 		return;
 	pl->unplaced = false;
 	n_g = cx->n_groups;
+	if (pl->cached && pc->valid && pc->n == pl->n && pc->bucket) {
+		place_buckets(pl);
+		return;
+	}
 	cnt = pc ? pc->place : calloc(2 * n_g + pl->n, sizeof(*cnt));
 	if (!cnt) { /* no memory for the placement: sort instead */
 		heap_sort(&o, pool_cmp, pl->fwd, pl->n);
@@ -184,29 +323,7 @@ void alloc_pool_place(struct alloc_pool *pl)
 	tmp = gorder + n_g;
 	for (size_t i = 0; i < pl->n; i++)
 		cnt[cx->group[pl->fwd[i]]]++;
-	/* Groups serving the job's nodes first, sorted (there are few), then
-	 * the others by name, the order the context keeps. */
-	for (size_t k = 0; k < n_g; k++)
-		if (cnt[k] && gweight[k])
-			gorder[n_used++] = (uint32_t)k;
-	if (n_used <= 16) {
-		for (size_t i = 1; i < n_used; i++) {
-			uint32_t v = gorder[i];
-			size_t k = i;
-
-			for (; k && group_cmp(&o, gorder[k - 1], v) > 0; k--)
-				gorder[k] = gorder[k - 1];
-			gorder[k] = v;
-		}
-	} else {
-		heap_sort(&o, group_cmp, gorder, n_used);
-	}
-	for (size_t r = 0; r < n_g; r++) {
-		uint32_t g = cx->groups_by_name[r];
-
-		if (cnt[g] && !gweight[g])
-			gorder[n_used++] = g;
-	}
+	n_used = group_order(&o, cnt, gorder);
 	if (n_used > 1) {
 		uint32_t off = 0;
 

@@ -71,7 +71,9 @@ tests_unit_test_policy_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=open
 # allocator/
 UNIT_ALLOCATOR = tests/unit/test_decide tests/unit/test_curve \
 	tests/unit/test_nodeset tests/unit/test_pool \
-	tests/unit/test_isolate_sweep
+	tests/unit/test_isolate_sweep tests/unit/test_batch_reuse
+tests_unit_test_batch_reuse_SOURCES = tests/unit/test_batch_reuse.c
+tests_unit_test_batch_reuse_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_isolate_sweep_SOURCES = tests/unit/test_isolate_sweep.c
 tests_unit_test_isolate_sweep_LDADD = $(FWD_ALLOCATOR_LIBS) $(CMOCKA_LIBS) \
 	$(LIBM)
