@@ -114,7 +114,7 @@ static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c",
  */
 static void line_chart(FILE *f, const char *id, const json_t *ser,
 		       const char *const *keys, const char *const *counts,
-		       const char *const *labels, size_t nk)
+		       const char *const *labels, size_t nk, bool is_rate)
 {
 	const json_t *t = json_object_get(ser, "t");
 	size_t n = json_array_size(t), i;
@@ -142,8 +142,11 @@ static void line_chart(FILE *f, const char *id, const json_t *ser,
 		"height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		"data-max=\"%.17g\" data-points=\"%zu\">\n",
 		id, W, H, W, H, max, n);
-	fprintf(f, "<text x=\"2\" y=\"12\" font-size=\"10\">%s</text>\n",
-		rate(max, buf, sizeof(buf)));
+	if (is_rate)
+		rate(max, buf, sizeof(buf));
+	else
+		snprintf(buf, sizeof(buf), "%.0f", max);
+	fprintf(f, "<text x=\"2\" y=\"12\" font-size=\"10\">%s</text>\n", buf);
 	fprintf(f, "<text x=\"2\" y=\"%.0f\" font-size=\"10\">0</text>\n",
 		H - MB);
 	fprintf(f,
@@ -193,10 +196,22 @@ static void line_chart(FILE *f, const char *id, const json_t *ser,
 				" cx=\"%.1f\" cy=\"%.1f\" r=\"2\" "
 				"fill=\"%s\"><title>%s</title></circle>\n",
 				x, y, colours[k % 5],
-				rate(v, buf, sizeof(buf)));
+				is_rate ? rate(v, buf, sizeof(buf))
+					: (snprintf(buf, sizeof(buf), "%.0f",
+						    v),
+					   buf));
 		}
 	}
 	fputs("</svg>\n", f);
+}
+
+/* Bytes read and written of component row e in bucket k. */
+static json_int_t bytes_at(const json_t *e, size_t k)
+{
+	return json_integer_value(
+		       json_array_get(json_object_get(e, "read_bytes"), k)) +
+	       json_integer_value(
+		       json_array_get(json_object_get(e, "write_bytes"), k));
 }
 
 /* A heat map: one row per component of rows[], one column per t, the
@@ -242,34 +257,15 @@ static void heat_map(FILE *f, const char *id, const json_t *rows,
 				fprintf(f, " data-v=\"%.17g\"", x);
 			if (count_key)
 				fprintf(f, " data-count=\"%lld\"",
-					(long long)(json_integer_value(
-							    json_array_get(
-								    json_object_get(
-									    e,
-									    "re"
-									    "ad"
-									    "_b"
-									    "yt"
-									    "e"
-									    "s"),
-								    k)) +
-						    json_integer_value(
-							    json_array_get(
-								    json_object_get(
-									    e,
-									    "wr"
-									    "it"
-									    "e_"
-									    "by"
-									    "te"
-									    "s"),
-								    k))));
+					(long long)bytes_at(e, k));
 			fprintf(f,
 				" x=\"%.1f\" y=\"%.0f\" width=\"%.2f\" "
-				"height=\"%.0f\" fill=\"%s\"",
+				"height=\"%.0f\"",
 				lw + cw * (double)k, ch * (double)i + 2, cw,
-				ch - 1, none ? "#eee" : "");
-			if (!none)
+				ch - 1);
+			if (none)
+				fputs(" fill=\"#eee\"", f);
+			else
 				fprintf(f, " style=\"fill:rgb(255,%d,%d)\"",
 					shade, shade);
 			fprintf(f, "><title>");
@@ -387,8 +383,8 @@ void report_html_job(FILE *f, const json_t *doc)
 		fprintf(f, "<p>From %s, per %lld s.</p>\n", jstr(ser, "source"),
 			(long long)json_integer_value(
 				json_object_get(ser, "bucket")));
-		line_chart(f, "job-bandwidth", ser, rk, rc, rl, 2);
-		line_chart(f, "job-ops", ser, ok, oc, ol, 2);
+		line_chart(f, "job-bandwidth", ser, rk, rc, rl, 2, true);
+		line_chart(f, "job-ops", ser, ok, oc, ol, 2, true);
 	} else {
 		fputs("<p>No job_stats, traces or Darshan phases of this "
 		      "job: no time series.</p>\n",
@@ -402,7 +398,7 @@ void report_html_job(FILE *f, const json_t *doc)
 		fputs("<h2>Its forwarders during the run (shared with other "
 		      "jobs)</h2>\n",
 		      f);
-		line_chart(f, "forwarder-bandwidth", fs, fk, rc, fl, 2);
+		line_chart(f, "forwarder-bandwidth", fs, fk, rc, fl, 2, true);
 	}
 
 	fputs("<h2>Decision</h2>\n<table id=\"decision\">\n", f);
@@ -574,7 +570,7 @@ void report_html_machine(FILE *f, const json_t *doc)
 			json_array_append_new(
 				d, json_real((double)json_integer_value(v)));
 		json_object_set_new(ser, "held", d);
-		line_chart(f, "allocations-held", ser, hk, NULL, hl, 1);
+		line_chart(f, "allocations-held", ser, hk, NULL, hl, 1, false);
 		json_decref(ser);
 	}
 	fputs("<table id=\"allocations\"><tr><th>job</th><th>action</th>"
