@@ -229,7 +229,8 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/ctl_requeue.sh tests/integration/ctl_service.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
 	tests/integration/ingest_property.sh \
-	tests/integration/report_job.sh tests/integration/report_html.sh
+	tests/integration/report_job.sh tests/integration/report_html.sh \
+	tests/integration/report_grafana.sh
 # Boundaries and shared cases the mutation list (tests/mutation/) found
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \

@@ -62,6 +62,15 @@ report_seed() {
 				t=$((t + 30))
 			done
 		done
+		# the OSTs' and the MDT's own counters during the run
+		t=$JOB_START; i=0
+		while [ "$t" -le "$JOB_END" ]; do
+			i=$((i + 1))
+			echo "ost,target=lustre-OST0000 read_bytes=$((i * 5000000))i,write_bytes=$((i * i * 900000))i,queue_len=$((i % 3)) ${t}000000000"
+			echo "ost,target=lustre-OST0001 read_bytes=$((i * 2000000))i,write_bytes=$((i * 700000))i,queue_len=1 ${t}000000000"
+			echo "mdt,target=lustre-MDT0000 md_ops=$((i * i * 37))i ${t}000000000"
+			t=$((t + 30))
+		done
 	} >"$d/fwd.lp"
 	fw ingest --format influx "$d/fwd.lp"
 	check_eq "forwarder samples ingested" 0 "$rc"
