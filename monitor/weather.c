@@ -113,9 +113,77 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 				 (long long)to);
 	}
 	if (n_names == 0) {
-		if (cells_run(db, kind, NULL, 0, from, to, bucket, out, n, &cap,
-			      err) < 0)
+		/* every component with rollups: their names by a loose scan
+		 * of the primary key, then a range of it per component (the
+		 * minute index would fetch each row by its key) */
+		struct db_stmt *st;
+		char **all = NULL;
+		size_t n_all = 0, all_cap = 0;
+		int r, rc = -1;
+
+		if (!kind) {
+			static const char *const kinds[] = {"fwd", "ost",
+							    "mdt"};
+			struct weather_cell *part = NULL, *nv;
+			size_t n_part = 0;
+
+			for (size_t k = 0; k < 3; k++) {
+				if (weather_cells(db, kinds[k], NULL, 0, from,
+						  to, bucket, &part, &n_part,
+						  err) < 0)
+					goto fail;
+				if (!n_part)
+					continue;
+				nv = realloc(*out,
+					     (*n + n_part) * sizeof(**out));
+				if (!nv) {
+					free(part);
+					errprintf(err, "%s", strerror(errno));
+					goto fail;
+				}
+				*out = nv;
+				memcpy(*out + *n, part, n_part * sizeof(*part));
+				*n += n_part;
+				free(part);
+			}
+			return 0;
+		}
+		/* a loose scan of the primary key (kind, name, minute) */
+		st = db_queryf(db, err,
+			       "SELECT DISTINCT kind, name FROM rollups_minute"
+			       " WHERE kind = ?",
+			       "s", kind);
+		if (!st)
 			goto fail;
+		while ((r = db_fetch(st, err)) > 0) {
+			const char *nm = db_col_text(st, 1);
+			bool dup = false;
+
+			for (size_t i = 0; nm && i < n_all && !dup; i++)
+				dup = !strcmp(all[i], nm);
+			if (!nm || dup)
+				continue;
+			if (FWD_GROW(all, all_cap, n_all + 1, 64) < 0 ||
+			    !(all[n_all] = strdup(nm))) {
+				errprintf(err, "%s", strerror(errno));
+				r = -1;
+				break;
+			}
+			n_all++;
+		}
+		db_stmt_close(st);
+		if (r == 0)
+			rc = weather_cells(db, kind, all, n_all, from, to,
+					   bucket, out, n, err);
+		for (size_t i = 0; i < n_all; i++)
+			free(all[i]);
+		free(all);
+		if (rc < 0)
+			goto fail;
+		if (n_all == 0) {
+			*out = NULL;
+			*n = 0;
+		}
 		return 0;
 	}
 	for (size_t at = 0; at < n_names; at += WEATHER_CHUNK) {
@@ -135,8 +203,8 @@ fail:
 }
 
 /* The classification of jobstats_job_sums() (monitor/jobstats.c). */
-static void add_op(struct weather_jobstats *w, const char *op, uint64_t samples,
-		   uint64_t sum)
+static void add_op(struct weather_jobstats *w, const char *kind, const char *op,
+		   uint64_t samples, uint64_t sum)
 {
 	if (!strcmp(op, "read_bytes")) {
 		w->read_ops += samples;
@@ -144,39 +212,38 @@ static void add_op(struct weather_jobstats *w, const char *op, uint64_t samples,
 	} else if (!strcmp(op, "write_bytes")) {
 		w->write_ops += samples;
 		w->write_bytes += sum;
-	} else if (!strcmp(w->kind, "mdt") && strcmp(op, "read") != 0 &&
+	} else if (!strcmp(kind, "mdt") && strcmp(op, "read") != 0 &&
 		   strcmp(op, "write") != 0 && strcmp(op, "punch") != 0) {
 		w->md_ops += samples;
 	}
 }
 
-static int js_cmp(const void *a, const void *b)
-{
-	const struct weather_jobstats *x = a, *y = b;
-	int c;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	c = strcmp(x->kind, y->kind);
-	return c ? c : strcmp(x->target, y->target);
-}
+/* The previous snapshot of each operation of the current (target, Lustre
+ * job id): a handful of operations. */
+struct prev_op {
+	char op[33];
+	uint64_t samples, sum;
+};
 
 int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
-		     struct weather_jobstats **out, size_t *n, fwd_error_t *err)
+		     int64_t t0, int64_t bucket, size_t nb,
+		     struct weather_jobstats *buckets,
+		     struct weather_jobstats **targets, size_t *n_targets,
+		     fwd_error_t *err)
 {
 	struct db_stmt *st;
-	size_t cap = 0;
-	char prev_key[600] = "";
-	uint64_t prev_s = 0, prev_v = 0;
+	size_t cap = 0, n_prev = 0, prev_cap = 0;
+	struct prev_op *prev = NULL;
+	char group[400] = "";
 	int r, rv = -1;
 
-	*out = NULL;
-	*n = 0;
+	*targets = NULL;
+	*n_targets = 0;
 	st = db_queryf(db, err,
 		       "SELECT kind, target, lustre_job_id, op, ts, samples,"
 		       " sum_value FROM jobstats_raw"
 		       " WHERE job_id = ? AND ts BETWEEN ? AND ?"
-		       " ORDER BY kind, target, lustre_job_id, op, ts",
+		       " ORDER BY target, lustre_job_id, ts, op",
 		       "uii", job_id, from, to);
 	if (!st)
 		goto fail;
@@ -186,62 +253,64 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 			   *lid = db_col_text(st, 2), *op = db_col_text(st, 3);
 		int64_t ts = db_col_int64(st, 4);
 		uint64_t s = db_col_uint64(st, 5), v = db_col_uint64(st, 6);
-		uint64_t ds, dv;
-		char key[600];
-		struct weather_jobstats *w = NULL;
+		uint64_t ds = s, dv = v; /* first snapshot, or a new entry */
+		struct prev_op *p = NULL;
+		struct weather_jobstats *tt;
+		char key[400];
+		size_t b;
 
 		if (!kind || !target || !lid || !op)
 			continue;
-		snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s", kind, target,
-			 lid, op);
-		if (!strcmp(key, prev_key) && s >= prev_s && v >= prev_v) {
-			ds = s - prev_s;
-			dv = v - prev_v;
-		} else {
-			ds = s; /* first snapshot, or a new entry */
-			dv = v;
+		snprintf(key, sizeof(key), "%s\x1f%s", target, lid);
+		if (strcmp(key, group)) {
+			snprintf(group, sizeof(group), "%s", key);
+			n_prev = 0;
 		}
-		snprintf(prev_key, sizeof(prev_key), "%s", key);
-		prev_s = s;
-		prev_v = v;
-		/* rows of one (kind, target) come together: merge into the
-		 * entry of the same ts among them */
-		for (size_t i = *n; i-- > 0;) {
-			struct weather_jobstats *c = &(*out)[i];
-
-			if (strcmp(c->kind, kind) || strcmp(c->target, target))
-				break;
-			if (c->ts == ts) {
-				w = c;
-				break;
-			}
+		for (size_t i = 0; i < n_prev && !p; i++)
+			if (!strcmp(prev[i].op, op))
+				p = &prev[i];
+		if (p && s >= p->samples && v >= p->sum) {
+			ds = s - p->samples;
+			dv = v - p->sum;
 		}
-		if (!w) {
-			if (FWD_GROW(*out, cap, *n + 1, 64) < 0) {
-				errprintf(err, "%s", strerror(errno));
-				goto fail;
-			}
-			w = &(*out)[(*n)++];
-			memset(w, 0, sizeof(*w));
-			snprintf(w->kind, sizeof(w->kind), "%s", kind);
-			snprintf(w->target, sizeof(w->target), "%s", target);
-			w->ts = ts;
+		if (!p) {
+			if (FWD_GROW(prev, prev_cap, n_prev + 1, 16) < 0)
+				goto oom;
+			p = &prev[n_prev++];
+			snprintf(p->op, sizeof(p->op), "%s", op);
 		}
-		add_op(w, op, ds, dv);
+		p->samples = s;
+		p->sum = v;
+		b = ts < t0 ? 0 : (size_t)((ts - t0) / bucket);
+		if (b >= nb)
+			b = nb - 1;
+		if (nb)
+			add_op(&buckets[b], kind, op, ds, dv);
+		tt = *n_targets ? &(*targets)[*n_targets - 1] : NULL;
+		if (!tt || strcmp(tt->target, target)) {
+			if (FWD_GROW(*targets, cap, *n_targets + 1, 16) < 0)
+				goto oom;
+			tt = &(*targets)[(*n_targets)++];
+			memset(tt, 0, sizeof(*tt));
+			snprintf(tt->kind, sizeof(tt->kind), "%s", kind);
+			snprintf(tt->target, sizeof(tt->target), "%s", target);
+		}
+		add_op(tt, kind, op, ds, dv);
 	}
 	if (r < 0)
 		goto fail;
-	if (*n)
-		qsort(*out, *n, sizeof(**out), js_cmp);
 	rv = 0;
 	goto out;
+oom:
+	errprintf(err, "%s", strerror(errno));
 fail:
-	free(*out);
-	*out = NULL;
-	*n = 0;
+	free(*targets);
+	*targets = NULL;
+	*n_targets = 0;
 	errprefix(err, "reading the job_stats of job %llu",
 		  (unsigned long long)job_id);
 out:
+	free(prev);
 	db_stmt_close(st);
 	return rv;
 }

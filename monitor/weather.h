@@ -45,18 +45,23 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
  * (target, Lustre job id, operation) in [from, to], its value less the
  * previous snapshot's (the first snapshot counts whole: Lustre counts
  * from the job's first operation there; a value below the previous is a
- * new entry and counts whole), summed per (kind, target, ts) with the
- * classification of jobstats_job_sums().  The increments of a target add
- * up to its totals.  Ordered by ts, kind, target; *out malloc'd.
+ * new entry and counts whole), with the classification of
+ * jobstats_job_sums().  The increments are added into buckets[0..nb) of
+ * `bucket` seconds from t0 (a snapshot before t0 into the first, after
+ * the last into the last; the caller zeroes them), and into one total per
+ * target (*targets, malloc'd, in target order): the increments of a
+ * target add up to its totals.  The rows are read in the order of the
+ * job_id index (job, target, Lustre id, ts, op): no sort.
  */
 struct weather_jobstats {
-	char kind[4]; /* "ost" or "mdt" */
+	char kind[4]; /* "ost" or "mdt" (totals only) */
 	char target[129];
-	int64_t ts;
 	uint64_t read_bytes, write_bytes, read_ops, write_ops, md_ops;
 };
 int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
-		     struct weather_jobstats **out, size_t *n,
+		     int64_t t0, int64_t bucket, size_t nb,
+		     struct weather_jobstats *buckets,
+		     struct weather_jobstats **targets, size_t *n_targets,
 		     fwd_error_t *err);
 
 /*

@@ -500,7 +500,7 @@ int report_job_doc(struct db *db, uint64_t job_id, json_t **out,
 	struct ledger_job j;
 	struct job_io_row *sum = NULL;
 	size_t n_sum = 0, n_js = 0, n_rows = 0, n_ep = 0, n_nb = 0;
-	struct weather_jobstats *js = NULL;
+	struct weather_jobstats *js = NULL, *jb = NULL;
 	struct ledger_row *rows = NULL, *nb = NULL;
 	struct weather_episode *ep = NULL;
 	struct names fwds = {0}, osts = {0}, mdts = {0}, all = {0};
@@ -536,10 +536,13 @@ int report_job_doc(struct db *db, uint64_t job_id, json_t **out,
 		json_pack("{s:I,s:I,s:I}", "from", (json_int_t)a.from, "to",
 			  (json_int_t)a.to, "bucket", (json_int_t)a.bucket));
 
+	jb = calloc(a.n, sizeof(*jb));
+	if (!jb)
+		goto oom;
 	if (job_io_rows(db, &job_id, 1, &sum, &n_sum, err) < 0 ||
 	    weather_jobstats(db, job_id, start - REPORT_JOBSTATS_GRACE,
-			     end + REPORT_JOBSTATS_GRACE, &js, &n_js,
-			     err) < 0 ||
+			     end + REPORT_JOBSTATS_GRACE, a.from, a.bucket, a.n,
+			     jb, &js, &n_js, err) < 0 ||
 	    ledger_store_job_rows(db, job_id, &rows, &n_rows, err) < 0 ||
 	    audit_store_job_decision(db, job_id, &dec, err) < 0)
 		goto out;
@@ -549,13 +552,13 @@ int report_job_doc(struct db *db, uint64_t job_id, json_t **out,
 	/* the job's I/O over time: job_stats, else its summary's phases */
 	if (series_alloc(&s, a.n) < 0)
 		goto oom;
+	for (size_t b = 0; b < a.n; b++) {
+		s.rb[b] = jb[b].read_bytes;
+		s.wb[b] = jb[b].write_bytes;
+		s.ops[b] = jb[b].read_ops + jb[b].write_ops;
+		s.md[b] = jb[b].md_ops;
+	}
 	for (size_t i = 0; i < n_js; i++) {
-		size_t b = axis_index(&a, js[i].ts);
-
-		s.rb[b] += js[i].read_bytes;
-		s.wb[b] += js[i].write_bytes;
-		s.ops[b] += js[i].read_ops + js[i].write_ops;
-		s.md[b] += js[i].md_ops;
 		tot_r += js[i].read_bytes;
 		tot_w += js[i].write_bytes;
 		tot_rop += js[i].read_ops;
@@ -827,6 +830,7 @@ out:
 	names_free(&mdts);
 	names_free(&all);
 	free(js);
+	free(jb);
 	free(ep);
 	job_io_rows_free(sum, n_sum);
 	ledger_store_rows_free(rows, n_rows);
