@@ -428,8 +428,9 @@ void report_html_job(FILE *f, const json_t *doc)
 
 	fputs("<h2>Components: this run against their usual load</h2>\n"
 	      "<table id=\"components\"><tr><th>kind</th><th>name</th>"
-	      "<th>during</th><th>usual (hourly median, week "
-	      "before)</th><th>queue</th></tr>\n",
+	      "<th>during</th><th>usual (hourly median: forwarders the week "
+	      "before, "
+	      "targets the day before)</th><th>queue</th></tr>\n",
 	      f);
 	json_array_foreach (json_object_get(doc, "components"), i, e) {
 		fputs("<tr><td>", f);

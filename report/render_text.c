@@ -193,8 +193,9 @@ void report_text_job(FILE *f, const json_t *doc)
 		rate(jnum(dec, "expected_bps"), a, sizeof(a)),
 		rate(jnum(dec, "achieved_bps"), b, sizeof(b)));
 
-	fprintf(f, "\ncomponents during the run (usual: hourly median over "
-		   "the week before)\n");
+	fprintf(f, "\ncomponents during the run (usual: hourly median, "
+		   "forwarders over the week before, OSTs and MDTs the day "
+		   "before)\n");
 	fprintf(f, "  %-4s %-20s %12s %12s %12s %8s\n", "KIND", "NAME",
 		"DURING", "USUAL", "PEAK", "QUEUE");
 	json_array_foreach (json_object_get(doc, "components"), i, e) {

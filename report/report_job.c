@@ -239,7 +239,9 @@ static int climate(struct db *db, const char *kind, const struct names *nm,
 {
 	struct weather_cell *c = NULL;
 	size_t n = 0;
-	int64_t from = before - REPORT_CLIMATE_SECONDS;
+	int64_t from =
+		before - (strcmp(kind, "fwd") ? REPORT_CLIMATE_TARGET_SECONDS
+					      : REPORT_CLIMATE_SECONDS);
 
 	from -= from % 3600;
 	if (nm->n == 0)
@@ -283,8 +285,8 @@ static int climate(struct db *db, const char *kind, const struct names *nm,
 	return 0;
 }
 
-/* The components' load during [from, to) in one bucket, plus the
- * forwarders' aggregate series on the axis. */
+/* The components' load during [from, to) (one query on the axis's
+ * buckets), plus the forwarders' aggregate series. */
 static int components(struct db *db, const char *kind, const struct names *nm,
 		      const struct axis *a, json_t *comps, json_t **fwd_series,
 		      fwd_error_t *err)
@@ -292,56 +294,63 @@ static int components(struct db *db, const char *kind, const struct names *nm,
 	struct weather_cell *c = NULL;
 	size_t n = 0;
 	int64_t span = a->to - a->from;
+	struct series s = {0};
+	double *q = NULL;
+	uint64_t *qn = NULL;
+	int rv = -1;
 
 	if (nm->n == 0)
 		return 0;
-	if (weather_cells(db, kind, nm->v, nm->n, a->from, a->to, span, &c, &n,
-			  err) < 0)
+	if (weather_cells(db, kind, nm->v, nm->n, a->from, a->to, a->bucket, &c,
+			  &n, err) < 0)
 		return -1;
 	for (size_t i = 0; i < nm->n; i++) {
-		const struct weather_cell *w = NULL;
+		struct weather_cell w = {0};
+		bool any = false;
 		json_t *o;
 
-		for (size_t x = 0; x < n; x++)
-			if (!strcmp(c[x].name, nm->v[i]))
-				w = &c[x];
-		o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:f,s:f}", "kind", kind,
+		for (size_t x = 0; x < n; x++) {
+			if (strcmp(c[x].name, nm->v[i]))
+				continue;
+			any = true;
+			w.samples += c[x].samples;
+			w.read_bytes += c[x].read_bytes;
+			w.write_bytes += c[x].write_bytes;
+			w.md_ops += c[x].md_ops;
+			w.queue_sum += c[x].queue_sum;
+			w.queue_n += c[x].queue_n;
+			if (c[x].read_bps_max > w.read_bps_max)
+				w.read_bps_max = c[x].read_bps_max;
+			if (c[x].write_bps_max > w.write_bps_max)
+				w.write_bps_max = c[x].write_bps_max;
+		}
+		o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:f,s:f,s:I}", "kind", kind,
 			      "name", nm->v[i], "read_bytes",
-			      (json_int_t)(w ? w->read_bytes : 0),
-			      "write_bytes",
-			      (json_int_t)(w ? w->write_bytes : 0), "md_ops",
-			      (json_int_t)(w ? w->md_ops : 0), "during_bps",
-			      w ? (double)(w->read_bytes + w->write_bytes) /
-					      (double)span
-				: 0.0,
-			      "peak_bps",
-			      w ? w->read_bps_max + w->write_bps_max : 0.0);
+			      (json_int_t)w.read_bytes, "write_bytes",
+			      (json_int_t)w.write_bytes, "md_ops",
+			      (json_int_t)w.md_ops, "during_bps",
+			      (double)(w.read_bytes + w.write_bytes) /
+				      (double)span,
+			      "peak_bps", w.read_bps_max + w.write_bps_max,
+			      "samples", (json_int_t)w.samples);
 		json_object_set_new(
 			o, "queue_len",
-			w && w->queue_n
-				? json_real(w->queue_sum / (double)w->queue_n)
+			any && w.queue_n
+				? json_real(w.queue_sum / (double)w.queue_n)
 				: json_null());
-		json_object_set_new(
-			o, "samples",
-			json_integer(w ? (json_int_t)w->samples : 0));
 		json_array_append_new(comps, o);
 	}
-	free(c);
-	c = NULL;
 	if (fwd_series && !strcmp(kind, "fwd")) {
-		struct series s;
-		double *q = calloc(a->n, sizeof(double));
-		uint64_t *qn = calloc(a->n, sizeof(uint64_t));
 		json_t *qa = json_array();
 
-		if (!q || !qn || series_alloc(&s, a->n) < 0 ||
-		    weather_cells(db, kind, nm->v, nm->n, a->from, a->to,
-				  a->bucket, &c, &n, err) < 0) {
-			free(q);
-			free(qn);
-			series_free(&s);
+		q = calloc(a->n, sizeof(double));
+		qn = calloc(a->n, sizeof(uint64_t));
+		if (!q || !qn || series_alloc(&s, a->n) < 0) {
 			json_decref(qa);
-			return errprintf(err, "reading the forwarders' load");
+			errno = ENOMEM;
+			errprintf(err, "reading the forwarders' load: out of "
+				       "memory");
+			goto out;
 		}
 		for (size_t x = 0; x < n; x++) {
 			size_t b = axis_index(a, c[x].t);
@@ -359,12 +368,14 @@ static int components(struct db *db, const char *kind, const struct names *nm,
 				qa, qn[b] ? json_real(q[b] / (double)qn[b])
 					  : json_null());
 		json_object_set_new(*fwd_series, "queue_len", qa);
-		series_free(&s);
-		free(q);
-		free(qn);
-		free(c);
 	}
-	return 0;
+	rv = 0;
+out:
+	series_free(&s);
+	free(q);
+	free(qn);
+	free(c);
+	return rv;
 }
 
 /* The application's past runs at the same scale: the node-count bucket

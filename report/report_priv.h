@@ -25,8 +25,11 @@ struct db;
 #define REPORT_MD_HEAVY_RATE 300.0 /* Beacon: > 300 metadata ops/s */
 #define REPORT_SCALE_MARGIN 0.9	   /* a smaller k within 10 % */
 /* The usual load ("climate") of a component: its hours over the week
- * before the job. */
+ * before the job for its forwarders (a few), over the day before for its
+ * OSTs and MDTs (a wide job stripes over all of them: a week of every
+ * OST's minutes would be most of the machine's rows). */
 #define REPORT_CLIMATE_SECONDS (7 * 86400)
+#define REPORT_CLIMATE_TARGET_SECONDS 86400
 /* At most this many points per chart (buckets are whole minutes). */
 #define REPORT_MAX_POINTS 120
 

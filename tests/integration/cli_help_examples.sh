@@ -312,13 +312,17 @@ verify() {
 	# ---- report
 	'fwdctl report job 4242')
 		exits 0
-		has '4242' ;;
+		has '^job 4242  wrf$'
+		has '^  action scale, outcome applied$'
+		has '^  ran [0-9T:-]+Z to \(running\)$' ;;
 	'fwdctl report job 4242 --html job-4242.html')
 		exits 0
-		check "$ex: writes job-4242.html" test -s job-4242.html ;;
+		is ""
+		check_match "$ex: job-4242.html is the job's page" '<h1>Job 4242: <span id="job-name">wrf</span></h1>' \
+			"$(cat job-4242.html 2>/dev/null)" ;;
 	'fwdctl report machine --since 2026-11-22 --until 2026-11-23 --json')
 		exits 0
-		jqv '"\(.since) \(.until)"' "$(date -ud 2026-11-22 +%s) $(date -ud 2026-11-23 +%s)" ;;
+		jqv '"\(.range.start) \(.range.end) \(.t | length)"' "2026-11-22T00:00:00Z 2026-11-23T00:00:00Z 96" ;;
 	# ---- reconcile
 	'fwdctl reconcile --dry-run')
 		exits 0
