@@ -172,9 +172,12 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 			n_all++;
 		}
 		db_stmt_close(st);
+		/* none of this kind: nothing to read (and no recursion
+		 * with no names again) */
 		if (r == 0)
-			rc = weather_cells(db, kind, all, n_all, from, to,
-					   bucket, out, n, err);
+			rc = n_all ? weather_cells(db, kind, all, n_all, from,
+						   to, bucket, out, n, err)
+				   : 0;
 		for (size_t i = 0; i < n_all; i++)
 			free(all[i]);
 		free(all);

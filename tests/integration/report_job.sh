@@ -13,6 +13,11 @@ set -u
 . "$top_srcdir/tests/integration/report_lib.sh"
 command -v jq >/dev/null || skip_all "jq not installed"
 db_start
+fw db init
+fw report machine --since $JOB_START --until $JOB_END --json
+check_eq "machine report of an empty store: exit 0" 0 "$rc" || diag "$err"
+check_eq "machine report of an empty store: no component, no allocation" "0 0 0 0" \
+	"$(printf '%s' "$out" | jq -r '"\(.components.fwd | length) \(.components.ost | length) \(.components.mdt | length) \(.allocations | length)"')"
 report_seed
 
 fw report job 4242 --json
