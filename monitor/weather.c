@@ -242,9 +242,14 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 
 	*targets = NULL;
 	*n_targets = 0;
+	/* the job_id index holds the primary key (target, Lustre id, ts,
+	 * op) after the job id: its order is the one wanted, without a
+	 * sort; left to itself the optimizer walks the whole primary key
+	 * for that order instead */
 	st = db_queryf(db, err,
 		       "SELECT kind, target, lustre_job_id, op, ts, samples,"
 		       " sum_value FROM jobstats_raw"
+		       " FORCE INDEX (jobstats_raw_job)"
 		       " WHERE job_id = ? AND ts BETWEEN ? AND ?"
 		       " ORDER BY target, lustre_job_id, ts, op",
 		       "uii", job_id, from, to);
