@@ -196,10 +196,11 @@ void report_text_job(FILE *f, const json_t *doc)
 	fprintf(f, "\ncomponents during the run (usual: hourly median, "
 		   "forwarders over the week before, OSTs and MDTs the day "
 		   "before)\n");
-	fprintf(f, "  %-4s %-20s %12s %12s %12s %8s\n", "KIND", "NAME",
-		"DURING", "USUAL", "PEAK", "QUEUE");
+	fprintf(f, "  %-4s %-20s %12s %12s %12s %8s %10s\n", "KIND", "NAME",
+		"DURING", "USUAL", "PEAK", "QUEUE", "JOB'S");
 	json_array_foreach (json_object_get(doc, "components"), i, e) {
 		const json_t *q = json_object_get(e, "queue_len");
+		const json_t *jb = json_object_get(e, "job");
 
 		fprintf(f, "  %-4s %-20s %12s %12s %12s ", jstr(e, "kind"),
 			jstr(e, "name"),
@@ -208,9 +209,15 @@ void report_text_job(FILE *f, const json_t *doc)
 			     sizeof(b)),
 			rate(jnum(e, "peak_bps"), c, sizeof(c)));
 		if (json_is_number(q))
-			fprintf(f, "%8.1f\n", json_number_value(q));
+			fprintf(f, "%8.1f", json_number_value(q));
 		else
-			fprintf(f, "%8s\n", "-");
+			fprintf(f, "%8s", "-");
+		/* the job's own bytes there (its job_stats) */
+		fprintf(f, " %10s\n",
+			jb ? size(jnum(jb, "read_bytes") +
+					  jnum(jb, "write_bytes"),
+				  d, sizeof(d))
+			   : "-");
 	}
 
 	fprintf(f,

@@ -622,6 +622,32 @@ int report_job_doc(struct db *db, uint64_t job_id, json_t **out,
 	    climate(db, "ost", &osts, a.from, comps, err) < 0 ||
 	    climate(db, "mdt", &mdts, a.from, comps, err) < 0)
 		goto out;
+	/* the job's own share of its OSTs and MDTs: its job_stats there */
+	for (size_t i = 0; i < n_js; i++) {
+		json_t *e;
+		size_t k;
+
+		json_array_foreach (comps, k, e) {
+			if (strcmp(json_string_value(
+					   json_object_get(e, "kind")),
+				   js[i].kind) ||
+			    strcmp(json_string_value(
+					   json_object_get(e, "name")),
+				   js[i].target))
+				continue;
+			json_object_set_new(
+				e, "job",
+				json_pack("{s:I,s:I,s:I,s:I,s:I}", "read_bytes",
+					  (json_int_t)js[i].read_bytes,
+					  "write_bytes",
+					  (json_int_t)js[i].write_bytes,
+					  "read_ops",
+					  (json_int_t)js[i].read_ops,
+					  "write_ops",
+					  (json_int_t)js[i].write_ops, "md_ops",
+					  (json_int_t)js[i].md_ops));
+		}
+	}
 	json_object_set_new(doc, "forwarder_series",
 			    fwd_series ? fwd_series : json_null());
 	fwd_series = NULL;

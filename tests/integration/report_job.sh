@@ -72,6 +72,13 @@ check_eq "its OSTs and MDT: the targets of its job_stats" \
 	"$(q "SELECT DISTINCT CONCAT(kind, ' ', target) FROM jobstats_raw WHERE job_id = 4242 ORDER BY 1")" \
 	"$(jqr '.components[] | select(.kind != "fwd") | "\(.kind) \(.name)"' | sort)"
 
+want=$(q "SELECT CONCAT(kind, ' ', target), SUM(IF(op = 'read_bytes', sum_value, 0)), SUM(IF(op = 'write_bytes', sum_value, 0))
+	FROM jobstats_raw r WHERE job_id = 4242 AND ts = (SELECT MAX(ts) FROM jobstats_raw s
+	WHERE s.target = r.target AND s.lustre_job_id = r.lustre_job_id AND s.op = r.op AND s.job_id = 4242)
+	GROUP BY 1 ORDER BY 1")
+check_eq "its OSTs and MDT: the job's own bytes there = its newest job_stats" "$want" \
+	"$(jqr '.components[] | select(.kind != "fwd") | "\(.kind) \(.name)\t\(.job.read_bytes)\t\(.job.write_bytes)"' | sort)"
+
 # forwarders' aggregate series
 want=$(q "SELECT $from + FLOOR((minute - $from) / $bucket) * $bucket, SUM(read_bytes), SUM(write_bytes)
 	FROM rollups_minute WHERE kind = 'fwd' AND name IN ('fwd01', 'fwd02')
