@@ -430,7 +430,8 @@ void report_html_job(FILE *f, const json_t *doc)
 	      "<table id=\"components\"><tr><th>kind</th><th>name</th>"
 	      "<th>during</th><th>usual (hourly median: forwarders the week "
 	      "before, "
-	      "targets the day before)</th><th>queue</th></tr>\n",
+	      "targets the day before)</th><th>queue</th><th>the job's "
+	      "bytes there</th></tr>\n",
 	      f);
 	json_array_foreach (json_object_get(doc, "components"), i, e) {
 		fputs("<tr><td>", f);
@@ -443,8 +444,15 @@ void report_html_job(FILE *f, const json_t *doc)
 			rate(jnum(json_object_get(e, "usual_bps"), "median"), b,
 			     sizeof(b)));
 		if (json_is_number(json_object_get(e, "queue_len")))
-			fprintf(f, "<td>%.1f</td></tr>\n",
-				jnum(e, "queue_len"));
+			fprintf(f, "<td>%.1f</td>", jnum(e, "queue_len"));
+		else
+			fputs("<td>-</td>", f);
+		if (json_object_get(e, "job"))
+			fprintf(f, "<td>%.3g GB</td></tr>\n",
+				(jnum(json_object_get(e, "job"), "read_bytes") +
+				 jnum(json_object_get(e, "job"),
+				      "write_bytes")) /
+					1e9);
 		else
 			fputs("<td>-</td></tr>\n", f);
 	}
