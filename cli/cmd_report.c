@@ -26,7 +26,8 @@ static void report_usage(FILE *f)
 {
 	fprintf(f,
 "Usage: fwdctl report job JOBID [--json | --html FILE]\n"
-"       fwdctl report machine [--since TIME] [--until TIME] [--json | --html FILE]\n"
+"       fwdctl report machine [--since TIME] [--until TIME]\n"
+"                             [--json | --html FILE]\n"
 "\n"
 "What the I/O system did: one job's I/O and what fwdalloc made of it, or\n"
 "the whole machine's I/O weather over a time range.  Text on stdout by\n"
