@@ -154,14 +154,15 @@ static const char js_sql[] =
 	" (kind, target, lustre_job_id, job_id, ts, op, samples, unit,"
 	" min_value, max_value, sum_value)";
 
-static void js_row(struct db_text *t, const char *kind, const char *target,
-		   int64_t ts, const char *op, uint64_t samples, uint64_t sum)
+static void js_row(struct db_text *t, uint64_t job, const char *kind,
+		   const char *target, int64_t ts, const char *op,
+		   uint64_t samples, uint64_t sum)
 {
 	db_text_room(t, 512);
 	db_text_str(t, kind);
 	db_text_str(t, target);
-	db_text_str(t, "900001");
-	db_text_u64(t, JOB_ID);
+	db_text_u64(t, job);
+	db_text_u64(t, job);
 	db_text_i64(t, ts);
 	db_text_str(t, op);
 	db_text_u64(t, samples);
@@ -190,8 +191,10 @@ static int load_jobstats(struct db *db, int64_t start, uint64_t *rows)
 			rb += rs * 1048576;
 			ws += next() % 128;
 			wb += ws * 1048576;
-			js_row(&t, "ost", name, ts, "read_bytes", rs, rb);
-			js_row(&t, "ost", name, ts, "write_bytes", ws, wb);
+			js_row(&t, JOB_ID, "ost", name, ts, "read_bytes", rs,
+			       rb);
+			js_row(&t, JOB_ID, "ost", name, ts, "write_bytes", ws,
+			       wb);
 		}
 		if (load(db, js_sql, &t, rows) < 0)
 			goto out;
@@ -201,11 +204,34 @@ static int load_jobstats(struct db *db, int64_t start, uint64_t *rows)
 
 		for (int64_t ts = start + 30; ts < start + 86400; ts += 60) {
 			s += next() % 500;
-			js_row(&t, "mdt", "online1-MDT0000", ts, md_ops[k], s,
-			       s * 20);
+			js_row(&t, JOB_ID, "mdt", "online1-MDT0000", ts,
+			       md_ops[k], s, s * 20);
 		}
 	}
-	rv = load(db, js_sql, &t, rows);
+	if (load(db, js_sql, &t, rows) < 0)
+		goto out;
+	/* the earlier runs' job_stats (2 h each, a snapshot every 10
+	 * minutes): the table holds other jobs than the one reported */
+	for (int j = 0; j < 50; j++) {
+		int64_t s0 = start - (int64_t)(j + 1) * 86400 / 2;
+
+		for (int i = 0; i < N_OST; i++) {
+			uint64_t v = 0;
+
+			ost_name(i, name, sizeof(name));
+			for (int64_t ts = s0 + 600; ts <= s0 + 7200;
+			     ts += 600) {
+				v += next() % 1000;
+				js_row(&t, (uint64_t)(800000 + j), "ost", name,
+				       ts, "write_bytes", v, v * 1048576);
+				js_row(&t, (uint64_t)(800000 + j), "ost", name,
+				       ts, "read_bytes", v / 2, v * 524288);
+			}
+		}
+		if (load(db, js_sql, &t, rows) < 0)
+			goto out;
+	}
+	rv = 0;
 out:
 	db_text_free(&t);
 	return rv;
