@@ -357,8 +357,8 @@ static int ref_job(struct db *db, int64_t start, fwd_error_t *err)
 
 	if (db_query_int64(db, err, &n,
 			   "SELECT COUNT(*) + SUM(sum_value) % 2 FROM"
-			   " jobstats_raw WHERE job_id = ? AND ts BETWEEN ? AND"
-			   " ?",
+			   " jobstats_raw FORCE INDEX (jobstats_raw_job)"
+			   " WHERE job_id = ? AND ts BETWEEN ? AND ?",
 			   "uii", (uint64_t)JOB_ID, start - 600,
 			   start + 86400 + 600) < 0)
 		return -1;
