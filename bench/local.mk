@@ -9,7 +9,8 @@ BENCH_REPORT = bench/report.c bench/report.h
 
 BENCH_BINS = bench/bench_topology bench/bench_decide bench/bench_sim \
 	bench/bench_ingest bench/bench_db bench/bench_health \
-	bench/bench_trace bench/bench_prolog bench/bench_fanout bench/bench_forge
+	bench/bench_trace bench/bench_prolog bench/bench_fanout bench/bench_forge \
+	bench/bench_report
 # Shell benchmarks: bench/NAME.sh with this tree's paths filled in.
 BENCH_SHELL = bench/bench_burst
 BENCHES += $(BENCH_BINS) $(BENCH_SHELL)
@@ -41,6 +42,10 @@ bench_bench_health_LDADD = $(FWD_CONTROLLER_LIBS)
 bench_bench_trace_SOURCES = bench/bench_trace.c $(BENCH_REPORT)
 bench_bench_trace_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_trace_LDADD = $(FWD_PROFILER_LIBS)
+# The reports on a TaihuLight-scale store (report/).
+bench_bench_report_SOURCES = bench/bench_report.c $(BENCH_DB) $(BENCH_REPORT)
+bench_bench_report_CFLAGS = $(BENCH_CFLAGS)
+bench_bench_report_LDADD = $(FWD_REPORT_LIBS)
 # Controller and node prolog timings.
 bench_bench_prolog_SOURCES = bench/bench_prolog.c $(BENCH_DB) $(BENCH_REPORT)
 bench_bench_prolog_CFLAGS = $(BENCH_CFLAGS)

@@ -618,7 +618,8 @@ void ledger_store_rows_free(struct ledger_row *rows, size_t n)
 
 #define ROW_COLUMNS                                                 \
 	"job_id, action, forwarder, is_private, nodes, node_count," \
-	" acquired_at, released_at, release_reason"
+	" acquired_at, released_at, release_reason, io_mode,"       \
+	" mdops_rate, bandwidth_bps, iops"
 
 static char *dup_col(struct db_stmt *st, unsigned int col)
 {
@@ -658,6 +659,13 @@ static int read_rows(struct db_stmt *st, struct ledger_row **rows, size_t *n,
 		if (!db_col_null(st, 8) &&
 		    !(w->release_reason = dup_col(st, 8)))
 			goto oom;
+		if (!db_col_null(st, 9))
+			snprintf(w->io_mode, sizeof(w->io_mode), "%s",
+				 db_col_text(st, 9));
+		w->mdops_rate = db_col_null(st, 10) ? 0 : db_col_double(st, 10);
+		w->bandwidth_bps =
+			db_col_null(st, 11) ? 0 : db_col_double(st, 11);
+		w->iops = db_col_null(st, 12) ? 0 : db_col_double(st, 12);
 	}
 	if (r < 0)
 		return -1;
@@ -718,6 +726,37 @@ int ledger_store_job_rows(struct db *db, uint64_t job_num,
 	return rv;
 }
 
+int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
+			      struct ledger_row **rows, size_t *n,
+			      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+
+	*rows = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM allocations"
+			" WHERE (released_at IS NULL OR released_at >= ?)"
+			" AND acquired_at < ? ORDER BY job_id, id",
+			err);
+	if (st) {
+		db_bind_int64(st, 0, from);
+		db_bind_int64(st, 1, to);
+		if (read_rows(st, rows, n, err) == 0)
+			rv = 0;
+	}
+	if (rv < 0) {
+		errprefix(err, "reading the allocations held from %lld to %lld",
+			  (long long)from, (long long)to);
+		ledger_store_rows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
 int ledger_store_prune(struct db *db, const struct policy_retention *r,
 		       int64_t now, bool dry_run, struct db_pruned *out,
 		       size_t *n, fwd_error_t *err)
@@ -745,4 +784,66 @@ int ledger_store_prune(struct db *db, const struct policy_retention *r,
 		(*n)++;
 	}
 	return 0;
+}
+
+/* Copy a column into a fixed buffer: "" when NULL. */
+static void col_copy(const struct db_stmt *st, unsigned int col, char *buf,
+		     size_t len)
+{
+	const char *v = db_col_null(st, col) ? "" : db_col_text(st, col);
+
+	snprintf(buf, len, "%s", v ? v : "");
+}
+
+int ledger_store_job_get(struct db *db, uint64_t job_num,
+			 struct ledger_job *out, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1, r;
+
+	memset(out, 0, sizeof(*out));
+	st = db_queryf(db, err,
+		       "SELECT job_id, user, account, name, partition_name,"
+		       " nodelist, node_count, start_at, end_at, state, request"
+		       " FROM jobs WHERE job_id = ?",
+		       "u", job_num);
+	if (!st)
+		goto fail;
+	r = db_fetch(st, err);
+	if (r < 0)
+		goto fail;
+	if (r == 0) {
+		rv = 1;
+		goto out;
+	}
+	out->job_id = db_col_uint64(st, 0);
+	col_copy(st, 1, out->user, sizeof(out->user));
+	col_copy(st, 2, out->account, sizeof(out->account));
+	col_copy(st, 3, out->name, sizeof(out->name));
+	col_copy(st, 4, out->partition, sizeof(out->partition));
+	out->nodelist = strdup(db_col_null(st, 5) ? "" : db_col_text(st, 5));
+	if (!out->nodelist) {
+		errprintf(err, "out of memory");
+		goto fail;
+	}
+	out->node_count = (uint32_t)db_col_uint64(st, 6);
+	out->start_at = db_col_null(st, 7) ? -1 : db_col_int64(st, 7);
+	out->end_at = db_col_null(st, 8) ? -1 : db_col_int64(st, 8);
+	col_copy(st, 9, out->state, sizeof(out->state));
+	col_copy(st, 10, out->request, sizeof(out->request));
+	rv = 0;
+	goto out;
+fail:
+	errprefix(err, "reading job %llu", (unsigned long long)job_num);
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+void ledger_store_job_clear(struct ledger_job *j)
+{
+	if (!j)
+		return;
+	free(j->nodelist);
+	j->nodelist = NULL;
 }

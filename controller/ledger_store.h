@@ -105,6 +105,29 @@ int ledger_store_job_import(struct db *db, uint64_t job_num, const char *user,
 int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 			 double now, fwd_error_t *err);
 
+/* One row of `jobs`: what Slurm told the controller about a job. */
+struct ledger_job {
+	uint64_t job_id;
+	char user[65];
+	char account[65]; /* "" when NULL */
+	char name[256];
+	char partition[65]; /* "" when NULL */
+	char *nodelist;	    /* malloc'd, "" when NULL */
+	uint32_t node_count;
+	int64_t start_at; /* -1 when NULL */
+	int64_t end_at;	  /* -1 when NULL (running) */
+	char state[33];
+	char request[17]; /* "" when NULL */
+};
+
+/*
+ * The `jobs` row of job J into *out (ledger_store_job_clear() frees it).
+ * 0 found, 1 no such job (*out zeroed), -1 error.
+ */
+int ledger_store_job_get(struct db *db, uint64_t job_num,
+			 struct ledger_job *out, fwd_error_t *err);
+void ledger_store_job_clear(struct ledger_job *j);
+
 /*
  * Fill an empty ledger from the unreleased rows of `allocations`, and the
  * per-forwarder last release times (forwarders.last_used_at, which
@@ -178,6 +201,9 @@ struct ledger_row {
 	bool released;
 	int64_t released_at;  /* when released */
 	char *release_reason; /* NULL while held or when none was given */
+	/* what the decision expected of the job (neighbour checks) */
+	char io_mode[8];			/* "" when NULL */
+	double mdops_rate, bandwidth_bps, iops; /* 0 when NULL */
 };
 
 /* Every unreleased row, by job then insertion. */
@@ -188,6 +214,14 @@ int ledger_store_job_rows(struct db *db, uint64_t job_num,
 			  struct ledger_row **rows, size_t *n,
 			  fwd_error_t *err);
 void ledger_store_rows_free(struct ledger_row *rows, size_t n);
+/*
+ * The rows held at some time in [from, to): acquired before `to`, not
+ * released before `from` (held rows included), by job then insertion.
+ * The allocations_ledger index serves the release side.
+ */
+int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
+			      struct ledger_row **rows, size_t *n,
+			      fwd_error_t *err);
 
 /*
  * Retention of the ledger (policy retention.allocations, retention.jobs):

@@ -147,3 +147,5 @@ EXTRA_DIST += etc/fwdctl.bash-completion
 
 # The Grafana dashboard over `fwdctl metrics`, an example.
 nobase_dist_doc_DATA += etc/grafana-fwdalloc.json
+# The I/O weather over the rollups, through the MySQL data source.
+nobase_dist_doc_DATA += etc/grafana-fwdalloc-io.json

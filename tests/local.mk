@@ -237,7 +237,9 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
 	tests/integration/ctl_requeue.sh tests/integration/ctl_service.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
-	tests/integration/ingest_property.sh
+	tests/integration/ingest_property.sh \
+	tests/integration/report_job.sh tests/integration/report_html.sh \
+	tests/integration/report_grafana.sh
 # Boundaries and shared cases the mutation list (tests/mutation/) found
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \
@@ -279,6 +281,6 @@ tests_tools_node_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 # A plugin of another Slurm release refused by this one's slurmd: not in
 # TESTS (it needs FWDALLOC_FOREIGN_PLUGIN); scripts/release-matrix runs it.
 EXTRA_DIST += tests/integration/slurm_foreign_plugin.sh
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/db_lib.sh tests/integration/report_lib.sh \
 	tests/integration/mc_lib.sh \
 	tests/integration/health_common.sh

@@ -309,6 +309,20 @@ verify() {
 		check_eq "$ex: header and the four records, '|'-separated" \
 			"TIME|EVENT|JOB|USER|REQUEST|ACTION|FORWARDERS|OUTCOME 4711|prolog 4711|epilog 4242|prolog $job1|prolog" \
 			"$(awk -F'|' 'NR == 1 { printf "%s", $0; next } { printf " %s|%s", $3, $2 }' <<<"$out")" ;;
+	# ---- report
+	'fwdctl report job 4242')
+		exits 0
+		has '^job 4242  wrf$'
+		has '^  action scale, outcome applied$'
+		has '^  ran [0-9T:-]+Z to \(running\)$' ;;
+	'fwdctl report job 4242 --html job-4242.html')
+		exits 0
+		is ""
+		check_match "$ex: job-4242.html is the job's page" '<h1>Job 4242: <span id="job-name">wrf</span></h1>' \
+			"$(cat job-4242.html 2>/dev/null)" ;;
+	'fwdctl report machine --since 2026-11-22 --until 2026-11-23 --json')
+		exits 0
+		jqv '"\(.range.start) \(.range.end) \(.t | length)"' "2026-11-22T00:00:00Z 2026-11-23T00:00:00Z 96" ;;
 	# ---- reconcile
 	'fwdctl reconcile --dry-run')
 		exits 0

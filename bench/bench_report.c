@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * bench_report: how long `fwdctl report job` takes for a 24 h, 512-node
+ * job and `fwdctl report machine` for 24 h, on a store at TaihuLight's
+ * scale: the shipped topology's 240 forwarders and 144 OSTs and an MDT,
+ * per-minute rollups of every one of them, the job's Lustre job_stats
+ * (a snapshot a minute on each of the 144 OSTs and the MDT), a job every
+ * 10 minutes with its allocations, 50 earlier runs of the application,
+ * health episodes.
+ *
+ * The rollups cover FWDALLOC_BENCH_REPORT_DAYS days (default 14; 365 is a
+ * year, about 200 million rows, which this machine cannot load in the time
+ * a bench run has): the reports read by index ranges of the job's or the
+ * day's rows, so the days before only deepen the indexes.  The figures say
+ * how many days the store held.  Rows are written with LOAD DATA LOCAL
+ * (db_load_local()).
+ *
+ * Each report is run 20 times (text, then HTML); p95 printed next to a
+ * reference measured in the same run: plain indexed SELECTs reading the
+ * same rows (the job: its job_stats rows, its forwarders' rollups over
+ * the run and the week before, its OSTs' and MDT's over the run and the
+ * day before; the machine: the day's rollups grouped by component).  Figures
+ * only, no timed assertion.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/report.h"
+#include "bench/testdb.h"
+#include "report/report.h"
+
+#define N_FWD 240
+#define N_OST 144
+#define JOB_ID 900001
+#define N_JOB_FWD 4 /* scaled: its default forwarder and 3 more */
+#define REPS 20
+#define T_END 1767225600 /* 2026-01-01T00:00:00Z: the store ends here */
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void fwd_name(int i, char *b, size_t n)
+{
+	snprintf(b, n, "fwd%03d", i + 1);
+}
+
+static void ost_name(int i, char *b, size_t n)
+{
+	snprintf(b, n, "online1-OST%04x", i);
+}
+
+static int load(struct db *db, const char *sql, struct db_text *t,
+		uint64_t *rows)
+{
+	fwd_error_t err;
+	bool refused = false;
+	int64_t n;
+
+	if (!t->len)
+		return 0;
+	n = db_load_local(db, sql, t->buf, t->len, &refused, &err);
+	if (n < 0) {
+		fprintf(stderr, "bench_report: %s%s\n", err.text,
+			refused ? " (LOCAL refused)" : "");
+		return -1;
+	}
+	*rows += (uint64_t)n;
+	db_text_clear(t);
+	return 0;
+}
+
+static const char rollup_sql[] =
+	"LOAD DATA LOCAL INFILE 'rollups' INTO TABLE rollups_minute"
+	" FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\'"
+	" LINES TERMINATED BY '\\n'"
+	" (kind, name, minute, samples, read_bytes, write_bytes, read_ops,"
+	" write_ops, md_ops, read_bps_max, write_bps_max, queue_len_avg,"
+	" queue_len_max, queue_len_sum, queue_len_samples)";
+
+/* A component's minute: busy 60 % of the time. */
+static void rollup_row(struct db_text *t, const char *kind, const char *name,
+		       int64_t minute, double peak)
+{
+	bool busy = next() % 10 < 6;
+	uint64_t r = busy ? next() % (uint64_t)(peak * 30) : 0;
+	uint64_t w = busy ? next() % (uint64_t)(peak * 30) : 0;
+	double q = busy ? (double)(next() % 8) : 0;
+
+	db_text_room(t, 512);
+	db_text_str(t, kind);
+	db_text_str(t, name);
+	db_text_i64(t, minute);
+	db_text_u64(t, 6);
+	db_text_u64(t, r);
+	db_text_u64(t, w);
+	db_text_u64(t, r >> 20);
+	db_text_u64(t, w >> 20);
+	db_text_u64(t, busy ? next() % 20000 : 0);
+	db_text_double(t, (double)r / 10.0);
+	db_text_double(t, (double)w / 10.0);
+	db_text_double(t, q);
+	db_text_double(t, q + 1);
+	db_text_double(t, q * 6);
+	db_text_u64(t, 6);
+	db_text_row_end(t);
+}
+
+static int load_rollups(struct db *db, int days, uint64_t *rows)
+{
+	struct db_text t = {0};
+	int64_t t0 = T_END - (int64_t)days * 86400;
+	char name[32];
+	int rv = -1;
+
+	/* in the primary key's order (kind, name, minute): the clustered
+	 * index grows at its end */
+	for (int c = 0; c < N_FWD + N_OST + 1; c++) {
+		const char *kind = c < N_FWD	       ? "fwd"
+				   : c < N_FWD + N_OST ? "ost"
+						       : "mdt";
+		double peak = c < N_FWD ? 2.5e9 : c < N_FWD + N_OST ? 1e9 : 1e8;
+
+		if (c < N_FWD)
+			fwd_name(c, name, sizeof(name));
+		else if (c < N_FWD + N_OST)
+			ost_name(c - N_FWD, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "online1-MDT0000");
+		for (int64_t m = t0; m < T_END; m += 60)
+			rollup_row(&t, kind, name, m, peak);
+		if (t.len > (64u << 20) && load(db, rollup_sql, &t, rows) < 0)
+			goto out;
+	}
+	rv = load(db, rollup_sql, &t, rows);
+out:
+	db_text_free(&t);
+	return rv;
+}
+
+static const char js_sql[] =
+	"LOAD DATA LOCAL INFILE 'jobstats' INTO TABLE jobstats_raw"
+	" FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\'"
+	" LINES TERMINATED BY '\\n'"
+	" (kind, target, lustre_job_id, job_id, ts, op, samples, unit,"
+	" min_value, max_value, sum_value)";
+
+static void js_row(struct db_text *t, uint64_t job, const char *kind,
+		   const char *target, int64_t ts, const char *op,
+		   uint64_t samples, uint64_t sum)
+{
+	db_text_room(t, 512);
+	db_text_str(t, kind);
+	db_text_str(t, target);
+	db_text_u64(t, job);
+	db_text_u64(t, job);
+	db_text_i64(t, ts);
+	db_text_str(t, op);
+	db_text_u64(t, samples);
+	db_text_str(t, strstr(op, "bytes") ? "bytes" : "usecs");
+	db_text_u64(t, 4096);
+	db_text_u64(t, 4194304);
+	db_text_u64(t, sum);
+	db_text_row_end(t);
+}
+
+/* The job's job_stats: cumulative, a snapshot a minute per target. */
+static int load_jobstats(struct db *db, int64_t start, uint64_t *rows)
+{
+	static const char *const md_ops[] = {"open",	"close", "getattr",
+					     "setattr", "mkdir", "unlink"};
+	struct db_text t = {0};
+	char name[32];
+	int rv = -1;
+
+	for (int i = 0; i < N_OST; i++) {
+		uint64_t rs = 0, rb = 0, ws = 0, wb = 0;
+
+		ost_name(i, name, sizeof(name));
+		for (int64_t ts = start + 30; ts < start + 86400; ts += 60) {
+			rs += next() % 64;
+			rb += rs * 1048576;
+			ws += next() % 128;
+			wb += ws * 1048576;
+			js_row(&t, JOB_ID, "ost", name, ts, "read_bytes", rs,
+			       rb);
+			js_row(&t, JOB_ID, "ost", name, ts, "write_bytes", ws,
+			       wb);
+		}
+		if (load(db, js_sql, &t, rows) < 0)
+			goto out;
+	}
+	for (size_t k = 0; k < sizeof(md_ops) / sizeof(*md_ops); k++) {
+		uint64_t s = 0;
+
+		for (int64_t ts = start + 30; ts < start + 86400; ts += 60) {
+			s += next() % 500;
+			js_row(&t, JOB_ID, "mdt", "online1-MDT0000", ts,
+			       md_ops[k], s, s * 20);
+		}
+	}
+	if (load(db, js_sql, &t, rows) < 0)
+		goto out;
+	/* the earlier runs' job_stats (2 h each, a snapshot every 10
+	 * minutes): the table holds other jobs than the one reported */
+	for (int j = 0; j < 50; j++) {
+		int64_t s0 = start - (int64_t)(j + 1) * 86400 / 2;
+
+		for (int i = 0; i < N_OST; i++) {
+			uint64_t v = 0;
+
+			ost_name(i, name, sizeof(name));
+			for (int64_t ts = s0 + 600; ts <= s0 + 7200;
+			     ts += 600) {
+				v += next() % 1000;
+				js_row(&t, (uint64_t)(800000 + j), "ost", name,
+				       ts, "write_bytes", v, v * 1048576);
+				js_row(&t, (uint64_t)(800000 + j), "ost", name,
+				       ts, "read_bytes", v / 2, v * 524288);
+			}
+		}
+		if (load(db, js_sql, &t, rows) < 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	db_text_free(&t);
+	return rv;
+}
+
+static int seed_jobs(struct db *db, int days, int64_t start, uint64_t *rows)
+{
+	fwd_error_t err;
+	int64_t t0 = T_END - (int64_t)days * 86400;
+	uint64_t id = 100000;
+	char name[32];
+
+	if (db_begin(db, &err) < 0)
+		goto fail;
+	/* a job every 10 minutes on 512 nodes of its own forwarder */
+	for (int64_t s = t0; s < T_END; s += 600, id++) {
+		int f = (int)(next() % N_FWD);
+
+		fwd_name(f, name, sizeof(name));
+		if (db_execf(db, &err,
+			     "INSERT INTO jobs (job_id, user, name, nodelist,"
+			     " node_count, start_at, end_at, state, updated_at)"
+			     " VALUES (?, 'u1', 'app', 'c[1-512]', 512, ?, ?,"
+			     " 'COMPLETED', 0)",
+			     "uii", id, s, s + 3600) < 0 ||
+		    db_execf(db, &err,
+			     "INSERT INTO allocations (job_id, forwarder,"
+			     " nodes, node_count, action, acquired_at,"
+			     " released_at, io_mode, mdops_rate,"
+			     " bandwidth_bps, iops) VALUES (?, ?, 'c[1-512]',"
+			     " 512, 'default', ?, ?, 'N-N', 10, 1e9, 100)",
+			     "usii", id, name, s, s + 3600) < 0)
+			goto fail;
+		*rows += 2;
+	}
+	/* the application's 50 earlier runs at 512 nodes */
+	for (int i = 0; i < 50; i++) {
+		int64_t s = start - (int64_t)(i + 1) * 86400 / 2;
+
+		if (db_execf(db, &err,
+			     "INSERT INTO jobs (job_id, user, name, nodelist,"
+			     " node_count, start_at, end_at, state, updated_at)"
+			     " VALUES (?, 'alice', 'wrf', 'c[1-512]', 512, ?,"
+			     " ?, 'COMPLETED', 0)",
+			     "uii", (uint64_t)(800000 + i), s, s + 7200) < 0 ||
+		    db_execf(
+			    db, &err,
+			    "INSERT INTO job_io (job_id, read_bytes,"
+			    " write_bytes, io_nodes, procs, io_mode,"
+			    " forwarders_held, bandwidth_achieved_bps, runtime,"
+			    " source, updated_at) VALUES (?, 1e12, 4e12, 512,"
+			    " 32768, 'N-1', ?, ?, 7200, 'darshan', 0)",
+			    "uid", (uint64_t)(800000 + i),
+			    (int64_t)(1 + i % N_JOB_FWD),
+			    2e9 + (double)(next() % 1000) * 1e6) < 0)
+			goto fail;
+		*rows += 2;
+	}
+	/* the job: 24 h on 512 nodes, scaled to N_JOB_FWD forwarders */
+	if (db_execf(db, &err,
+		     "INSERT INTO jobs (job_id, user, name, nodelist,"
+		     " node_count, start_at, end_at, state, request,"
+		     " updated_at) VALUES (?, 'alice', 'wrf', 'c[1-512]', 512,"
+		     " ?, ?, 'COMPLETED', 'auto', 0)",
+		     "uii", (uint64_t)JOB_ID, start, start + 86400) < 0 ||
+	    db_execf(db, &err,
+		     "INSERT INTO job_io (job_id, read_bytes, write_bytes,"
+		     " io_nodes, procs, io_mode, forwarders_held,"
+		     " bandwidth_achieved_bps, runtime, mdops_rate, source,"
+		     " updated_at) VALUES (?, 2e12, 8e12, 512, 32768, 'N-1',"
+		     " ?, 3e9, 86400, 400, 'darshan', 0)",
+		     "ui", (uint64_t)JOB_ID, (int64_t)N_JOB_FWD) < 0)
+		goto fail;
+	for (int i = 0; i < N_JOB_FWD; i++) {
+		fwd_name(i * 60, name, sizeof(name));
+		if (db_execf(db, &err,
+			     "INSERT INTO allocations (job_id, forwarder,"
+			     " nodes, node_count, action, acquired_at,"
+			     " released_at, io_mode, mdops_rate, bandwidth_bps,"
+			     " iops) VALUES (?, ?, 'c[1-128]', 128, 'scale',"
+			     " ?, ?, 'N-1', 400, 1e10, 5000)",
+			     "usii", (uint64_t)JOB_ID, name, start,
+			     start + 86400) < 0)
+			goto fail;
+	}
+	/* health episodes: one a day somewhere */
+	for (int64_t s = t0; s < T_END; s += 86400) {
+		fwd_name((int)(next() % N_FWD), name, sizeof(name));
+		if (db_execf(db, &err,
+			     "INSERT INTO health_history (kind, name, state,"
+			     " start_at, end_at, duration, reason) VALUES"
+			     " ('fwd', ?, 'suspect', ?, ?, 3600, 'slow')",
+			     "sii", name, s + 7200, s + 10800) < 0)
+			goto fail;
+	}
+	if (db_commit(db, &err) < 0)
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "bench_report: %s\n", err.text);
+	db_rollback(db);
+	return -1;
+}
+
+static int dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double p95(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), dcmp);
+	return v[(size_t)((double)(n - 1) * 0.95 + 0.5)];
+}
+
+/* The same rows as the job report, read by plain indexed SELECTs. */
+static int ref_job(struct db *db, int64_t start, fwd_error_t *err)
+{
+	int64_t n;
+	char sql[512];
+
+	if (db_query_int64(db, err, &n,
+			   "SELECT COUNT(*) + SUM(sum_value) % 2 FROM"
+			   " jobstats_raw FORCE INDEX (jobstats_raw_job)"
+			   " WHERE job_id = ? AND ts BETWEEN ? AND ?",
+			   "uii", (uint64_t)JOB_ID, start - 600,
+			   start + 86400 + 600) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql),
+		 "SELECT COUNT(*) + SUM(read_bytes + write_bytes) %% 2 FROM"
+		 " rollups_minute WHERE kind = 'fwd' AND name IN ('fwd001',"
+		 " 'fwd061', 'fwd121', 'fwd181') AND minute >= ? AND minute"
+		 " < ?");
+	if (db_query_int64(db, err, &n, sql, "ii", start - 7 * 86400,
+			   start + 86400) < 0)
+		return -1;
+	/* its OSTs and the MDT: the run and the day before */
+	return db_query_int64(db, err, &n,
+			      "SELECT COUNT(*) + SUM(read_bytes + write_bytes)"
+			      " % 2 FROM rollups_minute WHERE kind IN ('ost',"
+			      " 'mdt') AND minute >= ? AND minute < ?",
+			      "ii", start - 86400, start + 86400) < 0
+		       ? -1
+		       : 0;
+}
+
+static int ref_machine(struct db *db, int64_t start, fwd_error_t *err)
+{
+	struct db_stmt *st = db_queryf(
+		db, err,
+		"SELECT kind, name, SUM(read_bytes + write_bytes),"
+		" SUM(queue_len_sum) FROM rollups_minute WHERE minute >= ? AND"
+		" minute < ? GROUP BY kind, name",
+		"ii", start, start + 86400);
+	int r;
+
+	if (!st)
+		return -1;
+	while ((r = db_fetch(st, err)) > 0)
+		;
+	db_stmt_close(st);
+	return r;
+}
+
+static int measure(struct db *db, int days, int64_t start)
+{
+	double v[REPS], ref[REPS];
+	fwd_error_t err;
+	char label[160];
+	size_t out_len = 0;
+	static const enum report_format fmts[] = {REPORT_TEXT, REPORT_HTML};
+	static const char *const fmt_name[] = {"text", "HTML"};
+
+	for (int which = 0; which < 2; which++) {
+		for (int r = 0; r < REPS; r++) {
+			double t = fwd_clock_mono();
+
+			if (ref_job(db, start, &err) < 0)
+				goto fail;
+			ref[r] = fwd_clock_mono() - t;
+		}
+		for (int r = 0; r < REPS; r++) {
+			char *out = NULL;
+			double t = fwd_clock_mono();
+
+			if (report_job(db, JOB_ID, fmts[which], &out, &err) !=
+			    0)
+				goto fail;
+			v[r] = fwd_clock_mono() - t;
+			out_len = strlen(out);
+			free(out);
+		}
+		snprintf(label, sizeof(label),
+			 "report job, 24 h 512-node job, %s, p95 (%d days "
+			 "stored)",
+			 fmt_name[which], days);
+		printf("%s: %.3f s (%zu bytes); plain SELECTs of its rows: "
+		       "%.3f s\n",
+		       label, p95(v, REPS), out_len, p95(ref, REPS));
+		bench_figure("report", label, p95(v, REPS), "s", p95(ref, REPS),
+			     "indexed SELECT of the same rows");
+	}
+	for (int which = 0; which < 2; which++) {
+		for (int r = 0; r < REPS; r++) {
+			double t = fwd_clock_mono();
+
+			if (ref_machine(db, start, &err) < 0)
+				goto fail;
+			ref[r] = fwd_clock_mono() - t;
+		}
+		for (int r = 0; r < REPS; r++) {
+			char *out = NULL;
+			double t = fwd_clock_mono();
+
+			if (report_machine(db, start, start + 86400,
+					   fmts[which], &out, &err) != 0)
+				goto fail;
+			v[r] = fwd_clock_mono() - t;
+			out_len = strlen(out);
+			free(out);
+		}
+		snprintf(label, sizeof(label),
+			 "report machine, 24 h, %s, p95 (%d days stored)",
+			 fmt_name[which], days);
+		printf("%s: %.3f s (%zu bytes); plain SELECT of the day's "
+		       "rollups: %.3f s\n",
+		       label, p95(v, REPS), out_len, p95(ref, REPS));
+		bench_figure("report", label, p95(v, REPS), "s", p95(ref, REPS),
+			     "indexed SELECT of the same rows");
+	}
+	return 0;
+fail:
+	fprintf(stderr, "bench_report: %s\n", err.text);
+	return -1;
+}
+
+int main(void)
+{
+	const char *env = getenv("FWDALLOC_BENCH_REPORT_DAYS");
+	int days = env && *env ? atoi(env) : 14;
+	struct bench_db b;
+	uint64_t rows = 0;
+	int64_t start = T_END - 86400;
+	double t;
+	int rv = 1;
+
+	if (days < 2 || days > 366) {
+		fprintf(stderr,
+			"bench_report: FWDALLOC_BENCH_REPORT_DAYS=%s: not a "
+			"number of days from 2 to 366\n",
+			env);
+		return 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	setenv("FWDALLOC_TESTDB_BUFFER_POOL", "2G", 0);
+	bench_db_start(&b);
+	printf("store: %d forwarders, %d OSTs, 1 MDT; %d days of per-minute "
+	       "rollups (a year would be 365: scaled to what this machine "
+	       "loads in a bench run)\n",
+	       N_FWD, N_OST, days);
+	t = fwd_clock_mono();
+	if (load_rollups(b.db, days, &rows) < 0 ||
+	    load_jobstats(b.db, start, &rows) < 0 ||
+	    seed_jobs(b.db, days, start, &rows) < 0)
+		goto out;
+	printf("loaded %llu rows in %.1f s\n", (unsigned long long)rows,
+	       fwd_clock_mono() - t);
+	if (bench_db_settle(b.db, b.dir) < 0)
+		goto out;
+	if (measure(b.db, days, start) < 0)
+		goto out;
+	rv = 0;
+out:
+	bench_db_stop(&b);
+	return rv;
+}

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The monitor's tables over a time range, for the reports; see
+ * monitor/weather.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "db/db.h"
+#include "monitor/weather.h"
+
+/* names per statement: the IN list's placeholders */
+#define WEATHER_CHUNK 100
+
+static void copy_col(struct db_stmt *st, unsigned int col, char *buf,
+		     size_t len)
+{
+	const char *v = db_col_null(st, col) ? NULL : db_col_text(st, col);
+
+	snprintf(buf, len, "%s", v ? v : "");
+}
+
+static int cells_run(struct db *db, const char *kind, char *const *names,
+		     size_t k, int64_t from, int64_t to, int64_t bucket,
+		     struct weather_cell **out, size_t *n, size_t *cap,
+		     fwd_error_t *err)
+{
+	char sql[1024 + 2 * WEATHER_CHUNK];
+	struct db_stmt *st;
+	unsigned int i = 0;
+	int r, rv = -1;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
+		 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
+		 " SUM(read_ops), SUM(write_ops), SUM(md_ops),"
+		 " COALESCE(SUM(queue_len_sum), 0), SUM(queue_len_samples),"
+		 " COALESCE(MAX(read_bps_max), 0),"
+		 " COALESCE(MAX(write_bps_max), 0)"
+		 " FROM rollups_minute WHERE minute >= ? AND minute < ?%s%s",
+		 kind ? " AND kind = ?" : "", k ? " AND name IN (" : "");
+	if (k) {
+		db_append_placeholders(sql, sizeof(sql), k);
+		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
+	}
+	strncat(sql, " GROUP BY kind, name, b ORDER BY kind, name, b",
+		sizeof(sql) - strlen(sql) - 1);
+	st = db_prepare(db, sql, err);
+	if (!st)
+		return -1;
+	db_bind_int64(st, i++, from);
+	db_bind_int64(st, i++, from);
+	db_bind_int64(st, i++, bucket);
+	db_bind_int64(st, i++, bucket);
+	db_bind_int64(st, i++, from);
+	db_bind_int64(st, i++, to);
+	if (kind)
+		db_bind_text(st, i++, kind);
+	for (size_t j = 0; j < k; j++)
+		db_bind_text(st, i++, names[j]);
+	if (db_exec(st, err) < 0)
+		goto out;
+	while ((r = db_fetch(st, err)) > 0) {
+		struct weather_cell *c;
+
+		if (FWD_GROW(*out, *cap, *n + 1, 256) < 0) {
+			errprintf(err, "%s", strerror(errno));
+			goto out;
+		}
+		c = &(*out)[(*n)++];
+		memset(c, 0, sizeof(*c));
+		copy_col(st, 0, c->kind, sizeof(c->kind));
+		copy_col(st, 1, c->name, sizeof(c->name));
+		c->t = db_col_int64(st, 2);
+		c->samples = db_col_uint64(st, 3);
+		c->read_bytes = db_col_uint64(st, 4);
+		c->write_bytes = db_col_uint64(st, 5);
+		c->read_ops = db_col_uint64(st, 6);
+		c->write_ops = db_col_uint64(st, 7);
+		c->md_ops = db_col_uint64(st, 8);
+		c->queue_sum = db_col_double(st, 9);
+		c->queue_n = db_col_uint64(st, 10);
+		c->read_bps_max = db_col_double(st, 11);
+		c->write_bps_max = db_col_double(st, 12);
+	}
+	if (r == 0)
+		rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+int weather_cells(struct db *db, const char *kind, char *const *names,
+		  size_t n_names, int64_t from, int64_t to, int64_t bucket,
+		  struct weather_cell **out, size_t *n, fwd_error_t *err)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (bucket < 60 || bucket % 60 || to <= from) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "rollups: bucket %lld s over [%lld, %lld): "
+				 "not a whole number of minutes over a range",
+				 (long long)bucket, (long long)from,
+				 (long long)to);
+	}
+	if (n_names == 0) {
+		/* every component with rollups: their names by a loose scan
+		 * of the primary key, then a range of it per component (the
+		 * minute index would fetch each row by its key) */
+		struct db_stmt *st;
+		char **all = NULL;
+		size_t n_all = 0, all_cap = 0;
+		int r, rc = -1;
+
+		if (!kind) {
+			static const char *const kinds[] = {"fwd", "ost",
+							    "mdt"};
+			struct weather_cell *part = NULL, *nv;
+			size_t n_part = 0;
+
+			for (size_t k = 0; k < 3; k++) {
+				if (weather_cells(db, kinds[k], NULL, 0, from,
+						  to, bucket, &part, &n_part,
+						  err) < 0)
+					goto fail;
+				if (!n_part)
+					continue;
+				nv = realloc(*out,
+					     (*n + n_part) * sizeof(**out));
+				if (!nv) {
+					free(part);
+					errprintf(err, "%s", strerror(errno));
+					goto fail;
+				}
+				*out = nv;
+				memcpy(*out + *n, part, n_part * sizeof(*part));
+				*n += n_part;
+				free(part);
+			}
+			return 0;
+		}
+		/* a loose scan of the primary key (kind, name, minute) */
+		st = db_queryf(db, err,
+			       "SELECT DISTINCT kind, name FROM rollups_minute"
+			       " WHERE kind = ?",
+			       "s", kind);
+		if (!st)
+			goto fail;
+		while ((r = db_fetch(st, err)) > 0) {
+			const char *nm = db_col_text(st, 1);
+			bool dup = false;
+
+			for (size_t i = 0; nm && i < n_all && !dup; i++)
+				dup = !strcmp(all[i], nm);
+			if (!nm || dup)
+				continue;
+			if (FWD_GROW(all, all_cap, n_all + 1, 64) < 0 ||
+			    !(all[n_all] = strdup(nm))) {
+				errprintf(err, "%s", strerror(errno));
+				r = -1;
+				break;
+			}
+			n_all++;
+		}
+		db_stmt_close(st);
+		/* none of this kind: nothing to read (and no recursion
+		 * with no names again) */
+		if (r == 0)
+			rc = n_all ? weather_cells(db, kind, all, n_all, from,
+						   to, bucket, out, n, err)
+				   : 0;
+		for (size_t i = 0; i < n_all; i++)
+			free(all[i]);
+		free(all);
+		if (rc < 0)
+			goto fail;
+		if (n_all == 0) {
+			*out = NULL;
+			*n = 0;
+		}
+		return 0;
+	}
+	for (size_t at = 0; at < n_names; at += WEATHER_CHUNK) {
+		size_t k = n_names - at < WEATHER_CHUNK ? n_names - at
+							: WEATHER_CHUNK;
+
+		if (cells_run(db, kind, names + at, k, from, to, bucket, out, n,
+			      &cap, err) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return errprefix(err, "reading the rollups");
+}
+
+/* The classification of jobstats_job_sums() (monitor/jobstats.c). */
+static void add_op(struct weather_jobstats *w, const char *kind, const char *op,
+		   uint64_t samples, uint64_t sum)
+{
+	if (!strcmp(op, "read_bytes")) {
+		w->read_ops += samples;
+		w->read_bytes += sum;
+	} else if (!strcmp(op, "write_bytes")) {
+		w->write_ops += samples;
+		w->write_bytes += sum;
+	} else if (!strcmp(kind, "mdt") && strcmp(op, "read") != 0 &&
+		   strcmp(op, "write") != 0 && strcmp(op, "punch") != 0) {
+		w->md_ops += samples;
+	}
+}
+
+/* The previous snapshot of each operation of the current (target, Lustre
+ * job id): a handful of operations. */
+struct prev_op {
+	char op[33];
+	uint64_t samples, sum;
+};
+
+int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		     int64_t t0, int64_t bucket, size_t nb,
+		     struct weather_jobstats *buckets,
+		     struct weather_jobstats **targets, size_t *n_targets,
+		     fwd_error_t *err)
+{
+	struct db_stmt *st;
+	size_t cap = 0, n_prev = 0, prev_cap = 0;
+	struct prev_op *prev = NULL;
+	char group[400] = "";
+	int r, rv = -1;
+
+	*targets = NULL;
+	*n_targets = 0;
+	/* the job_id index holds the primary key (target, Lustre id, ts,
+	 * op) after the job id: its order is the one wanted, without a
+	 * sort; left to itself the optimizer walks the whole primary key
+	 * for that order instead */
+	st = db_queryf(db, err,
+		       "SELECT kind, target, lustre_job_id, op, ts, samples,"
+		       " sum_value FROM jobstats_raw"
+		       " FORCE INDEX (jobstats_raw_job)"
+		       " WHERE job_id = ? AND ts BETWEEN ? AND ?"
+		       " ORDER BY target, lustre_job_id, ts, op",
+		       "uii", job_id, from, to);
+	if (!st)
+		goto fail;
+	while ((r = db_fetch(st, err)) > 0) {
+		const char *kind = db_col_text(st, 0),
+			   *target = db_col_text(st, 1),
+			   *lid = db_col_text(st, 2), *op = db_col_text(st, 3);
+		int64_t ts = db_col_int64(st, 4);
+		uint64_t s = db_col_uint64(st, 5), v = db_col_uint64(st, 6);
+		uint64_t ds = s, dv = v; /* first snapshot, or a new entry */
+		struct prev_op *p = NULL;
+		struct weather_jobstats *tt;
+		char key[400];
+		size_t b;
+
+		if (!kind || !target || !lid || !op)
+			continue;
+		snprintf(key, sizeof(key), "%s\x1f%s", target, lid);
+		if (strcmp(key, group)) {
+			snprintf(group, sizeof(group), "%s", key);
+			n_prev = 0;
+		}
+		for (size_t i = 0; i < n_prev && !p; i++)
+			if (!strcmp(prev[i].op, op))
+				p = &prev[i];
+		if (p && s >= p->samples && v >= p->sum) {
+			ds = s - p->samples;
+			dv = v - p->sum;
+		}
+		if (!p) {
+			if (FWD_GROW(prev, prev_cap, n_prev + 1, 16) < 0)
+				goto oom;
+			p = &prev[n_prev++];
+			snprintf(p->op, sizeof(p->op), "%s", op);
+		}
+		p->samples = s;
+		p->sum = v;
+		b = ts < t0 ? 0 : (size_t)((ts - t0) / bucket);
+		if (b >= nb)
+			b = nb - 1;
+		if (nb)
+			add_op(&buckets[b], kind, op, ds, dv);
+		tt = *n_targets ? &(*targets)[*n_targets - 1] : NULL;
+		if (!tt || strcmp(tt->target, target)) {
+			if (FWD_GROW(*targets, cap, *n_targets + 1, 16) < 0)
+				goto oom;
+			tt = &(*targets)[(*n_targets)++];
+			memset(tt, 0, sizeof(*tt));
+			snprintf(tt->kind, sizeof(tt->kind), "%s", kind);
+			snprintf(tt->target, sizeof(tt->target), "%s", target);
+		}
+		add_op(tt, kind, op, ds, dv);
+	}
+	if (r < 0)
+		goto fail;
+	rv = 0;
+	goto out;
+oom:
+	errprintf(err, "%s", strerror(errno));
+fail:
+	free(*targets);
+	*targets = NULL;
+	*n_targets = 0;
+	errprefix(err, "reading the job_stats of job %llu",
+		  (unsigned long long)job_id);
+out:
+	free(prev);
+	db_stmt_close(st);
+	return rv;
+}
+
+int weather_episodes(struct db *db, int64_t from, int64_t to,
+		     char *const *names, size_t n_names,
+		     struct weather_episode **out, size_t *n, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	size_t cap = 0;
+	int r, rv = -1;
+
+	*out = NULL;
+	*n = 0;
+	/* health_history holds few rows (a period per state change): the
+	 * name filter is applied here rather than in an IN list */
+	st = db_queryf(db, err,
+		       "SELECT kind, name, state, source, start_at, end_at,"
+		       " reason FROM health_history"
+		       " WHERE state <> 'ok' AND start_at < ?"
+		       " AND (end_at IS NULL OR end_at > ?)"
+		       " ORDER BY start_at, kind, name",
+		       "ii", to, from);
+	if (!st)
+		goto fail;
+	while ((r = db_fetch(st, err)) > 0) {
+		struct weather_episode *e;
+		const char *name = db_col_text(st, 1);
+		bool keep = n_names == 0;
+
+		for (size_t i = 0; !keep && name && i < n_names; i++)
+			keep = !strcmp(names[i], name);
+		if (!keep)
+			continue;
+		if (FWD_GROW(*out, cap, *n + 1, 16) < 0) {
+			errprintf(err, "%s", strerror(errno));
+			goto fail;
+		}
+		e = &(*out)[(*n)++];
+		memset(e, 0, sizeof(*e));
+		copy_col(st, 0, e->kind, sizeof(e->kind));
+		copy_col(st, 1, e->name, sizeof(e->name));
+		copy_col(st, 2, e->state, sizeof(e->state));
+		copy_col(st, 3, e->source, sizeof(e->source));
+		e->start_at = db_col_int64(st, 4);
+		e->end_at = db_col_null(st, 5) ? -1 : db_col_int64(st, 5);
+		copy_col(st, 6, e->reason, sizeof(e->reason));
+	}
+	if (r < 0)
+		goto fail;
+	rv = 0;
+	goto out;
+fail:
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	errprefix(err, "reading the health history");
+out:
+	db_stmt_close(st);
+	return rv;
+}
