@@ -663,3 +663,65 @@ int ledger_store_prune(struct db *db, const struct policy_retention *r,
 	}
 	return 0;
 }
+
+/* Copy a column into a fixed buffer: "" when NULL. */
+static void col_copy(const struct db_stmt *st, unsigned int col, char *buf,
+		     size_t len)
+{
+	const char *v = db_col_null(st, col) ? "" : db_col_text(st, col);
+
+	snprintf(buf, len, "%s", v ? v : "");
+}
+
+int ledger_store_job_get(struct db *db, uint64_t job_num,
+			 struct ledger_job *out, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1, r;
+
+	memset(out, 0, sizeof(*out));
+	st = db_queryf(db, err,
+		       "SELECT job_id, user, account, name, partition_name,"
+		       " nodelist, node_count, start_at, end_at, state, request"
+		       " FROM jobs WHERE job_id = ?",
+		       "u", job_num);
+	if (!st)
+		goto fail;
+	r = db_fetch(st, err);
+	if (r < 0)
+		goto fail;
+	if (r == 0) {
+		rv = 1;
+		goto out;
+	}
+	out->job_id = db_col_uint64(st, 0);
+	col_copy(st, 1, out->user, sizeof(out->user));
+	col_copy(st, 2, out->account, sizeof(out->account));
+	col_copy(st, 3, out->name, sizeof(out->name));
+	col_copy(st, 4, out->partition, sizeof(out->partition));
+	out->nodelist = strdup(db_col_null(st, 5) ? "" : db_col_text(st, 5));
+	if (!out->nodelist) {
+		errprintf(err, "out of memory");
+		goto fail;
+	}
+	out->node_count = (uint32_t)db_col_uint64(st, 6);
+	out->start_at = db_col_null(st, 7) ? -1 : db_col_int64(st, 7);
+	out->end_at = db_col_null(st, 8) ? -1 : db_col_int64(st, 8);
+	col_copy(st, 9, out->state, sizeof(out->state));
+	col_copy(st, 10, out->request, sizeof(out->request));
+	rv = 0;
+	goto out;
+fail:
+	errprefix(err, "reading job %llu", (unsigned long long)job_num);
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
+void ledger_store_job_clear(struct ledger_job *j)
+{
+	if (!j)
+		return;
+	free(j->nodelist);
+	j->nodelist = NULL;
+}

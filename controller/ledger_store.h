@@ -105,6 +105,29 @@ int ledger_store_job_import(struct db *db, uint64_t job_num, const char *user,
 int ledger_store_job_end(struct db *db, uint64_t job_num, const char *state,
 			 double now, fwd_error_t *err);
 
+/* One row of `jobs`: what Slurm told the controller about a job. */
+struct ledger_job {
+	uint64_t job_id;
+	char user[65];
+	char account[65]; /* "" when NULL */
+	char name[256];
+	char partition[65]; /* "" when NULL */
+	char *nodelist;	    /* malloc'd, "" when NULL */
+	uint32_t node_count;
+	int64_t start_at; /* -1 when NULL */
+	int64_t end_at;	  /* -1 when NULL (running) */
+	char state[33];
+	char request[17]; /* "" when NULL */
+};
+
+/*
+ * The `jobs` row of job J into *out (ledger_store_job_clear() frees it).
+ * 0 found, 1 no such job (*out zeroed), -1 error.
+ */
+int ledger_store_job_get(struct db *db, uint64_t job_num,
+			 struct ledger_job *out, fwd_error_t *err);
+void ledger_store_job_clear(struct ledger_job *j);
+
 /*
  * Fill an empty ledger from the unreleased rows of `allocations`, and the
  * per-forwarder last release times (forwarders.last_used_at, which

@@ -309,6 +309,16 @@ verify() {
 		check_eq "$ex: header and the four records, '|'-separated" \
 			"TIME|EVENT|JOB|USER|REQUEST|ACTION|FORWARDERS|OUTCOME 4711|prolog 4711|epilog 4242|prolog $job1|prolog" \
 			"$(awk -F'|' 'NR == 1 { printf "%s", $0; next } { printf " %s|%s", $3, $2 }' <<<"$out")" ;;
+	# ---- report
+	'fwdctl report job 4242')
+		exits 0
+		has '4242' ;;
+	'fwdctl report job 4242 --html job-4242.html')
+		exits 0
+		check "$ex: writes job-4242.html" test -s job-4242.html ;;
+	'fwdctl report machine --since 2026-11-22 --until 2026-11-23 --json')
+		exits 0
+		jqv '"\(.since) \(.until)"' "$(date -ud 2026-11-22 +%s) $(date -ud 2026-11-23 +%s)" ;;
 	# ---- reconcile
 	'fwdctl reconcile --dry-run')
 		exits 0
