@@ -46,7 +46,10 @@ static char *make_cred(const char *munge_socket, const char *head,
 
 		snprintf(why, whyn,
 			 "no MUNGE credential (is munged running%s%s?): %s",
-			 munge_socket ? " at " : "",
+			 munge_socket ? " at "
+				      : "; FWDALLOC_MUNGE_SOCKET "
+					"names its socket when it is "
+					"not libmunge's default",
 			 munge_socket ? munge_socket : "",
 			 t ? t : munge_strerror(e));
 		cred = NULL;

@@ -234,7 +234,8 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
 	tests/integration/ctl_requeue.sh tests/integration/ctl_service.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
-	tests/integration/ingest_property.sh
+	tests/integration/ingest_property.sh \
+	tests/integration/report_identity.sh
 # Boundaries and shared cases the mutation list (tests/mutation/) found
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \
