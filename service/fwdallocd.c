@@ -614,10 +614,8 @@ static int handle_query(struct service *sv, int fd)
 		free(msg);
 		return 1;
 	}
-	if (got <= 0) {
-		count_report(sv, true);
-		goto done;
-	}
+	if (got <= 0)
+		goto done; /* hung up without asking */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
 		count_report(sv, true);
 		refuse(fd, "the caller's uid is unknown (SO_PEERCRED)");
@@ -671,12 +669,15 @@ struct query_worker {
 	size_t slot; /* in sv->qrunning */
 	struct policy *p;
 	unsigned gen;
+	struct timespec mtime; /* the policy file's, when loaded */
 	struct db *db;
 };
 
-/* The policy the service decides with, loaded again when it changed. */
+/* The policy, loaded again when the service reloaded it (SIGHUP) or the
+ * file changed. */
 static void worker_refresh(struct query_worker *w)
 {
+	struct timespec mt = mtime_of(w->sv->policy_path);
 	struct policy *p;
 	fwd_error_t err;
 	unsigned gen;
@@ -684,9 +685,10 @@ static void worker_refresh(struct query_worker *w)
 	pthread_mutex_lock(&w->sv->mu);
 	gen = w->sv->policy_gen;
 	pthread_mutex_unlock(&w->sv->mu);
-	if (w->p && gen == w->gen)
+	if (w->p && gen == w->gen && same_time(mt, w->mtime))
 		return;
 	w->gen = gen;
+	w->mtime = mt;
 	if (!(p = policy_load(w->sv->policy_path, &err))) {
 		say("reports: %s; still answering with the policy loaded "
 		    "before",
