@@ -535,7 +535,8 @@ void ledger_store_rows_free(struct ledger_row *rows, size_t n)
 
 #define ROW_COLUMNS                                                 \
 	"job_id, action, forwarder, is_private, nodes, node_count," \
-	" acquired_at, released_at, release_reason"
+	" acquired_at, released_at, release_reason, io_mode,"       \
+	" mdops_rate, bandwidth_bps, iops"
 
 static char *dup_col(struct db_stmt *st, unsigned int col)
 {
@@ -575,6 +576,13 @@ static int read_rows(struct db_stmt *st, struct ledger_row **rows, size_t *n,
 		if (!db_col_null(st, 8) &&
 		    !(w->release_reason = dup_col(st, 8)))
 			goto oom;
+		if (!db_col_null(st, 9))
+			snprintf(w->io_mode, sizeof(w->io_mode), "%s",
+				 db_col_text(st, 9));
+		w->mdops_rate = db_col_null(st, 10) ? 0 : db_col_double(st, 10);
+		w->bandwidth_bps =
+			db_col_null(st, 11) ? 0 : db_col_double(st, 11);
+		w->iops = db_col_null(st, 12) ? 0 : db_col_double(st, 12);
 	}
 	if (r < 0)
 		return -1;
@@ -627,6 +635,37 @@ int ledger_store_job_rows(struct db *db, uint64_t job_num,
 	if (rv < 0) {
 		errprefix(err, "reading the allocations of job %llu",
 			  (unsigned long long)job_num);
+		ledger_store_rows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+	}
+	db_stmt_close(st);
+	return rv;
+}
+
+int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
+			      struct ledger_row **rows, size_t *n,
+			      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int rv = -1;
+
+	*rows = NULL;
+	*n = 0;
+	st = db_prepare(db,
+			"SELECT " ROW_COLUMNS " FROM allocations"
+			" WHERE (released_at IS NULL OR released_at >= ?)"
+			" AND acquired_at < ? ORDER BY job_id, id",
+			err);
+	if (st) {
+		db_bind_int64(st, 0, from);
+		db_bind_int64(st, 1, to);
+		if (read_rows(st, rows, n, err) == 0)
+			rv = 0;
+	}
+	if (rv < 0) {
+		errprefix(err, "reading the allocations held from %lld to %lld",
+			  (long long)from, (long long)to);
 		ledger_store_rows_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;

@@ -201,6 +201,9 @@ struct ledger_row {
 	bool released;
 	int64_t released_at;  /* when released */
 	char *release_reason; /* NULL while held or when none was given */
+	/* what the decision expected of the job (neighbour checks) */
+	char io_mode[8];			/* "" when NULL */
+	double mdops_rate, bandwidth_bps, iops; /* 0 when NULL */
 };
 
 /* Every unreleased row, by job then insertion. */
@@ -211,6 +214,14 @@ int ledger_store_job_rows(struct db *db, uint64_t job_num,
 			  struct ledger_row **rows, size_t *n,
 			  fwd_error_t *err);
 void ledger_store_rows_free(struct ledger_row *rows, size_t n);
+/*
+ * The rows held at some time in [from, to): acquired before `to`, not
+ * released before `from` (held rows included), by job then insertion.
+ * The allocations_ledger index serves the release side.
+ */
+int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
+			      struct ledger_row **rows, size_t *n,
+			      fwd_error_t *err);
 
 /*
  * Retention of the ledger (policy retention.allocations, retention.jobs):

@@ -11,6 +11,7 @@ libfwdmonitor_la_SOURCES = \
 	monitor/anomaly.c monitor/anomaly.h \
 	monitor/dbscan.c monitor/dbscan.h \
 	monitor/jobstats.c monitor/jobstats.h \
+	monitor/weather.c monitor/weather.h \
 	monitor/health.c monitor/health.h \
 	monitor/health_priv.h monitor/health_store.c \
 	monitor/health_scan.c monitor/health_report.c monitor/health_job.c

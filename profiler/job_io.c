@@ -8,10 +8,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "db/db.h"
 #include "profiler/job_io.h"
 
@@ -221,4 +223,101 @@ int job_io_sources(struct db *db, const uint64_t *ids, size_t n, json_t **out,
 fail:
 	json_decref(a);
 	return -1;
+}
+
+static double col_num(struct db_stmt *st, unsigned int col)
+{
+	return db_col_null(st, col) ? NAN : db_col_double(st, col);
+}
+
+int job_io_rows(struct db *db, const uint64_t *ids, size_t n,
+		struct job_io_row **out, size_t *n_out, fwd_error_t *err)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	for (size_t at = 0; at < n; at += IN_CHUNK) {
+		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
+		char sql[512 + 2 * IN_CHUNK];
+		struct db_stmt *st;
+		int r;
+
+		snprintf(sql, sizeof(sql),
+			 "SELECT job_id, source, read_bytes, write_bytes,"
+			 " mdops, io_nodes, procs, forwarders_held, io_mode,"
+			 " node_bandwidth_bps, peak_bandwidth_bps, iops,"
+			 " mdops_rate, metadata_queue, bandwidth_achieved_bps,"
+			 " runtime, forwarders_private, direct, phases"
+			 " FROM job_io WHERE job_id IN (");
+		db_append_placeholders(sql, sizeof(sql), k);
+		strncat(sql, ") ORDER BY job_id",
+			sizeof(sql) - strlen(sql) - 1);
+		if (!(st = db_prepare(db, sql, err)))
+			goto fail;
+		for (size_t i = 0; i < k; i++)
+			db_bind_uint64(st, (unsigned)i, ids[at + i]);
+		if (db_exec(st, err) < 0) {
+			db_stmt_close(st);
+			goto fail;
+		}
+		while ((r = db_fetch(st, err)) > 0) {
+			struct job_io_row *w;
+			const char *src = db_col_text(st, 1),
+				   *mode = db_col_text(st, 8);
+
+			if (FWD_GROW(*out, cap, *n_out + 1, 16) < 0) {
+				errprintf(err, "%s", strerror(errno));
+				db_stmt_close(st);
+				goto fail;
+			}
+			w = &(*out)[(*n_out)++];
+			memset(w, 0, sizeof(*w));
+			w->job_id = db_col_uint64(st, 0);
+			snprintf(w->source, sizeof(w->source), "%s",
+				 src ? src : "");
+			w->read_bytes = db_col_uint64(st, 2);
+			w->write_bytes = db_col_uint64(st, 3);
+			w->mdops = db_col_uint64(st, 4);
+			w->io_nodes = (uint32_t)db_col_uint64(st, 5);
+			w->procs = (uint32_t)db_col_uint64(st, 6);
+			w->forwarders_held = (uint32_t)db_col_uint64(st, 7);
+			snprintf(w->io_mode, sizeof(w->io_mode), "%s",
+				 mode ? mode : "none");
+			w->node_bandwidth_bps = col_num(st, 9);
+			w->peak_bandwidth_bps = col_num(st, 10);
+			w->iops = col_num(st, 11);
+			w->mdops_rate = col_num(st, 12);
+			w->metadata_queue = col_num(st, 13);
+			w->bandwidth_achieved_bps = col_num(st, 14);
+			w->runtime = col_num(st, 15);
+			w->forwarders_private = db_col_int64(st, 16) != 0;
+			w->direct = db_col_int64(st, 17) != 0;
+			if (!db_col_null(st, 18) && db_col_text(st, 18) &&
+			    !(w->phases = strdup(db_col_text(st, 18)))) {
+				errprintf(err, "%s", strerror(errno));
+				db_stmt_close(st);
+				goto fail;
+			}
+		}
+		db_stmt_close(st);
+		if (r < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	job_io_rows_free(*out, *n_out);
+	*out = NULL;
+	*n_out = 0;
+	return errprefix(err, "reading job summaries");
+}
+
+void job_io_rows_free(struct job_io_row *v, size_t n)
+{
+	int saved = errno;
+
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].phases);
+	free(v);
+	errno = saved;
 }

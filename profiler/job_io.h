@@ -12,6 +12,7 @@
  * -1 with errno and err, and never print.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,5 +77,26 @@ int job_io_mark_profiled(struct db *db, uint64_t job_id, int64_t now,
  * bandwidth_achieved_bps, runtime}: where a profile's figures come from. */
 int job_io_sources(struct db *db, const uint64_t *ids, size_t n, json_t **out,
 		   fwd_error_t *err);
+
+/* One job_io row, every figure; a NULL double is NAN, a NULL count 0. */
+struct job_io_row {
+	uint64_t job_id;
+	char source[16]; /* "traces", "darshan", ... */
+	uint64_t read_bytes, write_bytes, mdops;
+	uint32_t io_nodes, procs, forwarders_held;
+	char io_mode[8]; /* "N-N", ..., "none" */
+	double node_bandwidth_bps, peak_bandwidth_bps, iops, mdops_rate;
+	double metadata_queue, bandwidth_achieved_bps, runtime;
+	bool forwarders_private, direct;
+	char *phases; /* the phases JSON text, malloc'd, NULL when none */
+};
+
+/*
+ * The job_io rows of ids (those that have one), in order of job id,
+ * malloc'd (job_io_rows_free()).  0 or -1.
+ */
+int job_io_rows(struct db *db, const uint64_t *ids, size_t n,
+		struct job_io_row **out, size_t *n_out, fwd_error_t *err);
+void job_io_rows_free(struct job_io_row *v, size_t n);
 
 #endif

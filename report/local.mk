@@ -3,4 +3,6 @@
 # weather), above controller/ and sim/, below service/ and cli/.
 noinst_LTLIBRARIES += libfwdreport.la
 libfwdreport_la_SOURCES = \
-	report/report.c report/report.h
+	report/report.c report/report.h report/report_priv.h \
+	report/report_job.c report/report_machine.c \
+	report/render_text.c report/render_html.c

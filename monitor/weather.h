@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef FWD_MONITOR_WEATHER_H
+#define FWD_MONITOR_WEATHER_H
+
+/*
+ * What the monitor's tables say about a time range, for the reports
+ * (report/): per-component rollups by time bucket, a job's Lustre
+ * job_stats as per-snapshot increments, and the health episodes that
+ * overlap a range.  Prepared statements; 0 / -1 with errno and err.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct db;
+
+/* One component in one time bucket: the sums of its rollups_minute rows. */
+struct weather_cell {
+	char kind[4]; /* "fwd", "ost", "mdt" */
+	char name[129];
+	int64_t t; /* start of the bucket */
+	uint64_t samples;
+	uint64_t read_bytes, write_bytes, read_ops, write_ops, md_ops;
+	double queue_sum; /* sum of queue-length gauges */
+	uint64_t queue_n; /* gauges summed (0: no queue length) */
+	double read_bps_max, write_bps_max; /* highest sample rate, 0: none */
+};
+
+/*
+ * The rollups of kind (NULL: every kind) in [from, to), minutes grouped
+ * into buckets of `bucket` seconds starting at from (bucket start = from
+ * + k * bucket), for the components names[0..n_names) (n_names 0: every
+ * component), ordered by kind, name, bucket.  *out malloc'd (free()).
+ * With names the primary key serves each component's range; without,
+ * the rollups_minute_minute index serves the range.
+ */
+int weather_cells(struct db *db, const char *kind, char *const *names,
+		  size_t n_names, int64_t from, int64_t to, int64_t bucket,
+		  struct weather_cell **out, size_t *n, fwd_error_t *err);
+
+/*
+ * A job's Lustre job_stats as increments: for every snapshot at ts of a
+ * (target, Lustre job id, operation) in [from, to], its value less the
+ * previous snapshot's (the first snapshot counts whole: Lustre counts
+ * from the job's first operation there; a value below the previous is a
+ * new entry and counts whole), summed per (kind, target, ts) with the
+ * classification of jobstats_job_sums().  The increments of a target add
+ * up to its totals.  Ordered by ts, kind, target; *out malloc'd.
+ */
+struct weather_jobstats {
+	char kind[4]; /* "ost" or "mdt" */
+	char target[129];
+	int64_t ts;
+	uint64_t read_bytes, write_bytes, read_ops, write_ops, md_ops;
+};
+int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		     struct weather_jobstats **out, size_t *n,
+		     fwd_error_t *err);
+
+/*
+ * The health_history periods away from ok (suspect, excluded) that
+ * overlap [from, to), of the components names[0..n_names) (0: all),
+ * ordered by start.  end_at -1 while open.
+ */
+struct weather_episode {
+	char kind[4];
+	char name[129];
+	char state[12];
+	char source[12];
+	int64_t start_at, end_at;
+	char reason[256]; /* cut to fit; "" when NULL */
+};
+int weather_episodes(struct db *db, int64_t from, int64_t to,
+		     char *const *names, size_t n_names,
+		     struct weather_episode **out, size_t *n, fwd_error_t *err);
+
+#endif
