@@ -61,6 +61,8 @@ as() {
 }
 report() { as "$1" report job "$2" --json --service "$qsock"; }
 json_of() { printf '%s\n' "$1" | sed '$d' | jq -r "$2" 2>/dev/null; }
+# a job report's own fields: under "job" (or at the top)
+jf() { json_of "$1" "(.job // .).$2"; }
 status() { "$top_builddir/fwdallocd" --status --socket "$M/fwdallocd.sock" 2>&1; }
 count() { status | sed -n "s/^$1 //p"; }
 # a MUNGE credential made by USER with PAYLOAD, in FILE (readable by all)
@@ -99,10 +101,13 @@ check_eq "the jobs' owners recorded" "$ua $ub" \
 	"$(sql "SELECT user FROM jobs WHERE job_id IN ($ja, $jb) ORDER BY job_id" | tr '\n' ' ' | sed 's/ $//')"
 # what the OSS's Telegraf (inputs.lustre2) emitted after the runs
 : >"$T/telegraf.lp"
+# (each job its own figures: A wrote 3 MiB + 1, B 5 MiB + 2)
+wa=3145729 wb=5242882
 for j in $ja $jb; do
 	end=$(sql "SELECT end_at FROM jobs WHERE job_id = $j")
+	[ "$j" = "$ja" ] && w=$wa || w=$wb
 	printf 'lustre2,host=oss1,jobid=%s,name=lustre-OST0000 jobstats_read_bytes=%di,jobstats_read_calls=64i,jobstats_write_bytes=%di,jobstats_write_calls=512i %s000000000\n' \
-		"$j" $((j * 1048576)) $((j * 2097152)) $((end + 5)) >>"$T/telegraf.lp"
+		"$j" $((w / 2)) "$w" $((end + 5)) >>"$T/telegraf.lp"
 done
 fwdctl ingest --format influx "$T/telegraf.lp" >"$T/ingest.out" 2>&1
 check_eq "Telegraf lustre2 lines of both jobs ingested" \
@@ -111,13 +116,26 @@ check_eq "Telegraf lustre2 lines of both jobs ingested" \
 # ---- each user: its own report, not the other's ----
 out=$(report "$ua" "$ja")
 check_match "A: its own report answered" 'exit 0$' "$out" || diag "$out"
-check_eq "A: the report's job id" "$ja" "$(json_of "$out" .job_id)"
-check_eq "A: the report's user" "$ua" "$(json_of "$out" .user)"
-check_eq "A: the report's job name" appa "$(json_of "$out" .name)"
+check_eq "A: the report's job id" "$ja" "$(jf "$out" job_id)"
+check_eq "A: the report's user" "$ua" "$(jf "$out" user)"
+check_eq "A: the report's job name" appa "$(jf "$out" name)"
+check_eq "A: its job's Lustre writes, as ingested" "$wa" \
+	"$(json_of "$out" .jobstats.write_bytes)"
+check_eq "A: nothing of B's statistics" 0 \
+	"$(printf '%s\n' "$out" | grep -c "$wb")"
 out=$(report "$ub" "$jb")
 check_match "B: its own report answered" 'exit 0$' "$out" || diag "$out"
-check_eq "B: the report's job id" "$jb" "$(json_of "$out" .job_id)"
-check_eq "B: the report's user" "$ub" "$(json_of "$out" .user)"
+check_eq "B: the report's job id" "$jb" "$(jf "$out" job_id)"
+check_eq "B: the report's user" "$ub" "$(jf "$out" user)"
+check_eq "B: its job's Lustre writes, as ingested" "$wb" \
+	"$(json_of "$out" .jobstats.write_bytes)"
+check_eq "B: nothing of A's statistics" 0 \
+	"$(printf '%s\n' "$out" | grep -c "$wa")"
+mkdir "$T/out-a" && chown "$ua" "$T/out-a"
+out=$(as "$ua" report job "$ja" --html "$T/out-a/a.html" --service "$qsock")
+check_match "A: its own report as HTML" 'exit 0$' "$out" || diag "$out"
+check_match "A: the HTML page is a page" '<html' "$(head -c 2000 "$T/out-a/a.html")"
+check "A: the HTML page names its job" grep -q "$ja" "$T/out-a/a.html"
 out=$(report "$ua" "$jb")
 check_match "A: B's job refused, saying why" \
 	"the controller service refused: job $jb is not yours: $ua \\(uid $(id -u "$ua")\\) may see only the reports of its own jobs" "$out"
@@ -153,7 +171,7 @@ out=$(as "$ua" report job "$ja" --json --service "$qsock" --credential "$T/forge
 check_match "forged: refused as invalid" \
 	'refused: credential invalid \(forged or damaged\)' "$out"
 out=$(as "$ua" report job "$ja" --json --service "$qsock" --credential "$T/good.cred")
-check_eq "the good credential, first use: answered" "$ja" "$(json_of "$out" .job_id)"
+check_eq "the good credential, first use: answered" "$ja" "$(jf "$out" job_id)"
 out=$(as "$ua" report job "$ja" --json --service "$qsock" --credential "$T/good.cred")
 check_match "the same credential again: refused as replayed" \
 	'refused: credential replayed: munged has decoded it before' "$out"
@@ -185,10 +203,10 @@ check "the service reloaded the policy" \
 	test "$(grep -c "reloaded $M/policy.yaml" "$M/log/fwdallocd.log")" -gt "$n"
 for j in $ja $jb; do
 	out=$(report "$uc" "$j")
-	check_eq "admin (group $grp): job $j's report" "$j" "$(json_of "$out" .job_id)" ||
+	check_eq "admin (group $grp): job $j's report" "$j" "$(jf "$out" job_id)" ||
 		diag "$out"
 done
-check_eq "admin: A's job is A's" "$ua" "$(json_of "$(report "$uc" "$ja")" .user)"
+check_eq "admin: A's job is A's" "$ua" "$(jf "$(report "$uc" "$ja")" user)"
 out=$(as "$uc" report machine --json --service "$qsock")
 check_match "admin: the machine report answered" 'exit 0$' "$out" || diag "$out"
 check "admin: the machine report is JSON" test -n "$(json_of "$out" 'keys[0]')"
@@ -202,11 +220,12 @@ for j in $ja $jb; do
 	out=$(FWDALLOC_MUNGE_SOCKET=$M/munge.sock "$top_builddir/fwdctl" \
 		report job "$j" --json --service "$qsock" 2>&1)
 	check_eq "root through the service: job $j's report" "$j" \
-		"$(printf '%s\n' "$out" | jq -r .job_id 2>/dev/null)" || diag "$out"
+		"$(printf '%s\n' "$out" | jq -r '(.job // .).job_id' 2>/dev/null)" ||
+		diag "$out"
 done
 
 # ---- what the service says about it ----
-check_eq "reports answered, counted" 9 "$(count reports)"
+check_eq "reports answered, counted" 10 "$(count reports)"
 check_eq "report requests refused, counted" 12 "$(count reports_refused)"
 check_match "the log names who got what" \
 	"report job $jb for $uc \\(uid $(id -u "$uc"), admin\\): answered" \
