@@ -248,7 +248,9 @@ static int report_service(const struct report_args *a, const char *sock,
 }
 
 /* Whether the caller cannot read the database password: then the
- * service answers.  root, and whoever reads the file, go direct. */
+ * service answers.  root, and whoever reads the policy's password file,
+ * go direct; anyone else (no password file named, or a policy it cannot
+ * read) asks the service. */
 static bool report_needs_service(struct fwdctl_ctx *ctx)
 {
 	struct policy *p;
@@ -257,8 +259,8 @@ static bool report_needs_service(struct fwdctl_ctx *ctx)
 	if (geteuid() == 0)
 		return false;
 	if (!(p = policy_load_locations(ctx->policy_path)))
-		return false;
-	svc = p->database.password_file &&
+		return true;
+	svc = !p->database.password_file ||
 	      access(p->database.password_file, R_OK) < 0;
 	policy_destroy(p);
 	return svc;
