@@ -736,41 +736,6 @@ static bool in_admin_group(const char *user, gid_t gid, const char *name,
 	return svcq_in_group(gids, (size_t)ng, g->gr_gid);
 }
 
-/* Send the report: the head and the text, in messages of at most
- * FWD_SVC_MSG_MAX bytes.  0, or -1 (errno). */
-static int send_report(int fd, const char *text, size_t len)
-{
-	char *buf = malloc(FWD_SVC_MSG_MAX);
-	struct timeval tv = {QUERY_SEND_TIMEOUT, 0};
-	size_t off = 0;
-	int h, rv = -1;
-
-	if (!buf)
-		return -1;
-	/* The accepted socket is non-blocking: a report waits for a slow
-	 * reader, for QUERY_SEND_TIMEOUT at most. */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	h = snprintf(buf, FWD_SVC_MSG_MAX, FWD_SVC_MAGIC " 0 A %zu\n", len);
-	for (size_t used = (size_t)h;; used = 0) {
-		size_t k = len - off < FWD_SVC_MSG_MAX - used
-				   ? len - off
-				   : FWD_SVC_MSG_MAX - used;
-
-		memcpy(buf + used, text + off, k);
-		if (send(fd, buf, used + k, MSG_NOSIGNAL) !=
-		    (ssize_t)(used + k))
-			goto out;
-		off += k;
-		if (off == len)
-			break;
-	}
-	rv = 0;
-out:
-	free(buf);
-	return rv;
-}
-
 static const enum report_format report_formats[] = {REPORT_TEXT, REPORT_JSON,
 						    REPORT_HTML};
 
@@ -878,7 +843,7 @@ static void serve_query(struct query_worker *w, struct query_req *q)
 			 "says why)");
 		goto refused;
 	}
-	if (send_report(q->fd, text, strlen(text)) < 0)
+	if (svcq_answer(q->fd, text, strlen(text), QUERY_SEND_TIMEOUT) < 0)
 		say("%s for %s (uid %ld): answer not sent: %s", what,
 		    pw.pw_name, (long)uid, strerror(errno));
 	else

@@ -6,11 +6,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <munge.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "service/protocol.h"
 #include "service/query.h"
@@ -307,4 +310,39 @@ bool svcq_in_group(const gid_t *gids, size_t n, gid_t admin_gid)
 		if (gids[i] == admin_gid)
 			return true;
 	return false;
+}
+
+int svcq_answer(int fd, const char *text, size_t len, int timeout)
+{
+	char *buf = malloc(FWD_SVC_MSG_MAX);
+	struct timeval tv = {timeout, 0};
+	size_t off = 0, used;
+	int h, rv = -1, fl;
+
+	if (!buf)
+		return -1;
+	/* An accepted socket may be non-blocking: the answer waits for a
+	 * slow reader, for `timeout` at most. */
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		goto out;
+	h = snprintf(buf, FWD_SVC_MSG_MAX, FWD_SVC_MAGIC " 0 A %zu\n", len);
+	for (used = (size_t)h;; used = 0) {
+		size_t k = len - off < FWD_SVC_MSG_MAX - used
+				   ? len - off
+				   : FWD_SVC_MSG_MAX - used;
+
+		memcpy(buf + used, text + off, k);
+		if (send(fd, buf, used + k, MSG_NOSIGNAL) !=
+		    (ssize_t)(used + k))
+			goto out;
+		off += k;
+		if (off == len)
+			break;
+	}
+	rv = 0;
+out:
+	free(buf);
+	return rv;
 }

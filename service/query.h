@@ -5,9 +5,10 @@
 /*
  * Users' report requests to the controller service (service/protocol.h,
  * "Q" requests on the query socket): the request's text, and the
- * checks that decide whether a caller gets its answer.  No I/O here but
- * the client's call (service/query_client.c); the service decodes the
- * credential and reads the database itself (service/fwdallocd.c).
+ * checks that decide whether a caller gets its answer, the answer's
+ * framing (svcq_answer) and the client's call (service/query_client.c);
+ * the service decodes the credential and reads the database itself
+ * (service/fwdallocd.c).
  */
 
 #include <stdbool.h>
@@ -84,6 +85,15 @@ int svcq_check_access(const struct svcq_request *r, const char *user, uid_t uid,
 
 /* True when admin_gid is among the n groups of gids. */
 bool svcq_in_group(const gid_t *gids, size_t n, gid_t admin_gid);
+
+/*
+ * The service's answer to a report request on fd: "FWDALLOC1 0 A <len>"
+ * and the text, in messages of at most FWD_SVC_MSG_MAX bytes (the first
+ * holds the head and the text's start).  fd is made blocking, with a send
+ * timeout of `timeout` seconds: a client that does not read costs that
+ * long at most.  0, or -1 with errno.
+ */
+int svcq_answer(int fd, const char *text, size_t len, int timeout);
 
 /*
  * The client: ask the service listening at `path` for the report of r,

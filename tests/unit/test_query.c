@@ -313,6 +313,8 @@ static void test_in_group(void **state)
 enum fake_mode {
 	FAKE_REFUSE,  /* "FWDALLOC1 R <why>" */
 	FAKE_CHUNKED, /* a 200 000-byte report in 64 KiB messages */
+	FAKE_EMPTY,   /* an empty report */
+	FAKE_EXACT,   /* a report that fills two messages exactly */
 	FAKE_CUT,     /* says 1000 bytes, sends 10 and hangs up */
 	FAKE_DAMAGED, /* not a fwdalloc answer */
 	FAKE_LONGER,  /* sends more than it says */
@@ -362,16 +364,22 @@ static pid_t fake_service(enum fake_mode mode)
 		case FAKE_CHUNKED:
 			for (size_t i = 0; i < BIG; i++)
 				big[i] = (char)('a' + i % 26);
+			if (svcq_answer(fd, big, BIG, 5) < 0)
+				_exit(1);
+			break;
+		case FAKE_EMPTY:
+			if (svcq_answer(fd, "", 0, 5) < 0)
+				_exit(1);
+			break;
+		case FAKE_EXACT:
+			/* the text's end at a message's end: its length has
+			 * 6 digits, as 100000 has */
 			n = snprintf(buf, sizeof(buf),
-				     FWD_SVC_MAGIC " 0 A %d\n", BIG);
-			memcpy(buf + n, big, sizeof(buf) - (size_t)n);
-			send(fd, buf, sizeof(buf), 0);
-			for (size_t off = sizeof(buf) - (size_t)n; off < BIG;
-			     off += sizeof(buf))
-				send(fd, big + off,
-				     BIG - off < sizeof(buf) ? BIG - off
-							     : sizeof(buf),
-				     0);
+				     FWD_SVC_MAGIC " 0 A %d\n", 100000);
+			memset(big, 'x', 2 * FWD_SVC_MSG_MAX - (size_t)n);
+			if (svcq_answer(fd, big,
+					2 * FWD_SVC_MSG_MAX - (size_t)n, 5) < 0)
+				_exit(1);
 			break;
 		case FAKE_CUT:
 			n = snprintf(buf, sizeof(buf),
@@ -459,6 +467,31 @@ static void test_client_chunked(void **state)
 	free(ans);
 }
 
+static void test_client_edges(void **state)
+{
+	char why[256], *ans = NULL;
+	size_t len = 1;
+	pid_t pid = fake_service(FAKE_EMPTY);
+
+	(void)state;
+	if (svcq_call(sock_path, NULL, &job42, "C", 5, &ans, &len, why,
+		      sizeof(why)) != SVCQ_ANSWERED)
+		fail_msg("empty: not answered: %s", why);
+	fake_done(pid);
+	assert_int_equal(len, 0);
+	assert_string_equal(ans, "");
+	free(ans);
+	pid = fake_service(FAKE_EXACT);
+	if (svcq_call(sock_path, NULL, &job42, "C", 5, &ans, &len, why,
+		      sizeof(why)) != SVCQ_ANSWERED)
+		fail_msg("exact: not answered: %s", why);
+	fake_done(pid);
+	assert_int_equal(len, 2 * FWD_SVC_MSG_MAX -
+				      strlen(FWD_SVC_MAGIC " 0 A 100000\n"));
+	assert_int_equal(strspn(ans, "x"), len);
+	free(ans);
+}
+
 static void test_client_broken(void **state)
 {
 	static const struct {
@@ -514,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_in_group),
 		cmocka_unit_test(test_client_refused),
 		cmocka_unit_test(test_client_chunked),
+		cmocka_unit_test(test_client_edges),
 		cmocka_unit_test(test_client_broken),
 		cmocka_unit_test(test_client_absent),
 	};
