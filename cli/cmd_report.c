@@ -19,7 +19,13 @@
 #include "cli/fwdctl_db.h"
 #include "common/timeutil.h"
 #include "db/db.h"
+#include "policies/policy.h"
 #include "report/report.h"
+#include "service/protocol.h"
+#include "service/query.h"
+
+/* The controller service refused the request (its reason printed). */
+#define FWD_EXIT_REFUSED 4
 
 /* clang-format off */
 static void report_usage(FILE *f)
@@ -61,6 +67,16 @@ static void report_usage(FILE *f)
 "                  --until); epoch seconds, YYYY-MM-DD[THH:MM[:SS]][Z],\n"
 "                  now-7days or an age like 2h\n"
 "  --until TIME    machine: end of the range (default: now)\n"
+"  --service SOCKET\n"
+"                  ask the controller service (fwdallocd) listening at\n"
+"                  SOCKET instead of the database.  Without it, fwdctl\n"
+"                  asks the service at " FWD_SERVICE_QUERY_SOCKET "\n"
+"                  when it cannot read the policy's\n"
+"                  database.password_file (a user, not an admin): the\n"
+"                  service checks who asks with a MUNGE credential and\n"
+"                  answers for the user's own jobs only (admins: any job\n"
+"                  and the machine report).  FWDALLOC_MUNGE_SOCKET names\n"
+"                  munged's socket when it is not libmunge's default\n"
 "  -h, --help      this help\n"
 "\n"
 "ADVICE (job): each piece of advice comes from one rule on the stored\n"
@@ -95,7 +111,8 @@ static void report_usage(FILE *f)
 "  0  success\n"
 "  1  no such job\n"
 "  2  usage error\n"
-"  3  the database is unavailable\n");
+"  3  the database or the service is unavailable\n"
+"  4  the service refused (its reason follows)\n");
 }
 /* clang-format on */
 
@@ -174,6 +191,92 @@ static int report_direct(struct fwdctl_ctx *ctx, const struct report_args *a)
 	return rc;
 }
 
+/*
+ * The user's path: ask the controller service at `sock`, which checks the
+ * caller's MUNGE credential (or, for tests, the one in cred_file) and
+ * answers with what the caller may see.  Returns an exit code.
+ */
+static int report_service(const struct report_args *a, const char *sock,
+			  const char *cred_file)
+{
+	static const enum svcq_format fmts[] = {
+		[REPORT_TEXT] = SVCQ_TEXT,
+		[REPORT_JSON] = SVCQ_JSON,
+		[REPORT_HTML] = SVCQ_HTML,
+	};
+	struct svcq_request r = {
+		.kind = a->machine ? SVCQ_MACHINE : SVCQ_JOB,
+		.format = fmts[a->fmt],
+		.job_id = a->job_id,
+		.since = a->since,
+		.until = a->until,
+	};
+	char cred[FWD_SVC_QUERY_MAX + 1], why[1024], *text = NULL;
+	size_t len;
+	int rc;
+
+	if (cred_file) {
+		FILE *f = fopen(cred_file, "r");
+		size_t n = f ? fread(cred, 1, sizeof(cred) - 1, f) : 0;
+
+		if (!f) {
+			fwdctl_err("report: --credential %s: %s", cred_file,
+				   strerror(errno));
+			return FWD_EXIT_USAGE;
+		}
+		fclose(f);
+		cred[n] = '\0';
+		cred[strcspn(cred, "\n")] = '\0';
+	}
+	switch (svcq_call(sock, getenv("FWDALLOC_MUNGE_SOCKET"), &r,
+			  cred_file ? cred : NULL, 30, &text, &len, why,
+			  sizeof(why))) {
+	case SVCQ_ANSWERED:
+		rc = write_out(a, text);
+		break;
+	case SVCQ_REFUSED:
+		fwdctl_err("report: the controller service refused: %s", why);
+		rc = FWD_EXIT_REFUSED;
+		break;
+	case SVCQ_ABSENT:
+		fwdctl_err("report: %s (the controller service, fwdallocd, "
+			   "answers users' report requests; is it running?)",
+			   why);
+		rc = FWD_EXIT_SERVICE;
+		break;
+	case SVCQ_NO_CRED:
+		fwdctl_err("report: %s", why);
+		rc = FWD_EXIT_SERVICE;
+		break;
+	default:
+		fwdctl_err("report: the controller service at %s: %s", sock,
+			   why);
+		rc = FWD_EXIT_SERVICE;
+		break;
+	}
+	free(text);
+	return rc;
+}
+
+/* Whether the caller cannot read the database password: then the
+ * service answers.  root, and whoever reads the policy's password file,
+ * go direct; anyone else (no password file named, or a policy it cannot
+ * read) asks the service. */
+static bool report_needs_service(struct fwdctl_ctx *ctx)
+{
+	struct policy *p;
+	bool svc;
+
+	if (geteuid() == 0)
+		return false;
+	if (!(p = policy_load_locations(ctx->policy_path)))
+		return true;
+	svc = !p->database.password_file ||
+	      access(p->database.password_file, R_OK) < 0;
+	policy_destroy(p);
+	return svc;
+}
+
 static int parse_time(const char *opt, const char *s, int64_t *out)
 {
 	double t;
@@ -196,11 +299,15 @@ static int cmd_report(struct fwdctl_ctx *ctx, int argc, char **argv)
 		{"html", required_argument, NULL, 'H'},
 		{"since", required_argument, NULL, 's'},
 		{"until", required_argument, NULL, 'u'},
+		{"service", required_argument, NULL, 'S'},
+		/* tests only: send this credential, as is */
+		{"credential", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct report_args a = {.fmt = REPORT_TEXT};
 	bool json = ctx->json, have_since = false, have_until = false;
+	const char *service = NULL, *cred_file = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -220,6 +327,12 @@ static int cmd_report(struct fwdctl_ctx *ctx, int argc, char **argv)
 			if (parse_time("--until", optarg, &a.until) < 0)
 				return FWD_EXIT_USAGE;
 			have_until = true;
+			break;
+		case 'S':
+			service = optarg;
+			break;
+		case 'C':
+			cred_file = optarg;
 			break;
 		case 'h':
 			report_usage(stdout);
@@ -289,6 +402,10 @@ static int cmd_report(struct fwdctl_ctx *ctx, int argc, char **argv)
 			   argv[0]);
 		return FWD_EXIT_USAGE;
 	}
+	if (service || cred_file || report_needs_service(ctx))
+		return report_service(
+			&a, service ? service : FWD_SERVICE_QUERY_SOCKET,
+			cred_file);
 	return report_direct(ctx, &a);
 }
 

@@ -15,8 +15,11 @@ fwdctl_SOURCES = \
 	cli/cmd_profile.c cli/cmd_history.c \
 	cli/cmd_prolog.c cli/cmd_alloc.c cli/cmd_audit.c cli/cmd_reconcile.c \
 	cli/cmd_remap.c cli/table.c cli/table.h cli/cmd_metrics.c \
-	cli/cmd_setup.c cli/cmd_report.c
-fwdctl_LDADD = $(FWD_ALL_LIBS)
+	cli/cmd_setup.c cli/cmd_report.c \
+	service/query.c service/query_client.c service/query.h
+fwdctl_CPPFLAGS = $(AM_CPPFLAGS) $(MUNGE_CFLAGS) \
+	-DFWD_SERVICE_QUERY_SOCKET='"$(FWD_SERVICE_QUERY_SOCKET_PATH)"'
+fwdctl_LDADD = $(FWD_ALL_LIBS) $(MUNGE_LIBS)
 
 fwdallocexecdir = $(libexecdir)/fwdalloc
 

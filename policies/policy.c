@@ -189,6 +189,7 @@ void policy_destroy(struct policy *p)
 	strlist_free(&p->access.deny_partitions);
 	strlist_free(&p->history.key);
 	free(p->jobstats.jobid_name);
+	free(p->reports.admin_group);
 	free(p->database.socket);
 	free(p->database.host);
 	for (size_t i = 0; i < p->database.hosts.count; i++)

@@ -182,6 +182,13 @@ struct policy_jobstats {
 			   * job_cleanup_interval) */
 };
 
+/* Who sees which report (section `reports:`): a user sees the reports of
+ * its own jobs only (fwdallocd checks its MUNGE credential); root and the
+ * members of admin_group see every job's and the machine's. */
+struct policy_reports {
+	char *admin_group; /* a group name, or NULL: root only (default) */
+};
+
 /* The history loop, `fwdctl history run` (section `history_loop:`). */
 struct policy_history_loop {
 	double lookback; /* seconds: jobs that ended this long ago at most
@@ -317,6 +324,7 @@ struct policy {
 	struct policy_retention retention;
 	struct policy_ingest ingest;
 	struct policy_jobstats jobstats;
+	struct policy_reports reports;
 	struct policy_history_loop history_loop;
 	struct policy_anomaly anomaly;
 	struct policy_remap remap;

@@ -149,6 +149,11 @@ static const struct field jobstats_fields[] = {
 	END,
 };
 
+static const struct field reports_fields[] = {
+	FLD("admin_group", F_OPTSTRING, reports.admin_group),
+	END,
+};
+
 static const struct field history_loop_fields[] = {
 	POS("lookback", F_DURATION, history_loop.lookback, NOMAX),
 	RNG("late", F_DURATION, history_loop.late, 0, NOMAX),
@@ -295,6 +300,7 @@ static const struct field policy_fields[] = {
 	SEC("anomaly", anomaly_fields),
 	SEC("remap", remap_fields),
 	SEC("jobstats", jobstats_fields),
+	SEC("reports", reports_fields),
 	SEC("history_loop", history_loop_fields),
 	END,
 };

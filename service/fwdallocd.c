@@ -16,8 +16,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <munge.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,14 +38,20 @@
 #include "controller/job.h"
 #include "controller/launcher.h"
 #include "controller/release_queue.h"
+#include "db/db.h"
 #include "policies/caps_room.h"
 #include "policies/policy.h"
+#include "report/report.h"
 #include "service/client.h"
 #include "service/protocol.h"
+#include "service/query.h"
 #include "topology/topology.h"
 
 #ifndef FWD_SERVICE_SOCKET
 #error "FWD_SERVICE_SOCKET (the socket's installed path) must be defined"
+#endif
+#ifndef FWD_SERVICE_QUERY_SOCKET
+#error "FWD_SERVICE_QUERY_SOCKET (the query socket's path) must be defined"
 #endif
 
 /* Prologs decided in one batch at most. */
@@ -53,6 +62,17 @@
 #define IDLE_CLOSE 10.0
 /* The margin the service keeps before a hook's deadline, at most. */
 #define DEADLINE_MARGIN 0.2
+/* Report requests (the query socket): threads that answer them, each
+ * with its own database connection, so that no report ever waits on a
+ * prolog's batch or holds one up; requests queued for them, at most, in
+ * all and per uid; connections that have not sent their request yet, at
+ * most (apart from the hooks': users cannot crowd the hooks out). */
+#define QUERY_WORKERS 2
+#define QUERY_QUEUE_MAX 32
+#define QUERY_PER_UID 4
+#define QUERY_CONNS_MAX 256
+/* How long a report's answer may take to leave, in seconds. */
+#define QUERY_SEND_TIMEOUT 10
 
 static volatile sig_atomic_t got_term, got_hup;
 
@@ -181,6 +201,15 @@ struct conn {
 	double since;
 };
 
+/* A report request waiting for a query thread. */
+struct query_req {
+	int fd;
+	char *msg; /* head line, '\n', credential; NUL-terminated */
+	size_t len, head_len, cred;
+	uid_t peer_uid;
+	struct svcq_request r;
+};
+
 /* A prolog request being decided. */
 struct prolog_req {
 	int fd;
@@ -189,7 +218,9 @@ struct prolog_req {
 	double deadline; /* the hook's, from the request's head */
 };
 
-static int listen_on(const char *path)
+/* Listen on path: mode 0600 (only this account and root may connect),
+ * or with `anyone` 0666 (the query socket: the credential says who). */
+static int listen_on(const char *path, bool anyone)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -220,8 +251,8 @@ static int listen_on(const char *path)
 		return -1;
 	}
 	/* Only this account (SlurmUser, which runs the hooks) and root
-	 * may connect. */
-	old = umask(0177);
+	 * may connect, but to the query socket. */
+	old = umask(anyone ? 0111 : 0177);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(fd, SOMAXCONN) < 0) {
 		say("listen on %s: %s", path, strerror(errno));
@@ -294,6 +325,19 @@ struct service {
 	char qdir[4096]; /* the release queue of the policy in use, or "" */
 	struct ctl_launcher_stats stats;
 	unsigned long long epilogs, refused;
+	/* Report requests: the query socket, its connections (the main
+	 * thread's), and the queue the query threads take from (under mu). */
+	int qlfd;
+	struct conn *qconns;
+	size_t n_qconns;
+	const char *munge_socket; /* NULL: libmunge's default */
+	struct query_req *qqueue;
+	size_t n_qqueue;
+	uid_t qrunning[QUERY_WORKERS]; /* (uid_t)-1: idle */
+	pthread_cond_t qcv;
+	unsigned policy_gen; /* bumped on every (re)load: the query
+			      * threads load the policy again */
+	unsigned long long reports, reports_refused;
 	/* Time spent deciding batches, in ms: in all, the longest. */
 	double decide_ms, decide_ms_max;
 };
@@ -309,6 +353,7 @@ static void publish_qdir(struct service *sv)
 		dir[0] = '\0';
 	pthread_mutex_lock(&sv->mu);
 	memcpy(sv->qdir, dir, sizeof(dir));
+	sv->policy_gen++;
 	pthread_mutex_unlock(&sv->mu);
 }
 
@@ -356,6 +401,8 @@ static void start_drainer(struct service *sv)
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_IGN);
 	close(sv->lfd);
+	if (sv->qlfd >= 0)
+		close(sv->qlfd);
 	if (relq_dir(sv->st.p, dir, sizeof(dir), &err) < 0 ||
 	    relq_release_all(sv->st.p, dir, log_release, NULL, &done, &failed,
 			     &err) < 0)
@@ -408,7 +455,7 @@ static void handle_epilog(struct service *sv, int fd, double t0,
 static void handle_status(struct service *sv, int fd)
 {
 	struct ctl_launcher_stats s;
-	unsigned long long epilogs, refused;
+	unsigned long long epilogs, refused, reports, reports_refused;
 	double dms, dmax;
 	char buf[1024];
 	int n;
@@ -419,6 +466,8 @@ static void handle_status(struct service *sv, int fd)
 	refused = sv->refused;
 	dms = sv->decide_ms;
 	dmax = sv->decide_ms_max;
+	reports = sv->reports;
+	reports_refused = sv->reports_refused;
 	pthread_mutex_unlock(&sv->mu);
 	n = snprintf(
 		buf, sizeof(buf),
@@ -428,10 +477,12 @@ static void handle_status(struct service *sv, int fd)
 		"profile_hits %llu\nprofile_reads %llu\nconnects %llu\n"
 		"epilogs %llu\nrefused %llu\n"
 		"decide_ms %.1f\ndecide_ms_max %.1f\n"
-		"rows_ms %.1f\nhealth_ms %.1f\ntx_ms %.1f\npublish_ms %.1f\n",
+		"rows_ms %.1f\nhealth_ms %.1f\ntx_ms %.1f\npublish_ms %.1f\n"
+		"reports %llu\nreports_refused %llu\n",
 		s.batches, s.jobs, s.decided, s.fell_back, s.profile_hits,
 		s.profile_reads, s.connects, epilogs, refused, dms, dmax,
-		s.ms_rows, s.ms_health, s.ms_tx, s.ms_publish);
+		s.ms_rows, s.ms_health, s.ms_tx, s.ms_publish, reports,
+		reports_refused);
 	if (n > 0)
 		answer(fd, buf, (size_t)n);
 }
@@ -519,6 +570,335 @@ done:
 	free(msg);
 	close(fd);
 	return 0;
+}
+
+/* ---- report requests (the query socket) ------------------------------ */
+
+static void count_report(struct service *sv, bool refused)
+{
+	pthread_mutex_lock(&sv->mu);
+	if (refused)
+		sv->reports_refused++;
+	else
+		sv->reports++;
+	pthread_mutex_unlock(&sv->mu);
+}
+
+/* Requests of uid queued or being answered, under mu. */
+static size_t query_load_of(const struct service *sv, uid_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sv->n_qqueue; i++)
+		n += sv->qqueue[i].peer_uid == uid;
+	for (size_t i = 0; i < QUERY_WORKERS; i++)
+		n += sv->qrunning[i] == uid;
+	return n;
+}
+
+/*
+ * Read the report request on fd (main thread): check its size and head
+ * and queue it for a query thread, which decodes the credential (munged
+ * may be slow: never here).  0, or 1 when the request has not arrived
+ * yet (fd left open).
+ */
+static int handle_query(struct service *sv, int fd)
+{
+	char *msg = malloc(FWD_SVC_QUERY_MAX + 1);
+	struct query_req q = {.fd = fd};
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	fwd_error_t err;
+	ssize_t got;
+
+	if (!msg) {
+		refuse(fd, "out of memory");
+		goto done;
+	}
+	got = recv(fd, msg, FWD_SVC_QUERY_MAX + 1, MSG_DONTWAIT | MSG_TRUNC);
+	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		free(msg);
+		return 1;
+	}
+	if (got <= 0)
+		goto done; /* hung up without asking */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+		count_report(sv, true);
+		refuse(fd, "the caller's uid is unknown (SO_PEERCRED)");
+		goto done;
+	}
+	if (got > FWD_SVC_QUERY_MAX) {
+		count_report(sv, true);
+		refuse(fd, "request too long: a report request is a head "
+			   "line and a credential");
+		goto done;
+	}
+	msg[got] = '\0';
+	if (svcq_parse(msg, (size_t)got, &q.r, &q.head_len, &q.cred, &err) <
+	    0) {
+		count_report(sv, true);
+		say("refused a report request from uid %ld: %s", (long)cred.uid,
+		    err.text);
+		refuse(fd, err.text);
+		goto done;
+	}
+	q.msg = msg;
+	q.len = (size_t)got;
+	q.peer_uid = cred.uid;
+	pthread_mutex_lock(&sv->mu);
+	if (sv->stop || sv->n_qqueue >= QUERY_QUEUE_MAX ||
+	    query_load_of(sv, cred.uid) >= QUERY_PER_UID) {
+		bool mine = query_load_of(sv, cred.uid) >= QUERY_PER_UID;
+
+		sv->reports_refused++;
+		pthread_mutex_unlock(&sv->mu);
+		refuse(fd, mine ? "busy: this user has "
+				  "the most report requests in progress "
+				  "already; try again when they are answered"
+				: "busy: too many report requests in progress; "
+				  "try again in a moment");
+		goto done;
+	}
+	sv->qqueue[sv->n_qqueue++] = q;
+	pthread_cond_signal(&sv->qcv);
+	pthread_mutex_unlock(&sv->mu);
+	return 0;
+done:
+	free(msg);
+	close(fd);
+	return 0;
+}
+
+/* What a query thread keeps: its own policy and database connection. */
+struct query_worker {
+	struct service *sv;
+	size_t slot; /* in sv->qrunning */
+	struct policy *p;
+	unsigned gen;
+	struct timespec mtime; /* the policy file's, when loaded */
+	struct db *db;
+};
+
+/* The policy, loaded again when the service reloaded it (SIGHUP) or the
+ * file changed. */
+static void worker_refresh(struct query_worker *w)
+{
+	struct timespec mt = mtime_of(w->sv->policy_path);
+	struct policy *p;
+	fwd_error_t err;
+	unsigned gen;
+
+	pthread_mutex_lock(&w->sv->mu);
+	gen = w->sv->policy_gen;
+	pthread_mutex_unlock(&w->sv->mu);
+	if (w->p && gen == w->gen && same_time(mt, w->mtime))
+		return;
+	w->gen = gen;
+	w->mtime = mt;
+	if (!(p = policy_load(w->sv->policy_path, &err))) {
+		say("reports: %s; still answering with the policy loaded "
+		    "before",
+		    err.text);
+		return;
+	}
+	policy_destroy(w->p);
+	w->p = p;
+	db_close(w->db);
+	w->db = NULL;
+}
+
+/* The worker's database connection; NULL with err set. */
+static struct db *worker_db(struct query_worker *w, fwd_error_t *err)
+{
+	if (!w->p) {
+		errprintf(err, "no policy loaded");
+		return NULL;
+	}
+	if (!w->db)
+		w->db = db_connect(&w->p->database, DB_ROLE_CONTROLLER, err);
+	return w->db;
+}
+
+/* Whether `user` (primary group gid) is in group `name`. */
+static bool in_admin_group(const char *user, gid_t gid, const char *name,
+			   char *note, size_t n)
+{
+	struct group gr, *g = NULL;
+	char buf[16384];
+	gid_t gids[1024];
+	int ng = (int)(sizeof(gids) / sizeof(gids[0]));
+
+	note[0] = '\0';
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &g) || !g) {
+		snprintf(note, n, "reports.admin_group %s: no such group",
+			 name);
+		return false;
+	}
+	if (getgrouplist(user, gid, gids, &ng) < 0) {
+		snprintf(note, n, "%s: in more than %zu groups", user,
+			 sizeof(gids) / sizeof(gids[0]));
+		return false;
+	}
+	return svcq_in_group(gids, (size_t)ng, g->gr_gid);
+}
+
+static const enum report_format report_formats[] = {REPORT_TEXT, REPORT_JSON,
+						    REPORT_HTML};
+
+/* Answer one report request (a query thread). */
+static void serve_query(struct query_worker *w, struct query_req *q)
+{
+	struct service *sv = w->sv;
+	munge_ctx_t ctx = munge_ctx_create();
+	struct svcq_cred c = {0};
+	struct passwd pw, *pwp = NULL;
+	char pwbuf[16384], why[1024], owner[256] = "", note[256] = "";
+	char what[96];
+	void *payload = NULL;
+	int plen = 0, owner_rc = 0, r;
+	uid_t uid = (uid_t)-1;
+	gid_t gid;
+	bool admin = false;
+	char *text = NULL;
+	fwd_error_t err;
+	struct db *db;
+
+	if (q->r.kind == SVCQ_JOB)
+		snprintf(what, sizeof(what), "report job %llu",
+			 (unsigned long long)q->r.job_id);
+	else
+		snprintf(what, sizeof(what), "machine report");
+	worker_refresh(w);
+	if (!ctx) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto refused;
+	}
+	if (sv->munge_socket &&
+	    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sv->munge_socket) !=
+		    EMUNGE_SUCCESS) {
+		snprintf(why, sizeof(why), "munge: %s",
+			 munge_ctx_strerror(ctx));
+		goto refused;
+	}
+	c.munge_rc = munge_decode(q->msg + q->cred, ctx, &payload, &plen, &uid,
+				  &gid);
+	c.munge_text = munge_ctx_strerror(ctx);
+	if (!c.munge_text)
+		c.munge_text = munge_strerror((munge_err_t)c.munge_rc);
+	c.uid = uid;
+	c.payload = payload;
+	c.payload_len = plen > 0 ? (size_t)plen : 0;
+	if (svcq_check_cred(&c, q->peer_uid, q->msg, q->head_len, why,
+			    sizeof(why)) < 0)
+		goto refused;
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp) || !pwp) {
+		snprintf(why, sizeof(why),
+			 "uid %ld has no user name on the controller",
+			 (long)uid);
+		goto refused;
+	}
+	admin = uid == 0 ||
+		(w->p && w->p->reports.admin_group &&
+		 in_admin_group(pw.pw_name, pw.pw_gid,
+				w->p->reports.admin_group, note, sizeof(note)));
+	if (note[0])
+		say("%s", note);
+	if (!(db = worker_db(w, &err))) {
+		say("%s for %s: database: %s", what, pw.pw_name, err.text);
+		snprintf(why, sizeof(why),
+			 "the service cannot read the database now (its log "
+			 "says why)");
+		goto refused;
+	}
+	if (q->r.kind == SVCQ_JOB) {
+		owner_rc = report_job_user(db, q->r.job_id, owner,
+					   sizeof(owner), &err);
+		if (owner_rc < 0) {
+			say("%s for %s: %s", what, pw.pw_name, err.text);
+			db_close(w->db);
+			w->db = NULL;
+			snprintf(why, sizeof(why),
+				 "the service cannot read the database now "
+				 "(its log says why)");
+			goto refused;
+		}
+	}
+	if (svcq_check_access(&q->r, pw.pw_name, uid, admin, owner_rc, owner,
+			      w->p ? w->p->reports.admin_group : NULL, why,
+			      sizeof(why)) < 0)
+		goto refused;
+	if (q->r.kind == SVCQ_JOB)
+		r = report_job(db, q->r.job_id, report_formats[q->r.format],
+			       &text, &err);
+	else
+		r = report_machine(db, q->r.since, q->r.until,
+				   report_formats[q->r.format], &text, &err);
+	if (r == REPORT_NOT_FOUND) {
+		snprintf(why, sizeof(why),
+			 "job %llu: no such job in "
+			 "fwdalloc's records",
+			 (unsigned long long)q->r.job_id);
+		goto refused;
+	}
+	if (r < 0 || !text) {
+		say("%s for %s: %s", what, pw.pw_name, err.text);
+		db_close(w->db);
+		w->db = NULL;
+		snprintf(why, sizeof(why),
+			 "the service could not make the report (its log "
+			 "says why)");
+		goto refused;
+	}
+	if (svcq_answer(q->fd, text, strlen(text), QUERY_SEND_TIMEOUT) < 0)
+		say("%s for %s (uid %ld): answer not sent: %s", what,
+		    pw.pw_name, (long)uid, strerror(errno));
+	else
+		say("%s for %s (uid %ld%s): answered, %zu bytes", what,
+		    pw.pw_name, (long)uid, admin ? ", admin" : "",
+		    strlen(text));
+	count_report(sv, false);
+	goto out;
+refused:
+	count_report(sv, true);
+	say("refused a %s for uid %ld: %s", what, (long)q->peer_uid, why);
+	refuse(q->fd, why);
+out:
+	free(text);
+	free(payload);
+	munge_ctx_destroy(ctx);
+}
+
+static void *query_thread(void *arg)
+{
+	struct query_worker *w = arg;
+	struct service *sv = w->sv;
+
+	for (;;) {
+		struct query_req q;
+
+		pthread_mutex_lock(&sv->mu);
+		while (!sv->n_qqueue && !sv->stop)
+			pthread_cond_wait(&sv->qcv, &sv->mu);
+		if (sv->stop) {
+			pthread_mutex_unlock(&sv->mu);
+			break;
+		}
+		q = sv->qqueue[0];
+		memmove(sv->qqueue, sv->qqueue + 1,
+			(sv->n_qqueue - 1) * sizeof(q));
+		sv->n_qqueue--;
+		sv->qrunning[w->slot] = q.peer_uid;
+		pthread_mutex_unlock(&sv->mu);
+		serve_query(w, &q);
+		close(q.fd);
+		free(q.msg);
+		pthread_mutex_lock(&sv->mu);
+		sv->qrunning[w->slot] = (uid_t)-1;
+		pthread_mutex_unlock(&sv->mu);
+	}
+	db_close(w->db);
+	policy_destroy(w->p);
+	return NULL;
 }
 
 /* Parse a queued prolog request into l.  0, or -1 (answered). */
@@ -682,51 +1062,60 @@ static void *decider(void *arg)
 	return NULL;
 }
 
-/* Accept what is waiting. */
-static void accept_all(struct service *sv)
+/* Accept what is waiting on lfd into conns (*n of max). */
+static void accept_all(int lfd, struct conn *conns, size_t *n, size_t max)
 {
 	int fd;
 
-	while (sv->n_conns < PENDING_MAX &&
-	       (fd = accept4(sv->lfd, NULL, NULL,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		sv->conns[sv->n_conns].fd = fd;
-		sv->conns[sv->n_conns].since = fwd_clock_real();
-		sv->n_conns++;
+	while (lfd >= 0 && *n < max &&
+	       (fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >=
+		       0) {
+		conns[*n].fd = fd;
+		conns[*n].since = fwd_clock_real();
+		(*n)++;
 	}
 }
 
-/* Read every pending connection that has its request. */
-static void read_pending(struct service *sv)
+/* Read every pending connection of conns that has its request. */
+static void read_pending(struct service *sv, struct conn *conns, size_t *n,
+			 int (*handle)(struct service *, int))
 {
 	double now = fwd_clock_real();
 	size_t k = 0;
 
-	for (size_t i = 0; i < sv->n_conns; i++) {
-		struct pollfd pf = {sv->conns[i].fd, POLLIN, 0};
+	for (size_t i = 0; i < *n; i++) {
+		struct pollfd pf = {conns[i].fd, POLLIN, 0};
 
-		if (poll(&pf, 1, 0) > 0 && !handle_request(sv, sv->conns[i].fd))
+		if (poll(&pf, 1, 0) > 0 && !handle(sv, conns[i].fd))
 			continue;
-		if (now - sv->conns[i].since > IDLE_CLOSE) {
-			close(sv->conns[i].fd);
+		if (now - conns[i].since > IDLE_CLOSE) {
+			close(conns[i].fd);
 			continue;
 		}
-		sv->conns[k++] = sv->conns[i];
+		conns[k++] = conns[i];
 	}
-	sv->n_conns = k;
+	*n = k;
 }
 
 /* The main thread: accept and read; the decision thread decides. */
 static int serve(struct service *sv)
 {
-	struct pollfd *pfs = calloc(PENDING_MAX + 1, sizeof(*pfs));
+	struct pollfd *pfs =
+		calloc(PENDING_MAX + QUERY_CONNS_MAX + 2, sizeof(*pfs));
+	struct query_worker qw[QUERY_WORKERS];
+	pthread_t qtid[QUERY_WORKERS];
+	size_t n_qw = 0;
 	sigset_t all, old;
 	pthread_t tid;
 	int rc;
 
 	sv->conns = calloc(PENDING_MAX, sizeof(*sv->conns));
 	sv->queue = calloc(PENDING_MAX, sizeof(*sv->queue));
-	if (!pfs || !sv->conns || !sv->queue) {
+	sv->qconns = calloc(QUERY_CONNS_MAX, sizeof(*sv->qconns));
+	sv->qqueue = calloc(QUERY_QUEUE_MAX, sizeof(*sv->qqueue));
+	for (size_t i = 0; i < QUERY_WORKERS; i++)
+		sv->qrunning[i] = (uid_t)-1;
+	if (!pfs || !sv->conns || !sv->queue || !sv->qconns || !sv->qqueue) {
 		say("%s", strerror(errno));
 		rc = 1;
 		goto out;
@@ -737,6 +1126,17 @@ static int serve(struct service *sv)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&tid, NULL, decider, sv);
+	for (size_t i = 0; !rc && sv->qlfd >= 0 && i < QUERY_WORKERS; i++) {
+		int e;
+
+		qw[i] = (struct query_worker){.sv = sv, .slot = i};
+		if ((e = pthread_create(&qtid[i], NULL, query_thread,
+					&qw[i]))) {
+			say("report thread: %s", strerror(e));
+			break;
+		}
+		n_qw++;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		say("decision thread: %s", strerror(rc));
@@ -747,8 +1147,12 @@ static int serve(struct service *sv)
 		size_t n = 0;
 
 		pfs[n++] = (struct pollfd){sv->lfd, POLLIN, 0};
+		if (sv->qlfd >= 0 && n_qw)
+			pfs[n++] = (struct pollfd){sv->qlfd, POLLIN, 0};
 		for (size_t i = 0; i < sv->n_conns; i++)
 			pfs[n++] = (struct pollfd){sv->conns[i].fd, POLLIN, 0};
+		for (size_t i = 0; i < sv->n_qconns; i++)
+			pfs[n++] = (struct pollfd){sv->qconns[i].fd, POLLIN, 0};
 		if (poll(pfs, n, 1000) < 0 && errno != EINTR) {
 			say("poll: %s", strerror(errno));
 			break;
@@ -758,14 +1162,28 @@ static int serve(struct service *sv)
 			pthread_cond_signal(&sv->cv);
 			pthread_mutex_unlock(&sv->mu);
 		}
-		accept_all(sv);
-		read_pending(sv);
+		accept_all(sv->lfd, sv->conns, &sv->n_conns, PENDING_MAX);
+		read_pending(sv, sv->conns, &sv->n_conns, handle_request);
+		if (n_qw) {
+			accept_all(sv->qlfd, sv->qconns, &sv->n_qconns,
+				   QUERY_CONNS_MAX);
+			read_pending(sv, sv->qconns, &sv->n_qconns,
+				     handle_query);
+		}
 	}
 	pthread_mutex_lock(&sv->mu);
 	sv->stop = true;
 	pthread_cond_signal(&sv->cv);
+	pthread_cond_broadcast(&sv->qcv);
 	pthread_mutex_unlock(&sv->mu);
 	pthread_join(tid, NULL);
+	for (size_t i = 0; i < n_qw; i++)
+		pthread_join(qtid[i], NULL);
+	for (size_t i = 0; i < sv->n_qqueue; i++) {
+		refuse(sv->qqueue[i].fd, "stopping");
+		close(sv->qqueue[i].fd);
+		free(sv->qqueue[i].msg);
+	}
 	/* Prologs not decided: their hooks decide themselves, now. */
 	for (size_t i = 0; i < sv->n_queue; i++) {
 		refuse(sv->queue[i].fd, "stopping");
@@ -776,8 +1194,12 @@ static int serve(struct service *sv)
 out:
 	for (size_t i = 0; i < sv->n_conns; i++)
 		close(sv->conns[i].fd);
+	for (size_t i = 0; i < sv->n_qconns; i++)
+		close(sv->qconns[i].fd);
 	free(sv->conns);
 	free(sv->queue);
+	free(sv->qconns);
+	free(sv->qqueue);
 	free(pfs);
 	return rc;
 }
@@ -786,7 +1208,8 @@ out:
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: fwdallocd [--policy FILE] [--socket PATH]\n"
+"Usage: fwdallocd [--policy FILE] [--socket PATH] [--query-socket PATH]\n"
+"                 [--munge-socket PATH]\n"
 "       fwdallocd --status [--socket PATH]\n"
 "\n"
 "The fwdalloc controller service.  slurmctld's PrologSlurmctld and\n"
@@ -808,6 +1231,26 @@ static void usage(FILE *f)
 "--abandoned`).  Two services (two controllers) decide safely at the\n"
 "same time: decisions are serialized by the database's decision lock.\n"
 "\n"
+"Reports for users.  `fwdctl report job JOBID`, run by a user who cannot\n"
+"read the database password, asks this service on its query socket\n"
+"with a MUNGE credential (munge_encode(), the site's munged): the\n"
+"credential's payload is the request itself, it may be decoded by this\n"
+"service's account only, and munged decodes it once (a replayed one is\n"
+"refused).  The service decodes it, checks that its uid is the uid that\n"
+"connected (SO_PEERCRED), maps the uid to a user name and answers with\n"
+"the report of that user's own job only: the job's own components and\n"
+"time range, as `fwdctl report` shows them.  root and the members of the\n"
+"policy's reports.admin_group see every job, and the machine report.\n"
+"Everything else is refused, saying why: a forged or damaged credential,\n"
+"a replayed or expired one, one made for another request or by another\n"
+"uid, another user's job.  The database credentials never leave the\n"
+"service; a database error reaches the user as \"cannot read the\n"
+"database now\" and this log as the error.  Report requests are answered\n"
+"by %d threads of their own, each with its own database connection: a\n"
+"report never delays a prolog or an epilog.  At most %d wait, %d of one\n"
+"uid; more are refused as busy.  A report larger than one message\n"
+"follows in messages of 64 KiB on the same connection.\n"
+"\n"
 "Options:\n"
 "  --policy FILE  the policy (default SYSCONFDIR/fwdalloc/fwdalloc.yaml).\n"
 "                 The service reloads it, and the topology it names, when\n"
@@ -815,6 +1258,15 @@ static void usage(FILE *f)
 "                 keeps the policy loaded before (and says so).\n"
 "  --socket PATH  where to listen (default %s); created\n"
 "                 mode 0600: only this account and root may connect.\n"
+"  --query-socket PATH\n"
+"                 where users' report requests arrive (default\n"
+"                 %s); created mode 0666 (its\n"
+"                 directory must let users reach it): the credential\n"
+"                 says who asks.  It takes report requests only.  \"none\":\n"
+"                 no reports.\n"
+"  --munge-socket PATH\n"
+"                 munged's socket (default: libmunge's, as for Slurm's\n"
+"                 AuthInfo=socket=).\n"
 "  --status       ask the running service for its counters and print\n"
 "                 them (batches, jobs, decided, fell_back, profile_hits,\n"
 "                 profile_reads, connects, epilogs, refused, and\n"
@@ -822,7 +1274,8 @@ static void usage(FILE *f)
 "                 batches in all and the longest batch, in ms; rows_ms,\n"
 "                 health_ms, tx_ms, publish_ms: that time by phase, the\n"
 "                 job rows and profiles, the health, the transaction, the\n"
-"                 decision files and audit lines).\n"
+"                 decision files and audit lines); reports,\n"
+"                 reports_refused: report requests answered and refused.\n"
 "  -h, --help     this text;  --version  the version.\n"
 "\n"
 "Messages go to stderr (the journal under systemd).  SIGTERM stops it;\n"
@@ -831,7 +1284,8 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 stopped by SIGTERM or --status answered; 1 could not\n"
 "start (policy, socket) or --status got no answer; 2 bad usage.\n",
-		FWD_SERVICE_SOCKET);
+		QUERY_WORKERS, QUERY_QUEUE_MAX, QUERY_PER_UID,
+		FWD_SERVICE_SOCKET, FWD_SERVICE_QUERY_SOCKET);
 }
 /* clang-format on */
 
@@ -857,6 +1311,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"policy", required_argument, NULL, 'p'},
 		{"socket", required_argument, NULL, 's'},
+		{"query-socket", required_argument, NULL, 'q'},
+		{"munge-socket", required_argument, NULL, 'm'},
 		{"status", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -864,6 +1320,7 @@ int main(int argc, char **argv)
 	};
 	struct service sv;
 	const char *sock = FWD_SERVICE_SOCKET;
+	const char *qsock = FWD_SERVICE_QUERY_SOCKET;
 	bool want_status = false;
 	struct sigaction sa;
 	int c, rc;
@@ -871,6 +1328,8 @@ int main(int argc, char **argv)
 	memset(&sv, 0, sizeof(sv));
 	pthread_mutex_init(&sv.mu, NULL);
 	pthread_cond_init(&sv.cv, NULL);
+	pthread_cond_init(&sv.qcv, NULL);
+	sv.qlfd = -1;
 	sv.policy_path = SYSCONFDIR "/fwdalloc/fwdalloc.yaml";
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -879,6 +1338,12 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			sock = optarg;
+			break;
+		case 'q':
+			qsock = optarg;
+			break;
+		case 'm':
+			sv.munge_socket = optarg;
 			break;
 		case 'S':
 			want_status = true;
@@ -912,14 +1377,28 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (state_load(&sv.st, sv.policy_path) < 0)
 		return 1;
-	if ((sv.lfd = listen_on(sock)) < 0) {
+	if ((sv.lfd = listen_on(sock, false)) < 0) {
+		state_free(&sv.st);
+		return 1;
+	}
+	if (strcmp(qsock, "none") && (sv.qlfd = listen_on(qsock, true)) < 0) {
+		close(sv.lfd);
+		unlink(sock);
 		state_free(&sv.st);
 		return 1;
 	}
 	say("listening on %s (policy %s)", sock, sv.policy_path);
+	if (sv.qlfd >= 0)
+		say("answering users' report requests on %s (MUNGE%s%s)", qsock,
+		    sv.munge_socket ? " at " : "",
+		    sv.munge_socket ? sv.munge_socket : "");
 	rc = serve(&sv);
 	close(sv.lfd);
 	unlink(sock);
+	if (sv.qlfd >= 0) {
+		close(sv.qlfd);
+		unlink(qsock);
+	}
 	while (sv.drainer > 0 && waitpid(sv.drainer, NULL, 0) < 0 &&
 	       errno == EINTR)
 		;

@@ -3,10 +3,14 @@
 # jobs to (above controller/, which does the work), and the hooks' side of
 # its protocol, linked into the static hook programs (cli/).
 FWD_SERVICE_SOCKET_PATH = $(runstatedir)/fwdalloc/fwdallocd.sock
+# Users' report requests (MUNGE-authenticated): a socket of its own.
+FWD_SERVICE_QUERY_SOCKET_PATH = $(runstatedir)/fwdalloc/fwdallocd-query.sock
 
 sbin_PROGRAMS = fwdallocd
 fwdallocd_SOURCES = service/fwdallocd.c service/protocol.h \
-	service/client.c service/client.h
-fwdallocd_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DFWD_SERVICE_SOCKET='"$(FWD_SERVICE_SOCKET_PATH)"'
-fwdallocd_LDADD = $(FWD_CONTROLLER_LIBS) -lpthread
+	service/client.c service/client.h \
+	service/query.c service/query.h
+fwdallocd_CPPFLAGS = $(AM_CPPFLAGS) $(MUNGE_CFLAGS) \
+	-DFWD_SERVICE_SOCKET='"$(FWD_SERVICE_SOCKET_PATH)"' \
+	-DFWD_SERVICE_QUERY_SOCKET='"$(FWD_SERVICE_QUERY_SOCKET_PATH)"'
+fwdallocd_LDADD = $(FWD_REPORT_LIBS) $(MUNGE_LIBS) -lpthread

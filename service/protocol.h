@@ -14,6 +14,19 @@
  *                                longer waits for the answer
  *   "FWDALLOC1 E <t0>\n"        the epilog; <t0>: when the hook started
  *   "FWDALLOC1 S\n"             the service's counters (no variables)
+ *
+ * A user's report request goes to the other socket, the query socket
+ * (mode 0666: any local user may connect; the hooks' socket stays 0600),
+ * which takes nothing else (service/query.h):
+ *   "FWDALLOC1 Q job <jobid> <fmt>\n<credential>"
+ *   "FWDALLOC1 Q machine <since> <until> <fmt>\n<credential>"
+ *                                <fmt>: text, json or html; <since>,
+ *                                <until>: epoch seconds; <credential>: a
+ *                                MUNGE credential (munge_encode(), base64)
+ *                                whose payload is the head line without
+ *                                its '\n', so that it stands for this
+ *                                request only (munged refuses it a second
+ *                                time: EMUNGE_CRED_REPLAYED)
  * Answer:
  *   "FWDALLOC1 <exit> <A|F>\n"  then the operator's notes, one per line:
  *                                the hook's exit status (1 only for a
@@ -23,6 +36,11 @@
  *   "FWDALLOC1 R <why>\n"       refused (a caller that is neither the
  *                                service's account nor root, a damaged
  *                                request): the hook does the work itself
+ *   "FWDALLOC1 0 A <bytes>\n"   a report request answered: the report,
+ *                                <bytes> long, follows the head in the
+ *                                same message and as many more as it
+ *                                takes (each at most FWD_SVC_MSG_MAX
+ *                                bytes; SOCK_SEQPACKET keeps them in order)
  * Plain C, no other header: the static hook programs use it too.
  */
 
@@ -32,5 +50,9 @@
  * by Slurm's own limits, fit many times over.  A job whose variables do
  * not fit is decided by the hook itself. */
 #define FWD_SVC_MSG_MAX 65536
+
+/* The longest report request: its head and a credential whose payload is
+ * that head (a few hundred bytes). */
+#define FWD_SVC_QUERY_MAX 4096
 
 #endif

@@ -132,7 +132,13 @@ tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 
 # controller/: the pieces that need neither Slurm nor MariaDB.
 UNIT_CONTROLLER = tests/unit/test_ctl tests/unit/test_release_queue \
-	tests/unit/test_service
+	tests/unit/test_service tests/unit/test_query
+# Users' report requests: their text and the service's checks.
+tests_unit_test_query_SOURCES = tests/unit/test_query.c \
+	service/query.c service/query_client.c service/query.h \
+	service/protocol.h
+tests_unit_test_query_CPPFLAGS = $(AM_CPPFLAGS) $(MUNGE_CFLAGS)
+tests_unit_test_query_LDADD = $(FWD_COMMON_LIBS) $(MUNGE_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_service_SOURCES = tests/unit/test_service.c \
 	service/client.c service/client.h service/protocol.h
 tests_unit_test_service_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
@@ -239,7 +245,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
 	tests/integration/ingest_property.sh \
 	tests/integration/report_job.sh tests/integration/report_html.sh \
-	tests/integration/report_grafana.sh
+	tests/integration/report_grafana.sh tests/integration/report_identity.sh
 # Boundaries and shared cases the mutation list (tests/mutation/) found
 # untested.
 INTEGRATION_TESTS += tests/integration/policy_edges.sh \

@@ -302,7 +302,7 @@ static void test_empty_sections(void **state)
 
 #define KEYS_TOP                                                        \
 	"topology, access, decision, history, learn, database, audit, " \
-	"retention, ingest, anomaly, remap, jobstats, history_loop"
+	"retention, ingest, anomaly, remap, jobstats, reports, history_loop"
 #define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
 	"e.g. [/usr/local/sbin/fwd-alert, --severity, high]"
