@@ -16,4 +16,5 @@ libfwdcommon_la_SOURCES = \
 	common/safedir.c common/safedir.h \
 	common/plausible.c common/plausible.h \
 	common/slurm_conf.c common/slurm_conf.h \
+	common/xml.c common/xml.h \
 	common/slurm_compat.h

@@ -17,63 +17,13 @@
 #include <jansson.h>
 
 #include "common/units.h"
+#include "common/xml.h"
 #include "report/report_priv.h"
 
 #define W 760.0 /* chart width */
 #define H 180.0 /* chart height */
 #define ML 70.0 /* left margin (axis labels) */
 #define MB 20.0 /* bottom margin */
-
-/* s escaped for HTML text and quoted attribute values; control
- * characters other than tab and newline dropped. */
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		switch (c) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			if (c >= 0x20 || c == '\t' || c == '\n')
-				fputc(c, f);
-		}
-	}
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
-static double jnum(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *rate(double v, char *buf, size_t len)
-{
-	if (!isfinite(v))
-		return "-";
-	return units_short_rate(v, buf, len);
-}
 
 static const char *when(const json_t *v, char *buf, size_t len)
 {
@@ -90,8 +40,8 @@ static void head(FILE *f, const char *title_a, const char *title_b)
 	      "Policy\" content=\"default-src 'none'; style-src "
 	      "'unsafe-inline'; img-src data:\">\n<title>",
 	      f);
-	esc(f, title_a);
-	esc(f, title_b);
+	fwd_xml_text(f, title_a);
+	fwd_xml_text(f, title_b);
 	fputs("</title>\n<style>\n"
 	      "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
 	      "h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}\n"
@@ -143,7 +93,7 @@ static void line_chart(FILE *f, const char *id, const json_t *ser,
 		"data-max=\"%.17g\" data-points=\"%zu\">\n",
 		id, W, H, W, H, max, n);
 	if (is_rate)
-		rate(max, buf, sizeof(buf));
+		report_rate(max, buf, sizeof(buf));
 	else
 		snprintf(buf, sizeof(buf), "%.0f", max);
 	fprintf(f, "<text x=\"2\" y=\"12\" font-size=\"10\">%s</text>\n", buf);
@@ -196,7 +146,7 @@ static void line_chart(FILE *f, const char *id, const json_t *ser,
 				" cx=\"%.1f\" cy=\"%.1f\" r=\"2\" "
 				"fill=\"%s\"><title>%s</title></circle>\n",
 				x, y, colours[k % 5],
-				is_rate ? rate(v, buf, sizeof(buf))
+				is_rate ? report_rate(v, buf, sizeof(buf))
 					: (snprintf(buf, sizeof(buf), "%.0f",
 						    v),
 					   buf));
@@ -234,11 +184,11 @@ static void heat_map(FILE *f, const char *id, const json_t *rows,
 		"data-max=\"%.17g\" data-rows=\"%zu\" data-cols=\"%zu\">\n",
 		id, W, ch * (double)nr + 4, max, nr, nc);
 	json_array_foreach (rows, i, e) {
-		const char *name = jstr(e, "name");
+		const char *name = report_jstr(e, "name");
 
 		fprintf(f, "<text x=\"2\" y=\"%.0f\" font-size=\"10\">",
 			ch * (double)(i + 1) - 2);
-		esc(f, name);
+		fwd_xml_text(f, name);
 		fputs("</text>\n", f);
 		json_array_foreach (json_object_get(e, key), k, v) {
 			bool none = !json_is_number(v);
@@ -247,7 +197,7 @@ static void heat_map(FILE *f, const char *id, const json_t *rows,
 			int shade = (int)(255 - 200 * level);
 
 			fprintf(f, "<rect class=\"cell\" data-name=\"");
-			esc(f, name);
+			fwd_xml_text(f, name);
 			fprintf(f, "\" data-t=\"%lld\"",
 				(long long)json_integer_value(
 					json_array_get(t, k)));
@@ -269,11 +219,12 @@ static void heat_map(FILE *f, const char *id, const json_t *rows,
 				fprintf(f, " style=\"fill:rgb(255,%d,%d)\"",
 					shade, shade);
 			fprintf(f, "><title>");
-			esc(f, name);
+			fwd_xml_text(f, name);
 			fprintf(f, " %s</title></rect>\n",
 				none ? "no samples"
 				     : (strcmp(key, "queue_len")
-						? rate(x, buf, sizeof(buf))
+						? report_rate(x, buf,
+							      sizeof(buf))
 						: (snprintf(buf, sizeof(buf),
 							    "queue %.1f", x),
 						   buf)));
@@ -285,7 +236,7 @@ static void heat_map(FILE *f, const char *id, const json_t *rows,
 /* UMAMI-style box plot of the history's quantiles with this run. */
 static void box_plot(FILE *f, const json_t *q, double self)
 {
-	double mn = jnum(q, "min"), mx = jnum(q, "max"), hi;
+	double mn = report_jnum(q, "min"), mx = report_jnum(q, "max"), hi;
 	char buf[64];
 
 	if (!isfinite(mn)) {
@@ -305,8 +256,8 @@ static void box_plot(FILE *f, const json_t *q, double self)
 		"height=\"60\" data-n=\"%lld\" data-min=\"%.17g\" "
 		"data-q1=\"%.17g\" data-median=\"%.17g\" data-q3=\"%.17g\" "
 		"data-max=\"%.17g\" data-this=\"%.17g\">\n",
-		W, (long long)jnum(q, "n"), mn, jnum(q, "q1"),
-		jnum(q, "median"), jnum(q, "q3"), mx,
+		W, (long long)report_jnum(q, "n"), mn, report_jnum(q, "q1"),
+		report_jnum(q, "median"), report_jnum(q, "q3"), mx,
 		isfinite(self) ? self : -1);
 	fprintf(f,
 		"<line x1=\"%.1f\" y1=\"30\" x2=\"%.1f\" y2=\"30\" "
@@ -315,19 +266,20 @@ static void box_plot(FILE *f, const json_t *q, double self)
 	fprintf(f,
 		"<rect x=\"%.1f\" y=\"15\" width=\"%.1f\" height=\"30\" "
 		"fill=\"#cde\" stroke=\"#555\"/>\n",
-		X(jnum(q, "q1")), X(jnum(q, "q3")) - X(jnum(q, "q1")));
+		X(report_jnum(q, "q1")),
+		X(report_jnum(q, "q3")) - X(report_jnum(q, "q1")));
 	fprintf(f,
 		"<line x1=\"%.1f\" y1=\"15\" x2=\"%.1f\" y2=\"45\" "
 		"stroke=\"#000\" stroke-width=\"2\"/>\n",
-		X(jnum(q, "median")), X(jnum(q, "median")));
+		X(report_jnum(q, "median")), X(report_jnum(q, "median")));
 	if (isfinite(self))
 		fprintf(f,
 			"<circle cx=\"%.1f\" cy=\"30\" r=\"5\" "
 			"fill=\"#d62728\">"
 			"<title>this run %s</title></circle>\n",
-			X(self), rate(self, buf, sizeof(buf)));
+			X(self), report_rate(self, buf, sizeof(buf)));
 	fprintf(f, "<text x=\"2\" y=\"34\" font-size=\"10\">%s</text>\n",
-		rate(hi, buf, sizeof(buf)));
+		report_rate(hi, buf, sizeof(buf)));
 	fputs("</svg>\n", f);
 #undef X
 }
@@ -354,33 +306,37 @@ void report_html_job(FILE *f, const json_t *doc)
 		 (long long)json_integer_value(json_object_get(j, "job_id")));
 	head(f, "fwdalloc report: job ", id);
 	fprintf(f, "<h1>Job %s: <span id=\"job-name\">", id);
-	esc(f, jstr(j, "name"));
+	fwd_xml_text(f, report_jstr(j, "name"));
 	fputs("</span></h1>\n<table id=\"job\">\n<tr><th>user</th><td>", f);
-	esc(f, jstr(j, "user"));
+	fwd_xml_text(f, report_jstr(j, "user"));
 	fputs("</td></tr>\n<tr><th>account</th><td>", f);
-	esc(f, jstr(j, "account"));
+	fwd_xml_text(f, report_jstr(j, "account"));
 	fputs("</td></tr>\n<tr><th>nodes</th><td>", f);
 	fprintf(f, "%lld: ",
 		(long long)json_integer_value(
 			json_object_get(j, "node_count")));
-	esc(f, jstr(j, "nodelist"));
+	fwd_xml_text(f, report_jstr(j, "nodelist"));
 	fprintf(f, "</td></tr>\n<tr><th>run</th><td>%s to %s (%s)</td></tr>\n",
 		when(json_object_get(j, "start_at"), a, sizeof(a)),
 		when(json_object_get(j, "end_at"), b, sizeof(b)),
-		jstr(j, "state"));
+		report_jstr(j, "state"));
 	fputs("</table>\n", f);
 
 	fputs("<h2>I/O over time</h2>\n", f);
 	if (json_is_object(sum)) {
-		fprintf(f, "<p>Summary from %s: read ", jstr(sum, "source"));
+		fprintf(f, "<p>Summary from %s: read ",
+			report_jstr(sum, "source"));
 		fprintf(f,
 			"%.3g GB, written %.3g GB, I/O mode %s, peak %s.</p>\n",
-			jnum(sum, "read_bytes") / 1e9,
-			jnum(sum, "write_bytes") / 1e9, jstr(sum, "io_mode"),
-			rate(jnum(sum, "peak_bandwidth_bps"), c, sizeof(c)));
+			report_jnum(sum, "read_bytes") / 1e9,
+			report_jnum(sum, "write_bytes") / 1e9,
+			report_jstr(sum, "io_mode"),
+			report_rate(report_jnum(sum, "peak_bandwidth_bps"), c,
+				    sizeof(c)));
 	}
 	if (json_is_string(json_object_get(ser, "source"))) {
-		fprintf(f, "<p>From %s, per %lld s.</p>\n", jstr(ser, "source"),
+		fprintf(f, "<p>From %s, per %lld s.</p>\n",
+			report_jstr(ser, "source"),
 			(long long)json_integer_value(
 				json_object_get(ser, "bucket")));
 		line_chart(f, "job-bandwidth", ser, rk, rc, rl, 2, true);
@@ -403,15 +359,15 @@ void report_html_job(FILE *f, const json_t *doc)
 
 	fputs("<h2>Decision</h2>\n<table id=\"decision\">\n", f);
 	fputs("<tr><th>action</th><td>", f);
-	esc(f, json_is_string(json_object_get(dec, "action"))
-		       ? jstr(dec, "action")
-		       : "none recorded");
+	fwd_xml_text(f, json_is_string(json_object_get(dec, "action"))
+				? report_jstr(dec, "action")
+				: "none recorded");
 	fputs("</td></tr>\n<tr><th>outcome</th><td>", f);
-	esc(f, jstr(dec, "outcome"));
+	fwd_xml_text(f, report_jstr(dec, "outcome"));
 	fputs("</td></tr>\n", f);
 	json_array_foreach (json_object_get(dec, "reasons"), i, v) {
 		fputs("<tr><th>reason</th><td>", f);
-		esc(f, json_string_value(v));
+		fwd_xml_text(f, json_string_value(v));
 		fputs("</td></tr>\n", f);
 	}
 	fprintf(f,
@@ -419,12 +375,14 @@ void report_html_job(FILE *f, const json_t *doc)
 		"data-v=\"%.17g\">%s</td></tr>\n"
 		"<tr><th>achieved</th><td id=\"achieved\" "
 		"data-v=\"%.17g\">%s</td></tr>\n</table>\n",
-		isfinite(jnum(dec, "expected_bps")) ? jnum(dec, "expected_bps")
-						    : -1,
-		rate(jnum(dec, "expected_bps"), a, sizeof(a)),
-		isfinite(jnum(dec, "achieved_bps")) ? jnum(dec, "achieved_bps")
-						    : -1,
-		rate(jnum(dec, "achieved_bps"), b, sizeof(b)));
+		isfinite(report_jnum(dec, "expected_bps"))
+			? report_jnum(dec, "expected_bps")
+			: -1,
+		report_rate(report_jnum(dec, "expected_bps"), a, sizeof(a)),
+		isfinite(report_jnum(dec, "achieved_bps"))
+			? report_jnum(dec, "achieved_bps")
+			: -1,
+		report_rate(report_jnum(dec, "achieved_bps"), b, sizeof(b)));
 
 	fputs("<h2>Components: this run against their usual load</h2>\n"
 	      "<table id=\"components\"><tr><th>kind</th><th>name</th>"
@@ -435,23 +393,26 @@ void report_html_job(FILE *f, const json_t *doc)
 	      f);
 	json_array_foreach (json_object_get(doc, "components"), i, e) {
 		fputs("<tr><td>", f);
-		esc(f, jstr(e, "kind"));
+		fwd_xml_text(f, report_jstr(e, "kind"));
 		fputs("</td><td>", f);
-		esc(f, jstr(e, "name"));
+		fwd_xml_text(f, report_jstr(e, "name"));
 		fprintf(f, "</td><td data-v=\"%.17g\">%s</td><td>%s</td>",
-			jnum(e, "during_bps"),
-			rate(jnum(e, "during_bps"), a, sizeof(a)),
-			rate(jnum(json_object_get(e, "usual_bps"), "median"), b,
-			     sizeof(b)));
+			report_jnum(e, "during_bps"),
+			report_rate(report_jnum(e, "during_bps"), a, sizeof(a)),
+			report_rate(report_jnum(json_object_get(e, "usual_bps"),
+						"median"),
+				    b, sizeof(b)));
 		if (json_is_number(json_object_get(e, "queue_len")))
-			fprintf(f, "<td>%.1f</td>", jnum(e, "queue_len"));
+			fprintf(f, "<td>%.1f</td>",
+				report_jnum(e, "queue_len"));
 		else
 			fputs("<td>-</td>", f);
 		if (json_object_get(e, "job"))
 			fprintf(f, "<td>%.3g GB</td></tr>\n",
-				(jnum(json_object_get(e, "job"), "read_bytes") +
-				 jnum(json_object_get(e, "job"),
-				      "write_bytes")) /
+				(report_jnum(json_object_get(e, "job"),
+					     "read_bytes") +
+				 report_jnum(json_object_get(e, "job"),
+					     "write_bytes")) /
 					1e9);
 		else
 			fputs("<td>-</td></tr>\n", f);
@@ -465,18 +426,18 @@ void report_html_job(FILE *f, const json_t *doc)
 		(long long)json_integer_value(
 			json_object_get(hist, "nodes_max")));
 	box_plot(f, json_object_get(hist, "bandwidth_bps"),
-		 jnum(hist, "this_bandwidth_bps"));
+		 report_jnum(hist, "this_bandwidth_bps"));
 
 	fputs("<h2>Health during the run</h2>\n<ul id=\"health\">\n", f);
 	json_array_foreach (json_object_get(doc, "health"), i, e) {
 		fputs("<li>", f);
-		esc(f, jstr(e, "kind"));
+		fwd_xml_text(f, report_jstr(e, "kind"));
 		fputc(' ', f);
-		esc(f, jstr(e, "name"));
+		fwd_xml_text(f, report_jstr(e, "name"));
 		fputc(' ', f);
-		esc(f, jstr(e, "state"));
+		fwd_xml_text(f, report_jstr(e, "state"));
 		fputs(": ", f);
-		esc(f, jstr(e, "reason"));
+		fwd_xml_text(f, report_jstr(e, "reason"));
 		fputs("</li>\n", f);
 	}
 	if (!json_array_size(json_object_get(doc, "health")))
@@ -488,14 +449,14 @@ void report_html_job(FILE *f, const json_t *doc)
 		fprintf(f, "<li>job %lld (",
 			(long long)json_integer_value(
 				json_object_get(e, "job_id")));
-		esc(f, jstr(e, "io_mode"));
+		fwd_xml_text(f, report_jstr(e, "io_mode"));
 		fprintf(f, ")%s on",
 			json_is_true(json_object_get(e, "disruptive"))
 				? " <b>disruptive</b>"
 				: "");
 		json_array_foreach (json_object_get(e, "shared"), k, v) {
 			fputc(' ', f);
-			esc(f, json_string_value(v));
+			fwd_xml_text(f, json_string_value(v));
 		}
 		fputs("</li>\n", f);
 	}
@@ -504,9 +465,9 @@ void report_html_job(FILE *f, const json_t *doc)
 	fputs("</ul>\n<h2>Advice</h2>\n<ul id=\"advice\">\n", f);
 	json_array_foreach (json_object_get(doc, "advice"), i, e) {
 		fputs("<li><b>", f);
-		esc(f, jstr(e, "rule"));
+		fwd_xml_text(f, report_jstr(e, "rule"));
 		fputs("</b>: ", f);
-		esc(f, jstr(e, "text"));
+		fwd_xml_text(f, report_jstr(e, "text"));
 		fputs("</li>\n", f);
 	}
 	if (!json_array_size(json_object_get(doc, "advice")))
@@ -525,9 +486,9 @@ void report_html_machine(FILE *f, const json_t *doc)
 	char a[64], b[64], id[32];
 	size_t i, x;
 
-	head(f, "fwdalloc report: machine ", jstr(r, "start"));
+	head(f, "fwdalloc report: machine ", report_jstr(r, "start"));
 	fprintf(f, "<h1>Machine I/O from %s to %s</h1>\n<p>Per %lld s.</p>\n",
-		jstr(r, "start"), jstr(r, "end"),
+		report_jstr(r, "start"), report_jstr(r, "end"),
 		(long long)json_integer_value(json_object_get(r, "bucket")));
 	for (x = 0; x < 3; x++) {
 		const json_t *rows = json_object_get(comps, k[x].kind);
@@ -551,15 +512,15 @@ void report_html_machine(FILE *f, const json_t *doc)
 	fputs("<h2>Health episodes</h2>\n<ul id=\"health\">\n", f);
 	json_array_foreach (json_object_get(doc, "health"), i, e) {
 		fputs("<li>", f);
-		esc(f, jstr(e, "kind"));
+		fwd_xml_text(f, report_jstr(e, "kind"));
 		fputc(' ', f);
-		esc(f, jstr(e, "name"));
+		fwd_xml_text(f, report_jstr(e, "name"));
 		fputc(' ', f);
-		esc(f, jstr(e, "state"));
+		fwd_xml_text(f, report_jstr(e, "state"));
 		fprintf(f, " from %s to %s: ",
 			when(json_object_get(e, "start_at"), a, sizeof(a)),
 			when(json_object_get(e, "end_at"), b, sizeof(b)));
-		esc(f, jstr(e, "reason"));
+		fwd_xml_text(f, report_jstr(e, "reason"));
 		fputs("</li>\n", f);
 	}
 	if (!json_array_size(json_object_get(doc, "health")))
@@ -592,12 +553,12 @@ void report_html_machine(FILE *f, const json_t *doc)
 		fprintf(f, "<tr><td>%lld</td><td>",
 			(long long)json_integer_value(
 				json_object_get(e, "job_id")));
-		esc(f, jstr(e, "action"));
+		fwd_xml_text(f, report_jstr(e, "action"));
 		fputs("</td><td>", f);
 		json_array_foreach (json_object_get(e, "forwarders"), y, v) {
 			if (y)
 				fputc(' ', f);
-			esc(f, json_string_value(v));
+			fwd_xml_text(f, json_string_value(v));
 		}
 		fprintf(f, "</td><td>%s</td><td>%s</td></tr>\n",
 			when(json_object_get(e, "acquired_at"), a, sizeof(a)),

@@ -30,27 +30,6 @@ static void put_str(FILE *f, const char *s)
 	}
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
-
-static double jnum(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *rate(double v, char *buf, size_t len)
-{
-	if (!isfinite(v))
-		return "-";
-	return units_short_rate(v, buf, len);
-}
-
 static const char *size(double v, char *buf, size_t len)
 {
 	static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
@@ -80,10 +59,10 @@ static void quantiles(FILE *f, const json_t *q, bool is_rate)
 	char buf[64];
 
 	for (size_t i = 0; i < 5; i++) {
-		double v = jnum(q, k[i]);
+		double v = report_jnum(q, k[i]);
 
 		fprintf(f, "%s%s %s", i ? ", " : "", k[i],
-			is_rate ? rate(v, buf, sizeof(buf))
+			is_rate ? report_rate(v, buf, sizeof(buf))
 			: isfinite(v)
 				? (snprintf(buf, sizeof(buf), "%.0f s", v), buf)
 				: "-");
@@ -102,16 +81,16 @@ void report_text_job(FILE *f, const json_t *doc)
 
 	fprintf(f, "job %lld  ",
 		(long long)json_integer_value(json_object_get(j, "job_id")));
-	put_str(f, jstr(j, "name"));
+	put_str(f, report_jstr(j, "name"));
 	fprintf(f, "\n  user ");
-	put_str(f, jstr(j, "user"));
+	put_str(f, report_jstr(j, "user"));
 	fprintf(f, ", %lld nodes ",
 		(long long)json_integer_value(
 			json_object_get(j, "node_count")));
-	put_str(f, jstr(j, "nodelist"));
-	fprintf(f, ", state %s", jstr(j, "state"));
-	if (*jstr(j, "request"))
-		fprintf(f, ", --io-upgrade=%s", jstr(j, "request"));
+	put_str(f, report_jstr(j, "nodelist"));
+	fprintf(f, ", state %s", report_jstr(j, "state"));
+	if (*report_jstr(j, "request"))
+		fprintf(f, ", --io-upgrade=%s", report_jstr(j, "request"));
 	fprintf(f, "\n  ran %s to %s\n",
 		when(json_object_get(j, "start_at"), a, sizeof(a)),
 		json_is_integer(json_object_get(j, "end_at"))
@@ -123,19 +102,22 @@ void report_text_job(FILE *f, const json_t *doc)
 		fprintf(f,
 			"  summary (%s): read %s, written %s, mode %s, %lld "
 			"I/O nodes, %lld metadata ops\n",
-			jstr(sum, "source"),
-			size(jnum(sum, "read_bytes"), a, sizeof(a)),
-			size(jnum(sum, "write_bytes"), b, sizeof(b)),
-			jstr(sum, "io_mode"),
+			report_jstr(sum, "source"),
+			size(report_jnum(sum, "read_bytes"), a, sizeof(a)),
+			size(report_jnum(sum, "write_bytes"), b, sizeof(b)),
+			report_jstr(sum, "io_mode"),
 			(long long)json_integer_value(
 				json_object_get(sum, "io_nodes")),
 			(long long)json_integer_value(
 				json_object_get(sum, "mdops")));
 		fprintf(f, "  peak %s, IOPS %.0f, metadata %.1f ops/s\n",
-			rate(jnum(sum, "peak_bandwidth_bps"), a, sizeof(a)),
-			isfinite(jnum(sum, "iops")) ? jnum(sum, "iops") : 0,
-			isfinite(jnum(sum, "mdops_rate"))
-				? jnum(sum, "mdops_rate")
+			report_rate(report_jnum(sum, "peak_bandwidth_bps"), a,
+				    sizeof(a)),
+			isfinite(report_jnum(sum, "iops"))
+				? report_jnum(sum, "iops")
+				: 0,
+			isfinite(report_jnum(sum, "mdops_rate"))
+				? report_jnum(sum, "mdops_rate")
 				: 0);
 	} else {
 		fprintf(f, "  no summary of this job yet (fwdctl history "
@@ -145,7 +127,7 @@ void report_text_job(FILE *f, const json_t *doc)
 		const json_t *t = json_object_get(ser, "t");
 
 		fprintf(f, "  over time (%s, per %lld s):\n",
-			jstr(ser, "source"),
+			report_jstr(ser, "source"),
 			(long long)json_integer_value(
 				json_object_get(ser, "bucket")));
 		fprintf(f, "  %-20s  %12s  %12s  %10s  %10s\n", "TIME", "READ",
@@ -163,8 +145,9 @@ void report_text_job(FILE *f, const json_t *doc)
 			if (r == 0 && w == 0 && io == 0 && md == 0)
 				continue;
 			fprintf(f, "  %-20s  %12s  %12s  %10.1f  %10.1f\n",
-				when(v, a, sizeof(a)), rate(r, b, sizeof(b)),
-				rate(w, c, sizeof(c)), io, md);
+				when(v, a, sizeof(a)),
+				report_rate(r, b, sizeof(b)),
+				report_rate(w, c, sizeof(c)), io, md);
 		}
 	} else {
 		fprintf(f, "  no job_stats, traces or Darshan phases of this "
@@ -173,9 +156,9 @@ void report_text_job(FILE *f, const json_t *doc)
 
 	fprintf(f, "\ndecision\n");
 	if (json_is_string(json_object_get(dec, "action")))
-		fprintf(f, "  action %s%s%s\n", jstr(dec, "action"),
-			*jstr(dec, "outcome") ? ", outcome " : "",
-			jstr(dec, "outcome"));
+		fprintf(f, "  action %s%s%s\n", report_jstr(dec, "action"),
+			*report_jstr(dec, "outcome") ? ", outcome " : "",
+			report_jstr(dec, "outcome"));
 	else
 		fprintf(f, "  no decision recorded (the job ran without "
 			   "fwdalloc's prolog)\n");
@@ -185,13 +168,14 @@ void report_text_job(FILE *f, const json_t *doc)
 		fputc('\n', f);
 	}
 	json_array_foreach (json_object_get(dec, "allocations"), i, v)
-		fprintf(f, "  %-10s %-8s %-14s %s\n", jstr(v, "forwarder"),
+		fprintf(f, "  %-10s %-8s %-14s %s\n",
+			report_jstr(v, "forwarder"),
 			json_is_true(json_object_get(v, "private")) ? "private"
 								    : "shared",
-			jstr(v, "action"), jstr(v, "nodes"));
+			report_jstr(v, "action"), report_jstr(v, "nodes"));
 	fprintf(f, "  expected %s, achieved %s\n",
-		rate(jnum(dec, "expected_bps"), a, sizeof(a)),
-		rate(jnum(dec, "achieved_bps"), b, sizeof(b)));
+		report_rate(report_jnum(dec, "expected_bps"), a, sizeof(a)),
+		report_rate(report_jnum(dec, "achieved_bps"), b, sizeof(b)));
 
 	fprintf(f, "\ncomponents during the run (usual: hourly median, "
 		   "forwarders over the week before, OSTs and MDTs the day "
@@ -202,20 +186,21 @@ void report_text_job(FILE *f, const json_t *doc)
 		const json_t *q = json_object_get(e, "queue_len");
 		const json_t *jb = json_object_get(e, "job");
 
-		fprintf(f, "  %-4s %-20s %12s %12s %12s ", jstr(e, "kind"),
-			jstr(e, "name"),
-			rate(jnum(e, "during_bps"), a, sizeof(a)),
-			rate(jnum(json_object_get(e, "usual_bps"), "median"), b,
-			     sizeof(b)),
-			rate(jnum(e, "peak_bps"), c, sizeof(c)));
+		fprintf(f, "  %-4s %-20s %12s %12s %12s ",
+			report_jstr(e, "kind"), report_jstr(e, "name"),
+			report_rate(report_jnum(e, "during_bps"), a, sizeof(a)),
+			report_rate(report_jnum(json_object_get(e, "usual_bps"),
+						"median"),
+				    b, sizeof(b)),
+			report_rate(report_jnum(e, "peak_bps"), c, sizeof(c)));
 		if (json_is_number(q))
 			fprintf(f, "%8.1f", json_number_value(q));
 		else
 			fprintf(f, "%8s", "-");
 		/* the job's own bytes there (its job_stats) */
 		fprintf(f, " %10s\n",
-			jb ? size(jnum(jb, "read_bytes") +
-					  jnum(jb, "write_bytes"),
+			jb ? size(report_jnum(jb, "read_bytes") +
+					  report_jnum(jb, "write_bytes"),
 				  d, sizeof(d))
 			   : "-");
 	}
@@ -231,7 +216,8 @@ void report_text_job(FILE *f, const json_t *doc)
 	fprintf(f, "  bandwidth: ");
 	quantiles(f, json_object_get(hist, "bandwidth_bps"), true);
 	fprintf(f, "\n  this run:  %s\n",
-		rate(jnum(hist, "this_bandwidth_bps"), a, sizeof(a)));
+		report_rate(report_jnum(hist, "this_bandwidth_bps"), a,
+			    sizeof(a)));
 	fprintf(f, "  runtime:   ");
 	quantiles(f, json_object_get(hist, "runtime"), false);
 	fputc('\n', f);
@@ -239,7 +225,7 @@ void report_text_job(FILE *f, const json_t *doc)
 		fprintf(f, "  %lld forwarders: median %s over %lld runs\n",
 			(long long)json_integer_value(
 				json_object_get(e, "forwarders")),
-			rate(jnum(e, "median_bps"), a, sizeof(a)),
+			report_rate(report_jnum(e, "median_bps"), a, sizeof(a)),
 			(long long)json_integer_value(
 				json_object_get(e, "runs")));
 
@@ -247,14 +233,14 @@ void report_text_job(FILE *f, const json_t *doc)
 	if (!json_array_size(json_object_get(doc, "health")))
 		fprintf(f, "  every component ok\n");
 	json_array_foreach (json_object_get(doc, "health"), i, e) {
-		fprintf(f, "  %s %s %s from %s to %s: ", jstr(e, "kind"),
-			jstr(e, "name"), jstr(e, "state"),
+		fprintf(f, "  %s %s %s from %s to %s: ", report_jstr(e, "kind"),
+			report_jstr(e, "name"), report_jstr(e, "state"),
 			when(json_object_get(e, "start_at"), a, sizeof(a)),
 			json_is_integer(json_object_get(e, "end_at"))
 				? when(json_object_get(e, "end_at"), b,
 				       sizeof(b))
 				: "now");
-		put_str(f, jstr(e, "reason"));
+		put_str(f, report_jstr(e, "reason"));
 		fputc('\n', f);
 	}
 
@@ -267,9 +253,11 @@ void report_text_job(FILE *f, const json_t *doc)
 		fprintf(f, "  job %lld (%s, %.0f md ops/s, %s)%s on",
 			(long long)json_integer_value(
 				json_object_get(e, "job_id")),
-			*jstr(e, "io_mode") ? jstr(e, "io_mode") : "mode ?",
-			jnum(e, "mdops_rate"),
-			rate(jnum(e, "bandwidth_bps"), d, sizeof(d)),
+			*report_jstr(e, "io_mode") ? report_jstr(e, "io_mode")
+						   : "mode ?",
+			report_jnum(e, "mdops_rate"),
+			report_rate(report_jnum(e, "bandwidth_bps"), d,
+				    sizeof(d)),
 			json_is_true(json_object_get(e, "disruptive"))
 				? " disruptive"
 				: "");
@@ -283,7 +271,8 @@ void report_text_job(FILE *f, const json_t *doc)
 		fprintf(f, "  none: no rule of 'fwdctl report --help' "
 			   "matched\n");
 	json_array_foreach (json_object_get(doc, "advice"), i, e)
-		fprintf(f, "  %s: %s\n", jstr(e, "rule"), jstr(e, "text"));
+		fprintf(f, "  %s: %s\n", report_jstr(e, "rule"),
+			report_jstr(e, "text"));
 }
 
 void report_text_machine(FILE *f, const json_t *doc)
@@ -295,8 +284,8 @@ void report_text_machine(FILE *f, const json_t *doc)
 	char a[64], b[64], c[64];
 	size_t i, k;
 
-	fprintf(f, "machine I/O from %s to %s (per %lld s)\n", jstr(r, "start"),
-		jstr(r, "end"),
+	fprintf(f, "machine I/O from %s to %s (per %lld s)\n",
+		report_jstr(r, "start"), report_jstr(r, "end"),
 		(long long)json_integer_value(json_object_get(r, "bucket")));
 	for (size_t x = 0; x < 3; x++) {
 		const json_t *rows = json_object_get(comps, kinds[x]);
@@ -324,12 +313,14 @@ void report_text_machine(FILE *f, const json_t *doc)
 					json_object_get(e, "md_ops"), k));
 			}
 			fprintf(f, "  %-20s %12s %12s %12s %10lld\n",
-				jstr(e, "name"),
-				rate(json_array_size(t)
-					     ? sum / (double)json_array_size(t)
-					     : 0,
-				     a, sizeof(a)),
-				rate(peak, b, sizeof(b)),
+				report_jstr(e, "name"),
+				report_rate(
+					json_array_size(t)
+						? sum / (double)json_array_size(
+								t)
+						: 0,
+					a, sizeof(a)),
+				report_rate(peak, b, sizeof(b)),
 				peak > 0 ? when(json_array_get(t, at), c,
 						sizeof(c))
 					 : "-",
@@ -339,14 +330,14 @@ void report_text_machine(FILE *f, const json_t *doc)
 	fprintf(f, "\nhealth episodes: %zu\n",
 		json_array_size(json_object_get(doc, "health")));
 	json_array_foreach (json_object_get(doc, "health"), i, e) {
-		fprintf(f, "  %s %s %s from %s to %s: ", jstr(e, "kind"),
-			jstr(e, "name"), jstr(e, "state"),
+		fprintf(f, "  %s %s %s from %s to %s: ", report_jstr(e, "kind"),
+			report_jstr(e, "name"), report_jstr(e, "state"),
 			when(json_object_get(e, "start_at"), a, sizeof(a)),
 			json_is_integer(json_object_get(e, "end_at"))
 				? when(json_object_get(e, "end_at"), b,
 				       sizeof(b))
 				: "now");
-		put_str(f, jstr(e, "reason"));
+		put_str(f, report_jstr(e, "reason"));
 		fputc('\n', f);
 	}
 	fprintf(f, "\nallocations: %zu jobs\n",
@@ -355,7 +346,7 @@ void report_text_machine(FILE *f, const json_t *doc)
 		fprintf(f, "  job %lld %s from %s to %s:",
 			(long long)json_integer_value(
 				json_object_get(e, "job_id")),
-			jstr(e, "action"),
+			report_jstr(e, "action"),
 			when(json_object_get(e, "acquired_at"), a, sizeof(a)),
 			json_is_integer(json_object_get(e, "released_at"))
 				? when(json_object_get(e, "released_at"), b,

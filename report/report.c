@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "common/timeutil.h"
+#include "common/units.h"
 #include "controller/ledger_store.h"
 #include "db/db.h"
 #include "report/report.h"
@@ -62,6 +63,27 @@ json_t *report_quantiles(double *v, size_t n)
 json_t *report_num(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
+}
+
+const char *report_jstr(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+double report_jnum(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *report_rate(double v, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		return "-";
+	return units_short_rate(v, buf, len);
 }
 
 void report_time(int64_t t, char *buf, size_t len)

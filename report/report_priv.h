@@ -43,6 +43,13 @@ json_t *report_quantiles(double *v, size_t n);
 /* A double as JSON: null for NAN. */
 json_t *report_num(double v);
 
+/* Reading a report document: a member's string ("" when absent), its
+ * number (NAN when absent or not a number), and a rate as text ("-" when
+ * not finite). */
+const char *report_jstr(const json_t *o, const char *k);
+double report_jnum(const json_t *o, const char *k);
+const char *report_rate(double v, char *buf, size_t len);
+
 /* "2026-11-22T02:30:00Z" */
 void report_time(int64_t t, char *buf, size_t len);
 

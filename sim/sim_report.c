@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "common/xml.h"
 #include "sim/sim.h"
 
 static const char *kind_name(enum sim_policy_kind k)
@@ -148,28 +149,6 @@ static const char *const colours[] = {
 	"#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 };
 
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 static void svg_head(FILE *f, const char *title)
 {
 	fprintf(f,
@@ -180,7 +159,7 @@ static void svg_head(FILE *f, const char *title)
 		"<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n"
 		"<text x=\"%d\" y=\"22\" font-size=\"15\">",
 		W, H, W, H, W, H, ML);
-	xml_text(f, title);
+	fwd_xml_text(f, title);
 	fputs("</text>\n", f);
 }
 
@@ -208,7 +187,7 @@ static void svg_legend(FILE *f, const struct sim_result *r, bool dashed)
 			"stroke=\"%s\" stroke-width=\"2\"/>\n",
 			W - MR + 10, y, W - MR + 34, y, colours[i % 8]);
 		fprintf(f, "<text x=\"%d\" y=\"%d\">", W - MR + 40, y + 4);
-		xml_text(f, r->pols[i].name);
+		fwd_xml_text(f, r->pols[i].name);
 		fputs("</text>\n", f);
 	}
 	if (dashed) {

@@ -27,6 +27,7 @@
 #include "common/safedir.h"
 #include "common/timeutil.h"
 #include "common/vocab.h"
+#include "common/xml.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -555,6 +556,45 @@ static void test_time_local(void **state)
 	assert_false(fwd_timezone_known(""));
 }
 
+/* Every string a page shows goes through fwd_xml_text(): markup and
+ * quotes become entities, control characters vanish, UTF-8 stays. */
+static void test_xml_text(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"plain", "plain"},
+		{"<script>alert('x')</script>",
+		 "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"},
+		{"a & b \"q\"", "a &amp; b &quot;q&quot;"},
+		{"tab\tnl\n", "tab\tnl\n"},
+		{"bell\a esc\x1b cr\r", "bell esc cr"},
+		{"caf\xc3\xa9", "caf\xc3\xa9"},
+		{"", ""},
+	};
+	char *buf;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = open_memstream(&buf, &len);
+
+		assert_non_null(f);
+		fwd_xml_text(f, cases[i].in);
+		fclose(f);
+		assert_string_equal(buf, cases[i].out);
+		free(buf);
+	}
+	{
+		FILE *f = open_memstream(&buf, &len);
+
+		assert_non_null(f);
+		fwd_xml_text(f, NULL);
+		fclose(f);
+		assert_int_equal(len, 0);
+		free(buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_time_local),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_verrprintf),
+		cmocka_unit_test(test_xml_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
