@@ -1263,7 +1263,8 @@ static void usage(FILE *f)
 "                 %s); created mode 0666 (its\n"
 "                 directory must let users reach it): the credential\n"
 "                 says who asks.  It takes report requests only.  \"none\":\n"
-"                 no reports.\n"
+"                 no reports.  When it cannot be created the service\n"
+"                 still decides jobs and its log says why.\n"
 "  --munge-socket PATH\n"
 "                 munged's socket (default: libmunge's, as for Slurm's\n"
 "                 AuthInfo=socket=).\n"
@@ -1381,12 +1382,12 @@ int main(int argc, char **argv)
 		state_free(&sv.st);
 		return 1;
 	}
-	if (strcmp(qsock, "none") && (sv.qlfd = listen_on(qsock, true)) < 0) {
-		close(sv.lfd);
-		unlink(sock);
-		state_free(&sv.st);
-		return 1;
-	}
+	/* Users' reports are not the launch path: without their socket the
+	 * service still decides jobs, and says so. */
+	if (strcmp(qsock, "none") && (sv.qlfd = listen_on(qsock, true)) < 0)
+		say("users' report requests are not answered: no query socket "
+		    "(--query-socket %s)",
+		    qsock);
 	say("listening on %s (policy %s)", sock, sv.policy_path);
 	if (sv.qlfd >= 0)
 		say("answering users' report requests on %s (MUNGE%s%s)", qsock,

@@ -377,6 +377,7 @@ svc_sock=$T/fwdallocd.sock
 svc_budget=1500
 start_svc() {
 	"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$svc_sock" \
+		--query-socket none \
 		</dev/null >>"$T/fwdallocd.log" 2>&1 &
 	svc_pid=$!
 	for i in $(seq 1 50); do [ -S "$svc_sock" ] && break; sleep 0.1; done
@@ -462,6 +463,7 @@ check "service: the 100 came in fewer batches ($(svc_count batches))" \
 # failover while the old one still runs): decisions stay serialized by
 # the decision lock, and no private forwarder is held twice.
 "$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$T/fwdallocd2.sock" \
+	--query-socket none \
 	</dev/null >>"$T/fwdallocd2.log" 2>&1 &
 svc2_pid=$!
 for i in $(seq 1 50); do [ -S "$T/fwdallocd2.sock" ] && break; sleep 0.1; done
@@ -484,6 +486,23 @@ check_eq "two services: the second decided its half" 20 \
 	"$(svc_sock=$T/fwdallocd2.sock svc_count decided)"
 kill "$svc2_pid"
 wait "$svc2_pid" 2>/dev/null
+
+# Users' reports are not the launch path: a query socket that cannot be
+# made leaves the service deciding jobs, and its log says why.
+"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$T/fwdallocd3.sock" \
+	--query-socket "$T/no-such-dir/query.sock" \
+	</dev/null >>"$T/fwdallocd3.log" 2>&1 &
+svc3_pid=$!
+for i in $(seq 1 50); do [ -S "$T/fwdallocd3.sock" ] && break; sleep 0.1; done
+check "no query socket: the service still listens for the hooks" \
+	test -S "$T/fwdallocd3.sock"
+check_eq "no query socket: it answers a status request" 0 \
+	"$(svc_sock=$T/fwdallocd3.sock svc_count decided)"
+check_match "no query socket: its log says reports are not answered" \
+	"users' report requests are not answered: no query socket" \
+	"$(cat "$T/fwdallocd3.log")"
+kill "$svc3_pid"
+wait "$svc3_pid" 2>/dev/null
 
 db_pid=$(cat "$M/db/mysqld.pid")
 kill -STOP "$db_pid"
