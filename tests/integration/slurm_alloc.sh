@@ -54,11 +54,14 @@ job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]
 
 # 1. Scale: bandwidth-heavy N-N history, S = ceil(4 * 2.5 / 2.5) = 4 > N_f = 1.
 j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade=scale \
-	--wrap 'sleep 2' 2>&1)
+	--wrap 'sleep 4' 2>&1)
 check_match "scale job submitted" '^[0-9]+$' "$j"
 wait_running "$j"
 check_eq "scale: decision action" scale "$(audit_db "$j" action)"
 check_eq "scale: S > N_f forwarders held" "fwd1,fwd3,fwd4,fwd5" "$(held_fwds "$j")"
+# While it still runs (the checks below wait on logs).
+check_match "scale: fwdctl alloc list shows it" "^$j +scale +fwd3 +private" \
+	"$(fwdctl alloc list | grep "^$j ")"
 # From the driver's log, not the nodes' current state: a node whose part
 # of the job ended has reverted already.
 check_eq "scale: all 4 node prologs applied a mapping" 4 \
@@ -74,8 +77,6 @@ check_eq "scale: the driver got each forwarder's address" 4 \
 check_match "scale: audit file says applied with 4 forwarders" \
 	'"action":"scale".*"forwarders_before":\["fwd1"\],"forwarders_after":\["fwd1","fwd[3-8]","fwd[3-8]","fwd[3-8]"\].*"outcome":"applied"' \
 	"$(file_record "$j")"
-check_match "scale: fwdctl alloc list shows it" "^$j +scale +fwd3 +private" \
-	"$(fwdctl alloc list | grep "^$j ")"
 wait_gone "$j"
 check_eq "scale: job completed" COMPLETED "$(job_state "$j")"
 check_eq "scale: epilogs reverted every node" 0 \
