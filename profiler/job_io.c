@@ -38,30 +38,47 @@ enum job_io_source job_io_source_parse(const char *s)
 	return JOB_IO_NONE;
 }
 
+/*
+ * The job_io rows of the jobs ids[0..k) (k <= IN_CHUNK): "SELECT <cols>
+ * FROM job_io WHERE job_id IN (?, ...)<tail>", executed.  NULL with err
+ * on failure.
+ */
+static struct db_stmt *select_ids(struct db *db, const char *cols,
+				  const char *tail, const uint64_t *ids,
+				  size_t k, fwd_error_t *err)
+{
+	char sql[1024 + 2 * IN_CHUNK];
+	struct db_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT %s FROM job_io WHERE job_id IN (",
+		 cols);
+	db_append_placeholders(sql, sizeof(sql), k);
+	snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql), ")%s", tail);
+	if (!(st = db_prepare(db, sql, err)))
+		return NULL;
+	for (size_t i = 0; i < k; i++)
+		db_bind_uint64(st, (unsigned)i, ids[i]);
+	if (db_exec(st, err) < 0) {
+		db_stmt_close(st);
+		return NULL;
+	}
+	return st;
+}
+
 int job_io_status(struct db *db, const uint64_t *ids, size_t n,
 		  struct job_io_state *out, fwd_error_t *err)
 {
 	memset(out, 0, n * sizeof(*out));
 	for (size_t at = 0; at < n; at += IN_CHUNK) {
 		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
-		char sql[256 + 2 * IN_CHUNK];
 		struct db_stmt *st;
 		int r;
 
-		snprintf(sql, sizeof(sql),
-			 "SELECT job_id, source, updated_at,"
-			 " COALESCE(profiled_at, -1) FROM job_io"
-			 " WHERE job_id IN (");
-		db_append_placeholders(sql, sizeof(sql), k);
-		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
-		if (!(st = db_prepare(db, sql, err)))
+		if (!(st = select_ids(db,
+				      "job_id, source, updated_at,"
+				      " COALESCE(profiled_at, -1)",
+				      "", ids + at, k, err)))
 			return -1;
-		for (size_t i = 0; i < k; i++)
-			db_bind_uint64(st, (unsigned)i, ids[at + i]);
-		if (db_exec(st, err) < 0) {
-			db_stmt_close(st);
-			return -1;
-		}
 		while ((r = db_fetch(st, err)) > 0) {
 			uint64_t id = db_col_uint64(st, 0);
 
@@ -175,25 +192,16 @@ int job_io_sources(struct db *db, const uint64_t *ids, size_t n, json_t **out,
 	}
 	for (size_t at = 0; at < n; at += IN_CHUNK) {
 		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
-		char sql[384 + 2 * IN_CHUNK];
 		struct db_stmt *st;
 		int r;
 
-		snprintf(sql, sizeof(sql),
-			 "SELECT job_id, source, read_bytes, write_bytes,"
-			 " mdops, forwarders_held, bandwidth_achieved_bps,"
-			 " runtime FROM job_io WHERE job_id IN (");
-		db_append_placeholders(sql, sizeof(sql), k);
-		strncat(sql, ") ORDER BY job_id DESC",
-			sizeof(sql) - strlen(sql) - 1);
-		if (!(st = db_prepare(db, sql, err)))
+		if (!(st = select_ids(db,
+				      "job_id, source, read_bytes, write_bytes,"
+				      " mdops, forwarders_held,"
+				      " bandwidth_achieved_bps, runtime",
+				      " ORDER BY job_id DESC", ids + at, k,
+				      err)))
 			goto fail;
-		for (size_t i = 0; i < k; i++)
-			db_bind_uint64(st, (unsigned)i, ids[at + i]);
-		if (db_exec(st, err) < 0) {
-			db_stmt_close(st);
-			goto fail;
-		}
 		while ((r = db_fetch(st, err)) > 0)
 			json_array_append_new(
 				a,
@@ -239,28 +247,20 @@ int job_io_rows(struct db *db, const uint64_t *ids, size_t n,
 	*n_out = 0;
 	for (size_t at = 0; at < n; at += IN_CHUNK) {
 		size_t k = n - at < IN_CHUNK ? n - at : IN_CHUNK;
-		char sql[512 + 2 * IN_CHUNK];
 		struct db_stmt *st;
 		int r;
 
-		snprintf(sql, sizeof(sql),
-			 "SELECT job_id, source, read_bytes, write_bytes,"
-			 " mdops, io_nodes, procs, forwarders_held, io_mode,"
-			 " node_bandwidth_bps, peak_bandwidth_bps, iops,"
-			 " mdops_rate, metadata_queue, bandwidth_achieved_bps,"
-			 " runtime, forwarders_private, direct, phases"
-			 " FROM job_io WHERE job_id IN (");
-		db_append_placeholders(sql, sizeof(sql), k);
-		strncat(sql, ") ORDER BY job_id",
-			sizeof(sql) - strlen(sql) - 1);
-		if (!(st = db_prepare(db, sql, err)))
+		if (!(st = select_ids(
+			      db,
+			      "job_id, source, read_bytes, write_bytes,"
+			      " mdops, io_nodes, procs, forwarders_held,"
+			      " io_mode, node_bandwidth_bps,"
+			      " peak_bandwidth_bps, iops, mdops_rate,"
+			      " metadata_queue, bandwidth_achieved_bps,"
+			      " runtime, forwarders_private, direct,"
+			      " phases",
+			      " ORDER BY job_id", ids + at, k, err)))
 			goto fail;
-		for (size_t i = 0; i < k; i++)
-			db_bind_uint64(st, (unsigned)i, ids[at + i]);
-		if (db_exec(st, err) < 0) {
-			db_stmt_close(st);
-			goto fail;
-		}
 		while ((r = db_fetch(st, err)) > 0) {
 			struct job_io_row *w;
 			const char *src = db_col_text(st, 1),
