@@ -112,8 +112,8 @@ static int write_tmp(const char *dir, const char *path, const char *text,
 	return 0;
 }
 
-/* The temporary file of write_tmp(), fsync'd, renamed over its path.
- * 0, or -1 with err (nothing left). */
+/* The temporary file of write_tmp(), fsync'd if pb->sync, renamed over
+ * its path.  0, or -1 with err (nothing left). */
 static int publish_place(struct ctl_pub *pb, fwd_error_t *err)
 {
 	int fd = pb->fd;
@@ -121,7 +121,7 @@ static int publish_place(struct ctl_pub *pb, fwd_error_t *err)
 	pb->fd = -1;
 	if (fd < 0)
 		return 0;
-	if (fsync(fd) < 0) {
+	if (pb->sync && fsync(fd) < 0) {
 		int e = errno;
 
 		close(fd);
@@ -219,6 +219,7 @@ static int publish(struct db *db, const struct policy *p,
 			  strlen(text) + 1);
 		goto out;
 	}
+	pb->sync = !db;
 	rv = write_tmp(p->remap.decision_dir, path, text, pb, err);
 out:
 	if (rv < 0)

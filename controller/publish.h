@@ -10,8 +10,14 @@
  * within a second (MariaDB's default max_connections is 151).
  *
  *   <dir>/<job>.decision   written by PrologSlurmctld after the decision
- *                          committed, atomically (temporary file, fsync,
- *                          rename), mode 0644, owned by SlurmUser:
+ *                          committed, atomically (temporary file,
+ *                          rename), mode 0644, owned by SlurmUser; a file
+ *                          the database cannot stand in for (direct,
+ *                          fallback) is fsync'd before the rename, one
+ *                          of the database's rows is not (the commit
+ *                          made them durable; a controller crash can
+ *                          leave at most an empty file, which a node
+ *                          reads as none):
  *     {"version":1,"job":<job>,"rows":[{"forwarder":..,"nodes":..,
  *      "action":..,"address":..|null},...],"digest":"<sha256 hex>"}
  *                          rows are the job's held allocation rows as the
@@ -48,7 +54,9 @@
  *
  * The node side (spank/fwdalloc_node.c) reads the decision file without
  * following links, size-limited, and parses it strictly; a missing file
- * sends it to the database, a damaged one keeps the node's defaults.
+ * sends it to the database, and so does an empty one (all that a crash
+ * can leave of a file renamed before its data reached the disk); a
+ * damaged one keeps the node's defaults.
  */
 
 #include <limits.h>
@@ -98,12 +106,14 @@ int ctl_publish_decision(struct db *db, const struct policy *p,
  * ctl_publish_decision() in two steps, for a batch of jobs: prepare writes
  * each file under a temporary name, finish syncs it and renames it into
  * place.  Finishing the batch's files after all are written costs the
- * file system one journal commit instead of one a job.  A prepared file
+ * file system one journal commit instead of one a job, and only for the
+ * files that are synced (see <dir>/<job>.decision).  A prepared file
  * must be finished (its descriptor stays open until then); on failure of
  * either step nothing is left and -1 is returned with err.
  */
 struct ctl_pub {
-	int fd; /* -1: nothing to finish */
+	int fd;	   /* -1: nothing to finish */
+	bool sync; /* fsync before the rename: no database row stands in */
 	char tmp[PATH_MAX], path[PATH_MAX];
 };
 int ctl_publish_prepare(struct db *db, const struct policy *p,

@@ -123,7 +123,7 @@ static const char *str_member(json_t *o, const char *key, size_t max,
  * The job's decision file, strictly: the exact members, the job, the
  * version, the digest of the rows, each row's exact members and bounded
  * strings.  1 or 0 as fwdalloc_node_decision(), -1 with err when it is
- * damaged, -2 when there is none.
+ * damaged, -2 when there is none (or it is empty).
  */
 static int file_decision(const struct policy *p, uint32_t job_id,
 			 const char *node, struct fwdalloc_node_decision *nd,
@@ -163,7 +163,13 @@ static int file_decision(const struct policy *p, uint32_t job_id,
 			  path);
 		goto out;
 	}
-	if (sb.st_size <= 0 || (uint64_t)sb.st_size > FWD_DECISION_MAX_BYTES) {
+	/* Empty: what a controller crash leaves of a file whose rows were
+	 * not synced (controller/publish.h); the database has them. */
+	if (sb.st_size == 0) {
+		rv = -2;
+		goto out;
+	}
+	if (sb.st_size < 0 || (uint64_t)sb.st_size > FWD_DECISION_MAX_BYTES) {
 		errprintf(err, "%s: size %lld outside 1..%u bytes", path,
 			  (long long)sb.st_size, FWD_DECISION_MAX_BYTES);
 		goto out;

@@ -135,7 +135,8 @@ check_match "the audit table has the same count" "\"count\":$dbfb" \
 	"$(q "SELECT record FROM audit WHERE job_id = 501 AND action = 'release'")"
 
 # 5. Damaged or planted files keep the nodes on their defaults, say why,
-# and are counted; the nodes do not go to the database instead.
+# and are counted; the nodes do not go to the database instead.  An
+# empty file is no decision yet: the database has it.
 hook prolog 502 "c[1-4]" 4
 check_eq "prolog of job 502 exits 0" 0 "$rc"
 f=$spool/502.decision
@@ -144,6 +145,11 @@ sed 's/fwd1/fwd9/' "$f" >"$f.new" && mv "$f.new" "$f" && chmod 644 "$f"
 check_eq "altered rows: 4 fallbacks" 4 "$(field fallbacks "$(summary "$d/bad.out")")"
 check_match "altered rows: digest mismatch" '^c1 fallback decision file: .*digest mismatch' \
 	"$(head -n 1 "$d/bad.out")"
+: >"$f"
+"$fanout" "$policy" 502 1 c 10 >"$d/bad.out" 2>&1
+check_match "empty file (what a crash leaves of an unsynced one): the node reads the database" \
+	'^c1 db ' "$(head -n 1 "$d/bad.out")"
+check_eq "empty file: no fallback line" 4 "$(wc -l <"$spool/502.fallbacks")"
 printf '{"version":1,"job":502,"rows":[],"digest":"x","extra":1}\n' >"$f"
 "$fanout" "$policy" 502 1 c 10 >"$d/bad.out" 2>&1
 check_match "unknown member: refused" '^c1 fallback decision file: .*not a version 1 decision of job 502' \

@@ -370,6 +370,8 @@ static void test_publish_two_steps(void **state)
 						     &pb[i], &err),
 				 0);
 		assert_true(pb[i].fd >= 0);
+		/* No database row can stand in for a direct row: synced. */
+		assert_true(pb[i].sync);
 		snprintf(path, sizeof(path), "%s/%d.decision", dir, 700 + i);
 		assert_string_equal(pb[i].path, path);
 		assert_int_equal(stat(path, &sb), -1);
