@@ -248,8 +248,8 @@ static int epilog_queued(struct fwdctl_ctx *ctx, double t0)
 		ctl_outcome_free(&out);
 		return FWD_EXIT_OK;
 	}
-	if (relq_release_all(p, dir, log_queued, NULL, &done, &failed, &err) <
-	    0)
+	if (relq_release_all(NULL, p, dir, log_queued, NULL, &done, &failed,
+			     &err) < 0)
 		log_daemon(LOG_WARNING, "epilog: release queue: %s", err.text);
 	return FWD_EXIT_OK;
 }

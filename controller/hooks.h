@@ -27,6 +27,7 @@
 #include "controller/job.h"
 #include "topology/topo_cache.h"
 
+struct db;
 struct policy;
 struct topology;
 
@@ -86,6 +87,17 @@ void ctl_prolog_abandon(const struct policy *p, const struct topology *t,
  * audit the release. */
 void ctl_epilog(const struct policy *p, const struct ctl_job *j, double t0,
 		struct ctl_outcome *out);
+
+/*
+ * ctl_epilog() on the caller's connection db, in the caller's thread, with
+ * no worker process and no time bound beyond db's own timeouts (the
+ * controller service's release thread; nothing waits for it).  A failed
+ * release (out->fallback) leaves its rows to reconcile and says why in
+ * its record.  When db is unusable (db_err_unavailable()) the release is
+ * done again on a connection of its own; the caller had best reconnect.
+ */
+void ctl_epilog_on(struct db *db, const struct policy *p,
+		   const struct ctl_job *j, double t0, struct ctl_outcome *out);
 
 /*
  * The topology the controller's prolog decides with: path (NULL: the

@@ -268,11 +268,11 @@ bad:
 	return NULL;
 }
 
-/* The entry's variables replace this process's; 0, or -1 with err. */
-static int apply_entry(const char *name, const char *buf, size_t len,
-		       fwd_error_t *err)
+/* The entry's variables into vals[] (pointers into buf; unset ones
+ * NULL); 0, or -1 with err. */
+static int parse_entry(const char *name, const char *buf, size_t len,
+		       const char *vals[CTL_JOB_N_VARS], fwd_error_t *err)
 {
-	const char *vals[CTL_JOB_N_VARS];
 	size_t head = strlen(buf) + 1;
 
 	if (ctl_job_vars_parse(buf + head, len - head, vals, err) < 0)
@@ -281,17 +281,14 @@ static int apply_entry(const char *name, const char *buf, size_t len,
 		errno = EINVAL;
 		return errprintf(err, "entry %s: names another job", name);
 	}
-	for (size_t i = 0; i < CTL_JOB_N_VARS; i++)
-		if (vals[i] ? setenv(ctl_job_vars[i], vals[i], 1)
-			    : unsetenv(ctl_job_vars[i]))
-			return errprintf(err, "entry %s: %s", name,
-					 strerror(errno));
 	return 0;
 }
 
 /* Handle what the queue holds now.  0, or -1 (could not list). */
-static int drain_once(int dfd, void (*release)(void *, double), void *arg,
-		      size_t *n_done, size_t *n_bad, fwd_error_t *err)
+static int drain_once(int dfd,
+		      void (*release)(void *, double, const char *const[]),
+		      void *arg, size_t *n_done, size_t *n_bad,
+		      fwd_error_t *err)
 {
 	char **names;
 	size_t n;
@@ -302,9 +299,10 @@ static int drain_once(int dfd, void (*release)(void *, double), void *arg,
 		size_t len = 0;
 		double t0 = 0;
 		fwd_error_t eerr;
+		const char *vals[CTL_JOB_N_VARS];
 		char *buf = read_entry(dfd, names[i], &len, &t0, &eerr);
 
-		if (!buf || apply_entry(names[i], buf, len, &eerr) < 0) {
+		if (!buf || parse_entry(names[i], buf, len, vals, &eerr) < 0) {
 			/* Unusable: dropped, counted, said; reconcile
 			 * releases what the job held. */
 			unlinkat(dfd, names[i], 0);
@@ -313,8 +311,8 @@ static int drain_once(int dfd, void (*release)(void *, double), void *arg,
 			*err = eerr;
 			continue;
 		}
+		release(arg, t0, vals);
 		free(buf);
-		release(arg, t0);
 		/* Removed once handled: a drainer that dies mid-way leaves
 		 * the entry to the next one. */
 		unlinkat(dfd, names[i], 0);
@@ -335,7 +333,8 @@ static bool queue_empty(int dfd)
 	return n == 0;
 }
 
-int relq_drain(const char *dir, void (*release)(void *arg, double t0),
+int relq_drain(const char *dir,
+	       void (*release)(void *arg, double t0, const char *const vals[]),
 	       void *arg, size_t *n_done, size_t *n_bad, fwd_error_t *err)
 {
 	int dfd, lfd, rv = -1;
@@ -381,13 +380,14 @@ out:
 }
 
 struct release_all {
+	struct db *db;
 	const struct policy *p;
 	void (*log)(void *arg, int prio, const char *msg);
 	void *arg;
 	size_t failed;
 };
 
-static void release_one(void *arg, double t0)
+static void release_one(void *arg, double t0, const char *const vals[])
 {
 	struct release_all *ra = arg;
 	struct ctl_outcome out;
@@ -395,14 +395,17 @@ static void release_one(void *arg, double t0)
 	fwd_error_t err;
 	char msg[1200];
 
-	if (ctl_job_from_env(&job, &err) < 0) {
+	if (ctl_job_from_vars(&job, vals, &err) < 0) {
 		snprintf(msg, sizeof(msg), "epilog: queued release: %s",
 			 err.text);
 		ra->log(ra->arg, LOG_WARNING, msg);
 		ra->failed++;
 		return;
 	}
-	ctl_epilog(ra->p, &job, t0, &out);
+	if (ra->db)
+		ctl_epilog_on(ra->db, ra->p, &job, t0, &out);
+	else
+		ctl_epilog(ra->p, &job, t0, &out);
 	for (size_t i = 0; i < out.n_notes; i++)
 		ra->log(ra->arg, LOG_WARNING, out.notes[i].text);
 	if (out.lost_record) {
@@ -423,12 +426,12 @@ static void release_one(void *arg, double t0)
 	ctl_outcome_free(&out);
 }
 
-int relq_release_all(const struct policy *p, const char *dir,
+int relq_release_all(struct db *db, const struct policy *p, const char *dir,
 		     void (*log)(void *arg, int prio, const char *msg),
 		     void *arg, size_t *n_done, size_t *n_failed,
 		     fwd_error_t *err)
 {
-	struct release_all ra = {p, log, arg, 0};
+	struct release_all ra = {db, p, log, arg, 0};
 	size_t bad = 0;
 	int rv = relq_drain(dir, release_one, &ra, n_done, &bad, err);
 

@@ -26,6 +26,7 @@
 
 #include "common/error.h"
 
+struct db;
 struct policy;
 
 /* The queue directory for policy p into buf.  0, or -1 (no audit file
@@ -46,30 +47,34 @@ int relq_put_vars(const char *dir, const char *const vals[], double t0,
 
 /*
  * Release what the queue in dir holds (relq_drain()), each job with
- * ctl_epilog() under policy p.  What the operator should hear (a
+ * ctl_epilog() under policy p, or, given a connection db, with
+ * ctl_epilog_on() on it (the controller service's release thread: no
+ * process and no connection a job).  What the operator should hear (a
  * release's notes, a damaged entry, an audit record that could not be
  * written to the file: "audit record not written ...") goes to
  * log(arg, priority, message), syslog priorities.  *n_failed counts the
  * releases that failed (reconcile frees their rows later).  0, or -1
  * with err as relq_drain().
  */
-int relq_release_all(const struct policy *p, const char *dir,
+int relq_release_all(struct db *db, const struct policy *p, const char *dir,
 		     void (*log)(void *arg, int prio, const char *msg),
 		     void *arg, size_t *n_done, size_t *n_failed,
 		     fwd_error_t *err);
 
 /*
  * Release what is queued, unless another drainer is at it (a lock file in
- * the directory): for each entry, in job id order, the entry's variables
- * replace this process's (those it lacks are unset), `release` is called
- * with the epilog's start time, and the entry is removed.  Loops until
+ * the directory): for each entry, in job id order, `release` is called
+ * with the epilog's start time and the entry's values of CTL_JOB_VARS
+ * (controller/job.h; NULL: unset; valid during the call: the environment
+ * is left alone, so threads may drain), and the entry is removed.  Loops until
  * the queue is empty after the lock is given up, so an entry queued while
  * another drainer held the lock is never left behind.  *n_done counts the
  * entries handled (a damaged entry is removed and counted in *n_bad, its
  * reason in err).  0, or -1 with errno and err (the directory or the
  * lock could not be used).
  */
-int relq_drain(const char *dir, void (*release)(void *arg, double t0),
+int relq_drain(const char *dir,
+	       void (*release)(void *arg, double t0, const char *const vals[]),
 	       void *arg, size_t *n_done, size_t *n_bad, fwd_error_t *err);
 
 #endif

@@ -5,8 +5,9 @@
  * (service/protocol.h); it keeps what every launch would otherwise
  * rebuild (policy, topology, the database connection and its prepared
  * statements, recent profiles: controller/launcher.h), decides the
- * prologs that arrive together as one batch, and queues releases for a
- * drainer process so that no hook waits on the database at a job's end.
+ * prologs that arrive together as one batch, and queues releases for its
+ * release thread (one kept connection) so that no hook waits on the
+ * database at a job's end.
  * The hooks fail open without it (they run `fwdctl prolog` and the
  * release queue themselves), so it is an accelerator, never a
  * dependency.  Only this file prints; the work is the libraries'.
@@ -82,8 +83,8 @@ static void on_signal(int sig)
 		got_hup = 1;
 	else if (sig != SIGCHLD)
 		got_term = 1;
-	/* SIGCHLD only interrupts poll(): a drainer that ended is reaped
-	 * (and one started again) at once. */
+	/* SIGCHLD only interrupts poll(): the bounded workers of a release
+	 * that had to connect on its own are waited for where they run. */
 }
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -298,13 +299,15 @@ static void answer_outcome(int fd, const struct ctl_outcome *out)
 }
 
 /*
- * Two threads.  The main one accepts, reads every request at once,
- * queues prologs for the decision thread and answers the rest itself (an
- * epilog is queued in the release queue there and then): a hook's
- * hand-off never waits for a batch being decided.  The decision thread
- * owns the state (policy, topology, launcher and its connection), decides
- * the prologs queued since its last batch as the next batch, answers
- * them, and starts the release drainer.  `mu` guards what both touch.
+ * The main thread accepts, reads every request at once, queues prologs
+ * for the decision thread and answers the rest itself (an epilog is
+ * queued in the release queue there and then): a hook's hand-off never
+ * waits for a batch being decided.  The decision thread owns the state
+ * (policy, topology, launcher and its connection), decides the prologs
+ * queued since its last batch as the next batch and answers them.  The
+ * release thread drains the release queue whenever an epilog queued
+ * something, with a policy and a connection of its own; the report
+ * threads answer users' reports.  `mu` guards what they share.
  */
 struct service {
 	const char *policy_path;
@@ -314,14 +317,14 @@ struct service {
 	size_t n_conns;
 	/* the decision thread's */
 	struct state st;
-	pid_t drainer;
-	bool drain_again; /* releases queued since the drainer started */
 	/* shared, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	pthread_cond_t rcv; /* the release thread's: want_drain or stop */
 	struct prolog_req *queue;
 	size_t n_queue;
-	bool want_drain, stop;
+	bool want_drain; /* an epilog queued a release */
+	bool stop;
 	char qdir[4096]; /* the release queue of the policy in use, or "" */
 	struct ctl_launcher_stats stats;
 	unsigned long long epilogs, refused;
@@ -364,7 +367,7 @@ static void count_refused(struct service *sv)
 	pthread_mutex_unlock(&sv->mu);
 }
 
-/* The drainer's messages: this process's stderr, the journal. */
+/* The release thread's messages: this process's stderr, the journal. */
 static void log_release(void *arg, int prio, const char *msg)
 {
 	(void)arg;
@@ -372,57 +375,8 @@ static void log_release(void *arg, int prio, const char *msg)
 	say("%s", msg);
 }
 
-/* Release what is queued, in a child: the service goes on answering. */
-static void start_drainer(struct service *sv)
-{
-	char dir[4096];
-	fwd_error_t err;
-	size_t done = 0, failed = 0;
-	pid_t pid;
-
-	if (sv->drainer > 0) {
-		sv->drain_again = true;
-		return;
-	}
-	sv->drain_again = false;
-	pid = fork();
-	if (pid < 0) {
-		say("release drainer: fork: %s; the next epilog or "
-		    "`fwdctl reconcile` releases what is queued",
-		    strerror(errno));
-		return;
-	}
-	if (pid > 0) {
-		sv->drainer = pid;
-		return;
-	}
-	/* The child shares the parent's database connection: it must not
-	 * use or close it, so it leaves with _exit(). */
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_IGN);
-	close(sv->lfd);
-	if (sv->qlfd >= 0)
-		close(sv->qlfd);
-	if (relq_dir(sv->st.p, dir, sizeof(dir), &err) < 0 ||
-	    relq_release_all(sv->st.p, dir, log_release, NULL, &done, &failed,
-			     &err) < 0)
-		say("release queue: %s", err.text);
-	_exit(failed ? 1 : 0);
-}
-
-static void reap(struct service *sv)
-{
-	int status;
-
-	if (sv->drainer > 0 && waitpid(sv->drainer, &status, WNOHANG) > 0) {
-		sv->drainer = 0;
-		if (sv->drain_again)
-			start_drainer(sv);
-	}
-}
-
-/* "FWDALLOC1 E <t0>": queue the release, answer; the decision thread
- * starts the drainer. */
+/* "FWDALLOC1 E <t0>": queue the release, answer, wake the release
+ * thread. */
 static void handle_epilog(struct service *sv, int fd, double t0,
 			  const char *vars, size_t len)
 {
@@ -448,7 +402,7 @@ static void handle_epilog(struct service *sv, int fd, double t0,
 	pthread_mutex_lock(&sv->mu);
 	sv->epilogs++;
 	sv->want_drain = true;
-	pthread_cond_signal(&sv->cv);
+	pthread_cond_signal(&sv->rcv);
 	pthread_mutex_unlock(&sv->mu);
 }
 
@@ -901,6 +855,57 @@ static void *query_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The release thread: drains the release queue (controller/
+ * release_queue.h) whenever an epilog queued something, every release on
+ * the one connection it keeps from drain to drain (no process and no
+ * connection a job), with its own copy of the policy (worker_refresh()).
+ * Without a connection each release connects on its own, in its bounded
+ * worker, as the hooks' drain does; after a drain with failures the
+ * connection is made again.
+ */
+static void *release_thread(void *arg)
+{
+	struct query_worker *w = arg;
+	struct service *sv = w->sv;
+
+	for (;;) {
+		char dir[4096];
+		size_t done = 0, failed = 0;
+		fwd_error_t err;
+		struct db *db;
+
+		pthread_mutex_lock(&sv->mu);
+		while (!sv->want_drain && !sv->stop)
+			pthread_cond_wait(&sv->rcv, &sv->mu);
+		if (!sv->want_drain) {
+			pthread_mutex_unlock(&sv->mu);
+			break;
+		}
+		sv->want_drain = false;
+		pthread_mutex_unlock(&sv->mu);
+		worker_refresh(w);
+		if (!w->p || relq_dir(w->p, dir, sizeof(dir), &err) < 0) {
+			say("release queue: %s",
+			    w->p ? err.text : "no policy loaded");
+			continue;
+		}
+		if (!(db = worker_db(w, &err)))
+			say("releases: %s; each release connects on its own",
+			    err.text);
+		if (relq_release_all(db, w->p, dir, log_release, NULL, &done,
+				     &failed, &err) < 0)
+			say("release queue: %s", err.text);
+		if (failed) {
+			db_close(w->db);
+			w->db = NULL;
+		}
+	}
+	db_close(w->db);
+	policy_destroy(w->p);
+	return NULL;
+}
+
 /* Parse a queued prolog request into l.  0, or -1 (answered). */
 static int parse_prolog(struct prolog_req *r, double now, struct ctl_launch *l)
 {
@@ -1020,7 +1025,6 @@ static void *decider(void *arg)
 	for (;;) {
 		struct timespec ts;
 		size_t n;
-		bool drain;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 200000000L;
@@ -1029,8 +1033,7 @@ static void *decider(void *arg)
 			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_mutex_lock(&sv->mu);
-		while (!sv->n_queue && !sv->want_drain && !sv->stop &&
-		       !got_hup &&
+		while (!sv->n_queue && !sv->stop && !got_hup &&
 		       pthread_cond_timedwait(&sv->cv, &sv->mu, &ts) == 0)
 			;
 		if (sv->stop) {
@@ -1042,10 +1045,7 @@ static void *decider(void *arg)
 		memmove(sv->queue, sv->queue + n,
 			(sv->n_queue - n) * sizeof(*batch));
 		sv->n_queue -= n;
-		drain = sv->want_drain;
-		sv->want_drain = false;
 		pthread_mutex_unlock(&sv->mu);
-		reap(sv);
 		if (got_hup || n) {
 			bool force = got_hup;
 
@@ -1055,8 +1055,6 @@ static void *decider(void *arg)
 		}
 		if (n)
 			decide_batch(sv, batch, n);
-		if (drain)
-			start_drainer(sv);
 	}
 	free(batch);
 	return NULL;
@@ -1106,7 +1104,9 @@ static int serve(struct service *sv)
 	pthread_t qtid[QUERY_WORKERS];
 	size_t n_qw = 0;
 	sigset_t all, old;
-	pthread_t tid;
+	pthread_t tid, rtid;
+	/* the release thread: a worker of its own (the slot is unused) */
+	struct query_worker rw = {.sv = sv, .slot = QUERY_WORKERS};
 	int rc;
 
 	sv->conns = calloc(PENDING_MAX, sizeof(*sv->conns));
@@ -1126,6 +1126,13 @@ static int serve(struct service *sv)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&tid, NULL, decider, sv);
+	if (!rc && (rc = pthread_create(&rtid, NULL, release_thread, &rw))) {
+		pthread_mutex_lock(&sv->mu);
+		sv->stop = true;
+		pthread_cond_signal(&sv->cv);
+		pthread_mutex_unlock(&sv->mu);
+		pthread_join(tid, NULL);
+	}
 	for (size_t i = 0; !rc && sv->qlfd >= 0 && i < QUERY_WORKERS; i++) {
 		int e;
 
@@ -1174,9 +1181,11 @@ static int serve(struct service *sv)
 	pthread_mutex_lock(&sv->mu);
 	sv->stop = true;
 	pthread_cond_signal(&sv->cv);
+	pthread_cond_signal(&sv->rcv);
 	pthread_cond_broadcast(&sv->qcv);
 	pthread_mutex_unlock(&sv->mu);
 	pthread_join(tid, NULL);
+	pthread_join(rtid, NULL);
 	for (size_t i = 0; i < n_qw; i++)
 		pthread_join(qtid[i], NULL);
 	for (size_t i = 0; i < sv->n_qqueue; i++) {
@@ -1219,8 +1228,8 @@ static void usage(FILE *f)
 "statements and the profiles read in the last minute, decides the\n"
 "prologs that arrive together as one batch (one transaction under the\n"
 "decision lock; the knapsack arbitrates between them), and queues\n"
-"releases for a drainer process, so that a hook costs Slurm about a\n"
-"millisecond.  Run it on every host that runs slurmctld (primary and\n"
+"releases for its release thread (a connection of its own, kept), so\n"
+"that a hook costs Slurm about a millisecond.  Run it on every host that runs slurmctld (primary and\n"
 "backup), as SlurmUser, under systemd (fwdallocd.service).\n"
 "\n"
 "Without it the hooks do the work themselves (`fwdctl prolog`, the\n"
@@ -1280,7 +1289,8 @@ static void usage(FILE *f)
 "  -h, --help     this text;  --version  the version.\n"
 "\n"
 "Messages go to stderr (the journal under systemd).  SIGTERM stops it;\n"
-"releases already queued stay queued for the next drainer or\n"
+"the release thread finishes the releases it is at; those queued after\n"
+"stay queued for the next start, an epilog run without the service, or\n"
 "`fwdctl reconcile`.\n"
 "\n"
 "Exit status: 0 stopped by SIGTERM or --status answered; 1 could not\n"
@@ -1330,6 +1340,9 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&sv.mu, NULL);
 	pthread_cond_init(&sv.cv, NULL);
 	pthread_cond_init(&sv.qcv, NULL);
+	pthread_cond_init(&sv.rcv, NULL);
+	/* What an earlier run left queued is released at once. */
+	sv.want_drain = true;
 	sv.qlfd = -1;
 	sv.policy_path = SYSCONFDIR "/fwdalloc/fwdalloc.yaml";
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -1400,9 +1413,6 @@ int main(int argc, char **argv)
 		close(sv.qlfd);
 		unlink(qsock);
 	}
-	while (sv.drainer > 0 && waitpid(sv.drainer, NULL, 0) < 0 &&
-	       errno == EINTR)
-		;
 	state_free(&sv.st);
 	say("stopped");
 	return rc;

@@ -36,16 +36,19 @@ struct seen {
 	const char *more_id;
 };
 
-static void record(void *arg, double t0)
+/* The drain passes each entry's values (CTL_JOB_VARS order: 0 the job
+ * id, 4 the name, 7 SPANK_IO_UPGRADE) and leaves the environment alone. */
+static void record(void *arg, double t0, const char *const vals[])
 {
 	struct seen *s = arg;
 	const char *v;
 
 	assert_true(s->n < 16);
-	snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", getenv("SLURM_JOB_ID"));
-	v = getenv("SLURM_JOB_NAME");
+	assert_null(getenv("SLURM_JOB_ID"));
+	snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", vals[0]);
+	v = vals[4];
 	snprintf(s->names[s->n], sizeof(s->names[0]), "%s", v ? v : "-");
-	s->io_upgrade_set[s->n] = getenv("SPANK_IO_UPGRADE") != NULL;
+	s->io_upgrade_set[s->n] = vals[7] != NULL;
 	s->t0[s->n] = t0;
 	s->n++;
 	if (s->more_id) {
@@ -54,6 +57,7 @@ static void record(void *arg, double t0)
 		setenv("SLURM_JOB_ID", s->more_id, 1);
 		unsetenv("SPANK_IO_UPGRADE");
 		assert_int_equal(relq_put(s->dir, 42.0, &err), 0);
+		unsetenv("SLURM_JOB_ID");
 		s->more_id = NULL;
 	}
 }
@@ -87,6 +91,8 @@ static void queue(const char *dir, const char *id, const char *name,
 	else
 		unsetenv("SPANK_IO_UPGRADE");
 	assert_int_equal(relq_put(dir, t0, &err), 0);
+	unsetenv("SLURM_JOB_ID");
+	unsetenv("SLURM_JOB_NAME");
 }
 
 static void test_order_and_variables(void **state)
