@@ -52,6 +52,9 @@ file_record() { grep "\"job_id\":\"$1\"" "$M/audit.jsonl" | grep '"event":"prolo
 held() { sql "SELECT COUNT(*) FROM allocations WHERE job_id = $1 AND released_at IS NULL"; }
 
 # 1. A burst of real jobs, half with --io-upgrade, decided by the service.
+# The server's count of connections opened (this query's own included).
+conns() { sql "SHOW GLOBAL STATUS LIKE 'Connections'" | awk '{ print $2 }'; }
+conns0=$(conns)
 jobs=
 for i in $(seq 1 8); do
 	case $((i % 3)) in 0) n=bwapp ;; 1) n=n1app ;; *) n=small ;; esac
@@ -82,6 +85,12 @@ check "burst: the cache served some ($(count profile_hits) of 8)" \
 check_eq "burst: every job has its prolog record" 8 \
 	"$(for j in $jobs; do file_record "$j"; done | grep -c '"event":"prolog"')"
 check_eq "burst: every release went through the service" 8 "$(count epilogs)"
+# The decisions' connection, the release thread's, this count's own and
+# the check's reads above: not one a job (a worker that connects for
+# each release would make it 8 more).
+n=$(($(conns) - conns0))
+check "burst: $n connections opened for 8 jobs and their releases" \
+	test "$n" -le 6
 check_eq "burst: nothing held after the releases" 0 \
 	"$(sql "SELECT COUNT(*) FROM allocations WHERE released_at IS NULL")"
 check_eq "burst: the release queue is empty" 0 \
