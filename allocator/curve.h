@@ -176,7 +176,8 @@ double alloc_harm(uint64_t volume, double base, uint32_t vulnerable);
 /* The harm of leaving a job on its default mapping, in parts. */
 struct alloc_harm {
 	double io_seconds; /* its I/O time: V / (N_io B_c), the duration of
-			    * its I/O phases (without B_c: V / peak) */
+			    * its I/O phases (without B_c: V / peak;
+			    * without data, V = 0: its run time) */
 	double data_s;	   /* V / base: its data I/O on the default mapping */
 	double md_s;	   /* io_seconds * mdops / metadata_heavy_rate: its
 			    * metadata load in seconds at the heavy rate */

@@ -165,6 +165,7 @@ struct alloc_profile {
 	double metadata_queue; /* mean forwarder metadata queue length */
 	enum fwd_io_mode io_mode;
 	uint32_t runs;		   /* runs the prediction is based on */
+	double runtime;		   /* median run time, s; 0 = unknown */
 	double direct_bps;	   /* with direct file-system access (no
 				    * forwarder); 0 = never measured */
 	struct alloc_bw_point *bw; /* bandwidth_by_forwarders, sorted by k,

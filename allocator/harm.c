@@ -26,7 +26,9 @@ double alloc_harm(uint64_t volume, double base, uint32_t vulnerable)
  * bandwidth of the job's I/O phases divided by its I/O nodes
  * (profiler/summary.h), so N_io B_c is the rate of its I/O phases and
  * V / (N_io B_c) their duration.  Without B_c the peak bounds it from
- * below (the I/O cannot last less than V / peak).
+ * below (the I/O cannot last less than V / peak).  A job that moves no
+ * data but loads the metadata servers does so for its run: its run time
+ * is its I/O time (unknown: no harm is known either).
  */
 static double phase_rate(const struct alloc_profile *pr)
 {
@@ -43,8 +45,16 @@ void alloc_harm_of(const struct policy_interference *in,
 
 	*h = (struct alloc_harm){0};
 	h->vulnerable = vulnerable;
-	if (!pr->io_volume_bytes)
+	if (!pr->io_volume_bytes) {
+		if (in && in->metadata_heavy_rate > 0 && pr->mdops > 0 &&
+		    pr->runtime > 0) {
+			h->io_seconds = pr->runtime;
+			h->md_s = pr->runtime * pr->mdops /
+				  in->metadata_heavy_rate;
+			h->harm = h->md_s * (1.0 + vulnerable);
+		}
 		return;
+	}
 	if (base > 0)
 		h->data_s = v / base;
 	h->io_seconds = rate > 0 ? v / rate : h->data_s;

@@ -48,6 +48,7 @@ void profile_to_alloc(const struct profile *src, struct alloc_profile *dst,
 		break;
 	}
 	dst->runs = src->runs;
+	dst->runtime = src->runtime;
 	/* k = 0 is direct file-system access (no forwarder), the curve's
 	 * other end: the allocator keeps it apart. */
 	for (size_t i = 0; i < src->n_bw && i < PROFILE_MAX_BW; i++) {

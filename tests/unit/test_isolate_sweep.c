@@ -34,6 +34,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -419,10 +420,81 @@ static void test_sweep(void **state)
 	policy_destroy(p);
 }
 
+/*
+ * A job that moves no data but loads the metadata servers: its harm is its
+ * metadata load over its run (run time x mdops / 300 ops/s, the heavy
+ * rate), isolated on its N_f = 1 default count when that reaches
+ * min_harm (10 s); a short run, an unknown run time or a light load stay
+ * on the defaults.
+ */
+static void test_metadata_only(void **state)
+{
+	static const struct {
+		double mdops, runtime;
+		enum want want;
+	} cases[] = {
+		{1500, 3600, IS}, /* 18,000 s of heavy-rate load */
+		{1500, 1, DE},	  /* 5 s: below min_harm */
+		{1500, 0, DE},	  /* run time unknown: no harm known */
+		{301, 10, IS},	  /* 10.03 s: just reaches it */
+		{10, 3600, DE},	  /* not metadata-heavy */
+	};
+	struct fix *f = *state;
+	struct policy *p = policy_defaults();
+
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct alloc_profile pr = {
+			.io_nodes = 64,
+			.iops = 10,
+			.mdops = cases[i].mdops,
+			.io_mode = FWD_IO_N_N,
+			.runs = 3,
+			.runtime = cases[i].runtime,
+		};
+		struct alloc_job job = {.job_id = "1",
+					.user = "u",
+					.nodes = "c[1-64]",
+					.request = FWD_REQ_AUTO,
+					.profile = &pr,
+					.no_render = true};
+		struct alloc_decision *d;
+		uint32_t *ids;
+		fwd_error_t err;
+		bool md = false;
+
+		assert_int_equal(alloc_ctx_job_nodes(f->cx, job.nodes, &ids,
+						     &job.n_nodes, &err),
+				 0);
+		job.node_ids = ids;
+		d = alloc_decide(f->cx, p, NULL, NULL, &job, 0, &err);
+		if (!d)
+			fail_msg("case %zu: %s", i, err.text);
+		for (size_t k = 0; k < d->n_reasons; k++)
+			md |= strstr(d->reasons[k], "metadata:") != NULL;
+		if (d->action != (cases[i].want == IS ? FWD_ACT_ISOLATE
+						      : FWD_ACT_DEFAULT) ||
+		    d->n_forwarders != 1 ||
+		    (cases[i].want == IS && (!d->private_fwd[0] || !md))) {
+			dump(d);
+			fail_msg("case %zu (%.0f ops/s over %.0f s): %s on "
+				 "%zu forwarders, want %s",
+				 i, cases[i].mdops, cases[i].runtime,
+				 fwd_action_name(d->action), d->n_forwarders,
+				 want_name(cases[i].want));
+		}
+		alloc_decision_destroy(d);
+		free(ids);
+	}
+	policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metadata_only, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("isolate_sweep", tests, NULL, NULL);
