@@ -659,8 +659,11 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 	order = malloc((n_jobs + 1) * sizeof(*order));
 	plan = calloc(n_jobs + 1, sizeof(*plan));
 	seq = malloc((n_jobs + 1) * sizeof(*seq));
-	scratch = ledger ? alloc_ledger_clone(ledger)
-			 : alloc_ledger_create_ranked(cx->t, cx->name_rank);
+	/* the grants go to a scratch ledger: the caller's entries borrowed
+	 * (the reference: copied) */
+	scratch = !ledger ? alloc_ledger_create_ranked(cx->t, cx->name_rank)
+		  : reuse ? alloc_ledger_overlay(ledger)
+			  : alloc_ledger_clone(ledger);
 	if (!alone || !order || !plan || !seq || !scratch ||
 	    alloc_scratch_init(&ws, cx) < 0) {
 		errno = ENOMEM;

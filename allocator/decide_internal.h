@@ -257,9 +257,10 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 
 /* alloc_decide_batch() without reusing one job's pool for the next: each
  * decision reads the idle forwarders from the ledger and places them one
- * by one, as a decision alone does, the jobs are ranked by insertion sort
- * and the knapsack's improvement sums each group's parts anew for every
- * job.  The reference
+ * by one, as a decision alone does, the jobs are ranked by insertion sort,
+ * the knapsack's improvement sums each group's parts anew for every job,
+ * and the grants go to a deep copy of the ledger (not an overlay that
+ * borrows its entries).  The reference
  * the tests compare the batch with (the decisions must be the same). */
 int alloc_decide_batch_ref(const struct alloc_ctx *cx, const struct policy *p,
 			   const struct alloc_ledger *ledger,
