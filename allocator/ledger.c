@@ -676,11 +676,26 @@ struct alloc_ledger *alloc_ledger_overlay(const struct alloc_ledger *l)
 	c->n_entries = c->n_lent = l->n_entries;
 	for (size_t f = 0; f < nf; f++) {
 		const struct fwd_slot *s = &l->fwd[f];
+		struct fwd_slot *d = &c->fwd[f];
 
-		for (size_t i = 0; i < s->n_holders; i++)
-			if (slot_push(c, &c->fwd[f], s->holders[i]) < 0)
-				goto nomem;
-		c->fwd[f].last_release = s->last_release;
+		d->last_release = s->last_release;
+		if (!s->n_holders)
+			continue;
+		/* room as slot_push() makes it: the ledger's first block,
+		 * else its own */
+		if (s->n_holders <= SLOT_FIRST) {
+			d->holders = &c->first[f * SLOT_FIRST];
+			d->cap = SLOT_FIRST;
+		} else if (!(d->holders = malloc(s->n_holders *
+						 sizeof(*d->holders)))) {
+			goto nomem;
+		} else {
+			d->cap = s->n_holders;
+			d->own = true;
+		}
+		memcpy(d->holders, s->holders,
+		       s->n_holders * sizeof(*d->holders));
+		d->n_holders = s->n_holders;
 	}
 	for (size_t i = 0; i < c->n_entries; i++)
 		for (size_t k = 0; k < c->entries[i]->n_forwarders; k++)
