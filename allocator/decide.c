@@ -1421,7 +1421,10 @@ nomem:
 
 /* ---- requests, access and a job already decided ----------------------- */
 
-static int access_check(struct work *w, struct plan *pl)
+/* plan (NULL: none): a batch's, whose first pass may have found the job
+ * allowed already (the same job, the same policy). */
+static int access_check(struct work *w, struct plan *pl,
+			struct alloc_plan *plan)
 {
 	const struct policy_access *a = &w->p->access;
 	const struct alloc_job *job = w->job;
@@ -1455,8 +1458,11 @@ static int access_check(struct work *w, struct plan *pl)
 	}
 	if (!pl->considered)
 		return 0;
-	pl->allowed = policy_job_allowed(w->p, job->user, job->account,
+	pl->allowed = (plan && plan->allowed) ||
+		      policy_job_allowed(w->p, job->user, job->account,
 					 job->partition, why, sizeof(why));
+	if (plan)
+		plan->allowed = pl->allowed;
 	if (!pl->allowed) {
 		pl->considered = false;
 		pl->upgrade_denied = pl->asked;
@@ -1703,7 +1709,7 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	w.pool.base = pool_base != SIZE_MAX ? pool_base : w.pool.n;
 
 	/* Who may be upgraded; 3.-5. which upgrades the job wants. */
-	if (access_check(&w, &pl) < 0)
+	if (access_check(&w, &pl, plan) < 0)
 		goto nomem;
 	anomalies = p->decision.avoid_anomalies &&
 		    p->access.mode != POLICY_MODE_OFF;

@@ -213,7 +213,8 @@ struct alloc_plan {
 	struct alloc_option chosen;
 	uint32_t batch_sharers; /* other batch jobs staying on the defaults */
 	/* out */
-	bool curve; /* the job took the curve rule */
+	bool allowed; /* policy_job_allowed() said yes (asked once) */
+	bool curve;   /* the job took the curve rule */
 	struct alloc_opts opts;
 	uint32_t first_default;	  /* the job's first default forwarder */
 	uint32_t held_sharers;	  /* ledger jobs on its default forwarders */

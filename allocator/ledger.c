@@ -448,8 +448,10 @@ static void slot_remove(struct fwd_slot *s, const struct alloc_ledger_entry *e)
 	}
 }
 
+/* `absent`: the caller found no entry of the job already. */
 static int check_entry(const struct alloc_ledger *l,
-		       const struct alloc_ledger_entry *e, fwd_error_t *err)
+		       const struct alloc_ledger_entry *e, bool absent,
+		       fwd_error_t *err)
 {
 	const struct topology *t = l->topo;
 
@@ -457,7 +459,7 @@ static int check_entry(const struct alloc_ledger *l,
 		errno = EINVAL;
 		return errprintf(err, "ledger entry without a job id");
 	}
-	if (alloc_ledger_find(l, e->job_id)) {
+	if (!absent && alloc_ledger_find(l, e->job_id)) {
 		errno = EEXIST;
 		return errprintf(err, "job %s already holds an allocation",
 				 e->job_id);
@@ -541,7 +543,7 @@ out:
 int alloc_ledger_add(struct alloc_ledger *l,
 		     const struct alloc_ledger_entry *src, fwd_error_t *err)
 {
-	if (check_entry(l, src, err) < 0)
+	if (check_entry(l, src, false, err) < 0)
 		return -1;
 	return add_checked(l, src, err);
 }
@@ -583,7 +585,8 @@ int alloc_ledger_acquire(struct alloc_ledger *l, const struct alloc_decision *d,
 		e.blocks = d->blocks;
 		e.n_blocks = d->n_blocks;
 	}
-	rv = alloc_ledger_add(l, &e, err);
+	/* not in the ledger (looked up above) */
+	rv = check_entry(l, &e, true, err) < 0 ? -1 : add_checked(l, &e, err);
 	free(shared);
 	return rv;
 }
