@@ -106,8 +106,9 @@ static bool stays(const struct alloc_plan *pl, const size_t *pick, size_t j)
 /* The share of its first default forwarder's time a job staying there
  * with option o takes: its value alone spread over its o->k forwarders,
  * at the rate one forwarder carries for it (a job without a curve, or
- * without a rate: all of it). */
-static double share_of(const struct alloc_plan *q, const struct alloc_option *o)
+ * without a rate: all of it).  Computed once per option (share_set()). */
+static double share_calc(const struct alloc_plan *q,
+			 const struct alloc_option *o)
 {
 	double c;
 
@@ -117,12 +118,32 @@ static double share_of(const struct alloc_plan *q, const struct alloc_option *o)
 	return c < 1 ? c : 1;
 }
 
+/* Every option's share, in `room` (as many as the curve jobs' options),
+ * pointed to by each job's plan. */
+static void share_set(struct alloc_plan *pl, size_t n_jobs, double *room)
+{
+	for (size_t j = 0; j < n_jobs; j++) {
+		if (!pl[j].curve)
+			continue;
+		pl[j].share = room;
+		for (size_t x = 0; x < pl[j].opts.n; x++)
+			*room++ = share_calc(&pl[j], &pl[j].opts.o[x]);
+	}
+}
+
+/* The share of option o, one of job q's (q->opts.o[..]). */
+static inline double share_of(const struct alloc_plan *q,
+			      const struct alloc_option *o)
+{
+	return q->curve && q->opts.n ? q->share[o - q->opts.o] : 1;
+}
+
 /* What option o is worth to job i when the others staying on its first
  * default forwarder take `others` of its time (the ledger's holders one
  * each): a forwarder asked for more than its time serves each its share
  * (sim/SIM.md "Bandwidth"). */
-static double shared_value(const struct alloc_plan *q,
-			   const struct alloc_option *o, double others)
+static inline double shared_value(const struct alloc_plan *q,
+				  const struct alloc_option *o, double others)
 {
 	double load;
 
@@ -476,6 +497,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	struct groups g = {0};
 	struct gkeep *gk = NULL;
 	uint32_t *stayers = NULL;
+	double *shares = NULL;
 	size_t total = 0, n_memo = 0;
 	int memo_drops[MEMO];
 	int rv = -1;
@@ -487,8 +509,10 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	memset(no_explore, 0, nj * sizeof(*no_explore));
 	for (size_t i = 0; i < n_jobs; i++)
 		total += pl[i].curve ? pl[i].opts.n : 0;
-	if (!(buf = malloc((total + 1) * sizeof(*buf))))
+	if (!(buf = malloc((total + 1) * sizeof(*buf))) ||
+	    !(shares = malloc((total + 1) * sizeof(*shares))))
 		goto out;
+	share_set(pl, n_jobs, shares);
 	/* Isolation by harm with the batch's neighbours: a disruptive job is
 	 * isolated when its harm (the longer of its data I/O on the default
 	 * mapping and its metadata load) times (1 + the vulnerable jobs,
@@ -652,6 +676,9 @@ out:
 	groups_free(&g);
 	free(gk);
 	free(stayers);
+	for (size_t i = 0; i < n_jobs; i++)
+		pl[i].share = NULL; /* not beyond the knapsack */
+	free(shares);
 	alloc_mckp_buf_free(&mb);
 	free(buf);
 	free(blk);

@@ -224,8 +224,9 @@ struct alloc_plan {
 	double harm_s;		  /* the harm of its default mapping without
 				   * neighbours (alloc_harm_of()): the longer of its
 				   * data I/O there and its metadata load, seconds */
-	double rate; /* B/s one forwarder carries for it at most (its share
-		      * of a forwarder: value / k / rate) */
+	double rate;   /* B/s one forwarder carries for it at most (its share
+			* of a forwarder: value / k / rate) */
+	double *share; /* batch.c's: each option's share, computed once */
 };
 
 /* Working arrays of one decision at a time, sized for the topology once
