@@ -56,6 +56,141 @@ OPTION_PASS_ATTR static void option_first(const double *restrict dp,
 		nd[c] = dp[c] + val;
 }
 
+/* Four capacities at once (GCC's and clang's vector extensions, so that
+ * two comparisons in a row stay branch-free, which the vectoriser does
+ * not manage on its own): the same IEEE sums, products and comparisons
+ * per lane as option_pass(). */
+typedef double mckp_v4d __attribute__((vector_size(32)));
+typedef long long mckp_v4i __attribute__((vector_size(32)));
+
+/* b = dj[0..3] + wj where that is strictly better than b beyond the tie
+ * band (a macro: no vector crosses a call) */
+#define V_BAND(b, dj, wj)                                                      \
+	do {                                                                   \
+		const mckp_v4i abs_ = {INT64_MAX, INT64_MAX, INT64_MAX,        \
+				       INT64_MAX};                             \
+		mckp_v4d v_, t_;                                               \
+		mckp_v4i m_;                                                   \
+                                                                               \
+		memcpy(&v_, (dj), sizeof(v_));                                 \
+		v_ += (wj);                                                    \
+		t_ = (b) + 1e-9 * (mckp_v4d)((mckp_v4i)(b)&abs_);              \
+		m_ = v_ > t_;                                                  \
+		(b) = (mckp_v4d)(((mckp_v4i)v_ & m_) | ((mckp_v4i)(b) & ~m_)); \
+	} while (0)
+
+/* The same on one capacity. */
+#define BAND(b, v)                                          \
+	do {                                                \
+		double v_ = (v), t_ = (b) + 1e-9 * fabs(b); \
+		(b) = v_ > t_ ? v_ : (b);                   \
+	} while (0)
+
+/* An item's first option and its next one in one sweep: nd[c] = d0[c] +
+ * v0, then d1[c] + v1 where strictly better (option_first() then
+ * option_pass(), capacity by capacity). */
+OPTION_PASS_ATTR static void option_first1(const double *d0, const double *d1,
+					   double *nd, size_t n, double v0,
+					   double v1)
+{
+	const mckp_v4d w0 = {v0, v0, v0, v0}, w1 = {v1, v1, v1, v1};
+	size_t c = 0;
+
+	for (; c + 4 <= n; c += 4) {
+		mckp_v4d b;
+
+		memcpy(&b, d0 + c, sizeof(b));
+		b += w0;
+		V_BAND(b, d1 + c, w1);
+		memcpy(nd + c, &b, sizeof(b));
+	}
+	for (; c < n; c++) {
+		double b = d0[c] + v0;
+
+		BAND(b, d1[c] + v1);
+		nd[c] = b;
+	}
+}
+
+/* Two options in one sweep, the first then the second (option_pass()
+ * twice, capacity by capacity). */
+OPTION_PASS_ATTR static void option_pass2(const double *d1, const double *d2,
+					  double *nd, size_t n, double v1,
+					  double v2)
+{
+	const mckp_v4d w1 = {v1, v1, v1, v1}, w2 = {v2, v2, v2, v2};
+	size_t c = 0;
+
+	for (; c + 4 <= n; c += 4) {
+		mckp_v4d b;
+
+		memcpy(&b, nd + c, sizeof(b));
+		V_BAND(b, d1 + c, w1);
+		V_BAND(b, d2 + c, w2);
+		memcpy(nd + c, &b, sizeof(b));
+	}
+	for (; c < n; c++) {
+		double b = nd[c];
+
+		BAND(b, d1[c] + v1);
+		BAND(b, d2[c] + v2);
+		nd[c] = b;
+	}
+}
+
+/*
+ * One item over the capacities 0 .. l, from the row before (dp) into nd:
+ * its first option, then the others that fit, in option order, two in a
+ * sweep.  Below the larger take of a sweep's two only the other applies:
+ * those capacities take it alone.  Every capacity sees the comparisons of
+ * option_first() and option_pass() one option after the other, so the
+ * same row.
+ */
+static void item_row(const struct alloc_option *o, size_t n, const double *dp,
+		     double *nd, uint32_t l)
+{
+	size_t x = 1, y;
+
+	if (n > UINT16_MAX)
+		n = UINT16_MAX; /* the options a choice can name */
+	while (x < n && o[x].take > l)
+		x++;
+	if (x == n) {
+		option_first(dp, nd, (size_t)l + 1, o[0].value);
+		return;
+	}
+	/* the first option and option x */
+	if (o[x].take)
+		option_first(dp, nd, o[x].take, o[0].value);
+	option_first1(dp + o[x].take, dp, nd + o[x].take, l - o[x].take + 1,
+		      o[0].value, o[x].value);
+	for (x++;; x = y + 1) {
+		uint32_t s;
+
+		while (x < n && o[x].take > l)
+			x++;
+		if (x == n)
+			break;
+		for (y = x + 1; y < n && o[y].take > l; y++)
+			;
+		if (y == n) {
+			option_pass(dp, nd + o[x].take, l - o[x].take + 1,
+				    o[x].value);
+			break;
+		}
+		/* x and y from s, the larger take; below it one of them */
+		s = o[x].take > o[y].take ? o[x].take : o[y].take;
+		if (o[x].take < s)
+			option_pass(dp, nd + o[x].take, s - o[x].take,
+				    o[x].value);
+		if (o[y].take < s)
+			option_pass(dp, nd + o[y].take, s - o[y].take,
+				    o[y].value);
+		option_pass2(dp + s - o[x].take, dp + s - o[y].take, nd + s,
+			     l - s + 1, o[x].value, o[y].value);
+	}
+}
+
 /* The option item o (n options) chose at capacity c <= l, its capacities
  * computed up to l from dp (the items before it): the comparisons
  * option_first() and option_pass() made there, in the same order, on the
@@ -176,11 +311,7 @@ double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
 		lim[i] = prev = l;
 		/* strictly better only: fewer forwarders and lower indexes
 		 * win ties */
-		option_first(dp, nd, (size_t)l + 1, o[0].value);
-		for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++)
-			if (o[x].take <= l)
-				option_pass(dp, nd + o[x].take,
-					    l - o[x].take + 1, o[x].value);
+		item_row(o, n[i], dp, nd, l);
 		dp = nd;
 	}
 	for (c = prev + 1; c <= cap; c++)
