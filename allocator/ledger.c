@@ -675,7 +675,9 @@ struct alloc_ledger *alloc_ledger_overlay(const struct alloc_ledger *l)
 	memcpy(c->hash, l->hash, l->hash_size * sizeof(*c->hash));
 	c->hash_size = l->hash_size;
 	c->hash_used = l->hash_used;
-	memcpy(c->entries, l->entries, l->n_entries * sizeof(*c->entries));
+	if (l->n_entries) /* none: l may have no array */
+		memcpy(c->entries, l->entries,
+		       l->n_entries * sizeof(*c->entries));
 	c->n_entries = c->n_lent = l->n_entries;
 	for (size_t f = 0; f < nf; f++) {
 		const struct fwd_slot *s = &l->fwd[f];
