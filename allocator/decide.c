@@ -667,7 +667,8 @@ static int try_scale(struct work *w, bool anomalies)
 		w->pool.next = saved_next;
 		while (d->n_reasons > saved_reasons)
 			free(d->reasons[--d->n_reasons]);
-		if (alloc_reason(d,
+		if (!d->dry &&
+		    alloc_reason(d,
 				 "scale refused: no idle forwarder available "
 				 "(%zu idle healthy, %u in reserve, pool share "
 				 "cap %zu)%s",
@@ -803,7 +804,9 @@ static int interference_check(struct work *w, bool *want)
 				  w->job->n_nodes, pr->mdops,
 				  pr->peak_bandwidth_bps, why, sizeof(why))) {
 		*want = w->harm.harm >= w->p->decision.curve.min_harm;
-		if (alloc_reason(
+		/* a batch's first pass keeps no reasons: not formatted */
+		if (!d->dry &&
+		    alloc_reason(
 			    d,
 			    "disruptive (%s): expected harm %s %s "
 			    "min_harm %.3g s%s",
@@ -911,7 +914,7 @@ static int try_isolate(struct work *w, bool anomalies)
 		capname = "the job's node count";
 	}
 	got = upgrade_room(w, capped, &share_cap, &reserve_room);
-	if (got < capped)
+	if (got < capped && !d->dry) /* named in reasons only */
 		capname = pool_limit(w, capped, share_cap, reserve_room, lim,
 				     sizeof(lim));
 	/* what the job gets on its shared defaults, and on `got` private */
@@ -949,7 +952,8 @@ static int try_isolate(struct work *w, bool anomalies)
 		e--; /* no more than it can use */
 	if (e && fmin((double)(d->n_f + e) * bf, need_bps) >
 			 fmin((double)d->n_f * bf, need_bps)) {
-		if (alloc_reason(d,
+		if (!d->dry &&
+		    alloc_reason(d,
 				 "isolation capped by %s: %zu of the %zu "
 				 "private forwarder%s it needs would serve it "
 				 "slower than its defaults (%s < %s); best "
@@ -966,6 +970,8 @@ static int try_isolate(struct work *w, bool anomalies)
 		d->s = s;
 		return rv;
 	}
+	if (d->dry) /* a batch's first pass keeps no reasons */
+		return 0;
 	return alloc_reason(d,
 			    "isolation refused: %s leaves %zu of the %zu "
 			    "private forwarder%s it needs (%s, its defaults "
@@ -1036,6 +1042,8 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 	char capname[200];
 
 	got = upgrade_room(w, k, &share_cap, &reserve_room);
+	if ((got < k || !got) && d->dry)
+		return 0; /* a batch's first pass keeps no reasons */
 	if (got < k || !got)
 		return alloc_reason(
 			       d,
@@ -1395,7 +1403,8 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		got = grant_private(w, ch.take,
 				    isolate ? FWD_ACT_ISOLATE : FWD_ACT_SCALE);
 	} else if (isolate) {
-		if (alloc_reason(d,
+		if (!d->dry &&
+		    alloc_reason(d,
 				 "isolation refused: no private option fits "
 				 "the pool within %u pool forwarder%s (%s), "
 				 "nor a smaller one",
