@@ -725,11 +725,11 @@ static int victim_check(struct work *w, bool *isolate)
 			const struct alloc_ledger_entry *e = hold[k];
 
 			/* Unknown size: an N-1 holder counts as large. */
-			if (!policy_job_disruptive(in, e->io_mode == FWD_IO_N_1,
-						   e->n_nodes ? e->n_nodes
-							      : SIZE_MAX,
-						   e->mdops, e->bandwidth_bps,
-						   why, sizeof(why)))
+			if (!policy_job_disruptive(
+				    in, e->io_mode == FWD_IO_N_1,
+				    e->n_nodes ? e->n_nodes : SIZE_MAX,
+				    e->mdops, e->bandwidth_bps,
+				    w->d->dry ? NULL : why, sizeof(why)))
 				continue;
 			*isolate = true;
 			return alloc_reason(
@@ -800,9 +800,9 @@ static int interference_check(struct work *w, bool *want)
 	*want = false;
 	w->held = default_sharers(w, &vuln);
 	alloc_harm_of(in, pr, base, vuln, &w->harm);
-	if (policy_job_disruptive(in, pr->io_mode == FWD_IO_N_1,
-				  w->job->n_nodes, pr->mdops,
-				  pr->peak_bandwidth_bps, why, sizeof(why))) {
+	if (policy_job_disruptive(
+		    in, pr->io_mode == FWD_IO_N_1, w->job->n_nodes, pr->mdops,
+		    pr->peak_bandwidth_bps, d->dry ? NULL : why, sizeof(why))) {
 		*want = w->harm.harm >= w->p->decision.curve.min_harm;
 		/* a batch's first pass keeps no reasons: not formatted */
 		if (!d->dry &&
@@ -1229,10 +1229,11 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		isolate = plan->opts.isolate;
 	} else if (p->decision.interference.enabled &&
 		   job->request != FWD_REQ_SCALE) {
-		if (policy_job_disruptive(
-			    &p->decision.interference,
-			    pr->io_mode == FWD_IO_N_1, job->n_nodes, pr->mdops,
-			    pr->peak_bandwidth_bps, why, sizeof(why))) {
+		if (policy_job_disruptive(&p->decision.interference,
+					  pr->io_mode == FWD_IO_N_1,
+					  job->n_nodes, pr->mdops,
+					  pr->peak_bandwidth_bps,
+					  d->dry ? NULL : why, sizeof(why))) {
 			struct alloc_harm hh;
 			char ht[200];
 
