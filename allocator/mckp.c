@@ -18,11 +18,16 @@
  * (target_clones); other compilers (clang, the fuzzing build) vectorise
  * the plain loop at -O2 themselves. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define OPTION_PASS_ATTR                                 \
-	__attribute__((target_clones("avx2", "default"), \
-		       optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#define OPTION_PASS_ATTR                                                     \
+	__attribute__((target_clones("avx2", "default"),                     \
+		       optimize("tree-vectorize", "vect-cost-model=dynamic", \
+				"fp-contract=off")))
+/* pick_of() replays the sweeps' comparisons: with the same roundings
+ * (no fused multiply-add on either side, whatever -march says) */
+#define PICK_ATTR __attribute__((optimize("fp-contract=off")))
 #else
 #define OPTION_PASS_ATTR
+#define PICK_ATTR
 #endif
 
 /*
@@ -195,8 +200,8 @@ static void item_row(const struct alloc_option *o, size_t n, const double *dp,
  * computed up to l from dp (the items before it): the comparisons
  * option_first() and option_pass() made there, in the same order, on the
  * same sums. */
-static size_t pick_of(const struct alloc_option *o, size_t n, const double *dp,
-		      uint32_t c, uint32_t l)
+PICK_ATTR static size_t pick_of(const struct alloc_option *o, size_t n,
+				const double *dp, uint32_t c, uint32_t l)
 {
 	double b = dp[c] + o[0].value;
 	size_t pick = 0;
