@@ -106,8 +106,9 @@ static bool stays(const struct alloc_plan *pl, const size_t *pick, size_t j)
 /* The share of its first default forwarder's time a job staying there
  * with option o takes: its value alone spread over its o->k forwarders,
  * at the rate one forwarder carries for it (a job without a curve, or
- * without a rate: all of it). */
-static double share_of(const struct alloc_plan *q, const struct alloc_option *o)
+ * without a rate: all of it).  Computed once per option (share_set()). */
+static double share_calc(const struct alloc_plan *q,
+			 const struct alloc_option *o)
 {
 	double c;
 
@@ -117,12 +118,32 @@ static double share_of(const struct alloc_plan *q, const struct alloc_option *o)
 	return c < 1 ? c : 1;
 }
 
+/* Every option's share, in `room` (as many as the curve jobs' options),
+ * pointed to by each job's plan. */
+static void share_set(struct alloc_plan *pl, size_t n_jobs, double *room)
+{
+	for (size_t j = 0; j < n_jobs; j++) {
+		if (!pl[j].curve)
+			continue;
+		pl[j].share = room;
+		for (size_t x = 0; x < pl[j].opts.n; x++)
+			*room++ = share_calc(&pl[j], &pl[j].opts.o[x]);
+	}
+}
+
+/* The share of option o, one of job q's (q->opts.o[..]). */
+static inline double share_of(const struct alloc_plan *q,
+			      const struct alloc_option *o)
+{
+	return q->curve && q->opts.n ? q->share[o - q->opts.o] : 1;
+}
+
 /* What option o is worth to job i when the others staying on its first
  * default forwarder take `others` of its time (the ledger's holders one
  * each): a forwarder asked for more than its time serves each its share
  * (sim/SIM.md "Bandwidth"). */
-static double shared_value(const struct alloc_plan *q,
-			   const struct alloc_option *o, double others)
+static inline double shared_value(const struct alloc_plan *q,
+				  const struct alloc_option *o, double others)
 {
 	double load;
 
@@ -281,27 +302,35 @@ static double gsum_value(const struct gsum *s)
 	return (load > 1 ? s->a / load : s->a) + s->b;
 }
 
-/* Other batch jobs that keep job i's first default forwarder in use. */
-static uint32_t batch_sharers(const struct alloc_plan *pl, const size_t *pick,
-			      const struct groups *g, size_t i)
+/* The batch jobs that keep each group's first default forwarder in use
+ * (n[grp]); job i's other sharers are n[its group] but itself. */
+static void group_stayers(const struct alloc_plan *pl, const size_t *pick,
+			  const struct groups *g, uint32_t *n)
 {
-	size_t grp = g->grp[i];
-	uint32_t n = 0;
+	for (size_t grp = 0; grp < g->n; grp++) {
+		n[grp] = 0;
+		for (size_t m = g->gs[grp]; m < g->gs[grp + 1]; m++)
+			n[grp] += stays(pl, pick, g->mem[m]);
+	}
+}
 
-	for (size_t m = g->gs[grp]; m < g->gs[grp + 1]; m++)
-		n += g->mem[m] != i && stays(pl, pick, g->mem[m]);
-	return n;
+/* The gain over the default mapping (its value `def`) the policy asks
+ * of an upgrade. */
+static double gain_needed(const struct policy *p, double def)
+{
+	const struct policy_curve *c = &p->decision.curve;
+
+	return fmax(c->min_gain, c->min_gain_share * def);
 }
 
 /* Whether job i may take option x: within the exploration budget, and,
  * but for the default mapping, the gain over it (its value `def`) the
- * policy asks for; no extras for an isolated job. */
-static bool option_ok(const struct policy *p, const struct alloc_plan *q,
-		      const struct alloc_option *x, double xv, double def,
-		      bool no_explore, uint64_t budget)
+ * policy asks for (`need`, gain_needed()); no extras for an isolated
+ * job. */
+static bool option_ok(const struct alloc_plan *q, const struct alloc_option *x,
+		      double xv, double def, double need, bool no_explore,
+		      uint64_t budget)
 {
-	const struct policy_curve *c = &p->decision.curve;
-
 	if (x->kind == ALLOC_OPT_DEFAULT)
 		return true;
 	if (q->opts.isolate && x->kind == ALLOC_OPT_EXTRAS)
@@ -311,7 +340,7 @@ static bool option_ok(const struct policy *p, const struct alloc_plan *q,
 	/* alloc_option_gains() for x valued xv, without copying x */
 	if (q->opts.isolate)
 		return true;
-	return xv - def >= fmax(c->min_gain, c->min_gain_share * def);
+	return xv - def >= need;
 }
 
 /* A group's parts (gsum_of()) kept until one of its choices changes. */
@@ -351,7 +380,7 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 		for (size_t i = 0; i < n_jobs; i++) {
 			const struct alloc_opts *o = &pl[i].opts;
 			size_t grp = g->grp[i], was = pick[i], best = was;
-			double before, best_v, load, def;
+			double before, best_v, load, def, need;
 			const struct alloc_option *c;
 			struct gsum sum;
 			bool fast;
@@ -382,6 +411,7 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 							  ? share_of(&pl[i], c)
 							  : 0);
 			def = shared_value(&pl[i], &o->o[0], load);
+			need = gain_needed(p, def);
 			for (size_t x = 0; x < o->n; x++) {
 				const struct alloc_option *y = &o->o[x];
 				double v;
@@ -392,9 +422,9 @@ static void improve(const struct policy *p, struct alloc_plan *pl,
 				     ex - (c->estimated ? c->take : 0) +
 						     y->take >
 					     budget) ||
-				    !option_ok(p, &pl[i], y,
+				    !option_ok(&pl[i], y,
 					       shared_value(&pl[i], y, load),
-					       def, no_ex[i], budget))
+					       def, need, no_ex[i], budget))
 					continue;
 				pick[i] = x;
 				if (fast) {
@@ -442,11 +472,12 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		     size_t n_jobs, size_t base, bool reuse)
 {
 	/* one block for the per-job arrays (all of 8-byte elements but
-	 * no_explore, last) */
+	 * no_explore, last); only pick, best and no_explore are read before
+	 * they are written (zeroed below) */
 	size_t nj = n_jobs + 1;
-	void *blk = calloc(1, nj * (sizeof(const struct alloc_option *) +
-				    4 * sizeof(size_t) + sizeof(double) +
-				    2 * MEMO * sizeof(size_t) + sizeof(bool)));
+	void *blk = malloc(nj * (sizeof(const struct alloc_option *) +
+				 4 * sizeof(size_t) + sizeof(double) +
+				 2 * MEMO * sizeof(size_t) + sizeof(bool)));
 	const struct alloc_option **opt = blk;
 	size_t *n = (size_t *)(opt + nj);
 	size_t *pick = n + nj;
@@ -465,16 +496,23 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	struct alloc_mckp_buf mb = {0};
 	struct groups g = {0};
 	struct gkeep *gk = NULL;
+	uint32_t *stayers = NULL;
+	double *shares = NULL;
 	size_t total = 0, n_memo = 0;
 	int memo_drops[MEMO];
 	int rv = -1;
 
 	if (!blk || groups_make(pl, n_jobs, &g) < 0)
 		goto out;
+	memset(pick, 0, nj * sizeof(*pick));
+	memset(best, 0, nj * sizeof(*best));
+	memset(no_explore, 0, nj * sizeof(*no_explore));
 	for (size_t i = 0; i < n_jobs; i++)
 		total += pl[i].curve ? pl[i].opts.n : 0;
-	if (!(buf = malloc((total + 1) * sizeof(*buf))))
+	if (!(buf = malloc((total + 1) * sizeof(*buf))) ||
+	    !(shares = malloc((total + 1) * sizeof(*shares))))
 		goto out;
+	share_set(pl, n_jobs, shares);
 	/* Isolation by harm with the batch's neighbours: a disruptive job is
 	 * isolated when its harm (the longer of its data I/O on the default
 	 * mapping and its metadata load) times (1 + the vulnerable jobs,
@@ -522,7 +560,7 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 		for (size_t i = 0; i < n_jobs; i++) {
 			const struct alloc_opts *o = &pl[i].opts;
 			struct alloc_option *b = &buf[used];
-			double others;
+			double others, need;
 
 			if (!pl[i].curve || !o->n)
 				continue;
@@ -533,14 +571,14 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 					  : 0);
 			b[0] = o->o[0];
 			b[0].value = shared_value(&pl[i], &o->o[0], others);
+			need = gain_needed(p, b[0].value);
 			n[k] = 1;
 			for (size_t x = 1; x < o->n; x++) {
 				double xv =
 					shared_value(&pl[i], &o->o[x], others);
 
-				if (!option_ok(p, &pl[i], &o->o[x], xv,
-					       b[0].value, no_explore[i],
-					       budget))
+				if (!option_ok(&pl[i], &o->o[x], xv, b[0].value,
+					       need, no_explore[i], budget))
 					continue;
 				b[n[k]] = o->o[x];
 				b[n[k]++].value = xv;
@@ -620,18 +658,27 @@ static int arbitrate(const struct policy *p, struct alloc_plan *pl,
 	if (!(gk = calloc(g.n + 1, sizeof(*gk))))
 		goto out;
 	improve(p, pl, n_jobs, &g, no_explore, budget, cap, reuse, gk, pick);
+	/* the groups' stayers, counted once */
+	if (!(stayers = malloc((g.n + 1) * sizeof(*stayers))))
+		goto out;
+	group_stayers(pl, pick, &g, stayers);
 	for (size_t i = 0; i < n_jobs; i++) {
 		if (!pl[i].curve || !pl[i].opts.n)
 			continue;
 		pl[i].apply = true;
 		pl[i].collect = false;
 		pl[i].chosen = pl[i].opts.o[pick[i]];
-		pl[i].batch_sharers = batch_sharers(pl, pick, &g, i);
+		pl[i].batch_sharers =
+			stayers[g.grp[i]] - (uint32_t)stays(pl, pick, i);
 	}
 	rv = 0;
 out:
 	groups_free(&g);
 	free(gk);
+	free(stayers);
+	for (size_t i = 0; i < n_jobs; i++)
+		pl[i].share = NULL; /* not beyond the knapsack */
+	free(shares);
 	alloc_mckp_buf_free(&mb);
 	free(buf);
 	free(blk);
@@ -659,8 +706,11 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 	order = malloc((n_jobs + 1) * sizeof(*order));
 	plan = calloc(n_jobs + 1, sizeof(*plan));
 	seq = malloc((n_jobs + 1) * sizeof(*seq));
-	scratch = ledger ? alloc_ledger_clone(ledger)
-			 : alloc_ledger_create_ranked(cx->t, cx->name_rank);
+	/* the grants go to a scratch ledger: the caller's entries borrowed
+	 * (the reference: copied) */
+	scratch = !ledger ? alloc_ledger_create_ranked(cx->t, cx->name_rank)
+		  : reuse ? alloc_ledger_overlay(ledger)
+			  : alloc_ledger_clone(ledger);
 	if (!alone || !order || !plan || !seq || !scratch ||
 	    alloc_scratch_init(&ws, cx) < 0) {
 		errno = ENOMEM;

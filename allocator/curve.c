@@ -115,19 +115,23 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 	/* room: the default, direct, and a private and an extras option per
 	 * candidate count: the powers of two up to cap + n_f (larger ones
 	 * fit neither) and the measured counts */
-	size_t room = 2 * pr->n_bw + 6, n_cand = 34 + pr->n_bw;
+	size_t room = 2 * pr->n_bw + 6, n_cand = 34 + pr->n_bw, n_ck = 0;
 	double need, vk_s[64], *vk = vk_s;
 	bool ek_s[64], *ek = ek_s;
+	uint32_t ck_s[64], *ck = ck_s;
 
 	if (n_cand > 64) {
 		vk = malloc(n_cand * sizeof(*vk));
 		ek = malloc(n_cand * sizeof(*ek));
+		ck = malloc(n_cand * sizeof(*ck));
 	}
-	if (!vk || !ek) {
+	if (!vk || !ek || !ck) {
 		if (vk != vk_s)
 			free(vk);
 		if (ek != ek_s)
 			free(ek);
+		if (ck != ck_s)
+			free(ck);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -141,6 +145,7 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 		if (vk != vk_s) {
 			free(vk);
 			free(ek);
+			free(ck);
 		}
 		errno = ENOMEM;
 		return -1;
@@ -172,49 +177,53 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 			add(out, ALLOC_OPT_DIRECT, 0, 0, v, true);
 	}
 	/* candidate counts: powers of two and the measured counts, no
-	 * estimate above the highest measured one; each count valued once
-	 * for both passes (vk[i] < 0: not yet) */
-	for (size_t i = 0; i < n_cand; i++)
-		vk[i] = -1;
+	 * estimate above the highest measured one, listed once (ck) for
+	 * both passes, each valued once (vk[m] < 0: not yet) */
+	for (size_t i = 0; i < n_cand; i++) {
+		uint32_t k;
+
+		if (i < 32) {
+			k = 1u << i;
+			if (i && k < 2)
+				break;
+		} else if (i - 32 < pr->n_bw) {
+			k = pr->bw[i - 32].k;
+			if (!k || !(k & (k - 1)))
+				continue; /* zero or a power of two */
+		} else {
+			/* the most the job can get, when neither a power of
+			 * two nor measured */
+			k = kcap;
+			if (!k || !(k & (k - 1)) || k > UINT32_MAX / 2)
+				continue;
+			for (size_t j = 0; j < pr->n_bw; j++)
+				if (pr->bw[j].k == k)
+					k = 0;
+			if (!k)
+				continue;
+		}
+		if (k > kcap) {
+			if (i < 32)
+				i = 31; /* nor any larger power */
+			continue;
+		}
+		/* above the measured counts only to explore */
+		if (kmax && k > kmax &&
+		    (!p->learn.enabled || k > p->learn.app_cap))
+			continue;
+		ck[n_ck] = k;
+		vk[n_ck++] = -1;
+	}
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n_cand; i++) {
-			uint32_t k;
+		for (size_t m = 0; m < n_ck; m++) {
+			uint32_t k = ck[m];
 			bool est;
 			double v;
 
-			if (i < 32) {
-				k = 1u << i;
-				if (i && k < 2)
-					break;
-			} else if (i - 32 < pr->n_bw) {
-				k = pr->bw[i - 32].k;
-				if (!k || !(k & (k - 1)))
-					continue; /* zero or a power of two */
-			} else {
-				/* the most the job can get, when neither a
-				 * power of two nor measured */
-				k = kcap;
-				if (!k || !(k & (k - 1)) || k > UINT32_MAX / 2)
-					continue;
-				for (size_t j = 0; j < pr->n_bw; j++)
-					if (pr->bw[j].k == k)
-						k = 0;
-				if (!k)
-					continue;
-			}
-			if (k > kcap) {
-				if (i < 32)
-					i = 31; /* nor any larger power */
-				continue;
-			}
-			/* above the measured counts only to explore */
-			if (kmax && k > kmax &&
-			    (!p->learn.enabled || k > p->learn.app_cap))
-				continue;
 			if (pass == 0) { /* k private */
 				if (k > cap)
 					continue;
-				v = value_at(pr, bf, k, &vk[i], &ek[i], &est);
+				v = value_at(pr, bf, k, &vk[m], &ek[m], &est);
 				if (!isolate && v - out->o[0].value < need)
 					continue;
 				add(out, ALLOC_OPT_PRIVATE, k, k, v, est);
@@ -223,7 +232,7 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 
 				if (isolate || k <= n_f || k - n_f > cap)
 					continue;
-				v = value_at(pr, bf, k, &vk[i], &ek[i], &est);
+				v = value_at(pr, bf, k, &vk[m], &ek[m], &est);
 				/* the defaults stay in use: shared */
 				sv = v / (1.0 + sharers);
 				if (sv - out->o[0].value < need)
@@ -247,6 +256,7 @@ int alloc_curve_options(const struct policy *p, const struct alloc_profile *pr,
 	if (vk != vk_s) {
 		free(vk);
 		free(ek);
+		free(ck);
 	}
 	return 0;
 }

@@ -118,11 +118,9 @@ double alloc_mckp(const struct alloc_option *const *opt, const size_t *n,
 /* alloc_mckp()'s working arrays, kept from one solve to the next (a
  * batch solves several times).  Zeroed: empty. */
 struct alloc_mckp_buf {
-	double *dp, *nd;
-	int64_t *cx;
+	double *rows; /* the table, a row of capacities per item */
 	uint32_t *lim;
-	uint16_t *choice;
-	size_t w_cap, items_cap, choice_cap;
+	size_t rows_cap, items_cap;
 };
 
 /* alloc_mckp() with the working arrays in *b (grown as needed). */

@@ -667,7 +667,8 @@ static int try_scale(struct work *w, bool anomalies)
 		w->pool.next = saved_next;
 		while (d->n_reasons > saved_reasons)
 			free(d->reasons[--d->n_reasons]);
-		if (alloc_reason(d,
+		if (!d->dry &&
+		    alloc_reason(d,
 				 "scale refused: no idle forwarder available "
 				 "(%zu idle healthy, %u in reserve, pool share "
 				 "cap %zu)%s",
@@ -724,11 +725,11 @@ static int victim_check(struct work *w, bool *isolate)
 			const struct alloc_ledger_entry *e = hold[k];
 
 			/* Unknown size: an N-1 holder counts as large. */
-			if (!policy_job_disruptive(in, e->io_mode == FWD_IO_N_1,
-						   e->n_nodes ? e->n_nodes
-							      : SIZE_MAX,
-						   e->mdops, e->bandwidth_bps,
-						   why, sizeof(why)))
+			if (!policy_job_disruptive(
+				    in, e->io_mode == FWD_IO_N_1,
+				    e->n_nodes ? e->n_nodes : SIZE_MAX,
+				    e->mdops, e->bandwidth_bps,
+				    w->d->dry ? NULL : why, sizeof(why)))
 				continue;
 			*isolate = true;
 			return alloc_reason(
@@ -799,11 +800,13 @@ static int interference_check(struct work *w, bool *want)
 	*want = false;
 	w->held = default_sharers(w, &vuln);
 	alloc_harm_of(in, pr, base, vuln, &w->harm);
-	if (policy_job_disruptive(in, pr->io_mode == FWD_IO_N_1,
-				  w->job->n_nodes, pr->mdops,
-				  pr->peak_bandwidth_bps, why, sizeof(why))) {
+	if (policy_job_disruptive(
+		    in, pr->io_mode == FWD_IO_N_1, w->job->n_nodes, pr->mdops,
+		    pr->peak_bandwidth_bps, d->dry ? NULL : why, sizeof(why))) {
 		*want = w->harm.harm >= w->p->decision.curve.min_harm;
-		if (alloc_reason(
+		/* a batch's first pass keeps no reasons: not formatted */
+		if (!d->dry &&
+		    alloc_reason(
 			    d,
 			    "disruptive (%s): expected harm %s %s "
 			    "min_harm %.3g s%s",
@@ -911,7 +914,7 @@ static int try_isolate(struct work *w, bool anomalies)
 		capname = "the job's node count";
 	}
 	got = upgrade_room(w, capped, &share_cap, &reserve_room);
-	if (got < capped)
+	if (got < capped && !d->dry) /* named in reasons only */
 		capname = pool_limit(w, capped, share_cap, reserve_room, lim,
 				     sizeof(lim));
 	/* what the job gets on its shared defaults, and on `got` private */
@@ -949,7 +952,8 @@ static int try_isolate(struct work *w, bool anomalies)
 		e--; /* no more than it can use */
 	if (e && fmin((double)(d->n_f + e) * bf, need_bps) >
 			 fmin((double)d->n_f * bf, need_bps)) {
-		if (alloc_reason(d,
+		if (!d->dry &&
+		    alloc_reason(d,
 				 "isolation capped by %s: %zu of the %zu "
 				 "private forwarder%s it needs would serve it "
 				 "slower than its defaults (%s < %s); best "
@@ -966,6 +970,8 @@ static int try_isolate(struct work *w, bool anomalies)
 		d->s = s;
 		return rv;
 	}
+	if (d->dry) /* a batch's first pass keeps no reasons */
+		return 0;
 	return alloc_reason(d,
 			    "isolation refused: %s leaves %zu of the %zu "
 			    "private forwarder%s it needs (%s, its defaults "
@@ -1036,6 +1042,8 @@ static int grant_private(struct work *w, uint32_t k, enum fwd_action act)
 	char capname[200];
 
 	got = upgrade_room(w, k, &share_cap, &reserve_room);
+	if ((got < k || !got) && d->dry)
+		return 0; /* a batch's first pass keeps no reasons */
 	if (got < k || !got)
 		return alloc_reason(
 			       d,
@@ -1221,10 +1229,11 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		isolate = plan->opts.isolate;
 	} else if (p->decision.interference.enabled &&
 		   job->request != FWD_REQ_SCALE) {
-		if (policy_job_disruptive(
-			    &p->decision.interference,
-			    pr->io_mode == FWD_IO_N_1, job->n_nodes, pr->mdops,
-			    pr->peak_bandwidth_bps, why, sizeof(why))) {
+		if (policy_job_disruptive(&p->decision.interference,
+					  pr->io_mode == FWD_IO_N_1,
+					  job->n_nodes, pr->mdops,
+					  pr->peak_bandwidth_bps,
+					  d->dry ? NULL : why, sizeof(why))) {
 			struct alloc_harm hh;
 			char ht[200];
 
@@ -1395,7 +1404,8 @@ static int curve_rule(struct work *w, struct plan *pl, struct alloc_plan *plan,
 		got = grant_private(w, ch.take,
 				    isolate ? FWD_ACT_ISOLATE : FWD_ACT_SCALE);
 	} else if (isolate) {
-		if (alloc_reason(d,
+		if (!d->dry &&
+		    alloc_reason(d,
 				 "isolation refused: no private option fits "
 				 "the pool within %u pool forwarder%s (%s), "
 				 "nor a smaller one",
@@ -1421,7 +1431,10 @@ nomem:
 
 /* ---- requests, access and a job already decided ----------------------- */
 
-static int access_check(struct work *w, struct plan *pl)
+/* plan (NULL: none): a batch's, whose first pass may have found the job
+ * allowed already (the same job, the same policy). */
+static int access_check(struct work *w, struct plan *pl,
+			struct alloc_plan *plan)
 {
 	const struct policy_access *a = &w->p->access;
 	const struct alloc_job *job = w->job;
@@ -1455,8 +1468,11 @@ static int access_check(struct work *w, struct plan *pl)
 	}
 	if (!pl->considered)
 		return 0;
-	pl->allowed = policy_job_allowed(w->p, job->user, job->account,
+	pl->allowed = (plan && plan->allowed) ||
+		      policy_job_allowed(w->p, job->user, job->account,
 					 job->partition, why, sizeof(why));
+	if (plan)
+		plan->allowed = pl->allowed;
 	if (!pl->allowed) {
 		pl->considered = false;
 		pl->upgrade_denied = pl->asked;
@@ -1703,7 +1719,7 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 	w.pool.base = pool_base != SIZE_MAX ? pool_base : w.pool.n;
 
 	/* Who may be upgraded; 3.-5. which upgrades the job wants. */
-	if (access_check(&w, &pl) < 0)
+	if (access_check(&w, &pl, plan) < 0)
 		goto nomem;
 	anomalies = p->decision.avoid_anomalies &&
 		    p->access.mode != POLICY_MODE_OFF;

@@ -213,7 +213,8 @@ struct alloc_plan {
 	struct alloc_option chosen;
 	uint32_t batch_sharers; /* other batch jobs staying on the defaults */
 	/* out */
-	bool curve; /* the job took the curve rule */
+	bool allowed; /* policy_job_allowed() said yes (asked once) */
+	bool curve;   /* the job took the curve rule */
 	struct alloc_opts opts;
 	uint32_t first_default;	  /* the job's first default forwarder */
 	uint32_t held_sharers;	  /* ledger jobs on its default forwarders */
@@ -223,8 +224,9 @@ struct alloc_plan {
 	double harm_s;		  /* the harm of its default mapping without
 				   * neighbours (alloc_harm_of()): the longer of its
 				   * data I/O there and its metadata load, seconds */
-	double rate; /* B/s one forwarder carries for it at most (its share
-		      * of a forwarder: value / k / rate) */
+	double rate;   /* B/s one forwarder carries for it at most (its share
+			* of a forwarder: value / k / rate) */
+	double *share; /* batch.c's: each option's share, computed once */
 };
 
 /* Working arrays of one decision at a time, sized for the topology once
@@ -257,9 +259,10 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 
 /* alloc_decide_batch() without reusing one job's pool for the next: each
  * decision reads the idle forwarders from the ledger and places them one
- * by one, as a decision alone does, the jobs are ranked by insertion sort
- * and the knapsack's improvement sums each group's parts anew for every
- * job.  The reference
+ * by one, as a decision alone does, the jobs are ranked by insertion sort,
+ * the knapsack's improvement sums each group's parts anew for every job,
+ * and the grants go to a deep copy of the ledger (not an overlay that
+ * borrows its entries).  The reference
  * the tests compare the batch with (the decisions must be the same). */
 int alloc_decide_batch_ref(const struct alloc_ctx *cx, const struct policy *p,
 			   const struct alloc_ledger *ledger,

@@ -32,6 +32,10 @@ struct alloc_ledger {
 	const struct topology *topo;
 	struct alloc_ledger_entry **entries; /* insertion order */
 	size_t n_entries;
+	/* entries[0 .. n_lent - 1] are another ledger's, borrowed
+	 * (alloc_ledger_overlay()): never freed here.  They stay in front:
+	 * entries are added at the end and removed in order. */
+	size_t n_lent;
 	size_t cap_entries;
 	struct alloc_ledger_entry **hash;  /* open addressing; NULL empty,
 					    * TOMB deleted */
@@ -282,7 +286,7 @@ void alloc_ledger_destroy(struct alloc_ledger *l)
 
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n_entries; i++)
+	for (size_t i = l->n_lent; i < l->n_entries; i++)
 		entry_free(l->entries[i]);
 	free(l->entries);
 	free(l->hash);
@@ -444,8 +448,10 @@ static void slot_remove(struct fwd_slot *s, const struct alloc_ledger_entry *e)
 	}
 }
 
+/* `absent`: the caller found no entry of the job already. */
 static int check_entry(const struct alloc_ledger *l,
-		       const struct alloc_ledger_entry *e, fwd_error_t *err)
+		       const struct alloc_ledger_entry *e, bool absent,
+		       fwd_error_t *err)
 {
 	const struct topology *t = l->topo;
 
@@ -453,7 +459,7 @@ static int check_entry(const struct alloc_ledger *l,
 		errno = EINVAL;
 		return errprintf(err, "ledger entry without a job id");
 	}
-	if (alloc_ledger_find(l, e->job_id)) {
+	if (!absent && alloc_ledger_find(l, e->job_id)) {
 		errno = EEXIST;
 		return errprintf(err, "job %s already holds an allocation",
 				 e->job_id);
@@ -493,8 +499,9 @@ static int check_entry(const struct alloc_ledger *l,
 	return 0;
 }
 
-int alloc_ledger_add(struct alloc_ledger *l,
-		     const struct alloc_ledger_entry *src, fwd_error_t *err)
+/* alloc_ledger_add() of an entry check_entry() accepts. */
+static int add_checked(struct alloc_ledger *l,
+		       const struct alloc_ledger_entry *src, fwd_error_t *err)
 {
 	struct alloc_ledger_entry *e = NULL;
 	size_t linked = 0;
@@ -502,8 +509,6 @@ int alloc_ledger_add(struct alloc_ledger *l,
 	size_t slot;
 	int rv = -1;
 
-	if (check_entry(l, src, err) < 0)
-		return -1;
 	l->version++;
 	if (!(e = entry_copy(src)))
 		goto nomem;
@@ -533,6 +538,14 @@ nomem:
 out:
 	entry_free(e);
 	return rv;
+}
+
+int alloc_ledger_add(struct alloc_ledger *l,
+		     const struct alloc_ledger_entry *src, fwd_error_t *err)
+{
+	if (check_entry(l, src, false, err) < 0)
+		return -1;
+	return add_checked(l, src, err);
 }
 
 int alloc_ledger_acquire(struct alloc_ledger *l, const struct alloc_decision *d,
@@ -572,7 +585,8 @@ int alloc_ledger_acquire(struct alloc_ledger *l, const struct alloc_decision *d,
 		e.blocks = d->blocks;
 		e.n_blocks = d->n_blocks;
 	}
-	rv = alloc_ledger_add(l, &e, err);
+	/* not in the ledger (looked up above) */
+	rv = check_entry(l, &e, true, err) < 0 ? -1 : add_checked(l, &e, err);
 	free(shared);
 	return rv;
 }
@@ -605,6 +619,10 @@ int alloc_ledger_release(struct alloc_ledger *l, const char *job_id, double now)
 		memmove(&l->entries[i], &l->entries[i + 1],
 			(l->n_entries - i - 1) * sizeof(*l->entries));
 		l->n_entries--;
+		if (i < l->n_lent) {
+			l->n_lent--; /* the lender's */
+			e = NULL;
+		}
 		break;
 	}
 	entry_free(e);
@@ -617,8 +635,9 @@ struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l)
 
 	if (!c)
 		return NULL;
+	/* l's entries were checked when they were added */
 	for (size_t i = 0; i < l->n_entries; i++) {
-		if (alloc_ledger_add(c, l->entries[i], NULL) < 0) {
+		if (add_checked(c, l->entries[i], NULL) < 0) {
 			alloc_ledger_destroy(c);
 			errno = ENOMEM;
 			return NULL;
@@ -629,4 +648,71 @@ struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l)
 	memcpy(c->order, l->order, l->n_order * sizeof(*c->order));
 	memcpy(c->pos, l->pos, l->topo->n_forwarders * sizeof(*c->pos));
 	return c;
+}
+
+struct alloc_ledger *alloc_ledger_overlay(const struct alloc_ledger *l)
+{
+	struct alloc_ledger *c = create(l->topo, l, NULL);
+	size_t nf = l->topo->n_forwarders;
+
+	if (!c)
+		return NULL;
+	/* What alloc_ledger_clone() builds entry by entry, taken whole (its
+	 * entries borrowed, not copied): the same
+	 * entries in the same order, each forwarder's holders in l's order
+	 * (the entries' order: removals keep it), the same lookups. */
+	if (FWD_GROW(c->entries, c->cap_entries, l->n_entries + 1, 64) < 0)
+		goto nomem;
+	if (l->hash_size > c->hash_size) {
+		struct alloc_ledger_entry **h =
+			malloc(l->hash_size * sizeof(*h));
+
+		if (!h)
+			goto nomem;
+		free(c->hash);
+		c->hash = h;
+	}
+	memcpy(c->hash, l->hash, l->hash_size * sizeof(*c->hash));
+	c->hash_size = l->hash_size;
+	c->hash_used = l->hash_used;
+	if (l->n_entries) /* none: l may have no array */
+		memcpy(c->entries, l->entries,
+		       l->n_entries * sizeof(*c->entries));
+	c->n_entries = c->n_lent = l->n_entries;
+	for (size_t f = 0; f < nf; f++) {
+		const struct fwd_slot *s = &l->fwd[f];
+		struct fwd_slot *d = &c->fwd[f];
+
+		d->last_release = s->last_release;
+		if (!s->n_holders)
+			continue;
+		/* room as slot_push() makes it: the ledger's first block,
+		 * else its own */
+		if (s->n_holders <= SLOT_FIRST) {
+			d->holders = &c->first[f * SLOT_FIRST];
+			d->cap = SLOT_FIRST;
+		} else if (!(d->holders = malloc(s->n_holders *
+						 sizeof(*d->holders)))) {
+			goto nomem;
+		} else {
+			d->cap = s->n_holders;
+			d->own = true;
+		}
+		memcpy(d->holders, s->holders,
+		       s->n_holders * sizeof(*d->holders));
+		d->n_holders = s->n_holders;
+	}
+	for (size_t i = 0; i < c->n_entries; i++)
+		for (size_t k = 0; k < c->entries[i]->n_forwarders; k++)
+			if (c->entries[i]->private_fwd[k])
+				c->fwd[c->entries[i]->forwarders[k]]
+					.held_private = true;
+	c->version = l->n_entries; /* one per entry, as the clone's */
+	memcpy(c->order, l->order, l->n_order * sizeof(*c->order));
+	memcpy(c->pos, l->pos, nf * sizeof(*c->pos));
+	return c;
+nomem:
+	alloc_ledger_destroy(c);
+	errno = ENOMEM;
+	return NULL;
 }

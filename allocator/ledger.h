@@ -59,8 +59,14 @@ struct alloc_ledger *alloc_ledger_create(const struct topology *t);
 struct alloc_ledger *alloc_ledger_create_ranked(const struct topology *t,
 						const uint32_t *name_rank);
 void alloc_ledger_destroy(struct alloc_ledger *l);
-/* A deep copy (the batch decision works on one). */
+/* A deep copy. */
 struct alloc_ledger *alloc_ledger_clone(const struct alloc_ledger *l);
+/* A copy that borrows l's entries instead of copying them (a batch's
+ * scratch ledger, made for every batch): the same holders, order and
+ * release times; entries added to it are its own, and releasing a
+ * borrowed one leaves it to l.  l must outlive it and stay unchanged
+ * while it lives. */
+struct alloc_ledger *alloc_ledger_overlay(const struct alloc_ledger *l);
 
 /*
  * Record an entry as is (copied).  Errors (-1, errno, err): a forwarder

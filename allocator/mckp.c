@@ -18,104 +18,237 @@
  * (target_clones); other compilers (clang, the fuzzing build) vectorise
  * the plain loop at -O2 themselves. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define OPTION_PASS_ATTR                                 \
-	__attribute__((target_clones("avx2", "default"), \
-		       optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#define OPTION_PASS_ATTR                                                     \
+	__attribute__((target_clones("avx2", "default"),                     \
+		       optimize("tree-vectorize", "vect-cost-model=dynamic", \
+				"fp-contract=off")))
+/* pick_of() replays the sweeps' comparisons: with the same roundings
+ * (no fused multiply-add on either side, whatever -march says) */
+#define PICK_ATTR __attribute__((optimize("fp-contract=off")))
 #else
 #define OPTION_PASS_ATTR
+#define PICK_ATTR
 #endif
 
 /*
  * One option of one item over n capacities: nd[c] becomes dp[c] + val
  * where that is strictly better (beyond the 1e-9 relative tie band) than
- * nd[c], and ch[c] then becomes x (the caller offsets nd and ch by the
- * option's take).  Branch-free so that it runs on vectors (AVX2 where the
- * processor has it; the same IEEE sums and comparisons, so the same
- * answers, on every path).
+ * nd[c] (the caller offsets nd by the option's take).  Branch-free so that
+ * it runs on vectors (AVX2 where the processor has it; the same IEEE sums
+ * and comparisons, so the same answers, on every path).  Which option won
+ * is not kept here: pick_of() replays the comparisons of the one capacity
+ * the answer needs.
  */
 OPTION_PASS_ATTR static void option_pass(const double *restrict dp,
-					 double *restrict nd,
-					 int64_t *restrict ch, size_t n,
-					 double val, int64_t x)
+					 double *restrict nd, size_t n,
+					 double val)
 {
 	for (size_t c = 0; c < n; c++) {
 		double v = dp[c] + val, b = nd[c];
 		double t = b + 1e-9 * fabs(b);
-		int64_t m = -(int64_t)(v > t);
 
 		nd[c] = v > t ? v : b;
-		ch[c] = (ch[c] & ~m) | (x & m);
 	}
 }
 
-/* An item's first option over n capacities: nd[c] = dp[c] + val, choice
- * 0 (vectorised as option_pass() is; the same sums). */
+/* An item's first option over n capacities: nd[c] = dp[c] + val
+ * (vectorised as option_pass() is; the same sums). */
 OPTION_PASS_ATTR static void option_first(const double *restrict dp,
-					  double *restrict nd,
-					  int64_t *restrict ch, size_t n,
+					  double *restrict nd, size_t n,
 					  double val)
 {
-	for (size_t c = 0; c < n; c++) {
+	for (size_t c = 0; c < n; c++)
 		nd[c] = dp[c] + val;
-		ch[c] = 0;
+}
+
+/* Four capacities at once (GCC's and clang's vector extensions, so that
+ * two comparisons in a row stay branch-free, which the vectoriser does
+ * not manage on its own): the same IEEE sums, products and comparisons
+ * per lane as option_pass(). */
+typedef double mckp_v4d __attribute__((vector_size(32)));
+typedef long long mckp_v4i __attribute__((vector_size(32)));
+
+/* b = dj[0..3] + wj where that is strictly better than b beyond the tie
+ * band (a macro: no vector crosses a call) */
+#define V_BAND(b, dj, wj)                                                      \
+	do {                                                                   \
+		const mckp_v4i abs_ = {INT64_MAX, INT64_MAX, INT64_MAX,        \
+				       INT64_MAX};                             \
+		mckp_v4d v_, t_;                                               \
+		mckp_v4i m_;                                                   \
+                                                                               \
+		memcpy(&v_, (dj), sizeof(v_));                                 \
+		v_ += (wj);                                                    \
+		t_ = (b) + 1e-9 * (mckp_v4d)((mckp_v4i)(b)&abs_);              \
+		m_ = v_ > t_;                                                  \
+		(b) = (mckp_v4d)(((mckp_v4i)v_ & m_) | ((mckp_v4i)(b) & ~m_)); \
+	} while (0)
+
+/* The same on one capacity. */
+#define BAND(b, v)                                          \
+	do {                                                \
+		double v_ = (v), t_ = (b) + 1e-9 * fabs(b); \
+		(b) = v_ > t_ ? v_ : (b);                   \
+	} while (0)
+
+/* An item's first option and its next one in one sweep: nd[c] = d0[c] +
+ * v0, then d1[c] + v1 where strictly better (option_first() then
+ * option_pass(), capacity by capacity). */
+OPTION_PASS_ATTR static void option_first1(const double *d0, const double *d1,
+					   double *nd, size_t n, double v0,
+					   double v1)
+{
+	const mckp_v4d w0 = {v0, v0, v0, v0}, w1 = {v1, v1, v1, v1};
+	size_t c = 0;
+
+	for (; c + 4 <= n; c += 4) {
+		mckp_v4d b;
+
+		memcpy(&b, d0 + c, sizeof(b));
+		b += w0;
+		V_BAND(b, d1 + c, w1);
+		memcpy(nd + c, &b, sizeof(b));
+	}
+	for (; c < n; c++) {
+		double b = d0[c] + v0;
+
+		BAND(b, d1[c] + v1);
+		nd[c] = b;
 	}
 }
 
-/* The item's choices kept, narrowed to the table's width. */
-OPTION_PASS_ATTR static void choices_keep(uint16_t *restrict out,
-					  const int64_t *restrict ch, size_t n)
+/* Two options in one sweep, the first then the second (option_pass()
+ * twice, capacity by capacity). */
+OPTION_PASS_ATTR static void option_pass2(const double *d1, const double *d2,
+					  double *nd, size_t n, double v1,
+					  double v2)
 {
-	for (size_t c = 0; c < n; c++)
-		out[c] = (uint16_t)ch[c];
+	const mckp_v4d w1 = {v1, v1, v1, v1}, w2 = {v2, v2, v2, v2};
+	size_t c = 0;
+
+	for (; c + 4 <= n; c += 4) {
+		mckp_v4d b;
+
+		memcpy(&b, nd + c, sizeof(b));
+		V_BAND(b, d1 + c, w1);
+		V_BAND(b, d2 + c, w2);
+		memcpy(nd + c, &b, sizeof(b));
+	}
+	for (; c < n; c++) {
+		double b = nd[c];
+
+		BAND(b, d1[c] + v1);
+		BAND(b, d2[c] + v2);
+		nd[c] = b;
+	}
+}
+
+/*
+ * One item over the capacities 0 .. l, from the row before (dp) into nd:
+ * its first option, then the others that fit, in option order, two in a
+ * sweep.  Below the larger take of a sweep's two only the other applies:
+ * those capacities take it alone.  Every capacity sees the comparisons of
+ * option_first() and option_pass() one option after the other, so the
+ * same row.
+ */
+static void item_row(const struct alloc_option *o, size_t n, const double *dp,
+		     double *nd, uint32_t l)
+{
+	size_t x = 1, y;
+
+	if (n > UINT16_MAX)
+		n = UINT16_MAX; /* the options a choice can name */
+	while (x < n && o[x].take > l)
+		x++;
+	if (x == n) {
+		option_first(dp, nd, (size_t)l + 1, o[0].value);
+		return;
+	}
+	/* the first option and option x */
+	if (o[x].take)
+		option_first(dp, nd, o[x].take, o[0].value);
+	option_first1(dp + o[x].take, dp, nd + o[x].take, l - o[x].take + 1,
+		      o[0].value, o[x].value);
+	for (x++;; x = y + 1) {
+		uint32_t s;
+
+		while (x < n && o[x].take > l)
+			x++;
+		if (x == n)
+			break;
+		for (y = x + 1; y < n && o[y].take > l; y++)
+			;
+		if (y == n) {
+			option_pass(dp, nd + o[x].take, l - o[x].take + 1,
+				    o[x].value);
+			break;
+		}
+		/* x and y from s, the larger take; below it one of them */
+		s = o[x].take > o[y].take ? o[x].take : o[y].take;
+		if (o[x].take < s)
+			option_pass(dp, nd + o[x].take, s - o[x].take,
+				    o[x].value);
+		if (o[y].take < s)
+			option_pass(dp, nd + o[y].take, s - o[y].take,
+				    o[y].value);
+		option_pass2(dp + s - o[x].take, dp + s - o[y].take, nd + s,
+			     l - s + 1, o[x].value, o[y].value);
+	}
+}
+
+/* The option item o (n options) chose at capacity c <= l, its capacities
+ * computed up to l from dp (the items before it): the comparisons
+ * option_first() and option_pass() made there, in the same order, on the
+ * same sums. */
+PICK_ATTR static size_t pick_of(const struct alloc_option *o, size_t n,
+				const double *dp, uint32_t c, uint32_t l)
+{
+	double b = dp[c] + o[0].value;
+	size_t pick = 0;
+
+	for (size_t x = 1; x < n && x < UINT16_MAX; x++) {
+		double v, t;
+
+		if (o[x].take > l || o[x].take > c)
+			continue;
+		v = dp[c - o[x].take] + o[x].value;
+		t = b + 1e-9 * fabs(b);
+		if (v > t) {
+			b = v;
+			pick = x;
+		}
+	}
+	return pick;
 }
 
 /* Room in b for n_items items over w capacities.  0 or -1 (ENOMEM). */
 static int buf_room(struct alloc_mckp_buf *b, size_t n_items, size_t w)
 {
-	if (!n_items)
-		n_items = 1;
-	if (w > b->w_cap) {
-		double *dp = realloc(b->dp, w * sizeof(*dp));
-		double *nd = dp ? realloc(b->nd, w * sizeof(*nd)) : NULL;
-		int64_t *cx = nd ? realloc(b->cx, w * sizeof(*cx)) : NULL;
+	size_t rows = (n_items + 1) * w;
 
-		if (dp)
-			b->dp = dp;
-		if (nd)
-			b->nd = nd;
-		if (cx)
-			b->cx = cx;
-		if (!cx)
-			return -1;
-		b->w_cap = w;
-		b->choice_cap = 0; /* sized by w too */
-	}
-	if (n_items > b->items_cap) {
-		uint32_t *lim = realloc(b->lim, n_items * sizeof(*lim));
+	if (n_items + 1 > b->items_cap) {
+		uint32_t *lim = realloc(b->lim, (n_items + 1) * sizeof(*lim));
 
 		if (!lim)
 			return -1;
 		b->lim = lim;
-		b->items_cap = n_items;
+		b->items_cap = n_items + 1;
 	}
-	if (n_items * w > b->choice_cap) {
-		uint16_t *ch = realloc(b->choice, n_items * w * sizeof(*ch));
+	if (rows > b->rows_cap) {
+		double *r = realloc(b->rows, rows * sizeof(*r));
 
-		if (!ch)
+		if (!r)
 			return -1;
-		b->choice = ch;
-		b->choice_cap = n_items * w;
+		b->rows = r;
+		b->rows_cap = rows;
 	}
 	return 0;
 }
 
 void alloc_mckp_buf_free(struct alloc_mckp_buf *b)
 {
-	free(b->dp);
-	free(b->nd);
-	free(b->cx);
+	free(b->rows);
 	free(b->lim);
-	free(b->choice);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -134,10 +267,8 @@ double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
 		       struct alloc_mckp_buf *b)
 {
 	size_t w;
-	double *dp, *nd;
-	uint16_t *choice;
+	double *dp;
 	uint32_t *lim, c, prev = 0;
-	int64_t *cx;
 	uint64_t most = 0;
 	double best;
 
@@ -157,23 +288,23 @@ double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
 		errno = ENOMEM;
 		return -1;
 	}
-	dp = b->dp;
-	nd = b->nd;
-	choice = b->choice;
 	lim = b->lim;
-	cx = b->cx;
 	/*
-	 * dp[c]: the best value of the items so far taking at most c.  Items
-	 * 0..i take at most lim[i] (their largest takes together), so every
-	 * dp[c] above it is dp[lim[i]] (the same sums of the same numbers):
-	 * only c <= lim[i] is computed, the rest read there.  Option by
-	 * option over the capacities: the same comparisons, per c in option
-	 * order, as capacity by capacity.
+	 * Row i of b->rows, dp[c]: the best value of the items before i
+	 * taking at most c.  Items 0..i take at most lim[i] (their largest
+	 * takes together), so every dp[c] above it is dp[lim[i]] (the same
+	 * sums of the same numbers): only c <= lim[i] is computed, the rest
+	 * read there.  Option by option over the capacities: the same
+	 * comparisons, per c in option order, as capacity by capacity.  The
+	 * rows are kept, so that each item's choice is found again at the one
+	 * capacity the answer reaches it with (pick_of()), not recorded at
+	 * every capacity.
 	 */
+	dp = b->rows;
 	dp[0] = 0;
 	for (size_t i = 0; i < n_items; i++) {
 		const struct alloc_option *o = opt[i];
-		uint16_t *ch = &choice[i * w];
+		double *nd = dp + w;
 		uint32_t m = 0, l;
 
 		for (size_t x = 0; x < n[i]; x++)
@@ -183,19 +314,10 @@ double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
 		for (c = prev + 1; c <= l; c++)
 			dp[c] = dp[prev];
 		lim[i] = prev = l;
-		option_first(dp, nd, cx, (size_t)l + 1, o[0].value);
 		/* strictly better only: fewer forwarders and lower indexes
 		 * win ties */
-		for (size_t x = 1; x < n[i] && x < UINT16_MAX; x++)
-			if (o[x].take <= l)
-				option_pass(dp, nd + o[x].take, cx + o[x].take,
-					    l - o[x].take + 1, o[x].value,
-					    (int64_t)x);
-		choices_keep(ch, cx, (size_t)l + 1);
-		double *tmp = dp;
-
+		item_row(o, n[i], dp, nd, l);
 		dp = nd;
-		nd = tmp;
 	}
 	for (c = prev + 1; c <= cap; c++)
 		dp[c] = dp[prev];
@@ -205,7 +327,8 @@ double alloc_mckp_with(const struct alloc_option *const *opt, const size_t *n,
 	while (c < cap && dp[c] < best - 1e-9 * fabs(best))
 		c++;
 	for (size_t i = n_items; i-- > 0;) {
-		pick[i] = choice[i * w + (c < lim[i] ? c : lim[i])];
+		pick[i] = pick_of(opt[i], n[i], b->rows + i * w,
+				  c < lim[i] ? c : lim[i], lim[i]);
 		c -= opt[i][pick[i]].take;
 	}
 	return best;

@@ -527,8 +527,10 @@ static bool hl_same_group(const struct hl_range *a, const struct hl_range *b)
 }
 
 /* Room for `more` bytes and a NUL after *len. */
-static int buf_room(char **buf, size_t *len, size_t *cap, size_t more)
+static inline int buf_room(char **buf, size_t *len, size_t *cap, size_t more)
 {
+	if (*buf && *len + more + 1 <= *cap)
+		return 0; /* most calls: no call */
 	return fwd_grow(buf, cap, *len + more + 1, 1, 256);
 }
 

@@ -7,7 +7,10 @@
  * decision, its rendered mapping -- for a 40,960-node and a 512-node job
  * (the big job against the small one), decisions per second, the
  * node-list conversion against the host-by-host path and the bare
- * libslurm parse, and the per-topology index against the topology load.
+ * libslurm parse, the per-topology index against the topology load, and
+ * one batch decision of 16 and of 256 jobs of 128 nodes (every other one
+ * with a bandwidth curve, so that the batch's knapsack arbitrates them)
+ * against the same jobs decided one at a time (bench/batch.c).
  *
  * Uses etc/topology-taihulight.yaml when it loads (argv[1] overrides the
  * path); otherwise builds the same shape with the topology builder.
@@ -22,6 +25,7 @@
 
 #include "allocator/decide.h"
 #include "allocator/ledger.h"
+#include "bench/batch.h"
 #include "bench/report.h"
 #include "common/slurm_compat.h"
 #include "common/timeutil.h"
@@ -254,6 +258,67 @@ static int indexed(const void *cx, const char *nodes)
 	return 0;
 }
 
+/* n jobs of 128 nodes side by side from c1, every other one with a
+ * bandwidth curve, decided as one batch against the ledger (and one at a
+ * time for the reference). */
+static int run_batch(const struct alloc_ctx *cx, const struct policy *p,
+		     const struct alloc_ledger *l, size_t n)
+{
+	static struct alloc_bw_point bw[] = {{1, 1.5e9, 5, 0},
+					     {2, 2.8e9, 5, 0},
+					     {4, 5e9, 5, 0},
+					     {8, 7e9, 5, 0}};
+	struct alloc_profile dfra = {
+		.io_volume_bytes = 200 * GiB,
+		.io_nodes = 128,
+		.node_bandwidth_bps = 5e7,
+		.peak_bandwidth_bps = 6.4e9,
+		.iops = 100,
+		.mdops = 50,
+		.io_mode = FWD_IO_N_N,
+		.runs = 5,
+	};
+	struct alloc_profile curve = dfra;
+	struct alloc_job *jobs = calloc(n, sizeof(*jobs));
+	uint32_t **ids = calloc(n, sizeof(*ids));
+	char(*id)[16] = calloc(n, sizeof(*id));
+	char(*nodes)[32] = calloc(n, sizeof(*nodes));
+	fwd_error_t err;
+	int rv = -1;
+
+	curve.bw = bw;
+	curve.n_bw = sizeof(bw) / sizeof(bw[0]);
+	if (!jobs || !ids || !id || !nodes)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(id[i], sizeof(id[i]), "b%zu", i);
+		snprintf(nodes[i], sizeof(nodes[i]), "c[%zu-%zu]", 128 * i + 1,
+			 128 * (i + 1));
+		jobs[i] = (struct alloc_job){
+			.job_id = id[i],
+			.user = "u",
+			.nodes = nodes[i],
+			.request = FWD_REQ_AUTO,
+			.profile = i % 2 ? &curve : &dfra,
+		};
+		if (alloc_ctx_job_nodes(cx, nodes[i], &ids[i], &jobs[i].n_nodes,
+					&err) < 0) {
+			fprintf(stderr, "bench_decide: %s\n", err.text);
+			goto out;
+		}
+		jobs[i].node_ids = ids[i];
+	}
+	rv = bench_batch_figure("decide", cx, p, l, jobs, n, n > 64 ? 41 : 201);
+out:
+	for (size_t i = 0; ids && i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(jobs);
+	free(id);
+	free(nodes);
+	return rv;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path =
@@ -355,6 +420,8 @@ int main(int argc, char **argv)
 			     bare_us, "us", 0, "");
 		bench_figure("decide", "allocator index (once per process)",
 			     ctx_us, "us", load_us, "topology load");
+		if (run_batch(cx, p, l, 16) < 0 || run_batch(cx, p, l, 256) < 0)
+			goto out;
 	}
 	rc = 0;
 out:

@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "allocator/decide.h"
+#include "bench/batch.h"
 #include "bench/report.h"
-#include "common/timeutil.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
 #include "topology/topology.h"
@@ -427,23 +427,20 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median time of one batch decision of n jobs against an empty ledger,
- * and of the same n jobs decided one at a time. */
+/* One batch decision of n jobs against an empty ledger, and the same n
+ * jobs decided one at a time (bench/batch.c). */
 static int time_batch(const struct topology *t, const struct policy *p,
 		      size_t n)
 {
-	enum { REPS = 41 };
 	struct alloc_ctx *cx;
 	struct alloc_job *jobs = calloc(n, sizeof(*jobs));
 	struct alloc_profile *pr = calloc(n, sizeof(*pr));
 	struct alloc_bw_point *bw = calloc(n * N_K, sizeof(*bw));
-	struct alloc_decision **out = calloc(n, sizeof(*out));
 	uint32_t *ids = malloc(40960 * sizeof(*ids));
 	char(*id)[16] = calloc(n, sizeof(*id));
-	double tb[REPS], ts[REPS];
 	fwd_error_t err;
 	uint32_t next = 0;
-	char fig[64];
+	int rv;
 
 	if (!(cx = alloc_ctx_create(t, &err))) {
 		fprintf(stderr, "bench_forge: %s\n", err.text);
@@ -471,45 +468,14 @@ static int time_batch(const struct topology *t, const struct policy *p,
 		};
 		next += pt->clients;
 	}
-	for (int r = 0; r < REPS; r++) {
-		double t0 = fwd_clock_mono();
-
-		if (alloc_decide_batch(cx, p, NULL, NULL, jobs, n, 0, out,
-				       &err) < 0) {
-			fprintf(stderr, "bench_forge: %s\n", err.text);
-			return -1;
-		}
-		tb[r] = fwd_clock_mono() - t0;
-		for (size_t i = 0; i < n; i++)
-			alloc_decision_destroy(out[i]);
-		t0 = fwd_clock_mono();
-		for (size_t i = 0; i < n; i++) {
-			out[i] = alloc_decide(cx, p, NULL, NULL, &jobs[i], 0,
-					      &err);
-			if (!out[i]) {
-				fprintf(stderr, "bench_forge: %s\n", err.text);
-				return -1;
-			}
-		}
-		ts[r] = fwd_clock_mono() - t0;
-		for (size_t i = 0; i < n; i++)
-			alloc_decision_destroy(out[i]);
-	}
-	qsort(tb, REPS, sizeof(double), cmp_double);
-	qsort(ts, REPS, sizeof(double), cmp_double);
-	printf("  batch of %zu: %.1f us (one at a time: %.1f us)\n", n,
-	       tb[REPS / 2] * 1e6, ts[REPS / 2] * 1e6);
-	snprintf(fig, sizeof(fig), "batch decision, %zu jobs, p50", n);
-	bench_figure("forge", fig, tb[REPS / 2] * 1e6, "us", ts[REPS / 2] * 1e6,
-		     "same jobs one at a time");
+	rv = bench_batch_figure("forge", cx, p, NULL, jobs, n, 41);
 	alloc_ctx_destroy(cx);
 	free(jobs);
 	free(pr);
 	free(bw);
-	free(out);
 	free(ids);
 	free(id);
-	return 0;
+	return rv;
 }
 
 int main(int argc, char **argv)

@@ -6,6 +6,8 @@ BENCH_CFLAGS = $(AM_CFLAGS) -DTOP_SRCDIR='"$(abs_top_srcdir)"' \
 BENCH_DB = bench/bench_testdb.c bench/testdb.h
 # Every benchmark reports its figures with bench_figure().
 BENCH_REPORT = bench/report.c bench/report.h
+# A batch decision timed against the same jobs decided one at a time.
+BENCH_BATCH = bench/batch.c bench/batch.h
 
 BENCH_BINS = bench/bench_topology bench/bench_decide bench/bench_sim \
 	bench/bench_ingest bench/bench_db bench/bench_health \
@@ -20,14 +22,16 @@ CLEANFILES += $(BENCHES) bench/hook_timer
 bench_bench_topology_SOURCES = bench/bench_topology.c $(BENCH_REPORT)
 bench_bench_topology_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_topology_LDADD = $(FWD_ALLOCATOR_LIBS)
-bench_bench_decide_SOURCES = bench/bench_decide.c $(BENCH_REPORT)
+bench_bench_decide_SOURCES = bench/bench_decide.c $(BENCH_BATCH) \
+	$(BENCH_REPORT)
 bench_bench_decide_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_decide_LDADD = $(FWD_ALLOCATOR_LIBS)
 bench_bench_sim_SOURCES = bench/bench_sim.c $(BENCH_REPORT)
 bench_bench_sim_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_sim_LDADD = $(FWD_SIM_LIBS)
 # FORGE measurements (bench/data): static, dfra, oracle; batch decision time.
-bench_bench_forge_SOURCES = bench/bench_forge.c $(BENCH_REPORT)
+bench_bench_forge_SOURCES = bench/bench_forge.c $(BENCH_BATCH) \
+	$(BENCH_REPORT)
 bench_bench_forge_CFLAGS = $(BENCH_CFLAGS)
 bench_bench_forge_LDADD = $(FWD_SIM_LIBS)
 bench_bench_ingest_SOURCES = bench/bench_ingest.c $(BENCH_DB) $(BENCH_REPORT)

@@ -505,16 +505,35 @@ const char *units_short_rate(double bps, char *buf, size_t len)
 
 char *units_put_dec(char *p, uint64_t v, int width)
 {
+	/* two digits a step: half the divisions */
+	static const char pairs[] = "00010203040506070809"
+				    "10111213141516171819"
+				    "20212223242526272829"
+				    "30313233343536373839"
+				    "40414243444546474849"
+				    "50515253545556575859"
+				    "60616263646566676869"
+				    "70717273747576777879"
+				    "80818283848586878889"
+				    "90919293949596979899";
 	char tmp[20];
-	int n = 0;
+	int n = (int)sizeof(tmp);
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (width-- > n)
+	while (v >= 100) {
+		const char *d = &pairs[2 * (v % 100)];
+
+		v /= 100;
+		tmp[--n] = d[1];
+		tmp[--n] = d[0];
+	}
+	if (v >= 10) {
+		tmp[--n] = pairs[2 * v + 1];
+		tmp[--n] = pairs[2 * v];
+	} else {
+		tmp[--n] = (char)('0' + v);
+	}
+	for (int k = (int)sizeof(tmp) - n; width > k; width--)
 		*p++ = '0';
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	memcpy(p, tmp + n, sizeof(tmp) - (size_t)n);
+	return p + (sizeof(tmp) - (size_t)n);
 }

@@ -5,7 +5,9 @@
  * pool the selection order's comparator sorts (alloc_pool_fill_sorted()),
  * on random ledgers: holds, releases at random (and tied) times, health,
  * group weights, one group and many; and the ledger's order must stay
- * sorted through releases, explicit release times and clones.  A pool
+ * sorted through releases, explicit release times and clones; a batch's
+ * overlay of a ledger (its entries borrowed) must hold what a clone holds,
+ * through releases and additions, and leave the ledger as it was.  A pool
  * cache kept across changes of the ledger (as a batch keeps it) must give
  * the same pool after every change.
  */
@@ -119,6 +121,101 @@ static void compare_pools(const struct alloc_ctx *cx,
 	free(b.released);
 }
 
+/* Two ledgers hold the same: entries in order, each forwarder's holders
+ * in order and flags, release times and order (and the version, when
+ * both were made the same way). */
+static void assert_same_ledger(const struct alloc_ledger *a,
+			       const struct alloc_ledger *b,
+			       const struct topology *t, bool version)
+{
+	uint32_t *fa = malloc(t->n_forwarders * sizeof(*fa));
+	uint32_t *fb = malloc(t->n_forwarders * sizeof(*fb));
+	double *ra = malloc(t->n_forwarders * sizeof(*ra));
+	double *rb = malloc(t->n_forwarders * sizeof(*rb));
+	size_t na, nb;
+
+	assert_true(fa && fb && ra && rb);
+	assert_int_equal(alloc_ledger_count(a), alloc_ledger_count(b));
+	if (version)
+		assert_int_equal(alloc_ledger_version(a),
+				 alloc_ledger_version(b));
+	for (size_t i = 0; i < alloc_ledger_count(a); i++) {
+		const struct alloc_ledger_entry *x =
+			alloc_ledger_entry_at(a, i);
+
+		assert_string_equal(x->job_id,
+				    alloc_ledger_entry_at(b, i)->job_id);
+		assert_ptr_equal(alloc_ledger_find(a, x->job_id), x);
+		assert_non_null(alloc_ledger_find(b, x->job_id));
+	}
+	for (uint32_t f = 0; f < t->n_forwarders; f++) {
+		const struct alloc_ledger_entry *const *ha, *const *hb;
+		size_t n = alloc_ledger_holders(a, f, &ha);
+
+		assert_int_equal(alloc_ledger_holders(b, f, &hb), n);
+		for (size_t k = 0; k < n; k++)
+			assert_string_equal(ha[k]->job_id, hb[k]->job_id);
+		assert_int_equal(alloc_ledger_held_private(a, f),
+				 alloc_ledger_held_private(b, f));
+		assert_true(alloc_ledger_last_release(a, f) ==
+			    alloc_ledger_last_release(b, f));
+	}
+	na = alloc_ledger_unheld_backups(a, fa, ra);
+	nb = alloc_ledger_unheld_backups(b, fb, rb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(fa, fb, na * sizeof(*fa));
+	free(fa);
+	free(fb);
+	free(ra);
+	free(rb);
+}
+
+/* A batch's overlay of l (its entries borrowed) holds what a clone
+ * holds; changed (a borrowed entry released, one of its own added) and
+ * destroyed, it leaves l as it was. */
+static void check_overlay(const struct alloc_ledger *l,
+			  const struct topology *t, int step)
+{
+	struct alloc_ledger *o = alloc_ledger_overlay(l);
+	struct alloc_ledger *c = alloc_ledger_clone(l);
+	struct alloc_ledger *c2 = alloc_ledger_clone(l);
+	fwd_error_t err;
+
+	assert_non_null(o);
+	assert_non_null(c);
+	assert_non_null(c2);
+	assert_same_ledger(o, c, t, true);
+	for (int k = 0; k < 3; k++) {
+		size_t n = alloc_ledger_count(o);
+		uint32_t f = 8 + rnd((uint32_t)(t->n_forwarders - 8));
+		bool pv = true;
+		char id[32];
+		struct alloc_ledger_entry e = {.job_id = id,
+					       .forwarders = &f,
+					       .private_fwd = &pv,
+					       .n_forwarders = 1};
+
+		if (n) {
+			snprintf(id, sizeof(id), "%s",
+				 alloc_ledger_entry_at(o, rnd((uint32_t)n))
+					 ->job_id);
+			assert_int_equal(alloc_ledger_release(o, id, 7), 1);
+			assert_int_equal(alloc_ledger_release(c, id, 7), 1);
+		}
+		snprintf(id, sizeof(id), "overlay-%d-%d", step, k);
+		if (alloc_ledger_holders(o, f, NULL) == 0) {
+			assert_int_equal(alloc_ledger_add(o, &e, &err), 0);
+			assert_int_equal(alloc_ledger_add(c, &e, &err), 0);
+		}
+		assert_same_ledger(o, c, t, true);
+	}
+	alloc_ledger_destroy(o);
+	alloc_ledger_destroy(c);
+	/* l itself: as before (its entries still its own, still there) */
+	assert_same_ledger(l, c2, t, false);
+	alloc_ledger_destroy(c2);
+}
+
 static void run_random(int n_backup, int n_groups, int steps)
 {
 	struct topology *t = make_topo(n_backup, n_groups);
@@ -189,6 +286,7 @@ static void run_random(int n_backup, int n_groups, int steps)
 			check_order_sorted(c, t);
 			compare_pools(cx, c, &h, gw, NULL, NULL);
 			alloc_ledger_destroy(c);
+			check_overlay(l, t, s);
 		}
 	}
 	free(hf);

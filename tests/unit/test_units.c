@@ -418,7 +418,17 @@ static void test_short_rate_like_printf(void **state)
 /* units_put_dec() writes what printf's %0*llu would. */
 static void test_put_dec_like_printf(void **state)
 {
-	static const uint64_t v[] = {0,		7, 10, 99999, 1000000007ULL,
+	static const uint64_t v[] = {0,
+				     7,
+				     9,
+				     10,
+				     42,
+				     99,
+				     100,
+				     101,
+				     99999,
+				     123456,
+				     1000000007ULL,
 				     UINT64_MAX};
 	static const int w[] = {0, 1, 3, 5, 25};
 	char got[64], want[64];
