@@ -442,49 +442,106 @@ void units_format_fraction(double v, char *buf, size_t len)
 	shortest_fixed(v, buf, len);
 }
 
-/*
- * x printed as "%.3g" followed by suffix, for 1 <= x < 1000 without
- * printf's floating-point conversion (a decision prints several rates):
- * x scaled to three digits before the point and rounded to the nearest
- * integer, which is what %.3g does to the exact value unless the scaled
- * value lies within rounding error of a half, where -1 sends the caller
- * to snprintf (as for every other x, and a too small buffer).
- */
-static int rate_3g(double x, const char *suffix, char *buf, size_t len)
+int units_fmt_3g(double x, char *buf, size_t len)
 {
-	static const double scale[] = {100, 10, 1};
-	double sc, fl, fr;
-	unsigned m, e, div;
-	size_t n = 0, sl = strlen(suffix);
+	static const double p10[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,
+				     1e6,  1e7,	 1e8,  1e9,  1e10, 1e11,
+				     1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+				     1e18, 1e19, 1e20, 1e21, 1e22};
+	double a = fabs(x), sc, fl, fr;
+	unsigned m;
+	size_t n = 0;
+	int e, s, k;
+	char dig[3];
 
-	if (!(x >= 1 && x < 1000) || len < 8 + sl)
+	if (len < 16 || !isfinite(x))
 		return -1;
-	e = x < 10 ? 0 : x < 100 ? 1 : 2;
-	sc = x * scale[e];
+	if (x == 0) {
+		/* "0", or "-0" for a negative zero, as printf */
+		memcpy(buf, signbit(x) ? "-0" : "0", signbit(x) ? 3 : 2);
+		return 0;
+	}
+	/* floor(log10(a)), or one less: a is in [2^(b-1), 2^b) */
+	(void)frexp(a, &e);
+	e = (int)floor((e - 1) * 0.30102999566398120);
+	for (k = 0; k < 2; k++) {
+		/* a scaled to [100, 1000): exact powers of ten only */
+		s = 2 - e;
+		if (s > 44 || s < -44)
+			return -1;
+		/* one or two exact powers of ten: at most two roundings */
+		if (s >= 0)
+			sc = s <= 22 ? a * p10[s] : a * p10[22] * p10[s - 22];
+		else
+			sc = -s <= 22 ? a / p10[-s]
+				      : a / p10[22] / p10[-s - 22];
+		if (sc < 100)
+			e--;
+		else if (sc >= 1000)
+			e++;
+		else
+			break;
+	}
+	if (k == 2)
+		return -1;
 	fl = floor(sc);
 	fr = sc - fl;
-	if (fabs(fr - 0.5) < 1e-9)
+	if (fabs(fr - 0.5) < 1e-9) /* within rounding error of a tie */
 		return -1;
 	m = (unsigned)fl + (fr > 0.5);
-	if (m >= 1000) { /* 9.995 -> 10.0: one more digit before the point */
-		if (++e > 2)
-			return -1; /* 1e+03 */
+	if (m >= 1000) { /* 999.5 -> 1.00e+03 */
 		m = 100;
+		e++;
 	}
-	div = e == 0 ? 100 : e == 1 ? 10 : 1;
-	/* at most 3 digits, len >= 8 (checked above) */
-	n = (size_t)(units_put_dec(buf, m / div, 0) - buf);
-	m %= div;
-	if (m) { /* the fraction, trailing zeros dropped */
-		buf[n++] = '.';
-		if (div == 100) {
-			buf[n++] = (char)('0' + m / 10);
-			if (m % 10)
-				buf[n++] = (char)('0' + m % 10);
+	dig[0] = (char)('0' + m / 100);
+	dig[1] = (char)('0' + m / 10 % 10);
+	dig[2] = (char)('0' + m % 10);
+	/* significant digits after the first: trailing zeros dropped */
+	k = dig[2] != '0' ? 2 : dig[1] != '0' ? 1 : 0;
+	if (x < 0)
+		buf[n++] = '-';
+	if (e >= -4 && e < 3) {
+		/* fixed: e + 1 digits before the point (or "0." and -e-1
+		 * zeros), the rest after it */
+		if (e < 0) {
+			buf[n++] = '0';
+			buf[n++] = '.';
+			for (int z = 0; z < -e - 1; z++)
+				buf[n++] = '0';
+			for (int d = 0; d <= k; d++)
+				buf[n++] = dig[d];
 		} else {
-			buf[n++] = (char)('0' + m);
+			for (int d = 0; d <= e; d++)
+				buf[n++] = dig[d];
+			if (k > e) {
+				buf[n++] = '.';
+				for (int d = e + 1; d <= k; d++)
+					buf[n++] = dig[d];
+			}
 		}
+	} else {
+		buf[n++] = dig[0];
+		if (k) {
+			buf[n++] = '.';
+			for (int d = 1; d <= k; d++)
+				buf[n++] = dig[d];
+		}
+		buf[n++] = 'e';
+		buf[n++] = e < 0 ? '-' : '+';
+		n = (size_t)(units_put_dec(buf + n, (uint64_t)abs(e), 2) - buf);
 	}
+	buf[n] = '\0';
+	return 0;
+}
+
+/* x printed as "%.3g" followed by suffix (units_fmt_3g(); -1 as it). */
+static int rate_3g(double x, const char *suffix, char *buf, size_t len)
+{
+	size_t sl = strlen(suffix), n;
+
+	if (len < 16 + sl || units_fmt_3g(x, buf, len - sl) < 0)
+		return -1;
+	n = strlen(buf);
 	memcpy(buf + n, suffix, sl + 1);
 	return 0;
 }

@@ -45,4 +45,14 @@ char *units_put_dec(char *p, uint64_t v, int width);
  * short enough for a sentence, such as a decision's reason; returns buf. */
 const char *units_short_rate(double bps, char *buf, size_t len);
 
+/*
+ * x as printf's "%.3g" writes it, without printf's floating-point
+ * conversion (a decision's reasons print many): x scaled by an exact
+ * power of ten to three digits before the point and rounded, which is
+ * what printf does to the exact value unless the scaled value lies within
+ * rounding error of a half.  0, or -1 for such an x, x beyond 1e+-40,
+ * a non-finite x or len < 16: the caller then asks snprintf.
+ */
+int units_fmt_3g(double x, char *buf, size_t len);
+
 #endif

@@ -415,6 +415,76 @@ static void test_short_rate_like_printf(void **state)
 		check_short_rate(12.3e9, len);
 }
 
+/* units_fmt_3g(x) is printf's "%.3g" of x, or -1 (then never the
+ * value's text by another rounding), over every magnitude it takes and
+ * beyond, both signs, ties and their neighbours; it answers almost
+ * always. */
+static size_t fmt_3g_declined;
+
+static void check_3g(double x)
+{
+	char want[64], got[64];
+
+	snprintf(want, sizeof(want), "%.3g", x);
+	if (units_fmt_3g(x, got, sizeof(got)) < 0) {
+		fmt_3g_declined++;
+		return;
+	}
+	if (strcmp(want, got))
+		fail_msg("%.17g: printf %s, units_fmt_3g %s", x, want, got);
+}
+
+static void test_fmt_3g_like_printf(void **state)
+{
+	static const double edge[] = {
+		0.0,	    -0.0,     1.0,     1.125,	0.125,	  2.675,
+		9.995,	    99.95,    999.5,   1e3,	999.4999, 0.0001,
+		0.00099995, 0.000123, 1.0e-5,  123456., 1e21,	  1e22,
+		9.9951e22,  1e-22,    1.5e-23, 5e300,	1e-300,	  INFINITY,
+		-INFINITY,  NAN,      1e15,    12.25,	1.05,	  -3.14159};
+	uint64_t r = 0x2545F4914F6CDD1DULL;
+	char small[8];
+	size_t total = 0;
+
+	(void)state;
+	fmt_3g_declined = 0;
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
+		check_3g(edge[i]);
+		check_3g(nextafter(edge[i], 0));
+		check_3g(nextafter(edge[i], INFINITY));
+		total += 3;
+	}
+	/* random values from 1e-20 to 1e20: almost all answered */
+	fmt_3g_declined = 0;
+	for (int i = 0; i < 400000; i++) {
+		double u, x;
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		u = (double)(r >> 11) / 9007199254740992.0;
+		x = pow(10, -20 + 40 * u);
+		check_3g((r & 1) ? -x : x);
+		total++;
+	}
+	print_message("# units_fmt_3g: %zu of 400000 random values left to "
+		      "printf\n",
+		      fmt_3g_declined);
+	assert_true(fmt_3g_declined < 400);
+	/* every three-digit value and the halves between them, at several
+	 * scales: the ties decline, the rest match */
+	for (int k = 1000; k < 20000; k++) {
+		check_3g(k / 20.0);
+		check_3g(k / 2e5);
+		check_3g(k * 5e3);
+		total += 3;
+	}
+	print_message("# units_fmt_3g: %zu values compared with printf\n",
+		      total);
+	/* a buffer too small for any answer: declined */
+	assert_int_equal(units_fmt_3g(1.5, small, sizeof(small)), -1);
+}
+
 /* units_put_dec() writes what printf's %0*llu would. */
 static void test_put_dec_like_printf(void **state)
 {
@@ -459,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_format_truncates),
 		cmocka_unit_test(test_short_rate_like_printf),
 		cmocka_unit_test(test_put_dec_like_printf),
+		cmocka_unit_test(test_fmt_3g_like_printf),
 	};
 
 	return cmocka_run_group_tests_name("units", tests, NULL, NULL);
