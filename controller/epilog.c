@@ -23,41 +23,39 @@ struct epilog_hook {
 	const char *policy_error;
 };
 
-/*
- * The release of j on db (NULL: connect): its rows, its end, its record
- * (returned; NULL when out of memory), which says why a release failed
- * (*failed set to the errno of the failure, else 0; reconcile frees the
- * rows later).  Stored in the audit table unless failed; the audit file
- * is the caller's.
- */
-static json_t *release(struct db *db, const struct policy *p,
-		       const struct ctl_job *j, double t0,
-		       const char *policy_error, int *failed)
+/* The job's rows released and its end recorded on db: 0, or the errno of
+ * the failure with err (reconcile frees the rows later). */
+static int release_rows(struct db *db, const struct ctl_job *j, double now,
+			uint64_t *released, fwd_error_t *err)
 {
-	struct db *own = NULL;
-	uint64_t released = 0;
-	fwd_error_t err = {""};
-	json_t *rec;
-	double now = fwd_clock_real();
+	if (ledger_store_release(db, j->job_num, "epilog", now, released, err) <
+		    0 ||
+	    ledger_store_job_end(db, j->job_num, "COMPLETED", now, err) < 0)
+		return errno ? errno : EIO;
+	return 0;
+}
 
-	*failed = 0;
-	if (!db)
-		db = own = db_connect_current(&p->database, DB_ROLE_CONTROLLER,
-					      &err);
-	if (!db ||
-	    ledger_store_release(db, j->job_num, "epilog", now, &released,
-				 &err) < 0 ||
-	    ledger_store_job_end(db, j->job_num, "COMPLETED", now, &err) < 0)
-		*failed = errno ? errno : EIO;
-	rec = audit_record_release(j, now, released, *failed ? err.text : NULL,
-				   (uint64_t)((fwd_clock_real() - t0) * 1e6));
+/*
+ * The release's record (NULL when out of memory): what was released, or
+ * why it failed (failed, err), the node prologs' outcomes (collected
+ * once: their files are removed), stored in the audit table unless the
+ * release failed; the audit file is the caller's.
+ */
+static json_t *release_record(struct db *db, const struct policy *p,
+			      const struct ctl_job *j, double t0, double now,
+			      uint64_t released, int failed, fwd_error_t *err,
+			      const char *policy_error)
+{
+	json_t *rec = audit_record_release(
+		j, now, released, failed ? err->text : NULL,
+		(uint64_t)((fwd_clock_real() - t0) * 1e6));
+
 	if (rec && policy_error)
 		json_object_set_new(rec, "policy_error",
 				    json_string(policy_error));
 	ctl_publish_collect(p, j, rec);
-	if (!*failed && p->audit.database)
-		audit_store(db, rec, &err);
-	db_close(own);
+	if (!failed && p->audit.database)
+		audit_store(db, rec, err);
 	return rec;
 }
 
@@ -65,12 +63,20 @@ static int epilog_child(void *arg, int fd)
 {
 	struct epilog_hook *e = arg;
 	struct ctl_hook *h = &e->h;
-	int failed, rc;
-	json_t *rec =
-		release(NULL, h->p, h->j, h->t0, e->policy_error, &failed);
+	const struct policy *p = h->p;
+	uint64_t released = 0;
+	fwd_error_t err = {""};
+	double now = fwd_clock_real();
+	struct db *db =
+		db_connect_current(&p->database, DB_ROLE_CONTROLLER, &err);
+	int failed = db ? release_rows(db, h->j, now, &released, &err)
+			: (errno ? errno : EIO);
+	json_t *rec = release_record(db, p, h->j, h->t0, now, released, failed,
+				     &err, e->policy_error);
+	int rc = ctl_hook_send(fd, failed != 0, rec) < 0 ? 1 : 0;
 
-	rc = ctl_hook_send(fd, failed != 0, rec) < 0 ? 1 : 0;
 	json_decref(rec);
+	db_close(db);
 	return rc;
 }
 
@@ -94,16 +100,24 @@ void ctl_epilog_no_policy(const struct policy *lp, const struct ctl_job *j,
 void ctl_epilog_on(struct db *db, const struct policy *p,
 		   const struct ctl_job *j, double t0, struct ctl_outcome *out)
 {
-	fwd_error_t aerr;
-	int failed;
-	json_t *rec = release(db, p, j, t0, NULL, &failed);
+	struct db *own = NULL;
+	uint64_t released = 0;
+	fwd_error_t err = {""}, aerr;
+	double now = fwd_clock_real();
+	int failed = release_rows(db, j, now, &released, &err);
+	json_t *rec;
 
 	/* The kept connection is gone (the server restarted, a timeout):
 	 * once more on a connection of its own (releasing is idempotent). */
 	if (failed && db_err_unavailable(failed)) {
-		json_decref(rec);
-		rec = release(NULL, p, j, t0, NULL, &failed);
+		err.text[0] = '\0';
+		released = 0;
+		if ((db = own = db_connect_current(&p->database,
+						   DB_ROLE_CONTROLLER, &err)))
+			failed = release_rows(db, j, now, &released, &err);
 	}
+	rec = release_record(db, p, j, t0, now, released, failed, &err, NULL);
+	db_close(own);
 	memset(out, 0, sizeof(*out));
 	out->fallback = failed != 0;
 	if (!rec) {
