@@ -21,6 +21,7 @@ osts monitor
 samples_raw monitor
 samples_hist monitor
 rollups_minute monitor
+rollups_15min monitor
 rollups_hist_minute monitor
 jobstats_raw monitor
 counter_state monitor
