@@ -13,6 +13,7 @@
 
 #include "common/array.h"
 #include "db/db.h"
+#include "monitor/ingest_rollup.h"
 #include "monitor/weather.h"
 
 /* names per statement: the IN list's placeholders */
@@ -26,16 +27,70 @@ static void copy_col(struct db_stmt *st, unsigned int col, char *buf,
 	snprintf(buf, len, "%s", v ? v : "");
 }
 
+/* The part of [from, to) that rollups_15min serves exactly for buckets of
+ * `bucket` seconds from `from`: the whole quarter hours [*qa, *qb) that
+ * lie inside one bucket each, which is all of them when the buckets are
+ * whole quarter hours from a quarter hour, or when one bucket spans the
+ * range; else none (*qa = *qb = to).  The minutes of [from, *qa) and
+ * [*qb, to) are read from rollups_minute. */
+static void quarters_of(int64_t from, int64_t to, int64_t bucket, int64_t *qa,
+			int64_t *qb)
+{
+	int64_t a = from % ROLLUP_QUARTER
+			    ? rollup_quarter(from) + ROLLUP_QUARTER
+			    : from;
+	int64_t b = rollup_quarter(to);
+
+	*qa = *qb = to;
+	if (a >= b)
+		return;
+	if (bucket >= to - from ||
+	    (a == from && bucket % ROLLUP_QUARTER == 0)) {
+		*qa = a;
+		*qb = b;
+	}
+}
+
+static void cells_filter(char *sql, size_t len, const char *kind, size_t k)
+{
+	if (kind)
+		strncat(sql, " AND kind = ?", len - strlen(sql) - 1);
+	if (k) {
+		strncat(sql, " AND name IN (", len - strlen(sql) - 1);
+		db_append_placeholders(sql, len, k);
+		strncat(sql, ")", len - strlen(sql) - 1);
+	}
+}
+
+static void cells_bind(struct db_stmt *st, unsigned int *i, const char *kind,
+		       char *const *names, size_t k)
+{
+	if (kind)
+		db_bind_text(st, (*i)++, kind);
+	for (size_t j = 0; j < k; j++)
+		db_bind_text(st, (*i)++, names[j]);
+}
+
+#define CELL_COLS                                                             \
+	"kind, name, minute, samples, read_bytes, write_bytes, read_ops,"     \
+	" write_ops, md_ops, queue_len_sum, queue_len_samples, read_bps_max," \
+	" write_bps_max"
+
 static int cells_run(struct db *db, const char *kind, char *const *names,
 		     size_t k, int64_t from, int64_t to, int64_t bucket,
 		     struct weather_cell **out, size_t *n, size_t *cap,
 		     fwd_error_t *err)
 {
-	char sql[1024 + 2 * WEATHER_CHUNK];
+	char sql[2048 + 8 * WEATHER_CHUNK];
 	struct db_stmt *st;
 	unsigned int i = 0;
+	int64_t qa, qb;
 	int r, rv = -1;
 
+	quarters_of(from, to, bucket, &qa, &qb);
+	/* whole quarter hours from rollups_15min, the minutes at either
+	 * end from rollups_minute: each a range of the primary key per
+	 * component */
 	snprintf(sql, sizeof(sql),
 		 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
 		 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
@@ -43,13 +98,16 @@ static int cells_run(struct db *db, const char *kind, char *const *names,
 		 " COALESCE(SUM(queue_len_sum), 0), SUM(queue_len_samples),"
 		 " COALESCE(MAX(read_bps_max), 0),"
 		 " COALESCE(MAX(write_bps_max), 0)"
-		 " FROM rollups_minute WHERE minute >= ? AND minute < ?%s%s",
-		 kind ? " AND kind = ?" : "", k ? " AND name IN (" : "");
-	if (k) {
-		db_append_placeholders(sql, sizeof(sql), k);
-		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
-	}
-	strncat(sql, " GROUP BY kind, name, b ORDER BY kind, name, b",
+		 " FROM (SELECT " CELL_COLS " FROM rollups_15min"
+		 " WHERE minute >= ? AND minute < ?");
+	cells_filter(sql, sizeof(sql), kind, k);
+	strncat(sql,
+		" UNION ALL SELECT " CELL_COLS " FROM rollups_minute"
+		" WHERE (minute >= ? AND minute < ? OR minute >= ?"
+		" AND minute < ?)",
+		sizeof(sql) - strlen(sql) - 1);
+	cells_filter(sql, sizeof(sql), kind, k);
+	strncat(sql, ") c GROUP BY kind, name, b ORDER BY kind, name, b",
 		sizeof(sql) - strlen(sql) - 1);
 	st = db_prepare(db, sql, err);
 	if (!st)
@@ -58,12 +116,14 @@ static int cells_run(struct db *db, const char *kind, char *const *names,
 	db_bind_int64(st, i++, from);
 	db_bind_int64(st, i++, bucket);
 	db_bind_int64(st, i++, bucket);
+	db_bind_int64(st, i++, qa);
+	db_bind_int64(st, i++, qb);
+	cells_bind(st, &i, kind, names, k);
 	db_bind_int64(st, i++, from);
+	db_bind_int64(st, i++, qa);
+	db_bind_int64(st, i++, qb);
 	db_bind_int64(st, i++, to);
-	if (kind)
-		db_bind_text(st, i++, kind);
-	for (size_t j = 0; j < k; j++)
-		db_bind_text(st, i++, names[j]);
+	cells_bind(st, &i, kind, names, k);
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
