@@ -76,37 +76,52 @@ static void cells_bind(struct db_stmt *st, unsigned int *i, const char *kind,
 	" write_ops, md_ops, queue_len_sum, queue_len_samples, read_bps_max," \
 	" write_bps_max"
 
+/* Rows of one table in [a, z). */
+struct cell_part {
+	const char *table;
+	int64_t a, z;
+};
+
 static int cells_run(struct db *db, const char *kind, char *const *names,
 		     size_t k, int64_t from, int64_t to, int64_t bucket,
 		     struct weather_cell **out, size_t *n, size_t *cap,
 		     fwd_error_t *err)
 {
-	char sql[2048 + 8 * WEATHER_CHUNK];
+	char sql[2048 + 12 * WEATHER_CHUNK];
 	struct db_stmt *st;
 	unsigned int i = 0;
 	int64_t qa, qb;
+	/* the parts: [from, qa) minutes, [qa, qb) quarter hours, [qb, to)
+	 * minutes; only those that are not empty, each a range of the
+	 * primary key per component (an empty range or an OR of ranges
+	 * lets the optimizer pick a scan) */
+	struct cell_part part[3];
+	size_t n_part = 0;
 	int r, rv = -1;
 
 	quarters_of(from, to, bucket, &qa, &qb);
-	/* whole quarter hours from rollups_15min, the minutes at either
-	 * end from rollups_minute: each a range of the primary key per
-	 * component */
+	if (from < qa)
+		part[n_part++] = (struct cell_part){"rollups_minute", from, qa};
+	if (qa < qb)
+		part[n_part++] = (struct cell_part){"rollups_15min", qa, qb};
+	if (qb < to)
+		part[n_part++] = (struct cell_part){"rollups_minute", qb, to};
 	snprintf(sql, sizeof(sql),
 		 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
 		 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
 		 " SUM(read_ops), SUM(write_ops), SUM(md_ops),"
 		 " COALESCE(SUM(queue_len_sum), 0), SUM(queue_len_samples),"
 		 " COALESCE(MAX(read_bps_max), 0),"
-		 " COALESCE(MAX(write_bps_max), 0)"
-		 " FROM (SELECT " CELL_COLS " FROM rollups_15min"
-		 " WHERE minute >= ? AND minute < ?");
-	cells_filter(sql, sizeof(sql), kind, k);
-	strncat(sql,
-		" UNION ALL SELECT " CELL_COLS " FROM rollups_minute"
-		" WHERE (minute >= ? AND minute < ? OR minute >= ?"
-		" AND minute < ?)",
-		sizeof(sql) - strlen(sql) - 1);
-	cells_filter(sql, sizeof(sql), kind, k);
+		 " COALESCE(MAX(write_bps_max), 0) FROM (");
+	for (size_t p = 0; p < n_part; p++) {
+		size_t len = strlen(sql);
+
+		snprintf(sql + len, sizeof(sql) - len,
+			 "%sSELECT " CELL_COLS " FROM %s"
+			 " WHERE minute >= ? AND minute < ?",
+			 p ? " UNION ALL " : "", part[p].table);
+		cells_filter(sql, sizeof(sql), kind, k);
+	}
 	strncat(sql, ") c GROUP BY kind, name, b ORDER BY kind, name, b",
 		sizeof(sql) - strlen(sql) - 1);
 	st = db_prepare(db, sql, err);
@@ -116,14 +131,11 @@ static int cells_run(struct db *db, const char *kind, char *const *names,
 	db_bind_int64(st, i++, from);
 	db_bind_int64(st, i++, bucket);
 	db_bind_int64(st, i++, bucket);
-	db_bind_int64(st, i++, qa);
-	db_bind_int64(st, i++, qb);
-	cells_bind(st, &i, kind, names, k);
-	db_bind_int64(st, i++, from);
-	db_bind_int64(st, i++, qa);
-	db_bind_int64(st, i++, qb);
-	db_bind_int64(st, i++, to);
-	cells_bind(st, &i, kind, names, k);
+	for (size_t p = 0; p < n_part; p++) {
+		db_bind_int64(st, i++, part[p].a);
+		db_bind_int64(st, i++, part[p].z);
+		cells_bind(st, &i, kind, names, k);
+	}
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
@@ -173,9 +185,10 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 				 (long long)to);
 	}
 	if (n_names == 0) {
-		/* every component with rollups: their names by a loose scan
-		 * of the primary key, then a range of it per component (the
-		 * minute index would fetch each row by its key) */
+		/* every component with rollups in the range: their names
+		 * from the quarter hours that hold its minutes, then a range
+		 * of the primary key per component (the minute index would
+		 * fetch each row by its key) */
 		struct db_stmt *st;
 		char **all = NULL;
 		size_t n_all = 0, all_cap = 0;
@@ -208,11 +221,16 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 			}
 			return 0;
 		}
-		/* a loose scan of the primary key (kind, name, minute) */
+		/* the range of the minute index, which holds the primary key
+		 * (kind, name, minute): a day is 96 entries a component,
+		 * whatever the rows before and after (a loose scan of the
+		 * primary key by kind is the optimizer's choice on fresh
+		 * statistics, a scan of every row of the kind on stale ones) */
 		st = db_queryf(db, err,
-			       "SELECT DISTINCT kind, name FROM rollups_minute"
-			       " WHERE kind = ?",
-			       "s", kind);
+			       "SELECT DISTINCT kind, name FROM rollups_15min"
+			       " FORCE INDEX (rollups_15min_minute)"
+			       " WHERE minute >= ? AND minute < ? AND kind = ?",
+			       "iis", rollup_quarter(from), to, kind);
 		if (!st)
 			goto fail;
 		while ((r = db_fetch(st, err)) > 0) {
