@@ -1540,8 +1540,11 @@ static bool ident_ok(const char *s)
 {
 	if (!s || !*s || strlen(s) > 64)
 		return false;
+	if (*s >= '0' && *s <= '9')
+		return false;
 	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || *s == '_'))
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_'))
 			return false;
 	return true;
 }
@@ -1555,7 +1558,9 @@ int db_prune_before(struct db *db, struct db_pruned *p, const char *column,
 	p->batches = 0;
 	if (!ident_ok(p->table) || !ident_ok(column)) {
 		errno = EINVAL;
-		return errprintf(err, "prune: bad table or column name");
+		return errprintf(err, "prune: bad table or column name '%s.%s'",
+				 p->table ? p->table : "(null)",
+				 column ? column : "(null)");
 	}
 	if (dry_run) {
 		snprintf(sql, sizeof(sql),

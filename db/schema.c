@@ -484,6 +484,56 @@ static const char *const v10_stmts[] = {
 	"ALTER TABLE osts ADD COLUMN IF NOT EXISTS retired_at BIGINT NULL",
 };
 
+/* Quarter-hour rollups (monitor/ingest_rollup.c): the sums, counts and
+ * maxima of the rollups_minute rows of each quarter hour, kept by the
+ * same ingest transactions that keep rollups_minute, so the reports read a
+ * week or a day of a component as 96 rows a day instead of 1,440.  Same
+ * columns as rollups_minute; `minute` is the quarter hour's first minute
+ * (a multiple of 900).  Filled from the minute rows already stored. */
+static const char *const v11_stmts[] = {
+	"CREATE TABLE IF NOT EXISTS rollups_15min ("
+	" kind ENUM('fwd','ost','mdt') NOT NULL,"
+	" name VARCHAR(128) NOT NULL,"
+	" minute BIGINT NOT NULL,"
+	" samples INT UNSIGNED NOT NULL,"
+	" read_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" write_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" read_ops BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" write_ops BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" md_ops BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" read_bps_max DOUBLE NULL,"
+	" write_bps_max DOUBLE NULL,"
+	" queue_len_avg DOUBLE NULL,"
+	" queue_len_max DOUBLE NULL,"
+	" queue_len_sum DOUBLE NULL,"
+	" queue_len_samples INT UNSIGNED NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (kind, name, minute),"
+	" KEY rollups_15min_minute (minute)"
+	")" TABLE_OPTS,
+	"INSERT IGNORE INTO rollups_15min (kind, name, minute, samples,"
+	" read_bytes, write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
+	" write_bps_max, queue_len_avg, queue_len_max, queue_len_sum,"
+	" queue_len_samples)"
+	" SELECT kind, name, minute - MOD(minute, 900) AS q, SUM(samples),"
+	" SUM(read_bytes), SUM(write_bytes), SUM(read_ops), SUM(write_ops),"
+	" SUM(md_ops), MAX(read_bps_max), MAX(write_bps_max),"
+	" SUM(queue_len_sum) / NULLIF(SUM(queue_len_samples), 0),"
+	" MAX(queue_len_max), SUM(queue_len_sum), SUM(queue_len_samples)"
+	" FROM rollups_minute GROUP BY kind, name, q",
+};
+
+/* A job's job_stats are read by job id in the order (target, Lustre id,
+ * ts, op) with their kind, samples and sums: the report's increments
+ * (monitor/weather.c) and the history's per-job sums (monitor/jobstats.c).
+ * The index on job_id alone held the primary key but not those columns:
+ * a row lookup per snapshot (a day of a 512-node job on 144 OSTs: 420,000
+ * of them).  It now covers them. */
+static const char *const v12_stmts[] = {
+	"ALTER TABLE jobstats_raw DROP INDEX IF EXISTS jobstats_raw_job,"
+	" ADD INDEX jobstats_raw_job (job_id, target, lustre_job_id, ts, op,"
+	" kind, samples, sum_value)",
+};
+
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 	{ 2, "node_allocations view for the node account",
@@ -506,6 +556,10 @@ static const struct schema_migration migrations[] = {
 	  v9_stmts, N_ELEM(v9_stmts) },
 	{ 10, "forwarders.retired_at, osts.retired_at",
 	  v10_stmts, N_ELEM(v10_stmts) },
+	{ 11, "rollups_15min: quarter-hour rollups",
+	  v11_stmts, N_ELEM(v11_stmts) },
+	{ 12, "jobstats_raw_job covers a job's snapshots",
+	  v12_stmts, N_ELEM(v12_stmts) },
 };
 /* clang-format on */
 
@@ -523,7 +577,7 @@ int schema_latest_version(void)
 /* clang-format off */
 static const char *const schema_tables[] = {
 	"forwarders", "osts", "jobs", "job_io", "profiles",
-	"samples_raw", "samples_hist", "rollups_minute",
+	"samples_raw", "samples_hist", "rollups_minute", "rollups_15min",
 	"rollups_hist_minute", "jobstats_raw", "counter_state",
 	"health", "health_history", "allocations", "audit",
 	NULL,

@@ -441,11 +441,12 @@ void ingest_store_close(struct ingest_store *s);
 /*
  * Retention of the statistics (db_prune_before() on each table): raw
  * samples and job_stats older than r->raw_samples, rollups older than
- * r->rollups (0 = keep forever), relative to `now`.  One line per table
+ * r->rollups (0 = keep forever; whole quarter hours, so rollups_15min stays
+ * the aggregate of the minutes kept), relative to `now`.  One line per table
  * pruned is appended to out[*n] (room for INGEST_PRUNE_TABLES more).
  * 0, or -1 with errno and err.
  */
-#define INGEST_PRUNE_TABLES 5
+#define INGEST_PRUNE_TABLES 6
 struct policy_retention;
 struct db_pruned;
 int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,

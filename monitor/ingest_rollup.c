@@ -55,17 +55,20 @@ struct rollup_acc {
 	struct contrib *c;
 	size_t n, cap;
 	struct db_stmt *add[N_CLASS];
+	struct db_stmt *add_q[N_CLASS]; /* rollups_15min */
 	struct hcontrib *h;
 	size_t n_h, cap_h;
 	struct db_stmt *add_h[N_CLASS];
 };
 
 /* clang-format off */
-static const char add_head[] =
-	"INSERT INTO rollups_minute (kind, name, minute, samples, read_bytes,"
-	" write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
-	" write_bps_max, queue_len_sum, queue_len_samples, queue_len_avg,"
-	" queue_len_max) VALUES ";
+#define ADD_COLUMNS \
+	" (kind, name, minute, samples, read_bytes," \
+	" write_bytes, read_ops, write_ops, md_ops, read_bps_max," \
+	" write_bps_max, queue_len_sum, queue_len_samples, queue_len_avg," \
+	" queue_len_max) VALUES "
+static const char add_head[] = "INSERT INTO rollups_minute" ADD_COLUMNS;
+static const char add_q_head[] = "INSERT INTO rollups_15min" ADD_COLUMNS;
 #define ADD_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define ADD_COLS 15
 #define MAX_OF(c) \
@@ -113,6 +116,7 @@ void rollup_acc_destroy(struct rollup_acc *a)
 		return;
 	for (size_t i = 0; i < N_CLASS; i++) {
 		db_stmt_close(a->add[i]);
+		db_stmt_close(a->add_q[i]);
 		db_stmt_close(a->add_h[i]);
 	}
 	free(a->c);
@@ -289,34 +293,23 @@ static void bind_opt(struct db_stmt *st, unsigned int i, bool has, double v)
 		db_bind_null(st, i);
 }
 
-int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
+/* Add c[0..n) (sorted, one per key) to the table of head. */
+static int write_contribs(struct rollup_acc *a, struct db_stmt **cache,
+			  const char *head, const struct contrib *cs, size_t n,
+			  fwd_error_t *err)
 {
-	size_t n = 0, at = 0;
+	size_t at = 0;
 
-	if (write_hist(a, err) < 0) {
-		a->n = 0;
-		return -1;
-	}
-	if (!a->n)
-		return 0;
-	qsort(a->c, a->n, sizeof(*a->c), cmp_contrib);
-	for (size_t i = 0; i < a->n; i++) {
-		if (n && !cmp_contrib(&a->c[n - 1], &a->c[i]))
-			merge(&a->c[n - 1], &a->c[i]);
-		else if (n++ != i)
-			a->c[n - 1] = a->c[i];
-	}
-	a->n = 0;
 	while (at < n) {
 		size_t k;
-		struct db_stmt *st = db_prepare_rows_upto(
-			a->db, a->add, size_class, n - at, add_head, ADD_ROW,
-			add_tail, &k, err);
+		struct db_stmt *st =
+			db_prepare_rows_upto(a->db, cache, size_class, n - at,
+					     head, ADD_ROW, add_tail, &k, err);
 
 		if (!st)
 			return -1;
 		for (size_t j = 0; j < k; j++) {
-			const struct contrib *c = &a->c[at + j];
+			const struct contrib *c = &cs[at + j];
 			unsigned int b = (unsigned int)(j * ADD_COLS);
 
 			db_bind_text(st, b, ingest_kind_name(c->kind));
@@ -338,4 +331,36 @@ int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
 		at += k;
 	}
 	return 0;
+}
+
+int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
+{
+	size_t n = 0, nq = 0;
+
+	if (write_hist(a, err) < 0) {
+		a->n = 0;
+		return -1;
+	}
+	if (!a->n)
+		return 0;
+	qsort(a->c, a->n, sizeof(*a->c), cmp_contrib);
+	for (size_t i = 0; i < a->n; i++) {
+		if (n && !cmp_contrib(&a->c[n - 1], &a->c[i]))
+			merge(&a->c[n - 1], &a->c[i]);
+		else if (n++ != i)
+			a->c[n - 1] = a->c[i];
+	}
+	a->n = 0;
+	if (write_contribs(a, a->add, add_head, a->c, n, err) < 0)
+		return -1;
+	/* The same contributions to their quarter hours: the minutes are
+	 * in key order, so those of a quarter hour are adjacent. */
+	for (size_t i = 0; i < n; i++) {
+		a->c[i].minute = rollup_quarter(a->c[i].minute);
+		if (nq && !cmp_contrib(&a->c[nq - 1], &a->c[i]))
+			merge(&a->c[nq - 1], &a->c[i]);
+		else if (nq++ != i)
+			a->c[nq - 1] = a->c[i];
+	}
+	return write_contribs(a, a->add_q, add_q_head, a->c, nq, err);
 }

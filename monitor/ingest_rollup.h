@@ -5,6 +5,12 @@
 /*
  * Per-minute rollups kept additively (monitor/ingest_store.c).
  *
+ * rollups_15min holds the same columns per quarter hour: the sums, counts
+ * and maxima of the minutes of each quarter hour, changed by the same
+ * transaction as those minutes (added to with them, recomputed from them
+ * when they are recomputed), so a quarter hour's row is always the
+ * aggregate of its stored minutes.
+ *
  * Every column of rollups_minute is a sum, a count or a maximum of the raw
  * rows of its minute (queue_len_avg is queue_len_sum / queue_len_samples),
  * so the rows of a batch that were all new add their contribution to the
@@ -54,9 +60,10 @@ struct rollup_hist_row {
 int rollup_acc_add_hist(struct rollup_acc *a, const struct rollup_hist_row *r,
 			fwd_error_t *err);
 
-/* Add what was collected to rollups_minute and rollups_hist_minute (in key
- * order, so concurrent writers lock rows in the same order) and forget it.  0,
- * or -1 with err; the collected rows are forgotten either way. */
+/* Add what was collected to rollups_minute, rollups_15min (the same
+ * contributions by quarter hour) and rollups_hist_minute (in key order, so
+ * concurrent writers lock rows in the same order) and forget it.  0, or -1
+ * with err; the collected rows are forgotten either way. */
 int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err);
 
 /* Forget what was collected (the transaction was rolled back). */
@@ -66,6 +73,13 @@ void rollup_acc_clear(struct rollup_acc *a);
 static inline int64_t rollup_minute(int64_t ts)
 {
 	return ts - ((ts % 60) + 60) % 60;
+}
+
+/* The floor of ts to its quarter hour (rollups_15min). */
+#define ROLLUP_QUARTER 900
+static inline int64_t rollup_quarter(int64_t ts)
+{
+	return ts - ((ts % ROLLUP_QUARTER) + ROLLUP_QUARTER) % ROLLUP_QUARTER;
 }
 
 #endif

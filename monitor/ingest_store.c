@@ -137,6 +137,7 @@ struct ingest_store {
 	struct db_stmt *state_multi[N_CLASS];
 	struct db_stmt *rollup_multi[N_CLASS];
 	struct db_stmt *rollup_hist_multi[N_CLASS];
+	struct db_stmt *rollup_q_multi[N_CLASS];
 	/* components whose stored baselines were loaded (kind\tname): one
 	 * by one, then all at once (load_state()) */
 	struct series_table *loaded;
@@ -303,6 +304,31 @@ static const char rollup_hist_multi_tail[] =
 	" ON DUPLICATE KEY UPDATE b0 = VALUES(b0), b1 = VALUES(b1),"
 	" b2 = VALUES(b2), b3 = VALUES(b3), b4 = VALUES(b4), b5 = VALUES(b5),"
 	" b6 = VALUES(b6), b7 = VALUES(b7)";
+/* The quarter hours of the minutes recomputed above, from those minutes
+ * (rollups_15min: monitor/ingest_rollup.h). */
+static const char rollup_q_multi_head[] =
+	"INSERT INTO rollups_15min (kind, name, minute, samples, read_bytes,"
+	" write_bytes, read_ops, write_ops, md_ops, read_bps_max,"
+	" write_bps_max, queue_len_avg, queue_len_max, queue_len_sum,"
+	" queue_len_samples)"
+	" SELECT kind, name, minute - MOD(minute, 900) AS q, SUM(samples),"
+	" SUM(read_bytes), SUM(write_bytes), SUM(read_ops), SUM(write_ops),"
+	" SUM(md_ops), MAX(read_bps_max), MAX(write_bps_max),"
+	" SUM(queue_len_sum) / NULLIF(SUM(queue_len_samples), 0),"
+	" MAX(queue_len_max), SUM(queue_len_sum), SUM(queue_len_samples)"
+	" FROM rollups_minute WHERE minute >= ? AND minute < ?"
+	" AND (kind, name) IN (";
+static const char rollup_q_multi_tail[] =
+	") GROUP BY kind, name, q"
+	" ON DUPLICATE KEY UPDATE samples = VALUES(samples),"
+	" read_bytes = VALUES(read_bytes), write_bytes = VALUES(write_bytes),"
+	" read_ops = VALUES(read_ops), write_ops = VALUES(write_ops),"
+	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
+	" write_bps_max = VALUES(write_bps_max),"
+	" queue_len_avg = VALUES(queue_len_avg),"
+	" queue_len_max = VALUES(queue_len_max),"
+	" queue_len_sum = VALUES(queue_len_sum),"
+	" queue_len_samples = VALUES(queue_len_samples)";
 #define KN_ROW "(?, ?)"
 
 static const char horizon_sql[] =
@@ -340,6 +366,7 @@ void ingest_store_close(struct ingest_store *s)
 		db_stmt_close(s->state_multi[i]);
 		db_stmt_close(s->rollup_multi[i]);
 		db_stmt_close(s->rollup_hist_multi[i]);
+		db_stmt_close(s->rollup_q_multi[i]);
 		db_stmt_close(s->raw_ignore[i]);
 		db_stmt_close(s->js_multi[i]);
 		db_stmt_close(s->hist_multi[i]);
@@ -765,13 +792,24 @@ static int flush_states(struct ingest_store *s, fwd_error_t *err)
 	return 0;
 }
 
-/* The rollups of the touched components (hist: of their histograms),
- * over the minutes from the earliest to the latest sample touched. */
-static int rollups_of(struct ingest_store *s, bool hist, fwd_error_t *err)
+enum rollup_what { ROLL_MINUTE, ROLL_HIST, ROLL_QUARTER };
+
+/* The rollups of the touched components over the minutes from the
+ * earliest to the latest sample touched: their minutes (from the raw
+ * rows), their histograms' minutes, or the quarter hours of those minutes
+ * (from the minutes, after them). */
+static int rollups_of(struct ingest_store *s, enum rollup_what what,
+		      fwd_error_t *err)
 {
-	struct db_stmt **cache = hist ? s->rollup_hist_multi : s->rollup_multi;
-	const char *head = hist ? rollup_hist_multi_head : rollup_multi_head;
-	const char *tail = hist ? rollup_hist_multi_tail : rollup_multi_tail;
+	static const char *const heads[] = {
+		rollup_multi_head, rollup_hist_multi_head, rollup_q_multi_head};
+	static const char *const tails[] = {
+		rollup_multi_tail, rollup_hist_multi_tail, rollup_q_multi_tail};
+	struct db_stmt **cache = what == ROLL_HIST	? s->rollup_hist_multi
+				 : what == ROLL_QUARTER ? s->rollup_q_multi
+							: s->rollup_multi;
+	const char *head = heads[what], *tail = tails[what];
+	bool hist = what == ROLL_HIST;
 	size_t idx[ROLLUP_CHUNK];
 	size_t n = 0;
 	int64_t lo = 0, hi = 0;
@@ -783,9 +821,13 @@ static int rollups_of(struct ingest_store *s, bool hist, fwd_error_t *err)
 		if (t && hist && !t->hist)
 			continue;
 		if (t) {
-			int64_t a = t->min_ts - ((t->min_ts % 60) + 60) % 60;
-			int64_t z =
-				t->max_ts - ((t->max_ts % 60) + 60) % 60 + 60;
+			int64_t a = rollup_minute(t->min_ts);
+			int64_t z = rollup_minute(t->max_ts) + 60;
+
+			if (what == ROLL_QUARTER) {
+				a = rollup_quarter(a);
+				z = rollup_quarter(z - 1) + ROLLUP_QUARTER;
+			}
 
 			if (!n || a < lo)
 				lo = a;
@@ -853,7 +895,9 @@ static int begin(struct ingest_store *s, fwd_error_t *err)
 static int rollups_now(struct ingest_store *s, fwd_error_t *err)
 {
 	if (raw_wait(s, err) < 0 || rollup_acc_write(s->acc, err) < 0 ||
-	    rollups_of(s, false, err) < 0 || rollups_of(s, true, err) < 0)
+	    rollups_of(s, ROLL_MINUTE, err) < 0 ||
+	    rollups_of(s, ROLL_QUARTER, err) < 0 ||
+	    rollups_of(s, ROLL_HIST, err) < 0)
 		return -1;
 	s->n_touched = 0;
 	return 0;
@@ -1744,6 +1788,7 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 		{"samples_hist", "ts", false},
 		{"jobstats_raw", "ts", false},
 		{"rollups_minute", "minute", true},
+		{"rollups_15min", "minute", true},
 		{"rollups_hist_minute", "minute", true},
 	};
 
@@ -1757,6 +1802,10 @@ int ingest_prune(struct db *db, const struct policy_retention *r, int64_t now,
 			continue; /* 0 = keep forever */
 		p->table = t[i].table;
 		p->cutoff = now - (int64_t)keep;
+		/* Rollups go by whole quarter hours: a quarter hour of
+		 * rollups_15min stays the aggregate of the minutes kept. */
+		if (t[i].rollup)
+			p->cutoff = rollup_quarter(p->cutoff);
 		if (db_prune_before(db, p, t[i].column, dry_run, err) < 0)
 			return -1;
 		if (!dry_run && p->cutoff > horizon)

@@ -13,6 +13,7 @@
 
 #include "common/array.h"
 #include "db/db.h"
+#include "monitor/ingest_rollup.h"
 #include "monitor/weather.h"
 
 /* names per statement: the IN list's placeholders */
@@ -26,30 +27,102 @@ static void copy_col(struct db_stmt *st, unsigned int col, char *buf,
 	snprintf(buf, len, "%s", v ? v : "");
 }
 
+/* The part of [from, to) that rollups_15min serves exactly for buckets of
+ * `bucket` seconds from `from`: the whole quarter hours [*qa, *qb) that
+ * lie inside one bucket each, which is all of them when the buckets are
+ * whole quarter hours from a quarter hour, or when one bucket spans the
+ * range; else none (*qa = *qb = to).  The minutes of [from, *qa) and
+ * [*qb, to) are read from rollups_minute. */
+static void quarters_of(int64_t from, int64_t to, int64_t bucket, int64_t *qa,
+			int64_t *qb)
+{
+	int64_t a = from % ROLLUP_QUARTER
+			    ? rollup_quarter(from) + ROLLUP_QUARTER
+			    : from;
+	int64_t b = rollup_quarter(to);
+
+	*qa = *qb = to;
+	if (a >= b)
+		return;
+	if (bucket >= to - from ||
+	    (a == from && bucket % ROLLUP_QUARTER == 0)) {
+		*qa = a;
+		*qb = b;
+	}
+}
+
+static void cells_filter(char *sql, size_t len, const char *kind, size_t k)
+{
+	if (kind)
+		strncat(sql, " AND kind = ?", len - strlen(sql) - 1);
+	if (k) {
+		strncat(sql, " AND name IN (", len - strlen(sql) - 1);
+		db_append_placeholders(sql, len, k);
+		strncat(sql, ")", len - strlen(sql) - 1);
+	}
+}
+
+static void cells_bind(struct db_stmt *st, unsigned int *i, const char *kind,
+		       char *const *names, size_t k)
+{
+	if (kind)
+		db_bind_text(st, (*i)++, kind);
+	for (size_t j = 0; j < k; j++)
+		db_bind_text(st, (*i)++, names[j]);
+}
+
+#define CELL_COLS                                                             \
+	"kind, name, minute, samples, read_bytes, write_bytes, read_ops,"     \
+	" write_ops, md_ops, queue_len_sum, queue_len_samples, read_bps_max," \
+	" write_bps_max"
+
+/* Rows of one table in [a, z). */
+struct cell_part {
+	const char *table;
+	int64_t a, z;
+};
+
 static int cells_run(struct db *db, const char *kind, char *const *names,
 		     size_t k, int64_t from, int64_t to, int64_t bucket,
 		     struct weather_cell **out, size_t *n, size_t *cap,
 		     fwd_error_t *err)
 {
-	char sql[1024 + 2 * WEATHER_CHUNK];
+	char sql[2048 + 12 * WEATHER_CHUNK];
 	struct db_stmt *st;
 	unsigned int i = 0;
+	int64_t qa, qb;
+	/* the parts: [from, qa) minutes, [qa, qb) quarter hours, [qb, to)
+	 * minutes; only those that are not empty, each a range of the
+	 * primary key per component (an empty range or an OR of ranges
+	 * lets the optimizer pick a scan) */
+	struct cell_part part[3];
+	size_t n_part = 0;
 	int r, rv = -1;
 
+	quarters_of(from, to, bucket, &qa, &qb);
+	if (from < qa)
+		part[n_part++] = (struct cell_part){"rollups_minute", from, qa};
+	if (qa < qb)
+		part[n_part++] = (struct cell_part){"rollups_15min", qa, qb};
+	if (qb < to)
+		part[n_part++] = (struct cell_part){"rollups_minute", qb, to};
 	snprintf(sql, sizeof(sql),
 		 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
 		 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
 		 " SUM(read_ops), SUM(write_ops), SUM(md_ops),"
 		 " COALESCE(SUM(queue_len_sum), 0), SUM(queue_len_samples),"
 		 " COALESCE(MAX(read_bps_max), 0),"
-		 " COALESCE(MAX(write_bps_max), 0)"
-		 " FROM rollups_minute WHERE minute >= ? AND minute < ?%s%s",
-		 kind ? " AND kind = ?" : "", k ? " AND name IN (" : "");
-	if (k) {
-		db_append_placeholders(sql, sizeof(sql), k);
-		strncat(sql, ")", sizeof(sql) - strlen(sql) - 1);
+		 " COALESCE(MAX(write_bps_max), 0) FROM (");
+	for (size_t p = 0; p < n_part; p++) {
+		size_t len = strlen(sql);
+
+		snprintf(sql + len, sizeof(sql) - len,
+			 "%sSELECT " CELL_COLS " FROM %s"
+			 " WHERE minute >= ? AND minute < ?",
+			 p ? " UNION ALL " : "", part[p].table);
+		cells_filter(sql, sizeof(sql), kind, k);
 	}
-	strncat(sql, " GROUP BY kind, name, b ORDER BY kind, name, b",
+	strncat(sql, ") c GROUP BY kind, name, b ORDER BY kind, name, b",
 		sizeof(sql) - strlen(sql) - 1);
 	st = db_prepare(db, sql, err);
 	if (!st)
@@ -58,12 +131,11 @@ static int cells_run(struct db *db, const char *kind, char *const *names,
 	db_bind_int64(st, i++, from);
 	db_bind_int64(st, i++, bucket);
 	db_bind_int64(st, i++, bucket);
-	db_bind_int64(st, i++, from);
-	db_bind_int64(st, i++, to);
-	if (kind)
-		db_bind_text(st, i++, kind);
-	for (size_t j = 0; j < k; j++)
-		db_bind_text(st, i++, names[j]);
+	for (size_t p = 0; p < n_part; p++) {
+		db_bind_int64(st, i++, part[p].a);
+		db_bind_int64(st, i++, part[p].z);
+		cells_bind(st, &i, kind, names, k);
+	}
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
@@ -113,9 +185,10 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 				 (long long)to);
 	}
 	if (n_names == 0) {
-		/* every component with rollups: their names by a loose scan
-		 * of the primary key, then a range of it per component (the
-		 * minute index would fetch each row by its key) */
+		/* every component with rollups in the range: their names
+		 * from the quarter hours that hold its minutes, then a range
+		 * of the primary key per component (the minute index would
+		 * fetch each row by its key) */
 		struct db_stmt *st;
 		char **all = NULL;
 		size_t n_all = 0, all_cap = 0;
@@ -148,11 +221,16 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 			}
 			return 0;
 		}
-		/* a loose scan of the primary key (kind, name, minute) */
+		/* the range of the minute index, which holds the primary key
+		 * (kind, name, minute): a day is 96 entries a component,
+		 * whatever the rows before and after (a loose scan of the
+		 * primary key by kind is the optimizer's choice on fresh
+		 * statistics, a scan of every row of the kind on stale ones) */
 		st = db_queryf(db, err,
-			       "SELECT DISTINCT kind, name FROM rollups_minute"
-			       " WHERE kind = ?",
-			       "s", kind);
+			       "SELECT DISTINCT kind, name FROM rollups_15min"
+			       " FORCE INDEX (rollups_15min_minute)"
+			       " WHERE minute >= ? AND minute < ? AND kind = ?",
+			       "iis", rollup_quarter(from), to, kind);
 		if (!st)
 			goto fail;
 		while ((r = db_fetch(st, err)) > 0) {

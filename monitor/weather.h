@@ -33,9 +33,13 @@ struct weather_cell {
  * into buckets of `bucket` seconds starting at from (bucket start = from
  * + k * bucket), for the components names[0..n_names) (n_names 0: every
  * component), ordered by kind, name, bucket.  *out malloc'd (free()).
- * With names the primary key serves each component's range; without,
- * the rollups_minute_minute index serves the range.
+ * The figures are those of the rollups_minute rows; whole quarter hours
+ * inside one bucket are read from rollups_15min (their aggregate), so a
+ * range in buckets of whole quarter hours from a quarter hour, or in one
+ * bucket, reads 15 times fewer rows.  Each component's range is read
+ * through the primary key.
  */
+#define WEATHER_QUARTER 900 /* seconds: rollups_15min's period */
 int weather_cells(struct db *db, const char *kind, char *const *names,
 		  size_t n_names, int64_t from, int64_t to, int64_t bucket,
 		  struct weather_cell **out, size_t *n, fwd_error_t *err);

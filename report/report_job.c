@@ -299,10 +299,15 @@ static int components(struct db *db, const char *kind, const struct names *nm,
 	uint64_t *qn = NULL;
 	int rv = -1;
 
+	bool series = fwd_series && !strcmp(kind, "fwd");
+
 	if (nm->n == 0)
 		return 0;
-	if (weather_cells(db, kind, nm->v, nm->n, a->from, a->to, a->bucket, &c,
-			  &n, err) < 0)
+	/* Only the forwarders' series needs the axis's buckets; the OSTs'
+	 * and MDTs' totals are one bucket over the run (read as whole
+	 * quarter hours and the minutes at either end). */
+	if (weather_cells(db, kind, nm->v, nm->n, a->from, a->to,
+			  series ? a->bucket : span, &c, &n, err) < 0)
 		return -1;
 	for (size_t i = 0; i < nm->n; i++) {
 		struct weather_cell w = {0};
@@ -340,7 +345,7 @@ static int components(struct db *db, const char *kind, const struct names *nm,
 				: json_null());
 		json_array_append_new(comps, o);
 	}
-	if (fwd_series && !strcmp(kind, "fwd")) {
+	if (series) {
 		json_t *qa = json_array();
 
 		q = calloc(a->n, sizeof(double));

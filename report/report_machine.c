@@ -19,7 +19,8 @@
 #include "monitor/weather.h"
 #include "report/report_priv.h"
 
-/* Heat-map columns for the range. */
+/* Heat-map columns for the range (one more when its start is not on a
+ * bucket's boundary). */
 #define REPORT_MACHINE_COLUMNS 96
 
 /*
@@ -89,13 +90,24 @@ int report_machine_doc(struct db *db, int64_t since, int64_t until,
 	struct weather_episode *ep = NULL;
 	struct ledger_row *rows = NULL;
 	size_t n = 0, n_ep = 0, n_rows = 0, cols;
-	int64_t from = since - since % 60, bucket, to;
+	int64_t from, bucket, to;
 	json_t *doc, *t, *arr, *held;
 	char a[40], b[40];
 	int rv = -1;
 
 	*out = NULL;
-	bucket = report_bucket(from, until, REPORT_MACHINE_COLUMNS);
+	/* Whole minutes from the minute of since; from a quarter hour on
+	 * (a range of a day or more), whole quarter hours from the bucket's
+	 * boundary at or before since: the cells are then read from
+	 * rollups_15min (monitor/weather.h), a column more at most. */
+	bucket = report_bucket(since, until, REPORT_MACHINE_COLUMNS);
+	if (bucket >= WEATHER_QUARTER) {
+		bucket = (bucket + WEATHER_QUARTER - 1) / WEATHER_QUARTER *
+			 WEATHER_QUARTER;
+		from = since - (since % bucket + bucket) % bucket;
+	} else {
+		from = since - (since % 60 + 60) % 60;
+	}
 	cols = (size_t)((until - from + bucket - 1) / bucket);
 	to = from + (int64_t)cols * bucket;
 	if (weather_cells(db, NULL, NULL, 0, from, to, bucket, &c, &n, err) <

@@ -42,12 +42,12 @@ fw --json db status
 check_eq "status --json exits 0" 0 "$rc"
 check_match "status --json reports current" '"state": "current"' "$out"
 n=$(printf '%s\n' "$out" | grep -c '": 0,\{0,1\}$')
-check_eq "status --json counts all 15 tables" 15 "$n"
+check_eq "status --json counts all 16 tables" 16 "$n"
 fw db status --json
 check_match "--json is accepted after the subcommand" '"schema_version": '"$latest" "$out"
 
 tables=$(q "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'fwdalloc' AND table_type = 'BASE TABLE'")
-check_eq "22 tables exist (15 + schema_version + decision_lock + health_lock + ingest_horizon, ingest_lock, ingest_arrivals, history_examined)" 22 "$tables"
+check_eq "23 tables exist (16 + schema_version + decision_lock + health_lock + ingest_horizon, ingest_lock, ingest_arrivals, history_examined)" 23 "$tables"
 check_eq "one view, run with its definer's rights" "node_allocations	DEFINER	fwdalloc@%" \
 	"$(q "SELECT table_name, security_type, definer FROM information_schema.views WHERE table_schema = 'fwdalloc'")"
 check_eq "one procedure, run with its definer's rights" "node_allocations_for	PROCEDURE	DEFINER	fwdalloc@%" \

@@ -3,7 +3,9 @@
 # Per-minute rollups kept by addition (monitor/ingest_rollup.c): whatever
 # the batches, re-ingests, overlapping files, two ingests at once or a
 # prune in between, rollups_minute holds exactly the aggregate of the raw
-# rows of each minute (the numbers the old recomputation gave).
+# rows of each minute (the numbers the old recomputation gave), and
+# rollups_15min exactly the aggregate of the minutes of each quarter hour
+# (also after a prune of the rollups, and after migration 11 filled it).
 . "$top_srcdir/tests/integration/tap.sh"
 . "$top_srcdir/tests/integration/db_lib.sh"
 db_start
@@ -35,7 +37,19 @@ from_raw() {
 	q "SELECT kind, name, ts - MOD(ts, 60) AS m, COUNT(*), COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0), COALESCE(SUM(read_ops), 0), COALESCE(SUM(write_ops), 0), COALESCE(SUM(md_ops), 0), MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)), AVG(queue_len), MAX(queue_len), SUM(queue_len), COUNT(queue_len) FROM samples_raw GROUP BY kind, name, m ORDER BY kind, name, m"
 }
 clear() {
-	q "DELETE FROM samples_raw; DELETE FROM rollups_minute; DELETE FROM counter_state"
+	q "DELETE FROM samples_raw; DELETE FROM rollups_minute; DELETE FROM rollups_15min; DELETE FROM counter_state"
+}
+# The quarter hours as stored, and as the minute rows give them (doubles
+# to 6 decimals: sums of the same numbers in another order).
+Q_COLS="samples, read_bytes, write_bytes, read_ops, write_ops, md_ops, read_bps_max, write_bps_max"
+quarters() {
+	q "SELECT kind, name, minute, $Q_COLS, ROUND(queue_len_avg, 6), queue_len_max, ROUND(queue_len_sum, 6), queue_len_samples FROM rollups_15min ORDER BY kind, name, minute"
+}
+quarters_from_minutes() {
+	q "SELECT kind, name, minute DIV 900 * 900 AS m, SUM(samples), SUM(read_bytes), SUM(write_bytes), SUM(read_ops), SUM(write_ops), SUM(md_ops), MAX(read_bps_max), MAX(write_bps_max), ROUND(SUM(queue_len_sum) / NULLIF(SUM(queue_len_samples), 0), 6), MAX(queue_len_max), ROUND(SUM(queue_len_sum), 6), SUM(queue_len_samples) FROM rollups_minute GROUP BY kind, name, m ORDER BY kind, name, m"
+}
+check_quarters() {
+	check_eq "$1: rollups_15min = the sums of the minutes" "$(quarters_from_minutes)" "$(quarters)"
 }
 
 t0=1472292803 # 23 s into a minute
@@ -47,6 +61,7 @@ fw ingest --format influx --batch 7 "$d/a.lp"
 check_eq "batches of 7: summary" \
 	"read 6000 lines, stored 5970 samples, rejected 0 lines (30 already stored or baselines, 0 ignored)" "$out"
 check_eq "batches of 7: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+check_quarters "batches of 7"
 # 24 minutes x 30 series; 199 deltas a series, 133 of them with a queue
 # length; read_bytes grows by 4096 x (s + 1) a point: 199 x 465 x 4096.
 check_eq "batches of 7: minutes, samples, queue samples and sums" \
@@ -65,6 +80,7 @@ fw ingest --format influx --batch 7 "$d/a.lp"
 check_eq "re-ingest: nothing stored" \
 	"read 6000 lines, stored 0 samples, rejected 0 lines (6000 already stored or baselines, 0 ignored)" "$out"
 check_eq "re-ingest: rollups unchanged" "$ref_a" "$(stored)"
+check_quarters "re-ingest"
 
 # Baselines lost (counter_state emptied): the same deltas again, now
 # written over stored rows; the rollups stay those of one ingest.
@@ -73,6 +89,7 @@ fw ingest --format influx "$d/a.lp"
 check_eq "re-ingest without baselines: rows already stored" \
 	"read 6000 lines, stored 5970 samples, rejected 0 lines (30 already stored or baselines, 0 ignored)" "$out"
 check_eq "re-ingest without baselines: rollups unchanged" "$ref_a" "$(stored)"
+check_quarters "re-ingest without baselines"
 check_eq "re-ingest without baselines: no row twice" 5970 \
 	"$(q "SELECT COUNT(*) FROM samples_raw")"
 
@@ -81,6 +98,7 @@ fw ingest --format influx "$d/b.lp"
 check_eq "overlapping file: summary" \
 	"read 9000 lines, stored 3000 samples, rejected 0 lines (6000 already stored or baselines, 0 ignored)" "$out"
 check_eq "overlapping file: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+check_quarters "overlapping file"
 after_overlap=$(stored)
 clear
 fw ingest --format influx "$d/b.lp"
@@ -109,6 +127,7 @@ for batch in 100000 100000 300 300; do
 		"$ref_b" "$(stored)"
 	check_eq "concurrent ingests, batch $batch: rollups are the raw rows' aggregate" \
 		"$(from_raw)" "$(stored)"
+	check_quarters "concurrent ingests, batch $batch"
 done
 
 # ---- Telegraf lustre2_lctl: an OST's calls and bytes on two lines ----
@@ -122,6 +141,7 @@ fw ingest --format influx "$d/lctl.lp"
 check_eq "lctl: one raw row a time, with both counters" "29	29	29	87	356352" \
 	"$(q "SELECT COUNT(*), COUNT(read_ops), COUNT(read_bytes), SUM(read_ops), SUM(read_bytes) FROM samples_raw WHERE name = 'OST0009'")"
 check_eq "lctl: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+check_quarters "lctl"
 
 # ---- LWFS (beacon-lwfs): histograms and the forwarders' raw rows ----
 # 6 forwarders, a line of each histogram and the queue length every 25 s
@@ -157,6 +177,7 @@ check_eq "beacon, batches of 13: summary" \
 	"read 1680 lines, stored 1644 samples, rejected 0 lines (36 already stored or baselines, 0 ignored)" "$out"
 check_eq "beacon: histogram rollups are the raw rows' aggregate" "$(hist_from_raw)" "$(hist_stored)"
 check_eq "beacon: forwarder rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+check_quarters "beacon"
 # Read exe (the 3rd histogram) of 10.0.0.1 from 1472292840: rounds 2
 # and 3 (at 50 and 75 s); b0 grows by 8 x 3 a round; the raw row's
 # read_ops is the sum of the deltas, (8 + 7 + ... + 1) x 3 = 108 a round;
@@ -182,6 +203,7 @@ r2=$?
 check_eq "beacon, two ingests at once: both exit 0" "0 0" "$r1 $r2"
 check_eq "beacon, two ingests at once: the histogram rollups of one" "$ref_h" "$(hist_stored)"
 check_eq "beacon, two ingests at once: the forwarder rollups of one" "$ref_r" "$(stored)"
+check_quarters "beacon, two ingests at once"
 
 # ---- a prune removed raw rows of minutes that keep their rollups ----
 # Recent data (a prune keeps 2 days of raw rows, all rollups), baselines
@@ -214,6 +236,38 @@ q "DELETE FROM counter_state"
 fw ingest --format influx "$d/spread.lp"
 check_eq "after the prune: every row again" 5970 "$(q "SELECT COUNT(*) FROM samples_raw")"
 check_eq "after the prune: rollups not added to twice" "$before" "$(stored)"
+check_quarters "after the raw prune"
+
+# ---- a prune of the rollups: whole quarter hours go from both tables ----
+cat >"$d/policy-prune-rollups.yaml" <<EOF
+$(cat "$policy")
+retention:
+  raw_samples: 2d
+  rollups: 2d
+EOF
+minutes_before=$(q "SELECT COUNT(*) FROM rollups_minute")
+"$fwdctl" --policy "$d/policy-prune-rollups.yaml" --json db prune >"$d/prune" 2>&1
+check_eq "rollups prune: exit 0" 0 "$?"
+cut=$(jq -r '[.. | objects | select(.table? == "rollups_15min") | .cutoff][0]' "$d/prune")
+check_eq "rollups prune: both tables cut at the same quarter hour" \
+	"$cut 0" "$(jq -r '[.. | objects | select(.table? == "rollups_minute") | .cutoff][0]' "$d/prune") $((cut % 900))"
+check_eq "rollups prune: the minutes before the cutoff are gone, later ones kept" "0	1" \
+	"$(q "SELECT (SELECT COUNT(*) FROM rollups_minute WHERE minute < $cut) + (SELECT COUNT(*) FROM rollups_15min WHERE minute < $cut), (SELECT COUNT(*) FROM rollups_minute) BETWEEN 1 AND $minutes_before - 1")"
+check_quarters "after a rollups prune"
+q "DELETE FROM counter_state"
+fw ingest --format influx "$d/spread.lp"
+check_eq "rollups prune, then the file again: exit 0" 0 "$rc"
+check_eq "rollups prune, then the file again: rollups are the raw rows' aggregate" "$(from_raw)" "$(stored)"
+check_quarters "after a rollups prune and a re-ingest"
+
+# ---- migration 11 fills rollups_15min from the minutes stored ----
+q "DROP TABLE rollups_15min; DELETE FROM schema_version WHERE version >= 11"
+fw db migrate
+check_eq "migration 11: exit 0" 0 "$rc"
+check_eq "migration 11: a quarter hour row per quarter hour with minutes" \
+	"$(q "SELECT COUNT(DISTINCT kind, name, minute DIV 900) FROM rollups_minute")" \
+	"$(q "SELECT COUNT(*) FROM rollups_15min")"
+check_quarters "migration 11"
 
 # ---- LOAD DATA LOCAL, or INSERTs where the server refuses LOCAL ----
 # The rows go to the server as LOAD DATA text where it allows LOCAL, as
@@ -249,6 +303,7 @@ fwd	665C78C3A9	1472292824	7	200	4	NULL	NULL	NULL	2.7" \
 via_load_raw=$(raw_rows)
 via_load_rollups=$(stored)
 check_eq "LOAD DATA LOCAL: rollups are the raw rows' aggregate" "$(from_raw)" "$via_load_rollups"
+check_quarters "LOAD DATA LOCAL"
 clear
 q "SET GLOBAL local_infile = 0"
 fw ingest --format influx "$d/both.lp"
@@ -256,5 +311,6 @@ q "SET GLOBAL local_infile = 1"
 check_eq "LOCAL refused: exit 0, nothing said" "0 " "$rc $err"
 check_eq "LOCAL refused: the same rows, written by INSERTs" "$via_load_raw" "$(raw_rows)"
 check_eq "LOCAL refused: the same rollups" "$via_load_rollups" "$(stored)"
+check_quarters "LOCAL refused"
 
 tap_done

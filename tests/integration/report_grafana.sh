@@ -8,8 +8,10 @@
 # macros expanded as Grafana expands them (pkg/tsdb/mysql/macros.go:
 # $__unixEpochFilter(c) is "c >= FROM AND c <= TO", $__unixEpochGroupAlias
 # (c, '5m') is "c DIV 300 * 300 AS \"time\"", $__timeFrom() is
-# "FROM_UNIXTIME(FROM)"); each returns rows, and the forwarder bandwidth
-# panel's figures are the stored rollups'.
+# "FROM_UNIXTIME(FROM)", $__unixEpochFrom() is FROM); each returns rows,
+# and the forwarder bandwidth panel's figures are the stored minutes',
+# per quarter hour from rollups_15min over a long range, per 5 minutes
+# from rollups_minute over a short one.
 set -u
 . "$top_srcdir/tests/integration/tap.sh"
 . "$top_srcdir/tests/integration/db_lib.sh"
@@ -60,6 +62,10 @@ def macro(m):
         return "FROM_UNIXTIME(%d)" % t0
     if name == "__timeTo":
         return "FROM_UNIXTIME(%d)" % t1
+    if name == "__unixEpochFrom":
+        return "%d" % t0
+    if name == "__unixEpochTo":
+        return "%d" % t1
     raise SystemExit("unknown macro " + name)
 for p in doc["panels"]:
     for t in p.get("targets", []):
@@ -79,14 +85,26 @@ done < <(expand "$dash")
 check_eq "every panel's query ran" "$(jq '[.panels[].targets[]] | length' "$dash")" "$n"
 
 # the forwarder bandwidth panel (the first): its values are the rollups
-# (MariaDB prints a quotient with 4 decimals: each point within 300e-4)
-want=$(q "SELECT SUM(read_bytes + write_bytes) FROM rollups_minute WHERE kind = 'fwd' AND name = 'fwd01' AND minute BETWEEN $from AND $to")
-check_eq "forwarder bandwidth panel: fwd01's bytes = its stored rollups" "ok" \
-	"$(awk -F'\t' -v want="$want" '$2 == "fwd01" { s += $3 * 300; n++ }
-		END { d = s - want; if (d < 0) d = -d; print (n && d <= n * 0.03) ? "ok" : "got " s " from " n " points" }' "$d/panel-1.rows")"
-check_eq "forwarder bandwidth panel: one point per 5 minutes with rollups" \
-	"$(q "SELECT COUNT(DISTINCT minute DIV 300) FROM rollups_minute WHERE kind = 'fwd' AND name = 'fwd01' AND minute BETWEEN $from AND $to")" \
-	"$(awk -F'\t' '$2 == "fwd01"' "$d/panel-1.rows" | wc -l)"
+# (MariaDB prints a quotient with 4 decimals: each point within step x
+# 1e-4), over the long range (8 days: quarter hours) and a short one (the
+# run and an hour either side: 5 minutes)
+panel1() { # FILE STEP LABEL
+	local want
+	want=$(q "SELECT SUM(read_bytes + write_bytes) FROM rollups_minute WHERE kind = 'fwd' AND name = 'fwd01' AND minute BETWEEN $from AND $to")
+	check_eq "forwarder bandwidth panel, $3: fwd01's bytes = its stored minutes" "ok" \
+		"$(awk -F'\t' -v want="$want" -v step="$2" '$2 == "fwd01" { s += $3 * step; n++ }
+			END { d = s - want; if (d < 0) d = -d; print (n && d <= n * step * 1e-4) ? "ok" : "got " s " from " n " points" }' "$1")"
+	check_eq "forwarder bandwidth panel, $3: one point per $2 s with rollups" \
+		"$(q "SELECT COUNT(DISTINCT minute DIV $2) FROM rollups_minute WHERE kind = 'fwd' AND name = 'fwd01' AND minute BETWEEN $from AND $to")" \
+		"$(awk -F'\t' '$2 == "fwd01"' "$1" | wc -l)"
+}
+check "the long range has fwd01's minutes off the quarter hours at neither end" \
+	test "$(q "SELECT COUNT(*) FROM rollups_minute WHERE name = 'fwd01' AND (minute < $from - $from % 900 + 900 OR minute >= $to - $to % 900)")" -eq 0
+panel1 "$d/panel-1.rows" 900 "8 days"
+from=$((JOB_START - 3600)) to=$((JOB_END + 3600))
+sql=$(expand "$dash" | head -1 | cut -f2)
+"$testdb" sql "$d" -N fwdalloc -e "$sql" >"$d/panel-1-short.rows"
+panel1 "$d/panel-1-short.rows" 300 "2 hours"
 
 # a query naming a column the schema lacks fails the check
 jq '.panels[0].targets[0].rawSql |= sub("read_bytes"; "read_bytez")' "$dash" >"$d/bad.json"

@@ -79,6 +79,27 @@ want=$(q "SELECT CONCAT(kind, ' ', target), SUM(IF(op = 'read_bytes', sum_value,
 check_eq "its OSTs and MDT: the job's own bytes there = its newest job_stats" "$want" \
 	"$(jqr '.components[] | select(.kind != "fwd") | "\(.kind) \(.name)\t\(.job.read_bytes)\t\(.job.write_bytes)"' | sort)"
 
+# OSTs and MDT: their totals over the run and their usual load over the
+# day before, from the minute rows (the report reads whole quarter hours
+# of rollups_15min and the minutes at either end)
+check "its OSTs and MDT: rollups during the run to compare with" \
+	test "$(q "SELECT COUNT(*) FROM rollups_minute WHERE kind <> 'fwd' AND minute >= $from AND minute < $to")" -gt 0
+for kt in $(jqr '.components[] | select(.kind != "fwd") | "\(.kind):\(.name)"'); do
+	kind=${kt%%:*} t=${kt#*:}
+	want=$(q "SELECT COALESCE(SUM(read_bytes), 0), COALESCE(SUM(write_bytes), 0), COALESCE(SUM(md_ops), 0), COALESCE(SUM(samples), 0)
+		FROM rollups_minute WHERE kind = '$kind' AND name = '$t' AND minute >= $from AND minute < $to")
+	check_eq "$kind $t during the run: bytes, metadata, samples = its minutes" "$want" \
+		"$(jqr ".components[] | select(.kind == \"$kind\" and .name == \"$t\") | [.read_bytes, .write_bytes, .md_ops, .samples] | @tsv")"
+	cf=$(((from - 86400) - (from - 86400) % 3600))
+	med=$(q "SELECT SUM(read_bytes + write_bytes) FROM rollups_minute
+		WHERE kind = '$kind' AND name = '$t' AND minute >= $cf AND minute < $from
+		GROUP BY minute DIV 3600 HAVING SUM(samples) > 0" | sort -n | awk '{ v[NR] = $1 / 3600 }
+		END { if (!NR) { print "null 0"; exit } p = (NR - 1) * 0.5; i = int(p) + 1; f = p - int(p);
+		      m = (i < NR) ? v[i] + f * (v[i + 1] - v[i]) : v[NR]; printf "%.6f %d\n", m, NR }')
+	check_eq "$kind $t usual load: median of its hourly bandwidth the day before (and hours)" "$med" \
+		"$(jqr ".components[] | select(.kind == \"$kind\" and .name == \"$t\") | .usual_bps | if .n > 0 then \"\(.median) \(.n)\" else \"null 0\" end" | awk '$1 != "null" { printf "%.6f %d\n", $1, $2; next } { print }')"
+done
+
 # forwarders' aggregate series
 want=$(q "SELECT $from + FLOOR((minute - $from) / $bucket) * $bucket, SUM(read_bytes), SUM(write_bytes)
 	FROM rollups_minute WHERE kind = 'fwd' AND name IN ('fwd01', 'fwd02')
@@ -222,5 +243,62 @@ check_eq "html: no network resource" "" "$(grep -oiE '(src|href)=|url\(|https?:'
 check_eq "html: one point per bucket and series in the bandwidth chart" \
 	"$(($(printf '%s' "$J" | jq 'length') * 0 + 2 * $(fw report job 4242 --json; printf '%s' "$out" | jq '.series.t | length')))" \
 	"$(grep -c 'data-series="\(read\|write\)_bps"' <(sed -n '/id="job-bandwidth"/,/<\/svg>/p' "$d/job.html"))"
+
+# ---- a longer run: its OSTs' totals from whole quarter hours and minutes ----
+# Job 4400 ran 3 hours the day before 4242, starting and ending off the
+# quarter hours: the report reads the quarter hours inside its run from
+# rollups_15min and the minutes at either end from rollups_minute; the
+# figures must be those of the minute rows.
+s4=$((JOB_START - 40000 + 17)) e4=$((JOB_START - 29200 + 5))
+q "INSERT INTO jobs (job_id, user, account, name, nodelist, node_count,
+   start_at, end_at, state, request, updated_at) VALUES
+   (4400, 'ann', 'phys', 'long', 'n[1-2]', 2, $s4, $e4, 'COMPLETED', NULL, 0)"
+q "INSERT INTO jobstats_raw (kind, target, lustre_job_id, job_id, ts, op, samples, unit, min_value, max_value, sum_value) VALUES
+   ('ost', 'lustre-OST0000', '4400', 4400, $((s4 + 600)), 'write_bytes', 10, 'bytes', 1, 9, 40960),
+   ('ost', 'lustre-OST0001', '4400', 4400, $((s4 + 900)), 'write_bytes', 20, 'bytes', 1, 9, 81920),
+   ('mdt', 'lustre-MDT0000', '4400', 4400, $((s4 + 900)), 'open', 30, 'usecs', 1, 9, 300)"
+fw report job 4400 --json
+check_eq "report job 4400 --json: exit 0" 0 "$rc" || diag "$err"
+J=$out
+from=$(jqr .range.from) to=$(jqr .range.to)
+check "job 4400: its run holds whole quarter hours, and minutes at both ends" \
+	test $((from % 900)) -ne 0 -a $((to % 900)) -ne 0 -a $((to - from)) -gt 1800
+check_eq "job 4400: its OSTs and MDT" "mdt:lustre-MDT0000 ost:lustre-OST0000 ost:lustre-OST0001" \
+	"$(jqr '[.components[] | select(.kind != "fwd") | "\(.kind):\(.name)"] | sort | join(" ")')"
+for kt in $(jqr '.components[] | select(.kind != "fwd") | "\(.kind):\(.name)"'); do
+	kind=${kt%%:*} t=${kt#*:}
+	want=$(q "SELECT SUM(read_bytes), SUM(write_bytes), SUM(md_ops), SUM(samples),
+		ROUND(SUM(queue_len_sum) / SUM(queue_len_samples), 6), MAX(read_bps_max) + MAX(write_bps_max)
+		FROM rollups_minute WHERE kind = '$kind' AND name = '$t' AND minute >= $from AND minute < $to")
+	check "job 4400: $kind $t did I/O during the run" test "$(printf '%s' "$want" | cut -f4)" -gt 10
+	check_eq "job 4400: $kind $t during the run: bytes, metadata, samples, mean queue, peak = its minutes" \
+		"$(printf '%s\n' "$want" | awk -F'\t' -v OFS='\t' '{ $5 = ($5 == "NULL") ? "null" : $5 + 0; $6 = sprintf("%.3f", $6); print }')" \
+		"$(jqr ".components[] | select(.kind == \"$kind\" and .name == \"$t\") | [.read_bytes, .write_bytes, .md_ops, .samples, (if .queue_len == null then \"null\" else (.queue_len * 1e6 | round / 1e6) end), .peak_bps] | @tsv" |
+			awk -F'\t' -v OFS='\t' '{ $5 = ($5 == "null") ? "null" : $5 + 0; $6 = sprintf("%.3f", $6); print }')"
+done
+
+# ---- the machine over a day: whole quarter hours ---------------------------
+# A day from a time off the quarter hours: buckets of 15 minutes from the
+# quarter hour before it (read from rollups_15min), each cell the sums of
+# the minute rows of its bucket.
+since=$((JOB_START - 86400 + 7))
+fw report machine --since $since --until $JOB_START --json
+check_eq "machine, a day: exit 0" 0 "$rc" || diag "$err"
+J=$out
+from=$(jqr .range.from) to=$(jqr .range.to) bucket=$(jqr .range.bucket)
+check_eq "machine, a day: quarter-hour buckets from the quarter hour before --since, covering the day" \
+	"900 0 1 1 97" "$bucket $((from % 900)) $((from <= since && since - from < 900)) $((to >= JOB_START)) $(jqr '.t | length')"
+for kind in ost mdt fwd; do
+	want=$(q "SELECT name, $from + FLOOR((minute - $from) / $bucket) * $bucket, SUM(read_bytes), SUM(write_bytes), SUM(md_ops),
+		ROUND(SUM(queue_len_sum) / SUM(queue_len_samples), 6)
+		FROM rollups_minute WHERE kind = '$kind' AND minute >= $from AND minute < $to
+		GROUP BY 1, 2 HAVING SUM(samples) > 0 ORDER BY 1, 2")
+	check "machine, a day: $kind cells to compare" test "$(printf '%s\n' "$want" | grep -c .)" -gt 20
+	check_eq "machine, a day: $kind heat map cells = the minute rows per bucket" \
+		"$(printf '%s\n' "$want" | awk -F'\t' -v OFS='\t' '{ $6 = ($6 == "NULL") ? "null" : $6 + 0; print }')" \
+		"$(jqr ".t as \$t | .components.$kind[] | .name as \$n | [\$t, .read_bytes, .write_bytes, .md_ops, .queue_len] | transpose[]
+			| select(.[1] + .[2] + .[3] > 0 or .[4] != null) | [\$n, .[0], .[1], .[2], .[3], (if .[4] == null then \"null\" else (.[4] * 1e6 | round / 1e6) end)] | @tsv" |
+			awk -F'\t' -v OFS='\t' '{ $6 = ($6 == "null") ? "null" : $6 + 0; print }')"
+done
 
 tap_done

@@ -62,7 +62,16 @@ report_seed() {
 				t=$((t + 30))
 			done
 		done
-		# the OSTs' and the MDT's own counters during the run
+		# the OSTs' and the MDT's own counters the day before (every
+		# 130 s, busier some hours: their usual load) and during the run
+		t=$((JOB_START - 86400 + 70)); i=0
+		while [ "$t" -lt "$JOB_START" ]; do
+			i=$((i + 1 + t / 3600 % 4))
+			echo "ost,target=lustre-OST0000 read_bytes=$((i * 300000))i,write_bytes=$((i * 800000))i,queue_len=$((i % 4)) ${t}000000000"
+			echo "ost,target=lustre-OST0001 read_bytes=$((i * 100000))i,write_bytes=$((i * 50000))i,queue_len=2 ${t}000000000"
+			echo "mdt,target=lustre-MDT0000 md_ops=$((i * 11))i ${t}000000000"
+			t=$((t + 130))
+		done
 		t=$JOB_START; i=0
 		while [ "$t" -le "$JOB_END" ]; do
 			i=$((i + 1))

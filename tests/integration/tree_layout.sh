@@ -21,6 +21,7 @@ osts monitor
 samples_raw monitor
 samples_hist monitor
 rollups_minute monitor
+rollups_15min monitor
 rollups_hist_minute monitor
 jobstats_raw monitor
 counter_state monitor
@@ -65,7 +66,7 @@ done <"$tmp/owners"
 rm -f "$tmp/owners"
 
 # Every table, view and procedure the schema creates has an owner above.
-for t in $(grep -oE 'CREATE (TABLE IF NOT EXISTS|OR REPLACE [A-Z ]*VIEW|VIEW|OR REPLACE PROCEDURE) [a-z_]+' db/schema.c |
+for t in $(grep -oE 'CREATE (TABLE IF NOT EXISTS|OR REPLACE [A-Z ]*VIEW|VIEW|OR REPLACE PROCEDURE) [a-z_][a-z0-9_]*' db/schema.c |
 	awk '{print $NF}' | sort -u); do
 	if printf '%s\n' "$OWNERS" | grep -q "^$t "; then pass "table $t has an owner"
 	else fail "table $t has an owner"; fi
