@@ -281,17 +281,20 @@ static const char rollup_multi_head[] =
 	" MAX(read_bytes / NULLIF(dt, 0)), MAX(write_bytes / NULLIF(dt, 0)),"
 	" AVG(queue_len), MAX(queue_len), SUM(queue_len), COUNT(queue_len)"
 	" FROM samples_raw WHERE ts >= ? AND ts < ? AND (kind, name) IN (";
+/* A recomputed rollup row replaces the stored one (rollups_minute and
+ * rollups_15min have the same columns). */
+#define ROLLUP_REPLACE                                                         \
+	" ON DUPLICATE KEY UPDATE samples = VALUES(samples),"                  \
+	" read_bytes = VALUES(read_bytes), write_bytes = VALUES(write_bytes)," \
+	" read_ops = VALUES(read_ops), write_ops = VALUES(write_ops),"         \
+	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"       \
+	" write_bps_max = VALUES(write_bps_max),"                              \
+	" queue_len_avg = VALUES(queue_len_avg),"                              \
+	" queue_len_max = VALUES(queue_len_max),"                              \
+	" queue_len_sum = VALUES(queue_len_sum),"                              \
+	" queue_len_samples = VALUES(queue_len_samples)"
 static const char rollup_multi_tail[] =
-	") GROUP BY kind, name, m"
-	" ON DUPLICATE KEY UPDATE samples = VALUES(samples),"
-	" read_bytes = VALUES(read_bytes), write_bytes = VALUES(write_bytes),"
-	" read_ops = VALUES(read_ops), write_ops = VALUES(write_ops),"
-	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
-	" write_bps_max = VALUES(write_bps_max),"
-	" queue_len_avg = VALUES(queue_len_avg),"
-	" queue_len_max = VALUES(queue_len_max),"
-	" queue_len_sum = VALUES(queue_len_sum),"
-	" queue_len_samples = VALUES(queue_len_samples)";
+	") GROUP BY kind, name, m" ROLLUP_REPLACE;
 static const char rollup_hist_multi_head[] =
 	"INSERT INTO rollups_hist_minute (kind, name, minute, op, phase,"
 	" b0, b1, b2, b3, b4, b5, b6, b7)"
@@ -319,16 +322,7 @@ static const char rollup_q_multi_head[] =
 	" FROM rollups_minute WHERE minute >= ? AND minute < ?"
 	" AND (kind, name) IN (";
 static const char rollup_q_multi_tail[] =
-	") GROUP BY kind, name, q"
-	" ON DUPLICATE KEY UPDATE samples = VALUES(samples),"
-	" read_bytes = VALUES(read_bytes), write_bytes = VALUES(write_bytes),"
-	" read_ops = VALUES(read_ops), write_ops = VALUES(write_ops),"
-	" md_ops = VALUES(md_ops), read_bps_max = VALUES(read_bps_max),"
-	" write_bps_max = VALUES(write_bps_max),"
-	" queue_len_avg = VALUES(queue_len_avg),"
-	" queue_len_max = VALUES(queue_len_max),"
-	" queue_len_sum = VALUES(queue_len_sum),"
-	" queue_len_samples = VALUES(queue_len_samples)";
+	") GROUP BY kind, name, q" ROLLUP_REPLACE;
 #define KN_ROW "(?, ?)"
 
 static const char horizon_sql[] =
