@@ -189,6 +189,9 @@ static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 /* vsnprintf() into buf (len > 0), through plain_vformat() when it can:
  * printf is most of a reason's cost.  The length written. */
 static size_t text_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static size_t text_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 {
 	va_list again;
 	size_t n;

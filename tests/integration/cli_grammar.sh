@@ -192,10 +192,10 @@ check_eq "db status -P: forwarders, OSTs, allocations of the fixture" \
 	"$(printf '%s\n' "$out" | grep -E '^(forwarders|osts|allocations)\|' | paste -sd' ')"
 check_eq "db status -P: nothing but TABLE|N rows, one per table of --json" \
 	"$("$fwdctl" --policy "$T/policy.yaml" db status --json | jq '.tables | length')" \
-	"$(printf '%s\n' "$out" | sed 1d | grep -cE '^[a-z_]+\|[0-9]+$')"
+	"$(printf '%s\n' "$out" | sed 1d | grep -cE '^[a-z][a-z0-9_]*\|[0-9]+$')"
 check_eq "db status -P: as many lines" \
 	"$(printf '%s\n' "$out" | sed 1d | wc -l)" \
-	"$(printf '%s\n' "$out" | sed 1d | grep -cE '^[a-z_]+\|[0-9]+$')"
+	"$(printf '%s\n' "$out" | sed 1d | grep -cE '^[a-z][a-z0-9_]*\|[0-9]+$')"
 fw db status -n
 check_eq "db status -n: server and schema lines, then rows without header" \
 	"schema:   version $("$fwdctl" --policy "$T/policy.yaml" db status --json | jq .latest) (current)|forwarders           12" \
