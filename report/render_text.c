@@ -53,6 +53,21 @@ static const char *when(const json_t *v, char *buf, size_t len)
 	return buf;
 }
 
+/* One health episode: "  KIND NAME STATE from T to T|now: REASON". */
+static void episode_line(FILE *f, const json_t *e)
+{
+	char a[64], b[64];
+
+	fprintf(f, "  %s %s %s from %s to %s: ", report_jstr(e, "kind"),
+		report_jstr(e, "name"), report_jstr(e, "state"),
+		when(json_object_get(e, "start_at"), a, sizeof(a)),
+		json_is_integer(json_object_get(e, "end_at"))
+			? when(json_object_get(e, "end_at"), b, sizeof(b))
+			: "now");
+	put_str(f, report_jstr(e, "reason"));
+	fputc('\n', f);
+}
+
 static void quantiles(FILE *f, const json_t *q, bool is_rate)
 {
 	static const char *const k[] = {"min", "q1", "median", "q3", "max"};
@@ -233,15 +248,7 @@ void report_text_job(FILE *f, const json_t *doc)
 	if (!json_array_size(json_object_get(doc, "health")))
 		fprintf(f, "  every component ok\n");
 	json_array_foreach (json_object_get(doc, "health"), i, e) {
-		fprintf(f, "  %s %s %s from %s to %s: ", report_jstr(e, "kind"),
-			report_jstr(e, "name"), report_jstr(e, "state"),
-			when(json_object_get(e, "start_at"), a, sizeof(a)),
-			json_is_integer(json_object_get(e, "end_at"))
-				? when(json_object_get(e, "end_at"), b,
-				       sizeof(b))
-				: "now");
-		put_str(f, report_jstr(e, "reason"));
-		fputc('\n', f);
+		episode_line(f, e);
 	}
 
 	fprintf(f, "\nneighbours on its forwarders\n");
@@ -330,15 +337,7 @@ void report_text_machine(FILE *f, const json_t *doc)
 	fprintf(f, "\nhealth episodes: %zu\n",
 		json_array_size(json_object_get(doc, "health")));
 	json_array_foreach (json_object_get(doc, "health"), i, e) {
-		fprintf(f, "  %s %s %s from %s to %s: ", report_jstr(e, "kind"),
-			report_jstr(e, "name"), report_jstr(e, "state"),
-			when(json_object_get(e, "start_at"), a, sizeof(a)),
-			json_is_integer(json_object_get(e, "end_at"))
-				? when(json_object_get(e, "end_at"), b,
-				       sizeof(b))
-				: "now");
-		put_str(f, report_jstr(e, "reason"));
-		fputc('\n', f);
+		episode_line(f, e);
 	}
 	fprintf(f, "\nallocations: %zu jobs\n",
 		json_array_size(json_object_get(doc, "allocations")));
