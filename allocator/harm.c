@@ -46,25 +46,23 @@ void alloc_harm_of(const struct policy_interference *in,
 	*h = (struct alloc_harm){0};
 	h->vulnerable = vulnerable;
 	if (!pr->io_volume_bytes) {
+		/* no data: its run time, when its metadata load makes it
+		 * count (unknown: 0) */
 		if (in && in->metadata_heavy_rate > 0 && pr->mdops > 0 &&
-		    pr->runtime > 0) {
+		    pr->runtime > 0)
 			h->io_seconds = pr->runtime;
-			h->md_s = pr->runtime * pr->mdops /
-				  in->metadata_heavy_rate;
-			h->harm = h->md_s * (1.0 + vulnerable);
-		}
-		return;
+	} else {
+		if (base > 0)
+			h->data_s = v / base;
+		h->io_seconds = rate > 0 ? v / rate : h->data_s;
+		/* what it needs over its I/O time: the volume over that
+		 * time, at most what its phases ran at; without B_c, what
+		 * the default mapping gives it (never the peak alone) */
+		if (pr->io_nodes && pr->node_bandwidth_bps > 0)
+			h->need_bps = v / h->io_seconds;
+		else
+			h->need_bps = base > 0 ? base : 0;
 	}
-	if (base > 0)
-		h->data_s = v / base;
-	h->io_seconds = rate > 0 ? v / rate : h->data_s;
-	/* what it needs over its I/O time: the volume over that time, at
-	 * most what its phases ran at; without B_c, what the default
-	 * mapping gives it (never the peak alone) */
-	if (pr->io_nodes && pr->node_bandwidth_bps > 0)
-		h->need_bps = v / h->io_seconds;
-	else
-		h->need_bps = base > 0 ? base : 0;
 	/* the metadata load: its ops over the I/O time, in seconds at the
 	 * rate that makes a job metadata-heavy */
 	if (in && in->metadata_heavy_rate > 0 && pr->mdops > 0)
