@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # scripts/: set-up, test and demo drivers, the local mini-cluster.
 EXTRA_DIST += scripts/install-deps scripts/test scripts/demo scripts/testdb \
-	scripts/minicluster scripts/bench-table scripts/release-matrix
+	scripts/minicluster scripts/bench-table scripts/release-matrix \
+	scripts/failed-checks
 
 # Packaging: debian/ (dpkg-buildpackage -b) and the RPM spec.
 EXTRA_DIST += debian/control debian/rules debian/changelog debian/copyright \
