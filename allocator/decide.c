@@ -107,121 +107,6 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	errno = saved;
 }
 
-/* Append the n bytes at p to buf (len bytes) at *at, as far as they fit
- * with the closing NUL (vsnprintf's truncation). */
-static void put(char *buf, size_t len, size_t *at, const char *p, size_t n)
-{
-	if (*at + 1 >= len)
-		return;
-	if (n > len - 1 - *at)
-		n = len - 1 - *at;
-	memcpy(buf + *at, p, n);
-	*at += n;
-}
-
-static void put_uint(char *buf, size_t len, size_t *at, uintmax_t v)
-{
-	char d[24];
-	size_t i = sizeof(d);
-
-	do
-		d[--i] = (char)('0' + v % 10);
-	while ((v /= 10));
-	put(buf, len, at, d + i, sizeof(d) - i);
-}
-
-/* vsnprintf() for a format that converts only %s, %u, %zu, %.3g and
- * %.0f (and writes %%), nearly every reason: the same bytes (a NULL string
- * reads "(null)", as glibc prints it) without printf's cost.  The length
- * written, or SIZE_MAX at any other conversion, or at a number whose
- * rounding only printf can tell (vsnprintf() it is). */
-static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
-{
-	size_t at = 0;
-	const char *s = fmt, *pc, *str;
-
-	while ((pc = strchr(s, '%'))) {
-		put(buf, len, &at, s, (size_t)(pc - s));
-		if (pc[1] == '%') {
-			put(buf, len, &at, "%", 1);
-			s = pc + 2;
-		} else if (pc[1] == 's') {
-			str = va_arg(ap, const char *);
-			if (!str)
-				str = "(null)";
-			put(buf, len, &at, str, strlen(str));
-			s = pc + 2;
-		} else if (pc[1] == 'u') {
-			put_uint(buf, len, &at, va_arg(ap, unsigned int));
-			s = pc + 2;
-		} else if (pc[1] == 'z' && pc[2] == 'u') {
-			put_uint(buf, len, &at, va_arg(ap, size_t));
-			s = pc + 3;
-		} else if (!strncmp(pc + 1, ".3g", 3)) {
-			char t[32];
-
-			if (units_fmt_3g(va_arg(ap, double), t, sizeof(t)) < 0)
-				return SIZE_MAX;
-			put(buf, len, &at, t, strlen(t));
-			s = pc + 4;
-		} else if (!strncmp(pc + 1, ".0f", 3)) {
-			double v = va_arg(ap, double), fl, fr;
-
-			/* rounded to the nearest integer, as printf unless
-			 * within rounding error of a half */
-			if (!(v >= 0 && v < 1e15))
-				return SIZE_MAX;
-			fl = floor(v);
-			fr = v - fl;
-			if (fabs(fr - 0.5) < 1e-9)
-				return SIZE_MAX;
-			put_uint(buf, len, &at, (uintmax_t)fl + (fr > 0.5));
-			s = pc + 4;
-		} else {
-			return SIZE_MAX;
-		}
-	}
-	put(buf, len, &at, s, strlen(s));
-	buf[at] = '\0';
-	return at;
-}
-
-/* vsnprintf() into buf (len > 0), through plain_vformat() when it can:
- * printf is most of a reason's cost.  The length written. */
-static size_t text_vformat(char *buf, size_t len, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-
-static size_t text_vformat(char *buf, size_t len, const char *fmt, va_list ap)
-{
-	va_list again;
-	size_t n;
-	int w;
-
-	va_copy(again, ap);
-	if ((n = plain_vformat(buf, len, fmt, ap)) == SIZE_MAX) {
-		w = vsnprintf(buf, len, fmt, again);
-		n = w < 0 ? 0 : strlen(buf);
-		if (w < 0)
-			buf[0] = '\0';
-	}
-	va_end(again);
-	return n;
-}
-
-static size_t text_format(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static size_t text_format(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, fmt);
-	n = text_vformat(buf, len, fmt, ap);
-	va_end(ap);
-	return n;
-}
-
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 {
 	char buf[512];
@@ -232,7 +117,7 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 	if (d->dry)
 		return 0;
 	va_start(ap, fmt);
-	n = text_vformat(buf, sizeof(buf), fmt, ap);
+	n = units_vformat(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* room for 4, then for twice a power of two: grown when the count
 	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
@@ -267,9 +152,9 @@ static const char *size_str(uint64_t v, char *buf, size_t len)
 	const double gib = 1024.0 * 1024 * 1024;
 
 	if (v >= (uint64_t)gib)
-		snprintf(buf, len, "%.4gGiB", (double)v / gib);
+		units_format(buf, len, "%.4gGiB", (double)v / gib);
 	else
-		snprintf(buf, len, "%llu bytes", (unsigned long long)v);
+		units_format(buf, len, "%llu bytes", (unsigned long long)v);
 	return buf;
 }
 
@@ -626,7 +511,7 @@ static const char *refused_by(const struct work *w, size_t k, size_t share_cap,
 	char lim[160];
 
 	if (*pool_limit(w, k, share_cap, reserve_room, lim, sizeof(lim)))
-		text_format(buf, len, "; refused by %s", lim);
+		units_format(buf, len, "; refused by %s", lim);
 	else
 		buf[0] = '\0';
 	return buf;
@@ -813,7 +698,7 @@ static const char *harm_text(const struct work *w, const struct alloc_harm *h,
 	char a[32], b[32];
 
 	if (h->md_s > h->data_s)
-		text_format(
+		units_format(
 			buf, len,
 			"%.3g s (metadata: %.0f ops/s over %.3g s of I/O = "
 			"%.3g s at %.0f ops/s, x %u vulnerable neighbour%s + "
@@ -822,7 +707,7 @@ static const char *harm_text(const struct work *w, const struct alloc_harm *h,
 			w->p->decision.interference.metadata_heavy_rate,
 			h->vulnerable, alloc_plural(h->vulnerable));
 	else
-		text_format(
+		units_format(
 			buf, len,
 			"%.3g s (%s at %s, x %u vulnerable neighbour%s + 1)",
 			h->harm, size_str(pr->io_volume_bytes, a, sizeof(a)),
@@ -898,22 +783,24 @@ static const char *pool_limit(const struct work *w, size_t want,
 	size_t left = alloc_pool_left(&w->pool);
 
 	if (!left)
-		text_format(buf, len, "the pool (no idle healthy forwarder)");
+		units_format(buf, len, "the pool (no idle healthy forwarder)");
 	else if (share_cap < want && share_cap <= reserve_room)
-		text_format(buf, len,
-			    "decision.caps.max_pool_share %.2f (at most %zu of "
-			    "%zu idle forwarder%s)",
-			    c->max_pool_share, share_cap, w->pool.base,
-			    alloc_plural(w->pool.base));
+		units_format(
+			buf, len,
+			"decision.caps.max_pool_share %.2f (at most %zu of "
+			"%zu idle forwarder%s)",
+			c->max_pool_share, share_cap, w->pool.base,
+			alloc_plural(w->pool.base));
 	else if (reserve_room < want && c->reserve)
-		text_format(buf, len,
-			    "decision.caps.reserve %u (%zu idle healthy "
-			    "forwarder%s, %u kept)",
-			    c->reserve, left, alloc_plural(left),
-			    c->reserve < left ? c->reserve : (unsigned)left);
+		units_format(buf, len,
+			     "decision.caps.reserve %u (%zu idle healthy "
+			     "forwarder%s, %u kept)",
+			     c->reserve, left, alloc_plural(left),
+			     c->reserve < left ? c->reserve : (unsigned)left);
 	else if (reserve_room < want)
-		text_format(buf, len, "the pool (%zu idle healthy forwarder%s)",
-			    left, alloc_plural(left));
+		units_format(buf, len,
+			     "the pool (%zu idle healthy forwarder%s)", left,
+			     alloc_plural(left));
 	else
 		buf[0] = '\0';
 	return buf;

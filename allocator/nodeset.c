@@ -380,21 +380,15 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 		return -1;
 	if (d->blocks == d->blk_room) /* as much as the room has */
 		cap = sizeof(d->blk_room) / sizeof(d->blk_room[0]);
-	for (size_t i = 0; i < n_nodes; i++) {
+	for (size_t i = 0, run; i < n_nodes; i += run) {
 		uint32_t f = (uint32_t)nf[node_ids[i]];
 
 		if (subst)
 			f = subst[f];
+		/* a run of consecutive nodes on one forwarder at once */
+		run = topo_forwarder_run(t, node_ids, n_nodes, i);
 		if (d->n_blocks && d->blocks[d->n_blocks - 1].forwarder == f) {
-			/* the rest of the run at once */
-			size_t j = i + 1;
-
-			while (j < n_nodes &&
-			       (subst ? subst[nf[node_ids[j]]]
-				      : (uint32_t)nf[node_ids[j]]) == f)
-				j++;
-			d->blocks[d->n_blocks - 1].count += j - i;
-			i = j - 1;
+			d->blocks[d->n_blocks - 1].count += run;
 			continue;
 		}
 		if (d->n_blocks == cap) {
@@ -411,7 +405,7 @@ int alloc_blocks_default(const struct topology *t, const uint32_t *node_ids,
 			d->blocks = p;
 			cap *= 2;
 		}
-		d->blocks[d->n_blocks++] = (struct alloc_block){i, 1, f};
+		d->blocks[d->n_blocks++] = (struct alloc_block){i, run, f};
 	}
 	return 0;
 }
@@ -666,18 +660,14 @@ static int render_nodes(struct hl_render *h, const uint32_t *ids,
 				goto out;
 			continue;
 		}
-		for (size_t i = bl->first, end = i + bl->count; i < end;) {
-			size_t j = i;
-
+		for (size_t i = bl->first, end = i + bl->count, run; i < end;
+		     i += run) {
 			/* A run of consecutive names joins the range the
 			 * first one is pushed into. */
-			while (j + 1 < end && ids[j + 1] == ids[j] + 1 &&
-			       cx->names->follow[ids[j]])
-				j++;
+			run = topo_name_run(cx->t, cx->names, ids, end, i);
 			if (hl_push(h, ids[i]) < 0)
 				goto out;
-			h->r[h->n - 1].hi += j - i;
-			i = j + 1;
+			h->r[h->n - 1].hi += run - 1;
 		}
 	}
 	if (cx->names->long_suffix)

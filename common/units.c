@@ -442,31 +442,33 @@ void units_format_fraction(double v, char *buf, size_t len)
 	shortest_fixed(v, buf, len);
 }
 
-int units_fmt_3g(double x, char *buf, size_t len)
+int units_fmt_g(double x, int prec, char *buf, size_t len)
 {
 	static const double p10[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,
 				     1e6,  1e7,	 1e8,  1e9,  1e10, 1e11,
 				     1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
 				     1e18, 1e19, 1e20, 1e21, 1e22};
-	double a = fabs(x), sc, fl, fr;
-	unsigned m;
+	double a = fabs(x), sc, fl, fr, lo, hi;
+	uint64_t m;
 	size_t n = 0;
 	int e, s, k;
-	char dig[3];
+	char dig[8];
 
-	if (len < 16 || !isfinite(x))
+	if (prec < 1 || prec > 6 || len < 16 || !isfinite(x))
 		return -1;
 	if (x == 0) {
 		/* "0", or "-0" for a negative zero, as printf */
 		memcpy(buf, signbit(x) ? "-0" : "0", signbit(x) ? 3 : 2);
 		return 0;
 	}
+	lo = p10[prec - 1];
+	hi = p10[prec];
 	/* floor(log10(a)), or one less: a is in [2^(b-1), 2^b) */
 	(void)frexp(a, &e);
 	e = (int)floor((e - 1) * 0.30102999566398120);
 	for (k = 0; k < 2; k++) {
-		/* a scaled to [100, 1000): exact powers of ten only */
-		s = 2 - e;
+		/* a scaled to [10^(prec-1), 10^prec): exact powers of ten */
+		s = prec - 1 - e;
 		if (s > 44 || s < -44)
 			return -1;
 		/* one or two exact powers of ten: at most two roundings */
@@ -475,9 +477,9 @@ int units_fmt_3g(double x, char *buf, size_t len)
 		else
 			sc = -s <= 22 ? a / p10[-s]
 				      : a / p10[22] / p10[-s - 22];
-		if (sc < 100)
+		if (sc < lo)
 			e--;
-		else if (sc >= 1000)
+		else if (sc >= hi)
 			e++;
 		else
 			break;
@@ -488,19 +490,19 @@ int units_fmt_3g(double x, char *buf, size_t len)
 	fr = sc - fl;
 	if (fabs(fr - 0.5) < 1e-9) /* within rounding error of a tie */
 		return -1;
-	m = (unsigned)fl + (fr > 0.5);
-	if (m >= 1000) { /* 999.5 -> 1.00e+03 */
-		m = 100;
+	m = (uint64_t)fl + (fr > 0.5);
+	if (m >= (uint64_t)hi) { /* 999.5 -> 1.00e+03 */
+		m = (uint64_t)lo;
 		e++;
 	}
-	dig[0] = (char)('0' + m / 100);
-	dig[1] = (char)('0' + m / 10 % 10);
-	dig[2] = (char)('0' + m % 10);
+	for (int d = prec - 1; d >= 0; d--, m /= 10)
+		dig[d] = (char)('0' + m % 10);
 	/* significant digits after the first: trailing zeros dropped */
-	k = dig[2] != '0' ? 2 : dig[1] != '0' ? 1 : 0;
+	for (k = prec - 1; k > 0 && dig[k] == '0'; k--)
+		;
 	if (x < 0)
 		buf[n++] = '-';
-	if (e >= -4 && e < 3) {
+	if (e >= -4 && e < prec) {
 		/* fixed: e + 1 digits before the point (or "0." and -e-1
 		 * zeros), the rest after it */
 		if (e < 0) {
@@ -534,12 +536,12 @@ int units_fmt_3g(double x, char *buf, size_t len)
 	return 0;
 }
 
-/* x printed as "%.3g" followed by suffix (units_fmt_3g(); -1 as it). */
+/* x printed as "%.3g" followed by suffix (units_fmt_g(); -1 as it). */
 static int rate_3g(double x, const char *suffix, char *buf, size_t len)
 {
 	size_t sl = strlen(suffix), n;
 
-	if (len < 16 + sl || units_fmt_3g(x, buf, len - sl) < 0)
+	if (len < 16 + sl || units_fmt_g(x, 3, buf, len - sl) < 0)
 		return -1;
 	n = strlen(buf);
 	memcpy(buf + n, suffix, sl + 1);
@@ -593,4 +595,107 @@ char *units_put_dec(char *p, uint64_t v, int width)
 		*p++ = '0';
 	memcpy(p, tmp + n, sizeof(tmp) - (size_t)n);
 	return p + (sizeof(tmp) - (size_t)n);
+}
+
+/* Append the n bytes at p to buf (len bytes) at *at, as far as they fit
+ * with the closing NUL (vsnprintf's truncation). */
+static void put(char *buf, size_t len, size_t *at, const char *p, size_t n)
+{
+	if (*at + 1 >= len)
+		return;
+	if (n > len - 1 - *at)
+		n = len - 1 - *at;
+	memcpy(buf + *at, p, n);
+	*at += n;
+}
+
+static void put_uint(char *buf, size_t len, size_t *at, uint64_t v)
+{
+	char d[20];
+
+	put(buf, len, at, d, (size_t)(units_put_dec(d, v, 1) - d));
+}
+
+/* units_vformat() without vsnprintf(): the length written, or SIZE_MAX at
+ * a conversion it does not make or a number whose rounding only printf can
+ * tell. */
+static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	size_t at = 0;
+	const char *s = fmt, *pc, *str;
+
+	while ((pc = strchr(s, '%'))) {
+		put(buf, len, &at, s, (size_t)(pc - s));
+		if (pc[1] == '%') {
+			put(buf, len, &at, "%", 1);
+			s = pc + 2;
+		} else if (pc[1] == 's') {
+			str = va_arg(ap, const char *);
+			if (!str)
+				str = "(null)";
+			put(buf, len, &at, str, strlen(str));
+			s = pc + 2;
+		} else if (pc[1] == 'u') {
+			put_uint(buf, len, &at, va_arg(ap, unsigned int));
+			s = pc + 2;
+		} else if (pc[1] == 'z' && pc[2] == 'u') {
+			put_uint(buf, len, &at, va_arg(ap, size_t));
+			s = pc + 3;
+		} else if (pc[1] == '.' && pc[2] >= '1' && pc[2] <= '6' &&
+			   pc[3] == 'g') {
+			char t[32];
+
+			if (units_fmt_g(va_arg(ap, double), pc[2] - '0', t,
+					sizeof(t)) < 0)
+				return SIZE_MAX;
+			put(buf, len, &at, t, strlen(t));
+			s = pc + 4;
+		} else if (pc[1] == '.' && pc[2] == '0' && pc[3] == 'f') {
+			double v = va_arg(ap, double), fl, fr;
+
+			/* rounded to the nearest integer, as printf unless
+			 * within rounding error of a half */
+			if (!(v >= 0 && v < 1e15))
+				return SIZE_MAX;
+			fl = floor(v);
+			fr = v - fl;
+			if (fabs(fr - 0.5) < 1e-9)
+				return SIZE_MAX;
+			put_uint(buf, len, &at, (uint64_t)fl + (fr > 0.5));
+			s = pc + 4;
+		} else {
+			return SIZE_MAX;
+		}
+	}
+	put(buf, len, &at, s, strlen(s));
+	buf[at] = '\0';
+	return at;
+}
+
+size_t units_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	va_list again;
+	size_t n;
+	int w;
+
+	va_copy(again, ap);
+	if ((n = plain_vformat(buf, len, fmt, ap)) == SIZE_MAX) {
+		w = vsnprintf(buf, len, fmt, again);
+		n = w < 0 ? 0 : strlen(buf);
+		if (w < 0)
+			buf[0] = '\0';
+	}
+	va_end(again);
+	return n;
+}
+
+size_t units_format(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	n = units_vformat(buf, len, fmt, ap);
+	va_end(ap);
+	return n;
 }

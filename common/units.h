@@ -17,6 +17,7 @@
  * what is allowed.  Return 0 or -1 (errno EINVAL or ERANGE).
  */
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,13 +47,27 @@ char *units_put_dec(char *p, uint64_t v, int width);
 const char *units_short_rate(double bps, char *buf, size_t len);
 
 /*
- * x as printf's "%.3g" writes it, without printf's floating-point
- * conversion (a decision's reasons print many): x scaled by an exact
- * power of ten to three digits before the point and rounded, which is
- * what printf does to the exact value unless the scaled value lies within
- * rounding error of a half.  0, or -1 for such an x, x beyond 1e+-40,
- * a non-finite x or len < 16: the caller then asks snprintf.
+ * x as printf's "%.<prec>g" writes it (prec 1 to 6), without printf's
+ * floating-point conversion (a decision's reasons print many): x scaled
+ * by an exact power of ten to prec digits before the point and rounded,
+ * which is what printf does to the exact value unless the scaled value
+ * lies within rounding error of a half.  0, or -1 for such an x, x beyond
+ * 1e+-40, a non-finite x, another prec or len < 16: the caller then asks
+ * snprintf.
  */
-int units_fmt_3g(double x, char *buf, size_t len);
+int units_fmt_g(double x, int prec, char *buf, size_t len);
+
+/*
+ * snprintf() into buf (len > 0) for a format that converts only %s, %u,
+ * %zu, %.<1-6>g and %.0f (and writes %%), nearly every sentence a
+ * decision gives: the same bytes (a NULL string reads "(null)", as glibc
+ * prints it) without printf's cost; any other format, or a number whose
+ * rounding only printf can tell, goes to vsnprintf().  Returns the length
+ * written (truncated as snprintf truncates).
+ */
+size_t units_format(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+size_t units_vformat(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 #endif

@@ -31,15 +31,17 @@ unsigned policy_job_disruptive(const struct policy_interference *in,
 		return r;
 	why[0] = '\0';
 	if (r & POLICY_DISRUPT_N_TO_1)
-		snprintf(why, whylen, "N-1 I/O on %zu node%s > %u", n_nodes,
-			 n_nodes == 1 ? "" : "s", in->n1_min_nodes);
+		units_format(why, whylen, "N-1 I/O on %zu node%s > %u", n_nodes,
+			     n_nodes == 1 ? "" : "s", in->n1_min_nodes);
 	else if (r & POLICY_DISRUPT_METADATA)
-		snprintf(why, whylen, "metadata-heavy: %.0f ops/s > %.0f ops/s",
-			 mdops, in->metadata_heavy_rate);
+		units_format(why, whylen,
+			     "metadata-heavy: %.0f ops/s > %.0f ops/s", mdops,
+			     in->metadata_heavy_rate);
 	else if (r & POLICY_DISRUPT_BANDWIDTH)
-		snprintf(why, whylen, "high bandwidth: peak %s > %s",
-			 units_short_rate(peak_bps, a, sizeof(a)),
-			 units_short_rate(in->high_bandwidth, b, sizeof(b)));
+		units_format(
+			why, whylen, "high bandwidth: peak %s > %s",
+			units_short_rate(peak_bps, a, sizeof(a)),
+			units_short_rate(in->high_bandwidth, b, sizeof(b)));
 	return r;
 }
 

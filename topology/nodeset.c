@@ -73,52 +73,97 @@ out:
 	return rv;
 }
 
+size_t topo_forwarder_run(const struct topology *t, const uint32_t *ids,
+			  size_t n, size_t i)
+{
+	const int32_t *nf = t->node_forwarder;
+	const uint32_t id = ids[i];
+	const int32_t f = nf[id];
+	size_t j = i + 1;
+
+	/* eight at a time while the ids and the forwarders all match (no
+	 * early exit inside a chunk: the compiler makes it vector compares),
+	 * then one by one */
+	while (j + 8 <= n && (size_t)id + (j - i) + 8 <= t->n_nodes) {
+		const uint32_t base = id + (uint32_t)(j - i);
+		const uint32_t *x = ids + j;
+		const int32_t *y = nf + base;
+		unsigned same = 1;
+
+		for (unsigned k = 0; k < 8; k++)
+			same &= (x[k] == base + k) & (y[k] == f);
+		if (!same)
+			break;
+		j += 8;
+	}
+	while (j < n && ids[j] == id + (j - i) && ids[j] < t->n_nodes &&
+	       nf[ids[j]] == f)
+		j++;
+	return j - i;
+}
+
+size_t topo_name_run(const struct topology *t, const struct topo_names *nm,
+		     const uint32_t *ids, size_t n, size_t i)
+{
+	const uint32_t id = ids[i];
+	size_t j = i + 1;
+
+	/* as topo_forwarder_run(): eight at a time, then one by one; node
+	 * j joins when its id follows and the name before it is followed */
+	while (j + 8 <= n && (size_t)id + (j - i) + 8 <= t->n_nodes) {
+		const uint32_t base = id + (uint32_t)(j - i);
+		const uint32_t *x = ids + j;
+		const uint8_t *y = nm->follow + base - 1;
+		unsigned same = 1;
+
+		for (unsigned k = 0; k < 8; k++)
+			same &= (x[k] == base + k) & (y[k] != 0);
+		if (!same)
+			break;
+		j += 8;
+	}
+	while (j < n && ids[j] == id + (j - i) && ids[j] < t->n_nodes &&
+	       nm->follow[ids[j] - 1])
+		j++;
+	return j - i;
+}
+
 int topo_default_forwarders(const struct topology *t, const uint32_t *ids,
 			    size_t n, uint32_t *count, uint32_t *fwd,
 			    size_t *n_fwd, fwd_error_t *err)
 {
 	const int32_t *nf = t->node_forwarder;
-	size_t k = *n_fwd;
-	int32_t last = -1;
-	uint32_t run = 0; /* further nodes of `last` not yet counted */
-	int rv = 0;
+	size_t k = *n_fwd, run;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i += run) {
 		uint32_t id = ids[i];
 		int32_t f;
 
 		if (id >= t->n_nodes) {
 			errno = EINVAL;
-			rv = errprintf(err,
-				       "node id %u outside the topology (%zu "
-				       "nodes)",
-				       id, t->n_nodes);
-			break;
+			*n_fwd = k;
+			return errprintf(err,
+					 "node id %u outside the topology (%zu "
+					 "nodes)",
+					 id, t->n_nodes);
 		}
 		f = nf[id];
 		if (f < 0) {
 			errno = EINVAL;
-			rv = errprintf(err, "node %s has no default forwarder",
-				       t->node_names[id]);
-			break;
+			*n_fwd = k;
+			return errprintf(err,
+					 "node %s has no default forwarder",
+					 t->node_names[id]);
 		}
-		/* Neighbouring nodes mostly share a forwarder: count a run
-		 * at its end rather than node by node. */
-		if (f == last) {
-			run++;
-			continue;
-		}
-		if (run)
-			count[last] += run;
-		run = 0;
-		last = f;
-		if (count[f]++ == 0)
+		/* Neighbouring nodes mostly share a forwarder: a run of
+		 * them is counted at once. */
+		run = topo_forwarder_run(t, ids, n, i);
+		if (count[f] == 0)
 			fwd[k++] = (uint32_t)f;
+		count[f] += (uint32_t)run;
 	}
-	if (run)
-		count[last] += run;
 	*n_fwd = k;
-	return rv;
+	return 0;
 }
 
 int topo_hostlist_default_forwarders(const struct topology *t,

@@ -199,6 +199,22 @@ int topo_default_forwarders(const struct topology *t, const uint32_t *ids,
 			    size_t *n_fwd, fwd_error_t *err);
 
 /*
+ * The run of nodes at ids[i] (a node of the topology with a default
+ * forwarder): how many of ids[i], ids[i + 1], ... (at most n - i) are the
+ * consecutive node ids ids[i], ids[i] + 1, ... served by the same default
+ * forwarder.  At least 1.  The default mapping of a job comes in such runs
+ * (its nodes in hostlist order), so its per-forwarder work is per run.
+ */
+size_t topo_forwarder_run(const struct topology *t, const uint32_t *ids,
+			  size_t n, size_t i);
+
+/* The same for names: how many of ids[i], ids[i + 1], ... are consecutive
+ * node ids whose names are consecutive too (nm from topo_names(t)): one
+ * range of a hostlist.  At least 1. */
+size_t topo_name_run(const struct topology *t, const struct topo_names *nm,
+		     const uint32_t *ids, size_t n, size_t i);
+
+/*
  * The same from a Slurm hostlist, for callers without node ids: the
  * distinct default forwarders of its nodes, in order of first appearance,
  * in a malloc'd *fwd (*n of them, possibly 0).  Nodes the topology does not

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -300,6 +301,139 @@ static void test_default_forwarders(void **state)
 	topo_destroy(t);
 }
 
+/* Deterministic xorshift, so a failure reproduces. */
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* topo_default_forwarders() and topo_forwarder_run() against a node by
+ * node count, on node sets made of runs (ascending, descending, single
+ * nodes) over a mapping whose forwarder changes at random places, so that
+ * runs longer than eight nodes start, cross and end at every position
+ * of a boundary. */
+static void test_default_forwarders_random(void **state)
+{
+	enum { N = 700, F = 9 };
+	struct topology *t = make(F, 0);
+	uint32_t ids[N], count[F], fwd[F], want[F], wfwd[F];
+	char hl[32];
+	size_t n_ids, n, wn;
+	fwd_error_t err;
+
+	(void)state;
+	assert_int_equal(topo_add_compute_nodes(t, "c[1-700]", &err), 0);
+	for (uint32_t a = 1; a <= N;) {
+		uint32_t len = rnd(3) ? 1 + rnd(40) : 1 + rnd(4);
+		uint32_t b = a + len - 1 > N ? N : a + len - 1;
+
+		snprintf(hl, sizeof(hl), "c[%u-%u]", a, b);
+		assert_int_equal(topo_add_mapping(t, hl, rnd(F), &err), 0);
+		a = b + 1;
+	}
+	assert_int_equal(topo_finalize(t, &err), 0);
+	for (int trial = 0; trial < 2000; trial++) {
+		uint8_t used[N] = {0};
+
+		n_ids = 0;
+		for (size_t want_n = 1 + rnd(trial % 10 ? 60 : 600);
+		     n_ids < want_n;) {
+			uint32_t a = rnd(N), len = rnd(4) ? 1 + rnd(50) : 1;
+			bool down = rnd(5) == 0;
+
+			for (uint32_t k = 0; k < len && n_ids < want_n; k++) {
+				long id = down ? (long)a - k : (long)a + k;
+
+				if (id < 0 || id >= N)
+					break;
+				if (!used[id]) {
+					used[id] = 1;
+					ids[n_ids++] = (uint32_t)id;
+				}
+			}
+		}
+		memset(count, 0, sizeof(count));
+		memset(want, 0, sizeof(want));
+		n = wn = 0;
+		assert_int_equal(topo_default_forwarders(t, ids, n_ids, count,
+							 fwd, &n, &err),
+				 0);
+		for (size_t i = 0; i < n_ids; i++) {
+			uint32_t f = (uint32_t)t->node_forwarder[ids[i]];
+			size_t j = i + 1;
+
+			if (want[f]++ == 0)
+				wfwd[wn++] = f;
+			while (j < n_ids && ids[j] == ids[i] + (j - i) &&
+			       t->node_forwarder[ids[j]] == (int32_t)f)
+				j++;
+			if (topo_forwarder_run(t, ids, n_ids, i) != j - i)
+				fail_msg("trial %d, position %zu: run %zu, "
+					 "want %zu",
+					 trial, i,
+					 topo_forwarder_run(t, ids, n_ids, i),
+					 j - i);
+		}
+		assert_int_equal(n, wn);
+		assert_memory_equal(fwd, wfwd, wn * sizeof(*fwd));
+		assert_memory_equal(count, want, sizeof(count));
+	}
+	topo_destroy(t);
+}
+
+/* topo_name_run() against a name by name walk, over names whose numbers
+ * jump and whose widths change (gpu99 -> gpu100), in runs of every
+ * length. */
+static void test_name_run_random(void **state)
+{
+	static const char *nodes[] = {"c[1-200]", "gpu[01-99]",	 "gpu[100-130]",
+				      "d[08-12]", "d[1-9]",	 "c[202-260]",
+				      "login",	  "x[0001-0040]"};
+	struct topology *t = make(1, 0);
+	const struct topo_names *nm;
+	uint32_t ids[600];
+	fwd_error_t err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(*nodes); i++)
+		assert_int_equal(topo_add_compute_nodes(t, nodes[i], &err), 0);
+	assert_int_equal(topo_map_per_forwarder(t, 100000, &err), 0);
+	assert_int_equal(topo_finalize(t, &err), 0);
+	assert_non_null(nm = topo_names(t));
+	for (int trial = 0; trial < 2000; trial++) {
+		size_t n_ids = 0, want_n = 1 + rnd(200);
+
+		while (n_ids < want_n) {
+			uint32_t a = rnd((uint32_t)t->n_nodes);
+			uint32_t len = rnd(4) ? 1 + rnd(60) : 1;
+
+			for (uint32_t k = 0;
+			     k < len && n_ids < want_n && a + k < t->n_nodes;
+			     k++)
+				ids[n_ids++] = a + k;
+		}
+		for (size_t i = 0; i < n_ids; i++) {
+			size_t j = i + 1;
+
+			while (j < n_ids && ids[j] == ids[j - 1] + 1 &&
+			       nm->follow[ids[j - 1]])
+				j++;
+			if (topo_name_run(t, nm, ids, n_ids, i) != j - i)
+				fail_msg("trial %d, position %zu: run %zu, "
+					 "want %zu",
+					 trial, i,
+					 topo_name_run(t, nm, ids, n_ids, i),
+					 j - i);
+		}
+	}
+	topo_destroy(t);
+}
+
 static void test_default_forwarders_errors(void **state)
 {
 	struct topology *t = make_sets();
@@ -410,6 +544,8 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_hostlist_nodes),
 		cmocka_unit_test(test_default_forwarders),
+		cmocka_unit_test(test_default_forwarders_random),
+		cmocka_unit_test(test_name_run_random),
 		cmocka_unit_test(test_default_forwarders_errors),
 		cmocka_unit_test(test_hostlist_default_forwarders),
 	};

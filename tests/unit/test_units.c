@@ -415,74 +415,120 @@ static void test_short_rate_like_printf(void **state)
 		check_short_rate(12.3e9, len);
 }
 
-/* units_fmt_3g(x) is printf's "%.3g" of x, or -1 (then never the
- * value's text by another rounding), over every magnitude it takes and
- * beyond, both signs, ties and their neighbours; it answers almost
- * always. */
-static size_t fmt_3g_declined;
+/* units_fmt_g(x, prec) is printf's "%.<prec>g" of x, or -1 (then never
+ * the value's text by another rounding), for every precision it takes,
+ * over every magnitude it takes and beyond, both signs, ties and their
+ * neighbours; it answers almost always. */
+static size_t fmt_g_declined;
 
-static void check_3g(double x)
+static void check_g(double x, int prec)
 {
 	char want[64], got[64];
 
-	snprintf(want, sizeof(want), "%.3g", x);
-	if (units_fmt_3g(x, got, sizeof(got)) < 0) {
-		fmt_3g_declined++;
+	snprintf(want, sizeof(want), "%.*g", prec, x);
+	if (units_fmt_g(x, prec, got, sizeof(got)) < 0) {
+		fmt_g_declined++;
 		return;
 	}
 	if (strcmp(want, got))
-		fail_msg("%.17g: printf %s, units_fmt_3g %s", x, want, got);
+		fail_msg("%.17g: printf %%.%dg %s, units_fmt_g %s", x, prec,
+			 want, got);
 }
 
-static void test_fmt_3g_like_printf(void **state)
+static void test_fmt_g_like_printf(void **state)
 {
 	static const double edge[] = {
 		0.0,	    -0.0,     1.0,     1.125,	0.125,	  2.675,
 		9.995,	    99.95,    999.5,   1e3,	999.4999, 0.0001,
 		0.00099995, 0.000123, 1.0e-5,  123456., 1e21,	  1e22,
 		9.9951e22,  1e-22,    1.5e-23, 5e300,	1e-300,	  INFINITY,
-		-INFINITY,  NAN,      1e15,    12.25,	1.05,	  -3.14159};
+		-INFINITY,  NAN,      1e15,    12.25,	1.05,	  -3.14159,
+		99999.5,    999999.5, 9.99995, 1234.5,	0.99995,  199.9996};
 	uint64_t r = 0x2545F4914F6CDD1DULL;
-	char small[8];
+	char small[8], got[64];
 	size_t total = 0;
 
 	(void)state;
-	fmt_3g_declined = 0;
-	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
-		check_3g(edge[i]);
-		check_3g(nextafter(edge[i], 0));
-		check_3g(nextafter(edge[i], INFINITY));
-		total += 3;
-	}
-	/* random values from 1e-20 to 1e20: almost all answered */
-	fmt_3g_declined = 0;
-	for (int i = 0; i < 400000; i++) {
-		double u, x;
+	for (int prec = 1; prec <= 6; prec++) {
+		for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
+			check_g(edge[i], prec);
+			check_g(nextafter(edge[i], 0), prec);
+			check_g(nextafter(edge[i], INFINITY), prec);
+			total += 3;
+		}
+		/* random values from 1e-20 to 1e20: almost all answered */
+		fmt_g_declined = 0;
+		for (int i = 0; i < 100000; i++) {
+			double u, x;
 
-		r ^= r << 13;
-		r ^= r >> 7;
-		r ^= r << 17;
-		u = (double)(r >> 11) / 9007199254740992.0;
-		x = pow(10, -20 + 40 * u);
-		check_3g((r & 1) ? -x : x);
-		total++;
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			u = (double)(r >> 11) / 9007199254740992.0;
+			x = pow(10, -20 + 40 * u);
+			check_g((r & 1) ? -x : x, prec);
+			total++;
+		}
+		print_message("# units_fmt_g %%.%dg: %zu of 100000 random "
+			      "values left to printf\n",
+			      prec, fmt_g_declined);
+		assert_true(fmt_g_declined < 100);
+		/* every prec-digit value and the halves between them, at
+		 * several scales: the ties decline, the rest match */
+		for (int k = 1000; k < 20000; k++) {
+			check_g(k / 20.0, prec);
+			check_g(k / 2e5, prec);
+			check_g(k * 5e3, prec);
+			check_g(k * 10.5 + 0.5, prec);
+			total += 4;
+		}
 	}
-	print_message("# units_fmt_3g: %zu of 400000 random values left to "
-		      "printf\n",
-		      fmt_3g_declined);
-	assert_true(fmt_3g_declined < 400);
-	/* every three-digit value and the halves between them, at several
-	 * scales: the ties decline, the rest match */
-	for (int k = 1000; k < 20000; k++) {
-		check_3g(k / 20.0);
-		check_3g(k / 2e5);
-		check_3g(k * 5e3);
-		total += 3;
-	}
-	print_message("# units_fmt_3g: %zu values compared with printf\n",
+	print_message("# units_fmt_g: %zu values compared with printf\n",
 		      total);
-	/* a buffer too small for any answer: declined */
-	assert_int_equal(units_fmt_3g(1.5, small, sizeof(small)), -1);
+	/* a buffer too small for any answer, or a precision it does not
+	 * make: declined */
+	assert_int_equal(units_fmt_g(1.5, 3, small, sizeof(small)), -1);
+	assert_int_equal(units_fmt_g(1.5, 0, got, sizeof(got)), -1);
+	assert_int_equal(units_fmt_g(1.5, 7, got, sizeof(got)), -1);
+	assert_int_equal(units_fmt_g(2.5, 6, got, sizeof(got)), 0);
+	assert_string_equal(got, "2.5");
+}
+
+/* units_format() writes what snprintf() writes: the conversions it makes
+ * itself, the ones it leaves to vsnprintf(), and every truncation. */
+#define CHECK_FORMAT(len, ...)                             \
+	do {                                               \
+		char w_[256], g_[256];                     \
+		int n_ = snprintf(w_, (len), __VA_ARGS__); \
+		size_t m_;                                 \
+                                                           \
+		memset(g_, 'x', sizeof(g_));               \
+		m_ = units_format(g_, (len), __VA_ARGS__); \
+		assert_string_equal(g_, w_);               \
+		assert_int_equal(m_, strlen(w_));          \
+		assert_true(n_ >= 0);                      \
+	} while (0)
+
+static void test_format_like_snprintf(void **state)
+{
+	/* volatile: the compiler sees no NULL argument to warn about */
+	const char *volatile null = NULL;
+
+	(void)state;
+	for (size_t len = 1; len < 80; len++) {
+		CHECK_FORMAT(len, "plain text, no conversion");
+		CHECK_FORMAT(len, "%s on %zu node%s > %u (%%)", "N-1 I/O",
+			     (size_t)1024, "s", 512u);
+		CHECK_FORMAT(len, "peak %.3gGB/s over %.0f s, %.4gGiB", 6.4,
+			     33.6, 200.0);
+		CHECK_FORMAT(len, "%.1g %.2g %.5g %.6g", 0.15, 123.456, 1e-7,
+			     98765.4321);
+		CHECK_FORMAT(len, "%s", null);
+		/* left to vsnprintf: other conversions, a tie for %.0f */
+		CHECK_FORMAT(len, "%d jobs, %x, %.2f", -3, 255u, 1.005);
+		CHECK_FORMAT(len, "%.0f and %.0f", 2.5, 3.5);
+		CHECK_FORMAT(len, "%.0f", 1e20);
+	}
 }
 
 /* units_put_dec() writes what printf's %0*llu would. */
@@ -529,7 +575,8 @@ int main(void)
 		cmocka_unit_test(test_format_truncates),
 		cmocka_unit_test(test_short_rate_like_printf),
 		cmocka_unit_test(test_put_dec_like_printf),
-		cmocka_unit_test(test_fmt_3g_like_printf),
+		cmocka_unit_test(test_fmt_g_like_printf),
+		cmocka_unit_test(test_format_like_snprintf),
 	};
 
 	return cmocka_run_group_tests_name("units", tests, NULL, NULL);
