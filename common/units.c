@@ -449,7 +449,7 @@ int units_fmt_g(double x, int prec, char *buf, size_t len)
 				     1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
 				     1e18, 1e19, 1e20, 1e21, 1e22};
 	double a = fabs(x), sc, fl, fr, lo, hi;
-	uint64_t m;
+	uint64_t m, bits;
 	size_t n = 0;
 	int e, s, k;
 	char dig[8];
@@ -459,13 +459,15 @@ int units_fmt_g(double x, int prec, char *buf, size_t len)
 	if (x == 0) {
 		/* "0", or "-0" for a negative zero, as printf */
 		memcpy(buf, signbit(x) ? "-0" : "0", signbit(x) ? 3 : 2);
-		return 0;
+		return signbit(x) ? 2 : 1;
 	}
 	lo = p10[prec - 1];
 	hi = p10[prec];
-	/* floor(log10(a)), or one less: a is in [2^(b-1), 2^b) */
-	(void)frexp(a, &e);
-	e = (int)floor((e - 1) * 0.30102999566398120);
+	/* floor(log10(a)), or one less: a is in [2^b, 2^(b+1)), b its binary
+	 * exponent (a subnormal's is below any a answered) */
+	memcpy(&bits, &a, sizeof(bits));
+	e = (int)(bits >> 52) - 1023;
+	e = (int)floor(e * 0.30102999566398120);
 	for (k = 0; k < 2; k++) {
 		/* a scaled to [10^(prec-1), 10^prec): exact powers of ten */
 		s = prec - 1 - e;
@@ -533,17 +535,17 @@ int units_fmt_g(double x, int prec, char *buf, size_t len)
 		n = (size_t)(units_put_dec(buf + n, (uint64_t)abs(e), 2) - buf);
 	}
 	buf[n] = '\0';
-	return 0;
+	return (int)n;
 }
 
 /* x printed as "%.3g" followed by suffix (units_fmt_g(); -1 as it). */
 static int rate_3g(double x, const char *suffix, char *buf, size_t len)
 {
-	size_t sl = strlen(suffix), n;
+	size_t sl = strlen(suffix);
+	int n;
 
-	if (len < 16 + sl || units_fmt_g(x, 3, buf, len - sl) < 0)
+	if (len < 16 + sl || (n = units_fmt_g(x, 3, buf, len - sl)) < 0)
 		return -1;
-	n = strlen(buf);
 	memcpy(buf + n, suffix, sl + 1);
 	return 0;
 }
@@ -644,11 +646,12 @@ static size_t plain_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 		} else if (pc[1] == '.' && pc[2] >= '1' && pc[2] <= '6' &&
 			   pc[3] == 'g') {
 			char t[32];
+			int n = units_fmt_g(va_arg(ap, double), pc[2] - '0', t,
+					    sizeof(t));
 
-			if (units_fmt_g(va_arg(ap, double), pc[2] - '0', t,
-					sizeof(t)) < 0)
+			if (n < 0)
 				return SIZE_MAX;
-			put(buf, len, &at, t, strlen(t));
+			put(buf, len, &at, t, (size_t)n);
 			s = pc + 4;
 		} else if (pc[1] == '.' && pc[2] == '0' && pc[3] == 'f') {
 			double v = va_arg(ap, double), fl, fr;

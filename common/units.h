@@ -51,9 +51,9 @@ const char *units_short_rate(double bps, char *buf, size_t len);
  * floating-point conversion (a decision's reasons print many): x scaled
  * by an exact power of ten to prec digits before the point and rounded,
  * which is what printf does to the exact value unless the scaled value
- * lies within rounding error of a half.  0, or -1 for such an x, x beyond
- * 1e+-40, a non-finite x, another prec or len < 16: the caller then asks
- * snprintf.
+ * lies within rounding error of a half.  The length written, or -1 for
+ * such an x, x beyond 1e+-40, a non-finite x, another prec or len < 16:
+ * the caller then asks snprintf.
  */
 int units_fmt_g(double x, int prec, char *buf, size_t len);
 

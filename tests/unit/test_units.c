@@ -424,13 +424,15 @@ static size_t fmt_g_declined;
 static void check_g(double x, int prec)
 {
 	char want[64], got[64];
+	int n;
 
 	snprintf(want, sizeof(want), "%.*g", prec, x);
-	if (units_fmt_g(x, prec, got, sizeof(got)) < 0) {
+	n = units_fmt_g(x, prec, got, sizeof(got));
+	if (n < 0) {
 		fmt_g_declined++;
 		return;
 	}
-	if (strcmp(want, got))
+	if (strcmp(want, got) || (size_t)n != strlen(got))
 		fail_msg("%.17g: printf %%.%dg %s, units_fmt_g %s", x, prec,
 			 want, got);
 }
@@ -490,7 +492,7 @@ static void test_fmt_g_like_printf(void **state)
 	assert_int_equal(units_fmt_g(1.5, 3, small, sizeof(small)), -1);
 	assert_int_equal(units_fmt_g(1.5, 0, got, sizeof(got)), -1);
 	assert_int_equal(units_fmt_g(1.5, 7, got, sizeof(got)), -1);
-	assert_int_equal(units_fmt_g(2.5, 6, got, sizeof(got)), 0);
+	assert_int_equal(units_fmt_g(2.5, 6, got, sizeof(got)), 3);
 	assert_string_equal(got, "2.5");
 }
 
