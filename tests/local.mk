@@ -10,7 +10,8 @@ AM_TESTS_ENVIRONMENT += CMOCKA_MESSAGE_OUTPUT=TAP; export CMOCKA_MESSAGE_OUTPUT;
 AM_TESTS_ENVIRONMENT += \
 	LSAN_OPTIONS=suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0; \
 	export LSAN_OPTIONS;
-EXTRA_DIST += tests/integration/tap.sh tests/fixtures tests/lsan.supp
+EXTRA_DIST += tests/integration/tap.sh tests/fixtures tests/lsan.supp \
+	tests/unit/xorshift.h
 # The installation test in a fresh Debian root (scripts/release-matrix).
 EXTRA_DIST += tests/install/debian_root.sh
 # automake does not distribute the TAP driver autogen.sh copies in.

@@ -28,17 +28,8 @@
 #include "allocator/decide_internal.h"
 #include "allocator/ledger.h"
 #include "policies/policy.h"
+#include "tests/unit/xorshift.h"
 #include "topology/topology.h"
-
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
-}
 
 /* ---- reasons ---------------------------------------------------------- */
 

@@ -28,6 +28,8 @@
 #include "allocator/ledger.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
+#define XORSHIFT_SEED 0x2545F4914F6CDD1DULL
+#include "tests/unit/xorshift.h"
 
 #define GiB (1024.0 * 1024 * 1024)
 
@@ -237,16 +239,6 @@ static void test_explore_direct(void **state)
 }
 
 /* ---- the knapsack against brute force ----------------------------------- */
-
-static uint64_t prng = 0x2545F4914F6CDD1DULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	prng ^= prng << 13;
-	prng ^= prng >> 7;
-	prng ^= prng << 17;
-	return (uint32_t)(prng % n);
-}
 
 static double brute(const struct alloc_option *const *opt, const size_t *n,
 		    size_t n_items, uint32_t cap, size_t i, double acc)
@@ -1116,7 +1108,7 @@ static void test_batch_sharing_model(void **state)
 	p->decision.interference.enabled = false;
 	cx = alloc_ctx_create(t, &err);
 	assert_non_null(cx);
-	prng = 0x9E3779B97F4A7C15ULL;
+	rng = 0x9E3779B97F4A7C15ULL;
 	for (size_t set = 0; set < 300; set++) {
 		struct alloc_bw_point bw[MJ][4];
 		struct alloc_profile pr[MJ];

@@ -25,23 +25,13 @@
 #include "allocator/decide.h"
 #include "allocator/decide_internal.h"
 #include "common/slurm_compat.h"
+#include "tests/unit/xorshift.h"
 #include "topology/topology.h"
 
 struct fix {
 	struct topology *t;
 	struct alloc_ctx *cx;
 };
-
-/* Deterministic xorshift, so a failure reproduces. */
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
-}
 
 static int setup(void **state)
 {

@@ -27,16 +27,8 @@
 #include "allocator/decide_internal.h"
 #include "allocator/ledger.h"
 #include "topology/topology.h"
-
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
-}
+#define XORSHIFT_SEED 0x2545f4914f6cdd1dULL
+#include "tests/unit/xorshift.h"
 
 /* 8 service forwarders and n_backup backups in n_groups groups; names
  * deliberately not in index order (b-names shuffled by a stride). */

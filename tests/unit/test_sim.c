@@ -27,6 +27,7 @@
 
 #include "policies/policy.h"
 #include "sim/sim.h"
+#include "tests/unit/xorshift.h"
 #include "topology/topology.h"
 
 #define GB 1e9
@@ -866,15 +867,6 @@ static void test_dfra_isolate(void **state)
  * classes, random caps; the oracle's aggregate bandwidth must be at least
  * static's and dfra's on every one.
  */
-static uint64_t prng = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	prng ^= prng << 13;
-	prng ^= prng >> 7;
-	prng ^= prng << 17;
-	return (uint32_t)(prng % n);
-}
 
 static void test_oracle_bound_random(void **state)
 {

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/xorshift.h"
 #include "topology/topology.h"
 
 static struct topology *make(size_t n_service, size_t n_backup)
@@ -299,17 +300,6 @@ static void test_default_forwarders(void **state)
 		assert_int_equal(count[4], 0);
 	}
 	topo_destroy(t);
-}
-
-/* Deterministic xorshift, so a failure reproduces. */
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
 }
 
 /* topo_default_forwarders() and topo_forwarder_run() against a node by
