@@ -79,8 +79,7 @@ void alloc_decision_destroy(struct alloc_decision *d)
 		return;
 	if (d->job_id != d->id_room)
 		free(d->job_id);
-	for (size_t i = 0; i < d->n_reasons; i++)
-		free(d->reasons[i]);
+	free(d->reason_text);
 	if (d->reasons != d->reason_room)
 		free(d->reasons);
 	if (d->defaults != d->def_room)
@@ -107,18 +106,17 @@ void alloc_decision_destroy(struct alloc_decision *d)
 	errno = saved;
 }
 
+/* Longest reason: a longer one is cut, as snprintf cuts. */
+#define REASON_MAX 512
+
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 {
-	char buf[512];
 	char **p;
 	va_list ap;
 	size_t n;
 
 	if (d->dry)
 		return 0;
-	va_start(ap, fmt);
-	n = units_vformat(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	/* room for 4, then for twice a power of two: grown when the count
 	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
 	 * finds room up to its next power of two) */
@@ -139,12 +137,41 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 			return -1;
 		d->reasons = p;
 	}
+	/* the text goes straight into reason_text, which keeps room for
+	 * the longest; when it moves, the reasons before follow it (one
+	 * after the other, each ended by its NUL) */
+	if (d->reason_cap - d->reason_used < REASON_MAX) {
+		size_t cap = 2 * d->reason_cap > d->reason_used + REASON_MAX
+				     ? 2 * d->reason_cap
+				     : d->reason_used + 2 * REASON_MAX;
+		char *t = realloc(d->reason_text, cap), *q = t;
+
+		if (!t)
+			return -1;
+		for (size_t i = 0; i < d->n_reasons; i++) {
+			d->reasons[i] = q;
+			q += strlen(q) + 1;
+		}
+		d->reason_text = t;
+		d->reason_cap = cap;
+	}
 	p = d->reasons;
-	if (!(p[d->n_reasons] = malloc(n + 1)))
-		return -1;
-	memcpy(p[d->n_reasons], buf, n + 1);
+	p[d->n_reasons] = d->reason_text + d->reason_used;
+	va_start(ap, fmt);
+	n = units_vformat(p[d->n_reasons], REASON_MAX, fmt, ap);
+	va_end(ap);
+	d->reason_used += n + 1;
 	d->n_reasons++;
 	return 0;
+}
+
+/* The reasons after the first `keep` taken back (their text too). */
+static void reasons_keep(struct alloc_decision *d, size_t keep)
+{
+	if (keep >= d->n_reasons)
+		return;
+	d->reason_used = (size_t)(d->reasons[keep] - d->reason_text);
+	d->n_reasons = keep;
 }
 
 static const char *size_str(uint64_t v, char *buf, size_t len)
@@ -597,8 +624,7 @@ static int try_scale(struct work *w, bool anomalies)
 		/* Undo replacements: the caller falls back to the next rule,
 		 * which replaces again. */
 		w->pool.next = saved_next;
-		while (d->n_reasons > saved_reasons)
-			free(d->reasons[--d->n_reasons]);
+		reasons_keep(d, saved_reasons);
 		if (!d->dry &&
 		    alloc_reason(d,
 				 "scale refused: no idle forwarder available "

@@ -222,7 +222,8 @@ struct alloc_decision {
 	 * one. */
 	enum fwd_request request;
 	enum fwd_action rule_action;
-	char **reasons; /* human sentences, in rule order */
+	char **reasons; /* human sentences, in rule order (their text in
+			 * reason_text, freed with the decision) */
 	size_t n_reasons;
 	uint32_t n_f; /* distinct default forwarders */
 	uint32_t s;   /* S, 0 when not computed */
@@ -267,6 +268,10 @@ struct alloc_decision {
 	 * point here while they fit; alloc_decision_destroy() knows), */
 	char id_room[24];
 	char *reason_room[4];
+	/* Internal: the reasons' text, one after the other (alloc_reason()
+	 * writes into it: one allocation for all of them) */
+	char *reason_text;
+	size_t reason_used, reason_cap;
 	/* ... and for a few defaults and forwarders (defaults, forwarders
 	 * and private_fwd point here while they fit) */
 	uint32_t def_room[8];

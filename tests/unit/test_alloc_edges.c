@@ -26,6 +26,7 @@
 
 #include "allocator/curve.h"
 #include "allocator/decide.h"
+#include "allocator/decide_internal.h"
 #include "allocator/ledger.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -511,6 +512,37 @@ static void test_isolation_caps(void **state)
 
 /* ---- the ledger's bounds ------------------------------------------------- */
 
+/* A decision's reasons: kept in order, each as its format writes it (a
+ * long one cut at 511 bytes, as snprintf cuts), through the growth of
+ * their text and of their array; freed with the decision (the sanitizer
+ * build sees a leak or a stale pointer). */
+static void test_reasons_text(void **state)
+{
+	struct alloc_decision *d = calloc(1, sizeof(*d));
+	char want[700], fill[700];
+
+	(void)state;
+	assert_non_null(d);
+	memset(fill, 'x', sizeof(fill) - 1);
+	fill[sizeof(fill) - 1] = '\0';
+	for (int i = 0; i < 300; i++) {
+		int w = (i * 37) % 650;
+
+		assert_int_equal(alloc_reason(d, "reason %d of %s: %.*s", i,
+					      "the test", w, fill),
+				 0);
+		assert_int_equal(d->n_reasons, (size_t)i + 1);
+	}
+	for (int i = 0; i < 300; i++) {
+		int w = (i * 37) % 650;
+
+		snprintf(want, 512, "reason %d of %s: %.*s", i, "the test", w,
+			 fill);
+		assert_string_equal(d->reasons[i], want);
+	}
+	alloc_decision_destroy(d);
+}
+
 static void test_ledger_bounds(void **state)
 {
 	struct fix *f = *state;
@@ -610,6 +642,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gain_gate),
 		cmocka_unit_test(test_direct_gate),
+		cmocka_unit_test(test_reasons_text),
 		cmocka_unit_test_setup_teardown(test_min_harm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_harm, setup,
 						teardown),
