@@ -684,6 +684,7 @@ struct alloc_ledger *alloc_ledger_overlay(const struct alloc_ledger *l)
 		struct fwd_slot *d = &c->fwd[f];
 
 		d->last_release = s->last_release;
+		d->held_private = s->held_private;
 		if (!s->n_holders)
 			continue;
 		/* room as slot_push() makes it: the ledger's first block,
@@ -702,11 +703,6 @@ struct alloc_ledger *alloc_ledger_overlay(const struct alloc_ledger *l)
 		       s->n_holders * sizeof(*d->holders));
 		d->n_holders = s->n_holders;
 	}
-	for (size_t i = 0; i < c->n_entries; i++)
-		for (size_t k = 0; k < c->entries[i]->n_forwarders; k++)
-			if (c->entries[i]->private_fwd[k])
-				c->fwd[c->entries[i]->forwarders[k]]
-					.held_private = true;
 	c->version = l->n_entries; /* one per entry, as the clone's */
 	memcpy(c->order, l->order, l->n_order * sizeof(*c->order));
 	memcpy(c->pos, l->pos, nf * sizeof(*c->pos));
