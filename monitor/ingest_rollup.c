@@ -242,6 +242,21 @@ static void merge(struct contrib *into, const struct contrib *c)
 	into->qsum += c->qsum;
 }
 
+/* c[0..n), sorted, with the contributions of one key merged into its
+ * first: returns how many keys are left in front. */
+static size_t merge_keys(struct contrib *c, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && !cmp_contrib(&c[k - 1], &c[i]))
+			merge(&c[k - 1], &c[i]);
+		else if (k++ != i)
+			c[k - 1] = c[i];
+	}
+	return k;
+}
+
 static int write_hist(struct rollup_acc *a, fwd_error_t *err)
 {
 	size_t n = 0, at = 0;
@@ -335,7 +350,7 @@ static int write_contribs(struct rollup_acc *a, struct db_stmt **cache,
 
 int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
 {
-	size_t n = 0, nq = 0;
+	size_t n, nq;
 
 	if (write_hist(a, err) < 0) {
 		a->n = 0;
@@ -344,23 +359,14 @@ int rollup_acc_write(struct rollup_acc *a, fwd_error_t *err)
 	if (!a->n)
 		return 0;
 	qsort(a->c, a->n, sizeof(*a->c), cmp_contrib);
-	for (size_t i = 0; i < a->n; i++) {
-		if (n && !cmp_contrib(&a->c[n - 1], &a->c[i]))
-			merge(&a->c[n - 1], &a->c[i]);
-		else if (n++ != i)
-			a->c[n - 1] = a->c[i];
-	}
+	n = merge_keys(a->c, a->n);
 	a->n = 0;
 	if (write_contribs(a, a->add, add_head, a->c, n, err) < 0)
 		return -1;
 	/* The same contributions to their quarter hours: the minutes are
 	 * in key order, so those of a quarter hour are adjacent. */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		a->c[i].minute = rollup_quarter(a->c[i].minute);
-		if (nq && !cmp_contrib(&a->c[nq - 1], &a->c[i]))
-			merge(&a->c[nq - 1], &a->c[i]);
-		else if (nq++ != i)
-			a->c[nq - 1] = a->c[i];
-	}
+	nq = merge_keys(a->c, n);
 	return write_contribs(a, a->add_q, add_q_head, a->c, nq, err);
 }
