@@ -37,9 +37,9 @@ struct weather_cell {
  * inside one bucket are read from rollups_15min (their aggregate), so a
  * range in buckets of whole quarter hours from a quarter hour, or in one
  * bucket, reads 15 times fewer rows.  Each component's range is read
- * through the primary key.
+ * through the primary key.  (The quarter hour: ROLLUP_QUARTER,
+ * monitor/ingest_rollup.h.)
  */
-#define WEATHER_QUARTER 900 /* seconds: rollups_15min's period */
 int weather_cells(struct db *db, const char *kind, char *const *names,
 		  size_t n_names, int64_t from, int64_t to, int64_t bucket,
 		  struct weather_cell **out, size_t *n, fwd_error_t *err);

@@ -16,6 +16,7 @@
 
 #include "controller/ledger_store.h"
 #include "db/db.h"
+#include "monitor/ingest_rollup.h"
 #include "monitor/weather.h"
 #include "report/report_priv.h"
 
@@ -101,9 +102,9 @@ int report_machine_doc(struct db *db, int64_t since, int64_t until,
 	 * boundary at or before since: the cells are then read from
 	 * rollups_15min (monitor/weather.h), a column more at most. */
 	bucket = report_bucket(since, until, REPORT_MACHINE_COLUMNS);
-	if (bucket >= WEATHER_QUARTER) {
-		bucket = (bucket + WEATHER_QUARTER - 1) / WEATHER_QUARTER *
-			 WEATHER_QUARTER;
+	if (bucket >= ROLLUP_QUARTER) {
+		bucket = (bucket + ROLLUP_QUARTER - 1) / ROLLUP_QUARTER *
+			 ROLLUP_QUARTER;
 		from = since - (since % bucket + bucket) % bucket;
 	} else {
 		from = since - (since % 60 + 60) % 60;
