@@ -9,13 +9,6 @@
 #include "bench/report.h"
 #include "common/timeutil.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int bench_batch_figure(const char *bench, const struct alloc_ctx *cx,
 		       const struct policy *p, const struct alloc_ledger *l,
 		       const struct alloc_job *jobs, size_t n, int reps)
@@ -57,8 +50,8 @@ int bench_batch_figure(const char *bench, const struct alloc_ctx *cx,
 			out[i] = NULL;
 		}
 	}
-	qsort(tb, (size_t)reps, sizeof(*tb), cmp_double);
-	qsort(ts, (size_t)reps, sizeof(*ts), cmp_double);
+	qsort(tb, (size_t)reps, sizeof(*tb), bench_cmp_double);
+	qsort(ts, (size_t)reps, sizeof(*ts), bench_cmp_double);
 	printf("  batch of %zu: %.1f us (one at a time: %.1f us)\n", n,
 	       tb[reps / 2] * 1e6, ts[reps / 2] * 1e6);
 	snprintf(fig, sizeof(fig), "batch decision, %zu jobs, p50", n);

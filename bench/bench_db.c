@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/report.h"
 #include "bench/testdb.h"
 
 #define JOBS 1000000
@@ -73,17 +74,11 @@ static const char profile_sql[] =
 	" metadata_queue, bandwidth_by_forwarders"
 	" FROM profiles WHERE profile_key = ?";
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 /* clang-format on */
 
 static void stats(const char *what, double *v, size_t n, long rows)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), bench_cmp_double);
 	printf("  %-34s median %7.1f us  p99 %7.1f us  max %7.1f us  "
 	       "(%zu lookups, %.1f rows each)\n",
 	       what, v[n / 2] * 1e6, v[(n * 99) / 100] * 1e6, v[n - 1] * 1e6, n,

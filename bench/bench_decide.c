@@ -38,13 +38,6 @@
 
 #define GiB (1024ULL * 1024 * 1024)
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static struct topology *build_taihulight(void)
 {
 	struct topology *t = topo_create();
@@ -143,7 +136,7 @@ struct timing {
 
 static double pct(double *v, int n, double q)
 {
-	qsort(v, (size_t)n, sizeof(double), cmp_d);
+	qsort(v, (size_t)n, sizeof(double), bench_cmp_double);
 	return v[(size_t)(n * q)];
 }
 

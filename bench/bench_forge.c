@@ -310,8 +310,6 @@ fail:
 	exit(1);
 }
 
-static int cmp_double(const void *a, const void *b);
-
 static int run_sets(const char *label, const struct topology *t,
 		    const struct policy *p)
 {
@@ -374,7 +372,7 @@ static int run_sets(const char *label, const struct topology *t,
 	       sum[DFRA] / sum[EXACT], set_min, (size_t)N_SETS - unproven,
 	       N_SETS, t_exact, upgraded, N_SETS * SET_SIZE,
 	       sum[DFRA] / sum[STATIC], sum[DFRA] / sum[BEZ]);
-	qsort(bez, N_SETS, sizeof(*bez), cmp_double);
+	qsort(bez, N_SETS, sizeof(*bez), bench_cmp_double);
 	printf("  per set, dfra (the batch's MCKP) over static-bez: median "
 	       "%+.0f %%, mean %.2fx\n",
 	       100 * ((bez[(N_SETS - 1) / 2] + bez[N_SETS / 2]) / 2 - 1),
@@ -418,13 +416,6 @@ static void profile_of(const struct pattern *pt, struct alloc_profile *pr,
 	pr->direct_bps = pt->bps[0];
 	pr->bw = bw;
 	pr->n_bw = n;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* One batch decision of n jobs against an empty ledger, and the same n

@@ -109,13 +109,6 @@ static int run(const char *const argv[], const char *const envp[],
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct stat2 {
 	double p50, p99;
 };
@@ -126,7 +119,7 @@ static struct stat2 stats(double *v, size_t n)
 
 	if (!n)
 		return s;
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), bench_cmp_double);
 	s.p50 = v[n / 2];
 	s.p99 = v[(size_t)((double)(n - 1) * 0.99 + 0.5)];
 	return s;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench/fanout.h"
+#include "bench/report.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
@@ -56,13 +57,6 @@ static void node_prolog(const struct policy *p, uint32_t job, const char *node,
 				 why, e2.text);
 	}
 	out->done = 1;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int fanout_run(const struct policy *p, uint32_t job, const char *prefix,
@@ -171,7 +165,7 @@ out:
 				st->from_db++;
 		}
 		if (n) {
-			qsort(secs, n, sizeof(*secs), cmp_double);
+			qsort(secs, n, sizeof(*secs), bench_cmp_double);
 			st->p50 = secs[n / 2];
 			st->p99 = secs[(size_t)((double)(n - 1) * 0.99 + 0.5)];
 			st->max = secs[n - 1];

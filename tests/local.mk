@@ -283,7 +283,7 @@ tests_tools_node_read_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 # A job's node prologs at once (bench/fanout.c), run by node_fanout.sh.
 check_PROGRAMS += tests/tools/node_fanout
 tests_tools_node_fanout_SOURCES = tests/tools/node_fanout.c bench/fanout.c \
-	bench/fanout.h
+	bench/fanout.h bench/report.c bench/report.h
 tests_tools_node_fanout_LDADD = libfwdnode.la $(FWD_ALL_LIBS)
 # A plugin of another Slurm release refused by this one's slurmd: not in
 # TESTS (it needs FWDALLOC_FOREIGN_PLUGIN); scripts/release-matrix runs it.
