@@ -221,10 +221,40 @@ struct prolog_req {
 
 /* Listen on path: mode 0600 (only this account and root may connect),
  * or with `anyone` 0666 (the query socket: the credential says who). */
+/*
+ * Remove what an earlier run left at path: a socket of this account.  0,
+ * or -1 when something else is there (not ours to remove).
+ */
+static int clear_stale(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return 0;
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+		say("%s exists and is not this account's socket: "
+		    "remove it or choose another --socket",
+		    path);
+		return -1;
+	}
+	unlink(path);
+	return 0;
+}
+
+/*
+ * A listening socket at path.  It is bound under a temporary name beside
+ * path and renamed into place once it listens, so that a client that sees
+ * path never finds it refusing connections (a hook that came between
+ * bind() and listen() would fall back for nothing).  A path too long for
+ * the temporary name is bound directly.
+ */
 static int listen_on(const char *path, bool anyone)
 {
 	struct sockaddr_un sa;
-	struct stat st;
+	char tmp[sizeof(sa.sun_path)];
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path) + 1 : 0, n;
+	const char *at = path;
 	mode_t old;
 	int fd;
 
@@ -232,20 +262,18 @@ static int listen_on(const char *path, bool anyone)
 		say("socket path %s: too long", path);
 		return -1;
 	}
-	/* A socket left by an earlier run is replaced; anything else at
-	 * that path is not ours to remove. */
-	if (!lstat(path, &st)) {
-		if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
-			say("%s exists and is not this account's socket: "
-			    "remove it or choose another --socket",
-			    path);
+	if (clear_stale(path) < 0)
+		return -1;
+	n = snprintf(tmp, sizeof(tmp), "%.*s.fwdallocd-%ld.tmp", dirlen, path,
+		     (long)getpid());
+	if (n > 0 && (size_t)n < sizeof(tmp)) {
+		if (clear_stale(tmp) < 0)
 			return -1;
-		}
-		unlink(path);
+		at = tmp;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	memcpy(sa.sun_path, at, strlen(at) + 1);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		say("socket: %s", strerror(errno));
@@ -254,14 +282,19 @@ static int listen_on(const char *path, bool anyone)
 	/* Only this account (SlurmUser, which runs the hooks) and root
 	 * may connect, but to the query socket. */
 	old = umask(anyone ? 0111 : 0177);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, SOMAXCONN) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		say("listen on %s: %s", path, strerror(errno));
 		umask(old);
 		close(fd);
 		return -1;
 	}
 	umask(old);
+	if (listen(fd, SOMAXCONN) < 0 || (at != path && rename(at, path) < 0)) {
+		say("listen on %s: %s", path, strerror(errno));
+		unlink(at);
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 

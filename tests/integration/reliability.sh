@@ -375,12 +375,27 @@ check "kill -9 of the epilog worker: at least 2 steps covered ($steps_e)" \
 # ---- the controller service ----------------------------------------
 svc_sock=$T/fwdallocd.sock
 svc_budget=1500
+# run_svc SOCK LOG [OPTION...]: a service on SOCK, its pid in $started;
+# returns once it answers a status request (at most 30 s: a loaded
+# machine may take seconds to start it).
+run_svc() {
+	local sock=$1 log=$2 i
+	shift 2
+	"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$sock" \
+		"$@" </dev/null >>"$log" 2>&1 &
+	started=$!
+	for i in $(seq 1 300); do
+		"$top_builddir/fwdallocd" --status --socket "$sock" \
+			>/dev/null 2>&1 && return
+		kill -0 "$started" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag "fwdallocd on $sock: no answer to a status request; its log:"
+	diag "$(tail -n 5 "$log")"
+}
 start_svc() {
-	"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$svc_sock" \
-		--query-socket none \
-		</dev/null >>"$T/fwdallocd.log" 2>&1 &
-	svc_pid=$!
-	for i in $(seq 1 50); do [ -S "$svc_sock" ] && break; sleep 0.1; done
+	run_svc "$svc_sock" "$T/fwdallocd.log" --query-socket none
+	svc_pid=$started
 }
 # launch_svc JOB...: launch_mix through the installed prolog hook.
 launch_svc() {
@@ -421,8 +436,25 @@ finish_svc() {
 	done
 }
 svc_count() {
-	"$top_builddir/fwdallocd" --status --socket "$svc_sock" 2>/dev/null |
-		sed -n "s/^$1 //p"
+	local out
+	if ! out=$("$top_builddir/fwdallocd" --status --socket "$svc_sock" \
+		2>"$T/status.err"); then
+		diag "fwdallocd --status --socket $svc_sock: $(cat "$T/status.err")"
+		return
+	fi
+	printf '%s\n' "$out" | sed -n "s/^$1 //p"
+}
+# gave_up JOB...: how many of the jobs' hooks gave up on the service past
+# their budget (each job's record says so).
+gave_up() {
+	local j n=0
+	for j in "$@"; do
+		case $(file_rec "$j" "$M/audit.jsonl" | jq -r .outcome) in
+		'fallback: controller service '*'no answer within'*)
+			n=$((n + 1)) ;;
+		esac
+	done
+	echo "$n"
 }
 close_breaker
 start_svc
@@ -449,16 +481,12 @@ row "service: 100 prologs and epilogs at once" 0 $jobs
 # machine, fell back saying so (and the rows agree: the row's checks).
 # Counted from each job's record: a decision the service made just as
 # its hook gave up is both in the service's count and past the budget.
-gaveup=0
-accounted=0
+gaveup=$(gave_up $jobs)
+accounted=$gaveup
 for j in $jobs; do
 	case $(file_rec "$j" "$M/audit.jsonl" | jq -r .outcome) in
-	'fallback: controller service '*'no answer within'*)
-		gaveup=$((gaveup + 1))
-		accounted=$((accounted + 1))
-		;;
-	fallback*) ;;
-	?*) accounted=$((accounted + 1)) ;;
+	fallback* | '') ;;
+	*) accounted=$((accounted + 1)) ;;
 	esac
 done
 diag "service: of 100 at once, $(( $(svc_count decided) - 10 )) decided by the service, $gaveup past the budget"
@@ -472,11 +500,8 @@ check "service: the 100 came in fewer batches ($(svc_count batches))" \
 # Two services on one database (a primary and a backup controller, or a
 # failover while the old one still runs): decisions stay serialized by
 # the decision lock, and no private forwarder is held twice.
-"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$T/fwdallocd2.sock" \
-	--query-socket none \
-	</dev/null >>"$T/fwdallocd2.log" 2>&1 &
-svc2_pid=$!
-for i in $(seq 1 50); do [ -S "$T/fwdallocd2.sock" ] && break; sleep 0.1; done
+run_svc "$T/fwdallocd2.sock" "$T/fwdallocd2.log" --query-socket none
+svc2_pid=$started
 jobs=$(seq 2501 2540)
 pids=
 for j in $jobs; do
@@ -492,18 +517,21 @@ pids=
 for j in $jobs; do finish_svc "$j" & pids="$pids $!"; done
 wait $pids
 row "two services, 40 prologs at once" 0 $jobs
-check_eq "two services: the second decided its half" 20 \
-	"$(svc_sock=$T/fwdallocd2.sock svc_count decided)"
+# Each of the second's half was decided by it or, past the hook's budget
+# on a loaded machine, fell back saying so.
+late=$(gave_up $(for j in $jobs; do [ $((j % 2)) = 1 ] && echo "$j"; done))
+decided2=$(svc_sock=$T/fwdallocd2.sock svc_count decided)
+diag "two services: the second decided $decided2 of its 20, $late past the budget"
+check "two services: the second decided its half but what went past the budget" \
+	test "${decided2:-0}" -ge $((20 - late)) -a "${decided2:-0}" -le 20
 kill "$svc2_pid"
 wait "$svc2_pid" 2>/dev/null
 
 # Users' reports are not the launch path: a query socket that cannot be
 # made leaves the service deciding jobs, and its log says why.
-"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$T/fwdallocd3.sock" \
-	--query-socket "$T/no-such-dir/query.sock" \
-	</dev/null >>"$T/fwdallocd3.log" 2>&1 &
-svc3_pid=$!
-for i in $(seq 1 50); do [ -S "$T/fwdallocd3.sock" ] && break; sleep 0.1; done
+run_svc "$T/fwdallocd3.sock" "$T/fwdallocd3.log" \
+	--query-socket "$T/no-such-dir/query.sock"
+svc3_pid=$started
 check "no query socket: the service still listens for the hooks" \
 	test -S "$T/fwdallocd3.sock"
 check_eq "no query socket: it answers a status request" 0 \
@@ -513,6 +541,28 @@ check_match "no query socket: its log says reports are not answered" \
 	"$(cat "$T/fwdallocd3.log")"
 kill "$svc3_pid"
 wait "$svc3_pid" 2>/dev/null
+
+# The socket's path: a stale socket of an earlier run is replaced, the
+# socket appears only once it listens (bound under a temporary name, then
+# renamed) and nothing else at that path is touched.
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+	"$T/stale.sock"
+run_svc "$T/stale.sock" "$T/fwdallocd4.log" --query-socket none
+check_eq "stale socket: replaced, the new service answers" 0 \
+	"$(svc_sock=$T/stale.sock svc_count decided)"
+check_eq "stale socket: no temporary name left beside it" "" \
+	"$(cd "$T" && ls -A | grep '^\.fwdallocd-')"
+kill "$started"
+wait "$started" 2>/dev/null
+check "a stopped service removes its socket" test ! -e "$T/stale.sock"
+echo 'not a socket' >"$T/file.sock"
+"$top_builddir/fwdallocd" --policy "$T/base.yaml" --socket "$T/file.sock" \
+	--query-socket none </dev/null >"$T/file.out" 2>&1
+check_eq "a file at the socket's path: the service does not start" 1 "$?"
+check_match "a file at the socket's path: it says why" \
+	"$T/file.sock exists and is not this account's socket" "$(cat "$T/file.out")"
+check_eq "a file at the socket's path: left as it was" "not a socket" \
+	"$(cat "$T/file.sock")"
 
 db_pid=$(cat "$M/db/mysqld.pid")
 kill -STOP "$db_pid"
