@@ -240,6 +240,11 @@ static int alive_bounded(double timeout, uint64_t **alive, size_t *n,
 		}
 		goto out;
 	}
+	/* never NULL, even with no job alive: the caller bsearches it */
+	if (FWD_GROW(*alive, cap, 1, 64) < 0) {
+		errprintf(err, "%s", strerror(errno));
+		goto out;
+	}
 	for (s = out; *s; s = end) {
 		unsigned long long id;
 
