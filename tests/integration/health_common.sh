@@ -13,7 +13,7 @@ testdb=$top_srcdir/scripts/testdb
 [ -x "$fwdctl" ] || skip_all "fwdctl not built"
 
 d=$(mktemp -d /tmp/fwdhealth.XXXXXX)
-trap '"$testdb" stop "$d/db" >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$d"' EXIT
+trap '"$testdb" stop "$d/db" >/dev/null 2>&1; [ "${FWDALLOC_KEEP_TMP:-0}" = 1 ] || rm -rf "$d"' EXIT
 eval "$("$testdb" start "$d/db")" || skip_all "cannot start a private MariaDB"
 
 T0=$(( $(date +%s) / 3600 * 3600 - 86400 ))

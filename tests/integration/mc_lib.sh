@@ -32,7 +32,7 @@ mc_require() {
 mc_cleanup() {
 	command -v mc_cleanup_extra >/dev/null && mc_cleanup_extra
 	"$mc" stop "$T/mc" >/dev/null 2>&1
-	rm -rf "$T"
+	[ "${FWDALLOC_KEEP_TMP:-0}" = 1 ] || rm -rf "$T"
 }
 
 mc_start() {

@@ -439,7 +439,13 @@ svc_count() {
 	local out
 	if ! out=$("$top_builddir/fwdallocd" --status --socket "$svc_sock" \
 		2>"$T/status.err"); then
-		diag "fwdallocd --status --socket $svc_sock: $(cat "$T/status.err")"
+		# (to stderr: the caller reads the count from stdout)
+		{
+			diag "fwdallocd --status --socket $svc_sock: $(cat "$T/status.err")"
+			for f in "$T"/fwdallocd*.log; do
+				diag "$f ends:" "$(tail -n 8 "$f")"
+			done
+		} >&2
 		return
 	fi
 	printf '%s\n' "$out" | sed -n "s/^$1 //p"
