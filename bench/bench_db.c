@@ -73,7 +73,6 @@ static const char profile_sql[] =
 	" node_bandwidth_bps, peak_bandwidth_bps, iops, mdops_rate,"
 	" metadata_queue, bandwidth_by_forwarders"
 	" FROM profiles WHERE profile_key = ?";
-
 /* clang-format on */
 
 static void stats(const char *what, double *v, size_t n, long rows)

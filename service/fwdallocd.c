@@ -219,8 +219,6 @@ struct prolog_req {
 	double deadline; /* the hook's, from the request's head */
 };
 
-/* Listen on path: mode 0600 (only this account and root may connect),
- * or with `anyone` 0666 (the query socket: the credential says who). */
 /*
  * Remove what an earlier run left at path: a socket of this account.  0,
  * or -1 when something else is there (not ours to remove).
@@ -242,11 +240,13 @@ static int clear_stale(const char *path)
 }
 
 /*
- * A listening socket at path.  It is bound under a temporary name beside
- * path and renamed into place once it listens, so that a client that sees
- * path never finds it refusing connections (a hook that came between
- * bind() and listen() would fall back for nothing).  A path too long for
- * the temporary name is bound directly.
+ * Listen on path: mode 0600 (only this account and root may connect), or
+ * with `anyone` 0666 (the query socket: the credential says who).  The
+ * socket is bound under a temporary name beside path and renamed into
+ * place once it listens, so that a client that sees path never finds it
+ * refusing connections (a hook that came between bind() and listen()
+ * would fall back for nothing).  A path too long for the temporary name
+ * is bound directly.
  */
 static int listen_on(const char *path, bool anyone)
 {

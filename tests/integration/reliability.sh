@@ -390,8 +390,15 @@ run_svc() {
 		kill -0 "$started" 2>/dev/null || break
 		sleep 0.1
 	done
-	diag "fwdallocd on $sock: no answer to a status request; its log:"
-	diag "$(tail -n 5 "$log")"
+	diag "fwdallocd on $sock: no answer to a status request"
+	svc_logs
+}
+# svc_logs: the end of each service's log.
+svc_logs() {
+	local f
+	for f in "$T"/fwdallocd*.log; do
+		diag "$f ends:" "$(tail -n 8 "$f")"
+	done
 }
 start_svc() {
 	run_svc "$svc_sock" "$T/fwdallocd.log" --query-socket none
@@ -442,25 +449,27 @@ svc_count() {
 		# (to stderr: the caller reads the count from stdout)
 		{
 			diag "fwdallocd --status --socket $svc_sock: $(cat "$T/status.err")"
-			for f in "$T"/fwdallocd*.log; do
-				diag "$f ends:" "$(tail -n 8 "$f")"
-			done
+			svc_logs
 		} >&2
 		return
 	fi
 	printf '%s\n' "$out" | sed -n "s/^$1 //p"
 }
-# gave_up JOB...: how many of the jobs' hooks gave up on the service past
-# their budget (each job's record says so).
-gave_up() {
-	local j n=0
+# outcomes JOB...: each job's recorded outcome, one line each (empty
+# without a record).
+outcomes() {
+	local j r
 	for j in "$@"; do
-		case $(file_rec "$j" "$M/audit.jsonl" | jq -r .outcome) in
-		'fallback: controller service '*'no answer within'*)
-			n=$((n + 1)) ;;
-		esac
+		r=$(file_rec "$j" "$M/audit.jsonl")
+		if [ -n "$r" ]; then jq -r .outcome <<<"$r"; else echo; fi
 	done
-	echo "$n"
+}
+# gave_up: of the outcomes on stdin, how many say the hook gave up on the
+# service past its budget.
+gave_up() {
+	local n
+	n=$(grep -c '^fallback: controller service .*no answer within')
+	echo "${n:-0}"
 }
 close_breaker
 start_svc
@@ -487,14 +496,11 @@ row "service: 100 prologs and epilogs at once" 0 $jobs
 # machine, fell back saying so (and the rows agree: the row's checks).
 # Counted from each job's record: a decision the service made just as
 # its hook gave up is both in the service's count and past the budget.
-gaveup=$(gave_up $jobs)
-accounted=$gaveup
-for j in $jobs; do
-	case $(file_rec "$j" "$M/audit.jsonl" | jq -r .outcome) in
-	fallback* | '') ;;
-	*) accounted=$((accounted + 1)) ;;
-	esac
-done
+outs=$(outcomes $jobs)
+gaveup=$(gave_up <<<"$outs")
+# and the decided ones: any outcome but a fallback
+ok_n=$(grep -vc -e '^fallback' -e '^$' <<<"$outs")
+accounted=$((gaveup + ${ok_n:-0}))
 diag "service: of 100 at once, $(( $(svc_count decided) - 10 )) decided by the service, $gaveup past the budget"
 check_eq "service: each of the 100 decided by the service or past its budget" \
 	100 "$accounted"
@@ -525,7 +531,8 @@ wait $pids
 row "two services, 40 prologs at once" 0 $jobs
 # Each of the second's half was decided by it or, past the hook's budget
 # on a loaded machine, fell back saying so.
-late=$(gave_up $(for j in $jobs; do [ $((j % 2)) = 1 ] && echo "$j"; done))
+late=$(outcomes $(for j in $jobs; do [ $((j % 2)) = 1 ] && echo "$j"; done) |
+	gave_up)
 decided2=$(svc_sock=$T/fwdallocd2.sock svc_count decided)
 diag "two services: the second decided $decided2 of its 20, $late past the budget"
 check "two services: the second decided its half but what went past the budget" \
