@@ -108,23 +108,27 @@ void alloc_decision_destroy(struct alloc_decision *d)
 
 /* Longest reason: a longer one is cut, as snprintf cuts. */
 #define REASON_MAX 512
+/* reason_text's first room */
+#define REASON_FIRST 1000
 
 int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 {
+	char line[REASON_MAX];
 	char **p;
 	va_list ap;
 	size_t n;
 
 	if (d->dry)
 		return 0;
-	/* room for 4, then for twice a power of two: grown when the count
-	 * reaches 0, 4, 8, ... (a count taken back, as try_scale() does,
-	 * finds room up to its next power of two) */
+	/* room for REASON_ROOM (8) in the decision, then for twice a power
+	 * of two: grown when the count reaches 0, 8, 16, ... (a count taken
+	 * back, as try_scale() does, finds room up to its next power of
+	 * two) */
 	if (!d->n_reasons && !d->reasons) {
-		d->reasons = d->reason_room; /* the first 4: no allocation */
-	} else if (!d->n_reasons || (d->n_reasons >= 4 &&
+		d->reasons = d->reason_room; /* the first 8: no allocation */
+	} else if (!d->n_reasons || (d->n_reasons >= REASON_ROOM &&
 				     !(d->n_reasons & (d->n_reasons - 1)))) {
-		size_t room = d->n_reasons ? 2 * d->n_reasons : 4;
+		size_t room = d->n_reasons ? 2 * d->n_reasons : REASON_ROOM;
 
 		if (d->reasons == d->reason_room) {
 			if ((p = malloc(room * sizeof(*p))))
@@ -137,17 +141,22 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 			return -1;
 		d->reasons = p;
 	}
-	/* the text goes straight into reason_text, which keeps room for
-	 * the longest; when it moves, the reasons before follow it (one
-	 * after the other, each ended by its NUL) */
-	if (d->reason_cap - d->reason_used < REASON_MAX) {
-		size_t cap = 2 * d->reason_cap > d->reason_used + REASON_MAX
-				     ? 2 * d->reason_cap
-				     : d->reason_used + 2 * REASON_MAX;
-		char *t = realloc(d->reason_text, cap), *q = t;
+	/* the text is formatted on the stack, then appended to reason_text
+	 * (one after the other, each ended by its NUL); when reason_text
+	 * moves, the reasons before follow it.  Its first room (under
+	 * malloc's small-block limit) holds a decision's usual reasons. */
+	va_start(ap, fmt);
+	n = units_vformat(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (d->reason_cap - d->reason_used < n + 1) {
+		size_t cap = d->reason_cap ? 2 * d->reason_cap : REASON_FIRST;
+		char *t, *q;
 
-		if (!t)
+		while (cap - d->reason_used < n + 1)
+			cap *= 2;
+		if (!(t = realloc(d->reason_text, cap)))
 			return -1;
+		q = t;
 		for (size_t i = 0; i < d->n_reasons; i++) {
 			d->reasons[i] = q;
 			q += strlen(q) + 1;
@@ -157,9 +166,7 @@ int alloc_reason(struct alloc_decision *d, const char *fmt, ...)
 	}
 	p = d->reasons;
 	p[d->n_reasons] = d->reason_text + d->reason_used;
-	va_start(ap, fmt);
-	n = units_vformat(p[d->n_reasons], REASON_MAX, fmt, ap);
-	va_end(ap);
+	memcpy(p[d->n_reasons], line, n + 1);
 	d->reason_used += n + 1;
 	d->n_reasons++;
 	return 0;

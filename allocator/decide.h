@@ -214,6 +214,9 @@ struct alloc_map_entry {
 	uint32_t forwarder;
 };
 
+/* Reasons a decision holds without allocating their pointers. */
+#define REASON_ROOM 8
+
 struct alloc_decision {
 	char *job_id;
 	enum fwd_action action;
@@ -267,7 +270,7 @@ struct alloc_decision {
 	 * so that a decision does not allocate them (job_id and reasons
 	 * point here while they fit; alloc_decision_destroy() knows), */
 	char id_room[24];
-	char *reason_room[4];
+	char *reason_room[REASON_ROOM];
 	/* Internal: the reasons' text, one after the other (alloc_reason()
 	 * writes into it: one allocation for all of them) */
 	char *reason_text;
