@@ -167,27 +167,42 @@ struct groups {
 static int groups_make(const struct alloc_plan *pl, size_t n_jobs,
 		       struct groups *g)
 {
+	uint32_t top = 0;
+	size_t *of = NULL, *at;
+
 	g->mem = malloc((n_jobs + 1) * sizeof(*g->mem));
-	g->gs = malloc((n_jobs + 2) * sizeof(*g->gs));
+	g->gs = calloc(n_jobs + 2, sizeof(*g->gs));
 	g->grp = malloc((n_jobs + 1) * sizeof(*g->grp));
 	g->n = 0;
-	if (!g->mem || !g->gs || !g->grp)
-		return -1;
-	/* input order within a group; groups by first appearance */
 	for (size_t j = 0; j < n_jobs; j++)
-		g->grp[j] = SIZE_MAX;
-	for (size_t j = 0, m = 0; j < n_jobs; j++) {
-		if (g->grp[j] != SIZE_MAX)
-			continue;
-		g->gs[g->n] = m;
-		for (size_t i = j; i < n_jobs; i++)
-			if (g->grp[i] == SIZE_MAX &&
-			    pl[i].first_default == pl[j].first_default) {
-				g->grp[i] = g->n;
-				g->mem[m++] = i;
-			}
-		g->gs[++g->n] = m;
+		if (pl[j].first_default > top)
+			top = pl[j].first_default;
+	/* of[f]: the group of first default forwarder f */
+	of = malloc(((size_t)top + 1) * sizeof(*of));
+	if (!g->mem || !g->gs || !g->grp || !of) {
+		free(of);
+		return -1;
 	}
+	for (size_t f = 0; f <= top; f++)
+		of[f] = SIZE_MAX;
+	/* groups by first appearance, counted in gs[g + 1] */
+	for (size_t j = 0; j < n_jobs; j++) {
+		size_t *k = &of[pl[j].first_default];
+
+		if (*k == SIZE_MAX)
+			*k = g->n++;
+		g->grp[j] = *k;
+		g->gs[*k + 1]++;
+	}
+	for (size_t k = 0; k < g->n; k++)
+		g->gs[k + 1] += g->gs[k];
+	/* input order within a group (of reused for each group's next) */
+	at = of;
+	for (size_t k = 0; k < g->n; k++)
+		at[k] = g->gs[k];
+	for (size_t j = 0; j < n_jobs; j++)
+		g->mem[at[g->grp[j]]++] = j;
+	free(of);
 	return 0;
 }
 
