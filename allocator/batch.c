@@ -710,6 +710,9 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 	struct alloc_ledger *scratch = NULL;
 	struct alloc_plan *plan = NULL;
 	struct alloc_scratch ws = {0};
+	/* each job's default mapping, walked once for both passes (the
+	 * reference walks it for each) */
+	struct alloc_defmap *maps = NULL;
 	size_t *order = NULL, *seq = NULL, base = 0, n_order = 0;
 	size_t n_order_curve;
 	uint64_t version;
@@ -721,12 +724,13 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 	order = malloc((n_jobs + 1) * sizeof(*order));
 	plan = calloc(n_jobs + 1, sizeof(*plan));
 	seq = malloc((n_jobs + 1) * sizeof(*seq));
+	maps = calloc(n_jobs + 1, sizeof(*maps));
 	/* the grants go to a scratch ledger: the caller's entries borrowed
 	 * (the reference: copied) */
 	scratch = !ledger ? alloc_ledger_create_ranked(cx->t, cx->name_rank)
 		  : reuse ? alloc_ledger_overlay(ledger)
 			  : alloc_ledger_clone(ledger);
-	if (!alone || !order || !plan || !seq || !scratch ||
+	if (!alone || !order || !plan || !seq || !maps || !scratch ||
 	    alloc_scratch_init(&ws, cx) < 0) {
 		errno = ENOMEM;
 		errprintf(err, "batch: out of memory");
@@ -738,6 +742,7 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 		base += alloc_fwd_idle(cx->t, scratch, health, (uint32_t)f);
 	for (size_t i = 0; i < n_jobs; i++) {
 		plan[i].collect = true;
+		ws.defmap = reuse ? &maps[i] : NULL;
 		alone[i] = alloc_decide_base(cx, p, scratch, health, &jobs[i],
 					     SIZE_MAX, &plan[i], &ws, err);
 		if (!alone[i]) {
@@ -767,6 +772,7 @@ static int batch(const struct alloc_ctx *cx, const struct policy *p,
 		struct alloc_decision *d;
 		char g[32];
 
+		ws.defmap = reuse ? &maps[i] : NULL;
 		d = alloc_decide_base(cx, p, scratch, health, &jobs[i], base,
 				      plan[i].apply ? &plan[i] : NULL, &ws,
 				      err);
@@ -838,6 +844,9 @@ out:
 	for (size_t i = 0; plan && i < n_jobs; i++)
 		alloc_opts_free(&plan[i].opts);
 	free(plan);
+	for (size_t i = 0; maps && i < n_jobs; i++)
+		alloc_defmap_free(&maps[i]);
+	free(maps);
 	free(seq);
 	free(order);
 	alloc_ledger_destroy(scratch);

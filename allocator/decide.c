@@ -264,6 +264,13 @@ int alloc_scratch_init(struct alloc_scratch *s, const struct alloc_ctx *cx)
 	return 0;
 }
 
+void alloc_defmap_free(struct alloc_defmap *m)
+{
+	if (m->fwd != m->room)
+		free(m->fwd);
+	memset(m, 0, sizeof(*m));
+}
+
 void alloc_scratch_free(struct alloc_scratch *s)
 {
 	free(s->cnt);
@@ -330,11 +337,32 @@ struct plan {
 static int default_mapping(struct work *w, fwd_error_t *err)
 {
 	struct alloc_decision *d = w->d;
+	struct alloc_defmap *m = w->ws->defmap;
 	uint32_t *def = w->ws->defaults;
 
-	if (topo_default_forwarders(w->t, w->job->node_ids, w->job->n_nodes,
-				    w->cnt, def, &d->n_defaults, err) < 0)
+	if (m && m->kept) {
+		d->n_defaults = m->n;
+		memcpy(def, m->fwd, m->n * sizeof(*def));
+		for (size_t i = 0; i < m->n; i++)
+			w->cnt[def[i]] = m->fwd[m->n + i];
+	} else if (topo_default_forwarders(w->t, w->job->node_ids,
+					   w->job->n_nodes, w->cnt, def,
+					   &d->n_defaults, err) < 0) {
 		return errprefix(err, "job %s", w->job->job_id);
+	} else if (m) {
+		m->fwd = 2 * d->n_defaults <= sizeof(m->room) / sizeof(*m->room)
+				 ? m->room
+				 : malloc(2 * d->n_defaults * sizeof(*m->fwd));
+		if (!m->fwd) {
+			errno = ENOMEM;
+			return errprintf(err, "decision: out of memory");
+		}
+		m->n = d->n_defaults;
+		memcpy(m->fwd, def, m->n * sizeof(*def));
+		for (size_t i = 0; i < m->n; i++)
+			m->fwd[m->n + i] = w->cnt[def[i]];
+		m->kept = true;
+	}
 	for (size_t i = 0; i < d->n_defaults; i++) {
 		uint32_t f = def[i];
 

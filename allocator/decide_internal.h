@@ -229,6 +229,18 @@ struct alloc_plan {
 	double *share; /* batch.c's: each option's share, computed once */
 };
 
+/* One job's default mapping, kept by a batch between its two passes: its
+ * default forwarders by first appearance, then the number of its nodes
+ * each serves (2 n entries; in room while they fit). */
+struct alloc_defmap {
+	uint32_t *fwd;
+	size_t n;
+	bool kept;
+	uint32_t room[8];
+};
+
+void alloc_defmap_free(struct alloc_defmap *m);
+
 /* Working arrays of one decision at a time, sized for the topology once
  * (a batch decides all its jobs with one).  cnt and gweight are all 0
  * between decisions; the others hold nothing between them. */
@@ -241,6 +253,10 @@ struct alloc_scratch {
 	bool *priv, *repl;		       /* 2 n_forwarders each */
 	struct alloc_pool_cache pool;
 	struct alloc_thr_cache thr;
+	/* The job's default mapping as a batch keeps it (NULL: none): the
+	 * decision records it there when not kept yet, else reads it back
+	 * instead of walking the job's nodes again.  Set by the caller. */
+	struct alloc_defmap *defmap;
 };
 
 /* 0 or -1 (ENOMEM; nothing to free). */
@@ -259,7 +275,8 @@ alloc_decide_base(const struct alloc_ctx *cx, const struct policy *p,
 
 /* alloc_decide_batch() without reusing one job's pool for the next: each
  * decision reads the idle forwarders from the ledger and places them one
- * by one, as a decision alone does, the jobs are ranked by insertion sort,
+ * by one, as a decision alone does, and walks the job's nodes for its
+ * default mapping in both passes, the jobs are ranked by insertion sort,
  * the knapsack's improvement sums each group's parts anew for every job,
  * and the grants go to a deep copy of the ledger (not an overlay that
  * borrows its entries).  The reference
