@@ -550,8 +550,27 @@ static int rate_3g(double x, const char *suffix, char *buf, size_t len)
 	return 0;
 }
 
+/* units_short_rate()'s last results, per thread: a batch's reasons
+ * name the same few rates again and again (a forwarder's, a node's, a
+ * job's need).  A slot whose text is empty holds nothing. */
+#define RATE_MEMO 16 /* 2^4: the hash below keeps its top 4 bits */
+static __thread struct rate_memo {
+	uint64_t bits;
+	char text[24];
+} rate_memo[RATE_MEMO];
+
 const char *units_short_rate(double bps, char *buf, size_t len)
 {
+	struct rate_memo *m;
+	uint64_t bits;
+	size_t n;
+
+	memcpy(&bits, &bps, sizeof(bits));
+	m = &rate_memo[(bits * 0x9E3779B97F4A7C15ULL) >> 60];
+	if (m->text[0] && m->bits == bits && (n = strlen(m->text)) < len) {
+		memcpy(buf, m->text, n + 1);
+		return buf;
+	}
 	if (bps >= 1e9) {
 		if (rate_3g(bps / 1e9, "GB/s", buf, len) < 0)
 			snprintf(buf, len, "%.3gGB/s", bps / 1e9);
@@ -560,6 +579,10 @@ const char *units_short_rate(double bps, char *buf, size_t len)
 			snprintf(buf, len, "%.3gMB/s", bps / 1e6);
 	} else if (rate_3g(bps, "B/s", buf, len) < 0) {
 		snprintf(buf, len, "%.3gB/s", bps);
+	}
+	if (len && (n = strlen(buf)) < sizeof(m->text) && n + 1 < len) {
+		m->bits = bits;
+		memcpy(m->text, buf, n + 1);
 	}
 	return buf;
 }

@@ -415,6 +415,35 @@ static void test_short_rate_like_printf(void **state)
 		check_short_rate(12.3e9, len);
 }
 
+/* units_short_rate() keeps its last results: a rate asked again, after
+ * others that share its slot or not, and a kept rate asked into a buffer
+ * too short for it, still print as "%.3g" does. */
+static void test_short_rate_memo(void **state)
+{
+	double v[200];
+	uint64_t r = 0x2545F4914F6CDD1DULL;
+
+	(void)state;
+	for (size_t i = 0; i < 200; i++) {
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		/* a few values again and again, among many once */
+		v[i] = i % 4 ? (double)(r % 100000) * 1e5 : 2.5e9 + (i % 3);
+	}
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < 200; i++)
+			check_short_rate(v[(i * 7 + (size_t)round) % 200], 64);
+	check_short_rate(12.3e9, 64);
+	for (size_t len = 1; len < 12; len++) {
+		check_short_rate(12.3e9, len);
+		check_short_rate(12.3e9, 64);
+	}
+	check_short_rate(-0.0, 64);
+	check_short_rate(0.0, 64);
+	check_short_rate(-0.0, 64);
+}
+
 /* units_fmt_g(x, prec) is printf's "%.<prec>g" of x, or -1 (then never
  * the value's text by another rounding), for every precision it takes,
  * over every magnitude it takes and beyond, both signs, ties and their
@@ -576,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_format_truncates),
 		cmocka_unit_test(test_short_rate_like_printf),
+		cmocka_unit_test(test_short_rate_memo),
 		cmocka_unit_test(test_put_dec_like_printf),
 		cmocka_unit_test(test_fmt_g_like_printf),
 		cmocka_unit_test(test_format_like_snprintf),
