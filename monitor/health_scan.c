@@ -93,7 +93,8 @@ static int comps_sort(struct scan *s)
 
 	if (s->sorted)
 		return 0;
-	qsort(s->c, s->n, sizeof(*s->c), cmp_comp);
+	if (s->n) /* none: s->c may be NULL */
+		qsort(s->c, s->n, sizeof(*s->c), cmp_comp);
 	for (size_t i = 0; i < s->n; i++) {
 		struct comp *k;
 
@@ -136,7 +137,7 @@ static struct comp *comp_get(struct scan *s, enum health_kind kind,
 		return NULL;
 	key.e.kind = kind;
 	snprintf(key.e.name, sizeof(key.e.name), "%s", name);
-	hit = bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp);
+	hit = s->n ? bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp) : NULL;
 	if (hit)
 		return hit;
 	return comp_add(s, kind, name, 0);
@@ -322,7 +323,7 @@ static struct comp *comp_find(struct scan *s, enum health_kind kind,
 		return NULL;
 	key.e.kind = kind;
 	snprintf(key.e.name, sizeof(key.e.name), "%s", name);
-	return bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp);
+	return s->n ? bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp) : NULL;
 }
 
 /*

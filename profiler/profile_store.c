@@ -462,7 +462,9 @@ int profile_db_rebuild(struct db *db, const struct policy *p,
 		char key[PROFILE_KEY_MAX + 1];
 
 		profile_read_run(st, &run, &id);
-		ref = bsearch(&id, jobs, n_jobs, sizeof(*jobs), cmp_jobref);
+		ref = n_jobs ? bsearch(&id, jobs, n_jobs, sizeof(*jobs),
+				       cmp_jobref)
+			     : NULL; /* none: jobs may be NULL */
 		if (!ref)
 			continue; /* not a finished job */
 
@@ -496,7 +498,8 @@ int profile_db_rebuild(struct db *db, const struct policy *p,
 	db_stmt_close(st);
 	st = NULL;
 	stats->runs = n;
-	qsort(v, n, sizeof(*v), cmp_keyed);
+	if (n) /* none: v may be NULL */
+		qsort(v, n, sizeof(*v), cmp_keyed);
 
 	if (db_begin(db, err))
 		goto out;
