@@ -502,6 +502,9 @@ gaveup=$(gave_up <<<"$outs")
 ok_n=$(grep -vc -e '^fallback' -e '^$' <<<"$outs")
 accounted=$((gaveup + ${ok_n:-0}))
 diag "service: of 100 at once, $(( $(svc_count decided) - 10 )) decided by the service, $gaveup past the budget"
+[ "$accounted" -eq 100 ] ||
+	diag "service: the 100 records' outcomes (count, outcome):" \
+		"$(sed 's/[0-9][0-9.]*/N/g' <<<"$outs" | sort | uniq -c)"
 check_eq "service: each of the 100 decided by the service or past its budget" \
 	100 "$accounted"
 check "service: it decided all that did not go past the budget" \
