@@ -464,11 +464,13 @@ outcomes() {
 		if [ -n "$r" ]; then jq -r .outcome <<<"$r"; else echo; fi
 	done
 }
-# gave_up: of the outcomes on stdin, how many say the hook gave up on the
-# service past its budget.
+# gave_up: of the outcomes on stdin, how many went past the hook's budget:
+# the hook gave up on the service, or the service, its batch not decided
+# by the hook's deadline, fell back for all of the batch's jobs.
 gave_up() {
 	local n
-	n=$(grep -c '^fallback: controller service .*no answer within')
+	n=$(grep -c -e '^fallback: controller service .*no answer within' \
+		-e "^fallback: not decided before the hook's deadline")
 	echo "${n:-0}"
 }
 close_breaker
