@@ -510,6 +510,83 @@ static void test_isolation_caps(void **state)
 	}
 }
 
+/* Scale caps: S above the job's node count or above
+ * max_forwarders_per_job is cut to it, with a reason naming the cap; S
+ * equal to either is granted whole, with no such reason. */
+static void test_scale_caps(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *nodes;
+		double bc;	 /* B_c: S = ceil(io_nodes x B_c / 2.5 GB/s) */
+		uint32_t ion;	 /* the profile's I/O nodes */
+		uint32_t perjob; /* max_forwarders_per_job */
+		size_t want_n;
+		const char *reason; /* among the reasons, or NULL: neither */
+	} t[] = {
+		{"S = 4 on a 4-node job: 4, no cap", "c[1-4]", 2.5e9, 4, 16, 4,
+		 NULL},
+		{"S = 8 on a 4-node job: 4", "c[1-4]", 5e9, 4, 16, 4,
+		 "scale capped at the job's 4 nodes"},
+		{"S = 4 at max_forwarders_per_job 4: 4, no cap", "c[1-16]",
+		 6.25e8, 16, 4, 4, NULL},
+		{"S = 4 above max_forwarders_per_job 3: 3", "c[1-16]", 6.25e8,
+		 16, 3, 3,
+		 "scale capped by max_forwarders_per_job: 3 of S = 4"},
+	};
+	struct fix *f = *state;
+
+	for (size_t i = 0; i < N(t); i++) {
+		struct policy *p = policy_defaults();
+		struct alloc_ledger *l = alloc_ledger_create(f->t);
+		/* demanding, not disruptive: N-N, light metadata, a low peak */
+		struct alloc_profile pr = {.io_volume_bytes = 1ULL << 40,
+					   .io_nodes = t[i].ion,
+					   .node_bandwidth_bps = t[i].bc,
+					   .peak_bandwidth_bps = 1e8,
+					   .iops = 10,
+					   .mdops = 10,
+					   .io_mode = FWD_IO_N_N,
+					   .runs = 5};
+		struct alloc_job job = {.job_id = "9",
+					.user = "u",
+					.nodes = t[i].nodes,
+					.request = FWD_REQ_SCALE,
+					.profile = &pr};
+		struct alloc_decision *d;
+		uint32_t *ids;
+		fwd_error_t err;
+		bool capped;
+
+		p->decision.caps.max_forwarders_per_job = t[i].perjob;
+		p->decision.scale.min_io_nodes = 1; /* small jobs scale */
+		assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids,
+						 &job.n_nodes, &err),
+				 0);
+		job.node_ids = ids;
+		d = alloc_decide(f->cx, p, l, NULL, &job, 1000, &err);
+		if (!d)
+			fail_msg("%s: %s", t[i].what, err.text);
+		capped = has_reason(d, "scale capped at the job's") ||
+			 has_reason(d, "scale capped by max_forwarders");
+		if (d->action != FWD_ACT_SCALE ||
+		    d->n_forwarders != t[i].want_n ||
+		    capped != (t[i].reason != NULL) ||
+		    (t[i].reason && !has_reason(d, t[i].reason))) {
+			dump_reasons(d);
+			fail_msg("%s: %s with %zu forwarders, want scale with "
+				 "%zu (%s)",
+				 t[i].what, fwd_action_name(d->action),
+				 d->n_forwarders, t[i].want_n,
+				 t[i].reason ? t[i].reason : "no cap");
+		}
+		alloc_decision_destroy(d);
+		free(ids);
+		alloc_ledger_destroy(l);
+		policy_destroy(p);
+	}
+}
+
 /* ---- the ledger's bounds ------------------------------------------------- */
 
 /* A decision's reasons: kept in order, each as its format writes it (a
@@ -648,6 +725,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_batch_shared_default,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scale_caps, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_isolation_caps, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ledger_bounds, setup,
