@@ -433,6 +433,51 @@ static void test_batch_shared_default(void **state)
 
 /* ---- caps ---------------------------------------------------------------- */
 
+/* A job of a 1 TiB profile (io_nodes I/O nodes at B_c each, mdops
+ * metadata ops/s, a 100 MB/s peak) on `nodes`, asking `req`, decided alone
+ * against an empty ledger with max_forwarders_per_job `perjob` (and N_min
+ * `n_min`, 0: the default's); the test fails without a decision. */
+static struct alloc_decision *decide_one(const struct fix *f, const char *what,
+					 const char *nodes, double bc,
+					 uint32_t ion, double mdops,
+					 uint32_t perjob, uint32_t n_min,
+					 enum fwd_request req)
+{
+	struct policy *p = policy_defaults();
+	struct alloc_ledger *l = alloc_ledger_create(f->t);
+	struct alloc_profile pr = {.io_volume_bytes = 1ULL << 40,
+				   .io_nodes = ion,
+				   .node_bandwidth_bps = bc,
+				   .peak_bandwidth_bps = 1e8,
+				   .iops = 10,
+				   .mdops = mdops,
+				   .io_mode = FWD_IO_N_N,
+				   .runs = 5};
+	struct alloc_job job = {.job_id = "9",
+				.user = "u",
+				.nodes = nodes,
+				.request = req,
+				.profile = &pr};
+	struct alloc_decision *d;
+	uint32_t *ids;
+	fwd_error_t err;
+
+	assert_non_null(p);
+	p->decision.caps.max_forwarders_per_job = perjob;
+	if (n_min)
+		p->decision.scale.min_io_nodes = n_min;
+	assert_int_equal(alloc_job_nodes(f->t, nodes, &ids, &job.n_nodes, &err),
+			 0);
+	job.node_ids = ids;
+	d = alloc_decide(f->cx, p, l, NULL, &job, 1000, &err);
+	if (!d)
+		fail_msg("%s: %s", what, err.text);
+	free(ids);
+	alloc_ledger_destroy(l);
+	policy_destroy(p);
+	return d;
+}
+
 /* An isolation's count: what the job needs over its I/O time (N_io B_c
  * over B_f, S here), never more than max_forwarders_per_job nor the job's
  * nodes; a reason says so only when a cap bit. */
@@ -462,35 +507,12 @@ static void test_isolation_caps(void **state)
 	struct fix *f = *state;
 
 	for (size_t i = 0; i < N(t); i++) {
-		struct policy *p = policy_defaults();
-		struct alloc_ledger *l = alloc_ledger_create(f->t);
 		/* metadata-heavy (500 ops/s > 300): disruptive whatever its
 		 * size; 1 TiB: harm well above min_harm */
-		struct alloc_profile pr = {.io_volume_bytes = 1ULL << 40,
-					   .io_nodes = t[i].ion,
-					   .node_bandwidth_bps = t[i].bc,
-					   .peak_bandwidth_bps = 1e8,
-					   .iops = 10,
-					   .mdops = 500,
-					   .io_mode = FWD_IO_N_N,
-					   .runs = 5};
-		struct alloc_job job = {.job_id = "9",
-					.user = "u",
-					.nodes = t[i].nodes,
-					.request = FWD_REQ_AUTO,
-					.profile = &pr};
-		struct alloc_decision *d;
-		uint32_t *ids;
-		fwd_error_t err;
+		struct alloc_decision *d =
+			decide_one(f, t[i].what, t[i].nodes, t[i].bc, t[i].ion,
+				   500, t[i].perjob, 0, FWD_REQ_AUTO);
 
-		p->decision.caps.max_forwarders_per_job = t[i].perjob;
-		assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids,
-						 &job.n_nodes, &err),
-				 0);
-		job.node_ids = ids;
-		d = alloc_decide(f->cx, p, l, NULL, &job, 1000, &err);
-		if (!d)
-			fail_msg("%s: %s", t[i].what, err.text);
 		if (d->action != FWD_ACT_ISOLATE ||
 		    d->n_forwarders != t[i].want_n ||
 		    has_reason(d, "isolation capped") != t[i].capped) {
@@ -504,9 +526,6 @@ static void test_isolation_caps(void **state)
 		for (size_t k = 0; k < d->n_forwarders; k++)
 			assert_true(d->private_fwd[k]);
 		alloc_decision_destroy(d);
-		free(ids);
-		alloc_ledger_destroy(l);
-		policy_destroy(p);
 	}
 }
 
@@ -537,36 +556,13 @@ static void test_scale_caps(void **state)
 	struct fix *f = *state;
 
 	for (size_t i = 0; i < N(t); i++) {
-		struct policy *p = policy_defaults();
-		struct alloc_ledger *l = alloc_ledger_create(f->t);
-		/* demanding, not disruptive: N-N, light metadata, a low peak */
-		struct alloc_profile pr = {.io_volume_bytes = 1ULL << 40,
-					   .io_nodes = t[i].ion,
-					   .node_bandwidth_bps = t[i].bc,
-					   .peak_bandwidth_bps = 1e8,
-					   .iops = 10,
-					   .mdops = 10,
-					   .io_mode = FWD_IO_N_N,
-					   .runs = 5};
-		struct alloc_job job = {.job_id = "9",
-					.user = "u",
-					.nodes = t[i].nodes,
-					.request = FWD_REQ_SCALE,
-					.profile = &pr};
-		struct alloc_decision *d;
-		uint32_t *ids;
-		fwd_error_t err;
+		/* demanding, not disruptive: N-N, light metadata, a low peak;
+		 * N_min 1: small jobs scale */
+		struct alloc_decision *d =
+			decide_one(f, t[i].what, t[i].nodes, t[i].bc, t[i].ion,
+				   10, t[i].perjob, 1, FWD_REQ_SCALE);
 		bool capped;
 
-		p->decision.caps.max_forwarders_per_job = t[i].perjob;
-		p->decision.scale.min_io_nodes = 1; /* small jobs scale */
-		assert_int_equal(alloc_job_nodes(f->t, job.nodes, &ids,
-						 &job.n_nodes, &err),
-				 0);
-		job.node_ids = ids;
-		d = alloc_decide(f->cx, p, l, NULL, &job, 1000, &err);
-		if (!d)
-			fail_msg("%s: %s", t[i].what, err.text);
 		capped = has_reason(d, "scale capped at the job's") ||
 			 has_reason(d, "scale capped by max_forwarders");
 		if (d->action != FWD_ACT_SCALE ||
@@ -581,9 +577,6 @@ static void test_scale_caps(void **state)
 				 t[i].reason ? t[i].reason : "no cap");
 		}
 		alloc_decision_destroy(d);
-		free(ids);
-		alloc_ledger_destroy(l);
-		policy_destroy(p);
 	}
 }
 
