@@ -127,20 +127,28 @@ static int comps_sort(struct scan *s)
 	return 0;
 }
 
-static struct comp *comp_get(struct scan *s, enum health_kind kind,
-			     const char *name)
+/* The component, when the scan has it (no entry is added). */
+static struct comp *comp_find(struct scan *s, enum health_kind kind,
+			      const char *name)
 {
 	struct comp key;
-	struct comp *hit;
 
 	if (comps_sort(s) < 0)
 		return NULL;
 	key.e.kind = kind;
 	snprintf(key.e.name, sizeof(key.e.name), "%s", name);
-	hit = s->n ? bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp) : NULL;
-	if (hit)
-		return hit;
-	return comp_add(s, kind, name, 0);
+	return s->n ? bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp) : NULL;
+}
+
+static struct comp *comp_get(struct scan *s, enum health_kind kind,
+			     const char *name)
+{
+	struct comp *hit;
+
+	if (comps_sort(s) < 0)
+		return NULL;
+	hit = comp_find(s, kind, name);
+	return hit ? hit : comp_add(s, kind, name, 0);
 }
 
 /* Samples of one component in [from, to) from rollups_minute. */
@@ -312,19 +320,6 @@ static int add_peer_verdict(struct scan *s, enum health_kind kind,
 
 static void slice(const struct comp *c, double from, double to,
 		  struct anomaly_sample **out, size_t *n);
-
-/* The component, when the scan has it (no entry is added). */
-static struct comp *comp_find(struct scan *s, enum health_kind kind,
-			      const char *name)
-{
-	struct comp key;
-
-	if (comps_sort(s) < 0)
-		return NULL;
-	key.e.kind = kind;
-	snprintf(key.e.name, sizeof(key.e.name), "%s", name);
-	return s->n ? bsearch(&key, s->c, s->n, sizeof(*s->c), cmp_comp) : NULL;
-}
 
 /*
  * A member's samples in [start, end): from what load_kind() read when it
