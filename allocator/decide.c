@@ -340,7 +340,7 @@ static int default_mapping(struct work *w, fwd_error_t *err)
 	struct alloc_defmap *m = w->ws->defmap;
 	uint32_t *def = w->ws->defaults;
 
-	if (m && m->kept) {
+	if (m && m->fwd) {
 		d->n_defaults = m->n;
 		memcpy(def, m->fwd, m->n * sizeof(*def));
 		for (size_t i = 0; i < m->n; i++)
@@ -361,7 +361,6 @@ static int default_mapping(struct work *w, fwd_error_t *err)
 		memcpy(m->fwd, def, m->n * sizeof(*def));
 		for (size_t i = 0; i < m->n; i++)
 			m->fwd[m->n + i] = w->cnt[def[i]];
-		m->kept = true;
 	}
 	for (size_t i = 0; i < d->n_defaults; i++) {
 		uint32_t f = def[i];

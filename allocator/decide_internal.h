@@ -231,11 +231,11 @@ struct alloc_plan {
 
 /* One job's default mapping, kept by a batch between its two passes: its
  * default forwarders by first appearance, then the number of its nodes
- * each serves (2 n entries; in room while they fit). */
+ * each serves (2 n entries; in room while they fit; fwd NULL: not kept
+ * yet). */
 struct alloc_defmap {
 	uint32_t *fwd;
 	size_t n;
-	bool kept;
 	uint32_t room[8];
 };
 
