@@ -77,6 +77,9 @@ struct db_stmt {
 	MYSQL_BIND *rbind;
 	struct db_col *cols;
 	bool has_result;
+	/* db_queryf_stream(): rows read from the connection as fetched, not
+	 * buffered; text columns sized by their declared length */
+	bool stream;
 	uint64_t affected;
 	uint64_t insert_id;
 	/* In the connection's statement cache (db_stmt_cache()): its text,
@@ -995,9 +998,21 @@ static int setup_result(struct db_stmt *st, fwd_error_t *err)
 			break;
 		default:
 			/* Strings, JSON, DECIMAL (SUM() of integers), dates:
-			 * fetched as text, sized by the buffered maximum. */
+			 * fetched as text, sized by the buffered maximum (a
+			 * stream: by the declared length, which a column
+			 * longer than DB_STREAM_TEXT_MAX cannot have). */
 			c->kind = COL_TEXT;
-			c->cap = f[i].max_length + 1;
+			if (st->stream && f[i].length > DB_STREAM_TEXT_MAX) {
+				errprintf(err,
+					  "database: column %s is declared "
+					  "%lu bytes long, over the %u a "
+					  "streamed result holds",
+					  f[i].name, (unsigned long)f[i].length,
+					  DB_STREAM_TEXT_MAX);
+				goto out;
+			}
+			c->cap = (st->stream ? f[i].length : f[i].max_length) +
+				 1;
 			c->buf = malloc(c->cap);
 			if (!c->buf) {
 				errprintf(err, "database: %s", strerror(errno));
@@ -1033,8 +1048,9 @@ static int exec_result(struct db_stmt *st, fwd_error_t *err)
 		st->insert_id = mysql_stmt_insert_id(st->stmt);
 		return 0;
 	}
-	/* Buffer the rows so the maximum lengths are known. */
-	if (mysql_stmt_store_result(st->stmt))
+	/* Buffer the rows so the maximum lengths are known (a stream reads
+	 * them as db_fetch() asks). */
+	if (!st->stream && mysql_stmt_store_result(st->stmt))
 		return stmt_fail(st, err);
 	st->has_result = true;
 	return setup_result(st, err);
@@ -1059,6 +1075,15 @@ int db_fetch(struct db_stmt *st, fwd_error_t *err)
 	if (!st->has_result)
 		return 0;
 	r = mysql_stmt_fetch(st->stmt);
+	if (r == MYSQL_DATA_TRUNCATED && st->stream) {
+		/* not with a declared length; an error rather than a cut
+		 * value */
+		errprintf(err,
+			  "database %s: a streamed value is longer than "
+			  "its column's declared length",
+			  st->db->where);
+		return -1;
+	}
 	if (r == 0 || r == MYSQL_DATA_TRUNCATED) {
 		for (unsigned int i = 0; i < st->n_cols; i++) {
 			struct db_col *c = &st->cols[i];
@@ -1237,7 +1262,7 @@ static int bind_va(struct db_stmt *st, const char *types, va_list ap,
  * enter the SQL), one value per letter of types.  The executed statement,
  * or NULL with err.
  */
-static struct db_stmt *exec_direct(struct db *db, const char *sql,
+static struct db_stmt *exec_direct(struct db *db, bool stream, const char *sql,
 				   const char *types, va_list ap,
 				   fwd_error_t *err)
 {
@@ -1246,6 +1271,7 @@ static struct db_stmt *exec_direct(struct db *db, const char *sql,
 
 	if (!st)
 		return NULL;
+	st->stream = stream;
 	if (alloc_params(st, n, err) < 0 || bind_va(st, types, ap, err) < 0)
 		goto fail;
 	if (mysql_stmt_attr_set(st->stmt, STMT_ATTR_PREBIND_PARAMS, &n) ||
@@ -1270,7 +1296,7 @@ int64_t db_execf(struct db *db, fwd_error_t *err, const char *sql,
 	va_list ap;
 
 	va_start(ap, types);
-	st = exec_direct(db, sql, types, ap, err);
+	st = exec_direct(db, false, sql, types, ap, err);
 	va_end(ap);
 	if (!st)
 		return -1;
@@ -1288,7 +1314,7 @@ int db_query_int64(struct db *db, fwd_error_t *err, int64_t *out,
 	int r;
 
 	va_start(ap, types);
-	st = exec_direct(db, sql, types, ap, err);
+	st = exec_direct(db, false, sql, types, ap, err);
 	va_end(ap);
 	if (!st)
 		return -1;
@@ -1310,7 +1336,19 @@ struct db_stmt *db_queryf(struct db *db, fwd_error_t *err, const char *sql,
 	va_list ap;
 
 	va_start(ap, types);
-	st = exec_direct(db, sql, types, ap, err);
+	st = exec_direct(db, false, sql, types, ap, err);
+	va_end(ap);
+	return st;
+}
+
+struct db_stmt *db_queryf_stream(struct db *db, fwd_error_t *err,
+				 const char *sql, const char *types, ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+
+	va_start(ap, types);
+	st = exec_direct(db, true, sql, types, ap, err);
 	va_end(ap);
 	return st;
 }

@@ -318,6 +318,20 @@ struct db_stmt *db_queryf(struct db *db, fwd_error_t *err, const char *sql,
 			  const char *types, ...);
 
 /*
+ * db_queryf_stream is db_queryf for a result too large to buffer: its rows
+ * are read from the connection as db_fetch() asks for them, so the client
+ * holds one row at a time and reads while the server still sends.  The
+ * connection takes no other statement until db_fetch() has returned 0 or
+ * the statement is closed (db_stmt_close() reads and drops the rest).
+ * Text columns are sized by their declared length: a column declared
+ * longer than DB_STREAM_TEXT_MAX bytes (TEXT, JSON) is refused at the
+ * query, with its name.
+ */
+#define DB_STREAM_TEXT_MAX 4096u
+struct db_stmt *db_queryf_stream(struct db *db, fwd_error_t *err,
+				 const char *sql, const char *types, ...);
+
+/*
  * db_load_local runs sql, a LOAD DATA LOCAL INFILE statement, sending
  * rows (len bytes of LOAD DATA's default text: tab-separated, \N for
  * NULL, backslash escapes) in place of the file it names, which is never

@@ -219,7 +219,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/remap_cli.sh tests/integration/cli_trace_damage.sh \
 	tests/integration/bench_table.sh \
 	tests/integration/db_schema.sh tests/integration/db_locks.sh \
-	tests/integration/db_retire.sh \
+	tests/integration/db_retire.sh tests/integration/db_stream.sh \
 	tests/integration/node_fanout.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
 	tests/integration/ingest_lustre.sh tests/integration/history_loop.sh \
@@ -276,6 +276,10 @@ tests_tools_slow_proxy_SOURCES = tests/tools/slow_proxy.c
 check_PROGRAMS += tests/tools/ingest_gen
 tests_tools_ingest_gen_SOURCES = tests/tools/ingest_gen.c
 
+# Rows through db_queryf() or db_queryf_stream(), run by db_stream.sh.
+check_PROGRAMS += tests/tools/db_query
+tests_tools_db_query_SOURCES = tests/tools/db_query.c
+tests_tools_db_query_LDADD = $(FWD_ALL_LIBS)
 # What the SPANK job prolog reads, run by db_locks.sh with the node account.
 check_PROGRAMS += tests/tools/node_read
 tests_tools_node_read_SOURCES = tests/tools/node_read.c
