@@ -315,7 +315,10 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 	struct db_stmt *st;
 	size_t cap = 0, n_prev = 0, prev_cap = 0;
 	struct prev_op *prev = NULL;
-	char group[400] = "";
+	/* the current (target, Lustre job id): the rows come grouped by
+	 * it, so a row is compared with it, and it is copied only when it
+	 * changes */
+	char *g_target = NULL, *g_lid = NULL;
 	int r, rv = -1;
 
 	*targets = NULL;
@@ -323,14 +326,16 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 	/* the job_id index holds the primary key (target, Lustre id, ts,
 	 * op) after the job id: its order is the one wanted, without a
 	 * sort; left to itself the optimizer walks the whole primary key
-	 * for that order instead */
-	st = db_queryf(db, err,
-		       "SELECT kind, target, lustre_job_id, op, ts, samples,"
-		       " sum_value FROM jobstats_raw"
-		       " FORCE INDEX (jobstats_raw_job)"
-		       " WHERE job_id = ? AND ts BETWEEN ? AND ?"
-		       " ORDER BY target, lustre_job_id, ts, op",
-		       "uii", job_id, from, to);
+	 * for that order instead.  Its rows (a snapshot of each operation
+	 * on each target, a minute apart or closer: hundreds of thousands
+	 * for a day-long job) are read as they arrive, not buffered. */
+	st = db_queryf_stream(db, err,
+			      "SELECT kind, target, lustre_job_id, op, ts,"
+			      " samples, sum_value FROM jobstats_raw"
+			      " FORCE INDEX (jobstats_raw_job)"
+			      " WHERE job_id = ? AND ts BETWEEN ? AND ?"
+			      " ORDER BY target, lustre_job_id, ts, op",
+			      "uii", job_id, from, to);
 	if (!st)
 		goto fail;
 	while ((r = db_fetch(st, err)) > 0) {
@@ -342,14 +347,27 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		uint64_t ds = s, dv = v; /* first snapshot, or a new entry */
 		struct prev_op *p = NULL;
 		struct weather_jobstats *tt;
-		char key[400];
+		bool new_target;
 		size_t b;
 
 		if (!kind || !target || !lid || !op)
 			continue;
-		snprintf(key, sizeof(key), "%s\x1f%s", target, lid);
-		if (strcmp(key, group)) {
-			snprintf(group, sizeof(group), "%s", key);
+		new_target = !g_target || strcmp(g_target, target);
+		if (new_target || strcmp(g_lid, lid)) {
+			char *nt = new_target ? strdup(target) : g_target,
+			     *nl = strdup(lid);
+
+			if (!nt || !nl) {
+				if (nt != g_target)
+					free(nt);
+				free(nl);
+				goto oom;
+			}
+			if (new_target)
+				free(g_target);
+			free(g_lid);
+			g_target = nt;
+			g_lid = nl;
 			n_prev = 0;
 		}
 		for (size_t i = 0; i < n_prev && !p; i++)
@@ -372,8 +390,7 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 			b = nb - 1;
 		if (nb)
 			add_op(&buckets[b], kind, op, ds, dv);
-		tt = *n_targets ? &(*targets)[*n_targets - 1] : NULL;
-		if (!tt || strcmp(tt->target, target)) {
+		if (new_target) {
 			if (FWD_GROW(*targets, cap, *n_targets + 1, 16) < 0)
 				goto oom;
 			tt = &(*targets)[(*n_targets)++];
@@ -381,7 +398,7 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 			snprintf(tt->kind, sizeof(tt->kind), "%s", kind);
 			snprintf(tt->target, sizeof(tt->target), "%s", target);
 		}
-		add_op(tt, kind, op, ds, dv);
+		add_op(&(*targets)[*n_targets - 1], kind, op, ds, dv);
 	}
 	if (r < 0)
 		goto fail;
@@ -397,6 +414,8 @@ fail:
 		  (unsigned long long)job_id);
 out:
 	free(prev);
+	free(g_target);
+	free(g_lid);
 	db_stmt_close(st);
 	return rv;
 }
