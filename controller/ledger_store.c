@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -730,22 +731,39 @@ int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 			      struct ledger_row **rows, size_t *n,
 			      fwd_error_t *err)
 {
-	struct db_stmt *st;
+	struct db_stmt *st = NULL;
+	int64_t longest = 0;
 	int rv = -1;
 
 	*rows = NULL;
 	*n = 0;
+	/* the rows held now (allocations_ledger), and the released ones
+	 * acquired in [from - the longest hold released, to)
+	 * (allocations_acquired): a row released at from or later and
+	 * acquired earlier than that would have been held longer */
+	if (db_query_int64(db, err, &longest,
+			   "SELECT GREATEST(COALESCE(MAX(held_for), 0), 0)"
+			   " FROM allocations",
+			   "") < 0)
+		goto out;
 	st = db_prepare(db,
-			"SELECT " ROW_COLUMNS " FROM allocations"
-			" WHERE (released_at IS NULL OR released_at >= ?)"
-			" AND acquired_at < ? ORDER BY job_id, id",
+			"SELECT " ROW_COLUMNS ", id FROM allocations"
+			" WHERE released_at IS NULL AND acquired_at < ?"
+			" UNION ALL SELECT " ROW_COLUMNS ", id FROM allocations"
+			" WHERE acquired_at >= ? AND acquired_at < ?"
+			" AND released_at >= ? ORDER BY job_id, id",
 			err);
 	if (st) {
-		db_bind_int64(st, 0, from);
-		db_bind_int64(st, 1, to);
+		db_bind_int64(st, 0, to);
+		db_bind_int64(st, 1,
+			      from < INT64_MIN + longest ? INT64_MIN
+							 : from - longest);
+		db_bind_int64(st, 2, to);
+		db_bind_int64(st, 3, from);
 		if (read_rows(st, rows, n, err) == 0)
 			rv = 0;
 	}
+out:
 	if (rv < 0) {
 		errprefix(err, "reading the allocations held from %lld to %lld",
 			  (long long)from, (long long)to);

@@ -217,7 +217,9 @@ void ledger_store_rows_free(struct ledger_row *rows, size_t n);
 /*
  * The rows held at some time in [from, to): acquired before `to`, not
  * released before `from` (held rows included), by job then insertion.
- * The allocations_ledger index serves the release side.
+ * Reads the held rows and the acquisitions of [from less the longest hold
+ * ever released, to): what it reads does not grow with the history after
+ * `to` (schema version 13).
  */
 int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 			      struct ledger_row **rows, size_t *n,

@@ -534,6 +534,20 @@ static const char *const v12_stmts[] = {
 	" kind, samples, sum_value)",
 };
 
+/* The allocations held at some time of a range (the reports' neighbours
+ * and the machine's allocations, controller/ledger_store.c) are read
+ * through the acquisitions of that range less the longest hold ever
+ * released, and the rows held now: a range that does not grow with the
+ * history after it, where `released_at >= from` read every allocation
+ * released since (for a report on a job of last year, all of them).
+ * held_for is NULL while held; its index gives the longest hold at once. */
+static const char *const v13_stmts[] = {
+	"ALTER TABLE allocations ADD COLUMN IF NOT EXISTS held_for BIGINT AS"
+	" (released_at - acquired_at) PERSISTENT,"
+	" ADD INDEX IF NOT EXISTS allocations_held_for (held_for),"
+	" ADD INDEX IF NOT EXISTS allocations_acquired (acquired_at)",
+};
+
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 	{ 2, "node_allocations view for the node account",
@@ -560,6 +574,8 @@ static const struct schema_migration migrations[] = {
 	  v11_stmts, N_ELEM(v11_stmts) },
 	{ 12, "jobstats_raw_job covers a job's snapshots",
 	  v12_stmts, N_ELEM(v12_stmts) },
+	{ 13, "allocations.held_for; acquisition and hold indexes",
+	  v13_stmts, N_ELEM(v13_stmts) },
 };
 /* clang-format on */
 

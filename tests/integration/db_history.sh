@@ -50,6 +50,7 @@ check_eq "db init exits 0" 0 "$rc"
 now=$(date +%s)
 day=86400
 old=$((now - 500 * day)) # 500 to 465 days ago: past 400 days
+old=$((old - old % 60)) # on a minute, as the reports' ranges
 q "INSERT INTO allocations (job_id, forwarder, is_private, nodes,
 	node_count, action, acquired_at, released_at, release_reason)
 	SELECT seq, CONCAT('fwd', 1 + seq % 8), 0, 'c[1-4]', 4, 'scale',
@@ -176,6 +177,56 @@ while IFS= read -r s; do
 done <"$d/stmts"
 check_eq "no launch-path statement scans a big table whole" "" \
 	"$(cat "$d/scans")"
+
+# ---- reports on a past hour read what overlaps it, not what came after ------
+# The machine's allocations of an hour among the million, and the report
+# of a job then: the allocations overlapping it, not every one released
+# since (half a million).  Among them, one acquired 20 days before and
+# still held; then one held 10 days and released in the hour (the longest
+# hold widens the acquisitions read to 10 days: still not the history).
+mid=$((old + 450000)) # job 150000 starts here
+held_in() { # the jobs held in [$mid, $mid + 3600), by a plain scan
+	q "SELECT DISTINCT job_id FROM allocations WHERE (released_at IS NULL
+	OR released_at >= $mid) AND acquired_at < $((mid + 3600)) ORDER BY job_id"
+}
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+	acquired_at) VALUES (3100002, 'fwd4', 'c[5-8]', 4, 'default',
+	$((mid - 20 * day)))"
+q "SET GLOBAL log_output = 'TABLE'"
+q "SET GLOBAL long_query_time = 0"
+q "TRUNCATE mysql.slow_log"
+q "SET GLOBAL slow_query_log = 1"
+fw report machine --since $mid --until $((mid + 3600)) --json
+q "SET GLOBAL slow_query_log = 0"
+check_eq "report machine of a past hour: exit 0" 0 "$rc" || diag "$err"
+want=$(held_in)
+check_eq "its allocations: every job held in the hour, as a plain scan finds" \
+	"$want" "$(printf '%s' "$out" | jq -r '.allocations[].job_id')"
+check_eq "they are jobs 150000 to 151199 and the one held since 20 days" \
+	"1201 150000 151199 3100002" "$(printf '%s\n' "$want" |
+	awk '{ v[NR] = $0 } END { print NR, v[1], v[1200], v[1201] }')"
+q "SET GLOBAL slow_query_log = 1"
+fw report job 150000 --json
+q "SET GLOBAL slow_query_log = 0"
+check_eq "report job of a past job: exit 0" 0 "$rc" || diag "$err"
+check_eq "its allocation" "fwd$((1 + 150000 % 8))" \
+	"$(printf '%s' "$out" | jq -r '.decision.allocations[].forwarder')"
+check_eq "no report statement reads $BIG allocations or more" "" \
+	"$(q "SELECT rows_examined, LEFT(sql_text, 200) FROM mysql.slow_log
+		WHERE sql_text LIKE '%FROM allocations%' AND rows_examined >= $BIG")"
+check_match "the reports' reads of the hour's allocations are among them" \
+	"^[1-9]" "$(q "SELECT COUNT(*) FROM mysql.slow_log
+		WHERE sql_text LIKE '%FROM allocations%UNION ALL%'")"
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+	acquired_at, released_at, release_reason) VALUES (3100001, 'fwd3',
+	'c[1-4]', 4, 'scale', $((mid - 10 * day)), $((mid + 600)), 'epilog')"
+fw report machine --since $mid --until $((mid + 3600)) --json
+want=$(held_in)
+check_eq "with a 10-day hold released in the hour: still what a plain scan finds" \
+	"$want" "$(printf '%s' "$out" | jq -r '.allocations[].job_id')"
+check_eq "the 10-day hold among them" "1202 3100001" \
+	"$(printf '%s\n' "$want" | awk '{ v[NR] = $0 } END { print NR, v[1201] }')"
+q "DELETE FROM allocations WHERE job_id IN (3100001, 3100002)"
 
 # ---- prune, while prologs run -------------------------------------------------
 # 1000 jobs hold forwarders meanwhile; the prologs below are among them.
