@@ -534,18 +534,24 @@ static const char *const v12_stmts[] = {
 	" kind, samples, sum_value)",
 };
 
-/* The allocations held at some time of a range (the reports' neighbours
- * and the machine's allocations, controller/ledger_store.c) are read
- * through the acquisitions of that range less the longest hold ever
- * released, and the rows held now: a range that does not grow with the
- * history after it, where `released_at >= from` read every allocation
- * released since (for a report on a job of last year, all of them).
- * held_for is NULL while held; its index gives the longest hold at once. */
+/* The allocations held and the health episodes open at some time of a
+ * range (the reports' neighbours, the machine's allocations, the
+ * episodes: controller/ledger_store.c, monitor/weather.c) are read
+ * through the starts of that range less the longest period ever ended,
+ * and the periods still open: a range that does not grow with the
+ * history after it, where `released_at >= from` (`end_at > from`) read
+ * every row ended since (for a report on a job of last year, all of
+ * them).  held_for and lasted are NULL while open; their indexes give the
+ * longest at once. */
 static const char *const v13_stmts[] = {
 	"ALTER TABLE allocations ADD COLUMN IF NOT EXISTS held_for BIGINT AS"
 	" (released_at - acquired_at) PERSISTENT,"
 	" ADD INDEX IF NOT EXISTS allocations_held_for (held_for),"
 	" ADD INDEX IF NOT EXISTS allocations_acquired (acquired_at)",
+	"ALTER TABLE health_history ADD COLUMN IF NOT EXISTS lasted BIGINT AS"
+	" (end_at - start_at) PERSISTENT,"
+	" ADD INDEX IF NOT EXISTS health_history_lasted (lasted),"
+	" ADD INDEX IF NOT EXISTS health_history_open (end_at)",
 };
 
 static const struct schema_migration migrations[] = {
@@ -574,7 +580,8 @@ static const struct schema_migration migrations[] = {
 	  v11_stmts, N_ELEM(v11_stmts) },
 	{ 12, "jobstats_raw_job covers a job's snapshots",
 	  v12_stmts, N_ELEM(v12_stmts) },
-	{ 13, "allocations.held_for; acquisition and hold indexes",
+	{ 13, "allocations.held_for, health_history.lasted; start and"
+	  " length indexes",
 	  v13_stmts, N_ELEM(v13_stmts) },
 };
 /* clang-format on */

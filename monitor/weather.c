@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,21 +425,36 @@ int weather_episodes(struct db *db, int64_t from, int64_t to,
 		     char *const *names, size_t n_names,
 		     struct weather_episode **out, size_t *n, fwd_error_t *err)
 {
-	struct db_stmt *st;
+	struct db_stmt *st = NULL;
+	int64_t longest = 0;
 	size_t cap = 0;
 	int r, rv = -1;
 
 	*out = NULL;
 	*n = 0;
-	/* health_history holds few rows (a period per state change): the
-	 * name filter is applied here rather than in an IN list */
-	st = db_queryf(db, err,
-		       "SELECT kind, name, state, source, start_at, end_at,"
-		       " reason FROM health_history"
-		       " WHERE state <> 'ok' AND start_at < ?"
-		       " AND (end_at IS NULL OR end_at > ?)"
-		       " ORDER BY start_at, kind, name",
-		       "ii", to, from);
+	/* the periods still open (health_history_open), and the ended ones
+	 * that started in [from - the longest period ended, to)
+	 * (health_history_start): one that ended after from and started
+	 * earlier than that would have lasted longer (schema version 13).
+	 * A period per state change: the name filter is applied here rather
+	 * than in an IN list */
+	if (db_query_int64(db, err, &longest,
+			   "SELECT GREATEST(COALESCE(MAX(lasted), 0), 0)"
+			   " FROM health_history",
+			   "") < 0)
+		goto fail;
+	st = db_queryf(
+		db, err,
+		"SELECT kind, name, state, source, start_at, end_at,"
+		" reason FROM health_history"
+		" WHERE end_at IS NULL AND start_at < ? AND state <> 'ok'"
+		" UNION ALL SELECT kind, name, state, source, start_at,"
+		" end_at, reason FROM health_history"
+		" WHERE start_at >= ? AND start_at < ? AND end_at > ?"
+		" AND state <> 'ok' ORDER BY start_at, kind, name",
+		"iiii", to,
+		from < INT64_MIN + longest ? INT64_MIN : from - longest, to,
+		from);
 	if (!st)
 		goto fail;
 	while ((r = db_fetch(st, err)) > 0) {

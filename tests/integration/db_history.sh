@@ -227,6 +227,37 @@ check_eq "with a 10-day hold released in the hour: still what a plain scan finds
 check_eq "the 10-day hold among them" "1202 3100001" \
 	"$(printf '%s\n' "$want" | awk '{ v[NR] = $0 } END { print NR, v[1201] }')"
 q "DELETE FROM allocations WHERE job_id IN (3100001, 3100002)"
+# The health episodes of an hour 58 days after the first of 100,000
+# (83,000 before it): the 61 seeded ones that overlap it, one open since 30
+# days and, once added, one that lasted 10 days and ended in it.
+hmid=$((old + 5000000))
+episodes_in() {
+	q "SELECT COUNT(*) FROM health_history WHERE state <> 'ok' AND start_at
+	< $((hmid + 3600)) AND (end_at IS NULL OR end_at > $hmid)"
+}
+q "INSERT INTO health_history (kind, name, state, start_at, reason) VALUES
+	('fwd', 'fwd5', 'excluded', $((hmid - 30 * day)), 'open')"
+q "TRUNCATE mysql.slow_log"
+q "SET GLOBAL slow_query_log = 1"
+fw report machine --since $hmid --until $((hmid + 3600)) --json
+q "SET GLOBAL slow_query_log = 0"
+check_eq "report machine of a past hour's health: exit 0" 0 "$rc" || diag "$err"
+check_eq "its episodes: 61 seeded and the open one, as a plain scan counts" \
+	"62 62" "$(episodes_in) $(printf '%s' "$out" | jq '.health | length')"
+check_eq "no report statement reads $BIG health periods or more" "" \
+	"$(q "SELECT rows_examined, LEFT(sql_text, 200) FROM mysql.slow_log
+		WHERE sql_text LIKE '%FROM health_history%' AND rows_examined >= $BIG")"
+check_match "the report's read of the hour's episodes is among them" \
+	"^[1-9]" "$(q "SELECT COUNT(*) FROM mysql.slow_log
+		WHERE sql_text LIKE '%FROM health_history%UNION ALL%'")"
+q "INSERT INTO health_history (kind, name, state, start_at, end_at, reason)
+	VALUES ('fwd', 'fwd6', 'suspect', $((hmid - 10 * day)), $((hmid + 100)),
+	'ten days')"
+fw report machine --since $hmid --until $((hmid + 3600)) --json
+check_eq "with a 10-day period ended in the hour: 63, as a plain scan counts" \
+	"63 63 ten days" "$(episodes_in) $(printf '%s' "$out" |
+	jq -r '"\(.health | length) \([.health[] | select(.name == "fwd6")][0].reason)"')"
+q "DELETE FROM health_history WHERE reason IN ('open', 'ten days')"
 
 # ---- prune, while prologs run -------------------------------------------------
 # 1000 jobs hold forwarders meanwhile; the prologs below are among them.
