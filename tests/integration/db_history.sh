@@ -185,6 +185,16 @@ check_eq "no launch-path statement scans a big table whole" "" \
 # still held; then one held 10 days and released in the hour (the longest
 # hold widens the acquisitions read to 10 days: still not the history).
 mid=$((old + 450000)) # job 150000 starts here
+# reads_bounded TABLE WHAT: of the statements in the slow log, none read
+# $BIG rows of TABLE or more, and the range's read (a UNION ALL) is there.
+reads_bounded() {
+	check_eq "no report statement reads $BIG $2 or more" "" \
+		"$(q "SELECT rows_examined, LEFT(sql_text, 200) FROM mysql.slow_log
+		WHERE sql_text LIKE '%FROM $1%' AND rows_examined >= $BIG")"
+	check_match "the reports' read of the range's $2 is among them" \
+		"^[1-9]" "$(q "SELECT COUNT(*) FROM mysql.slow_log
+		WHERE sql_text LIKE '%FROM $1%UNION ALL%'")"
+}
 held_in() { # the jobs held in [$mid, $mid + 3600), by a plain scan
 	q "SELECT DISTINCT job_id FROM allocations WHERE (released_at IS NULL
 	OR released_at >= $mid) AND acquired_at < $((mid + 3600)) ORDER BY job_id"
@@ -211,12 +221,7 @@ q "SET GLOBAL slow_query_log = 0"
 check_eq "report job of a past job: exit 0" 0 "$rc" || diag "$err"
 check_eq "its allocation" "fwd$((1 + 150000 % 8))" \
 	"$(printf '%s' "$out" | jq -r '.decision.allocations[].forwarder')"
-check_eq "no report statement reads $BIG allocations or more" "" \
-	"$(q "SELECT rows_examined, LEFT(sql_text, 200) FROM mysql.slow_log
-		WHERE sql_text LIKE '%FROM allocations%' AND rows_examined >= $BIG")"
-check_match "the reports' reads of the hour's allocations are among them" \
-	"^[1-9]" "$(q "SELECT COUNT(*) FROM mysql.slow_log
-		WHERE sql_text LIKE '%FROM allocations%UNION ALL%'")"
+reads_bounded allocations allocations
 q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
 	acquired_at, released_at, release_reason) VALUES (3100001, 'fwd3',
 	'c[1-4]', 4, 'scale', $((mid - 10 * day)), $((mid + 600)), 'epilog')"
@@ -244,12 +249,7 @@ q "SET GLOBAL slow_query_log = 0"
 check_eq "report machine of a past hour's health: exit 0" 0 "$rc" || diag "$err"
 check_eq "its episodes: 61 seeded and the open one, as a plain scan counts" \
 	"62 62" "$(episodes_in) $(printf '%s' "$out" | jq '.health | length')"
-check_eq "no report statement reads $BIG health periods or more" "" \
-	"$(q "SELECT rows_examined, LEFT(sql_text, 200) FROM mysql.slow_log
-		WHERE sql_text LIKE '%FROM health_history%' AND rows_examined >= $BIG")"
-check_match "the report's read of the hour's episodes is among them" \
-	"^[1-9]" "$(q "SELECT COUNT(*) FROM mysql.slow_log
-		WHERE sql_text LIKE '%FROM health_history%UNION ALL%'")"
+reads_bounded health_history 'health periods'
 q "INSERT INTO health_history (kind, name, state, start_at, end_at, reason)
 	VALUES ('fwd', 'fwd6', 'suspect', $((hmid - 10 * day)), $((hmid + 100)),
 	'ten days')"
