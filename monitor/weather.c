@@ -77,7 +77,9 @@ static void cells_bind(struct db_stmt *st, unsigned int *i, const char *kind,
 	" write_ops, md_ops, queue_len_sum, queue_len_samples, read_bps_max," \
 	" write_bps_max"
 
-/* Rows of one table in [a, z). */
+static const char t_minute[] = "rollups_minute", t_quarter[] = "rollups_15min";
+
+/* Rows of one table (t_minute or t_quarter) in [a, z). */
 struct cell_part {
 	const char *table;
 	int64_t a, z;
@@ -98,22 +100,45 @@ static int cells_run(struct db *db, const char *kind, char *const *names,
 	 * lets the optimizer pick a scan) */
 	struct cell_part part[3];
 	size_t n_part = 0;
+	bool one;
 	int r, rv = -1;
 
 	quarters_of(from, to, bucket, &qa, &qb);
 	if (from < qa)
-		part[n_part++] = (struct cell_part){"rollups_minute", from, qa};
+		part[n_part++] = (struct cell_part){t_minute, from, qa};
 	if (qa < qb)
-		part[n_part++] = (struct cell_part){"rollups_15min", qa, qb};
+		part[n_part++] = (struct cell_part){t_quarter, qa, qb};
 	if (qb < to)
-		part[n_part++] = (struct cell_part){"rollups_minute", qb, to};
-	snprintf(sql, sizeof(sql),
-		 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
-		 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
-		 " SUM(read_ops), SUM(write_ops), SUM(md_ops),"
-		 " COALESCE(SUM(queue_len_sum), 0), SUM(queue_len_samples),"
-		 " COALESCE(MAX(read_bps_max), 0),"
-		 " COALESCE(MAX(write_bps_max), 0) FROM (");
+		part[n_part++] = (struct cell_part){t_minute, qb, to};
+	/* one table whose rows are the buckets (minutes of a minute's
+	 * buckets, quarter hours of a quarter hour's, from a bucket's
+	 * boundary): its rows as they are, in the primary key's order, with
+	 * no grouping (a day of the machine in quarter hours) */
+	one = n_part == 1 && from % bucket == 0 &&
+	      bucket == (part[0].table == t_quarter ? ROLLUP_QUARTER : 60);
+	if (one) {
+		snprintf(sql, sizeof(sql),
+			 "SELECT kind, name, minute, samples, read_bytes,"
+			 " write_bytes, read_ops, write_ops, md_ops,"
+			 " COALESCE(queue_len_sum, 0), queue_len_samples,"
+			 " COALESCE(read_bps_max, 0),"
+			 " COALESCE(write_bps_max, 0) FROM %s"
+			 " WHERE minute >= ? AND minute < ?",
+			 part[0].table);
+		cells_filter(sql, sizeof(sql), kind, k);
+		strncat(sql, " ORDER BY kind, name, minute",
+			sizeof(sql) - strlen(sql) - 1);
+		n_part = 0;
+	} else {
+		snprintf(sql, sizeof(sql),
+			 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
+			 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
+			 " SUM(read_ops), SUM(write_ops), SUM(md_ops),"
+			 " COALESCE(SUM(queue_len_sum), 0),"
+			 " SUM(queue_len_samples),"
+			 " COALESCE(MAX(read_bps_max), 0),"
+			 " COALESCE(MAX(write_bps_max), 0) FROM (");
+	}
 	for (size_t p = 0; p < n_part; p++) {
 		size_t len = strlen(sql);
 
@@ -123,15 +148,23 @@ static int cells_run(struct db *db, const char *kind, char *const *names,
 			 p ? " UNION ALL " : "", part[p].table);
 		cells_filter(sql, sizeof(sql), kind, k);
 	}
-	strncat(sql, ") c GROUP BY kind, name, b ORDER BY kind, name, b",
-		sizeof(sql) - strlen(sql) - 1);
+	if (!one)
+		strncat(sql,
+			") c GROUP BY kind, name, b ORDER BY kind, name, b",
+			sizeof(sql) - strlen(sql) - 1);
 	st = db_prepare(db, sql, err);
 	if (!st)
 		return -1;
-	db_bind_int64(st, i++, from);
-	db_bind_int64(st, i++, from);
-	db_bind_int64(st, i++, bucket);
-	db_bind_int64(st, i++, bucket);
+	if (one) {
+		db_bind_int64(st, i++, part[0].a);
+		db_bind_int64(st, i++, part[0].z);
+		cells_bind(st, &i, kind, names, k);
+	} else {
+		db_bind_int64(st, i++, from);
+		db_bind_int64(st, i++, from);
+		db_bind_int64(st, i++, bucket);
+		db_bind_int64(st, i++, bucket);
+	}
 	for (size_t p = 0; p < n_part; p++) {
 		db_bind_int64(st, i++, part[p].a);
 		db_bind_int64(st, i++, part[p].z);
