@@ -732,7 +732,7 @@ int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 			      fwd_error_t *err)
 {
 	struct db_stmt *st = NULL;
-	int64_t longest = 0;
+	int64_t lowest;
 	int rv = -1;
 
 	*rows = NULL;
@@ -741,10 +741,8 @@ int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 	 * acquired in [from - the longest hold released, to)
 	 * (allocations_acquired): a row released at from or later and
 	 * acquired earlier than that would have been held longer */
-	if (db_query_int64(db, err, &longest,
-			   "SELECT GREATEST(COALESCE(MAX(held_for), 0), 0)"
-			   " FROM allocations",
-			   "") < 0)
+	if (db_overlap_floor(db, "allocations", "held_for", from, &lowest,
+			     err) < 0)
 		goto out;
 	st = db_prepare(db,
 			"SELECT " ROW_COLUMNS ", id FROM allocations"
@@ -755,9 +753,7 @@ int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 			err);
 	if (st) {
 		db_bind_int64(st, 0, to);
-		db_bind_int64(st, 1,
-			      from < INT64_MIN + longest ? INT64_MIN
-							 : from - longest);
+		db_bind_int64(st, 1, lowest);
 		db_bind_int64(st, 2, to);
 		db_bind_int64(st, 3, from);
 		if (read_rows(st, rows, n, err) == 0)

@@ -1587,6 +1587,27 @@ static bool ident_ok(const char *s)
 	return true;
 }
 
+int db_overlap_floor(struct db *db, const char *table, const char *length,
+		     int64_t from, int64_t *lowest, fwd_error_t *err)
+{
+	int64_t longest = 0;
+	char sql[200];
+
+	if (!ident_ok(table) || !ident_ok(length)) {
+		errno = EINVAL;
+		return errprintf(err, "bad table or column name '%s.%s'",
+				 table ? table : "(null)",
+				 length ? length : "(null)");
+	}
+	snprintf(sql, sizeof(sql),
+		 "SELECT GREATEST(COALESCE(MAX(%s), 0), 0) FROM %s", length,
+		 table);
+	if (db_query_int64(db, err, &longest, sql, "") < 0)
+		return -1;
+	*lowest = from < INT64_MIN + longest ? INT64_MIN : from - longest;
+	return 0;
+}
+
 int db_prune_before(struct db *db, struct db_pruned *p, const char *column,
 		    bool dry_run, fwd_error_t *err)
 {

@@ -380,6 +380,19 @@ struct db_pruned {
 };
 
 /*
+ * db_overlap_floor: for a table of periods, each a start column and a
+ * length column (the generated end - start, indexed), the earliest start
+ * a period that still ran at `from` can have: from minus the longest
+ * length stored (0 when there is none), clamped at INT64_MIN.  The
+ * periods overlapping [from, to) are then the open ones and those that
+ * started in [*lowest, to): two index ranges, not a scan of everything
+ * that ended after from.  For the owner of the table, which names it
+ * (identifiers must be [a-z_] only).  0, or -1 with err.
+ */
+int db_overlap_floor(struct db *db, const char *table, const char *length,
+		     int64_t from, int64_t *lowest, fwd_error_t *err);
+
+/*
  * Retention: delete the rows of p->table whose `column` (epoch seconds,
  * indexed) is before p->cutoff, in batches of at most DB_PRUNE_CHUNK rows,
  * each its own short transaction (autocommit), so that no statement holds

@@ -85,60 +85,56 @@ struct cell_part {
 	int64_t a, z;
 };
 
-static int cells_run(struct db *db, const char *kind, char *const *names,
-		     size_t k, int64_t from, int64_t to, int64_t bucket,
-		     struct weather_cell **out, size_t *n, size_t *cap,
-		     fwd_error_t *err)
+/* The rows of one table that are the buckets already (minutes of a
+ * minute's buckets, quarter hours of a quarter hour's, from a bucket's
+ * boundary), as they are, in the primary key's order, with no grouping
+ * (a day of the machine in quarter hours). */
+static struct db_stmt *cells_as_stored(struct db *db, const struct cell_part *p,
+				       const char *kind, char *const *names,
+				       size_t k, fwd_error_t *err)
 {
 	char sql[2048 + 12 * WEATHER_CHUNK];
 	struct db_stmt *st;
 	unsigned int i = 0;
-	int64_t qa, qb;
-	/* the parts: [from, qa) minutes, [qa, qb) quarter hours, [qb, to)
-	 * minutes; only those that are not empty, each a range of the
-	 * primary key per component (an empty range or an OR of ranges
-	 * lets the optimizer pick a scan) */
-	struct cell_part part[3];
-	size_t n_part = 0;
-	bool one;
-	int r, rv = -1;
 
-	quarters_of(from, to, bucket, &qa, &qb);
-	if (from < qa)
-		part[n_part++] = (struct cell_part){t_minute, from, qa};
-	if (qa < qb)
-		part[n_part++] = (struct cell_part){t_quarter, qa, qb};
-	if (qb < to)
-		part[n_part++] = (struct cell_part){t_minute, qb, to};
-	/* one table whose rows are the buckets (minutes of a minute's
-	 * buckets, quarter hours of a quarter hour's, from a bucket's
-	 * boundary): its rows as they are, in the primary key's order, with
-	 * no grouping (a day of the machine in quarter hours) */
-	one = n_part == 1 && from % bucket == 0 &&
-	      bucket == (part[0].table == t_quarter ? ROLLUP_QUARTER : 60);
-	if (one) {
-		snprintf(sql, sizeof(sql),
-			 "SELECT kind, name, minute, samples, read_bytes,"
-			 " write_bytes, read_ops, write_ops, md_ops,"
-			 " COALESCE(queue_len_sum, 0), queue_len_samples,"
-			 " COALESCE(read_bps_max, 0),"
-			 " COALESCE(write_bps_max, 0) FROM %s"
-			 " WHERE minute >= ? AND minute < ?",
-			 part[0].table);
-		cells_filter(sql, sizeof(sql), kind, k);
-		strncat(sql, " ORDER BY kind, name, minute",
-			sizeof(sql) - strlen(sql) - 1);
-		n_part = 0;
-	} else {
-		snprintf(sql, sizeof(sql),
-			 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
-			 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
-			 " SUM(read_ops), SUM(write_ops), SUM(md_ops),"
-			 " COALESCE(SUM(queue_len_sum), 0),"
-			 " SUM(queue_len_samples),"
-			 " COALESCE(MAX(read_bps_max), 0),"
-			 " COALESCE(MAX(write_bps_max), 0) FROM (");
+	snprintf(sql, sizeof(sql),
+		 "SELECT kind, name, minute, samples, read_bytes,"
+		 " write_bytes, read_ops, write_ops, md_ops,"
+		 " COALESCE(queue_len_sum, 0), queue_len_samples,"
+		 " COALESCE(read_bps_max, 0),"
+		 " COALESCE(write_bps_max, 0) FROM %s"
+		 " WHERE minute >= ? AND minute < ?",
+		 p->table);
+	cells_filter(sql, sizeof(sql), kind, k);
+	strncat(sql, " ORDER BY kind, name, minute",
+		sizeof(sql) - strlen(sql) - 1);
+	st = db_prepare(db, sql, err);
+	if (st) {
+		db_bind_int64(st, i++, p->a);
+		db_bind_int64(st, i++, p->z);
+		cells_bind(st, &i, kind, names, k);
 	}
+	return st;
+}
+
+/* The parts' rows summed into buckets of `bucket` seconds from `from`. */
+static struct db_stmt *
+cells_grouped(struct db *db, const struct cell_part *part, size_t n_part,
+	      int64_t from, int64_t bucket, const char *kind,
+	      char *const *names, size_t k, fwd_error_t *err)
+{
+	char sql[2048 + 12 * WEATHER_CHUNK];
+	struct db_stmt *st;
+	unsigned int i = 0;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT kind, name, ? + ((minute - ?) DIV ?) * ? AS b,"
+		 " SUM(samples), SUM(read_bytes), SUM(write_bytes),"
+		 " SUM(read_ops), SUM(write_ops), SUM(md_ops),"
+		 " COALESCE(SUM(queue_len_sum), 0),"
+		 " SUM(queue_len_samples),"
+		 " COALESCE(MAX(read_bps_max), 0),"
+		 " COALESCE(MAX(write_bps_max), 0) FROM (");
 	for (size_t p = 0; p < n_part; p++) {
 		size_t len = strlen(sql);
 
@@ -148,28 +144,53 @@ static int cells_run(struct db *db, const char *kind, char *const *names,
 			 p ? " UNION ALL " : "", part[p].table);
 		cells_filter(sql, sizeof(sql), kind, k);
 	}
-	if (!one)
-		strncat(sql,
-			") c GROUP BY kind, name, b ORDER BY kind, name, b",
-			sizeof(sql) - strlen(sql) - 1);
+	strncat(sql, ") c GROUP BY kind, name, b ORDER BY kind, name, b",
+		sizeof(sql) - strlen(sql) - 1);
 	st = db_prepare(db, sql, err);
 	if (!st)
-		return -1;
-	if (one) {
-		db_bind_int64(st, i++, part[0].a);
-		db_bind_int64(st, i++, part[0].z);
-		cells_bind(st, &i, kind, names, k);
-	} else {
-		db_bind_int64(st, i++, from);
-		db_bind_int64(st, i++, from);
-		db_bind_int64(st, i++, bucket);
-		db_bind_int64(st, i++, bucket);
-	}
+		return NULL;
+	db_bind_int64(st, i++, from);
+	db_bind_int64(st, i++, from);
+	db_bind_int64(st, i++, bucket);
+	db_bind_int64(st, i++, bucket);
 	for (size_t p = 0; p < n_part; p++) {
 		db_bind_int64(st, i++, part[p].a);
 		db_bind_int64(st, i++, part[p].z);
 		cells_bind(st, &i, kind, names, k);
 	}
+	return st;
+}
+
+static int cells_run(struct db *db, const char *kind, char *const *names,
+		     size_t k, int64_t from, int64_t to, int64_t bucket,
+		     struct weather_cell **out, size_t *n, size_t *cap,
+		     fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int64_t qa, qb;
+	/* the parts: [from, qa) minutes, [qa, qb) quarter hours, [qb, to)
+	 * minutes; only those that are not empty, each a range of the
+	 * primary key per component (an empty range or an OR of ranges
+	 * lets the optimizer pick a scan) */
+	struct cell_part part[3];
+	size_t n_part = 0;
+	int r, rv = -1;
+
+	quarters_of(from, to, bucket, &qa, &qb);
+	if (from < qa)
+		part[n_part++] = (struct cell_part){t_minute, from, qa};
+	if (qa < qb)
+		part[n_part++] = (struct cell_part){t_quarter, qa, qb};
+	if (qb < to)
+		part[n_part++] = (struct cell_part){t_minute, qb, to};
+	if (n_part == 1 && from % bucket == 0 &&
+	    bucket == (part[0].table == t_quarter ? ROLLUP_QUARTER : 60))
+		st = cells_as_stored(db, &part[0], kind, names, k, err);
+	else
+		st = cells_grouped(db, part, n_part, from, bucket, kind, names,
+				   k, err);
+	if (!st)
+		return -1;
 	if (db_exec(st, err) < 0)
 		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
@@ -340,6 +361,17 @@ struct prev_op {
 	uint64_t samples, sum;
 };
 
+/* Copies s into *key, grown as needed. */
+static int set_key(char **key, size_t *cap, const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	if (FWD_GROW(*key, *cap, len, 64) < 0)
+		return -1;
+	memcpy(*key, s, len);
+	return 0;
+}
+
 int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		     int64_t t0, int64_t bucket, size_t nb,
 		     struct weather_jobstats *buckets,
@@ -353,6 +385,7 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 	 * it, so a row is compared with it, and it is copied only when it
 	 * changes */
 	char *g_target = NULL, *g_lid = NULL;
+	size_t g_target_cap = 0, g_lid_cap = 0;
 	int r, rv = -1;
 
 	*targets = NULL;
@@ -388,20 +421,10 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 			continue;
 		new_target = !g_target || strcmp(g_target, target);
 		if (new_target || strcmp(g_lid, lid)) {
-			char *nt = new_target ? strdup(target) : g_target,
-			     *nl = strdup(lid);
-
-			if (!nt || !nl) {
-				if (nt != g_target)
-					free(nt);
-				free(nl);
+			if ((new_target &&
+			     set_key(&g_target, &g_target_cap, target) < 0) ||
+			    set_key(&g_lid, &g_lid_cap, lid) < 0)
 				goto oom;
-			}
-			if (new_target)
-				free(g_target);
-			free(g_lid);
-			g_target = nt;
-			g_lid = nl;
 			n_prev = 0;
 		}
 		for (size_t i = 0; i < n_prev && !p; i++)
@@ -459,7 +482,7 @@ int weather_episodes(struct db *db, int64_t from, int64_t to,
 		     struct weather_episode **out, size_t *n, fwd_error_t *err)
 {
 	struct db_stmt *st = NULL;
-	int64_t longest = 0;
+	int64_t lowest;
 	size_t cap = 0;
 	int r, rv = -1;
 
@@ -471,10 +494,8 @@ int weather_episodes(struct db *db, int64_t from, int64_t to,
 	 * earlier than that would have lasted longer (schema version 13).
 	 * A period per state change: the name filter is applied here rather
 	 * than in an IN list */
-	if (db_query_int64(db, err, &longest,
-			   "SELECT GREATEST(COALESCE(MAX(lasted), 0), 0)"
-			   " FROM health_history",
-			   "") < 0)
+	if (db_overlap_floor(db, "health_history", "lasted", from, &lowest,
+			     err) < 0)
 		goto fail;
 	st = db_queryf(
 		db, err,
@@ -485,9 +506,7 @@ int weather_episodes(struct db *db, int64_t from, int64_t to,
 		" end_at, reason FROM health_history"
 		" WHERE start_at >= ? AND start_at < ? AND end_at > ?"
 		" AND state <> 'ok' ORDER BY start_at, kind, name",
-		"iiii", to,
-		from < INT64_MIN + longest ? INT64_MIN : from - longest, to,
-		from);
+		"iiii", to, lowest, to, from);
 	if (!st)
 		goto fail;
 	while ((r = db_fetch(st, err)) > 0) {
