@@ -172,8 +172,7 @@ static int by_program(struct db *db, const struct policy *p,
 		st->unmatched_ambiguous++;
 		return 0;
 	}
-	if (jobstats_name_sums(db, id, start - grace, j->end_at + grace, start,
-			       js, err) < 0)
+	if (jobstats_name_sums(db, id, start, j->end_at + grace, js, err) < 0)
 		return -1;
 	if (!js->rows)
 		return 0;

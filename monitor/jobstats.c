@@ -42,67 +42,201 @@ out:
 	return rv;
 }
 
-/* Data-on-MDT: an MDT's read_bytes / write_bytes are data (and its read /
- * write / punch the same requests' times), not metadata. */
-static void add_op(struct jobstats_sums *out, const char *kind, const char *op,
-		   uint64_t samples, uint64_t sum)
+enum jobstats_class jobstats_class_of(const char *kind, const char *op)
 {
-	if (!strcmp(op, "read_bytes")) {
-		out->read_ops += samples;
-		out->read_bytes += sum;
-	} else if (!strcmp(op, "write_bytes")) {
-		out->write_ops += samples;
-		out->write_bytes += sum;
-	} else if (!strcmp(kind, "mdt") && strcmp(op, "read") != 0 &&
-		   strcmp(op, "write") != 0 && strcmp(op, "punch") != 0) {
-		out->md_ops += samples;
+	if (!strcmp(op, "read_bytes"))
+		return JOBSTATS_READ;
+	if (!strcmp(op, "write_bytes"))
+		return JOBSTATS_WRITE;
+	/* Data-on-MDT: an MDT's read / write / punch are the times of the
+	 * data requests counted above */
+	if (!strcmp(kind, "mdt") && strcmp(op, "read") != 0 &&
+	    strcmp(op, "write") != 0 && strcmp(op, "punch") != 0)
+		return JOBSTATS_METADATA;
+	return JOBSTATS_UNCOUNTED;
+}
+
+/* The previous snapshot of an operation of the current (target, Lustre
+ * job id): a handful of operations. */
+struct prev_op {
+	char op[33];
+	uint64_t samples, sum;
+	bool known; /* a snapshot (or a baseline) came before */
+};
+
+/* A snapshot before the walk, from which its operation's increments
+ * start (jobstats_name_sums()). */
+struct snap {
+	char kind[8], target[129], op[33];
+	uint64_t samples, sum;
+};
+
+/* One walk: the current (target, Lustre job id), whose rows come
+ * together (compared with it, copied when it changes), its operations'
+ * previous snapshots, and the baselines (none for a Slurm job id). */
+struct walk {
+	char *target, *lid;
+	size_t target_cap, lid_cap;
+	struct prev_op *prev;
+	size_t n_prev, prev_cap;
+	const struct snap *base;
+	size_t n_base;
+};
+
+/* Copies s into *key, grown as needed. */
+static int set_key(char **key, size_t *cap, const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	if (FWD_GROW(*key, *cap, len, 64) < 0)
+		return -1;
+	memcpy(*key, s, len);
+	return 0;
+}
+
+static struct prev_op *prev_of(struct walk *w, const char *target,
+			       const char *op)
+{
+	struct prev_op *p;
+
+	for (size_t i = 0; i < w->n_prev; i++)
+		if (!strcmp(w->prev[i].op, op))
+			return &w->prev[i];
+	if (FWD_GROW(w->prev, w->prev_cap, w->n_prev + 1, 16) < 0)
+		return NULL;
+	p = &w->prev[w->n_prev++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->op, sizeof(p->op), "%s", op);
+	for (size_t i = 0; i < w->n_base; i++)
+		if (!strcmp(w->base[i].target, target) &&
+		    !strcmp(w->base[i].op, op)) {
+			p->samples = w->base[i].samples;
+			p->sum = w->base[i].sum;
+			p->known = true;
+			break;
+		}
+	return p;
+}
+
+/* Reads st's rows (kind, target, Lustre id, op, ts, samples, sum), in
+ * (target, Lustre id, ts, op) order, as increments. */
+static int walk_rows(struct walk *w, struct db_stmt *st, jobstats_step_fn fn,
+		     void *arg, fwd_error_t *err)
+{
+	int r;
+
+	while ((r = db_fetch(st, err)) > 0) {
+		struct jobstats_step s = {
+			.kind = db_col_text(st, 0),
+			.target = db_col_text(st, 1),
+			.lustre_job_id = db_col_text(st, 2),
+			.op = db_col_text(st, 3),
+			.ts = db_col_int64(st, 4),
+		};
+		uint64_t n = db_col_uint64(st, 5), v = db_col_uint64(st, 6);
+		struct prev_op *p;
+
+		if (!s.kind || !s.target || !s.lustre_job_id || !s.op)
+			continue;
+		s.new_target = !w->target || strcmp(w->target, s.target);
+		if (s.new_target || strcmp(w->lid, s.lustre_job_id)) {
+			if ((s.new_target && set_key(&w->target, &w->target_cap,
+						     s.target) < 0) ||
+			    set_key(&w->lid, &w->lid_cap, s.lustre_job_id) < 0)
+				goto oom;
+			w->n_prev = 0;
+		}
+		if (!(p = prev_of(w, s.target, s.op)))
+			goto oom;
+		/* the first snapshot, or a new entry: whole */
+		s.samples = n;
+		s.sum = v;
+		if (p->known && n >= p->samples && v >= p->sum) {
+			s.samples = n - p->samples;
+			s.sum = v - p->sum;
+		}
+		p->samples = n;
+		p->sum = v;
+		p->known = true;
+		s.cls = jobstats_class_of(s.kind, s.op);
+		if (fn(arg, &s) < 0)
+			goto oom;
 	}
+	return r;
+oom:
+	return errprintf(err, "%s", strerror(errno));
+}
+
+static void walk_free(struct walk *w)
+{
+	free(w->target);
+	free(w->lid);
+	free(w->prev);
+}
+
+int jobstats_job_walk(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		      jobstats_step_fn fn, void *arg, fwd_error_t *err)
+{
+	struct walk w = {0};
+	struct db_stmt *st;
+	int rv = -1;
+
+	/* the job_id index holds the primary key (target, Lustre id, ts,
+	 * op) after the job id: its order is the one wanted, without a
+	 * sort; left to itself the optimizer walks the whole primary key
+	 * for that order instead */
+	st = db_queryf_stream(db, err,
+			      "SELECT kind, target, lustre_job_id, op, ts,"
+			      " samples, sum_value FROM jobstats_raw"
+			      " FORCE INDEX (jobstats_raw_job)"
+			      " WHERE job_id = ? AND ts BETWEEN ? AND ?"
+			      " ORDER BY target, lustre_job_id, ts, op",
+			      "uii", job_id, from, to);
+	if (st && walk_rows(&w, st, fn, arg, err) == 0)
+		rv = 0;
+	walk_free(&w);
+	db_stmt_close(st);
+	if (rv < 0)
+		errprefix(err, "reading the job_stats of job %llu",
+			  (unsigned long long)job_id);
+	return rv;
+}
+
+static void sums_add(struct jobstats_sums *out, const struct jobstats_step *s)
+{
+	out->rows++;
+	switch (s->cls) {
+	case JOBSTATS_READ:
+		out->read_ops += s->samples;
+		out->read_bytes += s->sum;
+		break;
+	case JOBSTATS_WRITE:
+		out->write_ops += s->samples;
+		out->write_bytes += s->sum;
+		break;
+	case JOBSTATS_METADATA:
+		out->md_ops += s->samples;
+		break;
+	case JOBSTATS_UNCOUNTED:
+		break;
+	}
+}
+
+static int sums_step(void *arg, const struct jobstats_step *s)
+{
+	sums_add(arg, s);
+	return 0;
 }
 
 int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		      struct jobstats_sums *out, fwd_error_t *err)
 {
-	struct db_stmt *st;
-	int rv = -1, r;
-
 	memset(out, 0, sizeof(*out));
-	/* the newest snapshot of each (target, Lustre job id, op) holds the
-	 * job's totals on that target */
-	st = db_prepare(
-		db,
-		"SELECT r.kind, r.op, SUM(r.samples), SUM(r.sum_value),"
-		" COUNT(*)"
-		" FROM jobstats_raw r JOIN (SELECT kind, target,"
-		"  lustre_job_id, op, MAX(ts) AS ts FROM jobstats_raw"
-		"  WHERE job_id = ? AND ts BETWEEN ? AND ?"
-		"  GROUP BY kind, target, lustre_job_id, op) m"
-		" ON m.kind = r.kind AND m.target = r.target"
-		" AND m.lustre_job_id = r.lustre_job_id AND m.op = r.op"
-		" AND m.ts = r.ts WHERE r.job_id = ? GROUP BY r.kind, r.op",
-		err);
-	if (!st)
+	if (jobstats_job_walk(db, job_id, from, to, sums_step, out, err) < 0) {
+		memset(out, 0, sizeof(*out));
 		return -1;
-	db_bind_uint64(st, 0, job_id);
-	db_bind_int64(st, 1, from);
-	db_bind_int64(st, 2, to);
-	db_bind_uint64(st, 3, job_id);
-	if (db_exec(st, err) < 0)
-		goto out;
-	while ((r = db_fetch(st, err)) > 0) {
-		const char *kind = db_col_text(st, 0), *op = db_col_text(st, 1);
-
-		if (!kind || !op)
-			continue;
-		out->rows += db_col_uint64(st, 4);
-		add_op(out, kind, op, db_col_uint64(st, 2),
-		       db_col_uint64(st, 3));
 	}
-	if (r < 0)
-		goto out;
-	rv = 0;
-out:
-	db_stmt_close(st);
-	return rv;
+	return 0;
 }
 
 int fwd_samples_sums(struct db *db, char *const *names, size_t n, int64_t from,
@@ -153,25 +287,20 @@ int fwd_samples_sums(struct db *db, char *const *names, size_t n, int64_t from,
 }
 
 /* The newest snapshot of each (kind, target, op) of a Lustre id with no
- * Slurm job in [from, to]. */
-static const char name_snap_sql[] =
+ * Slurm job before a time: where the id's counters stood then. */
+static const char name_base_sql[] =
 	"SELECT r.kind, r.target, r.op, r.samples, r.sum_value"
 	" FROM jobstats_raw r JOIN (SELECT kind, target, op, MAX(ts) AS ts"
 	"  FROM jobstats_raw WHERE lustre_job_id = ? AND job_id IS NULL"
-	"  AND ts BETWEEN ? AND ? GROUP BY kind, target, op) m"
+	"  AND ts < ? GROUP BY kind, target, op) m"
 	" ON m.kind = r.kind AND m.target = r.target AND m.op = r.op"
 	" AND m.ts = r.ts WHERE r.lustre_job_id = ? AND r.job_id IS NULL";
 
-struct snap {
-	char key[200]; /* kind \t target \t op */
-	char kind[8], op[32];
-	uint64_t samples, sum;
-};
-
-static int name_snaps(struct db *db, const char *id, int64_t from, int64_t to,
-		      struct snap **v, size_t *n, fwd_error_t *err)
+static int name_base(struct db *db, const char *id, int64_t before,
+		     struct snap **v, size_t *n, fwd_error_t *err)
 {
-	struct db_stmt *st = db_prepare(db, name_snap_sql, err);
+	struct db_stmt *st =
+		db_queryf(db, err, name_base_sql, "sis", id, before, id);
 	size_t cap = 0;
 	int r;
 
@@ -179,14 +308,6 @@ static int name_snaps(struct db *db, const char *id, int64_t from, int64_t to,
 	*n = 0;
 	if (!st)
 		return -1;
-	db_bind_text(st, 0, id);
-	db_bind_int64(st, 1, from);
-	db_bind_int64(st, 2, to);
-	db_bind_text(st, 3, id);
-	if (db_exec(st, err) < 0) {
-		db_stmt_close(st);
-		return -1;
-	}
 	while ((r = db_fetch(st, err)) > 0) {
 		const char *kind = db_col_text(st, 0), *tg = db_col_text(st, 1);
 		const char *op = db_col_text(st, 2);
@@ -195,13 +316,13 @@ static int name_snaps(struct db *db, const char *id, int64_t from, int64_t to,
 		if (!kind || !tg || !op)
 			continue;
 		if (FWD_GROW(*v, cap, *n + 1, 16) < 0) {
-			errprintf(err, "out of memory");
+			errprintf(err, "%s", strerror(errno));
 			r = -1;
 			break;
 		}
 		x = &(*v)[(*n)++];
-		snprintf(x->key, sizeof(x->key), "%s\t%s\t%s", kind, tg, op);
 		snprintf(x->kind, sizeof(x->kind), "%s", kind);
+		snprintf(x->target, sizeof(x->target), "%s", tg);
 		snprintf(x->op, sizeof(x->op), "%s", op);
 		x->samples = db_col_uint64(st, 3);
 		x->sum = db_col_uint64(st, 4);
@@ -210,38 +331,38 @@ static int name_snaps(struct db *db, const char *id, int64_t from, int64_t to,
 	return r < 0 ? -1 : 0;
 }
 
-int jobstats_name_sums(struct db *db, const char *lustre_job_id, int64_t from,
-		       int64_t to, int64_t before, struct jobstats_sums *out,
-		       fwd_error_t *err)
+int jobstats_name_sums(struct db *db, const char *lustre_job_id, int64_t since,
+		       int64_t to, struct jobstats_sums *out, fwd_error_t *err)
 {
-	struct snap *now = NULL, *old = NULL;
-	size_t n_now = 0, n_old = 0;
+	struct snap *base = NULL;
+	struct walk w = {0};
+	struct db_stmt *st = NULL;
 	int rv = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (name_snaps(db, lustre_job_id, from, to, &now, &n_now, err) < 0 ||
-	    name_snaps(db, lustre_job_id, 0, before - 1, &old, &n_old, err) < 0)
+	if (name_base(db, lustre_job_id, since, &base, &w.n_base, err) < 0)
 		goto out;
-	for (size_t i = 0; i < n_now; i++) {
-		const struct snap *a = &now[i];
-		uint64_t samples = a->samples, sum = a->sum;
-
-		for (size_t j = 0; j < n_old; j++) {
-			if (strcmp(old[j].key, a->key) != 0)
-				continue;
-			if (old[j].samples <= samples && old[j].sum <= sum) {
-				samples -= old[j].samples;
-				sum -= old[j].sum;
-			}
-			break;
-		}
-		out->rows++;
-		add_op(out, a->kind, a->op, samples, sum);
-	}
-	rv = 0;
+	w.base = base;
+	/* the rows of no Slurm job are the NULL range of the job_id index,
+	 * in (target, Lustre id, ts, op) order there */
+	st = db_queryf_stream(db, err,
+			      "SELECT kind, target, lustre_job_id, op, ts,"
+			      " samples, sum_value FROM jobstats_raw"
+			      " FORCE INDEX (jobstats_raw_job)"
+			      " WHERE job_id IS NULL AND lustre_job_id = ?"
+			      " AND ts BETWEEN ? AND ?"
+			      " ORDER BY target, lustre_job_id, ts, op",
+			      "sii", lustre_job_id, since, to);
+	if (st && walk_rows(&w, st, sums_step, out, err) == 0)
+		rv = 0;
 out:
-	free(now);
-	free(old);
+	walk_free(&w);
+	free(base);
+	db_stmt_close(st);
+	if (rv < 0) {
+		memset(out, 0, sizeof(*out));
+		errprefix(err, "reading the job_stats of %s", lustre_job_id);
+	}
 	return rv;
 }
 

@@ -16,14 +16,58 @@
 
 struct db;
 
-/* A job's totals over every target, from the newest snapshot of each
- * (target, Lustre job id, operation). */
+/*
+ * What an operation of a job_stats entry counts as: bytes and requests
+ * read or written (read_bytes, write_bytes; an MDT's are Data-on-MDT
+ * data), metadata requests (an MDT's other operations but read / write /
+ * punch, the same requests' times), or nothing counted (an OST's other
+ * operations).
+ */
+enum jobstats_class {
+	JOBSTATS_UNCOUNTED,
+	JOBSTATS_READ,
+	JOBSTATS_WRITE,
+	JOBSTATS_METADATA,
+};
+enum jobstats_class jobstats_class_of(const char *kind, const char *op);
+
+/*
+ * A job_stats snapshot as an increment.  Lustre keeps an entry's counters
+ * from its first operation on a target until the entry has been idle for
+ * twice the target's job_cleanup_interval (or job_stats is cleared), and
+ * then starts a new entry from zero at the next operation: a job with a
+ * long quiet phase has several entries one after the other on a target.
+ * So each snapshot of a (target, Lustre job id, operation) counts its
+ * value less the previous snapshot's, and whole when it is the first or
+ * when its samples or its sum is below the previous one's (a new entry).
+ * A new entry that outgrew the old one between two snapshots is counted
+ * as an increase: short by the old entry's value, which is the smaller.
+ * The newest snapshot alone would count only the last entry.
+ */
+struct jobstats_step {
+	const char *kind, *target, *lustre_job_id, *op;
+	int64_t ts;
+	enum jobstats_class cls;
+	uint64_t samples, sum; /* the increments */
+	bool new_target;       /* the first snapshot of this target */
+};
+typedef int (*jobstats_step_fn)(void *arg, const struct jobstats_step *s);
+
+/*
+ * Calls fn for every snapshot of job_id taken in [from, to], in the order
+ * of the jobstats_raw_job index (target, Lustre id, ts, op), read as they
+ * arrive (a day-long job has hundreds of thousands).  fn returns 0, or -1
+ * with errno to stop the walk.  0, or -1 with err.
+ */
+int jobstats_job_walk(struct db *db, uint64_t job_id, int64_t from, int64_t to,
+		      jobstats_step_fn fn, void *arg, fwd_error_t *err);
+
+/* A job's totals over every target: the sums of its increments. */
 struct jobstats_sums {
 	uint64_t read_bytes, write_bytes;
 	uint64_t read_ops, write_ops; /* samples of read_bytes/write_bytes */
 	uint64_t md_ops;	      /* samples of every MDT operation */
-	uint64_t rows;		      /* (target, id, operation) snapshots used;
-				       * 0: no statistics */
+	uint64_t rows;		      /* snapshots summed; 0: no statistics */
 };
 
 /* What the forwarders' own samples say about an interval. */
@@ -50,24 +94,23 @@ int jobstats_job_ids(struct db *db, uint64_t **ids, size_t *n,
  * The totals of job_id (all 0 when it has no rows) from the snapshots
  * taken in [from, to] (seconds): the job's run time plus a grace, so the
  * statistics of an older job with the same id (ids are reused) are not
- * counted.  An MDT's read_bytes / write_bytes (Data-on-MDT) count as
- * data, its other operations but read / write / punch as metadata.
+ * counted.  The increments of jobstats_job_walk(), classified by
+ * jobstats_class_of().
  */
 int jobstats_job_sums(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		      struct jobstats_sums *out, fwd_error_t *err);
 
 /*
  * The totals of the job_stats rows of Lustre id `lustre_job_id` that name
- * no Slurm job (ids like dd.500, jobstats_proc_id()), from the snapshots
- * taken in [from, to], less what the same (target, id, operation) held
- * in its newest snapshot before `before`: Lustre keeps an id's counters
- * until it has been idle for job_cleanup_interval, so an earlier run of
- * the same program by the same user may have left counts (a counter
- * below that is a new entry: taken whole).
+ * no Slurm job (ids like dd.500, jobstats_proc_id()): the increments of
+ * its snapshots taken in [since, to], each (target, operation) counted
+ * from its newest snapshot before `since` (Lustre keeps an id's counters
+ * until it has been idle, so an earlier run of the same program by the
+ * same user may have left counts; a counter below that is a new entry:
+ * taken whole).
  */
-int jobstats_name_sums(struct db *db, const char *lustre_job_id, int64_t from,
-		       int64_t to, int64_t before, struct jobstats_sums *out,
-		       fwd_error_t *err);
+int jobstats_name_sums(struct db *db, const char *lustre_job_id, int64_t since,
+		       int64_t to, struct jobstats_sums *out, fwd_error_t *err);
 
 /*
  * The times of the forwarder samples and of the job_stats snapshots

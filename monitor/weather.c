@@ -15,6 +15,7 @@
 #include "common/array.h"
 #include "db/db.h"
 #include "monitor/ingest_rollup.h"
+#include "monitor/jobstats.h"
 #include "monitor/weather.h"
 
 /* names per statement: the IN list's placeholders */
@@ -338,37 +339,55 @@ fail:
 	return errprefix(err, "reading the rollups");
 }
 
-/* The classification of jobstats_job_sums() (monitor/jobstats.c). */
-static void add_op(struct weather_jobstats *w, const char *kind, const char *op,
-		   uint64_t samples, uint64_t sum)
+static void add_step(struct weather_jobstats *w, const struct jobstats_step *s)
 {
-	if (!strcmp(op, "read_bytes")) {
-		w->read_ops += samples;
-		w->read_bytes += sum;
-	} else if (!strcmp(op, "write_bytes")) {
-		w->write_ops += samples;
-		w->write_bytes += sum;
-	} else if (!strcmp(kind, "mdt") && strcmp(op, "read") != 0 &&
-		   strcmp(op, "write") != 0 && strcmp(op, "punch") != 0) {
-		w->md_ops += samples;
+	switch (s->cls) {
+	case JOBSTATS_READ:
+		w->read_ops += s->samples;
+		w->read_bytes += s->sum;
+		break;
+	case JOBSTATS_WRITE:
+		w->write_ops += s->samples;
+		w->write_bytes += s->sum;
+		break;
+	case JOBSTATS_METADATA:
+		w->md_ops += s->samples;
+		break;
+	case JOBSTATS_UNCOUNTED:
+		break;
 	}
 }
 
-/* The previous snapshot of each operation of the current (target, Lustre
- * job id): a handful of operations. */
-struct prev_op {
-	char op[33];
-	uint64_t samples, sum;
+struct jobstats_fill {
+	int64_t t0, bucket;
+	size_t nb;
+	struct weather_jobstats *buckets;
+	struct weather_jobstats *targets;
+	size_t n_targets, cap;
 };
 
-/* Copies s into *key, grown as needed. */
-static int set_key(char **key, size_t *cap, const char *s)
+static int fill_step(void *arg, const struct jobstats_step *s)
 {
-	size_t len = strlen(s) + 1;
+	struct jobstats_fill *f = arg;
 
-	if (FWD_GROW(*key, *cap, len, 64) < 0)
-		return -1;
-	memcpy(*key, s, len);
+	if (f->nb) {
+		size_t b = s->ts < f->t0
+				   ? 0
+				   : (size_t)((s->ts - f->t0) / f->bucket);
+
+		add_step(&f->buckets[b < f->nb ? b : f->nb - 1], s);
+	}
+	if (s->new_target) {
+		struct weather_jobstats *t;
+
+		if (FWD_GROW(f->targets, f->cap, f->n_targets + 1, 16) < 0)
+			return -1;
+		t = &f->targets[f->n_targets++];
+		memset(t, 0, sizeof(*t));
+		snprintf(t->kind, sizeof(t->kind), "%s", s->kind);
+		snprintf(t->target, sizeof(t->target), "%s", s->target);
+	}
+	add_step(&f->targets[f->n_targets - 1], s);
 	return 0;
 }
 
@@ -378,103 +397,22 @@ int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		     struct weather_jobstats **targets, size_t *n_targets,
 		     fwd_error_t *err)
 {
-	struct db_stmt *st;
-	size_t cap = 0, n_prev = 0, prev_cap = 0;
-	struct prev_op *prev = NULL;
-	/* the current (target, Lustre job id): the rows come grouped by
-	 * it, so a row is compared with it, and it is copied only when it
-	 * changes */
-	char *g_target = NULL, *g_lid = NULL;
-	size_t g_target_cap = 0, g_lid_cap = 0;
-	int r, rv = -1;
+	struct jobstats_fill f = {
+		.t0 = t0,
+		.bucket = bucket,
+		.nb = nb,
+		.buckets = buckets,
+	};
 
 	*targets = NULL;
 	*n_targets = 0;
-	/* the job_id index holds the primary key (target, Lustre id, ts,
-	 * op) after the job id: its order is the one wanted, without a
-	 * sort; left to itself the optimizer walks the whole primary key
-	 * for that order instead.  Its rows (a snapshot of each operation
-	 * on each target, a minute apart or closer: hundreds of thousands
-	 * for a day-long job) are read as they arrive, not buffered. */
-	st = db_queryf_stream(db, err,
-			      "SELECT kind, target, lustre_job_id, op, ts,"
-			      " samples, sum_value FROM jobstats_raw"
-			      " FORCE INDEX (jobstats_raw_job)"
-			      " WHERE job_id = ? AND ts BETWEEN ? AND ?"
-			      " ORDER BY target, lustre_job_id, ts, op",
-			      "uii", job_id, from, to);
-	if (!st)
-		goto fail;
-	while ((r = db_fetch(st, err)) > 0) {
-		const char *kind = db_col_text(st, 0),
-			   *target = db_col_text(st, 1),
-			   *lid = db_col_text(st, 2), *op = db_col_text(st, 3);
-		int64_t ts = db_col_int64(st, 4);
-		uint64_t s = db_col_uint64(st, 5), v = db_col_uint64(st, 6);
-		uint64_t ds = s, dv = v; /* first snapshot, or a new entry */
-		struct prev_op *p = NULL;
-		struct weather_jobstats *tt;
-		bool new_target;
-		size_t b;
-
-		if (!kind || !target || !lid || !op)
-			continue;
-		new_target = !g_target || strcmp(g_target, target);
-		if (new_target || strcmp(g_lid, lid)) {
-			if ((new_target &&
-			     set_key(&g_target, &g_target_cap, target) < 0) ||
-			    set_key(&g_lid, &g_lid_cap, lid) < 0)
-				goto oom;
-			n_prev = 0;
-		}
-		for (size_t i = 0; i < n_prev && !p; i++)
-			if (!strcmp(prev[i].op, op))
-				p = &prev[i];
-		if (p && s >= p->samples && v >= p->sum) {
-			ds = s - p->samples;
-			dv = v - p->sum;
-		}
-		if (!p) {
-			if (FWD_GROW(prev, prev_cap, n_prev + 1, 16) < 0)
-				goto oom;
-			p = &prev[n_prev++];
-			snprintf(p->op, sizeof(p->op), "%s", op);
-		}
-		p->samples = s;
-		p->sum = v;
-		b = ts < t0 ? 0 : (size_t)((ts - t0) / bucket);
-		if (b >= nb)
-			b = nb - 1;
-		if (nb)
-			add_op(&buckets[b], kind, op, ds, dv);
-		if (new_target) {
-			if (FWD_GROW(*targets, cap, *n_targets + 1, 16) < 0)
-				goto oom;
-			tt = &(*targets)[(*n_targets)++];
-			memset(tt, 0, sizeof(*tt));
-			snprintf(tt->kind, sizeof(tt->kind), "%s", kind);
-			snprintf(tt->target, sizeof(tt->target), "%s", target);
-		}
-		add_op(&(*targets)[*n_targets - 1], kind, op, ds, dv);
+	if (jobstats_job_walk(db, job_id, from, to, fill_step, &f, err) < 0) {
+		free(f.targets);
+		return -1;
 	}
-	if (r < 0)
-		goto fail;
-	rv = 0;
-	goto out;
-oom:
-	errprintf(err, "%s", strerror(errno));
-fail:
-	free(*targets);
-	*targets = NULL;
-	*n_targets = 0;
-	errprefix(err, "reading the job_stats of job %llu",
-		  (unsigned long long)job_id);
-out:
-	free(prev);
-	free(g_target);
-	free(g_lid);
-	db_stmt_close(st);
-	return rv;
+	*targets = f.targets;
+	*n_targets = f.n_targets;
+	return 0;
 }
 
 int weather_episodes(struct db *db, int64_t from, int64_t to,

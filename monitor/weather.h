@@ -45,17 +45,13 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 		  struct weather_cell **out, size_t *n, fwd_error_t *err);
 
 /*
- * A job's Lustre job_stats as increments: for every snapshot at ts of a
- * (target, Lustre job id, operation) in [from, to], its value less the
- * previous snapshot's (the first snapshot counts whole: Lustre counts
- * from the job's first operation there; a value below the previous is a
- * new entry and counts whole), with the classification of
- * jobstats_job_sums().  The increments are added into buckets[0..nb) of
- * `bucket` seconds from t0 (a snapshot before t0 into the first, after
- * the last into the last; the caller zeroes them), and into one total per
- * target (*targets, malloc'd, in target order): the increments of a
- * target add up to its totals.  The rows are read in the order of the
- * job_id index (job, target, Lustre id, ts, op): no sort.
+ * A job's Lustre job_stats in [from, to] as the increments of
+ * jobstats_job_walk() (monitor/jobstats.h), classified as there.  They
+ * are added into buckets[0..nb) of `bucket` seconds from t0 (a snapshot
+ * before t0 into the first, after the last into the last; the caller
+ * zeroes them), and into one total per target (*targets, malloc'd, in
+ * target order): the increments of a target add up to its totals, and
+ * all of them to jobstats_job_sums().
  */
 struct weather_jobstats {
 	char kind[4]; /* "ost" or "mdt" (totals only) */

@@ -224,6 +224,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/db_ingest.sh tests/integration/db_galera.sh \
 	tests/integration/ingest_lustre.sh tests/integration/history_loop.sh \
 	tests/integration/ingest_rollups.sh tests/integration/history_procname.sh \
+	tests/integration/jobstats_resets.sh \
 	tests/integration/health_scan.sh tests/integration/health_admin.sh \
 	tests/integration/health_job.sh tests/integration/health_ingest.sh \
 	tests/integration/profile_db.sh tests/integration/ctl_failopen.sh \
