@@ -731,31 +731,48 @@ int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 			      struct ledger_row **rows, size_t *n,
 			      fwd_error_t *err)
 {
+	static const char held[] =
+		"SELECT " ROW_COLUMNS ", id FROM allocations"
+		" WHERE released_at IS NULL AND acquired_at < ?";
+	static const char released[] =
+		" UNION ALL SELECT " ROW_COLUMNS ", id FROM allocations"
+		" WHERE held_class = ? AND acquired_at >= ? AND acquired_at < ?"
+		" AND released_at >= ?";
+	static const char order[] = " ORDER BY job_id, id";
+	unsigned char cls[DB_DURATION_CLASSES];
 	struct db_stmt *st = NULL;
-	int64_t lowest;
+	size_t n_cls = 0, len;
+	unsigned int i = 0;
+	char *sql = NULL;
 	int rv = -1;
 
 	*rows = NULL;
 	*n = 0;
-	/* the rows held now (allocations_ledger), and the released ones
-	 * acquired in [from - the longest hold released, to)
-	 * (allocations_acquired): a row released at from or later and
-	 * acquired earlier than that would have been held longer */
-	if (db_overlap_floor(db, "allocations", "held_for", from, &lowest,
-			     err) < 0)
+	/* the rows held now (allocations_ledger), and the released ones of
+	 * each duration class acquired within that class's longest hold
+	 * before from (allocations_held_class): a row released at from or
+	 * later and acquired earlier would have been held longer */
+	if (db_duration_classes(db, "allocations", "held_class", cls, &n_cls,
+				err) < 0)
 		goto out;
-	st = db_prepare(db,
-			"SELECT " ROW_COLUMNS ", id FROM allocations"
-			" WHERE released_at IS NULL AND acquired_at < ?"
-			" UNION ALL SELECT " ROW_COLUMNS ", id FROM allocations"
-			" WHERE acquired_at >= ? AND acquired_at < ?"
-			" AND released_at >= ? ORDER BY job_id, id",
-			err);
+	len = sizeof(held) + n_cls * (sizeof(released) - 1) + sizeof(order);
+	if (!(sql = malloc(len))) {
+		errprintf(err, "%s", strerror(errno));
+		goto out;
+	}
+	strcpy(sql, held);
+	for (size_t k = 0; k < n_cls; k++)
+		strcat(sql, released);
+	strcat(sql, order);
+	st = db_prepare(db, sql, err);
 	if (st) {
-		db_bind_int64(st, 0, to);
-		db_bind_int64(st, 1, lowest);
-		db_bind_int64(st, 2, to);
-		db_bind_int64(st, 3, from);
+		db_bind_int64(st, i++, to);
+		for (size_t k = 0; k < n_cls; k++) {
+			db_bind_int64(st, i++, cls[k]);
+			db_bind_int64(st, i++, db_duration_floor(from, cls[k]));
+			db_bind_int64(st, i++, to);
+			db_bind_int64(st, i++, from);
+		}
 		if (read_rows(st, rows, n, err) == 0)
 			rv = 0;
 	}
@@ -767,6 +784,7 @@ out:
 		*rows = NULL;
 		*n = 0;
 	}
+	free(sql);
 	db_stmt_close(st);
 	return rv;
 }

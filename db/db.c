@@ -1587,25 +1587,49 @@ static bool ident_ok(const char *s)
 	return true;
 }
 
-int db_overlap_floor(struct db *db, const char *table, const char *length,
-		     int64_t from, int64_t *lowest, fwd_error_t *err)
+int db_duration_classes(struct db *db, const char *table, const char *column,
+			unsigned char *classes, size_t *n, fwd_error_t *err)
 {
-	int64_t longest = 0;
+	struct db_stmt *st;
 	char sql[200];
+	int r;
 
-	if (!ident_ok(table) || !ident_ok(length)) {
+	*n = 0;
+	if (!ident_ok(table) || !ident_ok(column)) {
 		errno = EINVAL;
 		return errprintf(err, "bad table or column name '%s.%s'",
 				 table ? table : "(null)",
-				 length ? length : "(null)");
+				 column ? column : "(null)");
 	}
-	snprintf(sql, sizeof(sql),
-		 "SELECT GREATEST(COALESCE(MAX(%s), 0), 0) FROM %s", length,
-		 table);
-	if (db_query_int64(db, err, &longest, sql, "") < 0)
+	/* a loose scan of the (class, start) index: no WHERE (IS NOT NULL
+	 * makes it a scan of the whole index), the open periods' NULL
+	 * skipped here */
+	snprintf(sql, sizeof(sql), "SELECT DISTINCT %s FROM %s", column, table);
+	if (!(st = db_queryf(db, err, sql, "")))
 		return -1;
-	*lowest = from < INT64_MIN + longest ? INT64_MIN : from - longest;
-	return 0;
+	while ((r = db_fetch(st, err)) > 0) {
+		int64_t k = db_col_int64(st, 0);
+
+		if (db_col_null(st, 0))
+			continue;
+		if (k < 0 || k >= DB_DURATION_CLASSES) {
+			db_stmt_close(st);
+			errno = ERANGE;
+			return errprintf(err, "%s.%s: duration class %lld",
+					 table, column, (long long)k);
+		}
+		classes[(*n)++] = (unsigned char)k;
+	}
+	db_stmt_close(st);
+	return r < 0 ? -1 : 0;
+}
+
+int64_t db_duration_floor(int64_t from, unsigned int k)
+{
+	/* 60 * 2^57 is the last span an int64_t holds */
+	int64_t span = k <= 57 ? (int64_t)60 << k : INT64_MAX;
+
+	return from < INT64_MIN + span ? INT64_MIN : from - span;
 }
 
 int db_prune_before(struct db *db, struct db_pruned *p, const char *column,

@@ -380,17 +380,28 @@ struct db_pruned {
 };
 
 /*
- * db_overlap_floor: for a table of periods, each a start column and a
- * length column (the generated end - start, indexed), the earliest start
- * a period that still ran at `from` can have: from minus the longest
- * length stored (0 when there is none), clamped at INT64_MIN.  The
- * periods overlapping [from, to) are then the open ones and those that
- * started in [*lowest, to): two index ranges, not a scan of everything
- * that ended after from.  For the owner of the table, which names it
- * (identifiers must be [a-z_] only).  0, or -1 with err.
+ * Duration classes (schema version 14).  A table of periods keeps, for
+ * each ended period, the class of its length in a generated column
+ * (DB_DURATION_CLASS(length)): 0 up to a minute, k for (2^(k-1), 2^k]
+ * minutes, NULL while open.  Its index (class, start) gives the ended
+ * periods that overlap [from, to) as one range per class present: those
+ * of class k that started in [db_duration_floor(from, k), to), from less
+ * 60 * 2^k seconds, and ended after from.  A read examines the periods of
+ * each length that started around the range, not all that started since
+ * the longest period ever stored began.
+ *
+ * db_duration_classes() fills classes[0..*n) with the classes present in
+ * table.column: a loose scan of the index, one entry a class.
+ * For the owner of the table, which names it (identifiers must be [a-z_]
+ * only).  0, or -1 with err.
  */
-int db_overlap_floor(struct db *db, const char *table, const char *length,
-		     int64_t from, int64_t *lowest, fwd_error_t *err);
+#define DB_DURATION_CLASS(len)                                           \
+	"(CASE WHEN " len " IS NULL THEN NULL WHEN " len " <= 60 THEN 0" \
+	" ELSE LENGTH(BIN((" len " + 59) DIV 60 - 1)) END)"
+#define DB_DURATION_CLASSES 64
+int db_duration_classes(struct db *db, const char *table, const char *column,
+			unsigned char *classes, size_t *n, fwd_error_t *err);
+int64_t db_duration_floor(int64_t from, unsigned int k);
 
 /*
  * Retention: delete the rows of p->table whose `column` (epoch seconds,

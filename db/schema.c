@@ -554,6 +554,26 @@ static const char *const v13_stmts[] = {
 	" ADD INDEX IF NOT EXISTS health_history_open (end_at)",
 };
 
+/* Version 14: duration classes (db/db.h, DB_DURATION_CLASS): the ended
+ * allocations and health periods overlapping a range are one range of the
+ * (class, start) index per class, whatever the longest period; version
+ * 13's length indexes (which gave that longest period) are dropped, and
+ * allocations_acquired with them (allocations_held_class starts with the
+ * class). */
+static const char *const v14_stmts[] = {
+	"ALTER TABLE allocations ADD COLUMN IF NOT EXISTS held_class"
+	" TINYINT UNSIGNED AS " DB_DURATION_CLASS("held_for") " PERSISTENT,"
+	" ADD INDEX IF NOT EXISTS allocations_held_class"
+	" (held_class, acquired_at),"
+	" DROP INDEX IF EXISTS allocations_held_for,"
+	" DROP INDEX IF EXISTS allocations_acquired",
+	"ALTER TABLE health_history ADD COLUMN IF NOT EXISTS lasted_class"
+	" TINYINT UNSIGNED AS " DB_DURATION_CLASS("lasted") " PERSISTENT,"
+	" ADD INDEX IF NOT EXISTS health_history_lasted_class"
+	" (lasted_class, start_at),"
+	" DROP INDEX IF EXISTS health_history_lasted",
+};
+
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 	{ 2, "node_allocations view for the node account",
@@ -583,6 +603,9 @@ static const struct schema_migration migrations[] = {
 	{ 13, "allocations.held_for, health_history.lasted; start and"
 	  " length indexes",
 	  v13_stmts, N_ELEM(v13_stmts) },
+	{ 14, "duration classes: allocations.held_class,"
+	  " health_history.lasted_class and their (class, start) indexes",
+	  v14_stmts, N_ELEM(v14_stmts) },
 };
 /* clang-format on */
 

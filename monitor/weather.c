@@ -419,33 +419,54 @@ int weather_episodes(struct db *db, int64_t from, int64_t to,
 		     char *const *names, size_t n_names,
 		     struct weather_episode **out, size_t *n, fwd_error_t *err)
 {
+	static const char open_sql[] =
+		"SELECT kind, name, state, source, start_at, end_at,"
+		" reason FROM health_history"
+		" WHERE end_at IS NULL AND start_at < ? AND state <> 'ok'";
+	static const char ended_sql[] =
+		" UNION ALL SELECT kind, name, state, source, start_at,"
+		" end_at, reason FROM health_history"
+		" WHERE lasted_class = ? AND start_at >= ? AND start_at < ?"
+		" AND end_at > ? AND state <> 'ok'";
+	static const char order[] = " ORDER BY start_at, kind, name";
+	unsigned char cls[DB_DURATION_CLASSES];
 	struct db_stmt *st = NULL;
-	int64_t lowest;
-	size_t cap = 0;
+	size_t n_cls = 0, cap = 0, len;
+	unsigned int b = 0;
+	char *sql = NULL;
 	int r, rv = -1;
 
 	*out = NULL;
 	*n = 0;
 	/* the periods still open (health_history_open), and the ended ones
-	 * that started in [from - the longest period ended, to)
-	 * (health_history_start): one that ended after from and started
-	 * earlier than that would have lasted longer (schema version 13).
-	 * A period per state change: the name filter is applied here rather
+	 * of each duration class that started within that class's longest
+	 * period before from (health_history_lasted_class): one that ended
+	 * after from and started earlier would have lasted longer.  A
+	 * period per state change: the name filter is applied here rather
 	 * than in an IN list */
-	if (db_overlap_floor(db, "health_history", "lasted", from, &lowest,
-			     err) < 0)
+	if (db_duration_classes(db, "health_history", "lasted_class", cls,
+				&n_cls, err) < 0)
 		goto fail;
-	st = db_queryf(
-		db, err,
-		"SELECT kind, name, state, source, start_at, end_at,"
-		" reason FROM health_history"
-		" WHERE end_at IS NULL AND start_at < ? AND state <> 'ok'"
-		" UNION ALL SELECT kind, name, state, source, start_at,"
-		" end_at, reason FROM health_history"
-		" WHERE start_at >= ? AND start_at < ? AND end_at > ?"
-		" AND state <> 'ok' ORDER BY start_at, kind, name",
-		"iiii", to, lowest, to, from);
-	if (!st)
+	len = sizeof(open_sql) + n_cls * (sizeof(ended_sql) - 1) +
+	      sizeof(order);
+	if (!(sql = malloc(len))) {
+		errprintf(err, "%s", strerror(errno));
+		goto fail;
+	}
+	strcpy(sql, open_sql);
+	for (size_t k = 0; k < n_cls; k++)
+		strcat(sql, ended_sql);
+	strcat(sql, order);
+	if (!(st = db_prepare(db, sql, err)))
+		goto fail;
+	db_bind_int64(st, b++, to);
+	for (size_t k = 0; k < n_cls; k++) {
+		db_bind_int64(st, b++, cls[k]);
+		db_bind_int64(st, b++, db_duration_floor(from, cls[k]));
+		db_bind_int64(st, b++, to);
+		db_bind_int64(st, b++, from);
+	}
+	if (db_exec(st, err) < 0)
 		goto fail;
 	while ((r = db_fetch(st, err)) > 0) {
 		struct weather_episode *e;
@@ -480,6 +501,7 @@ fail:
 	*n = 0;
 	errprefix(err, "reading the health history");
 out:
+	free(sql);
 	db_stmt_close(st);
 	return rv;
 }

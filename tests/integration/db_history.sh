@@ -232,6 +232,20 @@ check_eq "with a 10-day hold released in the hour: still what a plain scan finds
 check_eq "the 10-day hold among them" "1202 3100001" \
 	"$(printf '%s\n' "$want" | awk '{ v[NR] = $0 } END { print NR, v[1201] }')"
 q "DELETE FROM allocations WHERE job_id IN (3100001, 3100002)"
+# A hold of 30 days released before the first of the million (a row that
+# reconcile released late, say) is no reason to read the month before
+# every range: the reads go by duration class.
+q "INSERT INTO allocations (job_id, forwarder, nodes, node_count, action,
+	acquired_at, released_at, release_reason) VALUES (3100003, 'fwd5',
+	'c[1-4]', 4, 'scale', $((old - 30 * day)), $old, 'epilog')"
+q "TRUNCATE mysql.slow_log"
+q "SET GLOBAL slow_query_log = 1"
+fw report machine --since $mid --until $((mid + 3600)) --json
+q "SET GLOBAL slow_query_log = 0"
+check_eq "beside a 30-day hold released before: what a plain scan finds" \
+	"$(held_in)" "$(printf '%s' "$out" | jq -r '.allocations[].job_id')"
+reads_bounded allocations 'allocations beside a 30-day hold'
+q "DELETE FROM allocations WHERE job_id = 3100003"
 # The health episodes of an hour 58 days after the first of 100,000
 # (83,000 before it): the 61 seeded ones that overlap it, one open since 30
 # days and, once added, one that lasted 10 days and ended in it.
@@ -258,6 +272,17 @@ check_eq "with a 10-day period ended in the hour: 63, as a plain scan counts" \
 	"63 63 ten days" "$(episodes_in) $(printf '%s' "$out" |
 	jq -r '"\(.health | length) \([.health[] | select(.name == "fwd6")][0].reason)"')"
 q "DELETE FROM health_history WHERE reason IN ('open', 'ten days')"
+q "INSERT INTO health_history (kind, name, state, start_at, end_at, reason)
+	VALUES ('fwd', 'fwd7', 'excluded', $((hmid - 70 * day)),
+	$((hmid - 5 * day)), 'long ago')"
+q "TRUNCATE mysql.slow_log"
+q "SET GLOBAL slow_query_log = 1"
+fw report machine --since $hmid --until $((hmid + 3600)) --json
+q "SET GLOBAL slow_query_log = 0"
+check_eq "beside a 65-day period ended before: 61, as a plain scan counts" \
+	"61 61" "$(episodes_in) $(printf '%s' "$out" | jq '.health | length')"
+reads_bounded health_history 'health periods beside a 65-day one'
+q "DELETE FROM health_history WHERE reason = 'long ago'"
 
 # ---- prune, while prologs run -------------------------------------------------
 # 1000 jobs hold forwarders meanwhile; the prologs below are among them.
