@@ -577,9 +577,27 @@ fail:
 	return -1;
 }
 
+/* The days of rollups a kept store holds (its MDT's quarter hours). */
+static int store_days(struct db *db)
+{
+	fwd_error_t err;
+	int64_t q = 0;
+
+	if (db_query_int64(
+		    db, &err, &q,
+		    "SELECT COUNT(*) FROM rollups_15min WHERE kind = 'mdt'",
+		    "") < 0) {
+		fprintf(stderr, "bench_report: %s\n", err.text);
+		return -1;
+	}
+	return (int)(q / 96);
+}
+
 int main(void)
 {
 	const char *env = getenv("FWDALLOC_BENCH_REPORT_DAYS");
+	const char *store = getenv("FWDALLOC_BENCH_REPORT_STORE");
+	const char *keep = getenv("FWDALLOC_BENCH_REPORT_KEEP");
 	int days = env && *env ? atoi(env) : 14;
 	struct bench_db b;
 	uint64_t rows = 0;
@@ -595,26 +613,45 @@ int main(void)
 		return 1;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	setenv("FWDALLOC_TESTDB_BUFFER_POOL", "2G", 0);
-	bench_db_start(&b);
-	printf("store: %d forwarders, %d OSTs, 1 MDT; %d days of per-minute "
-	       "and quarter-hour rollups (a year would be 365: scaled to what "
-	       "this machine loads in a bench run; the reports read the same "
-	       "rows whatever the days)\n",
-	       N_FWD, N_OST, days);
-	t = fwd_clock_mono();
-	if (load_rollups(b.db, days, &rows) < 0 ||
-	    load_jobstats(b.db, start, &rows) < 0 ||
-	    seed_jobs(b.db, days, start, &rows) < 0)
-		goto out;
-	printf("loaded %llu rows in %.1f s\n", (unsigned long long)rows,
-	       fwd_clock_mono() - t);
+	if (store && *store) {
+		/* a store an earlier run loaded and kept: measured again */
+		bench_db_attach(&b, store);
+		if ((days = store_days(b.db)) < 2) {
+			fprintf(stderr,
+				"bench_report: %s holds no store of this "
+				"bench (%d days of rollups)\n",
+				store, days < 0 ? 0 : days);
+			db_close(b.db);
+			return 1;
+		}
+		printf("store: %s, kept by an earlier run: %d days\n", store,
+		       days);
+	} else {
+		setenv("FWDALLOC_TESTDB_BUFFER_POOL", "2G", 0);
+		bench_db_start(&b);
+		printf("store: %d forwarders, %d OSTs, 1 MDT; %d days of "
+		       "per-minute and quarter-hour rollups (a year would be "
+		       "365: scaled to what this machine loads in a bench "
+		       "run; the reports read the same rows whatever the "
+		       "days)\n",
+		       N_FWD, N_OST, days);
+		t = fwd_clock_mono();
+		if (load_rollups(b.db, days, &rows) < 0 ||
+		    load_jobstats(b.db, start, &rows) < 0 ||
+		    seed_jobs(b.db, days, start, &rows) < 0)
+			goto out;
+		printf("loaded %llu rows in %.1f s\n", (unsigned long long)rows,
+		       fwd_clock_mono() - t);
+	}
 	if (bench_db_settle(b.db, b.dir) < 0)
 		goto out;
 	if (measure(b.db, days, start) < 0)
 		goto out;
 	rv = 0;
 out:
-	bench_db_stop(&b);
+	if ((keep && *keep) || (store && *store))
+		bench_db_keep(&b);
+	else
+		bench_db_stop(&b);
 	return rv;
 }

@@ -41,11 +41,35 @@ int bench_run(char *const argv[], bool quiet)
 	return bench_run_to(argv, quiet ? "/dev/null" : NULL);
 }
 
+/* Connect to b->dir's server as the controller, schema brought up to
+ * date; exits on failure. */
+static void connect_dir(struct bench_db *b, bool stop_on_failure)
+{
+	fwd_error_t err = {{0}};
+
+	snprintf(b->sock, sizeof(b->sock), "%s/mysql.sock", b->dir);
+	snprintf(b->pass, sizeof(b->pass), "%s/db.pass", b->dir);
+	memset(&b->cfg, 0, sizeof(b->cfg));
+	b->cfg.socket = b->sock;
+	b->cfg.name = (char *)"fwdalloc";
+	b->cfg.user = (char *)"fwdalloc";
+	b->cfg.password_file = b->pass;
+	b->cfg.timeout = 600; /* bulk statements, not job launch */
+	b->db = db_connect(&b->cfg, DB_ROLE_CONTROLLER, &err);
+	if (!b->db || db_migrate(b->db, NULL, NULL, &err) < 0) {
+		fprintf(stderr, "bench: %s: %s\n", b->dir, err.text);
+		if (stop_on_failure)
+			bench_db_stop(b);
+		else
+			db_close(b->db);
+		exit(1);
+	}
+}
+
 void bench_db_start(struct bench_db *b)
 {
 	char *argv[] = {(char *)TOP_SRCDIR "/scripts/testdb", (char *)"start",
 			b->dir, NULL};
-	fwd_error_t err = {{0}};
 
 	snprintf(b->dir, sizeof(b->dir), "/tmp/fwd-bench.XXXXXX");
 	if (!mkdtemp(b->dir)) {
@@ -57,20 +81,26 @@ void bench_db_start(struct bench_db *b)
 			b->dir);
 		exit(1);
 	}
-	snprintf(b->sock, sizeof(b->sock), "%s/mysql.sock", b->dir);
-	snprintf(b->pass, sizeof(b->pass), "%s/db.pass", b->dir);
-	memset(&b->cfg, 0, sizeof(b->cfg));
-	b->cfg.socket = b->sock;
-	b->cfg.name = (char *)"fwdalloc";
-	b->cfg.user = (char *)"fwdalloc";
-	b->cfg.password_file = b->pass;
-	b->cfg.timeout = 600; /* bulk statements, not job launch */
-	b->db = db_connect(&b->cfg, DB_ROLE_CONTROLLER, &err);
-	if (!b->db || db_migrate(b->db, NULL, NULL, &err) < 0) {
-		fprintf(stderr, "bench: %s\n", err.text);
-		bench_db_stop(b);
+	connect_dir(b, true);
+}
+
+void bench_db_attach(struct bench_db *b, const char *dir)
+{
+	if ((size_t)snprintf(b->dir, sizeof(b->dir), "%s", dir) >=
+	    sizeof(b->dir)) {
+		fprintf(stderr, "bench: %s: directory name too long\n", dir);
 		exit(1);
 	}
+	connect_dir(b, false);
+}
+
+void bench_db_keep(struct bench_db *b)
+{
+	db_close(b->db);
+	b->db = NULL;
+	printf("store kept: %s (running; scripts/testdb stop %s, then "
+	       "remove it)\n",
+	       b->dir, b->dir);
 }
 
 void bench_db_stop(struct bench_db *b)

@@ -24,8 +24,15 @@ struct bench_db {
 
 /* Start, connect, create the schema.  Exits the program on failure. */
 void bench_db_start(struct bench_db *b);
+/* Connect to the running server of a directory an earlier run kept
+ * (bench_db_keep()) and bring its schema up to date.  Exits the program
+ * on failure. */
+void bench_db_attach(struct bench_db *b, const char *dir);
 /* Disconnect, stop the server, remove the directory. */
 void bench_db_stop(struct bench_db *b);
+/* Disconnect and leave the server running, its directory kept: a store
+ * that took long to load, measured again with bench_db_attach(). */
+void bench_db_keep(struct bench_db *b);
 
 /*
  * Let the server of dbdir (scripts/testdb's directory; db connected to
