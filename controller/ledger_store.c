@@ -741,7 +741,7 @@ int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 	static const char order[] = " ORDER BY job_id, id";
 	unsigned char cls[DB_DURATION_CLASSES];
 	struct db_stmt *st = NULL;
-	size_t n_cls = 0, len;
+	size_t n_cls = 0;
 	unsigned int i = 0;
 	char *sql = NULL;
 	int rv = -1;
@@ -755,24 +755,14 @@ int ledger_store_rows_between(struct db *db, int64_t from, int64_t to,
 	if (db_duration_classes(db, "allocations", "held_class", cls, &n_cls,
 				err) < 0)
 		goto out;
-	len = sizeof(held) + n_cls * (sizeof(released) - 1) + sizeof(order);
-	if (!(sql = malloc(len))) {
+	if (!(sql = db_duration_sql(held, released, order, n_cls))) {
 		errprintf(err, "%s", strerror(errno));
 		goto out;
 	}
-	strcpy(sql, held);
-	for (size_t k = 0; k < n_cls; k++)
-		strcat(sql, released);
-	strcat(sql, order);
 	st = db_prepare(db, sql, err);
 	if (st) {
 		db_bind_int64(st, i++, to);
-		for (size_t k = 0; k < n_cls; k++) {
-			db_bind_int64(st, i++, cls[k]);
-			db_bind_int64(st, i++, db_duration_floor(from, cls[k]));
-			db_bind_int64(st, i++, to);
-			db_bind_int64(st, i++, from);
-		}
+		db_bind_duration_parts(st, &i, cls, n_cls, from, to);
 		if (read_rows(st, rows, n, err) == 0)
 			rv = 0;
 	}

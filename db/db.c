@@ -1632,6 +1632,35 @@ int64_t db_duration_floor(int64_t from, unsigned int k)
 	return from < INT64_MIN + span ? INT64_MIN : from - span;
 }
 
+char *db_duration_sql(const char *head, const char *part, const char *tail,
+		      size_t n_classes)
+{
+	size_t lh = strlen(head), lp = strlen(part), lt = strlen(tail);
+	char *sql = malloc(lh + n_classes * lp + lt + 1), *q = sql;
+
+	if (!sql)
+		return NULL;
+	memcpy(q, head, lh);
+	q += lh;
+	for (size_t k = 0; k < n_classes; k++, q += lp)
+		memcpy(q, part, lp);
+	memcpy(q, tail, lt + 1);
+	return sql;
+}
+
+void db_bind_duration_parts(struct db_stmt *st, unsigned int *idx,
+			    const unsigned char *classes, size_t n_classes,
+			    int64_t from, int64_t to)
+{
+	for (size_t k = 0; k < n_classes; k++) {
+		db_bind_int64(st, (*idx)++, classes[k]);
+		db_bind_int64(st, (*idx)++,
+			      db_duration_floor(from, classes[k]));
+		db_bind_int64(st, (*idx)++, to);
+		db_bind_int64(st, (*idx)++, from);
+	}
+}
+
 int db_prune_before(struct db *db, struct db_pruned *p, const char *column,
 		    bool dry_run, fwd_error_t *err)
 {

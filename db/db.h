@@ -402,6 +402,19 @@ struct db_pruned {
 int db_duration_classes(struct db *db, const char *table, const char *column,
 			unsigned char *classes, size_t *n, fwd_error_t *err);
 int64_t db_duration_floor(int64_t from, unsigned int k);
+/*
+ * The statement of such a read: head (the open periods, its own
+ * placeholders), part once per class (" UNION ALL SELECT ... WHERE
+ * class = ? AND start >= ? AND start < ? AND end ...?", those four
+ * placeholders first, in that order), then tail.  malloc'd; NULL with
+ * errno.  db_bind_duration_parts() binds, from *idx on, each class's
+ * four: the class, db_duration_floor(from, class), to, from.
+ */
+char *db_duration_sql(const char *head, const char *part, const char *tail,
+		      size_t n_classes);
+void db_bind_duration_parts(struct db_stmt *st, unsigned int *idx,
+			    const unsigned char *classes, size_t n_classes,
+			    int64_t from, int64_t to);
 
 /*
  * Retention: delete the rows of p->table whose `column` (epoch seconds,

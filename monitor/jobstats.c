@@ -118,6 +118,13 @@ static struct prev_op *prev_of(struct walk *w, const char *target,
 	return p;
 }
 
+/* The walks' statements: the columns walk_rows() reads, through the
+ * job_id index (job, target, Lustre id, ts, op), in its order. */
+#define WALK_SELECT                                            \
+	"SELECT kind, target, lustre_job_id, op, ts, samples," \
+	" sum_value FROM jobstats_raw FORCE INDEX (jobstats_raw_job)"
+#define WALK_ORDER " ORDER BY target, lustre_job_id, ts, op"
+
 /* Reads st's rows (kind, target, Lustre id, op, ts, samples, sum), in
  * (target, Lustre id, ts, op) order, as increments. */
 static int walk_rows(struct walk *w, struct db_stmt *st, jobstats_step_fn fn,
@@ -186,11 +193,8 @@ int jobstats_job_walk(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 	 * sort; left to itself the optimizer walks the whole primary key
 	 * for that order instead */
 	st = db_queryf_stream(db, err,
-			      "SELECT kind, target, lustre_job_id, op, ts,"
-			      " samples, sum_value FROM jobstats_raw"
-			      " FORCE INDEX (jobstats_raw_job)"
-			      " WHERE job_id = ? AND ts BETWEEN ? AND ?"
-			      " ORDER BY target, lustre_job_id, ts, op",
+			      WALK_SELECT " WHERE job_id = ?"
+					  " AND ts BETWEEN ? AND ?" WALK_ORDER,
 			      "uii", job_id, from, to);
 	if (st && walk_rows(&w, st, fn, arg, err) == 0)
 		rv = 0;
@@ -202,7 +206,7 @@ int jobstats_job_walk(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 	return rv;
 }
 
-static void sums_add(struct jobstats_sums *out, const struct jobstats_step *s)
+void jobstats_sums_add(struct jobstats_sums *out, const struct jobstats_step *s)
 {
 	out->rows++;
 	switch (s->cls) {
@@ -224,7 +228,7 @@ static void sums_add(struct jobstats_sums *out, const struct jobstats_step *s)
 
 static int sums_step(void *arg, const struct jobstats_step *s)
 {
-	sums_add(arg, s);
+	jobstats_sums_add(arg, s);
 	return 0;
 }
 
@@ -346,12 +350,9 @@ int jobstats_name_sums(struct db *db, const char *lustre_job_id, int64_t since,
 	/* the rows of no Slurm job are the NULL range of the job_id index,
 	 * in (target, Lustre id, ts, op) order there */
 	st = db_queryf_stream(db, err,
-			      "SELECT kind, target, lustre_job_id, op, ts,"
-			      " samples, sum_value FROM jobstats_raw"
-			      " FORCE INDEX (jobstats_raw_job)"
-			      " WHERE job_id IS NULL AND lustre_job_id = ?"
-			      " AND ts BETWEEN ? AND ?"
-			      " ORDER BY target, lustre_job_id, ts, op",
+			      WALK_SELECT " WHERE job_id IS NULL"
+					  " AND lustre_job_id = ?"
+					  " AND ts BETWEEN ? AND ?" WALK_ORDER,
 			      "sii", lustre_job_id, since, to);
 	if (st && walk_rows(&w, st, sums_step, out, err) == 0)
 		rv = 0;

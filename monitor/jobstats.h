@@ -62,13 +62,15 @@ typedef int (*jobstats_step_fn)(void *arg, const struct jobstats_step *s);
 int jobstats_job_walk(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		      jobstats_step_fn fn, void *arg, fwd_error_t *err);
 
-/* A job's totals over every target: the sums of its increments. */
+/* Totals over snapshots: the sums of their increments, by class. */
 struct jobstats_sums {
 	uint64_t read_bytes, write_bytes;
 	uint64_t read_ops, write_ops; /* samples of read_bytes/write_bytes */
 	uint64_t md_ops;	      /* samples of every MDT operation */
 	uint64_t rows;		      /* snapshots summed; 0: no statistics */
 };
+void jobstats_sums_add(struct jobstats_sums *out,
+		       const struct jobstats_step *s);
 
 /* What the forwarders' own samples say about an interval. */
 struct fwd_samples_sums {

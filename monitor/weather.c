@@ -15,7 +15,6 @@
 #include "common/array.h"
 #include "db/db.h"
 #include "monitor/ingest_rollup.h"
-#include "monitor/jobstats.h"
 #include "monitor/weather.h"
 
 /* names per statement: the IN list's placeholders */
@@ -339,25 +338,6 @@ fail:
 	return errprefix(err, "reading the rollups");
 }
 
-static void add_step(struct weather_jobstats *w, const struct jobstats_step *s)
-{
-	switch (s->cls) {
-	case JOBSTATS_READ:
-		w->read_ops += s->samples;
-		w->read_bytes += s->sum;
-		break;
-	case JOBSTATS_WRITE:
-		w->write_ops += s->samples;
-		w->write_bytes += s->sum;
-		break;
-	case JOBSTATS_METADATA:
-		w->md_ops += s->samples;
-		break;
-	case JOBSTATS_UNCOUNTED:
-		break;
-	}
-}
-
 struct jobstats_fill {
 	int64_t t0, bucket;
 	size_t nb;
@@ -375,7 +355,7 @@ static int fill_step(void *arg, const struct jobstats_step *s)
 				   ? 0
 				   : (size_t)((s->ts - f->t0) / f->bucket);
 
-		add_step(&f->buckets[b < f->nb ? b : f->nb - 1], s);
+		jobstats_sums_add(&f->buckets[b < f->nb ? b : f->nb - 1].io, s);
 	}
 	if (s->new_target) {
 		struct weather_jobstats *t;
@@ -387,7 +367,7 @@ static int fill_step(void *arg, const struct jobstats_step *s)
 		snprintf(t->kind, sizeof(t->kind), "%s", s->kind);
 		snprintf(t->target, sizeof(t->target), "%s", s->target);
 	}
-	add_step(&f->targets[f->n_targets - 1], s);
+	jobstats_sums_add(&f->targets[f->n_targets - 1].io, s);
 	return 0;
 }
 
@@ -431,7 +411,7 @@ int weather_episodes(struct db *db, int64_t from, int64_t to,
 	static const char order[] = " ORDER BY start_at, kind, name";
 	unsigned char cls[DB_DURATION_CLASSES];
 	struct db_stmt *st = NULL;
-	size_t n_cls = 0, cap = 0, len;
+	size_t n_cls = 0, cap = 0;
 	unsigned int b = 0;
 	char *sql = NULL;
 	int r, rv = -1;
@@ -447,25 +427,14 @@ int weather_episodes(struct db *db, int64_t from, int64_t to,
 	if (db_duration_classes(db, "health_history", "lasted_class", cls,
 				&n_cls, err) < 0)
 		goto fail;
-	len = sizeof(open_sql) + n_cls * (sizeof(ended_sql) - 1) +
-	      sizeof(order);
-	if (!(sql = malloc(len))) {
+	if (!(sql = db_duration_sql(open_sql, ended_sql, order, n_cls))) {
 		errprintf(err, "%s", strerror(errno));
 		goto fail;
 	}
-	strcpy(sql, open_sql);
-	for (size_t k = 0; k < n_cls; k++)
-		strcat(sql, ended_sql);
-	strcat(sql, order);
 	if (!(st = db_prepare(db, sql, err)))
 		goto fail;
 	db_bind_int64(st, b++, to);
-	for (size_t k = 0; k < n_cls; k++) {
-		db_bind_int64(st, b++, cls[k]);
-		db_bind_int64(st, b++, db_duration_floor(from, cls[k]));
-		db_bind_int64(st, b++, to);
-		db_bind_int64(st, b++, from);
-	}
+	db_bind_duration_parts(st, &b, cls, n_cls, from, to);
 	if (db_exec(st, err) < 0)
 		goto fail;
 	while ((r = db_fetch(st, err)) > 0) {

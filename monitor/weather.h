@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "monitor/jobstats.h"
 
 struct db;
 
@@ -56,7 +57,7 @@ int weather_cells(struct db *db, const char *kind, char *const *names,
 struct weather_jobstats {
 	char kind[4]; /* "ost" or "mdt" (totals only) */
 	char target[129];
-	uint64_t read_bytes, write_bytes, read_ops, write_ops, md_ops;
+	struct jobstats_sums io;
 };
 int weather_jobstats(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		     int64_t t0, int64_t bucket, size_t nb,

@@ -569,17 +569,17 @@ int report_job_doc(struct db *db, uint64_t job_id, json_t **out,
 	if (series_alloc(&s, a.n) < 0)
 		goto oom;
 	for (size_t b = 0; b < a.n; b++) {
-		s.rb[b] = jb[b].read_bytes;
-		s.wb[b] = jb[b].write_bytes;
-		s.ops[b] = jb[b].read_ops + jb[b].write_ops;
-		s.md[b] = jb[b].md_ops;
+		s.rb[b] = jb[b].io.read_bytes;
+		s.wb[b] = jb[b].io.write_bytes;
+		s.ops[b] = jb[b].io.read_ops + jb[b].io.write_ops;
+		s.md[b] = jb[b].io.md_ops;
 	}
 	for (size_t i = 0; i < n_js; i++) {
-		tot_r += js[i].read_bytes;
-		tot_w += js[i].write_bytes;
-		tot_rop += js[i].read_ops;
-		tot_wop += js[i].write_ops;
-		tot_md += js[i].md_ops;
+		tot_r += js[i].io.read_bytes;
+		tot_w += js[i].io.write_bytes;
+		tot_rop += js[i].io.read_ops;
+		tot_wop += js[i].io.write_ops;
+		tot_md += js[i].io.md_ops;
 		if (names_add(!strcmp(js[i].kind, "mdt") ? &mdts : &osts,
 			      js[i].target) < 0)
 			goto oom;
@@ -643,14 +643,15 @@ int report_job_doc(struct db *db, uint64_t job_id, json_t **out,
 			json_object_set_new(
 				e, "job",
 				json_pack("{s:I,s:I,s:I,s:I,s:I}", "read_bytes",
-					  (json_int_t)js[i].read_bytes,
+					  (json_int_t)js[i].io.read_bytes,
 					  "write_bytes",
-					  (json_int_t)js[i].write_bytes,
+					  (json_int_t)js[i].io.write_bytes,
 					  "read_ops",
-					  (json_int_t)js[i].read_ops,
+					  (json_int_t)js[i].io.read_ops,
 					  "write_ops",
-					  (json_int_t)js[i].write_ops, "md_ops",
-					  (json_int_t)js[i].md_ops));
+					  (json_int_t)js[i].io.write_ops,
+					  "md_ops",
+					  (json_int_t)js[i].io.md_ops));
 		}
 	}
 	json_object_set_new(doc, "forwarder_series",
