@@ -56,8 +56,9 @@ typedef int (*jobstats_step_fn)(void *arg, const struct jobstats_step *s);
 /*
  * Calls fn for every snapshot of job_id taken in [from, to], in the order
  * of the jobstats_raw_job index (target, Lustre id, ts, op), read as they
- * arrive (a day-long job has hundreds of thousands).  fn returns 0, or -1
- * with errno to stop the walk.  0, or -1 with err.
+ * arrive (a day-long job has hundreds of thousands), so fn must not use
+ * db meanwhile.  fn returns 0, or -1 with errno to stop the walk.  0, or
+ * -1 with err.
  */
 int jobstats_job_walk(struct db *db, uint64_t job_id, int64_t from, int64_t to,
 		      jobstats_step_fn fn, void *arg, fwd_error_t *err);
