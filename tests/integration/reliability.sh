@@ -467,10 +467,15 @@ outcomes() {
 # gave_up: of the outcomes on stdin, how many went past the hook's budget:
 # the hook gave up on the service, or the service, its batch not decided
 # by the hook's deadline, fell back for all of the batch's jobs.
+# A hook that found the breaker open (database skipped) is counted with
+# them: the breaker opens only on a database step that failed, and with
+# the database up that is one that outlived its timeout, the budget, in
+# the same burst.
 gave_up() {
 	local n
 	n=$(grep -c -e '^fallback: controller service .*no answer within' \
-		-e "^fallback: not decided before the hook's deadline")
+		-e "^fallback: not decided before the hook's deadline" \
+		-e '^fallback: database skipped: failed [0-9]*s ago$')
 	echo "${n:-0}"
 }
 close_breaker
