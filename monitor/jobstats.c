@@ -67,7 +67,7 @@ struct prev_op {
 /* A snapshot before the walk, from which its operation's increments
  * start (jobstats_name_sums()). */
 struct snap {
-	char kind[8], target[129], op[33];
+	char target[129], op[33];
 	uint64_t samples, sum;
 };
 
@@ -293,7 +293,7 @@ int fwd_samples_sums(struct db *db, char *const *names, size_t n, int64_t from,
 /* The newest snapshot of each (kind, target, op) of a Lustre id with no
  * Slurm job before a time: where the id's counters stood then. */
 static const char name_base_sql[] =
-	"SELECT r.kind, r.target, r.op, r.samples, r.sum_value"
+	"SELECT r.target, r.op, r.samples, r.sum_value"
 	" FROM jobstats_raw r JOIN (SELECT kind, target, op, MAX(ts) AS ts"
 	"  FROM jobstats_raw WHERE lustre_job_id = ? AND job_id IS NULL"
 	"  AND ts < ? GROUP BY kind, target, op) m"
@@ -313,11 +313,10 @@ static int name_base(struct db *db, const char *id, int64_t before,
 	if (!st)
 		return -1;
 	while ((r = db_fetch(st, err)) > 0) {
-		const char *kind = db_col_text(st, 0), *tg = db_col_text(st, 1);
-		const char *op = db_col_text(st, 2);
+		const char *tg = db_col_text(st, 0), *op = db_col_text(st, 1);
 		struct snap *x;
 
-		if (!kind || !tg || !op)
+		if (!tg || !op)
 			continue;
 		if (FWD_GROW(*v, cap, *n + 1, 16) < 0) {
 			errprintf(err, "%s", strerror(errno));
@@ -325,11 +324,10 @@ static int name_base(struct db *db, const char *id, int64_t before,
 			break;
 		}
 		x = &(*v)[(*n)++];
-		snprintf(x->kind, sizeof(x->kind), "%s", kind);
 		snprintf(x->target, sizeof(x->target), "%s", tg);
 		snprintf(x->op, sizeof(x->op), "%s", op);
-		x->samples = db_col_uint64(st, 3);
-		x->sum = db_col_uint64(st, 4);
+		x->samples = db_col_uint64(st, 2);
+		x->sum = db_col_uint64(st, 3);
 	}
 	db_stmt_close(st);
 	return r < 0 ? -1 : 0;

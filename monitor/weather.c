@@ -85,6 +85,16 @@ struct cell_part {
 	int64_t a, z;
 };
 
+/* Binds a part's range and the kind and names of its filter. */
+static void part_bind(struct db_stmt *st, unsigned int *i,
+		      const struct cell_part *p, const char *kind,
+		      char *const *names, size_t k)
+{
+	db_bind_int64(st, (*i)++, p->a);
+	db_bind_int64(st, (*i)++, p->z);
+	cells_bind(st, i, kind, names, k);
+}
+
 /* The rows of one table that are the buckets already (minutes of a
  * minute's buckets, quarter hours of a quarter hour's, from a bucket's
  * boundary), as they are, in the primary key's order, with no grouping
@@ -109,11 +119,8 @@ static struct db_stmt *cells_as_stored(struct db *db, const struct cell_part *p,
 	strncat(sql, " ORDER BY kind, name, minute",
 		sizeof(sql) - strlen(sql) - 1);
 	st = db_prepare(db, sql, err);
-	if (st) {
-		db_bind_int64(st, i++, p->a);
-		db_bind_int64(st, i++, p->z);
-		cells_bind(st, &i, kind, names, k);
-	}
+	if (st)
+		part_bind(st, &i, p, kind, names, k);
 	return st;
 }
 
@@ -153,11 +160,8 @@ cells_grouped(struct db *db, const struct cell_part *part, size_t n_part,
 	db_bind_int64(st, i++, from);
 	db_bind_int64(st, i++, bucket);
 	db_bind_int64(st, i++, bucket);
-	for (size_t p = 0; p < n_part; p++) {
-		db_bind_int64(st, i++, part[p].a);
-		db_bind_int64(st, i++, part[p].z);
-		cells_bind(st, &i, kind, names, k);
-	}
+	for (size_t p = 0; p < n_part; p++)
+		part_bind(st, &i, &part[p], kind, names, k);
 	return st;
 }
 
