@@ -1587,6 +1587,18 @@ static bool ident_ok(const char *s)
 	return true;
 }
 
+/* 0, or -1 with `what` and the names in the error (EINVAL): the table
+ * and column a caller names are spliced into SQL, so only identifiers. */
+static int table_column_ok(const char *what, const char *table,
+			   const char *column, fwd_error_t *err)
+{
+	if (ident_ok(table) && ident_ok(column))
+		return 0;
+	errno = EINVAL;
+	return errprintf(err, "%sbad table or column name '%s.%s'", what,
+			 table ? table : "(null)", column ? column : "(null)");
+}
+
 int db_duration_classes(struct db *db, const char *table, const char *column,
 			unsigned char *classes, size_t *n, fwd_error_t *err)
 {
@@ -1595,12 +1607,8 @@ int db_duration_classes(struct db *db, const char *table, const char *column,
 	int r;
 
 	*n = 0;
-	if (!ident_ok(table) || !ident_ok(column)) {
-		errno = EINVAL;
-		return errprintf(err, "bad table or column name '%s.%s'",
-				 table ? table : "(null)",
-				 column ? column : "(null)");
-	}
+	if (table_column_ok("", table, column, err) < 0)
+		return -1;
 	/* a loose scan of the (class, start) index: no WHERE (IS NOT NULL
 	 * makes it a scan of the whole index), the open periods' NULL
 	 * skipped here */
@@ -1668,12 +1676,8 @@ int db_prune_before(struct db *db, struct db_pruned *p, const char *column,
 
 	p->rows = 0;
 	p->batches = 0;
-	if (!ident_ok(p->table) || !ident_ok(column)) {
-		errno = EINVAL;
-		return errprintf(err, "prune: bad table or column name '%s.%s'",
-				 p->table ? p->table : "(null)",
-				 column ? column : "(null)");
-	}
+	if (table_column_ok("prune: ", p->table, column, err) < 0)
+		return -1;
 	if (dry_run) {
 		snprintf(sql, sizeof(sql),
 			 "SELECT COUNT(*) FROM %s WHERE %s < ?", p->table,

@@ -515,6 +515,60 @@ static void test_load_text(void **state)
 	assert_null(t.buf);
 }
 
+/* Table and column names are spliced into SQL: anything but an identifier
+ * is refused before the database is used (here: none). */
+static void test_bad_identifiers(void **state)
+{
+	static const char *const bad[] = {
+		NULL,
+		"",
+		"1st",
+		"Upper",
+		"a b",
+		"a;DROP x",
+		"a.b",
+		"x`y",
+		"end_at'",
+		"\xc3\xa9t\xc3\xa9",
+		"a123456789b123456789c123456789d123456789e123456789f123456789"
+		"g1234",
+	};
+	struct db_pruned pr = {.cutoff = 1};
+	unsigned char classes[DB_DURATION_CLASSES];
+	fwd_error_t err;
+	char want[200];
+	size_t n = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *b = bad[i] ? bad[i] : "(null)";
+
+		errno = 0;
+		assert_int_equal(db_duration_classes(NULL, bad[i], "lasted",
+						     classes, &n, &err),
+				 -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(n, 0);
+		snprintf(want, sizeof(want),
+			 "bad table or column name '%s.lasted'", b);
+		assert_string_equal(err.text, want);
+
+		errno = 0;
+		pr.table = "samples";
+		pr.rows = pr.batches = 9;
+		assert_int_equal(
+			db_prune_before(NULL, &pr, bad[i], false, &err), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(pr.rows, 0);
+		assert_int_equal(pr.batches, 0);
+		snprintf(want, sizeof(want),
+			 "prune: bad table or column name 'samples.%s'", b);
+		assert_string_equal(err.text, want);
+	}
+	/* the last is one character past the longest name (64) */
+	assert_int_equal(strlen(bad[10]), 65);
+}
+
 static void test_no_config(void **state)
 {
 	fwd_error_t err = {{0}};
@@ -536,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_server_down),
 		cmocka_unit_test(test_unavailable_table),
 		cmocka_unit_test(test_no_config),
+		cmocka_unit_test(test_bad_identifiers),
 		cmocka_unit_test(test_endpoint_parse),
 		cmocka_unit_test(test_endpoints_all_down),
 		cmocka_unit_test(test_retryable_table),
