@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/slurm_compat.h"
 #include "topology/topology.h"
@@ -109,16 +110,19 @@ size_t topo_name_run(const struct topology *t, const struct topo_names *nm,
 	size_t j = i + 1;
 
 	/* as topo_forwarder_run(): eight at a time, then one by one; node
-	 * j joins when its id follows and the name before it is followed */
+	 * j joins when its id follows and the name before it is followed
+	 * (the eight flags read as one word: none of its bytes is 0) */
 	while (j + 8 <= n && (size_t)id + (j - i) + 8 <= t->n_nodes) {
 		const uint32_t base = id + (uint32_t)(j - i);
 		const uint32_t *x = ids + j;
-		const uint8_t *y = nm->follow + base - 1;
+		const uint64_t ones = 0x0101010101010101u;
+		uint64_t y;
 		unsigned same = 1;
 
+		memcpy(&y, nm->follow + base - 1, sizeof(y));
 		for (unsigned k = 0; k < 8; k++)
-			same &= (x[k] == base + k) & (y[k] != 0);
-		if (!same)
+			same &= x[k] == base + k;
+		if (!same || ((y - ones) & ~y & (ones << 7)))
 			break;
 		j += 8;
 	}
