@@ -431,11 +431,15 @@ static int time_batch(const struct topology *t, const struct policy *p,
 	char(*id)[16] = calloc(n, sizeof(*id));
 	fwd_error_t err;
 	uint32_t next = 0;
-	int rv;
+	int rv = -1;
 
+	if (!jobs || !pr || !bw || !ids || !id) {
+		fprintf(stderr, "bench_forge: out of memory\n");
+		goto out;
+	}
 	if (!(cx = alloc_ctx_create(t, &err))) {
 		fprintf(stderr, "bench_forge: %s\n", err.text);
-		return -1;
+		goto out;
 	}
 	for (uint32_t i = 0; i < 40960; i++)
 		ids[i] = i;
@@ -461,6 +465,7 @@ static int time_batch(const struct topology *t, const struct policy *p,
 	}
 	rv = bench_batch_figure("forge", cx, p, NULL, jobs, n, 41);
 	alloc_ctx_destroy(cx);
+out:
 	free(jobs);
 	free(pr);
 	free(bw);
