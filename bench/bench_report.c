@@ -265,10 +265,13 @@ static int load_jobstats(struct db *db, int64_t start, uint64_t *rows)
 
 		ost_name(i, name, sizeof(name));
 		for (int64_t ts = start + 30; ts < start + 86400; ts += 60) {
-			rs += next() % 64;
-			rb += rs * 1048576;
-			ws += next() % 128;
-			wb += ws * 1048576;
+			/* a minute's requests, of 1 MiB each */
+			uint64_t dr = next() % 64, dw = next() % 128;
+
+			rs += dr;
+			rb += dr * 1048576;
+			ws += dw;
+			wb += dw * 1048576;
 			js_row(&t, JOB_ID, "ost", name, ts, "read_bytes", rs,
 			       rb);
 			js_row(&t, JOB_ID, "ost", name, ts, "write_bytes", ws,
