@@ -72,12 +72,15 @@ mc_log_count() {
 	mc_file_count "$1" "$2" "$M"/log/slurmd-c*.log
 }
 
+# mc_file_count WANT ERE FILE...: the lines matching ERE, once there are
+# WANT of them or after 60 s (the nodes' prologs and epilogs write them
+# as they end: on a loaded machine that can take many seconds)
 mc_file_count() {
-	local want=$1 re=$2 n i
+	local want=$1 re=$2 n end=$((SECONDS + 60))
 	shift 2
-	for i in $(seq 1 100); do
+	while :; do
 		n=$(cat "$@" 2>/dev/null | grep -cE -- "$re")
-		[ "$n" -ge "$want" ] && break
+		[ "$n" -ge "$want" ] || [ "$SECONDS" -ge "$end" ] && break
 		sleep 0.1
 	done
 	echo "$n"

@@ -66,9 +66,19 @@ private_fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), 
 file_record() { grep "\"job_id\":\"$1\"" "$M/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
 job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 
+# until_go TAG: a job script that runs until the test lets it end (go
+# TAG), at most 300 s.  What a running job holds is checked while it
+# runs for sure: a job of a fixed length can end first on a loaded
+# machine (a 1 s job ended before its holdings were read).
+until_go() {
+	printf 'for i in $(seq 1 1500); do [ -e %s/go.%s ] && exit 0; sleep 0.2; done' \
+		"$T" "$1"
+}
+go() { touch "$T/go.$1"; }
+
 # 1. Scale: bandwidth-heavy N-N history, S = ceil(4 * 2.5 / 2.5) = 4 > N_f = 1.
 j=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade=scale \
-	--wrap 'sleep 4' 2>&1)
+	--wrap "$(until_go scale)" 2>&1)
 check_match "scale job submitted" '^[0-9]+$' "$j"
 wait_running "$j"
 check_eq "scale: decision action" scale "$(audit_db "$j" action)"
@@ -91,6 +101,7 @@ check_eq "scale: the driver got each forwarder's address" 4 \
 check_match "scale: audit file says applied with 4 forwarders" \
 	'"action":"scale".*"forwarders_before":\["fwd1"\],"forwarders_after":\["fwd1","fwd[3-8]","fwd[3-8]","fwd[3-8]"\].*"outcome":"applied"' \
 	"$(file_record "$j")"
+go scale
 wait_gone "$j"
 check_eq "scale: job completed" COMPLETED "$(job_state "$j")"
 check_eq "scale: epilogs reverted every node" 0 \
@@ -125,17 +136,19 @@ check_eq "seen: the job epilogs removed the notes" "" \
 
 # 2. N-1 disruptive job gets a private forwarder; a neighbour asking for
 #    more forwarders meanwhile is not put on it.
-j1=$(sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap 'sleep 4')
+j1=$(sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap "$(until_go n1)")
 wait_running "$j1"
 check_eq "N-1: action isolate" isolate "$(audit_db "$j1" action)"
 p1=$(private_fwds "$j1")
 check_match "N-1: one private forwarder from the pool" '^fwd[3-8]$' "$p1"
-j2=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade --wrap 'sleep 1')
+j2=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade --wrap "$(until_go neighbour)")
 wait_running "$j2"
 h2=$(held_fwds "$j2")
 check_match "neighbour scaled meanwhile" '^fwd1(,fwd[3-8]){3}$' "$h2"
 case ",$h2," in *",$p1,"*) fail "neighbour not on the N-1 job's private forwarder ($h2 vs $p1)" ;;
 *) pass "neighbour not on the N-1 job's private forwarder" ;; esac
+go n1
+go neighbour
 wait_gone "$j1" "$j2"
 
 # 3. Opt-in: no option -> default mapping, "not requested".
@@ -173,13 +186,15 @@ check_match "shadow: node prolog logged it" "job $j node c1: request shadow: act
 # 5. An excluded default forwarder is avoided.
 sql "INSERT INTO health (kind, name, state, since, reason, source, updated_at)
 	VALUES ('fwd', 'fwd1', 'excluded', $now, 'test', 'admin', $now)"
-j=$(sbatch --parsable -N2 -w 'c[1-2]' -J small --wrap 'sleep 1')
+j=$(sbatch --parsable -N2 -w 'c[1-2]' -J small --wrap "$(until_go excluded)")
 wait_running "$j"
 check_eq "excluded fwd1: action avoid-anomaly" avoid-anomaly "$(audit_db "$j" action)"
 h=$(held_fwds "$j")
 check_match "excluded fwd1: replaced by a healthy backup" '^fwd[3-8]$' "$h"
+mc_file_count 1 " apply $j c1 " "$M/remap.log" >/dev/null
 check_eq "excluded fwd1: nodes applied the replacement" "$h" \
 	"$(awk -v j="$j" '$2 == "apply" && $3 == j && $4 == "c1" { print $5 }' "$M/remap.log")"
+go excluded
 wait_gone "$j"
 sql "DELETE FROM health WHERE name = 'fwd1'"
 
@@ -278,7 +293,7 @@ jl=$(sbatch --parsable -N4 -w 'c[1-4]' -J bwapp --io-upgrade=scale --wrap true)
 wait_gone "$jl"
 sql "UPDATE allocations SET released_at = NULL, release_reason = NULL WHERE job_id = $jl"
 check_match "lost epilog simulated" '^fwd1,' "$(held_fwds "$jl")"
-jr=$(sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap 'sleep 3')
+jr=$(sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap "$(until_go running)")
 wait_running "$jr"
 out=$(fwdctl reconcile)
 check_match "reconcile frees the finished job" "freed job $jl" "$out"
@@ -288,6 +303,7 @@ check_match "reconcile is audited" '"event":"reconcile"' \
 	"$(grep "\"job_id\":\"$jl\"" "$M/audit.jsonl" | tail -1)"
 check_match "reconcile again frees nothing" '^0 allocation\(s\) freed' \
 	"$(fwdctl reconcile | tail -1)"
+go running
 wait_gone "$jr"
 
 # A decision spool others can write into (remap.decision_dir): a user
