@@ -141,12 +141,15 @@ for n in 1 2 3; do mkdir -p "$T/n$n/tmp" "$T/n$n/data"; done
 	>"$T/install.log" 2>&1 ||
 	{ cat "$T/install.log" >&2; skip_all "mariadb-install-db failed"; }
 mkdir -p "$T/n2/data" "$T/n3/data"
+# The bounds are for a loaded 2-core machine (the release matrix runs two
+# roots beside the host's suite): a joiner's rsync state transfer took
+# more than 40 s there.  A healthy run waits only as long as the join.
 start_node 1 --wsrep-new-cluster
-wait_synced 1 1 30 || skip_all "the first Galera node did not start"
+wait_synced 1 1 90 || skip_all "the first Galera node did not start"
 start_node 2
-wait_synced 2 2 40 || { fail "node 2 joined"; tap_done; exit 1; }
+wait_synced 2 2 120 || { fail "node 2 joined"; tap_done; exit 1; }
 start_node 3
-wait_synced 3 3 40 || { fail "node 3 joined"; tap_done; exit 1; }
+wait_synced 3 3 120 || { fail "node 3 joined"; tap_done; exit 1; }
 pass "3-node Galera cluster on loopback up in $(elapsed "$t_start")s"
 check_eq "cluster size seen by node 1" 3 "$(status 1 wsrep_cluster_size)"
 
@@ -352,7 +355,7 @@ pids[1]=
 check_wave "wave B" 2 "${jobsB[@]}"
 diag "wave B: prolog times $(times "${jobsB[@]}"); fallbacks $wave_fallbacks"
 check_eq "wave B: no forwarder held privately by two jobs" 0 "$(double_private 2)"
-wait_synced 2 2 10 || fail "survivors form a 2-node primary component"
+wait_synced 2 2 30 || fail "survivors form a 2-node primary component"
 check_eq "wave B: the survivors hold the same rows" \
 	"$(allrows 2)" "$(allrows 3)"
 
