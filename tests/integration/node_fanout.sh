@@ -126,9 +126,9 @@ check_eq "db path: read + fell back = 2048" $NODES \
 # it: the lines name every node that fell back by itself, and only nodes
 # that fell back.  The epilog counts the lines.
 nfb=$(wc -l <"$spool/501.fallbacks" 2>/dev/null || echo 0)
-grep ' fallback ' "$d/db.out" | grep -v ' fallback killed after ' |
-	cut -d' ' -f1 | sort >"$d/fb.self"
-grep ' fallback ' "$d/db.out" | cut -d' ' -f1 | sort >"$d/fb.all"
+grep ' fallback ' "$d/db.out" >"$d/fb.out"
+grep -v ' fallback killed after ' "$d/fb.out" | cut -d' ' -f1 | sort >"$d/fb.self"
+cut -d' ' -f1 "$d/fb.out" | sort >"$d/fb.all"
 cut -d' ' -f1 "$spool/501.fallbacks" 2>/dev/null | sort >"$d/fb.lines"
 check_eq "db path: a fallback line for each node that fell back by itself" "" \
 	"$(comm -23 "$d/fb.self" "$d/fb.lines" | head -n 3)"

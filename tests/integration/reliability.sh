@@ -125,13 +125,6 @@ file_rec() {
 	[ -f "$2" ] || return 0
 	grep "\"job_id\":\"$1\"" "$2" | grep '"event":"prolog"' | tail -1
 }
-db_rec() {
-	sql "SELECT record FROM audit WHERE job_id = $1 AND JSON_VALUE(record, '\$.event') = 'prolog' ORDER BY id DESC LIMIT 1" |
-		sed 's/\\\\/\\/g'
-}
-held() {
-	sql "SELECT COALESCE(GROUP_CONCAT(DISTINCT forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND released_at IS NULL AND action <> 'shadow'"
-}
 # load_records AUDITFILE JOB...: each job's last prolog record in the
 # audit file and in the audit table, and what the ledger holds for it, in
 # three reads for all the jobs, not a dozen processes per job (a loaded
@@ -284,10 +277,11 @@ real_failed() {
 # ---- healthy database: the reference -------------------------------
 jobs=$(seq 1001 1010)
 for j in $jobs; do launch_mix "$j" "$T/base.yaml"; done
-base_ms=$(for j in $jobs; do cut -d' ' -f2 "$T/res/$j"; done | median)
+base_all=$(for j in $jobs; do cut -d' ' -f2 "$T/res/$j"; done)
+base_ms=$(median <<<"$base_all")
 # how much a healthy launch varied on this machine (its slowest minus the
 # median): the room a loaded machine's scheduling takes in a bound on time
-base_spread=$(($(for j in $jobs; do cut -d' ' -f2 "$T/res/$j"; done | maxof) - base_ms))
+base_spread=$(($(maxof <<<"$base_all") - base_ms))
 judge_records "$M/audit.jsonl" $jobs
 for j in $jobs; do finish "$j" "$T/base.yaml"; done
 row "healthy database (reference: ${base_ms} ms)" 0 $jobs
