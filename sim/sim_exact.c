@@ -16,6 +16,16 @@
  * of (a) the knapsack of their values alone over the pool left and (b)
  * the sum of their best values in the current state bound every
  * completion from above.
+ *
+ * Bound (c) is a shared forwarder's capacity.  Give each staying option
+ * one of its forwarders s; there, with y = min(phi, 1 / L_s) (L_s counts
+ * its own load lam), value <= d * y and the sum of lam * y is at most 1,
+ * so the items given s are worth at most the fractional knapsack of their
+ * d and lam in capacity 1, bounded in turn by its dual at any mu_s >= 0:
+ * mu_s + sum of phi * (d - mu_s * lam)^+.  With mu_s the least d / lam
+ * there (the forwarder's rate, for a default mapping), every item has a
+ * fixed worth cval, so (c) = sum of mu_s + the placed items' cval + the
+ * knapsack of the rest's cval over the pool left, built once.
  */
 #include "config.h"
 
@@ -33,6 +43,9 @@ struct search {
 	double *load;	    /* per shared forwarder */
 	uint32_t *cnt;	    /* per shared forwarder and class */
 	double *rest;	    /* (n_items + 1) x (pool + 1): bound (a) */
+	double *rest_c;	    /* the same for bound (c) */
+	double *cval;	    /* per option: its worth in bound (c) */
+	double mu_sum;	    /* bound (c): sum of mu_s */
 	double *alone;	    /* per option: its value alone */
 	double *row, *nrow; /* state_bound()'s knapsack rows */
 	double best;
@@ -161,6 +174,18 @@ static void dfs(struct search *s, size_t depth, uint32_t used)
 	if (have + ub <= s->best * (1 + 1e-12))
 		return;
 	{
+		double c = s->mu_sum + s->rest_c[depth * (x->pool + 1) + left];
+
+		for (size_t d = 0; d < depth; d++) {
+			const struct sim_exact_item *pi =
+				&x->items[s->order[d]];
+
+			c += s->cval[pi->opt_off + s->cur[s->order[d]]];
+		}
+		if (c <= s->best * (1 + 1e-12))
+			return;
+	}
+	{
 		double b = state_bound(s, depth, left);
 
 		if (have + b <= s->best * (1 + 1e-12))
@@ -251,9 +276,210 @@ static void prune_options(struct sim_exact *x, struct search *s, size_t i)
 	it->n_opt = n;
 }
 
-/* A first answer to prune against: from every item on its first option
- * the pool allows (in search order), one item's option changed at a time
- * while that raises the total. */
+/* tab[d][p]: the best knapsack of the items from depth d on over p pool
+ * forwarders, each option worth val[] (bounds (a) and (c)). */
+static void rest_table(struct search *s, const double *val, double *tab)
+{
+	const struct sim_exact *x = s->x;
+	size_t P = x->pool;
+
+	for (size_t p = 0; p <= P; p++)
+		tab[x->n_items * (P + 1) + p] = 0;
+	for (size_t d = x->n_items; d-- > 0;) {
+		const struct sim_exact_item *it = &x->items[s->order[d]];
+
+		for (size_t p = 0; p <= P; p++) {
+			double b = -1;
+
+			for (size_t k = 0; k < it->n_opt; k++) {
+				const struct sim_exact_opt *o =
+					&x->opts[it->opt_off + k];
+				double v;
+
+				if (o->take > p)
+					continue;
+				v = val[it->opt_off + k] +
+				    tab[(d + 1) * (P + 1) + p - o->take];
+				if (v > b)
+					b = v;
+			}
+			tab[d * (P + 1) + p] = b < 0 ? 0 : b;
+		}
+	}
+}
+
+/* Each option's worth in bound (c) for the given mu: its value where it
+ * shares nothing, else phi * (d - mu_s * lam)^+ on the forwarder where
+ * that is least; returns the bound at the root. */
+static double capacity_worth(struct search *s, const double *mu)
+{
+	const struct sim_exact *x = s->x;
+
+	s->mu_sum = 0;
+	for (size_t f = 0; f < x->n_shared; f++)
+		s->mu_sum += mu[f];
+	for (size_t i = 0; i < x->n_opts; i++) {
+		const struct sim_exact_opt *o = &x->opts[i];
+		double w = o->n_sh ? INFINITY : o->d;
+
+		for (uint32_t j = 0; j < o->n_sh; j++) {
+			double t = o->d - mu[x->sh_idx[o->sh_off + j]] *
+						  x->sh_load[o->sh_off + j];
+			double v = o->phi * (t > 0 ? t : 0);
+
+			if (v < w)
+				w = v;
+		}
+		s->cval[i] = w;
+	}
+	rest_table(s, s->cval, s->rest_c);
+	return s->mu_sum + s->rest_c[x->pool];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Most mu tried per shared forwarder. */
+#define MU_TRIES 24
+
+/* Bound (c)'s mu: per shared forwarder in turn, the one of 0 and the d /
+ * lam of the options there (the breakpoints of the dual, which is convex
+ * in each mu_s; at most MU_TRIES of them, spread over their range) that
+ * gives the least bound at the root, the others held. */
+static int capacity_mu(struct search *s)
+{
+	const struct sim_exact *x = s->x;
+	size_t n_all = 0;
+	double *mu, *r, best;
+
+	for (size_t i = 0; i < x->n_opts; i++)
+		n_all += x->opts[i].n_sh;
+	mu = calloc(x->n_shared + 1, sizeof(*mu));
+	r = malloc((n_all + 1) * sizeof(*r));
+	if (!mu || !r) {
+		free(mu);
+		free(r);
+		return -1;
+	}
+	best = capacity_worth(s, mu);
+	for (uint32_t f = 0; f < x->n_shared; f++) {
+		size_t n = 0, tries;
+
+		for (size_t i = 0; i < x->n_opts; i++) {
+			const struct sim_exact_opt *o = &x->opts[i];
+
+			for (uint32_t j = 0; j < o->n_sh; j++)
+				if (x->sh_idx[o->sh_off + j] == f &&
+				    x->sh_load[o->sh_off + j] > 0)
+					r[n++] = o->d /
+						 x->sh_load[o->sh_off + j];
+		}
+		qsort(r, n, sizeof(*r), cmp_double);
+		tries = n < MU_TRIES ? n : MU_TRIES;
+		for (size_t t = 0; t < tries; t++) {
+			double was = mu[f], c;
+
+			mu[f] = r[tries < n ? t * (n - 1) / (tries - 1) : t];
+			c = capacity_worth(s, mu);
+			if (c < best)
+				best = c;
+			else
+				mu[f] = was;
+		}
+	}
+	capacity_worth(s, mu);
+	free(mu);
+	free(r);
+	return 0;
+}
+
+/* From the assignment in s->cur (applied), the single change of one
+ * item's option that raises the total most per pool forwarder it adds
+ * (per 1 when it adds none), made while one does; returns the total
+ * reached. */
+static double improve(struct search *s, uint32_t used)
+{
+	struct sim_exact *x = s->x;
+	double v = placed_value(s, x->n_items);
+
+	for (;;) {
+		size_t bi = SIZE_MAX, bk = 0;
+		double brate = 0, bv = v;
+
+		for (size_t i = 0; i < x->n_items; i++) {
+			const struct sim_exact_item *it = &x->items[i];
+			size_t was = s->cur[i];
+			const struct sim_exact_opt *c =
+				&x->opts[it->opt_off + was];
+
+			for (size_t k = 0; k < it->n_opt; k++) {
+				const struct sim_exact_opt *o =
+					&x->opts[it->opt_off + k];
+				double y, rate;
+
+				if (k == was ||
+				    used - c->take + o->take > x->pool)
+					continue;
+				apply(s, it->cls, c, -1);
+				apply(s, it->cls, o, 1);
+				s->cur[i] = k;
+				y = placed_value(s, x->n_items);
+				s->cur[i] = was;
+				apply(s, it->cls, o, -1);
+				apply(s, it->cls, c, 1);
+				if (y <= v * (1 + 1e-12))
+					continue;
+				rate = (y - v) / (o->take > c->take
+							  ? o->take - c->take
+							  : 1);
+				if (rate > brate) {
+					brate = rate;
+					bi = i;
+					bk = k;
+					bv = y;
+				}
+			}
+		}
+		if (bi == SIZE_MAX)
+			return v;
+		{
+			const struct sim_exact_item *it = &x->items[bi];
+			const struct sim_exact_opt *c =
+				&x->opts[it->opt_off + s->cur[bi]];
+			const struct sim_exact_opt *o =
+				&x->opts[it->opt_off + bk];
+
+			apply(s, it->cls, c, -1);
+			apply(s, it->cls, o, 1);
+			used = used - c->take + o->take;
+			s->cur[bi] = bk;
+			v = bv;
+		}
+	}
+}
+
+/* Every item's option taken back. */
+static void unapply_all(struct search *s)
+{
+	struct sim_exact *x = s->x;
+
+	for (size_t i = 0; i < x->n_items; i++) {
+		const struct sim_exact_item *it = &x->items[i];
+
+		apply(s, it->cls, &x->opts[it->opt_off + s->cur[i]], -1);
+		s->cur[i] = SIZE_MAX;
+	}
+}
+
+/* A first answer to prune against, the better of two local searches
+ * (improve()): one from every item on its first option the pool allows
+ * (in search order), one from every item on the option that takes least
+ * from the pool (the best such), which leaves the pool to be shared out
+ * by single moves. */
 static int incumbent(struct search *s)
 {
 	struct sim_exact *x = s->x;
@@ -283,55 +509,29 @@ static int incumbent(struct search *s)
 		used += x->opts[it->opt_off + k].take;
 		apply(s, it->cls, &x->opts[it->opt_off + k], 1);
 	}
-	v = placed_value(s, x->n_items);
-	for (bool moved = true; moved;) {
-		moved = false;
-		for (size_t i = 0; i < x->n_items; i++) {
-			const struct sim_exact_item *it = &x->items[i];
-			size_t was = s->cur[i];
-			const struct sim_exact_opt *c =
-				&x->opts[it->opt_off + was];
-
-			for (size_t k = 0; k < it->n_opt; k++) {
-				const struct sim_exact_opt *o =
-					&x->opts[it->opt_off + k];
-				double y;
-
-				if (k == s->cur[i] ||
-				    used -
-						    x->opts[it->opt_off +
-							    s->cur[i]]
-							    .take +
-						    o->take >
-					    x->pool)
-					continue;
-				c = &x->opts[it->opt_off + s->cur[i]];
-				apply(s, it->cls, c, -1);
-				apply(s, it->cls, o, 1);
-				was = s->cur[i];
-				s->cur[i] = k;
-				y = placed_value(s, x->n_items);
-				if (y > v * (1 + 1e-12)) {
-					used = used - c->take + o->take;
-					v = y;
-					moved = true;
-					continue;
-				}
-				s->cur[i] = was;
-				apply(s, it->cls, o, -1);
-				apply(s, it->cls, c, 1);
-			}
-		}
-	}
-	s->best = v;
+	s->best = improve(s, used);
 	memcpy(x->pick, s->cur, x->n_items * sizeof(*x->pick));
-	/* back to the empty state for the search */
+	unapply_all(s);
+	/* options are sorted best first: the first of the least take */
+	used = 0;
 	for (size_t i = 0; i < x->n_items; i++) {
 		const struct sim_exact_item *it = &x->items[i];
+		size_t k = 0;
 
-		apply(s, it->cls, &x->opts[it->opt_off + s->cur[i]], -1);
-		s->cur[i] = SIZE_MAX;
+		for (size_t c = 1; c < it->n_opt; c++)
+			if (x->opts[it->opt_off + c].take <
+			    x->opts[it->opt_off + k].take)
+				k = c;
+		s->cur[i] = k;
+		used += x->opts[it->opt_off + k].take;
+		apply(s, it->cls, &x->opts[it->opt_off + k], 1);
 	}
+	if (used <= x->pool && (v = improve(s, used)) > s->best) {
+		s->best = v;
+		memcpy(x->pick, s->cur, x->n_items * sizeof(*x->pick));
+	}
+	/* back to the empty state for the search */
+	unapply_all(s);
 	return 0;
 }
 
@@ -352,11 +552,14 @@ int sim_exact_solve(struct sim_exact *x)
 	s.load = calloc(x->n_shared + 1, sizeof(*s.load));
 	s.cnt = calloc((x->n_shared + 1) * SIM_N_CLASSES, sizeof(*s.cnt));
 	s.rest = calloc((n + 1) * (P + 1), sizeof(*s.rest));
+	s.rest_c = calloc((n + 1) * (P + 1), sizeof(*s.rest_c));
+	s.cval = calloc(x->n_opts + 1, sizeof(*s.cval));
 	s.alone = calloc(x->n_opts + 1, sizeof(*s.alone));
 	s.row = calloc(P + 1, sizeof(*s.row));
 	s.nrow = calloc(P + 1, sizeof(*s.nrow));
 	gain = calloc(n, sizeof(*gain));
 	if (!s.order || !s.cur || !s.load || !s.cnt || !s.rest || !s.alone ||
+	    !s.rest_c || !s.cval ||
 	    !s.row || !s.nrow || !gain) {
 		errno = ENOMEM;
 		goto out;
@@ -393,26 +596,10 @@ int sim_exact_solve(struct sim_exact *x)
 		s.order[j] = i;
 		m++;
 	}
-	for (size_t d = n; d-- > 0;) {
-		const struct sim_exact_item *it = &x->items[s.order[d]];
-
-		for (size_t p = 0; p <= P; p++) {
-			double b = -1;
-
-			for (size_t k = 0; k < it->n_opt; k++) {
-				const struct sim_exact_opt *o =
-					&x->opts[it->opt_off + k];
-				double v;
-
-				if (o->take > p)
-					continue;
-				v = s.alone[it->opt_off + k] +
-				    s.rest[(d + 1) * (P + 1) + p - o->take];
-				if (v > b)
-					b = v;
-			}
-			s.rest[d * (P + 1) + p] = b < 0 ? 0 : b;
-		}
+	rest_table(&s, s.alone, s.rest);
+	if (capacity_mu(&s) < 0) {
+		errno = ENOMEM;
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!x->items[i].n_opt) {
@@ -437,6 +624,8 @@ out:
 	free(s.load);
 	free(s.cnt);
 	free(s.rest);
+	free(s.rest_c);
+	free(s.cval);
 	free(s.alone);
 	free(s.row);
 	free(s.nrow);

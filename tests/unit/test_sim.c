@@ -27,6 +27,7 @@
 
 #include "policies/policy.h"
 #include "sim/sim.h"
+#include "sim/sim_internal.h"
 #include "tests/unit/xorshift.h"
 #include "topology/topology.h"
 
@@ -891,7 +892,7 @@ static void test_oracle_bound_random(void **state)
 
 			for (int k = 1; k <= 4; k++) {
 				/* may also fall: measured curves do */
-				bw += (rnd(9) - 2) * 0.2e9;
+				bw += ((double)rnd(9) - 2) * 0.2e9;
 				if (bw < 0.05e9)
 					bw = 0.05e9;
 				cl += (size_t)snprintf(
@@ -998,7 +999,7 @@ static void test_oracle_adversaries(void **state)
 					       "a%d,0,%.0f\n", a,
 					       (1 + rnd(10)) * 0.1e9);
 			for (int k = 1; k <= 4; k++) {
-				bw += (rnd(9) - 2) * 0.2e9;
+				bw += ((double)rnd(9) - 2) * 0.2e9;
 				if (bw < 0.05e9)
 					bw = 0.05e9;
 				cl += (size_t)snprintf(
@@ -1277,7 +1278,7 @@ static void test_exact_brute_force(void **state)
 					       "a%d,0,%.0f\n", a,
 					       (1 + rnd(8)) * 0.1e9);
 			for (int k = 1; k <= 4; k++) {
-				bw += (rnd(9) - 2) * 0.2e9;
+				bw += ((double)rnd(9) - 2) * 0.2e9;
 				if (bw < 0.05e9)
 					bw = 0.05e9;
 				cl += (size_t)snprintf(
@@ -1354,6 +1355,165 @@ static void test_exact_brute_force(void **state)
 	}
 }
 
+/*
+ * The search itself against brute force, on instances built to contend:
+ * 2-7 items, each with 1-5 options (0-3 pool forwarders; on 0-2 of 1-3
+ * shared forwarders, loads 0.05-1.5 each, so that a forwarder is often
+ * loaded several times over; phi 0.3-1), classes and slowdowns at
+ * random, a pool of 0-6.  Every combination within the pool is valued as
+ * sim_exact.c's top comment states the model (each staying item gets
+ * d * min(phi, min over its shared forwarders of min(1, 1 / L) / slow),
+ * slow the worst slowdown the other items there inflict on its class);
+ * the search must prove the best of them, and its pick must be worth it.
+ */
+struct bf_opt {
+	uint32_t take, n_sh, sh[2];
+	double d, phi, load[2];
+};
+
+static double bf_value(int n, const int *cls, const struct bf_opt *const *o,
+		       const double (*slow)[SIM_N_CLASSES])
+{
+	double L[3] = {0}, v = 0;
+
+	for (int i = 0; i < n; i++)
+		for (uint32_t j = 0; j < o[i]->n_sh; j++)
+			L[o[i]->sh[j]] += o[i]->load[j];
+	for (int i = 0; i < n; i++) {
+		double f = o[i]->phi;
+
+		if (!o[i]->n_sh) {
+			v += o[i]->d;
+			continue;
+		}
+		for (uint32_t j = 0; j < o[i]->n_sh; j++) {
+			uint32_t s = o[i]->sh[j];
+			double share = L[s] > 1 ? 1 / L[s] : 1, sl = 1;
+
+			for (int q = 0; q < n; q++) {
+				bool there = false;
+
+				for (uint32_t m = 0; q != i && m < o[q]->n_sh;
+				     m++)
+					there |= o[q]->sh[m] == s;
+				if (there && slow[cls[i]][cls[q]] > sl)
+					sl = slow[cls[i]][cls[q]];
+			}
+			if (share / sl < f)
+				f = share / sl;
+		}
+		v += o[i]->d * f;
+	}
+	return v;
+}
+
+static void test_exact_search_contended(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 400; round++) {
+		struct bf_opt opt[7][5];
+		int n = 2 + (int)rnd(6), n_opt[7], cls[7], pick[7] = {0};
+		uint32_t n_shared = 1 + rnd(3), pool = rnd(7);
+		double slow[SIM_N_CLASSES][SIM_N_CLASSES], best = -1;
+		struct sim_exact x = {0};
+		const struct bf_opt *sel[7];
+		size_t n_opts = 0, n_sh = 0;
+
+		for (int a = 0; a < SIM_N_CLASSES; a++)
+			for (int b = 0; b < SIM_N_CLASSES; b++)
+				slow[a][b] = rnd(3) ? 1 : 1 + rnd(10) / 10.0;
+		for (int i = 0; i < n; i++) {
+			cls[i] = (int)rnd(SIM_N_CLASSES);
+			n_opt[i] = 1 + (int)rnd(5);
+			for (int k = 0; k < n_opt[i]; k++) {
+				struct bf_opt *o = &opt[i][k];
+
+				o->take = k ? rnd(4) : 0;
+				o->d = (1 + rnd(100)) * 1e7;
+				o->phi = rnd(2) ? 1 : 0.3 + rnd(8) / 10.0;
+				o->n_sh = k ? rnd(3) : 1;
+				if (o->n_sh > n_shared)
+					o->n_sh = n_shared;
+				o->sh[0] = rnd(n_shared);
+				o->sh[1] = (o->sh[0] + 1) % n_shared;
+				for (uint32_t j = 0; j < 2; j++)
+					o->load[j] = (5 + rnd(146)) / 100.0;
+			}
+		}
+		/* brute force: every combination within the pool */
+		for (;;) {
+			uint32_t take = 0;
+			int i;
+
+			for (i = 0; i < n; i++) {
+				sel[i] = &opt[i][pick[i]];
+				take += sel[i]->take;
+			}
+			if (take <= pool) {
+				double v = bf_value(n, cls, sel, slow);
+
+				best = v > best ? v : best;
+			}
+			for (i = 0; i < n && ++pick[i] == n_opt[i]; i++)
+				pick[i] = 0;
+			if (i == n)
+				break;
+		}
+		assert_true(best >= 0); /* every item's option 0 takes none */
+		/* the same instance for the search */
+		x.items = calloc((size_t)n, sizeof(*x.items));
+		x.opts = calloc(35, sizeof(*x.opts));
+		x.sh_idx = calloc(70, sizeof(*x.sh_idx));
+		x.sh_load = calloc(70, sizeof(*x.sh_load));
+		x.pick = calloc((size_t)n, sizeof(*x.pick));
+		assert_non_null(x.items && x.opts && x.sh_idx && x.sh_load &&
+				x.pick);
+		for (int i = 0; i < n; i++) {
+			x.items[i] = (struct sim_exact_item){
+				.cls = (enum sim_class)cls[i],
+				.opt_off = n_opts,
+				.n_opt = (size_t)n_opt[i]};
+			for (int k = 0; k < n_opt[i]; k++) {
+				const struct bf_opt *o = &opt[i][k];
+
+				x.opts[n_opts++] = (struct sim_exact_opt){
+					.take = o->take,
+					.d = o->d,
+					.phi = o->phi,
+					.n_sh = o->n_sh,
+					.sh_off = n_sh,
+					.tag = k};
+				for (uint32_t j = 0; j < o->n_sh; j++) {
+					x.sh_idx[n_sh] = o->sh[j];
+					x.sh_load[n_sh++] = o->load[j];
+				}
+			}
+		}
+		x.n_items = (size_t)n;
+		x.n_opts = n_opts;
+		x.n_shared = n_shared;
+		x.pool = pool;
+		x.slowdown = (const double(*)[SIM_N_CLASSES])slow;
+		x.max_nodes = 100000000ULL;
+		assert_int_equal(sim_exact_solve(&x), 0);
+		if (!x.proven || fabs(x.value - best) > 1e-9 * best)
+			fail_msg("round %d: search %.9g (proven %d), brute force "
+				 "%.9g",
+				 round, x.value, x.proven, best);
+		/* the pick (options reordered: tag is the original index) */
+		for (int i = 0; i < n; i++)
+			sel[i] = &opt[i][x.opts[x.items[i].opt_off + x.pick[i]]
+						 .tag];
+		assert_true(fabs(bf_value(n, cls, sel, slow) - best) <=
+			    1e-9 * best);
+		free(x.items);
+		free(x.opts);
+		free(x.sh_idx);
+		free(x.sh_load);
+		free(x.pick);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1377,6 +1537,7 @@ int main(void)
 		cmocka_unit_test(test_oracle_no_direct),
 		cmocka_unit_test(test_static_bez),
 		cmocka_unit_test(test_exact_brute_force),
+		cmocka_unit_test(test_exact_search_contended),
 		cmocka_unit_test(test_run_requires_inputs),
 	};
 
