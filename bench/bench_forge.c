@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * bench_forge: the allocator on public measurements.  The FORGE
- * MareNostrum 4 write bandwidths of 189 access patterns at 0 (direct),
- * 1, 2, 4 and 8 forwarders (bench/data/forge-mn4.csv, its source and
- * derivation in bench/data/README.md) become applications; 50 sets of 16
- * of them start together on the shipped TaihuLight topology with the
- * shipped policy, and again on the same machine with an idle pool of 36
- * forwarders; both again with direct access allowed
- * (decision.curve.direct, which a policy sets with remap.driver exec, whose
- * command performs it, or none).  Prints, per machine, the aggregate
- * bandwidth of static, static-bez, dfra, the oracle and the exact bound
- * summed over the sets, dfra / exact with the worst set's, dfra / oracle,
- * and the time of one batch decision for 16 and for 256 jobs (reference: the
- * same jobs decided one at a time).
+ * bench_forge: the allocator on public measurements.  The FORGE write
+ * bandwidths of the access patterns measured on two platforms, MareNostrum
+ * 4 (189 patterns) and Santos Dumont (25), at 0 (direct), 1, 2, 4 and 8
+ * forwarders (bench/data/forge-mn4.csv and forge-sdumont.csv, their
+ * source and derivation in bench/data/README.md) become applications; per
+ * platform, 50 sets of 16 of them start together on the shipped
+ * TaihuLight topology with the shipped policy, and again on the same
+ * machine with an idle pool of 36 and of 56 forwarders; the first two
+ * again with direct access allowed (decision.curve.direct, which a policy
+ * sets with remap.driver exec, whose command performs it, or none).
+ * Prints, per platform and machine, the aggregate bandwidth of static,
+ * static-bez, dfra, the oracle and the exact bound summed over the sets,
+ * dfra / exact with the worst set's, dfra / oracle; learning from k = 1
+ * per round; and, on the first platform, the time of one batch decision
+ * for 16 and for 256 jobs (reference: the same jobs decided one at a
+ * time).
  *
- * argv[1], argv[2], argv[3] override the data, topology and policy files.
+ * argv[1] replaces the two platforms by one data file (in forge.py's
+ * format, named by its path); argv[2], argv[3] override the topology and
+ * policy files.
  */
 #include "config.h"
 
@@ -71,7 +76,7 @@ static int k_index(uint32_t k)
 	return -1;
 }
 
-/* forge-mn4.csv: pattern,processes,clients,layout,spatiality,request,
+/* forge-*.csv: pattern,processes,clients,layout,spatiality,request,
  * odirect,forwarders,runs,median_mbps,min_mbps,max_mbps,median_mb */
 static int load_data(const char *path)
 {
@@ -79,6 +84,7 @@ static int load_data(const char *path)
 	char line[512];
 	bool header = false;
 
+	n_pat = 0;
 	if (!f) {
 		fprintf(stderr, "bench_forge: %s: %s\n", path, strerror(errno));
 		return -1;
@@ -150,7 +156,7 @@ static struct sim_curves *curves(void)
 			buf + len, cap - len, "%s,%s,%.0f,0,0\n", pat[i].name,
 			pat[i].layout ? "N-1" : "N-N", pat[i].volume);
 	f = fmemopen(buf, len, "r");
-	c = sim_curves_parse(f, "forge-mn4", &err);
+	c = sim_curves_parse(f, "forge", &err);
 	fclose(f);
 	free(buf);
 	if (!c)
@@ -159,6 +165,8 @@ static struct sim_curves *curves(void)
 }
 
 static struct sim_curves *C;
+/* the platform whose patterns are loaded: every figure's first words */
+static const char *plat;
 
 /* One set: the given patterns (random distinct ones when NULL) starting
  * together for 600 s. */
@@ -220,9 +228,9 @@ static int run_learning(const struct topology *t, struct policy *p)
 		return -1;
 	p->learn.enabled = true;
 	rng = 0x5DEECE66DULL;
-	printf("learning (k = 1 only at first, learn: on, direct access %s): "
-	       "learned / exact curves\n",
-	       p->decision.curve.direct ? "allowed" : "off");
+	printf("%s, learning (k = 1 only at first, learn: on, direct access "
+	       "%s): learned / exact curves\n",
+	       plat, p->decision.curve.direct ? "allowed" : "off");
 	for (int round = 1; round <= 4; round++) {
 		double exact = 0, learned = 0;
 
@@ -258,16 +266,17 @@ static int run_learning(const struct topology *t, struct policy *p)
 		}
 		printf("  round %d (%d run%s per app before): %.3f\n", round,
 		       round - 1, round == 2 ? "" : "s", learned / exact);
-		if (round == 3)
-			bench_figure(
-				"forge",
-				p->decision.curve.direct
-					? "learned after two runs per app, "
-					  "direct access allowed"
-					: "learned after two runs per app, "
-					  "direct off",
-				learned / 1e9, "GB/s", exact / 1e9,
-				"exact curves");
+		if (round == 3) {
+			char fig[128];
+
+			snprintf(fig, sizeof(fig),
+				 "%s, learned after two runs per app, %s", plat,
+				 p->decision.curve.direct
+					 ? "direct access allowed"
+					 : "direct off");
+			bench_figure("forge", fig, learned / 1e9, "GB/s",
+				     exact / 1e9, "exact curves");
+		}
 	}
 	p->learn.enabled = false;
 	sim_history_destroy(h);
@@ -310,9 +319,10 @@ fail:
 	exit(1);
 }
 
-static int run_sets(const char *label, const struct topology *t,
+static int run_sets(const char *what, const struct topology *t,
 		    const struct policy *p)
 {
+	char label[128];
 	enum { STATIC, DFRA, ORACLE, BEZ, EXACT, N_POL };
 	static const char *const names[] = {"static", "dfra", "oracle",
 					    "static-bez", "exact"};
@@ -324,8 +334,9 @@ static int run_sets(const char *label, const struct topology *t,
 	double bez[N_SETS], bez_mean = 0;
 	size_t upgraded = 0, unproven = 0;
 	fwd_error_t err;
-	char fig[128];
+	char fig[192];
 
+	snprintf(label, sizeof(label), "%s, %s", plat, what);
 	for (int i = 0; i < N_POL; i++)
 		all[i] = (struct sim_policy){names[i], kinds[i], p};
 	rng = 0x9E3779B97F4A7C15ULL; /* the same sets on every machine */
@@ -474,31 +485,17 @@ out:
 	return rv;
 }
 
-int main(int argc, char **argv)
+/* Every set family and learning on one platform's patterns. */
+static int run_platform(const char *name, const char *data,
+			const struct topology *t, const struct topology *t36,
+			const struct topology *t56, struct policy *p)
 {
-	const char *data =
-		argc > 1 ? argv[1] : TOP_SRCDIR "/bench/data/forge-mn4.csv";
-	const char *topo =
-		argc > 2 ? argv[2] : TOP_SRCDIR "/etc/topology-taihulight.yaml";
-	const char *pol = argc > 3 ? argv[3] : TOP_SRCDIR "/etc/fwdalloc.yaml";
-	struct topology *t, *t36, *t56;
-	struct policy *p;
-	fwd_error_t err;
-	int rv = 1;
+	int rv = -1;
 
+	plat = name;
 	if (load_data(data) < 0 || !(C = curves()))
-		return 1;
-	if (!(t = topo_load(topo, &err))) {
-		fprintf(stderr, "bench_forge: %s\n", err.text);
-		return 1;
-	}
-	if (!(p = policy_load(pol, &err))) {
-		fprintf(stderr, "bench_forge: %s\n", err.text);
-		return 1;
-	}
-	t36 = machine(36);
-	t56 = machine(56);
-	printf("bench_forge: %zu FORGE patterns (MareNostrum 4)\n", n_pat);
+		return -1;
+	printf("bench_forge: %s: %zu FORGE patterns (%s)\n", name, n_pat, data);
 	if (run_sets("TaihuLight, shipped policy (direct off)", t, p) < 0 ||
 	    run_sets("36-forwarder pool, shipped policy (direct off)", t36, p) <
 		    0)
@@ -518,22 +515,68 @@ int main(int argc, char **argv)
 	 * exec driver, whose command performs direct access on the nodes
 	 * (the decisions are the same with any driver that loads it). */
 	p->decision.curve.direct = true;
-	printf("with decision.curve.direct: true and remap.driver exec "
-	       "(direct access performed by the site command)\n");
+	printf("%s, with decision.curve.direct: true and remap.driver exec "
+	       "(direct access performed by the site command)\n",
+	       name);
 	if (run_sets("TaihuLight, exec driver, direct access allowed", t, p) <
 		    0 ||
 	    run_sets("36-forwarder pool, exec driver, direct access allowed",
-		     t36, p) < 0)
-		goto out;
-	if (run_learning(t, p) < 0)
+		     t36, p) < 0 ||
+	    run_learning(t, p) < 0)
 		goto out;
 	p->decision.curve.direct = false;
-	if (run_learning(t, p) < 0 || time_batch(t, p, 16) < 0 ||
-	    time_batch(t, p, 256) < 0)
+	if (run_learning(t, p) < 0)
 		goto out;
 	rv = 0;
 out:
-	sim_curves_destroy(C);
+	p->decision.curve.direct = false;
+	return rv;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name, *file;
+	} platforms[] = {
+		{"MareNostrum 4", TOP_SRCDIR "/bench/data/forge-mn4.csv"},
+		{"Santos Dumont", TOP_SRCDIR "/bench/data/forge-sdumont.csv"},
+	};
+	const char *topo =
+		argc > 2 ? argv[2] : TOP_SRCDIR "/etc/topology-taihulight.yaml";
+	const char *pol = argc > 3 ? argv[3] : TOP_SRCDIR "/etc/fwdalloc.yaml";
+	size_t n_plat = argc > 1 ? 1 : sizeof(platforms) / sizeof(*platforms);
+	struct topology *t, *t36, *t56;
+	struct policy *p;
+	fwd_error_t err;
+	int rv = 1;
+
+	if (!(t = topo_load(topo, &err))) {
+		fprintf(stderr, "bench_forge: %s\n", err.text);
+		return 1;
+	}
+	if (!(p = policy_load(pol, &err))) {
+		fprintf(stderr, "bench_forge: %s\n", err.text);
+		topo_destroy(t);
+		return 1;
+	}
+	t36 = machine(36);
+	t56 = machine(56);
+	for (size_t i = 0; i < n_plat; i++) {
+		int r = run_platform(argc > 1 ? argv[1] : platforms[i].name,
+				     argc > 1 ? argv[1] : platforms[i].file, t,
+				     t36, t56, p);
+
+		/* the batch timing on the first platform's patterns */
+		if (!r && !i &&
+		    (time_batch(t, p, 16) < 0 || time_batch(t, p, 256) < 0))
+			r = -1;
+		sim_curves_destroy(C);
+		C = NULL;
+		if (r < 0)
+			goto out;
+	}
+	rv = 0;
+out:
 	policy_destroy(p);
 	topo_destroy(t);
 	topo_destroy(t36);

@@ -69,5 +69,5 @@ bench/bench_burst: bench/bench_burst.sh bench/hook_timer
 		$(srcdir)/bench/bench_burst.sh >$@.tmp && \
 	chmod +x $@.tmp && mv $@.tmp $@
 EXTRA_DIST += bench/bench_burst.sh bench/run.sh bench/data/README.md \
-	bench/data/forge-mn4.csv bench/data/forge-mn4.py
+	bench/data/forge-mn4.csv bench/data/forge-sdumont.csv bench/data/forge.py
 CLEANFILES += bench-results.json bench-results.md

@@ -559,8 +559,7 @@ int sim_exact_solve(struct sim_exact *x)
 	s.nrow = calloc(P + 1, sizeof(*s.nrow));
 	gain = calloc(n, sizeof(*gain));
 	if (!s.order || !s.cur || !s.load || !s.cnt || !s.rest || !s.alone ||
-	    !s.rest_c || !s.cval ||
-	    !s.row || !s.nrow || !gain) {
+	    !s.rest_c || !s.cval || !s.row || !s.nrow || !gain) {
 		errno = ENOMEM;
 		goto out;
 	}

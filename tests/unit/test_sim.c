@@ -1476,13 +1476,13 @@ static void test_exact_search_contended(void **state)
 			for (int k = 0; k < n_opt[i]; k++) {
 				const struct bf_opt *o = &opt[i][k];
 
-				x.opts[n_opts++] = (struct sim_exact_opt){
-					.take = o->take,
-					.d = o->d,
-					.phi = o->phi,
-					.n_sh = o->n_sh,
-					.sh_off = n_sh,
-					.tag = k};
+				x.opts[n_opts++] =
+					(struct sim_exact_opt){.take = o->take,
+							       .d = o->d,
+							       .phi = o->phi,
+							       .n_sh = o->n_sh,
+							       .sh_off = n_sh,
+							       .tag = k};
 				for (uint32_t j = 0; j < o->n_sh; j++) {
 					x.sh_idx[n_sh] = o->sh[j];
 					x.sh_load[n_sh++] = o->load[j];
@@ -1497,8 +1497,8 @@ static void test_exact_search_contended(void **state)
 		x.max_nodes = 100000000ULL;
 		assert_int_equal(sim_exact_solve(&x), 0);
 		if (!x.proven || fabs(x.value - best) > 1e-9 * best)
-			fail_msg("round %d: search %.9g (proven %d), brute force "
-				 "%.9g",
+			fail_msg("round %d: search %.9g (proven %d), "
+				 "brute force %.9g",
 				 round, x.value, x.proven, best);
 		/* the pick (options reordered: tag is the original index) */
 		for (int i = 0; i < n; i++)
