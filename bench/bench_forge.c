@@ -130,7 +130,27 @@ static int load_data(const char *path)
 			pat[i].volume = mb * 1e6;
 	}
 	fclose(f);
-	return n_pat ? 0 : -1;
+	for (size_t i = 0; i < n_pat; i++) {
+		bool fwd = false;
+
+		for (int k = 1; k < N_K; k++)
+			fwd |= pat[i].bps[k] > 0;
+		if (!fwd) {
+			fprintf(stderr,
+				"bench_forge: %s: pattern %s has no bandwidth "
+				"with 1, 2, 4 or 8 forwarders\n",
+				path, pat[i].name);
+			return -1;
+		}
+	}
+	if (n_pat < SET_SIZE) {
+		fprintf(stderr,
+			"bench_forge: %s: %zu patterns; sets of %d distinct "
+			"ones need at least as many\n",
+			path, n_pat, SET_SIZE);
+		return -1;
+	}
+	return 0;
 }
 
 /* The patterns as the simulator's curves file: direct access as k = 0. */
@@ -146,9 +166,10 @@ static struct sim_curves *curves(void)
 				"app,forwarders,bandwidth_bps\n");
 	for (size_t i = 0; i < n_pat; i++)
 		for (int k = 0; k < N_K; k++)
-			len += (size_t)snprintf(buf + len, cap - len,
-						"%s,%u,%.0f\n", pat[i].name,
-						KS[k], pat[i].bps[k]);
+			if (pat[i].bps[k] > 0) /* a count not measured: none */
+				len += (size_t)snprintf(
+					buf + len, cap - len, "%s,%u,%.0f\n",
+					pat[i].name, KS[k], pat[i].bps[k]);
 	len += (size_t)snprintf(buf + len, cap - len,
 				"app,io_mode,volume,iops,mdops\n");
 	for (size_t i = 0; i < n_pat; i++)
@@ -414,6 +435,8 @@ static void profile_of(const struct pattern *pt, struct alloc_profile *pr,
 
 	memset(pr, 0, sizeof(*pr));
 	for (int k = 1; k < N_K; k++) {
+		if (pt->bps[k] <= 0)
+			continue;
 		bw[n++] = (struct alloc_bw_point){KS[k], pt->bps[k]};
 		if (pt->bps[k] > peak)
 			peak = pt->bps[k];
