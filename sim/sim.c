@@ -701,9 +701,12 @@ static int place_bez(struct runner *r, uint32_t job, fwd_error_t *err)
 
 enum { EX_FIXED = 0, EX_DEFAULT, EX_EXTRAS, EX_PRIVATE, EX_DIRECT };
 
-/* Exact search nodes per batch before it gives up (the figure is then the
- * best found and the run counts the batch as unproven). */
+/* Exact search nodes, and cells of its state bound's knapsacks, per batch
+ * before it gives up (the figure is then the best found and the run counts
+ * the batch as unproven).  The cells bound the time a large batch takes:
+ * bench_forge's hardest set of 16 needs 6.1e7 of them. */
 #define EXACT_MAX_NODES 20000000ULL
+#define EXACT_MAX_CELLS 1000000000ULL
 
 struct exact_build {
 	struct sim_exact x;
@@ -937,6 +940,7 @@ static int exact_batch(struct runner *r, const uint32_t *bjob, size_t nb,
 	b.x.pool = usable;
 	b.x.slowdown = (const double(*)[SIM_N_CLASSES])s->c->slowdown;
 	b.x.max_nodes = EXACT_MAX_NODES;
+	b.x.max_cells = EXACT_MAX_CELLS;
 	if (!(b.x.pick = calloc(b.x.n_items + 1, sizeof(*b.x.pick))))
 		goto nomem;
 	if (sim_exact_solve(&b.x) < 0) {

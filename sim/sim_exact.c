@@ -50,6 +50,7 @@ struct search {
 	double *row, *nrow; /* state_bound()'s knapsack rows */
 	double best;
 	uint64_t nodes;
+	uint64_t cells; /* state_bound()'s knapsack cells */
 	bool stopped;
 };
 
@@ -125,6 +126,7 @@ static double state_bound(struct search *s, size_t depth, uint32_t left)
 
 	for (uint32_t p = 0; p <= left; p++)
 		row[p] = 0;
+	s->cells += (uint64_t)(x->n_items - depth) * (left + 1);
 	for (size_t d = depth; d < x->n_items; d++) {
 		const struct sim_exact_item *it = &x->items[s->order[d]];
 		double *nrow = s->nrow;
@@ -158,7 +160,8 @@ static void dfs(struct search *s, size_t depth, uint32_t used)
 
 	if (s->stopped)
 		return;
-	if (++s->nodes > x->max_nodes) {
+	if (++s->nodes > x->max_nodes ||
+	    (x->max_cells && s->cells > x->max_cells)) {
 		s->stopped = true;
 		return;
 	}

@@ -89,6 +89,7 @@ struct sim_exact {
 	uint32_t pool;
 	const double (*slowdown)[SIM_N_CLASSES];
 	uint64_t max_nodes; /* search nodes before giving up */
+	uint64_t max_cells; /* or bound (b)'s knapsack cells (0: any) */
 	/* out: pick[i] indexes items[i]'s options (as reordered) */
 	size_t *pick;
 	double value;
