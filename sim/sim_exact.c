@@ -22,10 +22,10 @@
  * its own load lam), value <= d * y and the sum of lam * y is at most 1,
  * so the items given s are worth at most the fractional knapsack of their
  * d and lam in capacity 1, bounded in turn by its dual at any mu_s >= 0:
- * mu_s + sum of phi * (d - mu_s * lam)^+.  With mu_s the least d / lam
- * there (the forwarder's rate, for a default mapping), every item has a
- * fixed worth cval, so (c) = sum of mu_s + the placed items' cval + the
- * knapsack of the rest's cval over the pool left, built once.
+ * mu_s + sum of phi * (d - mu_s * lam)^+.  With mu fixed for the search
+ * (capacity_mu()), every option has a fixed worth cval, so (c) = sum of
+ * mu_s + the placed items' cval + the knapsack of the rest's cval over the
+ * pool left, built once.
  */
 #include "config.h"
 
@@ -152,7 +152,8 @@ static double state_bound(struct search *s, size_t depth, uint32_t left)
 	return row[left];
 }
 
-static void dfs(struct search *s, size_t depth, uint32_t used)
+/* `worth`: the placed items' worth in bound (c). */
+static void dfs(struct search *s, size_t depth, uint32_t used, double worth)
 {
 	struct sim_exact *x = s->x;
 	uint32_t left = x->pool - used;
@@ -176,18 +177,9 @@ static void dfs(struct search *s, size_t depth, uint32_t used)
 	ub = s->rest[depth * (x->pool + 1) + left];
 	if (have + ub <= s->best * (1 + 1e-12))
 		return;
-	{
-		double c = s->mu_sum + s->rest_c[depth * (x->pool + 1) + left];
-
-		for (size_t d = 0; d < depth; d++) {
-			const struct sim_exact_item *pi =
-				&x->items[s->order[d]];
-
-			c += s->cval[pi->opt_off + s->cur[s->order[d]]];
-		}
-		if (c <= s->best * (1 + 1e-12))
-			return;
-	}
+	if (s->mu_sum + worth + s->rest_c[depth * (x->pool + 1) + left] <=
+	    s->best * (1 + 1e-12))
+		return;
 	{
 		double b = state_bound(s, depth, left);
 
@@ -204,7 +196,8 @@ static void dfs(struct search *s, size_t depth, uint32_t used)
 			continue;
 		s->cur[i] = k;
 		apply(s, it->cls, o, 1);
-		dfs(s, depth + 1, used + o->take);
+		dfs(s, depth + 1, used + o->take,
+		    worth + s->cval[it->opt_off + k]);
 		apply(s, it->cls, o, -1);
 		s->cur[i] = SIZE_MAX;
 		if (s->stopped)
@@ -610,7 +603,7 @@ int sim_exact_solve(struct sim_exact *x)
 		}
 	if (incumbent(&s) < 0)
 		goto out;
-	dfs(&s, 0, 0);
+	dfs(&s, 0, 0, 0);
 	x->nodes = s.nodes;
 	x->proven = !s.stopped;
 	x->value = s.best;
