@@ -7,6 +7,7 @@
 #include "allocator/decide.h"
 #include "bench/batch.h"
 #include "bench/report.h"
+#include "common/array.h"
 #include "common/timeutil.h"
 
 int bench_batch_figure(const char *bench, const struct alloc_ctx *cx,
@@ -50,8 +51,8 @@ int bench_batch_figure(const char *bench, const struct alloc_ctx *cx,
 			out[i] = NULL;
 		}
 	}
-	qsort(tb, (size_t)reps, sizeof(*tb), bench_cmp_double);
-	qsort(ts, (size_t)reps, sizeof(*ts), bench_cmp_double);
+	qsort(tb, (size_t)reps, sizeof(*tb), fwd_cmp_double);
+	qsort(ts, (size_t)reps, sizeof(*ts), fwd_cmp_double);
 	printf("  batch of %zu: %.1f us (one at a time: %.1f us)\n", n,
 	       tb[reps / 2] * 1e6, ts[reps / 2] * 1e6);
 	snprintf(fig, sizeof(fig), "batch decision, %zu jobs, p50", n);

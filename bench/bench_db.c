@@ -17,6 +17,7 @@
 
 #include "bench/report.h"
 #include "bench/testdb.h"
+#include "common/array.h"
 
 #define JOBS 1000000
 #define USERS 2000
@@ -77,7 +78,7 @@ static const char profile_sql[] =
 
 static void stats(const char *what, double *v, size_t n, long rows)
 {
-	qsort(v, n, sizeof(*v), bench_cmp_double);
+	qsort(v, n, sizeof(*v), fwd_cmp_double);
 	printf("  %-34s median %7.1f us  p99 %7.1f us  max %7.1f us  "
 	       "(%zu lookups, %.1f rows each)\n",
 	       what, v[n / 2] * 1e6, v[(n * 99) / 100] * 1e6, v[n - 1] * 1e6, n,

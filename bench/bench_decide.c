@@ -27,6 +27,7 @@
 #include "allocator/ledger.h"
 #include "bench/batch.h"
 #include "bench/report.h"
+#include "common/array.h"
 #include "common/slurm_compat.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
@@ -136,7 +137,7 @@ struct timing {
 
 static double pct(double *v, int n, double q)
 {
-	qsort(v, (size_t)n, sizeof(double), bench_cmp_double);
+	qsort(v, (size_t)n, sizeof(double), fwd_cmp_double);
 	return v[(size_t)(n * q)];
 }
 

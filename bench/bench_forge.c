@@ -32,6 +32,7 @@
 #include "allocator/decide.h"
 #include "bench/batch.h"
 #include "bench/report.h"
+#include "common/array.h"
 #include "policies/policy.h"
 #include "sim/sim.h"
 #include "topology/topology.h"
@@ -404,7 +405,7 @@ static int run_sets(const char *what, const struct topology *t,
 	       sum[DFRA] / sum[EXACT], set_min, (size_t)N_SETS - unproven,
 	       N_SETS, t_exact, upgraded, N_SETS * SET_SIZE,
 	       sum[DFRA] / sum[STATIC], sum[DFRA] / sum[BEZ]);
-	qsort(bez, N_SETS, sizeof(*bez), bench_cmp_double);
+	qsort(bez, N_SETS, sizeof(*bez), fwd_cmp_double);
 	printf("  per set, dfra (the batch's MCKP) over static-bez: median "
 	       "%+.0f %%, mean %.2fx\n",
 	       100 * ((bez[(N_SETS - 1) / 2] + bez[N_SETS / 2]) / 2 - 1),

@@ -58,6 +58,7 @@
 
 #include "bench/report.h"
 #include "bench/testdb.h"
+#include "common/array.h"
 #include "common/timeutil.h"
 #include "db/db.h"
 #include "policies/policy.h"
@@ -119,7 +120,7 @@ static struct stat2 stats(double *v, size_t n)
 
 	if (!n)
 		return s;
-	qsort(v, n, sizeof(*v), bench_cmp_double);
+	qsort(v, n, sizeof(*v), fwd_cmp_double);
 	s.p50 = v[n / 2];
 	s.p99 = v[(size_t)((double)(n - 1) * 0.99 + 0.5)];
 	return s;

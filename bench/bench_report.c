@@ -41,6 +41,7 @@
 
 #include "bench/report.h"
 #include "bench/testdb.h"
+#include "common/array.h"
 #include "report/report.h"
 
 #define N_FWD 240
@@ -500,16 +501,9 @@ fail:
 	return -1;
 }
 
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double p95(double *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), dcmp);
+	qsort(v, n, sizeof(*v), fwd_cmp_double);
 	return v[(size_t)((double)(n - 1) * 0.95 + 0.5)];
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "bench/report.h"
+#include "common/array.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
 #include "topology/topology.h"
@@ -21,7 +22,7 @@
 
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), bench_cmp_double);
+	qsort(v, n, sizeof(*v), fwd_cmp_double);
 	return v[n / 2];
 }
 

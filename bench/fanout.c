@@ -14,6 +14,7 @@
 
 #include "bench/fanout.h"
 #include "bench/report.h"
+#include "common/array.h"
 #include "common/timeutil.h"
 #include "policies/policy.h"
 #include "spank/fwdalloc.h"
@@ -165,7 +166,7 @@ out:
 				st->from_db++;
 		}
 		if (n) {
-			qsort(secs, n, sizeof(*secs), bench_cmp_double);
+			qsort(secs, n, sizeof(*secs), fwd_cmp_double);
 			st->p50 = secs[n / 2];
 			st->p99 = secs[(size_t)((double)(n - 1) * 0.99 + 0.5)];
 			st->max = secs[n - 1];

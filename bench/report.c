@@ -33,10 +33,3 @@ void bench_figure(const char *bench, const char *name, double value,
 	printf("\t%.9g\n", ratio);
 	fflush(stdout);
 }
-
-int bench_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}

@@ -21,8 +21,4 @@
 void bench_figure(const char *bench, const char *name, double value,
 		  const char *unit, double ref, const char *ref_name);
 
-/* qsort()'s comparison of doubles, ascending: the medians and
- * percentiles the figures are read from sorted times. */
-int bench_cmp_double(const void *a, const void *b);
-
 #endif

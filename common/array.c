@@ -36,3 +36,10 @@ int fwd_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first)
 	*cap = ncap;
 	return 0;
 }
+
+int fwd_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}

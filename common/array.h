@@ -4,7 +4,7 @@
 
 /*
  * Growing arrays: the one place that doubles a capacity and checks the
- * size for overflow.
+ * size for overflow; and the one qsort() comparator of doubles.
  */
 
 #include <stddef.h>
@@ -19,5 +19,8 @@ int fwd_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first);
 /* fwd_grow() for an array variable `a` and its capacity variable `cap`. */
 #define FWD_GROW(a, cap, need, first) \
 	fwd_grow(&(a), &(cap), (need), sizeof(*(a)), (first))
+
+/* qsort() comparator: doubles in ascending order (NaN compares equal). */
+int fwd_cmp_double(const void *a, const void *b);
 
 #endif

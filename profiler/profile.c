@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/sha256.h"
 #include "profiler/profile.h"
 
@@ -174,19 +175,12 @@ void profile_skips_add(struct profile_skips *s, uint64_t job_id,
 	s->n++;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Median of v[0..n) (sorted in place); 0 for n == 0. */
 static double median(double *v, size_t n)
 {
 	if (n == 0)
 		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), fwd_cmp_double);
 	if (n % 2)
 		return v[n / 2];
 	return (v[n / 2 - 1] + v[n / 2]) / 2;

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "common/array.h"
 #include "common/timeutil.h"
 #include "common/units.h"
 #include "controller/ledger_store.h"
@@ -28,13 +29,6 @@ int64_t report_bucket(int64_t from, int64_t to, int max_points)
 
 	b = (b + 59) / 60 * 60;
 	return b < 60 ? 60 : b;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y ? 1 : 0;
 }
 
 static double quant(const double *v, size_t n, double q)
@@ -53,7 +47,7 @@ json_t *report_quantiles(double *v, size_t n)
 	if (n == 0)
 		return json_pack("{s:i,s:n,s:n,s:n,s:n,s:n}", "n", 0, "min",
 				 "q1", "median", "q3", "max");
-	qsort(v, n, sizeof(*v), dcmp);
+	qsort(v, n, sizeof(*v), fwd_cmp_double);
 	return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)n, "min",
 			 v[0], "q1", quant(v, n, 0.25), "median",
 			 quant(v, n, 0.5), "q3", quant(v, n, 0.75), "max",

@@ -1289,13 +1289,6 @@ out:
 
 /* ---- statistics ------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int finish(struct runner *r, bool is_static)
 {
 	struct sim *s = r->s;
@@ -1356,7 +1349,7 @@ static int finish(struct runner *r, bool is_static)
 	if (n_sp) {
 		double sum = 0;
 
-		qsort(sp, n_sp, sizeof(*sp), cmp_double);
+		qsort(sp, n_sp, sizeof(*sp), fwd_cmp_double);
 		for (size_t i = 0; i < n_sp; i++)
 			sum += sp[i];
 		res->speedup_mean = sum / (double)n_sp;

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "sim/sim_internal.h"
 
 struct search {
@@ -332,13 +333,6 @@ static double capacity_worth(struct search *s, const double *mu)
 	return s->mu_sum + s->rest_c[x->pool];
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Most mu tried per shared forwarder. */
 #define MU_TRIES 24
 
@@ -374,7 +368,7 @@ static int capacity_mu(struct search *s)
 					r[n++] = o->d /
 						 x->sh_load[o->sh_off + j];
 		}
-		qsort(r, n, sizeof(*r), cmp_double);
+		qsort(r, n, sizeof(*r), fwd_cmp_double);
 		tries = n < MU_TRIES ? n : MU_TRIES;
 		for (size_t t = 0; t < tries; t++) {
 			double was = mu[f], c;

@@ -85,13 +85,6 @@ size_t sim_history_runs(const struct sim_history *h, size_t app, uint32_t k)
 	return n;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 size_t sim_history_curve(const struct sim_history *h, size_t app,
 			 struct sim_point *pts, size_t max, double *direct)
 {
@@ -121,7 +114,7 @@ size_t sim_history_curve(const struct sim_history *h, size_t app,
 		for (size_t i = 0; i < a->n; i++)
 			if (a->r[i].k == k && a->r[i].private_fwd == priv)
 				v[m++] = a->r[i].bps;
-		qsort(v, m, sizeof(*v), cmp_double);
+		qsort(v, m, sizeof(*v), fwd_cmp_double);
 		double med = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 
 		if (k == 0)

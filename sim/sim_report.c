@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "common/array.h"
 #include "common/xml.h"
 #include "sim/sim.h"
 
@@ -201,13 +202,6 @@ static void svg_legend(FILE *f, const struct sim_result *r, bool dashed)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Empirical CDF of per-job speed-ups, log2 x axis. */
 static int svg_speedup(const struct sim_result *r, FILE *f)
 {
@@ -261,7 +255,7 @@ static int svg_speedup(const struct sim_result *r, FILE *f)
 				v[n++] = r->pols[p].jobs[i].speedup;
 		if (!n)
 			continue;
-		qsort(v, n, sizeof(*v), cmp_double);
+		qsort(v, n, sizeof(*v), fwd_cmp_double);
 		fprintf(f,
 			"<polyline fill=\"none\" stroke=\"%s\" "
 			"stroke-width=\"2\" points=\"",

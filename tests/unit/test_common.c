@@ -503,6 +503,23 @@ static void test_grow(void **state)
 	free(a);
 }
 
+/* fwd_cmp_double: ascending, negatives and ties included, and
+ * antisymmetric. */
+static void test_cmp_double(void **state)
+{
+	double v[] = {3.5, -1, 1e-300, 0, -1e9, 3.5, 2};
+	const double want[] = {-1e9, -1, 0, 1e-300, 2, 3.5, 3.5};
+	double a = 1, b = 2;
+
+	(void)state;
+	qsort(v, sizeof(v) / sizeof(*v), sizeof(*v), fwd_cmp_double);
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++)
+		assert_true(v[i] == want[i]);
+	assert_int_equal(fwd_cmp_double(&a, &b), -1);
+	assert_int_equal(fwd_cmp_double(&b, &a), 1);
+	assert_int_equal(fwd_cmp_double(&a, &a), 0);
+}
+
 static void vfail(fwd_error_t *e, const char *fmt, ...)
 {
 	va_list ap;
@@ -611,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_time_local),
 		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_cmp_double),
 		cmocka_unit_test(test_verrprintf),
 		cmocka_unit_test(test_xml_text),
 	};
