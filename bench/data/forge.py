@@ -31,7 +31,8 @@ import sys
 from collections import defaultdict
 
 
-# platform: its name, and the directory of its direct-access runs
+# platform: its name, and its two results directories (forwarded, then
+# direct access) as a brace pattern for the header
 PLATFORMS = {
     "marenostrum-4": ("MareNostrum 4", "marenostrum-4{,-gpfs}"),
     "santos-dumont": ("Santos Dumont", "santos-dumont{,-lustre}"),
