@@ -623,7 +623,9 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 	budget = cfg->connect_timeout > 0 ? cfg->connect_timeout : db->timeout;
 	deadline = fwd_clock_mono() + budget;
 	for (i = 0; i < n; i++) {
-		double left = deadline - fwd_clock_mono();
+		/* The first endpoint's share is the budget as configured, so
+		 * that its error names the setting's own value. */
+		double left = i ? deadline - fwd_clock_mono() : budget;
 		double tmo;
 
 		if (!cfg->hosts.count) {
@@ -645,7 +647,8 @@ struct db *db_connect(const struct db_config *cfg, enum db_role role,
 			append_failure(&all, &skip);
 			break;
 		}
-		tmo = left / (double)(n - i);
+		/* whole milliseconds: the share an error names */
+		tmo = round(left / (double)(n - i) * 1000) / 1000;
 		if (tmo < 0.1)
 			tmo = 0.1;
 		if (connect_one(db, &e, cfg->port, user,

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -452,6 +454,66 @@ static void test_endpoints_all_down(void **state)
 				      "expected 1 to 65535");
 }
 
+/* A unix socket that takes connections into its backlog and never
+ * answers them (a frozen server). */
+static int silent_server(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	unlink(path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	return fd;
+}
+
+/* A server that accepts and never answers costs database.connect_timeout,
+ * and the error names the setting and its value as configured. */
+static void test_server_silent(void **state)
+{
+	char s1[128], s2[128], want[400];
+	char *hosts[2];
+	struct db_config d;
+	fwd_error_t err = {{0}};
+	int f1, f2;
+
+	snprintf(s1, sizeof(s1), "%s/silent1.sock", dir);
+	snprintf(s2, sizeof(s2), "%s/silent2.sock", dir);
+	f1 = silent_server(s1);
+	f2 = silent_server(s2);
+	d = cfg(NULL, NULL);
+	d.socket = s1;
+	d.timeout = 30; /* not the read timeout: the connect budget */
+	d.connect_timeout = 0.3;
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_true(db_err_unavailable(errno));
+	snprintf(want, sizeof(want),
+		 "database socket %s: no answer within 0.3s "
+		 "(database.connect_timeout)",
+		 s1);
+	assert_string_equal(err.text, want);
+
+	/* Two endpoints share the budget; the first gets its half. */
+	hosts[0] = s1;
+	hosts[1] = s2;
+	d.hosts.items = hosts;
+	d.hosts.count = 2;
+	d.connect_timeout = 0.6;
+	assert_null(db_connect(&d, DB_ROLE_CONTROLLER, &err));
+	assert_int_equal(errno, ETIMEDOUT);
+	snprintf(want, sizeof(want),
+		 "database: none of the 2 endpoints worked: socket %s: no "
+		 "answer within 0.3s (database.connect_timeout); socket %s: "
+		 "no answer within 0.",
+		 s1, s2);
+	assert_int_equal(strncmp(err.text, want, strlen(want)), 0);
+	close(f1);
+	close(f2);
+}
+
 /* Only a transaction the server rolled back for a conflict is retried. */
 static void test_retryable_table(void **state)
 {
@@ -593,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_bad_identifiers),
 		cmocka_unit_test(test_endpoint_parse),
 		cmocka_unit_test(test_endpoints_all_down),
+		cmocka_unit_test(test_server_silent),
 		cmocka_unit_test(test_retryable_table),
 		cmocka_unit_test(test_load_text),
 	};
