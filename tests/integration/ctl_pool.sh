@@ -6,7 +6,7 @@
 # and, when slurmctld answers, how many of them belong to jobs Slurm no
 # longer runs (lost epilogs).  Here no slurmctld runs (the jobs are only
 # in the ledger): the record says slurmctld could not be asked and how
-# long the oldest has been held, within the 1 s the prolog gives it.
+# long the oldest has been held.
 # (tests/integration/slurm_pool.sh checks the answer with a real
 # slurmctld.)
 . "$top_srcdir/tests/integration/tap.sh"
@@ -56,8 +56,6 @@ check_match "job 403: the record counts the pool's holders" \
 	"$pool"
 check_eq "job 403: the audit table has the same reasons" \
 	"$(printf '%s' "$r" | jq -c .reasons)" "$(db_reasons 403)"
-check "job 403: asking slurmctld cost at most ~1 s (${ms} ms)" \
-	test "$ms" -lt 2500
 
 # The pool taken by a job holding every backup shared: the record says
 # no private forwarder is held by another job (from the ledger the

@@ -29,10 +29,11 @@
 # 20 prologs at once on the slowed database, 100 prologs and epilogs at
 # once, and kill -9 of the prolog's and the epilog's worker at each of
 # their database steps, before and after the call (tests/tools/kill_at.so).
-# Every figure except the delay must be 0, and a hung database (frozen)
-# must cost a launch at most 1 s (database.connect_timeout, then the
-# circuit breaker) beyond what the machine's own load adds (the healthy
-# launches' slowest minus their median).
+# Every figure except the delay must be 0.  The delays are printed, not
+# judged (a loaded machine stretches them); what bounds them is judged
+# instead: a hung database (frozen) ends the first launch's wait at
+# database.connect_timeout and trips the circuit breaker, so the later
+# launches skip it.
 #
 # Then the same through the controller service (fwdallocd) and the
 # installed hooks (the static prolog-slurmctld and epilog-slurmctld,
@@ -279,9 +280,6 @@ jobs=$(seq 1001 1010)
 for j in $jobs; do launch_mix "$j" "$T/base.yaml"; done
 base_all=$(for j in $jobs; do cut -d' ' -f2 "$T/res/$j"; done)
 base_ms=$(median <<<"$base_all")
-# how much a healthy launch varied on this machine (its slowest minus the
-# median): the room a loaded machine's scheduling takes in a bound on time
-base_spread=$(($(maxof <<<"$base_all") - base_ms))
 judge_records "$M/audit.jsonl" $jobs
 for j in $jobs; do finish "$j" "$T/base.yaml"; done
 row "healthy database (reference: ${base_ms} ms)" 0 $jobs
@@ -308,8 +306,17 @@ judge_records "$M/audit.jsonl" $jobs
 close_breaker
 for j in $jobs; do finish "$j" "$T/base.yaml"; done
 row "database frozen, SIGSTOP (+1 real job)" "$(real_failed "$st")" $jobs
-check "database frozen: a launch costs at most 1 s (max ${last_max} ms, a healthy launch varied by ${base_spread} ms)" \
-	test "$last_max" -le $((1000 + base_spread))
+# What bounds a frozen database's cost is the deadline that ended the
+# wait (its time is in the table): the first launch gives up at
+# database.connect_timeout, not at the read timeout nor the hook's, and
+# trips the breaker, so that no other launch waits.
+waited=0
+for j in $jobs; do
+	case $(outcome_of "$j") in *'(database.connect_timeout)'*) waited=$((waited + 1)) ;; esac
+done
+check_match "database frozen: the first launch gave up at database.connect_timeout" \
+	'^fallback: .*no answer within 0\.9s \(database\.connect_timeout\)' "$(outcome_of 1201)"
+check_eq "database frozen: only the first launch waited for the database" 1 "$waited"
 check_match "database frozen: later launches skip the database" \
 	'database skipped' "$(file_rec 1210 "$M/audit.jsonl" | jq -r .outcome)"
 
@@ -674,8 +681,6 @@ row "service hung, SIGSTOP (the hooks give up)" 0 $jobs
 check_match "service hung: the job fell back, saying why" \
 	'fallback: controller service .*no answer within the hook.s budget' \
 	"$(file_rec 2401 "$M/audit.jsonl" | jq -r .outcome)"
-check "service hung: a launch costs about the budget (max ${last_max} ms)" \
-	test "$last_max" -le $((svc_budget + 2500))
 check_eq "service hung: it decided nothing after it ran again" 0 \
 	"$(svc_count decided)"
 kill "$svc_pid"
