@@ -30,6 +30,14 @@ int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err)
 			       "decision lock", timeout, err);
 }
 
+long ledger_store_tx_backoff_ms(unsigned int attempt, unsigned int seed)
+{
+	long ms = 10L << (attempt > 0 ? (attempt < 5 ? attempt - 1 : 4) : 0);
+
+	ms += (long)(rand_r(&seed) % (unsigned int)ms);
+	return ms > 160 ? 160 : ms;
+}
+
 bool ledger_store_tx_retry(struct db *db, int cause, unsigned int *attempt,
 			   fwd_error_t *err)
 {
@@ -47,10 +55,7 @@ bool ledger_store_tx_retry(struct db *db, int cause, unsigned int *attempt,
 	db_rollback(db);
 	/* Spread the retries of conflicting controllers apart. */
 	seed = (unsigned int)(fwd_clock_mono() * 1e6) ^ (unsigned int)getpid();
-	ms = 10L << (*attempt - 1);
-	ms += (long)(rand_r(&seed) % (unsigned int)ms);
-	if (ms > 160)
-		ms = 160;
+	ms = ledger_store_tx_backoff_ms(*attempt, seed);
 	ts.tv_sec = 0;
 	ts.tv_nsec = ms * 1000000L;
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)

@@ -66,6 +66,10 @@ int ledger_store_lock(struct db *db, double timeout, fwd_error_t *err);
 bool ledger_store_tx_retry(struct db *db, int cause, unsigned int *attempt,
 			   fwd_error_t *err);
 
+/* The back-off before attempt+1, in ms: 10 ms doubling per attempt plus a
+ * random part below that (from seed), at most 160 ms. */
+long ledger_store_tx_backoff_ms(unsigned int attempt, unsigned int seed);
+
 /*
  * After attempt *attempt of a decision lost its connection
  * (db_err_unavailable(cause)) while the policy lists several endpoints
