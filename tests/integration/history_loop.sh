@@ -218,13 +218,18 @@ check_eq "sacct --timezone of no zone: nothing stored" 0 \
 fw ingest --format influx --timezone UTC "$d/dst.txt"
 check_eq "--timezone with another format: exit 2" 2 "$rc"
 
-# a concurrent run returns at once
-"$testdb" sql "$d" -N fwdalloc -e "SELECT GET_LOCK('fwdalloc.history', 0), SLEEP(4)" >/dev/null 2>&1 &
+# a concurrent run returns at once (the holder keeps the lock until the
+# run has been tried, however slowly a loaded machine gets there)
+"$testdb" sql "$d" -N fwdalloc -e "SELECT GET_LOCK('fwdalloc.history', 0), SLEEP(300)" >/dev/null 2>&1 &
 lockpid=$!
-sleep 1
+for _ in $(seq 1 100); do
+	[ "$(q "SELECT IS_USED_LOCK('fwdalloc.history') IS NOT NULL")" = 1 ] && break
+	sleep 0.1
+done
 fw history run --now 1700003000
 check_eq "while another run holds the lock: exit 0" 0 "$rc"
 check_eq "and nothing done" "another history run is in progress: nothing done" "$out"
+q "KILL $(q "SELECT IS_USED_LOCK('fwdalloc.history')")"
 wait $lockpid
 
 # ---- adversarial sacct and Darshan: one bad line or file costs itself ----

@@ -199,18 +199,24 @@ wait_gone "$j"
 sql "DELETE FROM health WHERE name = 'fwd1'"
 
 # 6. Simultaneous submissions never share a private forwarder.  Both
-#    jobs are N-1 (isolate) on different default forwarders and overlap.
+#    jobs are N-1 (isolate) on different default forwarders; each runs
+#    until both are seen running, so what they hold is compared while
+#    both hold it (one that ended first may hand its forwarder on).
 shared=0 both=0 rounds=10
 for r in $(seq 1 $rounds); do
-	sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap 'sleep 1' >"$T/a" &
-	sbatch --parsable -N2 -w 'c[1-2]' -J n1app --io-upgrade --wrap 'sleep 1' >"$T/b" &
+	sbatch --parsable -N2 -w 'c[5-6]' -J n1app --io-upgrade --wrap "$(until_go sim$r)" >"$T/a" &
+	sbatch --parsable -N2 -w 'c[1-2]' -J n1app --io-upgrade --wrap "$(until_go sim$r)" >"$T/b" &
 	wait
 	a=$(cat "$T/a") b=$(cat "$T/b")
-	wait_gone "$a" "$b"
-	pa=$(private_fwds "$a") pb=$(private_fwds "$b")
+	wait_running "$a"
+	wait_running "$b"
+	pa=$(sql "SELECT forwarder FROM allocations WHERE job_id = $a AND is_private = 1 AND released_at IS NULL")
+	pb=$(sql "SELECT forwarder FROM allocations WHERE job_id = $b AND is_private = 1 AND released_at IS NULL")
 	[ -n "$pa" ] && [ -n "$pb" ] && both=$((both + 1))
-	dup=$(sql "SELECT forwarder FROM allocations WHERE is_private = 1 AND job_id IN ($a, $b) GROUP BY forwarder HAVING COUNT(DISTINCT job_id) > 1")
+	dup=$(sql "SELECT forwarder FROM allocations WHERE is_private = 1 AND released_at IS NULL AND job_id IN ($a, $b) GROUP BY forwarder HAVING COUNT(DISTINCT job_id) > 1")
 	[ -n "$dup" ] && { shared=$((shared + 1)); diag "round $r: jobs $a $b share $dup"; }
+	go sim$r
+	wait_gone "$a" "$b"
 done
 check_eq "simultaneous: both jobs isolated in every round" "$rounds" "$both"
 check_eq "simultaneous: never a shared private forwarder ($rounds rounds)" 0 "$shared"
@@ -261,14 +267,19 @@ check "DB down: the database breaker was tripped" test -s "$M/db-breaker"
 rm -f "$M/db-breaker"
 
 # 8. Controller prolog killed mid-way: the job runs on the default mapping.
-#    Hold the decision lock so the prolog waits, then kill its worker.
+#    Hold the decision lock so the prolog waits (until its worker is
+#    found, however long a loaded machine takes to start it), then kill
+#    the worker, then end the holder.
 "$top_srcdir/scripts/testdb" sql "$M/db" fwdalloc \
-	-e "START TRANSACTION; SELECT id FROM decision_lock FOR UPDATE; SELECT SLEEP(6)" >/dev/null 2>&1 &
+	-e "START TRANSACTION; SELECT id FROM decision_lock FOR UPDATE; SELECT SLEEP(300)" >/dev/null 2>&1 &
 lockpid=$!
-sleep 0.5
+for i in $(seq 1 100); do
+	[ "$(sql "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(300)%'")" -ge 1 ] && break
+	sleep 0.1
+done
 j=$(sbatch --parsable -N2 -w 'c[1-2]' -J bwapp --io-upgrade --wrap true)
 worker=
-for i in $(seq 1 100); do
+for i in $(seq 1 600); do
 	# The worker is the prolog fwdctl whose parent is also fwdctl.
 	worker=$(ps -eo pid=,ppid=,args= | awk -v p="$M/policy.yaml" '
 		$3 ~ /fwdctl$/ && index($0, p) && $NF == "prolog" { pid[$1] = $2 }
@@ -278,6 +289,9 @@ for i in $(seq 1 100); do
 done
 check_match "prolog worker found waiting on the lock" '^[0-9]+$' "$worker"
 [ -n "$worker" ] && kill -KILL "$worker"
+for id in $(sql "SELECT id FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(300)%'"); do
+	sql "KILL $id" 2>/dev/null || true
+done
 wait "$lockpid"; lockpid=
 wait_gone "$j"
 check_eq "killed prolog: job still completed" COMPLETED "$(job_state "$j")"
