@@ -162,7 +162,10 @@ check_match "service stopped: it fell back, saying why" \
 	'fallback: controller service .*no answer within the hook.s budget of 2s' \
 	"$(file_record "$j" | jq -r .outcome)"
 kill -CONT "$svc_pid"
-sleep 1
+for _ in $(seq 1 300); do
+	grep -q "prolog job $j: its hook's deadline passed" "$M/log/fwdallocd.log" && break
+	sleep 0.1
+done
 check_match "service resumed: it knows the hook gave up" \
 	"prolog job $j: its hook's deadline passed" "$(cat "$M/log/fwdallocd.log")"
 check_eq "service resumed: it decided nothing for it" "$decided" "$(count decided)"

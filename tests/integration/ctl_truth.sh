@@ -143,12 +143,17 @@ pid=$(cat "$d/mysqld.pid")
 trap 'kill -CONT "$pid" 2>/dev/null; db_cleanup' EXIT
 prolog_bg 204 &
 bg=$!
-sleep 0.6
+# Frozen once the late commit is on the server (the shim marks it),
+# however long a loaded machine takes to get there.
+for _ in $(seq 1 500); do
+	[ -e "$d/slow-commit.204" ] && break
+	sleep 0.02
+done
 kill -STOP "$pid"
 wait "$bg"
 rc=$?
 kill -CONT "$pid"
-diag "prolog job 204 (commit delay 3s, database frozen at 0.6 s): exit $rc: $(cat "$d/hook.err")"
+diag "prolog job 204 (commit delay 3s, database frozen after the commit): exit $rc: $(cat "$d/hook.err")"
 check_eq "release impossible: exit 0 (fail: open)" 0 "$rc"
 r=$(file_rec 204)
 check_match "release impossible: the record says the allocation may be held" \

@@ -142,8 +142,13 @@ check_eq "beacon-lwfs: a topology that does not load: exit 2" 2 "$rc"
 {
 	echo 'ost,target=lustre-OST0010 read_bytes=1i 1472400000000000000'
 	echo 'ost,target=lustre-OST0010 read_bytes=5i 1472400010000000000'
-	sleep 2
-	q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-OST0010'" >"$d/mid"
+	# the stream stays open while the first sample is looked for
+	for _ in $(seq 1 300); do
+		n=$(q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-OST0010'")
+		[ "$n" -ge 1 ] && break
+		sleep 0.1
+	done
+	echo "$n" >"$d/mid"
 	echo 'ost,target=lustre-OST0010 read_bytes=9i 1472400020000000000'
 } | "$fwdctl" --policy "$policy" ingest --format influx - >/dev/null 2>&1
 check_eq "slow pipe: the first sample was visible before the stream ended" 1 "$(cat "$d/mid")"
