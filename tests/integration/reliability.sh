@@ -250,8 +250,6 @@ row() {
 	[ "$leaked" -eq 0 ] || diag "$name: still held: $(sql "SELECT job_id, forwarder, action FROM allocations WHERE job_id IN (${ids%,}) AND released_at IS NULL" | tr '\n\t' '; ')"
 	rows="$rows$(printf '%-44s %8s %14s %7s %7s %9s %9s' "$name" "$#" "$p50 / $mx" "$failed" "$leaked" "$pending_disagree" "$fb")
 "
-	last_failed=$failed last_leaked=$leaked last_dis=$pending_disagree
-	last_p50=$p50 last_max=$mx
 	check_eq "$name: no job failed" 0 "$failed"
 	check_eq "$name: no forwarder leaked" 0 "$leaked"
 	check_eq "$name: every record agrees with the ledger" 0 "$pending_disagree"
