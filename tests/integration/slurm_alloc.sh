@@ -63,6 +63,7 @@ wait_running() {
 audit_db() { sql "SELECT $2 FROM audit WHERE job_id = $1 AND JSON_VALUE(record, '\$.event') = 'prolog' ORDER BY id DESC LIMIT 1"; }
 held_fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND released_at IS NULL"; }
 private_fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND is_private = 1"; }
+held_private() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND is_private = 1 AND released_at IS NULL"; }
 file_record() { grep "\"job_id\":\"$1\"" "$M/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
 job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 
@@ -210,8 +211,7 @@ for r in $(seq 1 $rounds); do
 	a=$(cat "$T/a") b=$(cat "$T/b")
 	wait_running "$a"
 	wait_running "$b"
-	pa=$(sql "SELECT forwarder FROM allocations WHERE job_id = $a AND is_private = 1 AND released_at IS NULL")
-	pb=$(sql "SELECT forwarder FROM allocations WHERE job_id = $b AND is_private = 1 AND released_at IS NULL")
+	pa=$(held_private "$a") pb=$(held_private "$b")
 	[ -n "$pa" ] && [ -n "$pb" ] && both=$((both + 1))
 	dup=$(sql "SELECT forwarder FROM allocations WHERE is_private = 1 AND released_at IS NULL AND job_id IN ($a, $b) GROUP BY forwarder HAVING COUNT(DISTINCT job_id) > 1")
 	[ -n "$dup" ] && { shared=$((shared + 1)); diag "round $r: jobs $a $b share $dup"; }
@@ -273,8 +273,10 @@ rm -f "$M/db-breaker"
 "$top_srcdir/scripts/testdb" sql "$M/db" fwdalloc \
 	-e "START TRANSACTION; SELECT id FROM decision_lock FOR UPDATE; SELECT SLEEP(300)" >/dev/null 2>&1 &
 lockpid=$!
+# the holder's session, once it sits in its SLEEP
+holder() { sql "SELECT id FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(300)%'"; }
 for i in $(seq 1 100); do
-	[ "$(sql "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(300)%'")" -ge 1 ] && break
+	[ -n "$(holder)" ] && break
 	sleep 0.1
 done
 j=$(sbatch --parsable -N2 -w 'c[1-2]' -J bwapp --io-upgrade --wrap true)
@@ -289,7 +291,7 @@ for i in $(seq 1 600); do
 done
 check_match "prolog worker found waiting on the lock" '^[0-9]+$' "$worker"
 [ -n "$worker" ] && kill -KILL "$worker"
-for id in $(sql "SELECT id FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(300)%'"); do
+for id in $(holder); do
 	sql "KILL $id" 2>/dev/null || true
 done
 wait "$lockpid"; lockpid=
