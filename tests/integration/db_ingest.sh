@@ -114,9 +114,13 @@ check_eq "pipe: deltas 150, 150, then restart 30" "150
 30" "$(q "SELECT read_bytes FROM samples_raw WHERE name = 'lustre-OST0009' AND dt IS NOT NULL ORDER BY ts")"
 
 echo "10.0.1.50 [x]  [Trace]: Write wait: 5 5 5 5 5 5 5 5 2016-09-01T00:00:00Z" |
-	"$fwdctl" --policy "$policy" ingest --format beacon-lwfs - >/dev/null 2>&1
+	"$fwdctl" --policy "$policy" ingest --format beacon-lwfs - >"$d/o3" 2>&1
+check_eq "beacon-lwfs: first run keeps its baseline" \
+	"read 1 lines, stored 0 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" "$(cat "$d/o3")"
 echo "10.0.1.50 [x]  [Trace]: Write wait: 6 7 8 9 10 11 12 13 2016-09-01T00:00:10Z" |
-	"$fwdctl" --policy "$policy" ingest --format beacon-lwfs - >/dev/null 2>&1
+	"$fwdctl" --policy "$policy" ingest --format beacon-lwfs - >"$d/o3" 2>&1
+check_eq "beacon-lwfs: second run stores its delta" \
+	"read 1 lines, stored 1 samples, rejected 0 lines" "$(cat "$d/o3")"
 check_eq "beacon-lwfs: histogram baseline carries across runs" \
 	"10	1	2	3	4	5	6	7	8" \
 	"$(q "SELECT dt, b0, b1, b2, b3, b4, b5, b6, b7 FROM samples_hist WHERE name = '10.0.1.50'")"
