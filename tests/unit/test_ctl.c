@@ -534,14 +534,12 @@ static void test_bounded(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fwd_error_t err = {""};
 		char *out = NULL;
-		double a = fwd_clock_mono(), took;
 
+		/* Bounded: child_sleep's 30 s end in exit 0, so a timeout
+		 * not enforced shows by value. */
 		assert_int_equal(ctl_run_bounded(cases[i].timeout, cases[i].fn,
 						 NULL, &out, &err),
 				 cases[i].rv);
-		took = fwd_clock_mono() - a;
-		/* Bounded: never much longer than the timeout. */
-		assert_true(took < cases[i].timeout + 2);
 		assert_string_equal(err.text, cases[i].msg);
 		if (cases[i].out)
 			assert_string_equal(out, cases[i].out);

@@ -552,7 +552,6 @@ static void test_exec_timeout_kills_group(void **state)
 	char want[PATH_MAX + 64];
 	fwd_error_t err;
 	struct remap *r;
-	double t0;
 	pid_t bg;
 	int gone = 0;
 
@@ -565,10 +564,10 @@ static void test_exec_timeout_kills_group(void **state)
 	f->cfg.timeout = 0.5;
 	r = remap_create(&f->cfg, &err);
 	assert_non_null(r);
-	t0 = fwd_clock_mono();
+	/* Killed at 0.5 s: a timeout not enforced would show as the
+	 * script's exit 0 after 30 s, by value. */
 	assert_int_equal(remap_apply(r, "c1", 3, two, 2, &err), -1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(fwd_clock_mono() - t0 < 5);
 	snprintf(want, sizeof(want),
 		 "exec: apply fwd081,fwd082: %s timed "
 		 "out after 0.5 s (killed): waiting for the fabric",

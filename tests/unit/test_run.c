@@ -103,8 +103,9 @@ static void test_endings(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fwd_error_t err = {""};
-		double t0 = fwd_clock_mono();
 
+		/* "sleep 30" killed at 0.3 s: a timeout not enforced would
+		 * show as its exit 0, by value. */
 		errno = 0;
 		assert_int_equal(sh(cases[i].script, cases[i].timeout,
 				    cases[i].flags, &err),
@@ -112,7 +113,6 @@ static void test_endings(void **state)
 		if (cases[i].rv < 0)
 			assert_int_equal(errno, cases[i].err_no);
 		assert_string_equal(err.text, cases[i].msg);
-		assert_true(fwd_clock_mono() - t0 < 5);
 	}
 }
 
@@ -173,7 +173,6 @@ static void test_timeout_kills_the_group(void **state)
 	char pidfile[PATH_MAX], script[PATH_MAX + 128];
 	fwd_error_t err = {""};
 	int gone = 0, st = 0;
-	double t0;
 	pid_t bg;
 
 	/* The orphaned grandchild comes to us, so that we can tell how it
@@ -185,10 +184,8 @@ static void test_timeout_kills_the_group(void **state)
 		 "echo 'waiting for the fabric' >&2\n"
 		 "wait\n",
 		 pidfile);
-	t0 = fwd_clock_mono();
 	assert_int_equal(sh(script, 0.5, FWD_RUN_CAPTURE_STDERR, &err), -1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(fwd_clock_mono() - t0 < 5);
 	assert_string_equal(err.text, "timed out after 0.5 s (killed): "
 				      "waiting for the fabric");
 	bg = (pid_t)atol(slurp(pidfile));
@@ -214,20 +211,20 @@ static void test_deadline(void **state)
 	fwd_error_t err = {""};
 	double t0 = fwd_clock_mono();
 
-	/* The deadline bounds the wait; the timeout is what is quoted. */
+	/* The deadline bounds the wait; the timeout is what is quoted.  The
+	 * child's 30 s are inside the 60 s timeout: a deadline not kept
+	 * shows as its exit 0, by value. */
 	assert_int_equal(fwd_run_cmd(argv, env, 60, t0 + 0.3,
 				     FWD_RUN_CAPTURE_STDERR, &err),
 			 -1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(fwd_clock_mono() - t0 < 5);
 	assert_string_equal(err.text, "timed out after 60 s (killed)");
 	/* A deadline already past: killed at once. */
-	t0 = fwd_clock_mono();
-	assert_int_equal(
-		fwd_run_cmd(argv, env, 1, t0 - 1, FWD_RUN_CAPTURE_STDERR, &err),
-		-1);
+	assert_int_equal(fwd_run_cmd(argv, env, 60, fwd_clock_mono() - 1,
+				     FWD_RUN_CAPTURE_STDERR, &err),
+			 -1);
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_true(fwd_clock_mono() - t0 < 5);
+	assert_string_equal(err.text, "timed out after 60 s (killed)");
 }
 
 static void test_inherited(void **state)
