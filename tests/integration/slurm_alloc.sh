@@ -61,9 +61,11 @@ wait_running() {
 	return 1
 }
 audit_db() { sql "SELECT $2 FROM audit WHERE job_id = $1 AND JSON_VALUE(record, '\$.event') = 'prolog' ORDER BY id DESC LIMIT 1"; }
-held_fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND released_at IS NULL"; }
-private_fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND is_private = 1"; }
-held_private() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND is_private = 1 AND released_at IS NULL"; }
+# fwds JOB COND: the job's forwarders of allocation rows where COND holds
+fwds() { sql "SELECT IFNULL(GROUP_CONCAT(forwarder ORDER BY forwarder), '') FROM allocations WHERE job_id = $1 AND $2"; }
+held_fwds() { fwds "$1" "released_at IS NULL"; }
+private_fwds() { fwds "$1" "is_private = 1"; }
+held_private() { fwds "$1" "is_private = 1 AND released_at IS NULL"; }
 file_record() { grep "\"job_id\":\"$1\"" "$M/audit.jsonl" | grep '"event":"prolog"' | tail -1; }
 job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 
