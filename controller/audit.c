@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,45 @@ static int ensure_dir(const char *path, fwd_error_t *err)
 	return 0;
 }
 
+/* The audit file, opened for appending, its directory made when missing;
+ * -1 with errno and err. */
+static int open_append(const char *path, fwd_error_t *err)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+	if (fd < 0 && errno == ENOENT) {
+		if (ensure_dir(path, err) < 0)
+			return -1;
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+			  0640);
+	}
+	if (fd < 0)
+		errprintf(err, "audit file %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int audit_order_lock(const char *path)
+{
+	fwd_error_t err;
+	int fd;
+
+	if (!path || !*path || (fd = open_append(path, &err)) < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+void audit_order_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 int audit_append_line(const char *path, const char *line, fwd_error_t *err)
 {
 	size_t n = strlen(line);
@@ -64,17 +104,8 @@ int audit_append_line(const char *path, const char *line, fwd_error_t *err)
 	memcpy(buf, line, n);
 	buf[n] = '\n';
 	buf[n + 1] = '\0';
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-	if (fd < 0 && errno == ENOENT) {
-		if (ensure_dir(path, err) < 0)
-			goto out;
-		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-			  0640);
-	}
-	if (fd < 0) {
-		errprintf(err, "audit file %s: %s", path, strerror(errno));
+	if ((fd = open_append(path, err)) < 0)
 		goto out;
-	}
 	/* One write: never loop, a second write could land after another
 	 * writer's record and split this one. */
 	w = write(fd, buf, n + 1);

@@ -51,6 +51,21 @@ int audit_append(const char *path, const json_t *record, fwd_error_t *err);
 int audit_append_line(const char *path, const char *line, fwd_error_t *err);
 
 /*
+ * A job's prolog can have two writers: the controller service, and the
+ * hook that gave up waiting for it (`fwdctl prolog --abandoned`).  Each
+ * copy of the audit trail (file, table) must show their records in the
+ * same order, so each writer commits its table row and appends its file
+ * line while holding this lock: flock(2) on the audit file itself (no
+ * other file to create or own).  Take it after the decision lock, never
+ * before (the other writer may hold the decision lock and wait for this
+ * one), and hold no other database lock while waiting for it.  A file
+ * descriptor to give to audit_order_unlock(), or -1 when path is not set
+ * or cannot be opened (the append that follows then reports why).
+ */
+int audit_order_lock(const char *path);
+void audit_order_unlock(int fd);
+
+/*
  * Records.  Each returns a new object (NULL when out of memory) with the
  * fields above in that order, plus "ts" (epoch seconds) and "decision"
  * (the allocator's decision object, or null).

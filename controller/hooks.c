@@ -131,6 +131,12 @@ void ctl_breaker_trip(const struct policy *p)
  * (Releasing rather than keeping the late decision: the parent has no
  * record of what was decided, nothing has applied it yet, and a database
  * that answers this late is better not waited on again at launch.)
+ * The same for a hook that gave up on the controller service
+ * (ctl_prolog_abandon()).  The worker holds the decision lock, so a
+ * batch the service is committing is committed first and released here,
+ * and it commits and appends its record under audit_order_lock(), so
+ * the table and the file show the service's records and this one in the
+ * same order.
  */
 struct settle {
 	struct ctl_hook *h;
@@ -142,17 +148,20 @@ static int settle_child(void *arg, int fd)
 	struct settle *s = arg;
 	const struct ctl_hook *h = s->h;
 	const struct policy *p = h->p;
-	fwd_error_t err = {""};
+	fwd_error_t err = {""}, aerr;
 	uint64_t released = 0;
 	struct db *db;
 	json_t *rec = NULL;
 	char why[1100];
 	double now = fwd_clock_real();
-	int rc = 1;
+	bool appended = false;
+	int rc = 1, order = -1;
 
+	/* Under the decision lock: a decision the controller service is
+	 * committing for the job is committed first, and released here. */
 	if (!(db = db_connect_current(&p->database, DB_ROLE_CONTROLLER,
 				      &err)) ||
-	    db_begin(db, &err) < 0 ||
+	    ledger_store_lock(db, p->database.lock_timeout, &err) < 0 ||
 	    ledger_store_release(db, h->j->job_num, "prolog timed out", now,
 				 &released, &err) < 0)
 		goto out;
@@ -167,11 +176,23 @@ static int settle_child(void *arg, int fd)
 	now = fwd_clock_real();
 	rec = audit_record_fallback(h->j, h->t, "prolog", why, now,
 				    elapsed_us(h->t0, now));
-	if (!rec || (p->audit.database && audit_store(db, rec, &err) < 0) ||
-	    db_commit(db, &err) < 0)
+	if (!rec || (p->audit.database && audit_store(db, rec, &err) < 0))
 		goto out;
-	rc = ctl_hook_send(fd, true, rec) < 0 ? 1 : 0;
+	/* The row and the line in the order the service's are in
+	 * (audit_order_lock()): whichever writer is later in the table is
+	 * later in the file too. */
+	order = audit_order_lock(p->audit.file);
+	if (db_commit(db, &err) < 0)
+		goto out;
+	appended = audit_append(p->audit.file, rec, &aerr) == 0;
+	audit_order_unlock(order);
+	order = -1;
+	rc = ctl_hook_send(fd, true, rec) < 0 ||
+			     (appended && write(fd, "\n+", 2) != 2)
+		     ? 1
+		     : 0;
 out:
+	audit_order_unlock(order);
 	if (rc) {
 		if (db)
 			db_rollback(db);
@@ -189,24 +210,33 @@ out:
  * did (*rec: that record); else false and why (n bytes) says that the
  * allocation could not be released.
  */
-static bool settle(struct ctl_hook *h, char *why, size_t n, json_t **rec)
+static bool settle(struct ctl_hook *h, char *why, size_t n, json_t **rec,
+		   bool *in_file)
 {
 	struct settle s = {.h = h, .why = why};
 	fwd_error_t serr = {""};
 	char *sres = NULL;
 	bool stored = false;
+	size_t len;
 
+	*in_file = false;
 	/* A decision file the worker may have published goes too: the
 	 * nodes keep their defaults. */
 	ctl_publish_withdraw(h->p, h->j);
 	if (ctl_run_bounded(h->p->database.timeout, settle_child, &s, &sres,
 			    &serr) == 0 &&
-	    sres && sres[0] == 'F' && sres[1] == ' ' &&
-	    (*rec = json_loads(sres + 2, 0, NULL))) {
-		stored = true;
-	} else {
-		size_t len = strlen(why);
-
+	    sres && sres[0] == 'F' && sres[1] == ' ') {
+		/* "\n+" after the record: the worker appended it to the
+		 * audit file already. */
+		len = strlen(sres);
+		if (len > 4 && !strcmp(sres + len - 2, "\n+")) {
+			sres[len - 2] = '\0';
+			*in_file = true;
+		}
+		stored = (*rec = json_loads(sres + 2, 0, NULL)) != NULL;
+	}
+	if (!stored) {
+		len = strlen(why);
 		snprintf(why + len, n - len,
 			 "; its allocation may be committed and could not be "
 			 "released: %s",
@@ -219,12 +249,13 @@ static bool settle(struct ctl_hook *h, char *why, size_t n, json_t **rec)
 /*
  * The hook's answer when its work produced none: the fallback record
  * (rec when settle() stored one, else a new one for why) in the audit
- * file, and in the table unless it is there already or the database may
- * be what hangs (hung); the operator's note.
+ * file unless it is there already (in_file), and in the table unless it
+ * is there already (stored) or the database may be what hangs (hung);
+ * the operator's note.
  */
 static void record_fallback(struct ctl_hook *h, const char *event,
 			    const char *why, json_t *rec, bool stored,
-			    bool hung, struct ctl_outcome *out)
+			    bool in_file, bool hung, struct ctl_outcome *out)
 {
 	const struct policy *p = h->p;
 	fwd_error_t aerr;
@@ -235,7 +266,7 @@ static void record_fallback(struct ctl_hook *h, const char *event,
 	if (!rec)
 		rec = audit_record_fallback(h->j, h->t, event, why, now,
 					    elapsed_us(h->t0, now));
-	if (audit_append(p->audit.file, rec, &aerr) < 0) {
+	if (!in_file && audit_append(p->audit.file, rec, &aerr) < 0) {
 		ctl_note(out, "%s %s: %s", event, h->j->job_id, aerr.text);
 		out->lost_record =
 			json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -261,7 +292,7 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	char *res = NULL, *line = NULL;
 	json_t *rec = NULL;
 	int rc, cause;
-	bool committing = false, stored = false;
+	bool committing = false, stored = false, in_file = false;
 
 	memset(out, 0, sizeof(*out));
 	out->fallback = true;
@@ -298,9 +329,9 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		if (cause == ETIMEDOUT && !strcmp(event, "prolog"))
 			ctl_breaker_trip(p);
 		if (committing)
-			stored = settle(h, why, sizeof(why), &rec);
-		record_fallback(h, event, why, rec, stored, cause == ETIMEDOUT,
-				out);
+			stored = settle(h, why, sizeof(why), &rec, &in_file);
+		record_fallback(h, event, why, rec, stored, in_file,
+				cause == ETIMEDOUT, out);
 	}
 	json_decref(rec);
 	free(res);
@@ -394,13 +425,13 @@ void ctl_prolog_abandon(const struct policy *p, const struct topology *t,
 	struct ctl_hook h = {.p = p, .t = t, .j = j, .t0 = t0};
 	json_t *rec = NULL;
 	char buf[1100];
-	bool stored;
+	bool stored, in_file;
 
 	memset(out, 0, sizeof(*out));
 	out->fallback = true;
 	snprintf(buf, sizeof(buf), "%s", why);
-	stored = settle(&h, buf, sizeof(buf), &rec);
-	record_fallback(&h, "prolog", buf, rec, stored, !stored, out);
+	stored = settle(&h, buf, sizeof(buf), &rec, &in_file);
+	record_fallback(&h, "prolog", buf, rec, stored, in_file, !stored, out);
 	json_decref(rec);
 	out->stop_job =
 		p->access.fail == POLICY_FAIL_CLOSED && !j->bad_request[0];

@@ -41,6 +41,11 @@ struct ctl_outcome {
 	 * slurmctld should stop the job (a failing PrologSlurmctld makes
 	 * Slurm requeue it). */
 	bool stop_job;
+	/* The controller service's prolog only: the hook had stopped
+	 * waiting before the job's record could be written, so the service
+	 * wrote none; it closes the connection without an answer and the
+	 * hook's `fwdctl prolog --abandoned` records the fallback. */
+	bool unanswered;
 	/* Messages for the operator (slurmctld's log), in order. */
 	size_t n_notes;
 	fwd_error_t notes[CTL_MAX_NOTES];

@@ -123,6 +123,25 @@ static uint64_t elapsed_us(double t0, double now)
 	return now > t0 ? (uint64_t)((now - t0) * 1e6) : 0;
 }
 
+/* The job's hook has stopped waiting (or is about to): it records the
+ * job itself (ctl_prolog_abandon()), so the launcher must not. */
+static bool hook_gone(const struct slot *s)
+{
+	return s->in->hook_deadline > 0 &&
+	       fwd_clock_real() >= s->in->hook_deadline;
+}
+
+/* No record for this job: its hook's is the one (launcher.h). */
+static void leave_to_hook(struct slot *s, const char *why)
+{
+	ctl_note(s->out,
+		 "prolog %s: %s; its hook had stopped waiting, and records "
+		 "the fallback itself",
+		 s->job.job_id, why);
+	s->out->fallback = true;
+	s->out->unanswered = true;
+}
+
 /* The job falls back for `why`: its record in the file (and, with
  * db_ok, the table), its outcome. */
 static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
@@ -132,9 +151,14 @@ static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
 	fwd_error_t aerr;
 	double now = fwd_clock_real();
 	json_t *rec;
+	int order;
 
 	s->live = false;
 	L->st.fell_back++;
+	if (hook_gone(s)) {
+		leave_to_hook(s, why);
+		return;
+	}
 	/* The nodes keep their defaults and tell the job so
 	 * (FWDALLOC_ACTION=fallback), as after `fwdctl prolog`. */
 	if (ctl_publish_fallback(p, &s->job, &aerr) < 0)
@@ -146,6 +170,14 @@ static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
 	if (db_ok && L->db &&
 	    ledger_store_job_start(L->db, &s->job, now, &aerr) < 0)
 		ctl_note(s->out, "prolog %s: %s", s->job.job_id, aerr.text);
+	/* The record, ordered against the hook's should it give up now. */
+	order = audit_order_lock(p->audit.file);
+	if (hook_gone(s)) {
+		audit_order_unlock(order);
+		json_decref(rec);
+		leave_to_hook(s, why);
+		return;
+	}
 	if (rec && db_ok && L->db && p->audit.database &&
 	    audit_store(L->db, rec, &aerr) < 0)
 		ctl_note(s->out, "audit table: %s", aerr.text);
@@ -157,6 +189,7 @@ static void fall_back(struct ctl_launcher *L, struct slot *s, const char *why,
 					 JSON_COMPACT | JSON_PRESERVE_ORDER)
 			    : NULL;
 	}
+	audit_order_unlock(order);
 	ctl_note(s->out, "prolog %s: %s", s->job.job_id, why);
 	json_decref(rec);
 	s->out->fallback = true;
@@ -303,10 +336,13 @@ static double batch_deadline(const struct slot *sl, size_t n)
 
 /*
  * The batch's transaction: lock, ledger, decisions, rows and records,
- * commit.  0, or -1 with errno and err (rolled back).
+ * commit.  0 with *order holding audit_order_lock() (the caller appends
+ * the records to the file, then releases it), or -1 with errno and err
+ * (rolled back, *order -1).
  */
 static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
-		     const struct alloc_health *health, fwd_error_t *err)
+		     const struct alloc_health *health, int *order,
+		     fwd_error_t *err)
 {
 	const struct policy *p = L->p;
 	struct db *db = L->db;
@@ -316,6 +352,8 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 	size_t *idx = NULL, m = 0;
 	double now, deadline = batch_deadline(sl, n);
 	int rv = -1, cause = 0;
+
+	*order = -1;
 
 	if (!(aj = calloc(n, sizeof(*aj))) || !(ds = calloc(n, sizeof(*ds))) ||
 	    !(idx = calloc(n, sizeof(*idx))) ||
@@ -392,6 +430,15 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 		s->d = d;
 		ds[k] = NULL;
 	}
+	/* Committed before the earliest deadline, under the audit order
+	 * lock: a hook that gives up later releases the allocation and
+	 * records it after these records, in the table and in the file. */
+	*order = audit_order_lock(p->audit.file);
+	if (fwd_clock_real() > deadline) {
+		errno = ETIMEDOUT;
+		errprintf(err, "not decided before the hook's deadline");
+		goto fail;
+	}
 	if (db_commit(db, err) < 0)
 		goto fail;
 	rv = 0;
@@ -399,6 +446,8 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 fail:
 	cause = errno;
 	db_rollback(db);
+	audit_order_unlock(*order);
+	*order = -1;
 out_nolock:
 	for (size_t k = 0; k < m; k++)
 		alloc_decision_destroy(ds[k]);
@@ -408,36 +457,6 @@ out_nolock:
 	alloc_ledger_destroy(l);
 	errno = cause;
 	return rv;
-}
-
-/* Committed after the deadline: the hooks gave up; release again. */
-static void release_late(struct ctl_launcher *L, struct slot *sl, size_t n)
-{
-	fwd_error_t err;
-	char why[300];
-
-	for (size_t i = 0; i < n; i++) {
-		struct slot *s = &sl[i];
-		uint64_t released = 0;
-		int r;
-
-		if (!s->live)
-			continue;
-		r = ledger_store_release(L->db, s->job.job_num,
-					 "decided after the hook's deadline",
-					 fwd_clock_real(), &released, &err);
-		if (r < 0)
-			snprintf(why, sizeof(why),
-				 "decided after the hook's deadline; its "
-				 "allocation could not be released: %.200s",
-				 err.text);
-		else
-			snprintf(why, sizeof(why),
-				 "decided after the hook's deadline; the "
-				 "allocation (%llu row(s)) was released",
-				 (unsigned long long)released);
-		fall_back(L, s, why, r == 0);
-	}
 }
 
 void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
@@ -451,7 +470,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	fwd_error_t err = {""};
 	double now = fwd_clock_real(), t;
 	size_t live = 0;
-	int cause, r;
+	int cause, r, order = -1;
 
 	L->st.batches++;
 	L->st.jobs += n;
@@ -531,7 +550,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	health.forwarder = L->hf;
 	health.ost = L->ho;
 	L->st.ms_health += lap(&t);
-	while (decide_tx(L, sl, n, &health, &err) < 0) {
+	while (decide_tx(L, sl, n, &health, &order, &err) < 0) {
 		cause = errno;
 		/* Another controller's decision conflicted (a cluster):
 		 * decide again with what it committed. */
@@ -539,10 +558,6 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			goto db_error_cause;
 	}
 	L->st.ms_tx += lap(&t);
-	if (fwd_clock_real() > batch_deadline(sl, n)) {
-		release_late(L, sl, n);
-		goto out;
-	}
 	/* The decision files: all written, then all synced and renamed
 	 * (one journal commit for the batch, not one a job).  Without its
 	 * file a job's node prologs read the database. */
@@ -576,6 +591,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 		s->live = false;
 		L->st.decided++;
 	}
+	audit_order_unlock(order);
 	L->st.ms_publish += lap(&t);
 	goto out;
 db_error:

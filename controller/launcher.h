@@ -18,9 +18,13 @@
  * tripped.  The difference: the work runs in the caller's process, each
  * database wait bounded by database.timeout; a batch that cannot commit
  * before the earliest deadline of its jobs is rolled back and every job
- * in it falls back, and one whose commit ends after that deadline is
- * released again (the hooks that asked have given up, and their jobs run
- * on their defaults).
+ * in it falls back.  A hook that stops waiting runs `fwdctl prolog
+ * --abandoned` (ctl_prolog_abandon()), which releases under the decision
+ * lock whatever was committed for its job and records the fallback; so
+ * that both copies of the audit trail show the two writers' records in
+ * one order, each writes its table row and file line under
+ * audit_order_lock(), and the launcher writes no record at all for a job
+ * whose hook_deadline has passed (its outcome is `unanswered`).
  */
 
 #include <stddef.h>
@@ -65,11 +69,13 @@ struct ctl_launcher *ctl_launcher_create(const struct policy *p,
 void ctl_launcher_destroy(struct ctl_launcher *L);
 
 /* One job of a batch: the job, when its hook started (the records'
- * elapsed time), and the time by which its hook must have its answer. */
+ * elapsed time), the time by which its hook must have its answer (a
+ * margin before the next) and the time its hook stops waiting. */
 struct ctl_launch {
 	struct ctl_job job;
 	double t0;
 	double deadline;
+	double hook_deadline;
 };
 
 /*

@@ -959,6 +959,7 @@ static int parse_prolog(struct prolog_req *r, double now, struct ctl_launch *l)
 	/* Answer in time for the hook to hear it. */
 	m = (deadline - now) / 5;
 	l->deadline = deadline - (m < DEADLINE_MARGIN ? m : DEADLINE_MARGIN);
+	l->hook_deadline = deadline;
 	if (l->deadline <= now) {
 		/* The hook has given up already: its own fallback records
 		 * the job. */
@@ -1005,7 +1006,9 @@ static void decide_batch(struct service *sv, struct prolog_req *batch,
 		ms = (fwd_clock_real() - t) * 1e3;
 	}
 	for (size_t i = 0; i < n; i++) {
-		answer_outcome(fds[i], &outs[i]);
+		/* Unanswered: the hook records the job (closed below). */
+		if (!outs[i].unanswered)
+			answer_outcome(fds[i], &outs[i]);
 		/* What the hook prints goes to slurmctld's log; the
 		 * journal gets it too, beside the service's own lines. */
 		for (size_t k = 0; k < outs[i].n_notes; k++)

@@ -516,18 +516,19 @@ outcomes() {
 	done
 }
 # gave_up: of the outcomes on stdin, how many went past the hook's budget:
-# the hook gave up on the service, or the service, its batch not decided
-# by the hook's deadline, fell back for all of the batch's jobs, or
-# decided one after its hook's deadline and released what it took.
+# the hook gave up on the service (no answer, or the service closed
+# without one: the hook's deadline had passed, the hook records it), or
+# the service, its batch not decided by the hook's deadline, fell back for
+# all of the batch's jobs.
 # A hook that found the breaker open (database skipped) is counted with
 # them: the breaker opens only on a database step that failed, and with
 # the database up that is one that outlived its timeout, the budget, in
 # the same burst.
 gave_up() {
 	local n
-	n=$(grep -c -e '^fallback: controller service .*no answer within' \
+	n=$(grep -c -e "^fallback: controller service .*: no answer within the hook's budget" \
+		-e "^fallback: controller service .*: closed without answering within the hook's budget" \
 		-e "^fallback: not decided before the hook's deadline" \
-		-e "^fallback: decided after the hook's deadline" \
 		-e '^fallback: database skipped: failed [0-9]*s ago$')
 	echo "${n:-0}"
 }

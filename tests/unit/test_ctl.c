@@ -167,6 +167,69 @@ static void test_audit_concurrent(void **state)
 	free(text);
 }
 
+/* Writers holding audit_order_lock() do not interleave: each one's
+ * "begin" line is followed by its own "end" line, with a pause between
+ * them that, without the lock, lets other writers in. */
+static void test_audit_order(void **state)
+{
+	enum { WRITERS = 6, ROUNDS = 40 };
+	char path[256], prev[64] = "";
+	pid_t pids[WRITERS];
+	char *text, *line, *save = NULL;
+	int lines = 0;
+
+	(void)state;
+	assert_int_equal(audit_order_lock(NULL), -1);
+	assert_int_equal(audit_order_lock(""), -1);
+	audit_order_unlock(-1);
+	snprintf(path, sizeof(path), "%s/order/audit.jsonl", tmpdir);
+	for (int w = 0; w < WRITERS; w++) {
+		pids[w] = fork();
+		assert_true(pids[w] >= 0);
+		if (pids[w] == 0) {
+			for (int i = 0; i < ROUNDS; i++) {
+				char a[64], b[64];
+				int fd = audit_order_lock(path);
+
+				if (fd < 0)
+					_exit(2);
+				snprintf(a, sizeof(a), "{\"b\":\"%d.%d\"}", w,
+					 i);
+				snprintf(b, sizeof(b), "{\"e\":\"%d.%d\"}", w,
+					 i);
+				if (audit_append_line(path, a, NULL) < 0)
+					_exit(1);
+				usleep(300);
+				if (audit_append_line(path, b, NULL) < 0)
+					_exit(1);
+				audit_order_unlock(fd);
+			}
+			_exit(0);
+		}
+	}
+	for (int w = 0; w < WRITERS; w++) {
+		int st;
+
+		assert_int_equal(waitpid(pids[w], &st, 0), pids[w]);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+	text = slurp(path);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), lines++) {
+		if (lines % 2 == 0) {
+			assert_true(!strncmp(line, "{\"b\":", 5));
+			snprintf(prev, sizeof(prev), "%s", line + 5);
+		} else {
+			/* Its own end, right after its begin. */
+			assert_true(!strncmp(line, "{\"e\":", 5));
+			assert_string_equal(line + 5, prev);
+		}
+	}
+	assert_int_equal(lines, 2 * WRITERS * ROUNDS);
+	free(text);
+}
+
 struct seen {
 	char ids[8][24];
 	size_t n;
@@ -1230,6 +1293,7 @@ int main(void)
 		cmocka_unit_test(test_audit_append),
 		cmocka_unit_test(test_audit_refusals),
 		cmocka_unit_test(test_audit_concurrent),
+		cmocka_unit_test(test_audit_order),
 		cmocka_unit_test(test_audit_read),
 		cmocka_unit_test(test_audit_read_all_missing),
 		cmocka_unit_test(test_audit_read_damaged_gz),
