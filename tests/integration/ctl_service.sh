@@ -9,8 +9,9 @@
 # cannot read, and goes on serving; it reloads a changed policy and keeps
 # the old one when the new one is broken; stopped (SIGSTOP) it costs a job
 # the hook's budget and nothing else (the job falls back, recorded, and the
-# service commits nothing for it afterwards); killed, the hooks decide
-# themselves.  Every job completes.
+# service commits nothing for it afterwards); kept waiting for the decision
+# lock past the budget it leaves the job's record to the hook (one record,
+# the same in file and table); killed, the hooks decide themselves.  Every job completes.
 . "$top_srcdir/tests/integration/tap.sh"
 
 . "$top_srcdir/tests/integration/mc_lib.sh"
@@ -170,6 +171,55 @@ check_match "service resumed: it knows the hook gave up" \
 	"prolog job $j: its hook's deadline passed" "$(cat "$M/log/fwdallocd.log")"
 check_eq "service resumed: it decided nothing for it" "$decided" "$(count decided)"
 check_eq "service resumed: nothing held for that job" 0 "$(held "$j")"
+
+# 4b. The decision lock held elsewhere past the hook's budget: the hook
+# gives up and its `fwdctl prolog --abandoned` waits for the lock too; when
+# the lock is free the service finds the hook gone and writes no record of
+# its own.  One record for the job, the hook's, the same in the file and in
+# the table, and nothing held.
+"$top_srcdir/scripts/testdb" sql "$M/db" -N --unbuffered fwdalloc -e "SELECT CONNECTION_ID(); BEGIN; SELECT id FROM decision_lock WHERE id = 1 FOR UPDATE; SELECT SLEEP(120); COMMIT" \
+	>"$T/locker.out" 2>&1 &
+locker=$!
+locker_id=
+for _ in $(seq 1 100); do
+	locker_id=$(head -1 "$T/locker.out")
+	[ -n "$locker_id" ] &&
+		[ "$(sql "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = $locker_id AND trx_query LIKE 'SELECT SLEEP%'")" = 1 ] && break
+	sleep 0.1
+done
+check_match "lock held elsewhere: the decision lock is taken" '^[0-9]+$' "$locker_id"
+j=$(sbatch --parsable -N1 -J n1app --io-upgrade=scale --wrap true)
+gone=
+for _ in $(seq 1 300); do
+	pgrep -f -- "prolog --abandoned" >/dev/null && { gone=1; break; }
+	sleep 0.1
+done
+check_eq "lock held elsewhere: the hook gave up" 1 "$gone"
+sql "KILL $locker_id" >/dev/null
+wait "$locker" 2>/dev/null
+wait_done "$j"
+for _ in $(seq 1 100); do
+	grep -q "prolog $j: .*its hook had stopped waiting" "$M/log/fwdallocd.log" && break
+	sleep 0.1
+done
+check_eq "lock held elsewhere: the job completed" COMPLETED "$(state_of "$j")"
+check_match "lock held elsewhere: the service left the record to the hook" \
+	"prolog $j: .*its hook had stopped waiting, and records the fallback itself" \
+	"$(cat "$M/log/fwdallocd.log")"
+check_eq "lock held elsewhere: one record in the file" 1 \
+	"$(grep "\"job_id\":\"$j\"" "$M/audit.jsonl" | grep -c '"event":"prolog"')"
+check_eq "lock held elsewhere: one record in the table" 1 \
+	"$(sql "SELECT COUNT(*) FROM audit WHERE job_id = $j AND JSON_VALUE(record, '\$.event') = 'prolog'")"
+check_match "lock held elsewhere: the hook's, saying why" \
+	"^fallback: controller service .*no answer within the hook.s budget of 2s" \
+	"$(file_record "$j" | jq -r .outcome)"
+check_eq "lock held elsewhere: the same outcome in the table" \
+	"$(file_record "$j" | jq -r .outcome)" \
+	"$(sql "SELECT outcome FROM audit WHERE job_id = $j AND JSON_VALUE(record, '\$.event') = 'prolog'")"
+check_eq "lock held elsewhere: nothing held" 0 "$(held "$j")"
+# The service's wait outlived the hook's deadline, which opens the
+# database breaker as any timed-out decision does: closed again for 5.
+rm -f "$M/db-breaker"
 
 # 5. Killed: the hooks decide themselves.
 kill -KILL "$svc_pid"
