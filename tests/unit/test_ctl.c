@@ -118,39 +118,57 @@ static void test_audit_refusals(void **state)
 	}
 }
 
+/* n processes, each running body(w, path) for its number w, all exit 0. */
+static void run_writers(int n, int (*body)(int w, const char *path),
+			const char *path)
+{
+	pid_t pids[16];
+
+	assert_true(n <= 16);
+	for (int w = 0; w < n; w++) {
+		pids[w] = fork();
+		assert_true(pids[w] >= 0);
+		if (pids[w] == 0)
+			_exit(body(w, path));
+	}
+	for (int w = 0; w < n; w++) {
+		int st;
+
+		assert_int_equal(waitpid(pids[w], &st, 0), pids[w]);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+}
+
+enum { WRITERS = 8, RECORDS = 300, PAD = 599, ROUNDS = 40 };
+
+/* Writer w of test_audit_concurrent: RECORDS records, PAD bytes each. */
+static int append_padded(int w, const char *path)
+{
+	char pad[PAD + 1];
+
+	memset(pad, 'x', PAD);
+	pad[PAD] = '\0';
+	for (int i = 0; i < RECORDS; i++) {
+		json_t *r =
+			json_pack("{s:i,s:i,s:s}", "w", w, "i", i, "pad", pad);
+
+		if (audit_append(path, r, NULL) < 0)
+			return 1;
+		json_decref(r);
+	}
+	return 0;
+}
+
 /* Many processes appending at once: every record whole, none lost. */
 static void test_audit_concurrent(void **state)
 {
-	enum { WRITERS = 8, RECORDS = 300 };
-	char path[256], pad[600];
-	pid_t pids[WRITERS];
+	char path[256];
 	char *text, *line, *save = NULL;
 	int lines = 0;
 
 	snprintf(path, sizeof(path), "%s/concurrent.jsonl", tmpdir);
-	memset(pad, 'x', sizeof(pad) - 1);
-	pad[sizeof(pad) - 1] = '\0';
-	for (int w = 0; w < WRITERS; w++) {
-		pids[w] = fork();
-		assert_true(pids[w] >= 0);
-		if (pids[w] == 0) {
-			for (int i = 0; i < RECORDS; i++) {
-				json_t *r = json_pack("{s:i,s:i,s:s}", "w", w,
-						      "i", i, "pad", pad);
-
-				if (audit_append(path, r, NULL) < 0)
-					_exit(1);
-				json_decref(r);
-			}
-			_exit(0);
-		}
-	}
-	for (int w = 0; w < WRITERS; w++) {
-		int st;
-
-		assert_int_equal(waitpid(pids[w], &st, 0), pids[w]);
-		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	}
+	run_writers(WRITERS, append_padded, path);
 	text = slurp(path);
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -159,7 +177,7 @@ static void test_audit_concurrent(void **state)
 		assert_non_null(r);
 		assert_int_equal(
 			strlen(json_string_value(json_object_get(r, "pad"))),
-			sizeof(pad) - 1);
+			PAD);
 		json_decref(r);
 		lines++;
 	}
@@ -167,14 +185,34 @@ static void test_audit_concurrent(void **state)
 	free(text);
 }
 
+/* Writer w of test_audit_order: ROUNDS pairs of lines, each pair under
+ * audit_order_lock() with a pause between its lines. */
+static int append_pairs(int w, const char *path)
+{
+	for (int i = 0; i < ROUNDS; i++) {
+		char a[64], b[64];
+		int fd = audit_order_lock(path);
+
+		if (fd < 0)
+			return 2;
+		snprintf(a, sizeof(a), "{\"b\":\"%d.%d\"}", w, i);
+		snprintf(b, sizeof(b), "{\"e\":\"%d.%d\"}", w, i);
+		if (audit_append_line(path, a, NULL) < 0)
+			return 1;
+		usleep(300);
+		if (audit_append_line(path, b, NULL) < 0)
+			return 1;
+		audit_order_unlock(fd);
+	}
+	return 0;
+}
+
 /* Writers holding audit_order_lock() do not interleave: each one's
  * "begin" line is followed by its own "end" line, with a pause between
  * them that, without the lock, lets other writers in. */
 static void test_audit_order(void **state)
 {
-	enum { WRITERS = 6, ROUNDS = 40 };
 	char path[256], prev[64] = "";
-	pid_t pids[WRITERS];
 	char *text, *line, *save = NULL;
 	int lines = 0;
 
@@ -183,37 +221,7 @@ static void test_audit_order(void **state)
 	assert_int_equal(audit_order_lock(""), -1);
 	audit_order_unlock(-1);
 	snprintf(path, sizeof(path), "%s/order/audit.jsonl", tmpdir);
-	for (int w = 0; w < WRITERS; w++) {
-		pids[w] = fork();
-		assert_true(pids[w] >= 0);
-		if (pids[w] == 0) {
-			for (int i = 0; i < ROUNDS; i++) {
-				char a[64], b[64];
-				int fd = audit_order_lock(path);
-
-				if (fd < 0)
-					_exit(2);
-				snprintf(a, sizeof(a), "{\"b\":\"%d.%d\"}", w,
-					 i);
-				snprintf(b, sizeof(b), "{\"e\":\"%d.%d\"}", w,
-					 i);
-				if (audit_append_line(path, a, NULL) < 0)
-					_exit(1);
-				usleep(300);
-				if (audit_append_line(path, b, NULL) < 0)
-					_exit(1);
-				audit_order_unlock(fd);
-			}
-			_exit(0);
-		}
-	}
-	for (int w = 0; w < WRITERS; w++) {
-		int st;
-
-		assert_int_equal(waitpid(pids[w], &st, 0), pids[w]);
-		assert_true(WIFEXITED(st));
-		assert_int_equal(WEXITSTATUS(st), 0);
-	}
+	run_writers(WRITERS, append_pairs, path);
 	text = slurp(path);
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), lines++) {
