@@ -187,10 +187,9 @@ static int settle_child(void *arg, int fd)
 	appended = audit_append(p->audit.file, rec, &aerr) == 0;
 	audit_order_unlock(order);
 	order = -1;
-	rc = ctl_hook_send(fd, true, rec) < 0 ||
-			     (appended && write(fd, "\n+", 2) != 2)
-		     ? 1
-		     : 0;
+	if (ctl_hook_send(fd, true, rec) == 0 &&
+	    (!appended || write(fd, "\n+", 2) == 2))
+		rc = 0;
 out:
 	audit_order_unlock(order);
 	if (rc) {

@@ -334,6 +334,16 @@ static double batch_deadline(const struct slot *sl, size_t n)
 	return d;
 }
 
+/* True (errno ETIMEDOUT, err) once the batch's deadline has passed. */
+static bool past(double deadline, fwd_error_t *err)
+{
+	if (fwd_clock_real() <= deadline)
+		return false;
+	errno = ETIMEDOUT;
+	errprintf(err, "not decided before the hook's deadline");
+	return true;
+}
+
 /*
  * The batch's transaction: lock, ledger, decisions, rows and records,
  * commit.  0 with *order holding audit_order_lock() (the caller appends
@@ -354,7 +364,6 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 	int rv = -1, cause = 0;
 
 	*order = -1;
-
 	if (!(aj = calloc(n, sizeof(*aj))) || !(ds = calloc(n, sizeof(*ds))) ||
 	    !(idx = calloc(n, sizeof(*idx))) ||
 	    !(l = alloc_ledger_create(L->t))) {
@@ -401,12 +410,8 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 		struct slot *s = &sl[idx[k]];
 		struct alloc_decision *d = ds[k];
 
-		if (fwd_clock_real() > deadline) {
-			errno = ETIMEDOUT;
-			errprintf(err,
-				  "not decided before the hook's deadline");
+		if (past(deadline, err))
 			goto fail;
-		}
 		d->elapsed_us = elapsed_us(s->in->t0, fwd_clock_real());
 		if (d->redecided &&
 		    ledger_store_release(db, s->job.job_num,
@@ -434,12 +439,7 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 	 * lock: a hook that gives up later releases the allocation and
 	 * records it after these records, in the table and in the file. */
 	*order = audit_order_lock(p->audit.file);
-	if (fwd_clock_real() > deadline) {
-		errno = ETIMEDOUT;
-		errprintf(err, "not decided before the hook's deadline");
-		goto fail;
-	}
-	if (db_commit(db, err) < 0)
+	if (past(deadline, err) || db_commit(db, err) < 0)
 		goto fail;
 	rv = 0;
 	goto out_nolock;
