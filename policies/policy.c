@@ -149,6 +149,7 @@ struct policy *policy_defaults(void)
 	p->remap.driver = POLICY_DRIVER_NONE;
 	p->remap.timeout = 30;
 	p->remap.verbs.resolve_timeout = 2;
+	p->release.timeout = 2;
 	p->remap.lnet.hops = 1;
 
 	if (strlist_set(&p->history.key, key, 3) ||
@@ -190,6 +191,7 @@ void policy_destroy(struct policy *p)
 	strlist_free(&p->history.key);
 	free(p->jobstats.jobid_name);
 	free(p->reports.admin_group);
+	strlist_free(&p->release.controllers);
 	free(p->database.socket);
 	free(p->database.host);
 	for (size_t i = 0; i < p->database.hosts.count; i++)

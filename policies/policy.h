@@ -189,6 +189,21 @@ struct policy_reports {
 	char *admin_group; /* a group name, or NULL: root only (default) */
 };
 
+/*
+ * Where a job's forwarders are released when it ends (section `release:`).
+ * port 0 (the default): EpilogSlurmctld hands the job to fwdallocd (or
+ * releases it itself).  Otherwise the epilog of the job's first node
+ * (slurm_spank_job_epilog, root) sends the release to fwdallocd, listening
+ * on this TCP port of the hosts in `controllers`, tried in order, in a
+ * MUNGE credential (service/protocol.h); slurm.conf then sets no
+ * EpilogSlurmctld, so no controller hook holds a job in COMPLETING.
+ */
+struct policy_release {
+	uint32_t port;			   /* 0 = EpilogSlurmctld releases */
+	struct policy_strlist controllers; /* fwdallocd's hosts (port != 0) */
+	double timeout; /* a node's whole send, seconds; default 2 */
+};
+
 /* The history loop, `fwdctl history run` (section `history_loop:`). */
 struct policy_history_loop {
 	double lookback; /* seconds: jobs that ended this long ago at most
@@ -325,6 +340,7 @@ struct policy {
 	struct policy_ingest ingest;
 	struct policy_jobstats jobstats;
 	struct policy_reports reports;
+	struct policy_release release;
 	struct policy_history_loop history_loop;
 	struct policy_anomaly anomaly;
 	struct policy_remap remap;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -151,6 +152,13 @@ static const struct field jobstats_fields[] = {
 
 static const struct field reports_fields[] = {
 	FLD("admin_group", F_OPTSTRING, reports.admin_group),
+	END,
+};
+
+static const struct field release_fields[] = {
+	RNG("port", F_U32, release.port, 0, 65535),
+	FLD("controllers", F_STRLIST, release.controllers),
+	POS("timeout", F_DURATION, release.timeout, 60),
 	END,
 };
 
@@ -301,6 +309,7 @@ static const struct field policy_fields[] = {
 	SEC("remap", remap_fields),
 	SEC("jobstats", jobstats_fields),
 	SEC("reports", reports_fields),
+	SEC("release", release_fields),
 	SEC("history_loop", history_loop_fields),
 	END,
 };
@@ -1017,6 +1026,14 @@ static int cross_check(struct loader *l)
 			    "value 'true': the connect probe needs "
 			    "remap.verbs.port, the forwarding service's port "
 			    "(1 to 65535)");
+	}
+	if (p->release.port && !p->release.controllers.count) {
+		n = find_or_root(l->doc, "release.port");
+		return ferr(l, n,
+			    "value '%" PRIu32 "': the nodes send releases to "
+			    "fwdallocd on release.controllers, which is empty: "
+			    "list the hosts that run slurmctld (primary first)",
+			    p->release.port);
 	}
 	return 0;
 }

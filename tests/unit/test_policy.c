@@ -166,7 +166,9 @@ static void test_overrides(void **state)
 		"  driver: exec\n"
 		"  exec:\n"
 		"    command: [/usr/local/sbin/remap, \"--with space\"]\n"
-		"  verbs: {device: mlx5_0, port: 7000, connect_probe: true}\n";
+		"  verbs: {device: mlx5_0, port: 7000, connect_probe: true}\n"
+		"release: {port: 6830, controllers: [ctl1, ctl2], timeout: "
+		"1500ms}\n";
 	fwd_error_t err;
 	const char *path = write_file("over.yaml", text, 0);
 	struct policy *p = policy_load(path, &err);
@@ -222,6 +224,11 @@ static void test_overrides(void **state)
 	assert_string_equal(p->remap.exec.command.argv[1], "--with space");
 	assert_string_equal(p->remap.verbs.device, "mlx5_0");
 	assert_int_equal(p->remap.verbs.port, 7000);
+	assert_int_equal(p->release.port, 6830);
+	assert_int_equal(p->release.controllers.count, 2);
+	assert_string_equal(p->release.controllers.items[0], "ctl1");
+	assert_string_equal(p->release.controllers.items[1], "ctl2");
+	assert_true(fabs(p->release.timeout - 1.5) < 1e-9);
 	assert_true(p->remap.verbs.connect_probe);
 	/* Digest of the file's bytes. */
 	sha256_hex(text, strlen(text), hex);
@@ -300,9 +307,10 @@ static void test_empty_sections(void **state)
 	policy_destroy(p);
 }
 
-#define KEYS_TOP                                                        \
-	"topology, access, decision, history, learn, database, audit, " \
-	"retention, ingest, anomaly, remap, jobstats, reports, history_loop"
+#define KEYS_TOP                                                          \
+	"topology, access, decision, history, learn, database, audit, "   \
+	"retention, ingest, anomaly, remap, jobstats, reports, release, " \
+	"history_loop"
 #define ARGV_HELP                                                            \
 	"a command is a YAML list [program, arg, ...] run without a shell, " \
 	"e.g. [/usr/local/sbin/fwd-alert, --severity, high]"
@@ -513,6 +521,23 @@ static const struct {
 	 "FILE:3:20: remap.verbs.connect_probe: value 'true': the connect "
 	 "probe needs remap.verbs.port, the forwarding service's port (1 to "
 	 "65535)"},
+	{"releases from the nodes without controllers",
+	 "release:\n  port: 6830\n", 0,
+	 "FILE:2:9: release.port: value '6830': the nodes send releases to "
+	 "fwdallocd on release.controllers, which is empty: list the hosts "
+	 "that run slurmctld (primary first)"},
+	{"release port past 65535",
+	 "release: {port: 65536, controllers: [ctl1]}\n", 0,
+	 "FILE:1:17: release.port: value '65536': expected a whole number "
+	 "from 0 to 65535"},
+	{"release timeout zero",
+	 "release: {port: 6830, controllers: [ctl1], timeout: 0s}\n", 0,
+	 "FILE:1:53: release.timeout: value '0s': expected a duration "
+	 "greater than 0s and at most 1m"},
+	{"release controllers not a list",
+	 "release: {port: 6830, controllers: ctl1}\n", 0,
+	 "FILE:1:36: release.controllers: value 'ctl1': expected a list of "
+	 "names, e.g. [alice, bob]"},
 	{"empty file", "", 0, "FILE:1:1: file is empty"},
 	{"comments only", "# all defaults\n", 0, "FILE:1:1: file is empty"},
 	{"invalid utf-8", "access:\n  allow_users: [caf\xe9]\n", 0,
