@@ -28,8 +28,8 @@ double svc_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The request into buf; its length, or 0 when it does not fit. */
-static size_t request(char op, double arg, char *buf, size_t n)
+size_t svc_request(char op, double arg, const char *(*get)(const char *),
+		   char *buf, size_t n)
 {
 	int h = op == 'S'
 			? snprintf(buf, n, FWD_SVC_MAGIC " S\n")
@@ -42,7 +42,7 @@ static size_t request(char op, double arg, char *buf, size_t n)
 	if (op == 'S')
 		return len;
 	for (size_t i = 0; i < sizeof(job_vars) / sizeof(job_vars[0]); i++) {
-		const char *v = getenv(job_vars[i]);
+		const char *v = get(job_vars[i]);
 		size_t a, b;
 
 		if (!v)
@@ -57,6 +57,11 @@ static size_t request(char op, double arg, char *buf, size_t n)
 		len += a + b + 2;
 	}
 	return len;
+}
+
+static const char *env_var(const char *name)
+{
+	return getenv(name);
 }
 
 /* SO_SNDTIMEO / SO_RCVTIMEO until deadline; -1 when it has passed. */
@@ -89,7 +94,7 @@ enum svc_result svc_call(const char *path, char op, double arg, double deadline,
 		snprintf(why, whyn, "socket path %s: too long", path);
 		return SVC_ABSENT;
 	}
-	if (!(len = request(op, arg, buf, sizeof(buf)))) {
+	if (!(len = svc_request(op, arg, env_var, buf, sizeof(buf)))) {
 		snprintf(why, whyn, "the job's variables exceed %d bytes",
 			 FWD_SVC_MSG_MAX);
 		return SVC_ABSENT;

@@ -20,6 +20,15 @@ enum svc_result {
 double svc_now(void);
 
 /*
+ * Request `op` ('P', 'E' or 'S') with `arg` in its head and, but for 'S',
+ * the job's variables (controller/job_vars.h) as get(name) gives them
+ * (NULL: unset), into buf (n bytes).  Its length, or 0 when it does not
+ * fit.
+ */
+size_t svc_request(char op, double arg, const char *(*get)(const char *),
+		   char *buf, size_t n);
+
+/*
  * Send request `op` ('P', 'E' or 'S') with `arg` in its head (the
  * prolog's deadline, the epilog's start time; ignored for 'S') and, but
  * for 'S', the job's variables from the environment, to the service

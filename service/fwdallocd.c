@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <munge.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -44,6 +45,7 @@
 #include "policies/policy.h"
 #include "report/report.h"
 #include "service/client.h"
+#include "service/node_release.h"
 #include "service/protocol.h"
 #include "service/query.h"
 #include "topology/topology.h"
@@ -74,6 +76,13 @@
 #define QUERY_CONNS_MAX 256
 /* How long a report's answer may take to leave, in seconds. */
 #define QUERY_SEND_TIMEOUT 10
+/* The nodes' releases (policy release.port): connections that have not
+ * sent their whole credential yet, at most, and how long each may take;
+ * credentials waiting for the release thread, at most (past it a node is
+ * refused and tries the next controller). */
+#define NODE_CONNS_MAX 1024
+#define NODE_IDLE_CLOSE 5.0
+#define NODE_QUEUE_MAX 4096
 
 static volatile sig_atomic_t got_term, got_hup;
 
@@ -211,6 +220,20 @@ struct query_req {
 	struct svcq_request r;
 };
 
+/* A node's release being read (buf: what has come, len bytes). */
+struct node_conn {
+	int fd;
+	double since;
+	char *buf;
+	size_t len;
+};
+
+/* A node's release read whole, waiting for the release thread. */
+struct node_msg {
+	int fd;
+	char *cred; /* NUL-terminated, without its '\n' */
+};
+
 /* A prolog request being decided. */
 struct prolog_req {
 	int fd;
@@ -298,6 +321,51 @@ static int listen_on(const char *path, bool anyone)
 	return fd;
 }
 
+/*
+ * Listen for the nodes' releases on TCP port `port` of every address
+ * (IPv6 and IPv4, or IPv4 alone on a host without IPv6).  The socket, or
+ * -1 (said).
+ */
+static int listen_tcp(unsigned port)
+{
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+				  .sin6_port = htons((uint16_t)port),
+				  .sin6_addr = IN6ADDR_ANY_INIT};
+	struct sockaddr_in a4 = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_ANY)};
+	int one = 1, off = 0;
+	int fd =
+		socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 &&
+	    (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) ||
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	     bind(fd, (struct sockaddr *)&a6, sizeof(a6)))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    0);
+		if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+					   sizeof(one)) ||
+				bind(fd, (struct sockaddr *)&a4, sizeof(a4)))) {
+			say("nodes' releases: TCP port %u: %s", port,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	if (fd < 0 || listen(fd, SOMAXCONN) < 0) {
+		say("nodes' releases: TCP port %u: %s", port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void answer(int fd, const char *text, size_t len)
 {
 	if (send(fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
@@ -376,6 +444,17 @@ struct service {
 	unsigned long long reports, reports_refused;
 	/* Time spent deciding batches, in ms: in all, the longest. */
 	double decide_ms, decide_ms_max;
+	/* The nodes' releases: the TCP socket on port nport (-1: none),
+	 * its connections (the main thread's), the credentials read whole
+	 * (under mu, for the release thread), the port the policy in use
+	 * names (under mu: a reload that changes it needs a restart). */
+	int nlfd;
+	unsigned nport, want_nport;
+	struct node_conn *nconns;
+	size_t n_nconns;
+	struct node_msg *nqueue;
+	size_t n_nqueue;
+	unsigned long long node_releases, node_refused;
 };
 
 /* The policy's release queue, for the main thread (decision thread,
@@ -390,6 +469,7 @@ static void publish_qdir(struct service *sv)
 	pthread_mutex_lock(&sv->mu);
 	memcpy(sv->qdir, dir, sizeof(dir));
 	sv->policy_gen++;
+	sv->want_nport = sv->st.p->release.port;
 	pthread_mutex_unlock(&sv->mu);
 }
 
@@ -409,9 +489,9 @@ static void log_release(void *arg, int prio, const char *msg)
 }
 
 /* "FWDALLOC1 E <t0>": queue the release, answer, wake the release
- * thread. */
-static void handle_epilog(struct service *sv, int fd, double t0,
-			  const char *vars, size_t len)
+ * thread.  0, or -1 when refused (the caller does it itself). */
+static int handle_epilog(struct service *sv, int fd, double t0,
+			 const char *vars, size_t len)
 {
 	const char *vals[CTL_JOB_N_VARS];
 	fwd_error_t err = {""};
@@ -429,7 +509,7 @@ static void handle_epilog(struct service *sv, int fd, double t0,
 		/* The hook queues it itself. */
 		refuse(fd, err.text);
 		say("epilog: %s", err.text);
-		return;
+		return -1;
 	}
 	answer(fd, FWD_SVC_MAGIC " 0 A\n", sizeof(FWD_SVC_MAGIC " 0 A\n") - 1);
 	pthread_mutex_lock(&sv->mu);
@@ -437,12 +517,14 @@ static void handle_epilog(struct service *sv, int fd, double t0,
 	sv->want_drain = true;
 	pthread_cond_signal(&sv->rcv);
 	pthread_mutex_unlock(&sv->mu);
+	return 0;
 }
 
 static void handle_status(struct service *sv, int fd)
 {
 	struct ctl_launcher_stats s;
-	unsigned long long epilogs, refused, reports, reports_refused;
+	unsigned long long epilogs, refused, reports, reports_refused, nodes,
+		nodes_refused;
 	double dms, dmax;
 	char buf[1024];
 	int n;
@@ -455,6 +537,8 @@ static void handle_status(struct service *sv, int fd)
 	dmax = sv->decide_ms_max;
 	reports = sv->reports;
 	reports_refused = sv->reports_refused;
+	nodes = sv->node_releases;
+	nodes_refused = sv->node_refused;
 	pthread_mutex_unlock(&sv->mu);
 	n = snprintf(
 		buf, sizeof(buf),
@@ -465,11 +549,12 @@ static void handle_status(struct service *sv, int fd)
 		"epilogs %llu\nrefused %llu\n"
 		"decide_ms %.1f\ndecide_ms_max %.1f\n"
 		"rows_ms %.1f\nhealth_ms %.1f\ntx_ms %.1f\npublish_ms %.1f\n"
-		"reports %llu\nreports_refused %llu\n",
+		"reports %llu\nreports_refused %llu\n"
+		"node_releases %llu\nnode_refused %llu\n",
 		s.batches, s.jobs, s.decided, s.fell_back, s.profile_hits,
 		s.profile_reads, s.connects, epilogs, refused, dms, dmax,
 		s.ms_rows, s.ms_health, s.ms_tx, s.ms_publish, reports,
-		reports_refused);
+		reports_refused, nodes, nodes_refused);
 	if (n > 0)
 		answer(fd, buf, (size_t)n);
 }
@@ -889,6 +974,65 @@ static void *query_thread(void *arg)
 }
 
 /*
+ * A node's release (the release thread's): the credential decoded by
+ * munged, checked (nrel_check()), its epilog request queued as a hook's
+ * (handle_epilog(), which answers); refused otherwise.  fd is closed.
+ */
+static void node_release(struct service *sv, struct node_msg *m)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+	struct svcq_cred c = {0};
+	struct nrel_request r;
+	void *payload = NULL;
+	char why[1024];
+	int plen = 0;
+	uid_t uid = (uid_t)-1;
+	gid_t gid;
+	bool queued;
+
+	if (!ctx) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto refused;
+	}
+	if (sv->munge_socket &&
+	    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sv->munge_socket) !=
+		    EMUNGE_SUCCESS) {
+		snprintf(why, sizeof(why), "munge: %s",
+			 munge_ctx_strerror(ctx));
+		goto refused;
+	}
+	c.munge_rc = munge_decode(m->cred, ctx, &payload, &plen, &uid, &gid);
+	c.munge_text = munge_ctx_strerror(ctx);
+	if (!c.munge_text)
+		c.munge_text = munge_strerror((munge_err_t)c.munge_rc);
+	c.uid = uid;
+	c.payload = payload;
+	c.payload_len = plen > 0 ? (size_t)plen : 0;
+	if (nrel_check(&c, &r, why, sizeof(why)) < 0)
+		goto refused;
+	queued = handle_epilog(sv, m->fd, r.t0, r.vars, r.vars_len) == 0;
+	pthread_mutex_lock(&sv->mu);
+	if (queued)
+		sv->node_releases++;
+	else
+		sv->node_refused++;
+	pthread_mutex_unlock(&sv->mu);
+	goto out;
+refused:
+	say("a node's release refused: %s", why);
+	refuse(m->fd, why);
+	pthread_mutex_lock(&sv->mu);
+	sv->node_refused++;
+	pthread_mutex_unlock(&sv->mu);
+out:
+	if (ctx)
+		munge_ctx_destroy(ctx);
+	free(payload);
+	free(m->cred);
+	close(m->fd);
+}
+
+/*
  * The release thread: drains the release queue (controller/
  * release_queue.h) whenever an epilog queued something, every release on
  * the one connection it keeps from drain to drain (no process and no
@@ -904,16 +1048,38 @@ static void *release_thread(void *arg)
 
 	for (;;) {
 		char dir[4096];
-		size_t done = 0, failed = 0;
+		size_t done = 0, failed = 0, n_msgs;
+		struct node_msg *msgs;
 		fwd_error_t err;
 		struct db *db;
 
 		pthread_mutex_lock(&sv->mu);
-		while (!sv->want_drain && !sv->stop)
+		while (!sv->want_drain && !sv->n_nqueue && !sv->stop)
 			pthread_cond_wait(&sv->rcv, &sv->mu);
-		if (!sv->want_drain) {
+		if (!sv->want_drain && !sv->n_nqueue) {
 			pthread_mutex_unlock(&sv->mu);
 			break;
+		}
+		/* The nodes' releases first: each joins the queue, and this
+		 * drain releases it. */
+		msgs = sv->nqueue;
+		n_msgs = sv->n_nqueue;
+		sv->nqueue = calloc(NODE_QUEUE_MAX, sizeof(*sv->nqueue));
+		sv->n_nqueue = 0;
+		if (!sv->nqueue) {
+			sv->nqueue = msgs;
+			sv->n_nqueue = n_msgs;
+			msgs = NULL;
+			n_msgs = 0;
+		}
+		pthread_mutex_unlock(&sv->mu);
+		for (size_t i = 0; i < n_msgs; i++)
+			node_release(sv, &msgs[i]);
+		free(msgs);
+		pthread_mutex_lock(&sv->mu);
+		if (!sv->want_drain) {
+			pthread_mutex_unlock(&sv->mu);
+			continue;
 		}
 		sv->want_drain = false;
 		pthread_mutex_unlock(&sv->mu);
@@ -1131,11 +1297,135 @@ static void read_pending(struct service *sv, struct conn *conns, size_t *n,
 	*n = k;
 }
 
+/* A reload that names another release.port: said once; the socket
+ * stays until fwdallocd restarts. */
+static void note_port_change(struct service *sv)
+{
+	static unsigned said = (unsigned)-1;
+	unsigned want;
+
+	pthread_mutex_lock(&sv->mu);
+	want = sv->want_nport;
+	pthread_mutex_unlock(&sv->mu);
+	if (want == sv->nport || want == said)
+		return;
+	said = want;
+	if (sv->nport)
+		say("release.port is now %u: the nodes' releases are taken on "
+		    "TCP port %u until fwdallocd restarts",
+		    want, sv->nport);
+	else
+		say("release.port is now %u: the nodes' releases are taken "
+		    "once fwdallocd restarts",
+		    want);
+}
+
+/* The nodes' releases waiting to be accepted (the main thread's). */
+static void accept_nodes(struct service *sv)
+{
+	int fd;
+
+	while (sv->nlfd >= 0 && sv->n_nconns < NODE_CONNS_MAX &&
+	       (fd = accept4(sv->nlfd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+		sv->nconns[sv->n_nconns++] =
+			(struct node_conn){fd, fwd_clock_real(), NULL, 0};
+}
+
+/*
+ * Read what a node sent on c: 1 when its credential has come whole (up to
+ * its '\n', which becomes a NUL), 0 when more is to come, -1 when the
+ * node closed first or sent more than FWD_SVC_NODE_MAX bytes (why).
+ */
+static int node_read(struct node_conn *c, const char **why)
+{
+	ssize_t r;
+
+	if (!c->buf && !(c->buf = malloc(FWD_SVC_NODE_MAX + 1))) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (;;) {
+		char *nl;
+
+		r = recv(c->fd, c->buf + c->len, FWD_SVC_NODE_MAX - c->len, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (r <= 0) {
+			*why = r ? strerror(errno)
+				 : "closed before its credential's end";
+			return -1;
+		}
+		nl = memchr(c->buf + c->len, '\n', (size_t)r);
+		c->len += (size_t)r;
+		if (nl) {
+			*nl = '\0';
+			return 1;
+		}
+		if (c->len >= FWD_SVC_NODE_MAX) {
+			*why = "request too long (a release is one MUNGE "
+			       "credential and a newline)";
+			return -1;
+		}
+	}
+}
+
+/*
+ * The nodes' connections (the main thread's): a credential read whole
+ * goes to the release thread; a broken, overlong or idle connection is
+ * closed, refused where it can still hear it.
+ */
+static void read_nodes(struct service *sv)
+{
+	double now = fwd_clock_real();
+	size_t k = 0;
+
+	for (size_t i = 0; i < sv->n_nconns; i++) {
+		struct node_conn *c = &sv->nconns[i];
+		const char *why = NULL;
+		char *cred;
+		int r = node_read(c, &why);
+
+		if (!r && now - c->since <= NODE_IDLE_CLOSE) {
+			sv->nconns[k++] = *c;
+			continue;
+		}
+		if (r > 0 && (cred = strdup(c->buf))) {
+			pthread_mutex_lock(&sv->mu);
+			if (sv->n_nqueue < NODE_QUEUE_MAX && !sv->stop) {
+				sv->nqueue[sv->n_nqueue++] =
+					(struct node_msg){c->fd, cred};
+				pthread_cond_signal(&sv->rcv);
+				pthread_mutex_unlock(&sv->mu);
+				free(c->buf);
+				continue;
+			}
+			pthread_mutex_unlock(&sv->mu);
+			free(cred);
+			why = "busy: too many releases waiting";
+		}
+		if (!why)
+			why = r > 0 ? "out of memory"
+				    : "no whole credential within 5 s";
+		say("a node's release refused: %s", why);
+		refuse(c->fd, why);
+		close(c->fd);
+		free(c->buf);
+		pthread_mutex_lock(&sv->mu);
+		sv->node_refused++;
+		pthread_mutex_unlock(&sv->mu);
+	}
+	sv->n_nconns = k;
+}
+
 /* The main thread: accept and read; the decision thread decides. */
 static int serve(struct service *sv)
 {
 	struct pollfd *pfs =
-		calloc(PENDING_MAX + QUERY_CONNS_MAX + 2, sizeof(*pfs));
+		calloc(PENDING_MAX + QUERY_CONNS_MAX + NODE_CONNS_MAX + 3,
+		       sizeof(*pfs));
 	struct query_worker qw[QUERY_WORKERS];
 	pthread_t qtid[QUERY_WORKERS];
 	size_t n_qw = 0;
@@ -1149,9 +1439,12 @@ static int serve(struct service *sv)
 	sv->queue = calloc(PENDING_MAX, sizeof(*sv->queue));
 	sv->qconns = calloc(QUERY_CONNS_MAX, sizeof(*sv->qconns));
 	sv->qqueue = calloc(QUERY_QUEUE_MAX, sizeof(*sv->qqueue));
+	sv->nconns = calloc(NODE_CONNS_MAX, sizeof(*sv->nconns));
+	sv->nqueue = calloc(NODE_QUEUE_MAX, sizeof(*sv->nqueue));
 	for (size_t i = 0; i < QUERY_WORKERS; i++)
 		sv->qrunning[i] = (uid_t)-1;
-	if (!pfs || !sv->conns || !sv->queue || !sv->qconns || !sv->qqueue) {
+	if (!pfs || !sv->conns || !sv->queue || !sv->qconns || !sv->qqueue ||
+	    !sv->nconns || !sv->nqueue) {
 		say("%s", strerror(errno));
 		rc = 1;
 		goto out;
@@ -1196,6 +1489,10 @@ static int serve(struct service *sv)
 			pfs[n++] = (struct pollfd){sv->conns[i].fd, POLLIN, 0};
 		for (size_t i = 0; i < sv->n_qconns; i++)
 			pfs[n++] = (struct pollfd){sv->qconns[i].fd, POLLIN, 0};
+		if (sv->nlfd >= 0)
+			pfs[n++] = (struct pollfd){sv->nlfd, POLLIN, 0};
+		for (size_t i = 0; i < sv->n_nconns; i++)
+			pfs[n++] = (struct pollfd){sv->nconns[i].fd, POLLIN, 0};
 		if (poll(pfs, n, 1000) < 0 && errno != EINTR) {
 			say("poll: %s", strerror(errno));
 			break;
@@ -1213,6 +1510,9 @@ static int serve(struct service *sv)
 			read_pending(sv, sv->qconns, &sv->n_qconns,
 				     handle_query);
 		}
+		accept_nodes(sv);
+		read_nodes(sv);
+		note_port_change(sv);
 	}
 	pthread_mutex_lock(&sv->mu);
 	sv->stop = true;
@@ -1241,6 +1541,18 @@ out:
 		close(sv->conns[i].fd);
 	for (size_t i = 0; i < sv->n_qconns; i++)
 		close(sv->qconns[i].fd);
+	for (size_t i = 0; i < sv->n_nconns; i++) {
+		close(sv->nconns[i].fd);
+		free(sv->nconns[i].buf);
+	}
+	/* The release thread took every credential queued before it
+	 * stopped. */
+	for (size_t i = 0; i < sv->n_nqueue; i++) {
+		close(sv->nqueue[i].fd);
+		free(sv->nqueue[i].cred);
+	}
+	free(sv->nconns);
+	free(sv->nqueue);
 	free(sv->conns);
 	free(sv->queue);
 	free(sv->qconns);
@@ -1297,6 +1609,22 @@ static void usage(FILE *f)
 "uid; more are refused as busy.  A report larger than one message\n"
 "follows in messages of 64 KiB on the same connection.\n"
 "\n"
+"Releases from the nodes.  With the policy's release.port set, the\n"
+"service also listens on that TCP port (every address) and slurm.conf\n"
+"sets no EpilogSlurmctld: the job epilog of each job's first node\n"
+"(the fwdalloc SPANK plugin, as root) sends the job's release there, in\n"
+"a MUNGE credential whose payload is the epilog's request, to the hosts\n"
+"of release.controllers in turn.  The service accepts a credential made\n"
+"by root only, and each once (munged refuses a replay); it queues the\n"
+"release as an epilog's and answers at once.  Anything else is refused\n"
+"and logged with its reason: another uid's credential, a forged,\n"
+"replayed or expired one, another request, more than %d bytes, or no\n"
+"whole credential within %.0f s.  At most %d connections are read at\n"
+"once and %d credentials wait; past that a node is refused as busy and\n"
+"tries the next controller.  The port is taken at start: a reload that\n"
+"changes it says so and needs a restart.  Open it to the compute nodes\n"
+"only.\n"
+"\n"
 "Options:\n"
 "  --policy FILE  the policy (default SYSCONFDIR/fwdalloc/fwdalloc.yaml).\n"
 "                 The service reloads it, and the topology it names, when\n"
@@ -1325,7 +1653,9 @@ static void usage(FILE *f)
 "                 health_ms, tx_ms, publish_ms: that time by phase, the\n"
 "                 job rows and profiles, the health, the transaction, the\n"
 "                 decision files and audit lines); reports,\n"
-"                 reports_refused: report requests answered and refused.\n"
+"                 reports_refused: report requests answered and refused;\n"
+"                 node_releases, node_refused: the nodes' releases\n"
+"                 taken and refused.\n"
 "  -h, --help     this text;  --version  the version.\n"
 "\n"
 "Messages go to stderr (the journal under systemd).  SIGTERM stops it;\n"
@@ -1334,9 +1664,12 @@ static void usage(FILE *f)
 "`fwdctl reconcile`.\n"
 "\n"
 "Exit status: 0 stopped by SIGTERM or --status answered; 1 could not\n"
-"start (policy, socket) or --status got no answer; 2 bad usage.\n",
+"start (policy, socket) or --status got no answer; 2 bad usage.  A\n"
+"release.port it cannot listen on is logged; the service runs without\n"
+"it (the nodes' releases then fail over or are left to reconcile).\n",
 		QUERY_WORKERS, QUERY_QUEUE_MAX, QUERY_PER_UID,
-		FWD_SERVICE_SOCKET, FWD_SERVICE_QUERY_SOCKET);
+		FWD_SVC_NODE_MAX, NODE_IDLE_CLOSE, NODE_CONNS_MAX,
+		NODE_QUEUE_MAX, FWD_SERVICE_SOCKET, FWD_SERVICE_QUERY_SOCKET);
 }
 /* clang-format on */
 
@@ -1384,6 +1717,7 @@ int main(int argc, char **argv)
 	/* What an earlier run left queued is released at once. */
 	sv.want_drain = true;
 	sv.qlfd = -1;
+	sv.nlfd = -1;
 	sv.policy_path = SYSCONFDIR "/fwdalloc/fwdalloc.yaml";
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -1441,7 +1775,18 @@ int main(int argc, char **argv)
 		say("users' report requests are not answered: no query socket "
 		    "(--query-socket %s)",
 		    qsock);
+	/* Without the nodes' socket the service still decides jobs; the
+	 * nodes then fail to send and reconcile releases their jobs. */
+	if (sv.st.p->release.port &&
+	    (sv.nlfd = listen_tcp(sv.st.p->release.port)) >= 0)
+		sv.nport = sv.st.p->release.port;
+	sv.want_nport = sv.nport;
 	say("listening on %s (policy %s)", sock, sv.policy_path);
+	if (sv.nlfd >= 0)
+		say("taking the nodes' releases on TCP port %u (MUNGE%s%s, "
+		    "root only)",
+		    sv.nport, sv.munge_socket ? " at " : "",
+		    sv.munge_socket ? sv.munge_socket : "");
 	if (sv.qlfd >= 0)
 		say("answering users' report requests on %s (MUNGE%s%s)", qsock,
 		    sv.munge_socket ? " at " : "",
@@ -1453,6 +1798,8 @@ int main(int argc, char **argv)
 		close(sv.qlfd);
 		unlink(qsock);
 	}
+	if (sv.nlfd >= 0)
+		close(sv.nlfd);
 	state_free(&sv.st);
 	say("stopped");
 	return rc;

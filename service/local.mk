@@ -9,7 +9,8 @@ FWD_SERVICE_QUERY_SOCKET_PATH = $(runstatedir)/fwdalloc/fwdallocd-query.sock
 sbin_PROGRAMS = fwdallocd
 fwdallocd_SOURCES = service/fwdallocd.c service/protocol.h \
 	service/client.c service/client.h \
-	service/query.c service/query.h
+	service/node_release.c service/node_release.h \
+	service/query.c service/query_client.c service/query.h
 fwdallocd_CPPFLAGS = $(AM_CPPFLAGS) $(MUNGE_CFLAGS) \
 	-DFWD_SERVICE_SOCKET='"$(FWD_SERVICE_SOCKET_PATH)"' \
 	-DFWD_SERVICE_QUERY_SOCKET='"$(FWD_SERVICE_QUERY_SOCKET_PATH)"'

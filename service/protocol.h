@@ -27,6 +27,15 @@
  *                                its '\n', so that it stands for this
  *                                request only (munged refuses it a second
  *                                time: EMUNGE_CRED_REPLAYED)
+ * The compute nodes' releases (policy `release.port`: spank/SLURM.md,
+ * step 5) come over TCP to that port, which takes nothing else:
+ *   "<credential>\n"             a MUNGE credential (munge_encode(),
+ *                                base64) made by root on the job's first
+ *                                node, whose payload is an epilog request
+ *                                as above ("FWDALLOC1 E <t0>\n" and the
+ *                                job's variables, from the node epilog's
+ *                                environment); at most FWD_SVC_NODE_MAX
+ *                                bytes; answered as the hooks' epilog
  * Answer:
  *   "FWDALLOC1 <exit> <A|F>\n"  then the operator's notes, one per line:
  *                                the hook's exit status (1 only for a
@@ -54,5 +63,10 @@
 /* The longest report request: its head and a credential whose payload is
  * that head (a few hundred bytes). */
 #define FWD_SVC_QUERY_MAX 4096
+
+/* The longest release a node sends: its credential and '\n'.  Its
+ * payload, the job's variables from a node epilog's environment, takes a
+ * few hundred bytes; a node list of the longest job a few thousand. */
+#define FWD_SVC_NODE_MAX 32768
 
 #endif

@@ -194,8 +194,7 @@ int svcq_parse(const char *msg, size_t len, struct svcq_request *r,
 	return 0;
 }
 
-int svcq_check_cred(const struct svcq_cred *c, uid_t peer_uid, const char *head,
-		    size_t head_len, char *why, size_t n)
+int svcq_cred_valid(const struct svcq_cred *c, char *why, size_t n)
 {
 	const char *t = c->munge_text ? c->munge_text : "";
 
@@ -244,6 +243,14 @@ int svcq_check_cred(const struct svcq_cred *c, uid_t peer_uid, const char *head,
 			 t);
 		return -1;
 	}
+	return 0;
+}
+
+int svcq_check_cred(const struct svcq_cred *c, uid_t peer_uid, const char *head,
+		    size_t head_len, char *why, size_t n)
+{
+	if (svcq_cred_valid(c, why, n) < 0)
+		return -1;
 	if (c->uid != peer_uid) {
 		snprintf(why, n,
 			 "credential made by uid %ld but sent by uid %ld: a "

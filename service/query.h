@@ -62,6 +62,13 @@ struct svcq_cred {
 };
 
 /*
+ * Whether munge_decode() said the credential is valid.  0, or -1 with the
+ * refusal in why: forged or damaged, replayed, expired, from the future,
+ * not made for this service, not decoded.
+ */
+int svcq_cred_valid(const struct svcq_cred *c, char *why, size_t n);
+
+/*
  * Whether a decoded credential may stand for the request: munge said it
  * is valid, it was made by the uid that sent it (peer_uid, SO_PEERCRED),
  * and its payload is the request's head line (head, head_len), so that it
@@ -94,6 +101,15 @@ bool svcq_in_group(const gid_t *gids, size_t n, gid_t admin_gid);
  * long at most.  0, or -1 with errno.
  */
 int svcq_answer(int fd, const char *text, size_t len, int timeout);
+
+/*
+ * A MUNGE credential (munge_encode(), malloc()ed) made by munged at
+ * munge_socket (NULL: libmunge's default) for payload (len bytes),
+ * decodable by uid `decoder` only, or by anyone for (uid_t)-1.  NULL with
+ * why set.
+ */
+char *svcq_cred_make(const char *munge_socket, const void *payload, size_t len,
+		     uid_t decoder, char *why, size_t whyn);
 
 /*
  * The client: ask the service listening at `path` for the report of r,

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <munge.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,8 @@
 #include "service/protocol.h"
 #include "service/query.h"
 
-/* A credential for `head`, decodable by uid `decoder` only (the owner of
- * the query socket, the service's account).  NULL with why set. */
-static char *make_cred(const char *munge_socket, const char *head,
-		       uid_t decoder, char *why, size_t whyn)
+char *svcq_cred_make(const char *munge_socket, const void *payload, size_t len,
+		     uid_t decoder, char *why, size_t whyn)
 {
 	munge_ctx_t ctx = munge_ctx_create();
 	munge_err_t e;
@@ -35,12 +34,17 @@ static char *make_cred(const char *munge_socket, const char *head,
 	}
 	if ((munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET,
 					   munge_socket) != EMUNGE_SUCCESS) ||
-	    munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, decoder) !=
-		    EMUNGE_SUCCESS) {
+	    (decoder != (uid_t)-1 &&
+	     munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, decoder) !=
+		     EMUNGE_SUCCESS)) {
 		snprintf(why, whyn, "munge: %s", munge_ctx_strerror(ctx));
 		goto out;
 	}
-	e = munge_encode(&cred, ctx, head, (int)strlen(head));
+	if (len > INT_MAX) {
+		snprintf(why, whyn, "munge: a payload of %zu bytes", len);
+		goto out;
+	}
+	e = munge_encode(&cred, ctx, payload, (int)len);
 	if (e != EMUNGE_SUCCESS) {
 		const char *t = munge_ctx_strerror(ctx);
 
@@ -128,8 +132,8 @@ enum svcq_result svcq_call(const char *path, const char *munge_socket,
 	}
 	if (cred_override) {
 		cred = strdup(cred_override);
-	} else if (!(cred = make_cred(munge_socket, head, st.st_uid, why,
-				      whyn))) {
+	} else if (!(cred = svcq_cred_make(munge_socket, head, strlen(head),
+					   st.st_uid, why, whyn))) {
 		return SVCQ_NO_CRED;
 	}
 	if (!cred) {
