@@ -121,3 +121,44 @@ int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err)
 	memcpy(buf, val, n + 1);
 	return 0;
 }
+
+int fwd_slurm_munge_socket(const char *path, char *buf, size_t len,
+			   fwd_error_t *err)
+{
+	char line[4096], val[4096] = "";
+	const char *sock = NULL;
+	size_t n;
+	FILE *f;
+
+	path = fwd_slurm_conf_path(path);
+	if (!(f = fopen(path, "re")))
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#');
+		const char *v;
+
+		if (hash)
+			*hash = '\0';
+		/* The last one counts, as in Slurm. */
+		if ((v = find_key(line, "AuthInfo")))
+			snprintf(val, sizeof(val), "%s", v);
+	}
+	fclose(f);
+	if ((sock = strstr(val, "socket=")))
+		sock += 7;
+	else if (!strchr(val, '='))
+		sock = val;
+	if (!sock || !*sock || *sock == ',')
+		return 0;
+	n = strcspn(sock, ",");
+	if (n >= len) {
+		errno = ENAMETOOLONG;
+		return errprintf(err,
+				 "%s: AuthInfo: the socket's path is "
+				 "longer than %zu bytes",
+				 path, len - 1);
+	}
+	memcpy(buf, sock, n);
+	buf[n] = '\0';
+	return 1;
+}

@@ -45,4 +45,15 @@ int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
  */
 int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err);
 
+/*
+ * The MUNGE socket Slurm's daemons use, from AuthInfo in the slurm.conf at
+ * `path` (NULL: as fwd_slurm_conf_path()), read as Slurm reads it
+ * (slurm_auth_opts_to_socket(): "socket=<path>" among comma-separated
+ * options, or a bare path, the old form): 1 with the path in buf (len
+ * bytes), 0 when AuthInfo names none (libmunge's default socket), -1 with
+ * errno and err when the file cannot be read or the path does not fit.
+ */
+int fwd_slurm_munge_socket(const char *path, char *buf, size_t len,
+			   fwd_error_t *err);
+
 #endif

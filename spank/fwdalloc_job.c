@@ -23,11 +23,15 @@
 
 #include <slurm/spank.h>
 
+#include "common/slurm_compat.h"
 #include "common/slurm_conf.h"
 #include "common/timeutil.h"
 #include "common/vocab.h"
 #include "controller/publish.h"
 #include "policies/policy.h"
+#include "service/client.h"
+#include "service/node_release.h"
+#include "service/protocol.h"
 #include "spank/fwdalloc.h"
 #include "spank/remap.h"
 
@@ -299,6 +303,91 @@ out:
 	return rv;
 }
 
+/* The job's variables as the release carries them: the node epilog's
+ * environment, whose node list is SLURM_NODELIST on 22.05 (24.11 sets
+ * SLURM_JOB_NODELIST too; prep_script_slurmd.c). */
+static const char *release_var(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v && !strcmp(name, "SLURM_JOB_NODELIST"))
+		v = getenv("SLURM_NODELIST");
+	return v;
+}
+
+/* Whether this node is the first of the job's nodes: 1, 0, or -1 (no
+ * list, or one libslurm cannot read). */
+static int first_node(const char *node)
+{
+	const char *list = release_var("SLURM_JOB_NODELIST");
+	fwd_hostlist_t hl;
+	char *first;
+	int r;
+
+	if (!list || !(hl = slurm_hostlist_create(list)))
+		return -1;
+	first = slurm_hostlist_shift(hl);
+	r = first && !strcmp(first, node);
+	free(first);
+	slurm_hostlist_destroy(hl);
+	return r;
+}
+
+/*
+ * Under release.port, the job's first node sends the job's release to
+ * fwdallocd (service/node_release.h), so that slurmctld runs no
+ * EpilogSlurmctld.  Whatever fails is logged and left to reconcile; the
+ * epilog never fails for it.
+ */
+static void send_release(const struct policy *p, const struct fa_job *fj,
+			 double t0)
+{
+	static char req[FWD_SVC_MSG_MAX];
+	char msock[4096];
+	const char *to = NULL;
+	fwd_error_t err;
+	size_t len;
+	int first, ms;
+
+	if (!p->release.port)
+		return;
+	if ((first = first_node(fj->node)) <= 0) {
+		if (first < 0)
+			slurm_error("fwdalloc: job_epilog: job %u node %s: no "
+				    "node list in the epilog's environment "
+				    "(SLURM_JOB_NODELIST, SLURM_NODELIST): "
+				    "the release is left to fwdctl reconcile",
+				    fj->job_id, fj->node);
+		return;
+	}
+	if (!(len = svc_request('E', t0, release_var, req, sizeof(req)))) {
+		slurm_error("fwdalloc: job_epilog: job %u node %s: the job's "
+			    "variables exceed %d bytes: the release is left to "
+			    "fwdctl reconcile",
+			    fj->job_id, fj->node, FWD_SVC_MSG_MAX);
+		return;
+	}
+	/* The munged slurmd uses (AuthInfo=socket=...). */
+	if ((ms = fwd_slurm_munge_socket(NULL, msock, sizeof(msock), &err)) <
+	    0) {
+		slurm_error("fwdalloc: job_epilog: job %u node %s: %s; the "
+			    "release is left to fwdctl reconcile",
+			    fj->job_id, fj->node, err.text);
+		return;
+	}
+	if (nrel_send((const char *const *)p->release.controllers.items,
+		      p->release.controllers.count, p->release.port, req, len,
+		      p->release.timeout, ms ? msock : NULL, &to, &err) < 0) {
+		slurm_error("fwdalloc: job_epilog: job %u node %s: release: "
+			    "%s; left to fwdctl reconcile",
+			    fj->job_id, fj->node, err.text);
+		return;
+	}
+	slurm_info("fwdalloc: job_epilog: job %u node %s: release sent to "
+		   "fwdallocd on %s",
+		   fj->job_id, fj->node, to);
+}
+
 int fwdalloc_job_epilog(spank_t sp)
 {
 	struct fa_job fj;
@@ -307,11 +396,16 @@ int fwdalloc_job_epilog(spank_t sp)
 	fwd_error_t err;
 	int rv = 0;
 
+	double t0 = fwd_clock_real();
+
 	if (job_info_get(sp, "job_epilog", &fj) < 0)
 		return 0;
 	if (!(p = load_policy("job_epilog", fj.job_id)))
 		return 0;
 	fwdalloc_note_remove(p, fj.job_id, fj.node);
+	/* Before the revert, which may take the driver's whole timeout: the
+	 * controller releases while this node reverts. */
+	send_release(p, &fj, t0);
 	/* Revert unconditionally: it is a no-op where nothing was applied,
 	 * and the decision may already be released by EpilogSlurmctld. */
 	if (!(r = remap_create(&p->remap, &err)) ||

@@ -24,13 +24,16 @@ spank_fwdalloc_la_SOURCES = \
 	spank/fwdalloc_alloc.c \
 	spank/fwdalloc_remote.c \
 	spank/fwdalloc_job.c \
-	spank/fwdalloc_note.c
+	spank/fwdalloc_note.c \
+	service/client.c service/client.h \
+	service/node_release.c service/node_release.h \
+	service/query.c service/query_client.c service/query.h
 # Never built with sanitizers (PLUGIN_HARDEN_*, see configure.ac): their
 # runtime must be the first library of the process, and slurmd, slurmstepd
 # (which also runs the node prolog with an environment of its own, so
 # LD_PRELOAD cannot reach it) and the Slurm clients are not built with it.
 spank_fwdalloc_la_CFLAGS = $(WARN_CFLAGS) $(PLUGIN_HARDEN_CFLAGS) \
-	$(FWD_EXT_CFLAGS)
+	$(FWD_EXT_CFLAGS) $(MUNGE_CFLAGS)
 spank_fwdalloc_la_LDFLAGS = $(PLUGIN_HARDEN_LDFLAGS) -module -avoid-version \
 	-shared -Wl,--version-script=$(srcdir)/spank/fwdalloc.lds
 # Convenience libraries go into a shared object whole, so the plugin links
@@ -48,7 +51,7 @@ PLUGIN_FWD_LIBS = libfwdnode.la libfwdremap.la libfwdpolicy.la libfwddb.la \
 	libfwdcommon.la
 endif
 spank_fwdalloc_la_LIBADD = $(PLUGIN_FWD_LIBS) $(YAML_LIBS) $(MARIADB_LIBS) \
-	$(JANSSON_LIBS) $(IBVERBS_LIBS) $(RDMACM_LIBS) $(LIBM)
+	$(JANSSON_LIBS) $(IBVERBS_LIBS) $(RDMACM_LIBS) $(MUNGE_LIBS) $(LIBM)
 EXTRA_DIST += spank/fwdalloc.lds spank/SLURM.md
 EXTRA_spank_fwdalloc_la_DEPENDENCIES = spank/fwdalloc.lds
 
