@@ -135,13 +135,22 @@ tests_unit_test_profile_db_LDFLAGS = $(AM_LDFLAGS) \
 
 # controller/: the pieces that need neither Slurm nor MariaDB.
 UNIT_CONTROLLER = tests/unit/test_ctl tests/unit/test_release_queue \
-	tests/unit/test_service tests/unit/test_query
+	tests/unit/test_service tests/unit/test_query \
+	tests/unit/test_node_release
 # Users' report requests: their text and the service's checks.
 tests_unit_test_query_SOURCES = tests/unit/test_query.c \
 	service/query.c service/query_client.c service/query.h \
 	service/protocol.h
 tests_unit_test_query_CPPFLAGS = $(AM_CPPFLAGS) $(MUNGE_CFLAGS)
 tests_unit_test_query_LDADD = $(FWD_COMMON_LIBS) $(MUNGE_LIBS) $(CMOCKA_LIBS)
+# The nodes' releases: the service's check, the node's munged and call.
+tests_unit_test_node_release_SOURCES = tests/unit/test_node_release.c \
+	service/node_release.c service/node_release.h \
+	service/query.c service/query_client.c service/query.h \
+	service/protocol.h
+tests_unit_test_node_release_CPPFLAGS = $(AM_CPPFLAGS) $(MUNGE_CFLAGS)
+tests_unit_test_node_release_LDADD = $(FWD_COMMON_LIBS) $(MUNGE_LIBS) \
+	$(CMOCKA_LIBS)
 tests_unit_test_service_SOURCES = tests/unit/test_service.c \
 	service/client.c service/client.h service/protocol.h
 tests_unit_test_service_LDADD = $(FWD_CONTROLLER_LIBS) $(CMOCKA_LIBS)
@@ -246,6 +255,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
 	tests/integration/ctl_requeue.sh tests/integration/ctl_service.sh \
+	tests/integration/node_release.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
 	tests/integration/ingest_property.sh \
 	tests/integration/report_job.sh tests/integration/report_html.sh \
