@@ -25,6 +25,10 @@
 #   F  fwdalloc without the service (the same hooks find none and run
 #      `fwdctl prolog` and the release queue themselves), no --io-upgrade
 #   G  the same, every job --io-upgrade
+#   N  fwdalloc with releases from the nodes (policy release.port): the
+#      service and its prolog hook, no EpilogSlurmctld; each job's first
+#      node sends its release to the service; no --io-upgrade
+#   U  the same, every job --io-upgrade
 #
 # Per configuration and size it prints the wall time (the first sbatch to
 # the last job's end, slurmctld's "_job_complete ... done"), jobs/s,
@@ -46,7 +50,7 @@
 #             execs the command and appends its time (fork to waitpid) to
 #             a file; the timer's own exec by slurmctld is outside it.
 #             The reference is D's /bin/true prolog through the same timer
-#   drain     B, C, F, G: the time from the last job's end until the release
+#   drain     B, C, F, G, N, U: the time from the last job's end until the release
 #             queue (controller/release_queue.h) is empty
 # A burst still running after the cap (FWDALLOC_BURST_CAP; by default
 # 300 s or 0.5 s a job, whichever is more) is cancelled and reported
@@ -71,7 +75,8 @@
 #                            rounds and the percentiles pool all jobs
 #   FWDALLOC_BURST_CAP       seconds before a burst is cut (default 300,
 #                            or N/2 for a burst of N > 600 jobs)
-#   FWDALLOC_BURST_CONFIGS   which configurations (default "A H B C F G D E")
+#   FWDALLOC_BURST_CONFIGS   which configurations (default
+#                            "A H B C N U F G D E")
 #   FWDALLOC_BURST_PORT_BASE first cluster's port base (default 19000;
 #                            the next ones +20 each)
 #   FWDALLOC_BURST_KEEP=1    keep the clusters' directory (logs) at the end
@@ -85,7 +90,7 @@ top_builddir=${top_builddir:-@abs_top_builddir@}
 sizes=${FWDALLOC_BURST_SIZES-200 1000}
 rounds=${FWDALLOC_BURST_ROUNDS:-1}
 cap_set=${FWDALLOC_BURST_CAP:-}
-configs=${FWDALLOC_BURST_CONFIGS:-A H B C F G D E}
+configs=${FWDALLOC_BURST_CONFIGS:-A H B C N U F G D E}
 port_base=${FWDALLOC_BURST_PORT_BASE:-19000}
 stall_gap=20
 unmeasured=0
@@ -116,6 +121,8 @@ label() {
 	F) echo "fwdalloc, no service (no --io-upgrade)" ;;
 	G) echo "fwdalloc, no service (--io-upgrade)" ;;
 	H) echo "true prolog + true epilog, no fwdalloc" ;;
+	N) echo "fwdalloc, releases from the nodes (no --io-upgrade)" ;;
+	U) echo "fwdalloc, releases from the nodes (--io-upgrade)" ;;
 	esac
 }
 
@@ -155,7 +162,7 @@ start_cluster() {
 		export FWDALLOC_MC_PORT_BASE=$2 FWDALLOC_BUILDDIR=$top_builddir
 		unset FWDALLOC_MC_PROLOG_SLURMCTLD FWDALLOC_MC_EPILOG_SLURMCTLD \
 			FWDALLOC_MC_NO_FWDALLOC FWDALLOC_MC_NO_DB SLURM_CONF \
-			FWDALLOC_MC_SERVICE
+			FWDALLOC_MC_SERVICE FWDALLOC_MC_NODE_RELEASE
 		case $k in
 		A) export FWDALLOC_MC_NO_FWDALLOC=1 FWDALLOC_MC_NO_DB=1 ;;
 		D)
@@ -179,6 +186,13 @@ start_cluster() {
 			hook "$k" epilog "$top_builddir/cli/epilog-slurmctld" \
 				--socket "$m/fwdallocd.sock" \
 				"$top_builddir/fwdctl" --policy "$m/policy.yaml" epilog --queue
+			;;
+		N | U)
+			export FWDALLOC_MC_SERVICE=1 \
+				FWDALLOC_MC_NODE_RELEASE=$(($2 + 9))
+			hook "$k" prolog "$top_builddir/cli/prolog-slurmctld" \
+				"$m/fwdallocd.sock" 5000 \
+				"$top_builddir/fwdctl" --policy "$m/policy.yaml" prolog
 			;;
 		E)
 			hook E prolog "$top_builddir/fwdctl" --policy "$m/policy.yaml" prolog
@@ -222,7 +236,7 @@ burst() {
 	local res=$T/res/$k.$n cap
 	cap=$(cap_of "$n")
 	export SLURM_CONF=$m/slurm.conf
-	case $k in C | G) opt=--io-upgrade ;; esac
+	case $k in C | G | U) opt=--io-upgrade ;; esac
 	wait_empty 60 || echo "burst: $k: jobs of an earlier burst still there" >&2
 	off_ctld=$(size_of "$m/log/slurmctld.log")
 	off_hook=$(size_of "$d/hooks/times.log")
@@ -260,7 +274,7 @@ burst() {
 		sed -n 's/.*SubmitTime=\([^ ]*\) EligibleTime=\([^ ]*\) .*/\1 \2/p' \
 			>"$T/elig"
 	# The release queue behind the epilog (B, C): until it is empty.
-	if case $k in B | C | F | G) true ;; *) false ;; esac; then
+	if case $k in B | C | F | G | N | U) true ;; *) false ;; esac; then
 		i=0
 		while [ -n "$(queue_left "$m/release-queue")" ] && [ "$i" -lt 1200 ]; do
 			sleep 0.1
@@ -364,10 +378,11 @@ burst() {
 	fi
 }
 
-# svc_status KEY: the counters of configuration KEY's service (B, C), if any.
+# svc_status KEY: the counters of configuration KEY's service (B, C, N,
+# U), if any.
 svc_status() {
 	case $1 in
-	B | C) timeout 10 "$top_builddir/fwdallocd" --status \
+	B | C | N | U) timeout 10 "$top_builddir/fwdallocd" --status \
 		--socket "$T/$1/mc/fwdallocd.sock" 2>/dev/null ;;
 	esac
 }
@@ -453,7 +468,7 @@ for k in $configs; do
 	# Warm-up: one job per node, so caches and connections are made.
 	(
 		export SLURM_CONF=$T/$k/mc/slurm.conf
-		cd "$T" && sbatch -Q $([ "$k" = C ] && echo --io-upgrade) \
+		cd "$T" && sbatch -Q $(case $k in C | U) echo --io-upgrade ;; esac) \
 			--array=0-7 -N1 -o /dev/null --wrap true >/dev/null &&
 			wait_empty 120
 	) || echo "burst: $k: warm-up did not finish within 120 s" >&2
@@ -509,9 +524,14 @@ for n in $sizes; do
 		fi
 		hk=
 		if [ -s "$T/res/$k.$n.prolog" ]; then
-			hk=$(printf '; PrologSlurmctld p50 %.1f ms p99 %.1f ms, EpilogSlurmctld p50 %.1f ms p99 %.1f ms' \
-				"$(pct "$T/res/$k.$n.prolog" 50)" "$(pct "$T/res/$k.$n.prolog" 99)" \
-				"$(pct "$T/res/$k.$n.epilog" 50)" "$(pct "$T/res/$k.$n.epilog" 99)")
+			hk=$(printf '; PrologSlurmctld p50 %.1f ms p99 %.1f ms' \
+				"$(pct "$T/res/$k.$n.prolog" 50)" "$(pct "$T/res/$k.$n.prolog" 99)")
+			if [ -s "$T/res/$k.$n.epilog" ]; then
+				hk="$hk$(printf ', EpilogSlurmctld p50 %.1f ms p99 %.1f ms' \
+					"$(pct "$T/res/$k.$n.epilog" 50)" "$(pct "$T/res/$k.$n.epilog" 99)")"
+			else
+				hk="$hk, no EpilogSlurmctld"
+			fi
 		fi
 		printf 'burst %d jobs: %s %s, %s jobs/s, start-eligible p50 %.2f s p99 %.2f s, %d stalls, %s%s\n' \
 			"$n" "$(label "$k")" "$line" "$jps" "$p50" "$p99" "$stalls" "$tail" "$hk"
@@ -544,16 +564,18 @@ for n in $sizes; do
 			figure "$what: PrologSlurmctld p99" \
 				"$(pct "$T/res/$k.$n.prolog" 99)" ms "$ref" \
 				"/bin/true through the same timer"
-			[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro50
-			figure "$what: EpilogSlurmctld p50" \
-				"$(pct "$T/res/$k.$n.epilog" 50)" ms "$ref" \
-				"/bin/true through the same timer"
-			[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro99
-			figure "$what: EpilogSlurmctld p99" \
-				"$(pct "$T/res/$k.$n.epilog" 99)" ms "$ref" \
-				"/bin/true through the same timer"
+			if [ -s "$T/res/$k.$n.epilog" ]; then
+				[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro50
+				figure "$what: EpilogSlurmctld p50" \
+					"$(pct "$T/res/$k.$n.epilog" 50)" ms "$ref" \
+					"/bin/true through the same timer"
+				[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro99
+				figure "$what: EpilogSlurmctld p99" \
+					"$(pct "$T/res/$k.$n.epilog" 99)" ms "$ref" \
+					"/bin/true through the same timer"
+			fi
 		fi
-		if case $k in B | C | F | G) true ;; *) false ;; esac; then
+		if case $k in B | C | F | G | N | U) true ;; *) false ;; esac; then
 			[ "$drain" = -1.000 ] ||
 				figure "$what: releases done after the last job" \
 					"$drain" s 0 ""
