@@ -520,6 +520,27 @@ static int handle_epilog(struct service *sv, int fd, double t0,
 	return 0;
 }
 
+/* An EpilogSlurmctld hook under release.port: slurm.conf still names
+ * it.  Its releases are taken (each job then has two release records,
+ * the second of none), but the stall it can cause stays: said once. */
+static void warn_epilog_hook(struct service *sv)
+{
+	static bool said;
+	unsigned port;
+
+	pthread_mutex_lock(&sv->mu);
+	port = sv->want_nport;
+	pthread_mutex_unlock(&sv->mu);
+	if (!port || said)
+		return;
+	said = true;
+	say("an EpilogSlurmctld hook handed a job over although the policy's "
+	    "release.port (%u) has the nodes send the releases: remove "
+	    "EpilogSlurmctld from slurm.conf (a controller epilog that ends "
+	    "after the nodes' epilogs stalls scheduling)",
+	    port);
+}
+
 static void handle_status(struct service *sv, int fd)
 {
 	struct ctl_launcher_stats s;
@@ -615,6 +636,7 @@ static int handle_request(struct service *sv, int fd)
 	if (op == 'S') {
 		handle_status(sv, fd);
 	} else if (op == 'E') {
+		warn_epilog_hook(sv);
 		handle_epilog(sv, fd, arg, nl + 1,
 			      (size_t)(msg + got - (nl + 1)));
 	} else if (op == 'P') {

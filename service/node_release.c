@@ -209,14 +209,17 @@ int nrel_send(const char *const *hosts, size_t n, unsigned port,
 	}
 	snprintf(msg, len + 1, "%s\n", cred);
 	free(cred);
-	/* Each host gets what is left of the budget; a host that does not
-	 * answer passes to the next (the backup controller's service). */
+	/* Each host gets its share of what is left of the budget, so that a
+	 * host that is down (no answer to the connection at all) leaves
+	 * time for the next (the backup controller's service). */
 	for (size_t i = 0; i < n; i++) {
 		char hwhy[256];
-		int fd = dial(hosts[i], port, deadline, hwhy, sizeof(hwhy));
+		double t = now_s(),
+		       until = t + (deadline - t) / (double)(n - i);
+		int fd = dial(hosts[i], port, until, hwhy, sizeof(hwhy));
 
-		if (fd >= 0 && exchange(fd, msg, len, deadline, ans,
-					sizeof(ans), hwhy, sizeof(hwhy)) < 0) {
+		if (fd >= 0 && exchange(fd, msg, len, until, ans, sizeof(ans),
+					hwhy, sizeof(hwhy)) < 0) {
 			close(fd);
 			fd = -1;
 		}

@@ -36,7 +36,11 @@ int nrel_check(const struct svcq_cred *c, struct nrel_request *r, char *why,
  * The node's side: send the release of the job whose epilog request is
  * req (req_len bytes, service/client.h svc_request()) to fwdallocd at
  * port on each host of hosts (n of them) in turn, until one answers,
- * within timeout seconds in all; munge_socket NULL: libmunge's default.
+ * within timeout seconds in all (each host gets an equal share of what
+ * is left: a host that is down leaves time for the next; a host busy
+ * with too many releases passes to the next too); munge_socket NULL:
+ * libmunge's default.  Names resolve through getaddrinfo(), whose own
+ * timeouts (resolv.conf) apply: list names the nodes resolve locally.
  * 0 with the host that took it in *to, or -1 with err (no credential,
  * no host answered in time, or a host refused: its reason).
  */

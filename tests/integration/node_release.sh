@@ -20,6 +20,10 @@ command -v setpriv >/dev/null || skip_all "setpriv not installed"
 base=$((${FWDALLOC_MC_PORT_BASE:-17000} + 440))
 port=$((base + 9))
 export FWDALLOC_MC_SERVICE=1 FWDALLOC_MC_NODE_RELEASE=$port
+mc_cleanup_extra() {
+	[ -f "$M/fwdallocd.pid" ] && kill -CONT "$(cat "$M/fwdallocd.pid")" 2>/dev/null
+	return 0
+}
 mc_start node-release "$base"
 fwdctl() { "$top_builddir/fwdctl" "$@"; }
 sock=$M/fwdallocd.sock
@@ -82,6 +86,12 @@ check "fwdallocd says where it takes the nodes' releases" \
 # 1. Real jobs, one and two nodes, with and without --io-upgrade.
 fwdctl profile import "$top_srcdir/tests/fixtures/minicluster/history.json" \
 	>"$T/import.out" 2>&1
+# The first controller listed is down (an address of TEST-NET-1, RFC
+# 5737): the nodes pass to the next.
+sed -i 's/controllers: \[localhost\]/controllers: [192.0.2.1, localhost]/' \
+	"$M/policy.yaml"
+check "the policy lists a controller that is down first" \
+	grep -q 'controllers: \[192.0.2.1, localhost\]' "$M/policy.yaml"
 jobs=
 for i in 1 2 3 4; do
 	if [ $((i % 2)) = 0 ]; then up=--io-upgrade=auto; else up=--io-upgrade=off; fi
@@ -111,6 +121,17 @@ check "the two-node job held forwarders ($rows rows)" test "$rows" -gt 0
 check_eq "its record says the node's release freed them" \
 	"released $rows allocation row(s)" \
 	"$(grep "\"event\":\"epilog\",\"job_id\":\"$j2\"" "$M/audit.jsonl" | jq -r .outcome)"
+
+# A site that kept EpilogSlurmctld: its hand-over is still taken, and
+# the service says to remove it, once.
+for i in 1 2; do
+	SLURM_JOB_ID=$((4000000010 + i)) "$top_builddir/cli/epilog-slurmctld" \
+		--socket "$sock" "$top_builddir/fwdctl" --policy "$M/policy.yaml" \
+		epilog --queue
+done
+mc_settle 4000000011 4000000012
+check_eq "a leftover EpilogSlurmctld: the service says to remove it, once" 1 \
+	"$(grep -c "remove EpilogSlurmctld from slurm.conf" "$M/log/fwdallocd.log")"
 
 # 2. What the service refuses; a running job keeps its rows throughout.
 run=$(sbatch --parsable -N1 -J bwapp --io-upgrade=auto --wrap 'sleep 60')
@@ -178,6 +199,22 @@ scancel "$run"
 wait_gone "$run"
 mc_settle "$run"
 check_eq "cancelled, the job is released from its node" 0 "$(held "$run")"
+
+# A hung service (SIGSTOP): the node waits its budget, says so, and the
+# job completes; resumed, the service still releases what the node sent.
+svc=$(cat "$M/fwdallocd.pid")
+j=$(sbatch --parsable -N1 -J bwapp --io-upgrade=auto --wrap 'sleep 2')
+for i in $(seq 1 100); do [ "$(held "$j")" -gt 0 ] && break; sleep 0.1; done
+rows=$(held "$j")
+kill -STOP "$svc"
+wait_gone "$j"
+check_eq "hung service: the job completed" COMPLETED "$(state_of "$j")"
+check_eq "hung service: its node waited its budget and said so" 1 \
+	"$(mc_log_count 1 "job $j node c[0-9]: release: no controller took the release within 2.0 s: .*no answer in time.*left to fwdctl reconcile")"
+check "hung service: the job's rows still held ($rows)" test "$(held "$j")" -gt 0
+kill -CONT "$svc"
+mc_settle "$j"
+check_eq "resumed, the service released what the node had sent" 0 "$(held "$j")"
 
 # 3. Without the service: the job completes, its node says why, and
 # reconcile frees what it held.
