@@ -91,13 +91,16 @@ int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
 	return 0;
 }
 
-int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err)
+/* The last value of key in the slurm.conf at path (as Slurm: the last one
+ * counts) into val (n bytes): 1, 0 when no line sets it, -1 with errno
+ * and err when the file cannot be read. */
+static int last_value(const char *path, const char *key, char *val, size_t n,
+		      fwd_error_t *err)
 {
-	char line[4096], val[256] = "root";
+	char line[4096];
+	int found = 0;
 	FILE *f;
-	size_t n;
 
-	path = fwd_slurm_conf_path(path);
 	if (!(f = fopen(path, "re")))
 		return errprintf(err, "%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
@@ -106,11 +109,23 @@ int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err)
 
 		if (hash)
 			*hash = '\0';
-		/* The last one counts, as in Slurm. */
-		if ((v = find_key(line, "SlurmUser")))
-			snprintf(val, sizeof(val), "%s", v);
+		if ((v = find_key(line, key))) {
+			snprintf(val, n, "%s", v);
+			found = 1;
+		}
 	}
 	fclose(f);
+	return found;
+}
+
+int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err)
+{
+	char val[256] = "root";
+	size_t n;
+
+	path = fwd_slurm_conf_path(path);
+	if (last_value(path, "SlurmUser", val, sizeof(val), err) < 0)
+		return -1;
 	n = strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 			"0123456789._-");
 	if (!val[0] || val[n] || val[0] == '-' || n >= len) {
@@ -125,25 +140,13 @@ int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err)
 int fwd_slurm_munge_socket(const char *path, char *buf, size_t len,
 			   fwd_error_t *err)
 {
-	char line[4096], val[4096] = "";
+	char val[4096] = "";
 	const char *sock = NULL;
 	size_t n;
-	FILE *f;
 
 	path = fwd_slurm_conf_path(path);
-	if (!(f = fopen(path, "re")))
-		return errprintf(err, "%s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#');
-		const char *v;
-
-		if (hash)
-			*hash = '\0';
-		/* The last one counts, as in Slurm. */
-		if ((v = find_key(line, "AuthInfo")))
-			snprintf(val, sizeof(val), "%s", v);
-	}
-	fclose(f);
+	if (last_value(path, "AuthInfo", val, sizeof(val), err) < 0)
+		return -1;
 	if ((sock = strstr(val, "socket=")))
 		sock += 7;
 	else if (!strchr(val, '='))

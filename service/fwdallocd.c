@@ -839,19 +839,56 @@ static bool in_admin_group(const char *user, gid_t gid, const char *name,
 static const enum report_format report_formats[] = {REPORT_TEXT, REPORT_JSON,
 						    REPORT_HTML};
 
+/*
+ * Decode the credential cred with munged (--munge-socket) into c, how it
+ * ended: c->munge_text is text (n bytes), c->payload *payload, which the
+ * caller frees.  0, or -1 with why (n bytes) when nothing could be asked.
+ */
+static int decode_cred(const struct service *sv, const char *cred,
+		       struct svcq_cred *c, void **payload, char *text,
+		       char *why, size_t n)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+	const char *t;
+	int plen = 0;
+	uid_t uid = (uid_t)-1;
+	gid_t gid;
+
+	*payload = NULL;
+	if (!ctx) {
+		snprintf(why, n, "out of memory");
+		return -1;
+	}
+	if (sv->munge_socket &&
+	    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sv->munge_socket) !=
+		    EMUNGE_SUCCESS) {
+		snprintf(why, n, "munge: %s", munge_ctx_strerror(ctx));
+		munge_ctx_destroy(ctx);
+		return -1;
+	}
+	c->munge_rc = munge_decode(cred, ctx, payload, &plen, &uid, &gid);
+	t = munge_ctx_strerror(ctx);
+	snprintf(text, n, "%s",
+		 t ? t : munge_strerror((munge_err_t)c->munge_rc));
+	munge_ctx_destroy(ctx);
+	c->munge_text = text;
+	c->uid = uid;
+	c->payload = *payload;
+	c->payload_len = plen > 0 ? (size_t)plen : 0;
+	return 0;
+}
+
 /* Answer one report request (a query thread). */
 static void serve_query(struct query_worker *w, struct query_req *q)
 {
 	struct service *sv = w->sv;
-	munge_ctx_t ctx = munge_ctx_create();
 	struct svcq_cred c = {0};
 	struct passwd pw, *pwp = NULL;
 	char pwbuf[16384], why[1024], owner[256] = "", note[256] = "";
-	char what[96];
+	char what[96], mtext[1024];
 	void *payload = NULL;
-	int plen = 0, owner_rc = 0, r;
-	uid_t uid = (uid_t)-1;
-	gid_t gid;
+	int owner_rc = 0, r;
+	uid_t uid;
 	bool admin = false;
 	char *text = NULL;
 	fwd_error_t err;
@@ -863,25 +900,10 @@ static void serve_query(struct query_worker *w, struct query_req *q)
 	else
 		snprintf(what, sizeof(what), "machine report");
 	worker_refresh(w);
-	if (!ctx) {
-		snprintf(why, sizeof(why), "out of memory");
+	if (decode_cred(sv, q->msg + q->cred, &c, &payload, mtext, why,
+			sizeof(why)) < 0)
 		goto refused;
-	}
-	if (sv->munge_socket &&
-	    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sv->munge_socket) !=
-		    EMUNGE_SUCCESS) {
-		snprintf(why, sizeof(why), "munge: %s",
-			 munge_ctx_strerror(ctx));
-		goto refused;
-	}
-	c.munge_rc = munge_decode(q->msg + q->cred, ctx, &payload, &plen, &uid,
-				  &gid);
-	c.munge_text = munge_ctx_strerror(ctx);
-	if (!c.munge_text)
-		c.munge_text = munge_strerror((munge_err_t)c.munge_rc);
-	c.uid = uid;
-	c.payload = payload;
-	c.payload_len = plen > 0 ? (size_t)plen : 0;
+	uid = c.uid;
 	if (svcq_check_cred(&c, q->peer_uid, q->msg, q->head_len, why,
 			    sizeof(why)) < 0)
 		goto refused;
@@ -959,7 +981,6 @@ refused:
 out:
 	free(text);
 	free(payload);
-	munge_ctx_destroy(ctx);
 }
 
 static void *query_thread(void *arg)
@@ -1002,34 +1023,14 @@ static void *query_thread(void *arg)
  */
 static void node_release(struct service *sv, struct node_msg *m)
 {
-	munge_ctx_t ctx = munge_ctx_create();
 	struct svcq_cred c = {0};
 	struct nrel_request r;
 	void *payload = NULL;
-	char why[1024];
-	int plen = 0;
-	uid_t uid = (uid_t)-1;
-	gid_t gid;
+	char why[1024], mtext[1024];
 	bool queued;
 
-	if (!ctx) {
-		snprintf(why, sizeof(why), "out of memory");
+	if (decode_cred(sv, m->cred, &c, &payload, mtext, why, sizeof(why)) < 0)
 		goto refused;
-	}
-	if (sv->munge_socket &&
-	    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, sv->munge_socket) !=
-		    EMUNGE_SUCCESS) {
-		snprintf(why, sizeof(why), "munge: %s",
-			 munge_ctx_strerror(ctx));
-		goto refused;
-	}
-	c.munge_rc = munge_decode(m->cred, ctx, &payload, &plen, &uid, &gid);
-	c.munge_text = munge_ctx_strerror(ctx);
-	if (!c.munge_text)
-		c.munge_text = munge_strerror((munge_err_t)c.munge_rc);
-	c.uid = uid;
-	c.payload = payload;
-	c.payload_len = plen > 0 ? (size_t)plen : 0;
 	if (nrel_check(&c, &r, why, sizeof(why)) < 0)
 		goto refused;
 	queued = handle_epilog(sv, m->fd, r.t0, r.vars, r.vars_len) == 0;
@@ -1047,8 +1048,6 @@ refused:
 	sv->node_refused++;
 	pthread_mutex_unlock(&sv->mu);
 out:
-	if (ctx)
-		munge_ctx_destroy(ctx);
 	free(payload);
 	free(m->cred);
 	close(m->fd);
