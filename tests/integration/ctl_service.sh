@@ -188,14 +188,31 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 check_match "lock held elsewhere: the decision lock is taken" '^[0-9]+$' "$locker_id"
-j=$(sbatch --parsable -N1 -J n1app --io-upgrade=scale --wrap true)
-gone=
-for _ in $(seq 1 300); do
-	pgrep -f -- "prolog --abandoned" >/dev/null && { gone=1; break; }
+# The session that ends the locker's, connected now: its KILL must land
+# within the hook's release budget (database.timeout, 2 s) after the
+# hook gives up, however slow a new client is to start on a loaded host.
+mkfifo "$T/kill.fifo"
+"$top_srcdir/scripts/testdb" sql "$M/db" -N --unbuffered fwdalloc \
+	<"$T/kill.fifo" >"$T/killer.out" 2>&1 &
+killer=$!
+exec 7>"$T/kill.fifo"
+echo "SELECT 'ready';" >&7
+for _ in $(seq 1 100); do
+	grep -q ready "$T/killer.out" && break
 	sleep 0.1
 done
+check_match "lock held elsewhere: the killing session is connected" ready \
+	"$(cat "$T/killer.out")"
+j=$(sbatch --parsable -N1 -J n1app --io-upgrade=scale --wrap true)
+gone=
+for _ in $(seq 1 1500); do
+	pgrep -f -- "prolog --abandoned" >/dev/null && { gone=1; break; }
+	sleep 0.02
+done
 check_eq "lock held elsewhere: the hook gave up" 1 "$gone"
-sql "KILL $locker_id" >/dev/null
+echo "KILL $locker_id;" >&7
+exec 7>&-
+wait "$killer" 2>/dev/null
 wait "$locker" 2>/dev/null
 wait_done "$j"
 for _ in $(seq 1 100); do
