@@ -452,7 +452,8 @@ struct service {
 	unsigned nport, want_nport;
 	struct node_conn *nconns;
 	size_t n_nconns;
-	struct node_msg *nqueue;
+	struct node_msg *nqueue, *nspare; /* the spare: the release
+					   * thread's while it works */
 	size_t n_nqueue;
 	unsigned long long node_releases, node_refused;
 };
@@ -1081,22 +1082,17 @@ static void *release_thread(void *arg)
 			pthread_mutex_unlock(&sv->mu);
 			break;
 		}
-		/* The nodes' releases first: each joins the queue, and this
-		 * drain releases it. */
+		/* The nodes' releases first, taken whole by swapping the
+		 * queue with its spare: each joins the release queue, and
+		 * this drain releases it. */
 		msgs = sv->nqueue;
 		n_msgs = sv->n_nqueue;
-		sv->nqueue = calloc(NODE_QUEUE_MAX, sizeof(*sv->nqueue));
+		sv->nqueue = sv->nspare;
+		sv->nspare = msgs;
 		sv->n_nqueue = 0;
-		if (!sv->nqueue) {
-			sv->nqueue = msgs;
-			sv->n_nqueue = n_msgs;
-			msgs = NULL;
-			n_msgs = 0;
-		}
 		pthread_mutex_unlock(&sv->mu);
 		for (size_t i = 0; i < n_msgs; i++)
 			node_release(sv, &msgs[i]);
-		free(msgs);
 		pthread_mutex_lock(&sv->mu);
 		if (!sv->want_drain) {
 			pthread_mutex_unlock(&sv->mu);
@@ -1462,10 +1458,11 @@ static int serve(struct service *sv)
 	sv->qqueue = calloc(QUERY_QUEUE_MAX, sizeof(*sv->qqueue));
 	sv->nconns = calloc(NODE_CONNS_MAX, sizeof(*sv->nconns));
 	sv->nqueue = calloc(NODE_QUEUE_MAX, sizeof(*sv->nqueue));
+	sv->nspare = calloc(NODE_QUEUE_MAX, sizeof(*sv->nspare));
 	for (size_t i = 0; i < QUERY_WORKERS; i++)
 		sv->qrunning[i] = (uid_t)-1;
 	if (!pfs || !sv->conns || !sv->queue || !sv->qconns || !sv->qqueue ||
-	    !sv->nconns || !sv->nqueue) {
+	    !sv->nconns || !sv->nqueue || !sv->nspare) {
 		say("%s", strerror(errno));
 		rc = 1;
 		goto out;
@@ -1574,6 +1571,7 @@ out:
 	}
 	free(sv->nconns);
 	free(sv->nqueue);
+	free(sv->nspare);
 	free(sv->conns);
 	free(sv->queue);
 	free(sv->qconns);
