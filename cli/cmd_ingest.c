@@ -167,7 +167,9 @@ static const struct {
 "  1  the schema is missing or of another version\n" \
 "  2  usage error, unreadable input, or some lines, entries or files were\n" \
 "     refused, whatever the reason: an input error (the others are stored)\n" \
-"  3  the database is unavailable (nothing of the failed batch is kept);\n" \
+"  3  the database is unavailable (nothing of the failed batch is kept),\n" \
+"     or a connection lost mid-stream did not come back within\n" \
+"     ingest.reconnect (1m by default; the lines held are not stored);\n" \
 "     never because of what an entry holds\n"
 
 static void usage(FILE *f, const char *format)
@@ -392,6 +394,51 @@ static const char *forwarder_name(struct run *r, const char *addr)
 }
 
 /*
+ * A new connection after the old one was lost, tried again with a growing
+ * pause (0.1 s doubling up to 2 s) for up to ingest.reconnect seconds while
+ * the server is unavailable (a restart, a failover).  The first failure is
+ * said once; NULL with err set when it is still unavailable at the end, or
+ * refuses for another reason (a password, the schema).
+ */
+static struct db *reconnect(struct run *r, fwd_error_t *err)
+{
+	const struct policy *p = fwdctl_policy(r->ctx);
+	double deadline = fwd_clock_mono() + r->limits->reconnect;
+	double pause = 0.1;
+	bool said = false;
+
+	for (;;) {
+		struct db *db =
+			db_connect(&p->database, DB_ROLE_CONTROLLER, err);
+		int e;
+
+		if (db && db_check_schema(db, err) == 0) {
+			if (said)
+				fwdctl_err("%s: the database answers again; "
+					   "going on",
+					   r->path);
+			return db;
+		}
+		e = errno;
+		db_close(db);
+		if (!db_err_unavailable(e) ||
+		    fwd_clock_mono() + pause > deadline) {
+			errno = e;
+			return NULL;
+		}
+		if (!said)
+			fwdctl_err("%s: %s; trying again for up to %gs "
+				   "(ingest.reconnect), the lines read are "
+				   "held",
+				   r->path, err->text, r->limits->reconnect);
+		said = true;
+		poll(NULL, 0, (int)(pause * 1000));
+		if (pause < 2)
+			pause *= 2;
+	}
+}
+
+/*
  * Before storing after an idle spell, make sure the connection is alive;
  * if the server dropped it (wait_timeout, restart), connect again.  Only
  * done between transactions, so nothing buffered is lost; the new store
@@ -401,7 +448,6 @@ static int ensure_conn(struct run *r, fwd_error_t *err)
 {
 	double now = fwd_clock_mono();
 	const struct ingest_stats *s;
-	int rc;
 
 	if (ingest_store_pending(r->store) || now - r->last_use < IDLE_CHECK) {
 		r->last_use = now;
@@ -422,14 +468,18 @@ static int ensure_conn(struct run *r, fwd_error_t *err)
 	ingest_store_close(r->store);
 	r->store = NULL;
 	db_close(r->db);
-	r->db = fwdctl_db_connect(r->ctx, DB_ROLE_CONTROLLER, 0, true, &rc);
+	r->db = reconnect(r, err);
 	if (!r->db) {
-		errno = ECONNREFUSED;
+		int e = errno;
+
+		fwdctl_err("%s", err->text);
+		errno = db_err_unavailable(e) ? ECONNREFUSED : e;
 		return errprintf(err,
 				 "%s: giving up after the database "
 				 "connection was lost",
 				 r->path);
 	}
+	r->last_use = fwd_clock_mono();
 	r->store = ingest_store_open(r->db, r->batch, err);
 	if (!r->store)
 		return -1;

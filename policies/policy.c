@@ -126,6 +126,7 @@ struct policy *policy_defaults(void)
 	p->ingest.max_bandwidth = 1e12;
 	p->ingest.max_ops_rate = 1e7;
 	p->ingest.max_queue_len = 1e6;
+	p->ingest.reconnect = 60;
 	p->jobstats.grace = 600;
 	p->history_loop.lookback = 7 * 86400;
 	p->history_loop.late = 3600;

@@ -228,6 +228,10 @@ struct policy_ingest {
 				 * default 10,000,000 */
 	double max_queue_len;	/* queue length gauge; default
 				 * 1,000,000 */
+	double reconnect;	/* s; how long `fwdctl ingest` keeps
+				 * trying to reach the database again
+				 * after it lost the connection; 0 =
+				 * give up at once; default 60 */
 };
 
 struct policy_peer_detector {

@@ -214,6 +214,7 @@ static const struct field ingest_fields[] = {
 	POS("max_bandwidth", F_RATE, ingest.max_bandwidth, NOMAX),
 	POS("max_ops_rate", F_NUMBER, ingest.max_ops_rate, NOMAX),
 	POS("max_queue_len", F_NUMBER, ingest.max_queue_len, NOMAX),
+	RNG("reconnect", F_DURATION, ingest.reconnect, 0, 3600),
 	END,
 };
 

@@ -170,13 +170,71 @@ q "SET GLOBAL wait_timeout = 2"
 	"$testdb" stop "$d" >/dev/null 2>&1
 	"$testdb" start "$d" >/dev/null 2>&1
 	echo 'ost,target=lustre-OST0011 read_bytes=150i 1472500030000000000'
-} | "$fwdctl" --policy "$policy" ingest --format influx - >"$d/o5" 2>&1
+} | "$fwdctl" --policy "$policy" ingest --format influx - >"$d/o5" 2>"$d/e5"
 check_eq "idle pipe and server restart: all deltas stored" \
 	"read 4 lines, stored 3 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" \
 	"$(cat "$d/o5")"
 check_eq "idle pipe and server restart: deltas continue" "20
 40
 80" "$(q "SELECT read_bytes FROM samples_raw WHERE name = 'lustre-OST0011' ORDER BY ts")"
+check_eq "idle pipe and server restart: not given up" 0 \
+	"$(grep -c "giving up" "$d/e5")"
+
+# The server still down when the next line comes: the writer says so once,
+# tries again (ingest.reconnect, 1m by default) and goes on when the
+# server is back, storing the line it held.
+{
+	echo 'ost,target=lustre-OST0012 read_bytes=10i 1472500000000000000'
+	echo 'ost,target=lustre-OST0012 read_bytes=30i 1472500010000000000'
+	sleep 1.5
+	"$testdb" stop "$d" >/dev/null 2>&1
+	(
+		sleep 3
+		"$testdb" start "$d" >/dev/null 2>&1
+	) &
+	echo 'ost,target=lustre-OST0012 read_bytes=70i 1472500020000000000'
+	wait
+	echo 'ost,target=lustre-OST0012 read_bytes=150i 1472500030000000000'
+} | "$fwdctl" --policy "$policy" ingest --format influx - >"$d/o6" 2>"$d/e6"
+rc6=$?
+check_eq "server down for 3 s: exit 0" 0 "$rc6"
+check_eq "server down for 3 s: every line stored" \
+	"read 4 lines, stored 3 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" \
+	"$(cat "$d/o6")"
+check_eq "server down for 3 s: the held line and the next stored" "20
+40
+80" "$(q "SELECT read_bytes FROM samples_raw WHERE name = 'lustre-OST0012' ORDER BY ts")"
+check_eq "server down for 3 s: said once that it tries again" 1 \
+	"$(grep -c "<stdin>: database socket .*; trying again for up to 60s (ingest.reconnect), the lines read are held" "$d/e6")"
+check_match "server down for 3 s: said when it went on" \
+	"<stdin>: the database answers again; going on" "$(cat "$d/e6")"
+
+# It gives up after ingest.reconnect (exit 3), or at once under 0; what
+# was committed stays.
+for wait in 0 1s; do
+	{ cat "$policy"; echo "ingest: {reconnect: $wait}"; } >"$d/p-rc.yaml"
+	ost=lustre-OST0013-$wait
+	{
+		echo "ost,target=$ost read_bytes=10i 1472500000000000000"
+		echo "ost,target=$ost read_bytes=30i 1472500010000000000"
+		sleep 1.5
+		"$testdb" stop "$d" >/dev/null 2>&1
+		echo "ost,target=$ost read_bytes=70i 1472500020000000000"
+	} | "$fwdctl" --policy "$d/p-rc.yaml" ingest --format influx - \
+		>"$d/o7" 2>"$d/e7"
+	rc7=$?
+	"$testdb" start "$d" >/dev/null 2>&1
+	check_eq "reconnect $wait, server down: exit 3" 3 "$rc7"
+	check_match "reconnect $wait, server down: says it gave up" \
+		"<stdin>: giving up after the database connection was lost" \
+		"$(cat "$d/e7")"
+	check_match "reconnect $wait, server down: says why" \
+		"database socket .*" "$(head -n 1 "$d/e7")"
+	check_eq "reconnect $wait, server down: the committed sample kept" 20 \
+		"$(q "SELECT read_bytes FROM samples_raw WHERE name = '$ost' AND read_bytes IS NOT NULL")"
+done
+check_eq "reconnect 1s: tried again before giving up" 1 \
+	"$(grep -c "trying again for up to 1s" "$d/e7")"
 
 printf 'fwd,node=f1 read_bytes=-1i 1\nfwd,node=f2 read_bytes=1i 1\n' >"$d/bad.lp"
 fw ingest --format influx --json "$d/bad.lp"

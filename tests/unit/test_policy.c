@@ -158,7 +158,7 @@ static void test_overrides(void **state)
 		"  password_file: /etc/fwdalloc/db.password\n"
 		"  breaker: 45s\n"
 		"ingest: {max_rate_factor: 2.5, max_bandwidth: 200GB/s,\n"
-		"  max_ops_rate: 500000, max_queue_len: 4096}\n"
+		"  max_ops_rate: 500000, max_queue_len: 4096, reconnect: 90s}\n"
 		"anomaly:\n"
 		"  peer: {noise_floor: 800MiB/s, min_job_volume: 2TB}\n"
 		"  alert_command: [/usr/bin/logger, -t, fwdalloc]\n"
@@ -215,6 +215,7 @@ static void test_overrides(void **state)
 	assert_true(p->ingest.max_bandwidth == 200e9);
 	assert_true(p->ingest.max_ops_rate == 500000);
 	assert_true(p->ingest.max_queue_len == 4096);
+	assert_true(fabs(p->ingest.reconnect - 90) < 1e-9);
 	assert_true(p->anomaly.peer.noise_floor == 800.0 * 1048576);
 	assert_int_equal(p->anomaly.peer.min_job_volume, 2000000000000ULL);
 	assert_int_equal(p->anomaly.alert_command.argc, 3);
@@ -363,7 +364,11 @@ static const struct {
 	 "greater than 0"},
 	{"ingest section is a list", "ingest: [4]\n", 0,
 	 "FILE:1:9: ingest: value is a sequence; expected a mapping with "
-	 "keys max_rate_factor, max_bandwidth, max_ops_rate, max_queue_len"},
+	 "keys max_rate_factor, max_bandwidth, max_ops_rate, max_queue_len, "
+	 "reconnect"},
+	{"ingest reconnect beyond an hour", "ingest: {reconnect: 2h}\n", 0,
+	 "FILE:1:21: ingest.reconnect: value '2h': expected a duration "
+	 "from 0s to 1h"},
 	{"bad enum", "access:\n  mode: maybe\n", 0,
 	 "FILE:2:9: access.mode: value 'maybe': expected one of off, "
 	 "opt-in, opt-out, shadow"},
