@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The node prolog's time limit and SlurmUser from slurm.conf
- * (common/slurm_conf.h).
+ * The node prolog's time limit, SlurmUser, the MUNGE socket and the
+ * slurmctld hosts from slurm.conf (common/slurm_conf.h).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,4 +165,97 @@ int fwd_slurm_munge_socket(const char *path, char *buf, size_t len,
 	memcpy(buf, sock, n);
 	buf[n] = '\0';
 	return 1;
+}
+
+/* One controller's address from its value (Slurm's _parse_slurmctld_host():
+ * "name" or "name(addr)", the ')' last) into out: 0, or -1 with err. */
+static int ctld_addr(const char *path, const char *key, const char *val,
+		     char *out, fwd_error_t *err)
+{
+	const char *open = strchr(val, '('), *close = strrchr(val, ')');
+	const char *a = val;
+	size_t n = strlen(val);
+	bool bad;
+
+	if (open && close && close > open) {
+		a = open + 1;
+		n = (size_t)(close - a);
+	}
+	/* A name first; one ')', after the '(', ending the value; nothing
+	 * between the parentheses but the address. */
+	bad = !*val || *val == '(' || (!open) != (!close) ||
+	      (close && (close < open || close[1] ||
+			 strchr(val, ')') != close || memchr(a, '(', n)));
+	bad = bad || !n || n >= FWD_SLURM_HOST_LEN || strcspn(a, " \t,") < n;
+	if (bad) {
+		errno = EINVAL;
+		return errprintf(err,
+				 "%s: %s=%s: not a host name, or a host name "
+				 "and its address in parentheses, of fewer "
+				 "than %d bytes",
+				 path, key, val, FWD_SLURM_HOST_LEN);
+	}
+	memcpy(out, a, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int fwd_slurm_controllers(const char *path, char hosts[][FWD_SLURM_HOST_LEN],
+			  fwd_error_t *err)
+{
+	static const char *const old[] = {"ControlMachine", "ControlAddr",
+					  "BackupController", "BackupAddr"};
+	char line[4096], copy[sizeof(line)], oldval[4][FWD_SLURM_HOST_LEN + 2];
+	int n = 0;
+	FILE *f;
+
+	memset(oldval, 0, sizeof(oldval));
+	path = fwd_slurm_conf_path(path);
+	if (!(f = fopen(path, "re")))
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#');
+		const char *v;
+
+		if (hash)
+			*hash = '\0';
+		memcpy(copy, line, sizeof(line));
+		if ((v = find_key(copy, "SlurmctldHost"))) {
+			if (n < FWD_SLURM_CTLD_MAX &&
+			    ctld_addr(path, "SlurmctldHost", v, hosts[n], err) <
+				    0) {
+				fclose(f);
+				return -1;
+			}
+			n++;
+			continue;
+		}
+		for (size_t i = 0; i < 4; i++) {
+			memcpy(copy, line, sizeof(line));
+			if ((v = find_key(copy, old[i])))
+				snprintf(oldval[i], sizeof(oldval[i]), "%s", v);
+		}
+	}
+	fclose(f);
+	if (n)
+		return n < FWD_SLURM_CTLD_MAX ? n : FWD_SLURM_CTLD_MAX;
+	/* The old keys: a controller, and its backup, each with its own
+	 * address or else its name. */
+	for (size_t i = 0; i < 4; i += 2) {
+		size_t k = oldval[i + 1][0] ? i + 1 : i;
+
+		if (!oldval[i][0])
+			break;
+		if (ctld_addr(path, old[k], oldval[k], hosts[n], err) < 0)
+			return -1;
+		n++;
+	}
+	if (!n) {
+		errno = ENOENT;
+		return errprintf(err,
+				 "%s: no SlurmctldHost (nor ControlMachine): "
+				 "no slurmctld host to send to",
+				 path);
+	}
+	return n;
 }

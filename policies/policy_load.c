@@ -1028,14 +1028,6 @@ static int cross_check(struct loader *l)
 			    "remap.verbs.port, the forwarding service's port "
 			    "(1 to 65535)");
 	}
-	if (p->release.port && !p->release.controllers.count) {
-		n = find_or_root(l->doc, "release.port");
-		return ferr(l, n,
-			    "value '%" PRIu32 "': the nodes send releases to "
-			    "fwdallocd on release.controllers, which is empty: "
-			    "list the hosts that run slurmctld (primary first)",
-			    p->release.port);
-	}
 	return 0;
 }
 

@@ -339,14 +339,42 @@ static int first_node(const char *node)
  * EpilogSlurmctld.  Whatever fails is logged and left to reconcile; the
  * epilog never fails for it.
  */
+/* Where the release goes: release.controllers, else the slurmctld hosts
+ * of this node's slurm.conf; NULL (said in slurmd's log) when slurm.conf
+ * names none that can be used. */
+static const char *const *controllers(const struct policy *p,
+				      const struct fa_job *fj, size_t *n)
+{
+	static char hosts[FWD_SLURM_CTLD_MAX][FWD_SLURM_HOST_LEN];
+	static const char *list[FWD_SLURM_CTLD_MAX];
+	fwd_error_t err;
+	int k;
+
+	if (p->release.controllers.count) {
+		*n = p->release.controllers.count;
+		return (const char *const *)p->release.controllers.items;
+	}
+	if ((k = fwd_slurm_controllers(NULL, hosts, &err)) < 0) {
+		slurm_error("fwdalloc: job_epilog: job %u node %s: %s; the "
+			    "release is left to fwdctl reconcile",
+			    fj->job_id, fj->node, err.text);
+		return NULL;
+	}
+	for (int i = 0; i < k; i++)
+		list[i] = hosts[i];
+	*n = (size_t)k;
+	return list;
+}
+
 static void send_release(const struct policy *p, const struct fa_job *fj,
 			 double t0)
 {
 	static char req[FWD_SVC_MSG_MAX];
 	char msock[4096];
 	const char *to = NULL;
+	const char *const *hosts;
 	fwd_error_t err;
-	size_t len;
+	size_t len, n;
 	int first, ms;
 
 	if (!p->release.port)
@@ -375,9 +403,10 @@ static void send_release(const struct policy *p, const struct fa_job *fj,
 			    fj->job_id, fj->node, err.text);
 		return;
 	}
-	if (nrel_send((const char *const *)p->release.controllers.items,
-		      p->release.controllers.count, p->release.port, req, len,
-		      p->release.timeout, ms ? msock : NULL, &to, &err) < 0) {
+	if (!(hosts = controllers(p, fj, &n)))
+		return;
+	if (nrel_send(hosts, n, p->release.port, req, len, p->release.timeout,
+		      ms ? msock : NULL, &to, &err) < 0) {
 		slurm_error("fwdalloc: job_epilog: job %u node %s: release: "
 			    "%s; left to fwdctl reconcile",
 			    fj->job_id, fj->node, err.text);

@@ -86,9 +86,20 @@ check "fwdallocd says where it takes the nodes' releases" \
 # 1. Real jobs, one and two nodes, with and without --io-upgrade.
 fwdctl profile import "$top_srcdir/tests/fixtures/minicluster/history.json" \
 	>"$T/import.out" 2>&1
+# No release.controllers: the nodes send to slurm.conf's SlurmctldHost
+# (localhost here).
+check "the policy lists no controllers" \
+	sh -c "! grep -q controllers '$M/policy.yaml'"
+j0=$(sbatch --parsable -N1 -J bwapp --io-upgrade=auto --wrap 'sleep 1')
+wait_gone "$j0"
+mc_settle "$j0"
+check_eq "no controllers listed: the job completed, released, one record" \
+	"COMPLETED 0 1" "$(state_of "$j0") $(held "$j0") $(epilog_records "$j0")"
+check_eq "no controllers listed: sent to slurm.conf's SlurmctldHost" 1 \
+	"$(mc_log_count 1 "job $j0 node c[0-9]: release sent to fwdallocd on localhost")"
 # The first controller listed is down (an address of TEST-NET-1, RFC
 # 5737): the nodes pass to the next.
-sed -i 's/controllers: \[localhost\]/controllers: [192.0.2.1, localhost]/' \
+sed -i "s/^  port: $port\$/&\n  controllers: [192.0.2.1, localhost]/" \
 	"$M/policy.yaml"
 check "the policy lists a controller that is down first" \
 	grep -q 'controllers: \[192.0.2.1, localhost\]' "$M/policy.yaml"
@@ -109,7 +120,7 @@ for j in $jobs; do
 		{ diag "job $j: $(epilog_records "$j") epilog records"; bad=$((bad + 1)); }
 done
 check_eq "4 jobs completed, released, one epilog record each" 0 "$bad"
-check_eq "the service took 4 releases from the nodes" 4 "$(count node_releases)"
+check_eq "the service took 5 releases from the nodes" 5 "$(count node_releases)"
 check_eq "and refused none" 0 "$(count node_refused)"
 j2=$(echo $jobs | awk '{ print $4 }')
 check_eq "a two-node job: one node sent its release" 1 \

@@ -22,10 +22,6 @@ policy() {
 			if (i < NF) printf "\n"; else printf " %s\n", v
 		}
 	}' >"$tmp/p.yaml"
-	# A key whose other values need a companion in its section.
-	case $1 in
-	release.port) echo "  controllers: [ctl1]" >>"$tmp/p.yaml" ;;
-	esac
 }
 
 # try KEY VALUE WANT (accepted|refused)

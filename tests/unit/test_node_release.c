@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The compute nodes' releases (service/node_release.h): the service's
- * check of a decoded credential, the munged a node uses (slurm.conf's
- * AuthInfo, common/slurm_conf.h), and the node's call when it has no
- * credential or no controller.  munged itself, the service and real
- * node epilogs are tested on a real cluster
+ * check of a decoded credential; from slurm.conf (common/slurm_conf.h)
+ * the munged a node uses (AuthInfo) and where it sends when
+ * release.controllers is empty (SlurmctldHost); the node's call when it
+ * has no credential or no controller.  munged itself, the service and
+ * real node epilogs are tested on a real cluster
  * (tests/integration/node_release.sh).
  */
 #include "config.h"
@@ -211,6 +212,129 @@ static void test_munge_socket(void **state)
 	}
 }
 
+/* The slurmctld hosts, as Slurm reads them: the addresses joined by ',',
+ * or the error's text. */
+struct ctld_case {
+	const char *what, *conf;
+	int rv;
+	const char *want;
+};
+
+static void test_controllers(void **state)
+{
+	static const struct ctld_case cases[] = {
+		{"one host", "SlurmctldHost=ctl1\n", 1, "ctl1"},
+		{"primary with its address, then a backup",
+		 "SlurmctldHost=ctl1(10.0.0.1)\nSlurmctldHost=ctl2\n", 2,
+		 "10.0.0.1,ctl2"},
+		{"an IPv6 address", "SlurmctldHost=c(fe80::1)\n", 1, "fe80::1"},
+		{"case-insensitive key", "slurmctldhost=a\n", 1, "a"},
+		{"commented out", "#SlurmctldHost=x\nSlurmctldHost=y\n", 1,
+		 "y"},
+		{"a comment after it", "SlurmctldHost=x # primary\n", 1, "x"},
+		{"among other keys", "ClusterName=c SlurmctldHost=z\n", 1, "z"},
+		{"localhost, as the mini-cluster's",
+		 "SlurmctldHost=localhost\n", 1, "localhost"},
+		{"the old keys, ControlAddr",
+		 "ControlMachine=m\nControlAddr=10.1.1.1\nBackupController=b\n",
+		 2, "10.1.1.1,b"},
+		{"the old keys, BackupAddr",
+		 "ControlMachine=m\nBackupController=b\nBackupAddr=10.2.2.2\n",
+		 2, "m,10.2.2.2"},
+		{"SlurmctldHost wins over the old keys",
+		 "ControlMachine=old\nSlurmctldHost=new\n", 1, "new"},
+		{"none", "ClusterName=c\n", -1,
+		 "no SlurmctldHost (nor ControlMachine): no slurmctld host to "
+		 "send to"},
+		{"a backup and no controller", "BackupController=b\n", -1,
+		 "no SlurmctldHost (nor ControlMachine)"},
+		{"empty", "SlurmctldHost=\n", -1,
+		 "SlurmctldHost=: not a host name"},
+		{"unclosed", "SlurmctldHost=a(b\n", -1,
+		 "SlurmctldHost=a(b: not a host name"},
+		{"reversed", "SlurmctldHost=a)b(\n", -1, "not a host name"},
+		{"text after the address", "SlurmctldHost=a(b)c\n", -1,
+		 "not a host name"},
+		{"no name", "SlurmctldHost=(b)\n", -1, "not a host name"},
+		{"no address", "SlurmctldHost=a()\n", -1, "not a host name"},
+		{"nested", "SlurmctldHost=a(b(c))\n", -1, "not a host name"},
+		{"a valid host after a bad one",
+		 "SlurmctldHost=a(\nSlurmctldHost=b\n", -1, "not a host name"},
+		{"several names without an address", "ControlMachine=a,b\n", -1,
+		 "ControlMachine=a,b: not a host name"},
+	};
+	char path[] = "/tmp/fwd-test-slurmconf.XXXXXX";
+	char hosts[FWD_SLURM_CTLD_MAX][FWD_SLURM_HOST_LEN];
+	int fd = mkstemp(path);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct ctld_case *c = &cases[i];
+		fwd_error_t err = {""};
+		char got[512] = "";
+		int rv;
+
+		assert_non_null(f = fopen(path, "w"));
+		fputs(c->conf, f);
+		fclose(f);
+		rv = fwd_slurm_controllers(path, hosts, &err);
+		for (int k = 0; k < rv; k++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+				 "%s%s", k ? "," : "", hosts[k]);
+		if (rv != c->rv)
+			fail_msg("%s: want %d, got %d (%s%s)", c->what, c->rv,
+				 rv, got, err.text);
+		if (rv > 0 ? strcmp(got, c->want) != 0
+			   : !strstr(err.text, c->want) ||
+				     !strstr(err.text, path))
+			fail_msg("%s: want \"%s\", got \"%s\"", c->what,
+				 c->want, rv > 0 ? got : err.text);
+		if (rv < 0)
+			assert_int_equal(errno, strstr(c->want, "no Slurmctld")
+							? ENOENT
+							: EINVAL);
+	}
+	/* More hosts than are used: the first FWD_SLURM_CTLD_MAX, in order. */
+	assert_non_null(f = fopen(path, "w"));
+	for (int k = 0; k <= FWD_SLURM_CTLD_MAX; k++)
+		fprintf(f, "SlurmctldHost=ctl%d\n", k);
+	fclose(f);
+	{
+		fwd_error_t err = {""};
+
+		assert_int_equal(fwd_slurm_controllers(path, hosts, &err),
+				 FWD_SLURM_CTLD_MAX);
+		assert_string_equal(hosts[0], "ctl0");
+		assert_string_equal(hosts[FWD_SLURM_CTLD_MAX - 1], "ctl15");
+	}
+	/* An address longer than the room for one: an error, not a cut. */
+	assert_non_null(f = fopen(path, "w"));
+	fputs("SlurmctldHost=c(", f);
+	for (int k = 0; k < FWD_SLURM_HOST_LEN; k++)
+		fputc('a', f);
+	fputs(")\n", f);
+	fclose(f);
+	{
+		fwd_error_t err = {""};
+
+		assert_int_equal(fwd_slurm_controllers(path, hosts, &err), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_non_null(strstr(err.text, "of fewer than 256 bytes"));
+	}
+	unlink(path);
+	{
+		fwd_error_t err = {""};
+
+		assert_int_equal(fwd_slurm_controllers(path, hosts, &err), -1);
+		assert_int_equal(errno, ENOENT);
+		assert_non_null(strstr(err.text, path));
+		assert_non_null(strstr(err.text, "No such file"));
+	}
+}
+
 /* ---- the node's call, where it cannot succeed --------------------------- */
 
 static void test_send_no_controller(void **state)
@@ -248,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_check_fields),
 		cmocka_unit_test(test_munge_socket),
+		cmocka_unit_test(test_controllers),
 		cmocka_unit_test(test_send_no_controller),
 		cmocka_unit_test(test_send_no_munged),
 	};

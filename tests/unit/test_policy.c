@@ -306,6 +306,15 @@ static void test_empty_sections(void **state)
 		fail_msg("%s", err.text);
 	assert_int_equal(p->access.mode, POLICY_MODE_OPT_IN);
 	policy_destroy(p);
+
+	/* Releases from the nodes with no controllers listed: the nodes'
+	 * slurm.conf names them. */
+	path = write_file("rel.yaml", "release:\n  port: 6830\n", 0);
+	if (!(p = policy_load(path, &err)))
+		fail_msg("%s", err.text);
+	assert_int_equal(p->release.port, 6830);
+	assert_int_equal(p->release.controllers.count, 0);
+	policy_destroy(p);
 }
 
 #define KEYS_TOP                                                          \
@@ -526,11 +535,6 @@ static const struct {
 	 "FILE:3:20: remap.verbs.connect_probe: value 'true': the connect "
 	 "probe needs remap.verbs.port, the forwarding service's port (1 to "
 	 "65535)"},
-	{"releases from the nodes without controllers",
-	 "release:\n  port: 6830\n", 0,
-	 "FILE:2:9: release.port: value '6830': the nodes send releases to "
-	 "fwdallocd on release.controllers, which is empty: list the hosts "
-	 "that run slurmctld (primary first)"},
 	{"release port past 65535",
 	 "release: {port: 65536, controllers: [ctl1]}\n", 0,
 	 "FILE:1:17: release.port: value '65536': expected a whole number "
