@@ -97,9 +97,33 @@ void ctl_epilog_no_policy(const struct policy *lp, const struct ctl_job *j,
 	ctl_hook_run(&e.h, epilog_child, "epilog", out);
 }
 
+/* A node's release carries no job name (slurmd's epilog environment has
+ * no SLURM_JOB_NAME): the one its prolog stored in `jobs`, into *copy, so
+ * the record names the job as its prolog's does.  j itself when there is
+ * no row or the read fails (the record then has an empty name). */
+static const struct ctl_job *named(struct db *db, const struct ctl_job *j,
+				   struct ctl_job *copy)
+{
+	struct ledger_job row;
+	fwd_error_t err;
+
+	if (ledger_store_job_get(db, j->job_num, &row, &err) != 0)
+		return j;
+	if (row.name[0]) {
+		*copy = *j;
+		snprintf(copy->name_buf, sizeof(copy->name_buf), "%s",
+			 row.name);
+		copy->name = copy->name_buf;
+		j = copy;
+	}
+	ledger_store_job_clear(&row);
+	return j;
+}
+
 void ctl_epilog_on(struct db *db, const struct policy *p,
 		   const struct ctl_job *j, double t0, struct ctl_outcome *out)
 {
+	struct ctl_job copy;
 	struct db *own = NULL;
 	uint64_t released = 0;
 	fwd_error_t err = {""}, aerr;
@@ -116,6 +140,8 @@ void ctl_epilog_on(struct db *db, const struct policy *p,
 						   DB_ROLE_CONTROLLER, &err)))
 			failed = release_rows(db, j, now, &released, &err);
 	}
+	if (!failed && (!j->name || !j->name[0]))
+		j = named(db, j, &copy);
 	rec = release_record(db, p, j, t0, now, released, failed, &err, NULL);
 	db_close(own);
 	memset(out, 0, sizeof(*out));

@@ -97,6 +97,10 @@ check_eq "no controllers listed: the job completed, released, one record" \
 	"COMPLETED 0 1" "$(state_of "$j0") $(held "$j0") $(epilog_records "$j0")"
 check_eq "no controllers listed: sent to slurm.conf's SlurmctldHost" 1 \
 	"$(mc_log_count 1 "job $j0 node c[0-9]: release sent to fwdallocd on localhost")"
+# The node's epilog has no SLURM_JOB_NAME: the record takes the name the
+# prolog stored, in the file and in the table alike.
+check_eq "the release record names the job, as its prolog's" "bwapp bwapp" \
+	"$(grep "\"event\":\"epilog\",\"job_id\":\"$j0\"" "$M/audit.jsonl" | jq -r .name) $(sql "SELECT JSON_VALUE(record, '\$.name') FROM audit WHERE job_id = $j0 AND JSON_VALUE(record, '\$.event') = 'epilog'")"
 # The first controller listed is down (an address of TEST-NET-1, RFC
 # 5737): the nodes pass to the next.
 sed -i "s/^  port: $port\$/&\n  controllers: [192.0.2.1, localhost]/" \
