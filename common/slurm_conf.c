@@ -44,31 +44,70 @@ static const char *find_key(char *line, const char *key)
 	return NULL;
 }
 
+/* What scan() calls for each value of one of its keys (i: the key's
+ * index): 0 to go on, or -1 with errno and err to stop. */
+typedef int (*key_fn)(void *arg, size_t i, const char *val, fwd_error_t *err);
+
+/* Each value of keys[0..nkeys) in the slurm.conf at path, in the file's
+ * order, to fn.  0, or -1 with errno and err (the file cannot be read, or
+ * fn's error). */
+static int scan(const char *path, const char *const *keys, size_t nkeys,
+		key_fn fn, void *arg, fwd_error_t *err)
+{
+	char line[4096], copy[sizeof(line)];
+	int rv = 0, e = 0;
+	FILE *f;
+
+	if (!(f = fopen(path, "re")))
+		return errprintf(err, "%s: %s", path, strerror(errno));
+	while (rv == 0 && fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#');
+
+		if (hash)
+			*hash = '\0';
+		for (size_t i = 0; rv == 0 && i < nkeys; i++) {
+			const char *v;
+
+			memcpy(copy, line, sizeof(line));
+			if ((v = find_key(copy, keys[i])) &&
+			    (rv = fn(arg, i, v, err)) < 0)
+				e = errno;
+		}
+	}
+	fclose(f);
+	errno = e;
+	return rv;
+}
+
+/* The last value of each key (as Slurm: the last one counts), key i's in
+ * buf + i * width, and which keys were set. */
+struct last_vals {
+	char *buf;
+	size_t width;
+	unsigned found; /* bit i: key i */
+};
+
+static int keep_last(void *arg, size_t i, const char *val, fwd_error_t *err)
+{
+	struct last_vals *lv = arg;
+
+	(void)err;
+	snprintf(lv->buf + i * lv->width, lv->width, "%s", val);
+	lv->found |= 1u << i;
+	return 0;
+}
+
 int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
 			     fwd_error_t *err)
 {
 	static const char *const keys[] = {"PrologTimeout",
 					   "PrologEpilogTimeout"};
-	char line[4096], copy[sizeof(line)], val[2][32] = {"", ""};
-	FILE *f;
+	char val[2][32] = {"", ""};
+	struct last_vals lv = {&val[0][0], sizeof(val[0]), 0};
 
 	path = fwd_slurm_conf_path(path);
-	if (!(f = fopen(path, "re")))
-		return errprintf(err, "%s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#');
-
-		if (hash)
-			*hash = '\0';
-		for (size_t i = 0; i < 2; i++) {
-			const char *v;
-
-			memcpy(copy, line, sizeof(line));
-			if ((v = find_key(copy, keys[i])))
-				snprintf(val[i], sizeof(val[i]), "%s", v);
-		}
-	}
-	fclose(f);
+	if (scan(path, keys, 2, keep_last, &lv, err) < 0)
+		return -1;
 	for (size_t i = 0; i < 2; i++) {
 		char *end;
 		unsigned long n;
@@ -98,25 +137,11 @@ int fwd_slurm_prolog_timeout(const char *path, uint32_t *secs, const char **key,
 static int last_value(const char *path, const char *key, char *val, size_t n,
 		      fwd_error_t *err)
 {
-	char line[4096];
-	int found = 0;
-	FILE *f;
+	struct last_vals lv = {val, n, 0};
 
-	if (!(f = fopen(path, "re")))
-		return errprintf(err, "%s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#');
-		const char *v;
-
-		if (hash)
-			*hash = '\0';
-		if ((v = find_key(line, key))) {
-			snprintf(val, n, "%s", v);
-			found = 1;
-		}
-	}
-	fclose(f);
-	return found;
+	if (scan(path, &key, 1, keep_last, &lv, err) < 0)
+		return -1;
+	return lv.found ? 1 : 0;
 }
 
 int fwd_slurm_user(const char *path, char *buf, size_t len, fwd_error_t *err)
@@ -200,53 +225,54 @@ static int ctld_addr(const char *path, const char *key, const char *val,
 	return 0;
 }
 
+/* fwd_slurm_controllers()'s reading: the SlurmctldHost addresses in
+ * order, the last value of each old key. */
+struct ctld_scan {
+	const char *path;
+	char (*hosts)[FWD_SLURM_HOST_LEN];
+	int n;
+	char old[4][FWD_SLURM_HOST_LEN + 2];
+};
+
+static const char *const ctld_keys[] = {"SlurmctldHost", "ControlMachine",
+					"ControlAddr", "BackupController",
+					"BackupAddr"};
+
+static int ctld_key(void *arg, size_t i, const char *val, fwd_error_t *err)
+{
+	struct ctld_scan *c = arg;
+
+	if (i > 0) {
+		snprintf(c->old[i - 1], sizeof(c->old[i - 1]), "%s", val);
+		return 0;
+	}
+	if (c->n < FWD_SLURM_CTLD_MAX &&
+	    ctld_addr(c->path, ctld_keys[0], val, c->hosts[c->n], err) < 0)
+		return -1;
+	c->n++;
+	return 0;
+}
+
 int fwd_slurm_controllers(const char *path, char hosts[][FWD_SLURM_HOST_LEN],
 			  fwd_error_t *err)
 {
-	static const char *const old[] = {"ControlMachine", "ControlAddr",
-					  "BackupController", "BackupAddr"};
-	char line[4096], copy[sizeof(line)], oldval[4][FWD_SLURM_HOST_LEN + 2];
+	const char *const *old = ctld_keys + 1;
+	struct ctld_scan c = {.hosts = hosts};
 	int n = 0;
-	FILE *f;
 
-	memset(oldval, 0, sizeof(oldval));
-	path = fwd_slurm_conf_path(path);
-	if (!(f = fopen(path, "re")))
-		return errprintf(err, "%s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *hash = strchr(line, '#');
-		const char *v;
-
-		if (hash)
-			*hash = '\0';
-		memcpy(copy, line, sizeof(line));
-		if ((v = find_key(copy, "SlurmctldHost"))) {
-			if (n < FWD_SLURM_CTLD_MAX &&
-			    ctld_addr(path, "SlurmctldHost", v, hosts[n], err) <
-				    0) {
-				fclose(f);
-				return -1;
-			}
-			n++;
-			continue;
-		}
-		for (size_t i = 0; i < 4; i++) {
-			memcpy(copy, line, sizeof(line));
-			if ((v = find_key(copy, old[i])))
-				snprintf(oldval[i], sizeof(oldval[i]), "%s", v);
-		}
-	}
-	fclose(f);
-	if (n)
-		return n < FWD_SLURM_CTLD_MAX ? n : FWD_SLURM_CTLD_MAX;
+	c.path = path = fwd_slurm_conf_path(path);
+	if (scan(path, ctld_keys, 5, ctld_key, &c, err) < 0)
+		return -1;
+	if (c.n)
+		return c.n < FWD_SLURM_CTLD_MAX ? c.n : FWD_SLURM_CTLD_MAX;
 	/* The old keys: a controller, and its backup, each with its own
 	 * address or else its name. */
 	for (size_t i = 0; i < 4; i += 2) {
-		size_t k = oldval[i + 1][0] ? i + 1 : i;
+		size_t k = c.old[i + 1][0] ? i + 1 : i;
 
-		if (!oldval[i][0])
+		if (!c.old[i][0])
 			break;
-		if (ctld_addr(path, old[k], oldval[k], hosts[n], err) < 0)
+		if (ctld_addr(path, old[k], c.old[k], hosts[n], err) < 0)
 			return -1;
 		n++;
 	}
