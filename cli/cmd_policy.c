@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -43,7 +44,10 @@ static void usage(FILE *f)
 "                when the caps leave no backup forwarder to any job\n"
 "                (decision.caps.reserve not below the number of backup\n"
 "                forwarders, or max_pool_share of them less than one):\n"
-"                every upgrade would be refused on this machine.  Use\n"
+"                every upgrade would be refused on this machine.  With\n"
+"                release.port and no release.controllers it warns when\n"
+"                this host's slurm.conf names no slurmctld host the\n"
+"                nodes could send releases to.  Use\n"
 "                `fwdctl topology check` to check the topology file.\n"
 "  show [FILE]   print the effective policy: every key, with the value\n"
 "                from FILE or its default.  YAML by default (which\n"
@@ -75,7 +79,8 @@ static void usage(FILE *f)
 "  0  the policy is valid (check; a warning on stderr when the node\n"
 "     prolog's worst case, database.connect_timeout + 2 x database.timeout\n"
 "     + remap.timeout, reaches slurm.conf's PrologTimeout or\n"
-"     PrologEpilogTimeout, or when the caps leave no upgrade possible)\n"
+"     PrologEpilogTimeout, when the caps leave no upgrade possible, or\n"
+"     when the nodes would have no controller to send releases to)\n"
 "     or was printed (show, keys)\n"
 "  1  the policy is invalid, missing or unreadable\n"
 "  2  usage error\n");
@@ -110,6 +115,31 @@ static void prolog_budget(const struct policy *p, char *warn, size_t len)
 }
 
 /*
+ * A warning in warn[] when the nodes would have nowhere to send releases:
+ * release.port set, no release.controllers, and this host's slurm.conf
+ * names no usable slurmctld host (the nodes read theirs: the same file
+ * on most sites).  No slurm.conf here (a policy checked away from its
+ * cluster): no warning.
+ */
+static void release_hosts(const struct policy *p, char *warn, size_t len)
+{
+	char hosts[FWD_SLURM_CTLD_MAX][FWD_SLURM_HOST_LEN];
+	fwd_error_t err;
+
+	warn[0] = '\0';
+	if (!p->release.port || p->release.controllers.count ||
+	    access(fwd_slurm_conf_path(NULL), F_OK) != 0 ||
+	    fwd_slurm_controllers(NULL, hosts, &err) > 0)
+		return;
+	snprintf(warn, len,
+		 "release.port %" PRIu32 " with no release.controllers: the "
+		 "nodes send releases to slurm.conf's slurmctld hosts, but "
+		 "%s; list them in release.controllers or fix slurm.conf "
+		 "(until then every release is left to fwdctl reconcile)",
+		 p->release.port, err.text);
+}
+
+/*
  * A warning in warn[] when the caps leave no forwarder of the topology's
  * idle pool (its backup forwarders) to any job, so that every upgrade is
  * refused on this machine, else "".  The topology: the global --topology,
@@ -141,11 +171,12 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 	fwd_error_t err;
 	struct policy *p = policy_load(path, &err);
 	int rc = p ? FWD_EXIT_OK : FWD_EXIT_INVALID;
-	char warn[1024] = "", caps[2048] = "";
+	char warn[1024] = "", caps[2048] = "", rel[1536] = "";
 
 	if (p) {
 		prolog_budget(p, warn, sizeof(warn));
 		caps_room(ctx, p, caps, sizeof(caps));
+		release_hosts(p, rel, sizeof(rel));
 	}
 
 	if (ctx->json) {
@@ -157,13 +188,15 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 			json_object_set_new(
 				o, p ? "digest" : "error",
 				json_string(p ? p->digest : err.text));
-		if (o && (warn[0] || caps[0])) {
+		if (o && (warn[0] || caps[0] || rel[0])) {
 			json_t *w = json_array();
 
 			if (warn[0])
 				json_array_append_new(w, json_string(warn));
 			if (caps[0])
 				json_array_append_new(w, json_string(caps));
+			if (rel[0])
+				json_array_append_new(w, json_string(rel));
 			json_object_set_new(o, "warnings", w);
 		}
 		s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
@@ -180,6 +213,8 @@ static int check(struct fwdctl_ctx *ctx, const char *path)
 		fwdctl_err("%s: warning: %s", path, warn);
 	if (caps[0])
 		fwdctl_err("%s: warning: %s", path, caps);
+	if (rel[0])
+		fwdctl_err("%s: warning: %s", path, rel);
 	policy_destroy(p);
 	return rc;
 }

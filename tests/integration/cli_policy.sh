@@ -243,4 +243,28 @@ printf 'PrologEpilogTimeout=65534\n' >"$tmp/slurm-forever.conf"
 SLURM_CONF=$tmp/slurm-forever.conf run "$fwdctl" policy check "$etc/fwdalloc.yaml"
 check_eq "slurmd waits forever (65534): no warning" "0|" "$rc|$err"
 
+# --- where the nodes send releases (release.port, no controllers) --------------
+# They read their slurm.conf's SlurmctldHost: policy check warns when this
+# host's names none they could use, and not when it does, or when the
+# policy lists the controllers.
+printf 'release:\n  port: 6830\n' >"$tmp/rel.yaml"
+printf 'ClusterName=c\nPrologEpilogTimeout=120\n' >"$tmp/slurm-noctl.conf"
+SLURM_CONF=$tmp/slurm-noctl.conf run "$fwdctl" policy check "$tmp/rel.yaml"
+check_eq "release.port, slurm.conf without SlurmctldHost: still valid" 0 "$rc"
+check_match "release.port, slurm.conf without SlurmctldHost: a warning saying why" \
+	"rel.yaml: warning: release.port 6830 with no release.controllers: the nodes send releases to slurm.conf's slurmctld hosts, but $tmp/slurm-noctl.conf: no SlurmctldHost \(nor ControlMachine\)" \
+	"$err"
+printf 'SlurmctldHost=ctl(10.0.0.1\n' >"$tmp/slurm-badctl.conf"
+SLURM_CONF=$tmp/slurm-badctl.conf run "$fwdctl" policy check "$tmp/rel.yaml"
+check_match "release.port, a malformed SlurmctldHost: the warning names it" \
+	"SlurmctldHost=ctl\(10.0.0.1: not a host name" "$err"
+printf 'SlurmctldHost=ctl1(10.0.0.1)\nSlurmctldHost=ctl2\nPrologEpilogTimeout=120\n' >"$tmp/slurm-ctl.conf"
+SLURM_CONF=$tmp/slurm-ctl.conf run "$fwdctl" policy check "$tmp/rel.yaml"
+check_eq "release.port, slurm.conf with SlurmctldHost: no warning" "0|" "$rc|$err"
+printf 'release:\n  port: 6830\n  controllers: [ctl1]\n' >"$tmp/rel-ctl.yaml"
+SLURM_CONF=$tmp/slurm-noctl.conf run "$fwdctl" policy check "$tmp/rel-ctl.yaml"
+check_eq "release.controllers listed: slurm.conf not needed, no warning" "0|" "$rc|$err"
+SLURM_CONF=$tmp/absent.conf run "$fwdctl" policy check "$tmp/rel.yaml"
+check_eq "no slurm.conf on this host: no warning" "0|" "$rc|$err"
+
 tap_done
