@@ -168,8 +168,8 @@ static const struct {
 "  2  usage error, unreadable input, or some lines, entries or files were\n" \
 "     refused, whatever the reason: an input error (the others are stored)\n" \
 "  3  the database is unavailable (nothing of the failed batch is kept),\n" \
-"     or a connection lost mid-stream did not come back within\n" \
-"     ingest.reconnect (1m by default; the lines held are not stored);\n" \
+"     or a connection found lost after a quiet spell of the input did\n" \
+"     not come back within ingest.reconnect (1m by default);\n" \
 "     never because of what an entry holds\n"
 
 static void usage(FILE *f, const char *format)

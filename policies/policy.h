@@ -230,8 +230,9 @@ struct policy_ingest {
 				 * 1,000,000 */
 	double reconnect;	/* s; how long `fwdctl ingest` keeps
 				 * trying to reach the database again
-				 * after it lost the connection; 0 =
-				 * give up at once; default 60 */
+				 * when it finds the connection lost
+				 * after a quiet spell of its input;
+				 * 0 = give up at once; default 60 */
 };
 
 struct policy_peer_detector {
