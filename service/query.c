@@ -204,8 +204,8 @@ int svcq_cred_valid(const struct svcq_cred *c, char *why, size_t n)
 	case EMUNGE_CRED_REPLAYED:
 		snprintf(why, n,
 			 "credential replayed: munged has decoded it before "
-			 "(a credential stands for one request; run the "
-			 "command again for a new one)");
+			 "(a credential stands for one request; a new request "
+			 "needs a new credential)");
 		return -1;
 	case EMUNGE_CRED_EXPIRED:
 		snprintf(why, n,
