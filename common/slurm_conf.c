@@ -226,12 +226,14 @@ static int ctld_addr(const char *path, const char *key, const char *val,
 }
 
 /* fwd_slurm_controllers()'s reading: the SlurmctldHost addresses in
- * order, the last value of each old key. */
+ * order, the last value of each old key (kept one byte past the longest
+ * address, so that ctld_addr() refuses a longer one instead of taking it
+ * cut). */
 struct ctld_scan {
 	const char *path;
 	char (*hosts)[FWD_SLURM_HOST_LEN];
 	int n;
-	char old[4][FWD_SLURM_HOST_LEN + 2];
+	char old[4][FWD_SLURM_HOST_LEN + 1];
 };
 
 static const char *const ctld_keys[] = {"SlurmctldHost", "ControlMachine",

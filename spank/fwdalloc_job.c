@@ -333,12 +333,6 @@ static int first_node(const char *node)
 	return r;
 }
 
-/*
- * Under release.port, the job's first node sends the job's release to
- * fwdallocd (service/node_release.h), so that slurmctld runs no
- * EpilogSlurmctld.  Whatever fails is logged and left to reconcile; the
- * epilog never fails for it.
- */
 /* Where the release goes: release.controllers, else the slurmctld hosts
  * of this node's slurm.conf; NULL (said in slurmd's log) when slurm.conf
  * names none that can be used. */
@@ -366,6 +360,12 @@ static const char *const *controllers(const struct policy *p,
 	return list;
 }
 
+/*
+ * Under release.port, the job's first node sends the job's release to
+ * fwdallocd (service/node_release.h), so that slurmctld runs no
+ * EpilogSlurmctld.  Whatever fails is logged and left to reconcile; the
+ * epilog never fails for it.
+ */
 static void send_release(const struct policy *p, const struct fa_job *fj,
 			 double t0)
 {

@@ -324,6 +324,22 @@ static void test_controllers(void **state)
 		assert_int_equal(errno, EINVAL);
 		assert_non_null(strstr(err.text, "of fewer than 256 bytes"));
 	}
+	/* The same through the old keys, whose values are kept before they
+	 * are read: refused too, not taken cut. */
+	assert_non_null(f = fopen(path, "w"));
+	fputs("ControlMachine=m\nControlAddr=", f);
+	for (int k = 0; k < 300; k++)
+		fputc('a', f);
+	fputs("\n", f);
+	fclose(f);
+	{
+		fwd_error_t err = {""};
+
+		assert_int_equal(fwd_slurm_controllers(path, hosts, &err), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_non_null(strstr(err.text, "ControlAddr=aaa"));
+		assert_non_null(strstr(err.text, "of fewer than 256 bytes"));
+	}
 	unlink(path);
 	{
 		fwd_error_t err = {""};
