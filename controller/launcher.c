@@ -47,10 +47,15 @@ struct ctl_launcher {
 	struct db *db;
 	double db_used;
 	struct cached_profile *profiles;
-	/* The health of the last batch, read at health_at (0: none). */
+	/* The health and the forwarders' last release times (the ledger's
+	 * least-recently-used order) of the last batch, read at health_at
+	 * (0: none). */
 	enum fwd_health *hf, *ho;
+	double *last_used;
 	double health_at;
 	struct ctl_launcher_stats st;
+	ctl_launcher_committed_fn *committed;
+	void *committed_arg;
 };
 
 /* One job of the batch being decided. */
@@ -79,6 +84,9 @@ struct ctl_launcher *ctl_launcher_create(const struct policy *p,
 		goto nomem;
 	L->p = p;
 	L->t = t;
+	if (t && !(L->last_used = calloc(t->n_forwarders ? t->n_forwarders : 1,
+					 sizeof(*L->last_used))))
+		goto nomem;
 	if (t && !(L->cx = alloc_ctx_create(t, err))) {
 		ctl_launcher_destroy(L);
 		return NULL;
@@ -86,8 +94,7 @@ struct ctl_launcher *ctl_launcher_create(const struct policy *p,
 	return L;
 nomem:
 	errprintf(err, "launcher: %s", strerror(errno));
-	if (L)
-		free(L);
+	ctl_launcher_destroy(L);
 	return NULL;
 }
 
@@ -100,7 +107,15 @@ void ctl_launcher_destroy(struct ctl_launcher *L)
 	free(L->profiles);
 	free(L->hf);
 	free(L->ho);
+	free(L->last_used);
 	free(L);
+}
+
+void ctl_launcher_on_commit(struct ctl_launcher *L,
+			    ctl_launcher_committed_fn *fn, void *arg)
+{
+	L->committed = fn;
+	L->committed_arg = arg;
 }
 
 void ctl_launcher_stats(const struct ctl_launcher *L,
@@ -375,8 +390,12 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 		cause = errno;
 		goto out_nolock;
 	}
-	if (ledger_store_load(db, l, NULL, err) < 0)
+	if (ledger_store_load_held(db, l, NULL, err) < 0)
 		goto fail;
+	for (size_t f = 0; f < L->t->n_forwarders; f++)
+		if (L->last_used[f] != 0)
+			alloc_ledger_set_last_release(l, (uint32_t)f,
+						      L->last_used[f]);
 	for (size_t i = 0; i < n; i++) {
 		const struct slot *s = &sl[i];
 
@@ -538,7 +557,8 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	L->st.ms_rows += lap(&t);
 	if (!L->health_at || now < L->health_at ||
 	    now - L->health_at >= CTL_HEALTH_TTL) {
-		if (ctl_load_health(L->db, p, L->t, &hf, &ho, &err) < 0)
+		if (ctl_load_health(L->db, p, L->t, &hf, &ho, &err) < 0 ||
+		    ledger_store_last_used(L->db, L->t, L->last_used, &err) < 0)
 			goto db_error;
 		free(L->hf);
 		free(L->ho);
@@ -558,6 +578,12 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			goto db_error_cause;
 	}
 	L->st.ms_tx += lap(&t);
+	for (size_t i = 0; i < n; i++)
+		if (sl[i].live) {
+			sl[i].out->fallback = false;
+			if (L->committed)
+				L->committed(L->committed_arg, i, sl[i].out);
+		}
 	/* The decision files: all written, then all synced and renamed
 	 * (one journal commit for the batch, not one a job).  Without its
 	 * file a job's node prologs read the database. */
@@ -587,7 +613,6 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			s->out->lost_record = json_dumps(
 				s->rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		}
-		s->out->fallback = false;
 		s->live = false;
 		L->st.decided++;
 	}

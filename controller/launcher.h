@@ -51,10 +51,11 @@ struct ctl_launcher;
 
 /*
  * How long the forwarder and OST health read for one batch serves the
- * next, in seconds.  Health changes with the anomaly scan
- * (fwdalloc-health.timer) and `fwdctl health exclude|include`: within a
- * burst, batches a few milliseconds apart share one read; a launch after
- * a quiet second reads it again.
+ * next, in seconds; the forwarders' last release times (which only order
+ * the least recently used first) too.  Health changes with the anomaly
+ * scan (fwdalloc-health.timer) and `fwdctl health exclude|include`:
+ * within a burst, batches a few milliseconds apart share one read; a
+ * launch after a quiet second reads them again.
  */
 #define CTL_HEALTH_TTL 1.0
 
@@ -86,6 +87,19 @@ struct ctl_launch {
  */
 void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			  size_t n, struct ctl_outcome *outs);
+
+/*
+ * Called for each job of a batch once its decision is committed, before
+ * the decision files and the audit file lines are written (the caller
+ * answers the job's hook there and then: its job starts while the files
+ * are written, and a node prolog that comes first reads the database).
+ * outs[i] is final but for the notes that writing the files may add
+ * after (ctl_launcher_prologs() still returns them).  NULL: none.
+ */
+typedef void ctl_launcher_committed_fn(void *arg, size_t i,
+				       const struct ctl_outcome *out);
+void ctl_launcher_on_commit(struct ctl_launcher *L,
+			    ctl_launcher_committed_fn *fn, void *arg);
 
 /* Counters since creation, for the service's log and metrics. */
 struct ctl_launcher_stats {

@@ -209,25 +209,63 @@ static int pending_flush(struct alloc_ledger *l, struct pending *pe,
 	return rv;
 }
 
-struct last_release {
-	struct alloc_ledger *l;
+struct last_used {
 	const struct topology *t;
+	double *when;
 };
 
-static void set_last_release(const char *name, double when, void *arg)
+static void set_last_used(const char *name, double when, void *arg)
 {
-	const struct last_release *lr = arg;
-	long f = topo_forwarder_index(lr->t, name);
+	const struct last_used *lu = arg;
+	long f = topo_forwarder_index(lu->t, name);
 
 	if (f >= 0)
-		alloc_ledger_set_last_release(lr->l, (uint32_t)f, when);
+		lu->when[f] = when;
+}
+
+int ledger_store_last_used(struct db *db, const struct topology *t,
+			   double *when, fwd_error_t *err)
+{
+	struct last_used lu = {t, when};
+
+	for (size_t f = 0; f < t->n_forwarders; f++)
+		when[f] = 0;
+	if (inventory_last_used(db, set_last_used, &lu, err) < 0)
+		return errprefix(err, "loading the forwarders' last release");
+	return 0;
 }
 
 int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		      fwd_error_t *err)
 {
 	const struct topology *t = alloc_ledger_topology(l);
-	struct last_release lr = {l, t};
+	double *when =
+		calloc(t->n_forwarders ? t->n_forwarders : 1, sizeof(*when));
+	int rv = -1;
+
+	if (!when) {
+		errprintf(err, "ledger: %s", strerror(errno));
+		return -1;
+	}
+	/* Least recently released first: each forwarder's last release,
+	 * kept in the inventory as the ledger releases (one row per
+	 * forwarder, however many allocations it has had). */
+	if (ledger_store_load_held(db, l, skipped, err) == 0 &&
+	    ledger_store_last_used(db, t, when, err) == 0) {
+		for (size_t f = 0; f < t->n_forwarders; f++)
+			if (when[f] != 0)
+				alloc_ledger_set_last_release(l, (uint32_t)f,
+							      when[f]);
+		rv = 0;
+	}
+	free(when);
+	return rv;
+}
+
+int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
+			   size_t *skipped, fwd_error_t *err)
+{
+	const struct topology *t = alloc_ledger_topology(l);
 	struct pending pe;
 	struct db_stmt *st = NULL;
 	uint64_t cur = 0;
@@ -288,14 +326,6 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		pe.e.iops = db_col_double(st, 9);
 	}
 	if (r < 0 || pending_flush(l, &pe, err) < 0)
-		goto out;
-	db_stmt_close(st);
-	st = NULL;
-
-	/* Least recently released first: each forwarder's last release,
-	 * kept in the inventory as the ledger releases (one row per
-	 * forwarder, however many allocations it has had). */
-	if (inventory_last_used(db, set_last_release, &lr, err) < 0)
 		goto out;
 	if (skipped)
 		*skipped = skip;

@@ -145,6 +145,18 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		      fwd_error_t *err);
 
 /*
+ * The two halves of ledger_store_load(), for a caller that keeps the last
+ * release times a while (the controller service: they only order the
+ * least recently used first, and a burst's batches share one read):
+ * the unreleased rows into l; and each forwarder's last release into
+ * when[0..t->n_forwarders) (0: none recorded).  0, or -1 with err.
+ */
+int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
+			   size_t *skipped, fwd_error_t *err);
+int ledger_store_last_used(struct db *db, const struct topology *t,
+			   double *when, fwd_error_t *err);
+
+/*
  * Write the decision's rows: one per forwarder in the mapping with the
  * nodes it serves (for shadow: the default forwarders, action "shadow",
  * which node prologs do not apply).  The caller holds the decision lock
