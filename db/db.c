@@ -1269,10 +1269,23 @@ static struct db_stmt *exec_direct(struct db *db, bool stream, const char *sql,
 				   const char *types, va_list ap,
 				   fwd_error_t *err)
 {
-	struct db_stmt *st = stmt_new(db, err);
+	struct db_stmt *st;
 	unsigned int n = (unsigned int)strlen(types);
 
-	if (!st)
+	if (db->caching && !stream) {
+		/* A connection that lives long (db_stmt_cache()): the
+		 * statement is prepared once, then each run is its
+		 * execution alone, without the server parsing it again. */
+		if (!(st = db_prepare(db, sql, err)))
+			return NULL;
+		if (bind_va(st, types, ap, err) < 0 || db_exec(st, err) < 0) {
+			st->failed = true; /* out of the cache */
+			db_stmt_close(st);
+			return NULL;
+		}
+		return st;
+	}
+	if (!(st = stmt_new(db, err)))
 		return NULL;
 	st->stream = stream;
 	if (alloc_params(st, n, err) < 0 || bind_va(st, types, ap, err) < 0)
@@ -1414,6 +1427,11 @@ int db_begin(struct db *db, fwd_error_t *err)
 		return -1;
 	db->in_txn = true;
 	return 0;
+}
+
+bool db_in_txn(const struct db *db)
+{
+	return db->in_txn;
 }
 
 int db_commit(struct db *db, fwd_error_t *err)

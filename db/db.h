@@ -170,6 +170,8 @@ bool db_err_retryable(int errnum);
 int db_begin(struct db *db, fwd_error_t *err);
 int db_commit(struct db *db, fwd_error_t *err);
 int db_rollback(struct db *db);
+/* True between db_begin() (or db_begin_locked()) and its end. */
+bool db_in_txn(const struct db *db);
 
 /*
  * Start a transaction holding a row lock, waiting at most timeout seconds
