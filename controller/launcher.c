@@ -53,6 +53,12 @@ struct ctl_launcher {
 	enum fwd_health *hf, *ho;
 	double *last_used;
 	double health_at;
+	/* The ledger as of its mark, brought up to date under the lock of
+	 * each batch (ledger_store_load_changes()); read whole at ledger_at
+	 * (0: not yet) and again once CTL_LEDGER_TTL has passed. */
+	struct alloc_ledger *ledger;
+	struct ledger_mark mark;
+	double ledger_at;
 	struct ctl_launcher_stats st;
 	ctl_launcher_committed_fn *committed;
 	void *committed_arg;
@@ -103,6 +109,7 @@ void ctl_launcher_destroy(struct ctl_launcher *L)
 	if (!L)
 		return;
 	db_close(L->db);
+	alloc_ledger_destroy(L->ledger);
 	alloc_ctx_destroy(L->cx);
 	free(L->profiles);
 	free(L->hf);
@@ -240,10 +247,62 @@ static int ensure_db(struct ctl_launcher *L, double now, fwd_error_t *err)
 	return 0;
 }
 
+/* The kept ledger is read whole at the next batch. */
+static void ledger_forget(struct ctl_launcher *L)
+{
+	alloc_ledger_destroy(L->ledger);
+	L->ledger = NULL;
+	L->ledger_at = 0;
+}
+
+/*
+ * The kept ledger, current (the decision lock held): what changed since
+ * its mark, or all of it when there is none, it is CTL_LEDGER_TTL old, or
+ * the changes do not apply; the forwarders' last release times on it.
+ * 0, or -1 with errno and err (and no kept ledger).
+ */
+static int ledger_current(struct ctl_launcher *L, double now, fwd_error_t *err)
+{
+	const struct topology *t = L->t;
+
+	if (L->ledger && now >= L->ledger_at &&
+	    now - L->ledger_at < CTL_LEDGER_TTL) {
+		if (ledger_store_load_changes(L->db, L->ledger, &L->mark, NULL,
+					      err) == 0)
+			goto current;
+		if (errno != EEXIST) {
+			ledger_forget(L);
+			return -1;
+		}
+	}
+	ledger_forget(L);
+	if (!(L->ledger = alloc_ledger_create(t))) {
+		errprintf(err, "launcher: %s", strerror(errno));
+		return -1;
+	}
+	if (ledger_store_load_marked(L->db, L->ledger, &L->mark, NULL, err) <
+	    0) {
+		int e = errno;
+
+		ledger_forget(L);
+		errno = e;
+		return -1;
+	}
+	L->ledger_at = now;
+	L->st.ledger_loads++;
+current:
+	for (size_t f = 0; f < t->n_forwarders; f++)
+		if (L->last_used[f] != 0)
+			alloc_ledger_set_last_release(L->ledger, (uint32_t)f,
+						      L->last_used[f]);
+	return 0;
+}
+
 /* The connection failed (errno cause): forget it when it is gone. */
 static void db_failed(struct ctl_launcher *L, int cause)
 {
 	if (db_err_unavailable(cause)) {
+		ledger_forget(L);
 		db_close(L->db);
 		L->db = NULL;
 		ctl_breaker_trip(L->p);
@@ -380,8 +439,7 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 
 	*order = -1;
 	if (!(aj = calloc(n, sizeof(*aj))) || !(ds = calloc(n, sizeof(*ds))) ||
-	    !(idx = calloc(n, sizeof(*idx))) ||
-	    !(l = alloc_ledger_create(L->t))) {
+	    !(idx = calloc(n, sizeof(*idx)))) {
 		cause = errno;
 		errprintf(err, "launcher: %s", strerror(errno));
 		goto out_nolock;
@@ -390,12 +448,15 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 		cause = errno;
 		goto out_nolock;
 	}
-	if (ledger_store_load_held(db, l, NULL, err) < 0)
+	/* The kept ledger, current; the batch decides on a copy of it
+	 * (what it adds is its own), which the commit makes true and the
+	 * next batch reads back among the changes. */
+	if (ledger_current(L, fwd_clock_real(), err) < 0)
 		goto fail;
-	for (size_t f = 0; f < L->t->n_forwarders; f++)
-		if (L->last_used[f] != 0)
-			alloc_ledger_set_last_release(l, (uint32_t)f,
-						      L->last_used[f]);
+	if (!(l = alloc_ledger_overlay(L->ledger))) {
+		errprintf(err, "launcher: %s", strerror(errno));
+		goto fail;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct slot *s = &sl[i];
 

@@ -58,6 +58,15 @@ struct ctl_launcher;
  * launch after a quiet second reads them again.
  */
 #define CTL_HEALTH_TTL 1.0
+/*
+ * How long the ledger kept across batches serves before it is read whole
+ * again, in seconds.  Between two reads each batch reads only what
+ * changed since the last (ledger_store_load_changes(): the releases and
+ * the new rows), however many jobs hold forwarders; a change made to
+ * `allocations` other than through controller/ledger_store.c (by hand)
+ * is seen within this time.
+ */
+#define CTL_LEDGER_TTL 60.0
 
 /*
  * A launcher for policy p and topology t (both must outlive it; t may be
@@ -105,6 +114,8 @@ void ctl_launcher_on_commit(struct ctl_launcher *L,
 struct ctl_launcher_stats {
 	unsigned long long batches, jobs, decided, fell_back;
 	unsigned long long profile_hits, profile_reads, connects;
+	/* The ledger read whole (the other batches read its changes). */
+	unsigned long long ledger_loads;
 	/* Time in each phase, in ms, over all batches: the job rows and
 	 * profiles, the health, the transaction (lock to commit), the
 	 * decision files and audit lines. */

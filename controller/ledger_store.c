@@ -262,14 +262,28 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 	return rv;
 }
 
-int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
-			   size_t *skipped, fwd_error_t *err)
+/* The columns a ledger read returns: the loader's 0..10, then the row's
+ * id, and for a released row its release time and sequence number (NULL
+ * for a held one). */
+#define LEDGER_COLUMNS                                                     \
+	"job_id, forwarder, is_private, node_count, action, acquired_at, " \
+	"io_mode, mdops_rate, bandwidth_bps, iops, nodes, id"
+enum { COL_ID = 11, COL_RELEASED_AT, COL_RELEASED_SEQ };
+
+/*
+ * The rows st returns, in job order, into l: a held row joins its job's
+ * entry (one entry a job: all its held rows are written by one decision),
+ * a released one releases its job's entry (released rows come first).
+ * Rows naming a forwarder the topology lacks are counted in *skip.  mark
+ * (may be NULL) moves up to the largest id and release sequence read.
+ */
+static int read_ledger_rows(struct db_stmt *st, struct alloc_ledger *l,
+			    struct ledger_mark *mark, size_t *skip,
+			    fwd_error_t *err)
 {
 	const struct topology *t = alloc_ledger_topology(l);
 	struct pending pe;
-	struct db_stmt *st = NULL;
 	uint64_t cur = 0;
-	size_t skip = 0;
 	int rv = -1, r;
 
 	memset(&pe, 0, sizeof(pe));
@@ -280,19 +294,26 @@ int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
 		errprintf(err, "ledger: %s", strerror(errno));
 		goto out;
 	}
-	st = db_queryf(db, err,
-		       "SELECT job_id, forwarder, is_private, node_count, "
-		       "action, acquired_at, io_mode, mdops_rate, "
-		       "bandwidth_bps, iops, nodes FROM allocations "
-		       "WHERE released_at IS NULL ORDER BY job_id, id",
-		       "");
-	if (!st)
-		goto out;
 	while ((r = db_fetch(st, err)) > 0) {
-		uint64_t job = db_col_uint64(st, 0);
+		uint64_t job = db_col_uint64(st, 0),
+			 id = db_col_uint64(st, COL_ID);
 		long f = topo_forwarder_index(t, db_col_text(st, 1));
 		bool dup = false;
 
+		if (mark && !db_col_null(st, COL_RELEASED_SEQ)) {
+			uint64_t seq = db_col_uint64(st, COL_RELEASED_SEQ);
+			char job_id[24];
+
+			snprintf(job_id, sizeof(job_id), "%llu",
+				 (unsigned long long)job);
+			alloc_ledger_release(
+				l, job_id, db_col_double(st, COL_RELEASED_AT));
+			if (seq > mark->released_seq)
+				mark->released_seq = seq;
+			continue;
+		}
+		if (mark && id > mark->max_id)
+			mark->max_id = id;
 		if (job != cur) {
 			if (pending_flush(l, &pe, err) < 0)
 				goto out;
@@ -301,7 +322,7 @@ int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
 				 (unsigned long long)job);
 		}
 		if (f < 0) {
-			skip++;
+			(*skip)++;
 			continue;
 		}
 		for (size_t i = 0; i < pe.e.n_forwarders; i++)
@@ -327,6 +348,61 @@ int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
 	}
 	if (r < 0 || pending_flush(l, &pe, err) < 0)
 		goto out;
+	rv = 0;
+out:
+	free(pe.e.forwarders);
+	free(pe.e.private_fwd);
+	free(pe.nodes);
+	return rv;
+}
+
+int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
+			   size_t *skipped, fwd_error_t *err)
+{
+	return ledger_store_load_marked(db, l, NULL, skipped, err);
+}
+
+int ledger_store_load_marked(struct db *db, struct alloc_ledger *l,
+			     struct ledger_mark *mark, size_t *skipped,
+			     fwd_error_t *err)
+{
+	struct db_stmt *st;
+	size_t skip = 0;
+	int rv = -1;
+
+	/* The marks first: under READ COMMITTED a release committed
+	 * between the two reads is then read again by the next change
+	 * read (releasing twice is harmless), never missed.  New rows
+	 * need the decision lock, which the caller holds. */
+	if (mark) {
+		st = db_queryf(db, err,
+			       "SELECT (SELECT version FROM ledger_version "
+			       "WHERE id = 1), (SELECT MAX(id) FROM "
+			       "allocations)",
+			       "");
+		if (!st || db_fetch(st, err) <= 0) {
+			if (st && !err->text[0])
+				errprintf(err, "no row");
+			db_stmt_close(st);
+			goto out;
+		}
+		if (db_col_null(st, 0)) {
+			db_stmt_close(st);
+			errno = ENOENT;
+			errprintf(err, "the ledger_version row is missing (see "
+				       "db/SCHEMA.md)");
+			goto out;
+		}
+		mark->released_seq = db_col_uint64(st, 0);
+		mark->max_id = db_col_null(st, 1) ? 0 : db_col_uint64(st, 1);
+		db_stmt_close(st);
+	}
+	st = db_queryf(db, err,
+		       "SELECT " LEDGER_COLUMNS ", NULL, NULL FROM allocations "
+		       "WHERE released_at IS NULL ORDER BY job_id, id",
+		       "");
+	if (!st || read_ledger_rows(st, l, NULL, &skip, err) < 0)
+		goto out;
 	if (skipped)
 		*skipped = skip;
 	rv = 0;
@@ -334,9 +410,36 @@ out:
 	if (rv < 0)
 		errprefix(err, "loading the allocation ledger");
 	db_stmt_close(st);
-	free(pe.e.forwarders);
-	free(pe.e.private_fwd);
-	free(pe.nodes);
+	return rv;
+}
+
+int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
+			      struct ledger_mark *mark, size_t *skipped,
+			      fwd_error_t *err)
+{
+	struct db_stmt *st;
+	size_t skip = 0;
+	int rv = -1;
+
+	/* One statement, one snapshot (two index ranges merged): the
+	 * releases numbered after the mark (the numbers commit in order:
+	 * each releaser holds the ledger_version row from its increment to
+	 * its commit), then the held rows written since. */
+	st = db_queryf(db, err,
+		       "SELECT " LEDGER_COLUMNS ", released_at, released_seq "
+		       "FROM allocations WHERE released_seq > ? OR (id > ? "
+		       "AND released_at IS NULL) "
+		       "ORDER BY released_seq IS NULL, job_id, id",
+		       "uu", mark->released_seq, mark->max_id);
+	if (!st || read_ledger_rows(st, l, mark, &skip, err) < 0)
+		goto out;
+	if (skipped)
+		*skipped = skip;
+	rv = 0;
+out:
+	if (rv < 0)
+		errprefix(err, "reading the allocation ledger's changes");
+	db_stmt_close(st);
 	return rv;
 }
 
@@ -510,15 +613,17 @@ out:
 	return rv;
 }
 
-int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
-			 double now, uint64_t *released, fwd_error_t *err)
+/* One attempt of ledger_store_release(), in the caller's transaction. */
+static int release_rows(struct db *db, uint64_t job_num, const char *reason,
+			double now, int64_t *n, fwd_error_t *err)
 {
 	char **names = NULL;
 	size_t n_names = 0;
 	struct db_stmt *st;
-	int64_t n = 0;
+	int64_t seq;
 	int rv = -1;
 
+	*n = 0;
 	/* The forwarders of the rows about to be released, a shadow
 	 * decision's included: its job ran on them (least recent load
 	 * first). */
@@ -529,31 +634,73 @@ int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 		       "u", job_num);
 	if (!st || fetch_names(st, &names, &n_names, err) < 0)
 		goto out;
-	if (!n_names)
-		goto done;
+	if (!n_names) {
+		rv = 0;
+		goto out;
+	}
+	/* The release's number (ledger_store_load_changes()): the row stays
+	 * locked until the commit, so the numbers commit in order. */
+	st = db_prepare(db,
+			"UPDATE ledger_version SET version = "
+			"LAST_INSERT_ID(version + 1) WHERE id = 1",
+			err);
+	if (!st || db_exec(st, err) < 0) {
+		db_stmt_close(st);
+		goto out;
+	}
+	seq = db_affected(st) ? (int64_t)db_insert_id(st) : 0;
+	db_stmt_close(st);
+	if (!seq) {
+		errno = ENOENT;
+		errprintf(err, "the ledger_version row is missing (see "
+			       "db/SCHEMA.md)");
+		goto out;
+	}
 	/* Never before the row was acquired: a controller whose clock ran
 	 * ahead (another one of an HA pair, or this one before NTP caught
 	 * up) must not leave a negative holding time. */
-	n = db_execf(db, err,
-		     "UPDATE allocations SET released_at = GREATEST(?, "
-		     "acquired_at), release_reason = ? WHERE job_id = ? AND "
-		     "released_at IS NULL",
-		     "isu", (int64_t)now, reason, job_num);
-	if (n < 0)
+	*n = db_execf(db, err,
+		      "UPDATE allocations SET released_at = GREATEST(?, "
+		      "acquired_at), release_reason = ?, released_seq = ? "
+		      "WHERE job_id = ? AND released_at IS NULL",
+		      "isiu", (int64_t)now, reason, seq, job_num);
+	if (*n < 0)
 		goto out;
-	if (n > 0 && inventory_touch_forwarders(db, (const char *const *)names,
-						n_names, now, err) < 0)
+	if (*n > 0 && inventory_touch_forwarders(db, (const char *const *)names,
+						 n_names, now, err) < 0)
 		goto out;
-done:
-	if (released)
-		*released = (uint64_t)n;
 	rv = 0;
 out:
-	if (rv < 0)
-		errprefix(err, "releasing the allocation of job %llu",
-			  (unsigned long long)job_num);
 	ledger_store_names_free(names, n_names);
 	return rv;
+}
+
+int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
+			 double now, uint64_t *released, fwd_error_t *err)
+{
+	/* In the caller's transaction, or in one of its own: the rows,
+	 * their number and the forwarders' last use commit together. */
+	bool own = !db_in_txn(db);
+	unsigned int attempt = 1;
+	int64_t n = 0;
+
+	for (;;) {
+		if (own && db_begin(db, err) < 0)
+			break;
+		if (release_rows(db, job_num, reason, now, &n, err) == 0 &&
+		    (!own || db_commit(db, err) == 0)) {
+			if (released)
+				*released = (uint64_t)n;
+			return 0;
+		}
+		/* Another releaser's conflict (a cluster): again. */
+		if (!own || !ledger_store_tx_retry(db, errno, &attempt, err))
+			break;
+	}
+	if (own)
+		db_rollback(db);
+	return errprefix(err, "releasing the allocation of job %llu",
+			 (unsigned long long)job_num);
 }
 
 void ledger_store_names_free(char **names, size_t n)

@@ -574,6 +574,26 @@ static const char *const v14_stmts[] = {
 	" DROP INDEX IF EXISTS health_history_lasted",
 };
 
+/*
+ * ledger_version (controller/ledger_store.c): one row; every release
+ * increments it, holding it until its commit, and stamps the number on
+ * the rows it releases (allocations.released_seq), so that a ledger kept
+ * in memory reads only the releases numbered after the last it read.
+ */
+static const char *const v15_stmts[] = {
+	"CREATE TABLE IF NOT EXISTS ledger_version ("
+	" id TINYINT UNSIGNED NOT NULL,"
+	" version BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (id)"
+	")" TABLE_OPTS,
+
+	"INSERT IGNORE INTO ledger_version (id) VALUES (1)",
+
+	"ALTER TABLE allocations"
+	" ADD COLUMN IF NOT EXISTS released_seq BIGINT UNSIGNED NULL,"
+	" ADD INDEX IF NOT EXISTS allocations_released_seq (released_seq)",
+};
+
 static const struct schema_migration migrations[] = {
 	{ 1, "initial schema", v1_stmts, N_ELEM(v1_stmts) },
 	{ 2, "node_allocations view for the node account",
@@ -606,6 +626,9 @@ static const struct schema_migration migrations[] = {
 	{ 14, "duration classes: allocations.held_class,"
 	  " health_history.lasted_class and their (class, start) indexes",
 	  v14_stmts, N_ELEM(v14_stmts) },
+	{ 15, "ledger_version; allocations.released_seq: the ledger's"
+	  " changes since a mark",
+	  v15_stmts, N_ELEM(v15_stmts) },
 };
 /* clang-format on */
 

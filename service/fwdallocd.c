@@ -568,15 +568,15 @@ static void handle_status(struct service *sv, int fd)
 		" 0 A\n"
 		"batches %llu\njobs %llu\ndecided %llu\nfell_back %llu\n"
 		"profile_hits %llu\nprofile_reads %llu\nconnects %llu\n"
-		"epilogs %llu\nrefused %llu\n"
+		"ledger_loads %llu\nepilogs %llu\nrefused %llu\n"
 		"decide_ms %.1f\ndecide_ms_max %.1f\n"
 		"rows_ms %.1f\nhealth_ms %.1f\ntx_ms %.1f\npublish_ms %.1f\n"
 		"reports %llu\nreports_refused %llu\n"
 		"node_releases %llu\nnode_refused %llu\n",
 		s.batches, s.jobs, s.decided, s.fell_back, s.profile_hits,
-		s.profile_reads, s.connects, epilogs, refused, dms, dmax,
-		s.ms_rows, s.ms_health, s.ms_tx, s.ms_publish, reports,
-		reports_refused, nodes, nodes_refused);
+		s.profile_reads, s.connects, s.ledger_loads, epilogs, refused,
+		dms, dmax, s.ms_rows, s.ms_health, s.ms_tx, s.ms_publish,
+		reports, reports_refused, nodes, nodes_refused);
 	if (n > 0)
 		answer(fd, buf, (size_t)n);
 }
@@ -1687,7 +1687,9 @@ static void usage(FILE *f)
 "                 AuthInfo=socket=).\n"
 "  --status       ask the running service for its counters and print\n"
 "                 them (batches, jobs, decided, fell_back, profile_hits,\n"
-"                 profile_reads, connects, epilogs, refused, and\n"
+"                 profile_reads, connects; ledger_loads: the ledger\n"
+"                 read whole, where other batches read what changed;\n"
+"                 epilogs, refused, and\n"
 "                 decide_ms, decide_ms_max: the time spent deciding\n"
 "                 batches in all and the longest batch, in ms; rows_ms,\n"
 "                 health_ms, tx_ms, publish_ms: that time by phase, the\n"

@@ -251,7 +251,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/pkg_scripts.sh \
 	tests/integration/ctl_truth.sh tests/integration/ctl_breaker.sh \
 	tests/integration/ctl_pool.sh tests/integration/slurm_pool.sh \
-	tests/integration/ledger_lru.sh \
+	tests/integration/ledger_lru.sh tests/integration/ctl_ledger_kept.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
 	tests/integration/ctl_requeue.sh tests/integration/ctl_service.sh \

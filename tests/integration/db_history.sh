@@ -130,6 +130,28 @@ check_eq "epilog exits 0" 0 "$rc"
 "$fwdctl" --policy "$policy" reconcile --dry-run >/dev/null 2>&1 # no Slurm here
 "$fwdctl" --policy "$policy" health scan >"$d/scan.out" 2>&1
 check_eq "health scan exits 0" 0 "$?"
+# The controller service: its first batch reads the ledger whole, the
+# next ones what changed since (the epilog's release among it).
+"$top_builddir/fwdallocd" --policy "$policy" --socket "$d/svc.sock" \
+	</dev/null >"$d/fwdallocd.log" 2>&1 &
+svc=$!
+for i in $(seq 1 100); do
+	[ -S "$d/svc.sock" ] && break
+	sleep 0.1
+done
+for j in 3000002 3000003 3000004; do
+	env SLURM_JOB_ID=$j SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
+		SLURM_JOB_USER=alice SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+		"$top_builddir/cli/prolog-slurmctld" "$d/svc.sock" 5000 \
+		"$fwdctl" --policy "$policy" prolog >"$d/svc-hook.out" 2>&1
+	[ $j = 3000003 ] && hook epilog 3000002 'c[1-4]'
+done
+check_eq "the service decided its three jobs" "3 1" \
+	"$("$top_builddir/fwdallocd" --status --socket "$d/svc.sock" |
+		awk '$1 == "decided" { d = $2 } $1 == "ledger_loads" { l = $2 }
+		END { print d, l }')"
+kill "$svc"
+wait "$svc" 2>/dev/null
 q "SET GLOBAL general_log = 0"
 
 # The statements fwdalloc's accounts sent (prepared ones are logged with
@@ -162,6 +184,9 @@ check_match "the health scan's rollup read is among them" \
 	'FROM rollups_minute WHERE kind' "$(cat "$d/stmts")"
 check_match "the epilog's release is among them" \
 	'^UPDATE allocations SET released_at' "$(cat "$d/stmts")"
+check_match "the service's read of the ledger's changes is among them" \
+	'FROM allocations WHERE released_seq > [0-9]+ OR \(id > [0-9]+ AND released_at IS NULL\)' \
+	"$(cat "$d/stmts")"
 : >"$d/scans"
 while IFS= read -r s; do
 	printf 'EXPLAIN %s\n' "$s" |

@@ -47,13 +47,15 @@ fw db status --json
 check_match "--json is accepted after the subcommand" '"schema_version": '"$latest" "$out"
 
 tables=$(q "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'fwdalloc' AND table_type = 'BASE TABLE'")
-check_eq "23 tables exist (16 + schema_version + decision_lock + health_lock + ingest_horizon, ingest_lock, ingest_arrivals, history_examined)" 23 "$tables"
+check_eq "24 tables exist (16 + schema_version + decision_lock + health_lock + ingest_horizon, ingest_lock, ingest_arrivals, history_examined + ledger_version)" 24 "$tables"
 check_eq "one view, run with its definer's rights" "node_allocations	DEFINER	fwdalloc@%" \
 	"$(q "SELECT table_name, security_type, definer FROM information_schema.views WHERE table_schema = 'fwdalloc'")"
 check_eq "one procedure, run with its definer's rights" "node_allocations_for	PROCEDURE	DEFINER	fwdalloc@%" \
 	"$(q "SELECT routine_name, routine_type, security_type, definer FROM information_schema.routines WHERE routine_schema = 'fwdalloc'")"
 check_eq "the decision lock has its one row" 1 "$(q 'SELECT id FROM decision_lock')"
 check_eq "the health lock has its one row" 1 "$(q 'SELECT id FROM health_lock')"
+check_eq "the ledger's release number has its one row, at 0" "1	0" \
+	"$(q 'SELECT id, version FROM ledger_version')"
 
 # The node account runs node_allocations_for and reads no table or view:
 # it can hold no row lock.

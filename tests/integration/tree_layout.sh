@@ -35,6 +35,7 @@ history_examined controller
 jobs controller
 allocations controller
 decision_lock controller
+ledger_version controller
 audit controller
 job_io profiler
 profiles profiler
