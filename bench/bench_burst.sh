@@ -29,6 +29,15 @@
 #      service and its prolog hook, no EpilogSlurmctld; each job's first
 #      node sends its release to the service; no --io-upgrade
 #   U  the same, every job --io-upgrade
+#   W  U on a busy machine: FWDALLOC_BURST_HELD (default 2,000) other
+#      jobs hold forwarders (shared rows of the ledger, seeded before the
+#      bursts, never released), as running jobs do; the service reads
+#      that ledger whole once and then only what changed
+#   O  N with the policy's access.mode off: the service answers each
+#      prolog at once, deciding nothing and reading no database: the
+#      least a hook that asks the service can cost on this machine
+#      under the same burst (PrologSlurmctld figures print their ratio
+#      to it too)
 #
 # Per configuration and size it prints the wall time (the first sbatch to
 # the last job's end, slurmctld's "_job_complete ... done"), jobs/s,
@@ -50,7 +59,7 @@
 #             execs the command and appends its time (fork to waitpid) to
 #             a file; the timer's own exec by slurmctld is outside it.
 #             The reference is D's /bin/true prolog through the same timer
-#   drain     B, C, F, G, N, U: the time from the last job's end until the release
+#   drain     B, C, F, G, N, U, W, O: the time from the last job's end until the release
 #             queue (controller/release_queue.h) is empty
 # A burst still running after the cap (FWDALLOC_BURST_CAP; by default
 # 300 s or 0.5 s a job, whichever is more) is cancelled and reported
@@ -76,7 +85,8 @@
 #   FWDALLOC_BURST_CAP       seconds before a burst is cut (default 300,
 #                            or N/2 for a burst of N > 600 jobs)
 #   FWDALLOC_BURST_CONFIGS   which configurations (default
-#                            "A H B C N U F G D E")
+#                            "A H B C N U W O F G D E")
+#   FWDALLOC_BURST_HELD      W's jobs holding forwarders (default 2000)
 #   FWDALLOC_BURST_PORT_BASE first cluster's port base (default 19000;
 #                            the next ones +20 each)
 #   FWDALLOC_BURST_KEEP=1    keep the clusters' directory (logs) at the end
@@ -90,7 +100,8 @@ top_builddir=${top_builddir:-@abs_top_builddir@}
 sizes=${FWDALLOC_BURST_SIZES-200 1000}
 rounds=${FWDALLOC_BURST_ROUNDS:-1}
 cap_set=${FWDALLOC_BURST_CAP:-}
-configs=${FWDALLOC_BURST_CONFIGS:-A H B C N U F G D E}
+configs=${FWDALLOC_BURST_CONFIGS:-A H B C N U W O F G D E}
+held=${FWDALLOC_BURST_HELD:-2000}
 port_base=${FWDALLOC_BURST_PORT_BASE:-19000}
 stall_gap=20
 unmeasured=0
@@ -123,6 +134,8 @@ label() {
 	H) echo "true prolog + true epilog, no fwdalloc" ;;
 	N) echo "fwdalloc, releases from the nodes (no --io-upgrade)" ;;
 	U) echo "fwdalloc, releases from the nodes (--io-upgrade)" ;;
+	W) echo "fwdalloc, releases from the nodes (--io-upgrade), $held jobs holding forwarders" ;;
+	O) echo "fwdallocd answering at once (access.mode off)" ;;
 	esac
 }
 
@@ -187,7 +200,7 @@ start_cluster() {
 				--socket "$m/fwdallocd.sock" \
 				"$top_builddir/fwdctl" --policy "$m/policy.yaml" epilog --queue
 			;;
-		N | U)
+		N | U | W | O)
 			export FWDALLOC_MC_SERVICE=1 \
 				FWDALLOC_MC_NODE_RELEASE=$(($2 + 9))
 			hook "$k" prolog "$top_builddir/cli/prolog-slurmctld" \
@@ -208,6 +221,21 @@ start_cluster() {
 			exit 1
 		}
 	) || return 1
+	if [ "$k" = O ]; then
+		sed -i 's/^  mode: .*/  mode: off/' "$m/policy.yaml" &&
+			kill -HUP "$(cat "$m/fwdallocd.pid")" ||
+			{ echo "burst: O: cannot turn the policy off" >&2; return 1; }
+	fi
+	if [ "$k" = W ] && [ "$held" -gt 0 ]; then
+		# Jobs Slurm does not know (ids past its own), holding the
+		# service forwarders shared, as default mappings do.
+		"$top_srcdir/scripts/testdb" sql "$m/db" -N fwdalloc -e "
+		INSERT INTO allocations (job_id, forwarder, nodes, node_count,
+		action, acquired_at) SELECT 90000000 + seq,
+		IF(seq % 2, 'fwd1', 'fwd2'), IF(seq % 2, 'c1', 'c5'), 1,
+		'default', UNIX_TIMESTAMP() FROM seq_1_to_$held" ||
+			{ echo "burst: W: cannot seed the ledger" >&2; return 1; }
+	fi
 	started="$started $k"
 	: >>"$d/hooks/times.log"
 }
@@ -236,7 +264,7 @@ burst() {
 	local res=$T/res/$k.$n cap
 	cap=$(cap_of "$n")
 	export SLURM_CONF=$m/slurm.conf
-	case $k in C | G | U) opt=--io-upgrade ;; esac
+	case $k in C | G | U | W) opt=--io-upgrade ;; esac
 	wait_empty 60 || echo "burst: $k: jobs of an earlier burst still there" >&2
 	off_ctld=$(size_of "$m/log/slurmctld.log")
 	off_hook=$(size_of "$d/hooks/times.log")
@@ -274,7 +302,7 @@ burst() {
 		sed -n 's/.*SubmitTime=\([^ ]*\) EligibleTime=\([^ ]*\) .*/\1 \2/p' \
 			>"$T/elig"
 	# The release queue behind the epilog (B, C): until it is empty.
-	if case $k in B | C | F | G | N | U) true ;; *) false ;; esac; then
+	if case $k in B | C | F | G | N | U | W | O) true ;; *) false ;; esac; then
 		i=0
 		while [ -n "$(queue_left "$m/release-queue")" ] && [ "$i" -lt 1200 ]; do
 			sleep 0.1
@@ -382,7 +410,7 @@ burst() {
 # U), if any.
 svc_status() {
 	case $1 in
-	B | C | N | U) timeout 10 "$top_builddir/fwdallocd" --status \
+	B | C | N | U | W | O) timeout 10 "$top_builddir/fwdallocd" --status \
 		--socket "$T/$1/mc/fwdallocd.sock" 2>/dev/null ;;
 	esac
 }
@@ -468,7 +496,7 @@ for k in $configs; do
 	# Warm-up: one job per node, so caches and connections are made.
 	(
 		export SLURM_CONF=$T/$k/mc/slurm.conf
-		cd "$T" && sbatch -Q $(case $k in C | U) echo --io-upgrade ;; esac) \
+		cd "$T" && sbatch -Q $(case $k in C | U | W) echo --io-upgrade ;; esac) \
 			--array=0-7 -N1 -o /dev/null --wrap true >/dev/null &&
 			wait_empty 120
 	) || echo "burst: $k: warm-up did not finish within 120 s" >&2
@@ -564,6 +592,16 @@ for n in $sizes; do
 			figure "$what: PrologSlurmctld p99" \
 				"$(pct "$T/res/$k.$n.prolog" 99)" ms "$ref" \
 				"/bin/true through the same timer"
+			if [ "$k" != O ] && [ -s "$T/res/O.$n.prolog" ]; then
+				figure "$what: PrologSlurmctld p50" \
+					"$(pct "$T/res/$k.$n.prolog" 50)" ms \
+					"$(pct "$T/res/O.$n.prolog" 50)" \
+					"the service answering at once"
+				figure "$what: PrologSlurmctld p99" \
+					"$(pct "$T/res/$k.$n.prolog" 99)" ms \
+					"$(pct "$T/res/O.$n.prolog" 99)" \
+					"the service answering at once"
+			fi
 			if [ -s "$T/res/$k.$n.epilog" ]; then
 				[ "$k" = "$hk_ref" ] && ref=0 || ref=$d_pro50
 				figure "$what: EpilogSlurmctld p50" \
@@ -575,7 +613,7 @@ for n in $sizes; do
 					"/bin/true through the same timer"
 			fi
 		fi
-		if case $k in B | C | F | G | N | U) true ;; *) false ;; esac; then
+		if case $k in B | C | F | G | N | U | W | O) true ;; *) false ;; esac; then
 			[ "$drain" = -1.000 ] ||
 				figure "$what: releases done after the last job" \
 					"$drain" s 0 ""
