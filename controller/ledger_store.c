@@ -362,85 +362,89 @@ int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
 	return ledger_store_load_marked(db, l, NULL, skipped, err);
 }
 
+/* The rows st (executed, or NULL after an error) returns, into l; st is
+ * closed.  0, or -1 with err prefixed by what. */
+static int read_ledger(struct db_stmt *st, struct alloc_ledger *l,
+		       struct ledger_mark *mark, size_t *skipped,
+		       const char *what, fwd_error_t *err)
+{
+	size_t skip = 0;
+	int rv = -1;
+
+	if (st && read_ledger_rows(st, l, mark, &skip, err) == 0) {
+		if (skipped)
+			*skipped = skip;
+		rv = 0;
+	}
+	db_stmt_close(st);
+	if (rv < 0)
+		errprefix(err, "%s", what);
+	return rv;
+}
+
+/* Where the ledger stands now, into *mark.  0, or -1 with errno and err. */
+static int read_mark(struct db *db, struct ledger_mark *mark, fwd_error_t *err)
+{
+	struct db_stmt *st;
+	int r, rv = -1;
+
+	st = db_queryf(db, err,
+		       "SELECT (SELECT version FROM ledger_version WHERE id = "
+		       "1), (SELECT MAX(id) FROM allocations)",
+		       "");
+	if (!st || (r = db_fetch(st, err)) < 0)
+		goto out;
+	if (r == 0 || db_col_null(st, 0)) {
+		errno = ENOENT;
+		errprintf(err, "the ledger_version row is missing (see "
+			       "db/SCHEMA.md)");
+		goto out;
+	}
+	mark->released_seq = db_col_uint64(st, 0);
+	mark->max_id = db_col_null(st, 1) ? 0 : db_col_uint64(st, 1);
+	rv = 0;
+out:
+	db_stmt_close(st);
+	return rv;
+}
+
 int ledger_store_load_marked(struct db *db, struct alloc_ledger *l,
 			     struct ledger_mark *mark, size_t *skipped,
 			     fwd_error_t *err)
 {
-	struct db_stmt *st;
-	size_t skip = 0;
-	int rv = -1;
-
-	/* The marks first: under READ COMMITTED a release committed
+	/* The mark first: under READ COMMITTED a release committed
 	 * between the two reads is then read again by the next change
 	 * read (releasing twice is harmless), never missed.  New rows
 	 * need the decision lock, which the caller holds. */
-	if (mark) {
-		st = db_queryf(db, err,
-			       "SELECT (SELECT version FROM ledger_version "
-			       "WHERE id = 1), (SELECT MAX(id) FROM "
-			       "allocations)",
-			       "");
-		if (!st || db_fetch(st, err) <= 0) {
-			if (st && !err->text[0])
-				errprintf(err, "no row");
-			db_stmt_close(st);
-			goto out;
-		}
-		if (db_col_null(st, 0)) {
-			db_stmt_close(st);
-			errno = ENOENT;
-			errprintf(err, "the ledger_version row is missing (see "
-				       "db/SCHEMA.md)");
-			goto out;
-		}
-		mark->released_seq = db_col_uint64(st, 0);
-		mark->max_id = db_col_null(st, 1) ? 0 : db_col_uint64(st, 1);
-		db_stmt_close(st);
-	}
-	st = db_queryf(db, err,
-		       "SELECT " LEDGER_COLUMNS ", NULL, NULL FROM allocations "
-		       "WHERE released_at IS NULL ORDER BY job_id, id",
-		       "");
-	if (!st || read_ledger_rows(st, l, NULL, &skip, err) < 0)
-		goto out;
-	if (skipped)
-		*skipped = skip;
-	rv = 0;
-out:
-	if (rv < 0)
-		errprefix(err, "loading the allocation ledger");
-	db_stmt_close(st);
-	return rv;
+	if (mark && read_mark(db, mark, err) < 0)
+		return errprefix(err, "loading the allocation ledger");
+	return read_ledger(db_queryf(db, err,
+				     "SELECT " LEDGER_COLUMNS
+				     ", NULL, NULL FROM allocations WHERE "
+				     "released_at IS NULL ORDER BY job_id, id",
+				     ""),
+			   l, NULL, skipped, "loading the allocation ledger",
+			   err);
 }
 
 int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
 			      struct ledger_mark *mark, size_t *skipped,
 			      fwd_error_t *err)
 {
-	struct db_stmt *st;
-	size_t skip = 0;
-	int rv = -1;
-
 	/* One statement, one snapshot (two index ranges merged): the
 	 * releases numbered after the mark (the numbers commit in order:
 	 * each releaser holds the ledger_version row from its increment to
 	 * its commit), then the held rows written since. */
-	st = db_queryf(db, err,
-		       "SELECT " LEDGER_COLUMNS ", released_at, released_seq "
-		       "FROM allocations WHERE released_seq > ? OR (id > ? "
-		       "AND released_at IS NULL) "
-		       "ORDER BY released_seq IS NULL, job_id, id",
-		       "uu", mark->released_seq, mark->max_id);
-	if (!st || read_ledger_rows(st, l, mark, &skip, err) < 0)
-		goto out;
-	if (skipped)
-		*skipped = skip;
-	rv = 0;
-out:
-	if (rv < 0)
-		errprefix(err, "reading the allocation ledger's changes");
-	db_stmt_close(st);
-	return rv;
+	return read_ledger(
+		db_queryf(db, err,
+			  "SELECT " LEDGER_COLUMNS
+			  ", released_at, released_seq "
+			  "FROM allocations WHERE released_seq > ? OR (id > ? "
+			  "AND released_at IS NULL) "
+			  "ORDER BY released_seq IS NULL, job_id, id",
+			  "uu", mark->released_seq, mark->max_id),
+		l, mark, skipped, "reading the allocation ledger's changes",
+		err);
 }
 
 /*
