@@ -60,8 +60,6 @@ struct ctl_launcher {
 	struct ledger_mark mark;
 	double ledger_at;
 	struct ctl_launcher_stats st;
-	ctl_launcher_committed_fn *committed;
-	void *committed_arg;
 };
 
 /* One job of the batch being decided. */
@@ -116,13 +114,6 @@ void ctl_launcher_destroy(struct ctl_launcher *L)
 	free(L->ho);
 	free(L->last_used);
 	free(L);
-}
-
-void ctl_launcher_on_commit(struct ctl_launcher *L,
-			    ctl_launcher_committed_fn *fn, void *arg)
-{
-	L->committed = fn;
-	L->committed_arg = arg;
 }
 
 void ctl_launcher_stats(const struct ctl_launcher *L,
@@ -639,12 +630,6 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			goto db_error_cause;
 	}
 	L->st.ms_tx += lap(&t);
-	for (size_t i = 0; i < n; i++)
-		if (sl[i].live) {
-			sl[i].out->fallback = false;
-			if (L->committed)
-				L->committed(L->committed_arg, i, sl[i].out);
-		}
 	/* The decision files: all written, then all synced and renamed
 	 * (one journal commit for the batch, not one a job).  Without its
 	 * file a job's node prologs read the database. */
@@ -674,6 +659,7 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			s->out->lost_record = json_dumps(
 				s->rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		}
+		s->out->fallback = false;
 		s->live = false;
 		L->st.decided++;
 	}

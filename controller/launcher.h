@@ -97,19 +97,6 @@ struct ctl_launch {
 void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			  size_t n, struct ctl_outcome *outs);
 
-/*
- * Called for each job of a batch once its decision is committed, before
- * the decision files and the audit file lines are written (the caller
- * answers the job's hook there and then: its job starts while the files
- * are written, and a node prolog that comes first reads the database).
- * outs[i] is final but for the notes that writing the files may add
- * after (ctl_launcher_prologs() still returns them).  NULL: none.
- */
-typedef void ctl_launcher_committed_fn(void *arg, size_t i,
-				       const struct ctl_outcome *out);
-void ctl_launcher_on_commit(struct ctl_launcher *L,
-			    ctl_launcher_committed_fn *fn, void *arg);
-
 /* Counters since creation, for the service's log and metrics. */
 struct ctl_launcher_stats {
 	unsigned long long batches, jobs, decided, fell_back;

@@ -300,16 +300,18 @@ static int read_ledger_rows(struct db_stmt *st, struct alloc_ledger *l,
 		long f = topo_forwarder_index(t, db_col_text(st, 1));
 		bool dup = false;
 
-		if (mark && !db_col_null(st, COL_RELEASED_SEQ)) {
-			uint64_t seq = db_col_uint64(st, COL_RELEASED_SEQ);
+		if (mark && !db_col_null(st, COL_RELEASED_AT)) {
 			char job_id[24];
 
 			snprintf(job_id, sizeof(job_id), "%llu",
 				 (unsigned long long)job);
 			alloc_ledger_release(
 				l, job_id, db_col_double(st, COL_RELEASED_AT));
-			if (seq > mark->released_seq)
-				mark->released_seq = seq;
+			if (!db_col_null(st, COL_RELEASED_SEQ) &&
+			    db_col_uint64(st, COL_RELEASED_SEQ) >
+				    mark->released_seq)
+				mark->released_seq =
+					db_col_uint64(st, COL_RELEASED_SEQ);
 			continue;
 		}
 		if (mark && id > mark->max_id)
@@ -431,18 +433,21 @@ int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
 			      struct ledger_mark *mark, size_t *skipped,
 			      fwd_error_t *err)
 {
-	/* One statement, one snapshot (two index ranges merged): the
+	/* One statement, one snapshot (three index ranges merged): the
 	 * releases numbered after the mark (the numbers commit in order:
-	 * each releaser holds the ledger_version row from its increment to
-	 * its commit), then the held rows written since. */
+	 * stamp_releases()), the recent ones not numbered yet (read again
+	 * until they are), then the held rows written since. */
 	return read_ledger(
 		db_queryf(db, err,
 			  "SELECT " LEDGER_COLUMNS
 			  ", released_at, released_seq "
-			  "FROM allocations WHERE released_seq > ? OR (id > ? "
-			  "AND released_at IS NULL) "
-			  "ORDER BY released_seq IS NULL, job_id, id",
-			  "uu", mark->released_seq, mark->max_id),
+			  "FROM allocations WHERE released_seq > ? OR "
+			  "(released_seq IS NULL AND released_at >= ?) OR "
+			  "(id > ? AND released_at IS NULL) "
+			  "ORDER BY released_at IS NULL, job_id, id",
+			  "uiu", mark->released_seq,
+			  (int64_t)fwd_clock_real() - LEDGER_STAMP_WINDOW,
+			  mark->max_id),
 		l, mark, skipped, "reading the allocation ledger's changes",
 		err);
 }
@@ -617,17 +622,60 @@ out:
 	return rv;
 }
 
-/* One attempt of ledger_store_release(), in the caller's transaction. */
-static int release_rows(struct db *db, uint64_t job_num, const char *reason,
-			double now, int64_t *n, fwd_error_t *err)
+/*
+ * Number the releases committed within the last LEDGER_STAMP_WINDOW
+ * seconds that have no number yet (released_seq NULL), with the next
+ * number of the ledger_version row, in one short transaction that holds
+ * the row to its commit: the numbers commit in order.  Best effort: when
+ * another release holds the row (it numbers this one too, or the next
+ * does), or anything fails, the rows stay unnumbered, and a kept ledger
+ * reads them among the unnumbered releases (ledger_store_load_changes()).
+ * Read committed: rows other releases are changing are neither waited
+ * for nor gap-locked.
+ */
+static void stamp_releases(struct db *db, double now)
+{
+	struct db_stmt *st;
+	fwd_error_t err;
+	int64_t seq;
+
+	if (db_execf(db, &err, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		     "") < 0 ||
+	    db_begin_locked(db,
+			    "SELECT version FROM ledger_version WHERE id = 1 "
+			    "FOR UPDATE",
+			    "ledger_version row", 0, &err) < 0)
+		return;
+	st = db_prepare(db,
+			"UPDATE ledger_version SET version = "
+			"LAST_INSERT_ID(version + 1) WHERE id = 1",
+			&err);
+	if (!st || db_exec(st, &err) < 0) {
+		db_stmt_close(st);
+		goto fail;
+	}
+	seq = (int64_t)db_insert_id(st);
+	db_stmt_close(st);
+	if (db_execf(db, &err,
+		     "UPDATE allocations SET released_seq = ? WHERE "
+		     "released_seq IS NULL AND released_at >= ?",
+		     "ii", seq, (int64_t)now - LEDGER_STAMP_WINDOW) < 0 ||
+	    db_commit(db, &err) < 0)
+		goto fail;
+	return;
+fail:
+	db_rollback(db);
+}
+
+int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
+			 double now, uint64_t *released, fwd_error_t *err)
 {
 	char **names = NULL;
 	size_t n_names = 0;
 	struct db_stmt *st;
-	int64_t seq;
+	int64_t n = 0;
 	int rv = -1;
 
-	*n = 0;
 	/* The forwarders of the rows about to be released, a shadow
 	 * decision's included: its job ran on them (least recent load
 	 * first). */
@@ -638,73 +686,35 @@ static int release_rows(struct db *db, uint64_t job_num, const char *reason,
 		       "u", job_num);
 	if (!st || fetch_names(st, &names, &n_names, err) < 0)
 		goto out;
-	if (!n_names) {
-		rv = 0;
-		goto out;
-	}
-	/* The release's number (ledger_store_load_changes()): the row stays
-	 * locked until the commit, so the numbers commit in order. */
-	st = db_prepare(db,
-			"UPDATE ledger_version SET version = "
-			"LAST_INSERT_ID(version + 1) WHERE id = 1",
-			err);
-	if (!st || db_exec(st, err) < 0) {
-		db_stmt_close(st);
-		goto out;
-	}
-	seq = db_affected(st) ? (int64_t)db_insert_id(st) : 0;
-	db_stmt_close(st);
-	if (!seq) {
-		errno = ENOENT;
-		errprintf(err, "the ledger_version row is missing (see "
-			       "db/SCHEMA.md)");
-		goto out;
-	}
+	if (!n_names)
+		goto done;
 	/* Never before the row was acquired: a controller whose clock ran
 	 * ahead (another one of an HA pair, or this one before NTP caught
 	 * up) must not leave a negative holding time. */
-	*n = db_execf(db, err,
-		      "UPDATE allocations SET released_at = GREATEST(?, "
-		      "acquired_at), release_reason = ?, released_seq = ? "
-		      "WHERE job_id = ? AND released_at IS NULL",
-		      "isiu", (int64_t)now, reason, seq, job_num);
-	if (*n < 0)
+	n = db_execf(db, err,
+		     "UPDATE allocations SET released_at = GREATEST(?, "
+		     "acquired_at), release_reason = ? WHERE job_id = ? AND "
+		     "released_at IS NULL",
+		     "isu", (int64_t)now, reason, job_num);
+	if (n < 0)
 		goto out;
-	if (*n > 0 && inventory_touch_forwarders(db, (const char *const *)names,
-						 n_names, now, err) < 0)
+	if (n > 0 && inventory_touch_forwarders(db, (const char *const *)names,
+						n_names, now, err) < 0)
 		goto out;
+	/* Numbered once committed; in the caller's transaction, by the
+	 * next release that numbers. */
+	if (n > 0 && !db_in_txn(db))
+		stamp_releases(db, now);
+done:
+	if (released)
+		*released = (uint64_t)n;
 	rv = 0;
 out:
+	if (rv < 0)
+		errprefix(err, "releasing the allocation of job %llu",
+			  (unsigned long long)job_num);
 	ledger_store_names_free(names, n_names);
 	return rv;
-}
-
-int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
-			 double now, uint64_t *released, fwd_error_t *err)
-{
-	/* In the caller's transaction, or in one of its own: the rows,
-	 * their number and the forwarders' last use commit together. */
-	bool own = !db_in_txn(db);
-	unsigned int attempt = 1;
-	int64_t n = 0;
-
-	for (;;) {
-		if (own && db_begin(db, err) < 0)
-			break;
-		if (release_rows(db, job_num, reason, now, &n, err) == 0 &&
-		    (!own || db_commit(db, err) == 0)) {
-			if (released)
-				*released = (uint64_t)n;
-			return 0;
-		}
-		/* Another releaser's conflict (a cluster): again. */
-		if (!own || !ledger_store_tx_retry(db, errno, &attempt, err))
-			break;
-	}
-	if (own)
-		db_rollback(db);
-	return errprefix(err, "releasing the allocation of job %llu",
-			 (unsigned long long)job_num);
 }
 
 void ledger_store_names_free(char **names, size_t n)

@@ -156,22 +156,26 @@ int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
 
 /*
  * A ledger kept in memory across decisions (the controller service's),
- * brought up to date by reading only what changed.  Every release takes
- * the next number of the `ledger_version` row and stamps it on the rows
- * it releases (`released_seq`), holding the row until it commits, so the
- * numbers commit in order; new rows are written under the decision lock.
- * A mark is where a ledger stands: the largest release number and the
- * largest allocation id it has read.
+ * brought up to date by reading only what changed.  After a release
+ * commits, the releases of the last LEDGER_STAMP_WINDOW seconds not
+ * numbered yet take the next number of the `ledger_version` row
+ * (`released_seq`), in a transaction holding the row to its commit, so
+ * the numbers commit in order; a release that finds the row held leaves
+ * the numbering to the next.  New rows are written under the decision
+ * lock.  A mark is where a ledger stands: the largest release number and
+ * the largest allocation id it has read.
  *
  * ledger_store_load_marked(): as ledger_store_load_held(), and *mark
  * where that ledger stands.  ledger_store_load_changes(): the releases
- * numbered after mark->released_seq leave l, the held rows after
- * mark->max_id join it, and *mark moves on; one statement, whatever the
- * number of jobs held.  Both with the decision lock held (no new row can
- * commit meanwhile).  0, or -1 with errno and err: a job among the new
- * rows that l holds already (EEXIST, l is then half changed: load it
- * afresh), a missing ledger_version row (ENOENT).
+ * numbered after mark->released_seq and the recent ones not numbered yet
+ * leave l, the held rows after mark->max_id join it, and *mark moves on;
+ * one statement, whatever the number of jobs held.  Both with the
+ * decision lock held (no new row can commit meanwhile).  0, or -1 with
+ * errno and err: a job among the new rows that l holds already (EEXIST,
+ * l is then half changed: load it afresh), a missing ledger_version row
+ * (ENOENT, ledger_store_load_marked()).
  */
+#define LEDGER_STAMP_WINDOW 3600
 struct ledger_mark {
 	uint64_t released_seq;
 	uint64_t max_id;

@@ -575,10 +575,11 @@ static const char *const v14_stmts[] = {
 };
 
 /*
- * ledger_version (controller/ledger_store.c): one row; every release
- * increments it, holding it until its commit, and stamps the number on
- * the rows it releases (allocations.released_seq), so that a ledger kept
- * in memory reads only the releases numbered after the last it read.
+ * ledger_version (controller/ledger_store.c): one row; after a release,
+ * the recent releases not numbered yet take its next number
+ * (allocations.released_seq), holding the row until they commit, so that
+ * a ledger kept in memory reads only the releases numbered after the last
+ * it read and the few not numbered yet.
  */
 static const char *const v15_stmts[] = {
 	"CREATE TABLE IF NOT EXISTS ledger_version ("
@@ -591,7 +592,8 @@ static const char *const v15_stmts[] = {
 
 	"ALTER TABLE allocations"
 	" ADD COLUMN IF NOT EXISTS released_seq BIGINT UNSIGNED NULL,"
-	" ADD INDEX IF NOT EXISTS allocations_released_seq (released_seq)",
+	" ADD INDEX IF NOT EXISTS allocations_released_seq"
+	" (released_seq, released_at)",
 };
 
 static const struct schema_migration migrations[] = {

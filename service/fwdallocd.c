@@ -1154,20 +1154,6 @@ static int parse_prolog(struct prolog_req *r, double now, struct ctl_launch *l)
 	return 0;
 }
 
-/* A batch's hooks, answered as their decisions commit. */
-struct batch_fds {
-	const int *fds;
-	bool *answered;
-};
-
-static void answer_committed(void *arg, size_t i, const struct ctl_outcome *out)
-{
-	struct batch_fds *b = arg;
-
-	answer_outcome(b->fds[i], out);
-	b->answered[i] = true;
-}
-
 /* The decision thread: one batch of queued prologs. */
 static void decide_batch(struct service *sv, struct prolog_req *batch,
 			 size_t n_batch)
@@ -1175,13 +1161,11 @@ static void decide_batch(struct service *sv, struct prolog_req *batch,
 	struct ctl_launch *ls = calloc(n_batch, sizeof(*ls));
 	struct ctl_outcome *outs = calloc(n_batch, sizeof(*outs));
 	int *fds = calloc(n_batch, sizeof(*fds));
-	bool *answered = calloc(n_batch, sizeof(*answered));
-	struct batch_fds bf = {fds, answered};
 	struct ctl_launcher_stats st;
 	double now = fwd_clock_real(), ms = 0;
 	size_t n = 0;
 
-	if (!ls || !outs || !fds || !answered) {
+	if (!ls || !outs || !fds) {
 		for (size_t i = 0; i < n_batch; i++)
 			refuse(batch[i].fd, "out of memory");
 		goto out;
@@ -1201,15 +1185,12 @@ static void decide_batch(struct service *sv, struct prolog_req *batch,
 	if (n) {
 		double t = fwd_clock_real();
 
-		/* A job starts as soon as its decision is committed. */
-		ctl_launcher_on_commit(sv->st.L, answer_committed, &bf);
 		ctl_launcher_prologs(sv->st.L, ls, n, outs);
-		ctl_launcher_on_commit(sv->st.L, NULL, NULL);
 		ms = (fwd_clock_real() - t) * 1e3;
 	}
 	for (size_t i = 0; i < n; i++) {
 		/* Unanswered: the hook records the job (closed below). */
-		if (!outs[i].unanswered && !answered[i])
+		if (!outs[i].unanswered)
 			answer_outcome(fds[i], &outs[i]);
 		/* What the hook prints goes to slurmctld's log; the
 		 * journal gets it too, beside the service's own lines. */
@@ -1244,7 +1225,6 @@ out:
 	free(ls);
 	free(outs);
 	free(fds);
-	free(answered);
 }
 
 static void *decider(void *arg)
@@ -1616,11 +1596,10 @@ static void usage(FILE *f)
 "batch reads what changed since the last, however many jobs run; the\n"
 "whole of it once a minute), decides the prologs that arrive together\n"
 "as one batch (one transaction under the decision lock; the knapsack\n"
-"arbitrates between them), answers each hook once its decision is\n"
-"committed, and queues releases for its release thread (a connection\n"
-"of its own, kept), so that a hook costs Slurm about a millisecond.\n"
-"Run it on every host that runs slurmctld (primary and backup), as\n"
-"SlurmUser, under systemd (fwdallocd.service).\n"
+"arbitrates between them), and queues releases for its release thread\n"
+"(a connection of its own, kept), so that a hook costs Slurm about a\n"
+"millisecond.  Run it on every host that runs slurmctld (primary and\n"
+"backup), as SlurmUser, under systemd (fwdallocd.service).\n"
 "\n"
 "Without it the hooks do the work themselves (`fwdctl prolog`, the\n"
 "release queue) exactly as before: a service that is stopped, hung or\n"

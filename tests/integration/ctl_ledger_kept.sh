@@ -7,8 +7,8 @@
 # deciders (`fwdctl prolog`, as a hook does when the service is away)
 # reach its next decision as they would through a whole read, and it
 # reads the whole ledger once however many jobs hold forwarders.  A
-# release without its ledger_version row is refused with the reason and
-# releases nothing; the service then falls back saying why.  Jobs asking
+# release without the ledger_version row still releases (unnumbered, read
+# as such); the service's whole read then falls back saying why.  Jobs asking
 # for isolation on the mini-cluster's pool (reserve 4: two private
 # forwarders), through the installed prolog hook (prolog-slurmctld),
 # without Slurm.
@@ -122,24 +122,23 @@ check_eq "still one whole read, for six batches" 1 "$(count ledger_loads)"
 check_eq "the service decided its five jobs" 5 "$(count decided)"
 check_eq "none fell back" 0 "$(count fell_back)"
 
-# 4. Without the ledger_version row a release is refused, says why and
-# releases nothing.
+# 4. Without the ledger_version row a release still releases, its rows
+# not numbered, and the kept ledger reads it among the releases not
+# numbered yet; the next release once the row is back numbers both.
 q "DELETE FROM ledger_version"
 own_epilog 404 'c[1-2]'
-check_eq "release without the row: its record says why" \
-	"fallback: releasing the allocation of job 404: the ledger_version row is missing (see db/SCHEMA.md)" \
-	"$(grep '"job_id":"404"' "$d/audit.jsonl" | grep '"event":"epilog"' |
-		tail -1 | jq -r .outcome)"
-check_eq "release without the row: job 404 still holds its forwarder" \
-	"$f404" "$(private_of 404)"
-q "INSERT INTO ledger_version (id, version) VALUES (1, 1000)"
-own_epilog 404 'c[1-2]'
-check_eq "the row restored: job 404 released" "" "$(private_of 404)"
-check_eq "its number follows the restored row" 1001 \
-	"$(q "SELECT MAX(released_seq) FROM allocations WHERE job_id = 404")"
+check_eq "release without the row: job 404 released" "" "$(private_of 404)"
+check_eq "release without the row: its rows not numbered" 0 \
+	"$(q "SELECT COUNT(*) FROM allocations WHERE job_id = 404 AND released_seq IS NOT NULL")"
 svc_prolog 407 'c[1-2]'
-check_eq "job 407 (service): isolated, job 404's share of the pool free" \
+check_eq "job 407 (service): isolated, job 404's unnumbered release read" \
 	isolate "$(action_of 407)"
+q "INSERT INTO ledger_version (id, version) VALUES (1, 1000)"
+own_epilog 405 'c[7-8]'
+check_eq "the row restored: the next release numbers 404's rows and its own" \
+	"1001 1001" \
+	"$(q "SELECT MIN(released_seq), MAX(released_seq) FROM allocations WHERE job_id IN (404, 405)" | tr '\t' ' ')"
+check_eq "still one whole read" 1 "$(count ledger_loads)"
 
 # 5. The service restarted without the row: its whole read falls back,
 # saying why; restored, it decides again.
@@ -160,6 +159,7 @@ check_eq "no row: job 408 falls back, saying why" \
 		jq -r '.action + " " + .reasons[0]')"
 q "INSERT INTO ledger_version (id, version) VALUES (1, 2000)"
 svc_prolog 409 'c[3-4]'
-check_eq "row restored: job 409 decided" refused "$(action_of 409)"
+check_eq "row restored: job 409 decided (isolated: job 405 released)" isolate \
+	"$(action_of 409)"
 
 tap_done

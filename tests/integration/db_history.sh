@@ -185,7 +185,7 @@ check_match "the health scan's rollup read is among them" \
 check_match "the epilog's release is among them" \
 	'^UPDATE allocations SET released_at' "$(cat "$d/stmts")"
 check_match "the service's read of the ledger's changes is among them" \
-	'FROM allocations WHERE released_seq > [0-9]+ OR \(id > [0-9]+ AND released_at IS NULL\)' \
+	'FROM allocations WHERE released_seq > [0-9]+ OR \(released_seq IS NULL AND released_at >= [0-9]+\) OR \(id > [0-9]+ AND released_at IS NULL\)' \
 	"$(cat "$d/stmts")"
 : >"$d/scans"
 while IFS= read -r s; do
