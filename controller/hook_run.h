@@ -65,6 +65,10 @@ int ctl_breaker_path(const struct policy *p, char *buf, size_t n);
 /* Record a database failure now (database.breaker > 0); best effort. */
 void ctl_breaker_trip(const struct policy *p);
 
+/* True while the breaker is open at now (*ago: how long since the
+ * failure, may be NULL). */
+bool ctl_breaker_open(const struct policy *p, double now, double *ago);
+
 /*
  * Before any database work: when the breaker is open (the database failed
  * less than database.breaker ago), record a fallback "database skipped:

@@ -343,17 +343,25 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 			!strcmp(event, "prolog") && !h->j->bad_request[0];
 }
 
+bool ctl_breaker_open(const struct policy *p, double now, double *ago)
+{
+	char path[4096];
+	double a;
+
+	return ctl_breaker_path(p, path, sizeof(path)) == 0 &&
+	       db_breaker_open(path, p->database_breaker, now, ago ? ago : &a);
+}
+
 int ctl_hook_skip_db(struct ctl_hook *h, const char *event,
 		     struct ctl_outcome *out)
 {
 	const struct policy *p = h->p;
-	char path[4096], why[1100];
+	char why[1100];
 	fwd_error_t aerr;
 	json_t *rec;
 	double ago, now = fwd_clock_real();
 
-	if (ctl_breaker_path(p, path, sizeof(path)) < 0 ||
-	    !db_breaker_open(path, p->database_breaker, now, &ago))
+	if (!ctl_breaker_open(p, now, &ago))
 		return 0;
 	memset(out, 0, sizeof(*out));
 	out->fallback = true;

@@ -568,20 +568,33 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			jobs[i].job.partition ? sl[i].job.partition_buf : NULL;
 		sl[i].live = true;
 	}
-	/* The database failed a moment ago: do not wait on it again. */
-	for (size_t i = 0; i < n; i++) {
-		struct ctl_hook h = {
-			.p = p, .t = L->t, .j = &sl[i].job, .t0 = jobs[i].t0};
+	/* The database failed a moment ago: do not wait on it again.  The
+	 * records in the order of the hooks' own (fall_back()): none for a
+	 * job whose hook has stopped waiting, which records it itself. */
+	if (ctl_breaker_open(p, now, NULL)) {
+		int lock = audit_order_lock(p->audit.file);
 
-		if (ctl_hook_skip_db(&h, "prolog", &outs[i])) {
+		for (size_t i = 0; i < n; i++) {
+			struct ctl_hook h = {.p = p,
+					     .t = L->t,
+					     .j = &sl[i].job,
+					     .t0 = jobs[i].t0};
 			fwd_error_t perr;
 
-			sl[i].live = false;
-			L->st.fell_back++;
-			if (ctl_publish_fallback(p, &sl[i].job, &perr) < 0)
-				ctl_note(&outs[i], "prolog %s: %s",
-					 sl[i].job.job_id, perr.text);
+			if (hook_gone(&sl[i])) {
+				sl[i].live = false;
+				L->st.fell_back++;
+				leave_to_hook(&sl[i], "database skipped");
+			} else if (ctl_hook_skip_db(&h, "prolog", &outs[i])) {
+				sl[i].live = false;
+				L->st.fell_back++;
+				if (ctl_publish_fallback(p, &sl[i].job, &perr) <
+				    0)
+					ctl_note(&outs[i], "prolog %s: %s",
+						 sl[i].job.job_id, perr.text);
+			}
 		}
+		audit_order_unlock(lock);
 	}
 	if (ensure_db(L, now, &err) < 0) {
 		cause = errno;
