@@ -409,6 +409,13 @@ void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 		set_release(l, fwd, t);
 }
 
+void alloc_ledger_set_last_releases(struct alloc_ledger *l, const double *when)
+{
+	for (size_t f = 0; l && f < l->topo->n_forwarders; f++)
+		if (when[f] != 0)
+			set_release(l, (uint32_t)f, when[f]);
+}
+
 static int slot_push(struct alloc_ledger *l, struct fwd_slot *s,
 		     struct alloc_ledger_entry *e)
 {

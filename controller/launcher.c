@@ -282,10 +282,7 @@ static int ledger_current(struct ctl_launcher *L, double now, fwd_error_t *err)
 	L->ledger_at = now;
 	L->st.ledger_loads++;
 current:
-	for (size_t f = 0; f < t->n_forwarders; f++)
-		if (L->last_used[f] != 0)
-			alloc_ledger_set_last_release(L->ledger, (uint32_t)f,
-						      L->last_used[f]);
+	alloc_ledger_set_last_releases(L->ledger, L->last_used);
 	return 0;
 }
 

@@ -250,12 +250,9 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 	/* Least recently released first: each forwarder's last release,
 	 * kept in the inventory as the ledger releases (one row per
 	 * forwarder, however many allocations it has had). */
-	if (ledger_store_load_held(db, l, skipped, err) == 0 &&
+	if (ledger_store_load_marked(db, l, NULL, skipped, err) == 0 &&
 	    ledger_store_last_used(db, t, when, err) == 0) {
-		for (size_t f = 0; f < t->n_forwarders; f++)
-			if (when[f] != 0)
-				alloc_ledger_set_last_release(l, (uint32_t)f,
-							      when[f]);
+		alloc_ledger_set_last_releases(l, when);
 		rv = 0;
 	}
 	free(when);
@@ -356,12 +353,6 @@ out:
 	free(pe.e.private_fwd);
 	free(pe.nodes);
 	return rv;
-}
-
-int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
-			   size_t *skipped, fwd_error_t *err)
-{
-	return ledger_store_load_marked(db, l, NULL, skipped, err);
 }
 
 /* The rows st (executed, or NULL after an error) returns, into l; st is

@@ -145,16 +145,6 @@ int ledger_store_load(struct db *db, struct alloc_ledger *l, size_t *skipped,
 		      fwd_error_t *err);
 
 /*
- * The two halves of ledger_store_load(), for a caller that keeps the last
- * release times a while (the controller service: they only order the
- * least recently used first, and a burst's batches share one read):
- * the unreleased rows into l; and each forwarder's last release into
- * when[0..t->n_forwarders) (0: none recorded).  0, or -1 with err.
- */
-int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
-			   size_t *skipped, fwd_error_t *err);
-
-/*
  * A ledger kept in memory across decisions (the controller service's),
  * brought up to date by reading only what changed.  After a release
  * commits, the releases of the last LEDGER_STAMP_WINDOW seconds not
@@ -165,8 +155,9 @@ int ledger_store_load_held(struct db *db, struct alloc_ledger *l,
  * lock.  A mark is where a ledger stands: the largest release number and
  * the largest allocation id it has read.
  *
- * ledger_store_load_marked(): as ledger_store_load_held(), and *mark
- * where that ledger stands.  ledger_store_load_changes(): the releases
+ * ledger_store_load_marked(): the unreleased rows into l (mark NULL: as
+ * ledger_store_load() without the last release times), and *mark where
+ * that ledger stands.  ledger_store_load_changes(): the releases
  * numbered after mark->released_seq and the recent ones not numbered yet
  * leave l, the held rows after mark->max_id join it, and *mark moves on;
  * one statement, whatever the number of jobs held.  Both with the
@@ -186,6 +177,15 @@ int ledger_store_load_marked(struct db *db, struct alloc_ledger *l,
 int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
 			      struct ledger_mark *mark, size_t *skipped,
 			      fwd_error_t *err);
+
+/*
+ * The other half of ledger_store_load(), for a caller that keeps the last
+ * release times a while (the controller service: they only order the
+ * least recently used first, and a burst's batches share one read): each
+ * forwarder's last release into when[0..t->n_forwarders) (0: none
+ * recorded; alloc_ledger_set_last_releases() applies them).  0, or -1
+ * with err.
+ */
 int ledger_store_last_used(struct db *db, const struct topology *t,
 			   double *when, fwd_error_t *err);
 
