@@ -90,6 +90,16 @@
 #   FWDALLOC_BURST_PORT_BASE first cluster's port base (default 19000;
 #                            the next ones +20 each)
 #   FWDALLOC_BURST_KEEP=1    keep the clusters' directory (logs) at the end
+#   FWDALLOC_BURST_CPUS      "split" (the default with two CPUs or more):
+#                            the controller host's processes (slurmctld
+#                            and its slurmscriptd, so the hooks they fork;
+#                            mariadbd; fwdallocd) on the last CPU this
+#                            bench may use, the nodes' slurmd (so the
+#                            jobs) on the others, as on a cluster, where
+#                            no job runs on the controller; munged serves
+#                            both and is left where it is.  "shared": all
+#                            on all CPUs (one machine that is controller
+#                            and nodes at once)
 #
 # Needs root, Slurm, mariadbd and the built tree; otherwise it says why
 # it is skipped and exits 0.
@@ -103,6 +113,7 @@ cap_set=${FWDALLOC_BURST_CAP:-}
 configs=${FWDALLOC_BURST_CONFIGS:-A H B C N U W O F G D E}
 held=${FWDALLOC_BURST_HELD:-2000}
 port_base=${FWDALLOC_BURST_PORT_BASE:-19000}
+cpus=${FWDALLOC_BURST_CPUS:-}
 stall_gap=20
 unmeasured=0
 mc=$top_srcdir/scripts/minicluster
@@ -139,6 +150,40 @@ label() {
 	esac
 }
 
+# allowed_cpus: the CPUs this bench may run on, one per line.
+allowed_cpus() {
+	local list r
+	list=$(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)
+	for r in ${list//,/ }; do
+		case $r in
+		*-*) seq "${r%-*}" "${r#*-}" ;;
+		*) echo "$r" ;;
+		esac
+	done
+}
+
+mapfile -t allowed < <(allowed_cpus)
+case ${cpus:-default} in
+default) [ "${#allowed[@]}" -ge 2 ] && cpus=split || cpus=shared ;;
+split)
+	[ "${#allowed[@]}" -ge 2 ] || {
+		echo "burst: FWDALLOC_BURST_CPUS=split needs two CPUs or more;" \
+			"this bench may use ${#allowed[@]}" >&2
+		exit 2
+	}
+	;;
+shared) ;;
+*)
+	echo "burst: FWDALLOC_BURST_CPUS=$cpus: use split or shared" >&2
+	exit 2
+	;;
+esac
+if [ "$cpus" = split ]; then
+	command -v taskset >/dev/null || skip "taskset not installed (util-linux)"
+	ctl_cpu=${allowed[-1]}
+	node_cpus=$(IFS=,; echo "${allowed[*]:0:${#allowed[@]}-1}")
+fi
+
 T=$(mktemp -d /tmp/fwd-burst.XXXXXX) || exit 1
 chmod 755 "$T"
 mkdir -p "$T/res"
@@ -164,6 +209,32 @@ hook() {
 	shift 2
 	cp "$top_builddir/bench/hook_timer" "$f"
 	printf '%s\n' "$@" >"$f.cmd"
+}
+
+# pin CPULIST PID...: each PID, all its threads, on CPULIST.
+pin() {
+	local l=$1 pid
+	shift
+	for pid in "$@"; do
+		taskset -a -p -c "$l" "$pid" >/dev/null ||
+			{ echo "burst: cannot pin $pid to CPU $l" >&2; return 1; }
+	done
+}
+
+# split_cpus KEY: configuration KEY's controller host on $ctl_cpu, its
+# nodes on $node_cpus (FWDALLOC_BURST_CPUS split).
+split_cpus() {
+	local m=$T/$1/mc ctl pids n
+	ctl=$(cat "$m/slurmctld.pid") || return 1
+	# slurmctld's children now: slurmscriptd, which forks the hooks.
+	pids="$ctl $(pgrep -P "$ctl" | tr '\n' ' ')"
+	pids="$pids $(cat "$m/db/mysqld.pid" 2>/dev/null)"
+	[ -f "$m/fwdallocd.pid" ] && pids="$pids $(cat "$m/fwdallocd.pid")"
+	# shellcheck disable=SC2086
+	pin "$ctl_cpu" $pids || return 1
+	for n in 1 2 3 4 5 6 7 8; do
+		pin "$node_cpus" "$(cat "$m/slurmd-c$n.pid")" || return 1
+	done
 }
 
 # start_cluster KEY PORT: the cluster of configuration KEY in $T/KEY/mc.
@@ -235,6 +306,9 @@ start_cluster() {
 		IF(seq % 2, 'fwd1', 'fwd2'), IF(seq % 2, 'c1', 'c5'), 1,
 		'default', UNIX_TIMESTAMP() FROM seq_1_to_$held" ||
 			{ echo "burst: W: cannot seed the ledger" >&2; return 1; }
+	fi
+	if [ "$cpus" = split ]; then
+		split_cpus "$k" || return 1
 	fi
 	started="$started $k"
 	: >>"$d/hooks/times.log"
@@ -488,6 +562,14 @@ summary_of() {
 
 echo "burst: Slurm $(slurmctld -V | awk '{print $2}'), sizes $sizes," \
 	"$rounds round(s), configurations $configs"
+if [ "$cpus" = split ]; then
+	echo "burst: CPUs split (FWDALLOC_BURST_CPUS): the controller host" \
+		"(slurmctld, its hooks, mariadbd, fwdallocd) on CPU $ctl_cpu," \
+		"the nodes' slurmd and jobs on CPU $node_cpus"
+else
+	echo "burst: CPUs shared (FWDALLOC_BURST_CPUS): controller and nodes" \
+		"on all ${#allowed[@]} CPU(s) this bench may use"
+fi
 port=$port_base
 for k in $configs; do
 	echo "burst: starting cluster $k ($(label "$k")) on port $port"
