@@ -527,21 +527,6 @@ out_nolock:
 	return rv;
 }
 
-void ctl_launcher_idle(struct ctl_launcher *L)
-{
-	fwd_error_t err;
-
-	if (!L->db || ctl_breaker_open(L->p, fwd_clock_real(), NULL))
-		return;
-	if (db_begin_ahead(L->db, &err) < 0) {
-		/* Whatever it was, the next batch connects again and says
-		 * so if it must; no breaker for a failure nobody waited on. */
-		ledger_forget(L);
-		db_close(L->db);
-		L->db = NULL;
-	}
-}
-
 void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			  size_t n, struct ctl_outcome *outs)
 {

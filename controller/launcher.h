@@ -97,15 +97,6 @@ struct ctl_launch {
 void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 			  size_t n, struct ctl_outcome *outs);
 
-/*
- * Once the hooks are answered and nothing waits: the next batch's
- * transaction opened ahead (db_begin_ahead()), which saves that batch a
- * round trip.  Nothing when the connection is closed or the database
- * breaker open; a connection found lost is closed (opened again by the
- * next batch).
- */
-void ctl_launcher_idle(struct ctl_launcher *L);
-
 /* Counters since creation, for the service's log and metrics. */
 struct ctl_launcher_stats {
 	unsigned long long batches, jobs, decided, fell_back;

@@ -33,9 +33,6 @@ struct db {
 	char dbname[72];
 	double timeout;
 	bool in_txn;
-	/* db_begin_ahead(): an empty transaction is open, for the next
-	 * db_begin() to take without a round trip */
-	bool ahead;
 	/* rows db_load_local() is sending: the only data the connection's
 	 * LOAD DATA LOCAL handler ever serves */
 	const char *infile;
@@ -1043,18 +1040,6 @@ out:
 	return rv;
 }
 
-/* A statement other than db_begin() ends the empty transaction that
- * db_begin_ahead() opened, so it runs as it would without it. */
-static int end_ahead(struct db *db, fwd_error_t *err)
-{
-	if (!db->ahead)
-		return 0;
-	db->ahead = false;
-	if (mysql_rollback(db->conn))
-		return conn_fail(db, err);
-	return 0;
-}
-
 /* What an executed statement returned: the rows (buffered, bound) or the
  * rows it changed. */
 static int exec_result(struct db_stmt *st, fwd_error_t *err)
@@ -1076,8 +1061,6 @@ static int exec_result(struct db_stmt *st, fwd_error_t *err)
 
 int db_exec(struct db_stmt *st, fwd_error_t *err)
 {
-	if (end_ahead(st->db, err) < 0)
-		return -1;
 	free_result(st);
 	st->affected = 0;
 	st->insert_id = 0;
@@ -1289,8 +1272,6 @@ static struct db_stmt *exec_direct(struct db *db, bool stream, const char *sql,
 	struct db_stmt *st;
 	unsigned int n = (unsigned int)strlen(types);
 
-	if (end_ahead(db, err) < 0)
-		return NULL;
 	if (db->caching && !stream) {
 		/* A connection that lives long (db_stmt_cache()): the
 		 * statement is prepared once, then each run is its
@@ -1442,24 +1423,9 @@ struct db_stmt *db_prepare_rows_upto(struct db *db, struct db_stmt **cache,
 
 int db_begin(struct db *db, fwd_error_t *err)
 {
-	if (db->ahead) {
-		db->ahead = false;
-		db->in_txn = true;
-		return 0;
-	}
 	if (db_execf(db, err, "START TRANSACTION", "") < 0)
 		return -1;
 	db->in_txn = true;
-	return 0;
-}
-
-int db_begin_ahead(struct db *db, fwd_error_t *err)
-{
-	if (db->in_txn || db->ahead)
-		return 0;
-	if (db_execf(db, err, "START TRANSACTION", "") < 0)
-		return -1;
-	db->ahead = true;
 	return 0;
 }
 
@@ -1471,7 +1437,6 @@ bool db_in_txn(const struct db *db)
 int db_commit(struct db *db, fwd_error_t *err)
 {
 	db->in_txn = false;
-	db->ahead = false;
 	if (mysql_commit(db->conn))
 		return conn_fail(db, err);
 	return 0;
@@ -1483,10 +1448,8 @@ int db_rollback(struct db *db)
 
 	if (db && db->conn)
 		mysql_rollback(db->conn);
-	if (db) {
+	if (db)
 		db->in_txn = false;
-		db->ahead = false;
-	}
 	errno = saved;
 	return 0;
 }
@@ -1785,8 +1748,6 @@ int64_t db_load_local(struct db *db, const char *sql, const char *rows,
 	unsigned int code;
 
 	*refused = false;
-	if (end_ahead(db, err) < 0)
-		return -1;
 	db->infile = rows;
 	db->infile_len = len;
 	db->infile_at = 0;

@@ -174,16 +174,6 @@ int db_rollback(struct db *db);
 bool db_in_txn(const struct db *db);
 
 /*
- * Open an empty transaction now, when nothing waits (a service between
- * two requests), for the next db_begin() (or db_begin_locked()) to take
- * without the round trip of its START TRANSACTION.  It holds no lock and
- * no snapshot: InnoDB takes those at the first statement.  Any other
- * statement first ends it (a rollback, one round trip), so nothing runs
- * inside it unasked.  No-op inside a transaction.  0, or -1 with err.
- */
-int db_begin_ahead(struct db *db, fwd_error_t *err);
-
-/*
  * Start a transaction holding a row lock, waiting at most timeout seconds
  * for it (0: try once).  lock_sql is a locking read without parameters
  * (`SELECT ... FOR UPDATE`) of a row in a table only the controller

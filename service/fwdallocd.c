@@ -1225,10 +1225,6 @@ out:
 	free(ls);
 	free(outs);
 	free(fds);
-	/* The hooks have their answers: the next batch's transaction is
-	 * opened now, off their path. */
-	if (n)
-		ctl_launcher_idle(sv->st.L);
 }
 
 static void *decider(void *arg)

@@ -6,7 +6,6 @@
 # declared length (multibyte text, NULLs, large integers) included; a
 # column declared longer than a streamed row holds is refused by name; a
 # statement closed before its last row leaves the connection usable.
-# db_begin_ahead() saves db_begin() its round trip and nothing else.
 . "$top_srcdir/tests/integration/tap.sh"
 . "$top_srcdir/tests/integration/db_lib.sh"
 dbq=$top_builddir/tests/tools/db_query
@@ -74,17 +73,5 @@ after 42" "$out"
 run "$dbq" "$policy" stream "SELECT id FROM s WHERE"
 check_eq "stream of bad SQL: exit 1" 1 "$rc"
 check_match "stream of bad SQL: the server's error" "SQL syntax" "$err"
-
-# db_begin_ahead(): the next transaction opened early, taken by db_begin()
-# without its START TRANSACTION; any other statement first ends it.
-q "CREATE TABLE a (id INT PRIMARY KEY)"
-run "$dbq" "$policy" ahead a
-check_eq "ahead: exit 0" 0 "$rc" || diag "$err"
-check_eq "ahead: a statement after it runs outside any transaction" \
-	"in_transaction 0" "$(printf '%s\n' "$out" | head -n 1)"
-check_eq "ahead: one START TRANSACTION an ahead; a second ahead, db_begin() and db_begin_locked() add none" \
-	"begins 4" "$(printf '%s\n' "$out" | tail -n 1)"
-check_eq "ahead: the begun insert rolled back, the lone one committed, the locked one committed" \
-	"2 3" "$(q "SELECT id FROM a ORDER BY id" | tr '\n' ' ' | sed 's/ $//')"
 
 tap_done
