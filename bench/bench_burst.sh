@@ -90,16 +90,16 @@
 #   FWDALLOC_BURST_PORT_BASE first cluster's port base (default 19000;
 #                            the next ones +20 each)
 #   FWDALLOC_BURST_KEEP=1    keep the clusters' directory (logs) at the end
-#   FWDALLOC_BURST_CPUS      "split" (the default with two CPUs or more):
+#   FWDALLOC_BURST_CPUS      "shared" (the default): controller and nodes
+#                            on every CPU this bench may use, one machine
+#                            that is both.  "split" (two CPUs or more):
 #                            the controller host's processes (slurmctld
 #                            and its slurmscriptd, so the hooks they fork;
-#                            mariadbd; fwdallocd) on the last CPU this
-#                            bench may use, the nodes' slurmd (so the
-#                            jobs) on the others, as on a cluster, where
-#                            no job runs on the controller; munged serves
-#                            both and is left where it is.  "shared": all
-#                            on all CPUs (one machine that is controller
-#                            and nodes at once)
+#                            mariadbd; fwdallocd) on the last CPU, the
+#                            nodes' slurmd (so the jobs) on the others:
+#                            no job competes with the controller, as on
+#                            a cluster, but the controller has one CPU
+#                            (munged serves both and is left where it is)
 #
 # Needs root, Slurm, mariadbd and the built tree; otherwise it says why
 # it is skipped and exits 0.
@@ -163,8 +163,7 @@ allowed_cpus() {
 }
 
 mapfile -t allowed < <(allowed_cpus)
-case ${cpus:-default} in
-default) [ "${#allowed[@]}" -ge 2 ] && cpus=split || cpus=shared ;;
+case ${cpus:=shared} in
 split)
 	[ "${#allowed[@]}" -ge 2 ] || {
 		echo "burst: FWDALLOC_BURST_CPUS=split needs two CPUs or more;" \
