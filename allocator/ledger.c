@@ -412,7 +412,7 @@ void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 void alloc_ledger_set_last_releases(struct alloc_ledger *l, const double *when)
 {
 	for (size_t f = 0; l && f < l->topo->n_forwarders; f++)
-		if (when[f] != 0)
+		if (when[f] > l->fwd[f].last_release)
 			set_release(l, (uint32_t)f, when[f]);
 }
 

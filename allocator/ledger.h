@@ -113,7 +113,9 @@ double alloc_ledger_last_release(const struct alloc_ledger *l, uint32_t fwd);
 void alloc_ledger_set_last_release(struct alloc_ledger *l, uint32_t fwd,
 				   double t);
 /* Each forwarder's last release from when[0..n_forwarders) (as
- * ledger_store_last_used() reads them); 0 leaves it as it is. */
+ * ledger_store_last_used() reads them), where it is later than the
+ * ledger's: a read older than a release applied since leaves the newer
+ * time, and 0 (none recorded) leaves it as it is. */
 void alloc_ledger_set_last_releases(struct alloc_ledger *l, const double *when);
 
 const struct topology *alloc_ledger_topology(const struct alloc_ledger *l);

@@ -839,6 +839,38 @@ static void test_requeue_other_nodes(void **state)
 	policy_destroy(p);
 }
 
+/*
+ * A forwarder's last release only moves later through
+ * alloc_ledger_set_last_releases(): a read of the inventory older than a
+ * release the ledger has applied since (the controller service reads it
+ * once a second, the releases with every batch) leaves the newer time.
+ */
+static void test_last_releases_later_only(void **state)
+{
+	struct fix *f = *state;
+	struct alloc_ledger *l = alloc_ledger_create(f->t);
+	double *when = calloc(f->t->n_forwarders, sizeof(*when));
+
+	assert_non_null(l);
+	assert_non_null(when);
+	when[8] = 100;
+	when[9] = 40;
+	alloc_ledger_set_last_releases(l, when);
+	assert_true(alloc_ledger_last_release(l, 8) == 100);
+	assert_true(alloc_ledger_last_release(l, 9) == 40);
+	alloc_ledger_set_last_release(l, 8, 300); /* a release applied since */
+	when[8] = 200;				  /* the older read */
+	when[9] = 0;				  /* none recorded */
+	alloc_ledger_set_last_releases(l, when);
+	assert_true(alloc_ledger_last_release(l, 8) == 300);
+	assert_true(alloc_ledger_last_release(l, 9) == 40);
+	when[8] = 400;
+	alloc_ledger_set_last_releases(l, when);
+	assert_true(alloc_ledger_last_release(l, 8) == 400);
+	free(when);
+	alloc_ledger_destroy(l);
+}
+
 static void test_ledger_idempotent(void **state)
 {
 	struct fix *f = *state;
@@ -1486,6 +1518,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ledger_idempotent, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_last_releases_later_only,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_shadow_acquire_holds_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_contention, setup,
