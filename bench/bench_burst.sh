@@ -113,7 +113,7 @@ cap_set=${FWDALLOC_BURST_CAP:-}
 configs=${FWDALLOC_BURST_CONFIGS:-A H B C N U W O F G D E}
 held=${FWDALLOC_BURST_HELD:-2000}
 port_base=${FWDALLOC_BURST_PORT_BASE:-19000}
-cpus=${FWDALLOC_BURST_CPUS:-}
+cpus=${FWDALLOC_BURST_CPUS:-shared}
 stall_gap=20
 unmeasured=0
 mc=$top_srcdir/scripts/minicluster
@@ -163,13 +163,16 @@ allowed_cpus() {
 }
 
 mapfile -t allowed < <(allowed_cpus)
-case ${cpus:=shared} in
+case $cpus in
 split)
 	[ "${#allowed[@]}" -ge 2 ] || {
 		echo "burst: FWDALLOC_BURST_CPUS=split needs two CPUs or more;" \
 			"this bench may use ${#allowed[@]}" >&2
 		exit 2
 	}
+	command -v taskset >/dev/null || skip "taskset not installed (util-linux)"
+	ctl_cpu=${allowed[-1]}
+	node_cpus=$(IFS=,; echo "${allowed[*]:0:${#allowed[@]}-1}")
 	;;
 shared) ;;
 *)
@@ -177,11 +180,6 @@ shared) ;;
 	exit 2
 	;;
 esac
-if [ "$cpus" = split ]; then
-	command -v taskset >/dev/null || skip "taskset not installed (util-linux)"
-	ctl_cpu=${allowed[-1]}
-	node_cpus=$(IFS=,; echo "${allowed[*]:0:${#allowed[@]}-1}")
-fi
 
 T=$(mktemp -d /tmp/fwd-burst.XXXXXX) || exit 1
 chmod 755 "$T"
