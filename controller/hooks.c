@@ -29,19 +29,22 @@ static uint64_t elapsed_us(double t0, double now)
 	return (uint64_t)((now - t0) * 1e6);
 }
 
-int ctl_hook_send(int fd, bool fallback, const json_t *rec)
+/* "<tag> <record><end>" to the parent. */
+static int send_record(int fd, const char *tag, const json_t *rec,
+		       const char *end)
 {
 	char *s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *line = NULL;
 	size_t n, off = 0;
 	int rv = -1;
 
-	if (!s)
-		return -1;
-	if (write(fd, fallback ? "F " : "A ", 2) != 2)
+	if (!s || asprintf(&line, "%s %s%s", tag, s, end) < 0) {
+		line = NULL;
 		goto out;
-	n = strlen(s);
+	}
+	n = strlen(line);
 	while (off < n) {
-		ssize_t w = write(fd, s + off, n - off);
+		ssize_t w = write(fd, line + off, n - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -51,8 +54,14 @@ int ctl_hook_send(int fd, bool fallback, const json_t *rec)
 	}
 	rv = 0;
 out:
+	free(line);
 	free(s);
 	return rv;
+}
+
+int ctl_hook_send(int fd, bool fallback, const json_t *rec)
+{
+	return send_record(fd, fallback ? "F" : "A", rec, "");
 }
 
 int ctl_hook_send_timing(int fd, const char *text)
@@ -182,7 +191,10 @@ static int settle_child(void *arg, int fd)
 	 * (audit_order_lock()): whichever writer is later in the table is
 	 * later in the file too. */
 	order = audit_order_lock(p->audit.file);
-	if (db_commit(db, &err) < 0)
+	/* The record first: a worker stopped after its COMMIT reached the
+	 * server has the record in the table, and the parent then puts the
+	 * same one in the file (settle()). */
+	if (send_record(fd, "R", rec, "\n") < 0 || db_commit(db, &err) < 0)
 		goto out;
 	appended = audit_append(p->audit.file, rec, &aerr) == 0;
 	audit_order_unlock(order);
@@ -208,13 +220,22 @@ out:
  * stores the fallback record (why) in the same transaction.  True when it
  * did (*rec: that record); else false and why (n bytes) says that the
  * allocation could not be released.
+ *
+ * The worker sends "R <record>\n" before its COMMIT and "F <record>" (and
+ * "\n+" once the record is in the audit file) after it.  A worker stopped
+ * in between may have committed: then the table has that record, so it
+ * is the one the file gets too (true, *rec set, *in_file false), with a
+ * note for the operator; when the commit did not reach the server, the
+ * table has no record and the file's is the only one.  A COMMIT that
+ * failed ("E <error>" after the "R" line) stored nothing.
  */
 static bool settle(struct ctl_hook *h, char *why, size_t n, json_t **rec,
-		   bool *in_file)
+		   bool *in_file, struct ctl_outcome *out)
 {
 	struct settle s = {.h = h, .why = why};
 	fwd_error_t serr = {""};
-	char *sres = NULL;
+	char *sres = NULL, *line, *nl;
+	json_t *committing = NULL;
 	bool stored = false;
 	size_t len;
 
@@ -222,25 +243,47 @@ static bool settle(struct ctl_hook *h, char *why, size_t n, json_t **rec,
 	/* A decision file the worker may have published goes too: the
 	 * nodes keep their defaults. */
 	ctl_publish_withdraw(h->p, h->j);
-	if (ctl_run_bounded(h->p->database.timeout, settle_child, &s, &sres,
-			    &serr) == 0 &&
-	    sres && sres[0] == 'F' && sres[1] == ' ') {
+	ctl_run_bounded(h->p->database.timeout, settle_child, &s, &sres, &serr);
+	line = sres;
+	if (line && line[0] == 'R' && line[1] == ' ' &&
+	    (nl = strchr(line, '\n'))) {
+		*nl = '\0';
+		committing = json_loads(line + 2, 0, NULL);
+		line = nl + 1;
+	}
+	/* A whole "F" record: committed, whether or not the worker lived
+	 * on to exit. */
+	if (line && line[0] == 'F' && line[1] == ' ') {
 		/* "\n+" after the record: the worker appended it to the
 		 * audit file already. */
-		len = strlen(sres);
-		if (len > 4 && !strcmp(sres + len - 2, "\n+")) {
-			sres[len - 2] = '\0';
+		len = strlen(line);
+		if (len > 4 && !strcmp(line + len - 2, "\n+")) {
+			line[len - 2] = '\0';
 			*in_file = true;
 		}
-		stored = (*rec = json_loads(sres + 2, 0, NULL)) != NULL;
+		stored = (*rec = json_loads(line + 2, 0, NULL)) != NULL;
+		if (!stored)
+			*in_file = false;
+	}
+	if (!stored && committing && !(line && line[0] == 'E')) {
+		ctl_note(
+			out,
+			"prolog %s: the release %s while committing: the audit "
+			"table has its record only if the commit reached the "
+			"server",
+			h->j->job_id, serr.text[0] ? serr.text : "failed");
+		*rec = committing;
+		committing = NULL;
+		stored = true;
 	}
 	if (!stored) {
 		len = strlen(why);
 		snprintf(why + len, n - len,
 			 "; its allocation may be committed and could not be "
 			 "released: %s",
-			 sres && sres[0] == 'E' ? sres + 2 : serr.text);
+			 line && line[0] == 'E' ? line + 2 : serr.text);
 	}
+	json_decref(committing);
 	free(sres);
 	return stored;
 }
@@ -328,7 +371,8 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		if (cause == ETIMEDOUT && !strcmp(event, "prolog"))
 			ctl_breaker_trip(p);
 		if (committing)
-			stored = settle(h, why, sizeof(why), &rec, &in_file);
+			stored = settle(h, why, sizeof(why), &rec, &in_file,
+					out);
 		record_fallback(h, event, why, rec, stored, in_file,
 				cause == ETIMEDOUT, out);
 	}
@@ -437,7 +481,7 @@ void ctl_prolog_abandon(const struct policy *p, const struct topology *t,
 	memset(out, 0, sizeof(*out));
 	out->fallback = true;
 	snprintf(buf, sizeof(buf), "%s", why);
-	stored = settle(&h, buf, sizeof(buf), &rec, &in_file);
+	stored = settle(&h, buf, sizeof(buf), &rec, &in_file, out);
 	record_fallback(&h, "prolog", buf, rec, stored, in_file, !stored, out);
 	json_decref(rec);
 	out->stop_job =

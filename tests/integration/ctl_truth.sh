@@ -125,6 +125,25 @@ check_eq "late commit, fail closed: exit 1 (job requeued)" 1 "$rc"
 agree 203 "late commit, fail closed"
 check_eq "late commit, fail closed: nothing held" "" "$(held 203)"
 
+# The release's own commit answers late too (3 s, past its
+# database.timeout of 2 s): the release and its record are in the table,
+# but the worker was killed before it could say so.  The file must carry
+# the record the table has, not one that says the release failed.
+prolog "$d/open.yaml" 206 "1.5 3"
+check_eq "late release commit: exit 0" 0 "$rc"
+check_eq "late release commit: the release's commit was the slowed one" yes \
+	"$([ -e "$d/slow-commit.206.2" ] && echo yes || echo no)"
+r=$(file_rec 206)
+check_match "late release commit: the file record says the allocation was released" \
+	'^"fallback: controller prolog timed out after 1 s; the allocation it committed late \([0-9]+ allocation row\(s\)\) was released"$' \
+	"$(field "$r" .outcome)"
+agree 206 "late release commit"
+check_eq "late release commit: nothing held" "" "$(held 206)"
+check_eq "late release commit: one prolog record in the file" 1 \
+	"$(grep "\"job_id\":\"206\"" "$d/audit.jsonl" | grep -c '"event":"prolog"')"
+check_match "late release commit: the hook says the record may be missing from the table" \
+	'prolog 206: the release timed out after 2 s while committing' "$(cat "$d/hook.err")"
+
 # The database stops answering after the late commit: the release cannot
 # be done, and the record says so instead of claiming the job holds
 # nothing.
