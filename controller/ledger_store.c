@@ -443,24 +443,120 @@ int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
 		err);
 }
 
+/* One allocation row: what differs between the rows of a decision. */
+struct alloc_row {
+	const char *forwarder;
+	bool priv;
+	char *nodes; /* ranged hostlist */
+	bool own;    /* nodes is malloc'd */
+	size_t count;
+};
+
+/* Rows of one INSERT at most: a decision's forwarders are a few; a
+ * larger one is written in statements of this many rows. */
+#define ALLOC_ROWS_MAX 16
+
+/*
+ * The decision's rows (n of them) for job j, in as few statements as
+ * ALLOC_ROWS_MAX allows: one round trip for a decision's usual handful.
+ * 0, or -1 with err (EEXIST: a private forwarder among them is held by
+ * another job).
+ */
+static int insert_rows(struct db *db, const struct alloc_decision *d,
+		       const struct ctl_job *j, double now,
+		       const struct alloc_row *rows, size_t n, fwd_error_t *err)
+{
+	const struct alloc_profile *pr = d->has_profile ? &d->profile : NULL;
+	const char *action = fwd_action_name(d->action);
+	const char *io_mode = pr && pr->io_mode != FWD_IO_NONE
+				      ? fwd_io_mode_name(pr->io_mode)
+				      : "none";
+
+	for (size_t at = 0; at < n;) {
+		size_t k = n - at < ALLOC_ROWS_MAX ? n - at : ALLOC_ROWS_MAX;
+		struct db_stmt *st = db_prepare_rows(
+			db,
+			"INSERT INTO allocations (job_id, forwarder, "
+			"is_private, nodes, node_count, action, acquired_at, "
+			"io_mode, mdops_rate, bandwidth_bps, iops) VALUES ",
+			"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", k, "", err);
+		char held[512];
+		size_t len = 0;
+		int rc;
+
+		if (!st)
+			return -1;
+		for (size_t r = 0; r < k; r++) {
+			const struct alloc_row *w = &rows[at + r];
+			unsigned int b = (unsigned int)(r * 11);
+
+			db_bind_uint64(st, b, j->job_num);
+			db_bind_text(st, b + 1, w->forwarder);
+			db_bind_int64(st, b + 2, w->priv);
+			db_bind_text(st, b + 3, w->nodes);
+			db_bind_int64(st, b + 4, (int64_t)w->count);
+			db_bind_text(st, b + 5, action);
+			db_bind_int64(st, b + 6, (int64_t)now);
+			db_bind_text(st, b + 7, io_mode);
+			db_bind_double(st, b + 8, pr ? pr->mdops : 0);
+			db_bind_double(st, b + 9,
+				       pr ? pr->peak_bandwidth_bps : 0);
+			db_bind_double(st, b + 10, pr ? pr->iops : 0);
+		}
+		rc = db_exec(st, err);
+		db_stmt_close(st);
+		if (rc == 0) {
+			at += k;
+			continue;
+		}
+		if (errno != EEXIST)
+			return -1;
+		/* The statement's private forwarders: one of them is the
+		 * one held. */
+		held[0] = '\0';
+		for (size_t r = 0; r < k && len < sizeof(held); r++) {
+			int m;
+
+			if (!rows[at + r].priv)
+				continue;
+			m = snprintf(held + len, sizeof(held) - len, "%s%s",
+				     len ? ", " : "", rows[at + r].forwarder);
+			if (m > 0)
+				len += (size_t)m;
+		}
+		errprintf(err,
+			  strchr(held, ',')
+				  ? "one of forwarders %s is already held "
+				    "privately by another job"
+				  : "forwarder %s is already held privately "
+				    "by another job",
+			  held);
+		errno = EEXIST;
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * A shadow decision applies nothing: its rows are the job's default
  * mapping, each default forwarder with the job's nodes it serves, shared,
  * so that the ledger, the metrics and the nodes (FWDALLOC_FORWARDERS) say
  * what the job really uses; what it would have got stays in the audit
- * record.  One row per default forwarder, through st (its other columns
- * bound).  0, or -1 with err.
+ * record.  One row per default forwarder that serves some of the job's
+ * nodes, into rows (d->n_defaults of room; *n of them filled, their node
+ * lists owned).  0, or -1 with err.
  */
 static int shadow_rows(const struct topology *t, const struct alloc_decision *d,
-		       const struct ctl_job *j, struct db_stmt *st,
-		       fwd_error_t *err)
+		       const struct ctl_job *j, struct alloc_row *rows,
+		       size_t *n, fwd_error_t *err)
 {
 	fwd_hostlist_t job_hl = NULL, *hl = NULL;
 	size_t *count = NULL;
 	int32_t *slot = NULL;
-	char *host, *ranged = NULL;
+	char *host;
 	int rv = -1;
 
+	*n = 0;
 	if (!j->nodes || !(job_hl = slurm_hostlist_create(j->nodes))) {
 		errprintf(err, "job node list '%s' is not a hostlist",
 			  j->nodes ? j->nodes : "");
@@ -491,18 +587,17 @@ static int shadow_rows(const struct topology *t, const struct alloc_decision *d,
 		free(host);
 	}
 	for (size_t i = 0; i < d->n_defaults; i++) {
+		struct alloc_row *w = &rows[*n];
+
 		if (!count[i])
 			continue;
-		if (!(ranged = fwd_hostlist_ranged(hl[i])))
+		if (!(w->nodes = fwd_hostlist_ranged(hl[i])))
 			goto nomem;
-		db_bind_text(st, 1, t->forwarders[d->defaults[i]].name);
-		db_bind_int64(st, 2, 0);
-		db_bind_text(st, 3, ranged);
-		db_bind_int64(st, 4, (int64_t)count[i]);
-		if (db_exec(st, err) < 0)
-			goto out;
-		free(ranged);
-		ranged = NULL;
+		w->forwarder = t->forwarders[d->defaults[i]].name;
+		w->priv = false;
+		w->own = true;
+		w->count = count[i];
+		(*n)++;
 	}
 	rv = 0;
 	goto out;
@@ -510,7 +605,6 @@ nomem:
 	errno = ENOMEM;
 	errprintf(err, "out of memory");
 out:
-	free(ranged);
 	for (size_t i = 0; hl && i < d->n_defaults; i++)
 		if (hl[i])
 			slurm_hostlist_destroy(hl[i]);
@@ -526,64 +620,41 @@ int ledger_store_write(struct db *db, const struct topology *t,
 		       const struct alloc_decision *d, const struct ctl_job *j,
 		       double now, fwd_error_t *err)
 {
-	const struct alloc_profile *pr = d->has_profile ? &d->profile : NULL;
-	const char *action = fwd_action_name(d->action);
-	struct db_stmt *st;
+	size_t cap = d->action == FWD_ACT_SHADOW ? d->n_defaults : d->n_mapping;
+	struct alloc_row *rows = calloc(cap ? cap : 1, sizeof(*rows));
+	size_t n = 0;
 	int rv = -1;
 
-	st = db_prepare(db,
-			"INSERT INTO allocations (job_id, forwarder, "
-			"is_private, nodes, node_count, action, acquired_at, "
-			"io_mode, mdops_rate, bandwidth_bps, iops) "
-			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			err);
-	if (!st)
-		goto out;
-	db_bind_uint64(st, 0, j->job_num);
-	db_bind_text(st, 5, action);
-	db_bind_int64(st, 6, (int64_t)now);
-	db_bind_text(st, 7,
-		     pr && pr->io_mode != FWD_IO_NONE
-			     ? fwd_io_mode_name(pr->io_mode)
-			     : "none");
-	db_bind_double(st, 8, pr ? pr->mdops : 0);
-	db_bind_double(st, 9, pr ? pr->peak_bandwidth_bps : 0);
-	db_bind_double(st, 10, pr ? pr->iops : 0);
-	if (d->action == FWD_ACT_SHADOW) {
-		if (shadow_rows(t, d, j, st, err) < 0)
-			goto out;
-		rv = 0;
+	if (!rows) {
+		errprintf(err, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < d->n_mapping; i++) {
-		uint32_t f = d->mapping[i].forwarder;
-		size_t count = 0;
-		bool priv = false;
-
-		for (size_t b = 0; b < d->n_blocks; b++)
-			if (d->blocks[b].forwarder == f)
-				count += d->blocks[b].count;
-		for (size_t k = 0; k < d->n_forwarders; k++)
-			if (d->forwarders[k] == f)
-				priv = d->private_fwd[k];
-		db_bind_text(st, 1, t->forwarders[f].name);
-		db_bind_int64(st, 2, priv);
-		db_bind_text(st, 3, d->mapping[i].nodes);
-		db_bind_int64(st, 4, (int64_t)count);
-		if (db_exec(st, err) < 0) {
-			if (errno == EEXIST)
-				errprintf(err,
-					  "forwarder %s is already held "
-					  "privately by another job",
-					  t->forwarders[f].name);
+	if (d->action == FWD_ACT_SHADOW) {
+		if (shadow_rows(t, d, j, rows, &n, err) < 0)
 			goto out;
+	} else {
+		for (size_t i = 0; i < d->n_mapping; i++) {
+			struct alloc_row *w = &rows[n++];
+			uint32_t f = d->mapping[i].forwarder;
+
+			for (size_t b = 0; b < d->n_blocks; b++)
+				if (d->blocks[b].forwarder == f)
+					w->count += d->blocks[b].count;
+			for (size_t k = 0; k < d->n_forwarders; k++)
+				if (d->forwarders[k] == f)
+					w->priv = d->private_fwd[k];
+			w->forwarder = t->forwarders[f].name;
+			w->nodes = d->mapping[i].nodes;
 		}
 	}
-	rv = 0;
+	rv = insert_rows(db, d, j, now, rows, n, err);
 out:
 	if (rv < 0)
 		errprefix(err, "writing the allocation of job %s", j->job_id);
-	db_stmt_close(st);
+	for (size_t i = 0; rows && i < n; i++)
+		if (rows[i].own)
+			free(rows[i].nodes);
+	free(rows);
 	return rv;
 }
 

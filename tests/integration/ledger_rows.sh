@@ -14,12 +14,13 @@ P=$d/rows.yaml
 mc_policy "$P" 's/^    reserve: .*/    reserve: 0/'
 mc_init "$P"
 
-# prolog JOB NODES: an N-1 job asking for isolation; sets $rc
+# prolog JOB NODES [NAME REQUEST NUM_NODES]: by default a 2-node N-1 job
+# asking for isolation; sets $rc
 prolog() {
 	env -i PATH="$PATH" SLURM_JOB_ID="$1" SLURM_JOB_USER=root \
 		SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
-		SLURM_JOB_NODELIST="$2" SLURM_JOB_NUM_NODES=2 \
-		SLURM_JOB_NAME=n1app SPANK_IO_UPGRADE=isolate \
+		SLURM_JOB_NODELIST="$2" SLURM_JOB_NUM_NODES="${5:-2}" \
+		SLURM_JOB_NAME="${3:-n1app}" SPANK_IO_UPGRADE="${4:-isolate}" \
 		SLURM_CONF=/nonexistent/slurm.conf \
 		"$fwdctl" --policy "$P" prolog >"$d/hook.out" 2>"$d/hook.err"
 	rc=$?
@@ -69,5 +70,54 @@ a job on two forwarders, one repeated|501 fwd3 0 c[1] 1 scale;501 fwd5 0 c[2] 1 
 a forwarder the topology no longer has|502 gone9 1 c[3] 1 isolate;503 fwd4 1 c[4] 1 isolate|fwd4
 a row without its node list|503 fwd4 1 - 0 isolate;504 fwd5 1 c[4] 1 isolate|fwd4 fwd5
 EOF
+
+# ---- a decision's rows: one INSERT, each row as the decision says ---------
+# A bandwidth-bound job scaled out gets several forwarders: all its rows
+# go in one statement (the general log counts the INSERTs the prolog
+# sent), and each row holds the forwarder and the nodes the record gives.
+# expand_nodes LIST: the names of a one-prefix ranged list ("c[1-2,5]"),
+# one a line.
+expand_nodes() {
+	case $1 in
+	*'['*) ;;
+	*) echo "$1" && return ;;
+	esac
+	pre=${1%%\[*} body=${1#*\[}
+	body=${body%]}
+	for part in $(echo "$body" | tr ',' ' '); do
+		case $part in
+		*-*) seq -f "$pre%g" "${part%-*}" "${part#*-}" ;;
+		*) echo "$pre$part" ;;
+		esac
+	done
+}
+q "DELETE FROM allocations"
+: >"$d/audit.jsonl"
+q "SET GLOBAL log_output = 'TABLE'"
+q "TRUNCATE mysql.general_log"
+q "SET GLOBAL general_log = 1"
+prolog 701 'c[1-4]' bwapp scale 4
+q "SET GLOBAL general_log = 0"
+r=$(file_rec 701)
+check_eq "scaled out: prolog exit 0" 0 "$rc"
+n=$(printf '%s' "$r" | jq -r '.forwarders_after | length')
+check_match "scaled out: more than one forwarder" '^([2-9]|[1-9][0-9]+)$' "$n" ||
+	diag "$(cat "$d/hook.err")" "$r"
+check_eq "scaled out: one INSERT for its $n rows" 1 \
+	"$(q "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Execute'
+		AND argument LIKE 'INSERT INTO allocations%'")"
+check_eq "scaled out: the rows are the record's forwarders" \
+	"$(printf '%s' "$r" | jq -r '.forwarders_after | sort | join(" ")')" \
+	"$(q "SELECT GROUP_CONCAT(forwarder ORDER BY forwarder SEPARATOR ' ')
+		FROM allocations WHERE job_id = 701")"
+check_eq "scaled out: the rows' nodes are the job's 4, once each" \
+	"c1 c2 c3 c4" \
+	"$(q "SELECT nodes FROM allocations WHERE job_id = 701" |
+		while read -r l; do expand_nodes "$l"; done | sort -V | xargs)"
+bad=$(q "SELECT forwarder, nodes, node_count FROM allocations WHERE job_id = 701" |
+	while read -r f l c; do
+		[ "$(expand_nodes "$l" | wc -l)" -eq "$c" ] || echo "$f: $l counted $c"
+	done)
+check_eq "scaled out: each row's node count is its nodes'" "" "$bad"
 
 tap_done
