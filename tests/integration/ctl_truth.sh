@@ -6,10 +6,14 @@
 # (the server answered COMMIT late: tests/tools/slow_commit.so) leaves no
 # allocation held, and the audit file, the audit table and the ledger say
 # the same thing: fallback, action default, the job's default forwarders
-# before and after.  (The shim slows the first commit only: the one of the
-# worker that decides.)  Under access.fail: closed the job is then stopped
-# (exit 1) with nothing held.  A prolog that is not slowed decides as
-# usual (the control).
+# before and after.  (The shim slows the first commit only, the one of the
+# worker that decides, unless given a delay for each commit in turn.)
+# Under access.fail: closed the job is then stopped (exit 1) with nothing
+# held.  The same when the release's own commit answers past its bound
+# (the file gets the record the table has), and when the controller
+# service's commit answers past the hook's budget (the hook's release and
+# fallback come after the service's file and record).  A prolog that is
+# not slowed decides as usual (the control).
 . "$top_srcdir/tests/integration/tap.sh"
 . "$top_srcdir/tests/integration/db_lib.sh"
 command -v jq >/dev/null 2>&1 || skip_all "jq not installed"
@@ -143,6 +147,59 @@ check_eq "late release commit: one prolog record in the file" 1 \
 	"$(grep "\"job_id\":\"206\"" "$d/audit.jsonl" | grep -c '"event":"prolog"')"
 check_match "late release commit: the hook says the record may be missing from the table" \
 	'prolog 206: the release timed out after 2 s while committing' "$(cat "$d/hook.err")"
+
+# The controller service commits job 207's decision, then hears back from
+# the server 2 s later, past the hook's budget (1.5 s): the hook gives up
+# (fwdctl prolog --abandoned) and releases the allocation while the
+# service, once its commit returns, still writes the decision file and
+# its record.  The release and its record come after those (the audit
+# order lock), and the fallback decision file after the release: the
+# file, the table, the ledger and what the nodes read all say fallback.
+{
+	cat "$d/open.yaml"
+	printf 'remap:\n  driver: none\n  decision_dir: %s\n' "$d/spool"
+} >"$d/svc.yaml"
+mkdir -m 0755 "$d/spool"
+: >"$d/svc-commit" # no commit is slowed until the hook runs
+env ASAN_OPTIONS=verify_asan_link_order=0 LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
+	LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY=2 \
+	FWD_TEST_COMMIT_ONCE="$d/svc-commit" \
+	"$top_builddir/fwdallocd" --policy "$d/svc.yaml" --socket "$d/svc.sock" \
+	</dev/null >"$d/fwdallocd.log" 2>&1 &
+svc=$!
+for _ in $(seq 1 100); do
+	[ -S "$d/svc.sock" ] && break
+	sleep 0.1
+done
+check "the service listens" test -S "$d/svc.sock"
+rm -f "$d/svc-commit"
+env -i PATH="$PATH" SLURM_JOB_ID=207 SLURM_JOB_USER=alice \
+	SLURM_JOB_ACCOUNT=phys SLURM_JOB_PARTITION=batch \
+	SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
+	SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \
+	ASAN_OPTIONS=verify_asan_link_order=0 LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
+	"$top_builddir/cli/prolog-slurmctld" "$d/svc.sock" 1500 \
+	"$fwdctl" --policy "$d/svc.yaml" prolog >"$d/hook.out" 2>"$d/hook.err"
+rc=$?
+diag "prolog job 207 (the service's commit answers after 2 s): exit $rc: $(cat "$d/hook.err")"
+# The service is done with the job once its line is in the audit file.
+for _ in $(seq 1 100); do
+	[ "$(grep -c '"job_id":"207"' "$d/audit.jsonl")" -ge 2 ] && break
+	sleep 0.1
+done
+check_eq "service's late commit: exit 0" 0 "$rc"
+check "service's late commit: the service committed it (the slowed commit)" \
+	test -e "$d/svc-commit"
+check_match "service's late commit: the record says the allocation was released" \
+	'^"fallback: .*was released"$' "$(field "$(file_rec 207)" .outcome)"
+agree 207 "service's late commit"
+check_eq "service's late commit: nothing held" "" "$(held 207)"
+# What the nodes read: no forwarder to apply, at most the fallback row.
+check_eq "service's late commit: the decision file names no forwarder" \
+	'[{"forwarder":null,"action":"fallback"}]' \
+	"$(jq -c '[.rows[] | {forwarder, action}]' "$d/spool/207.decision" 2>/dev/null || echo missing)"
+kill "$svc" 2>/dev/null
+wait "$svc" 2>/dev/null
 
 # The database stops answering after the late commit: the release cannot
 # be done, and the record says so instead of claiming the job holds
