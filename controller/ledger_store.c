@@ -524,6 +524,8 @@ static int insert_rows(struct db *db, const struct alloc_decision *d,
 			if (m > 0)
 				len += (size_t)m;
 		}
+		if (!held[0]) /* no private row: the server's words */
+			return -1;
 		errprintf(err,
 			  strchr(held, ',')
 				  ? "one of forwarders %s is already held "
