@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/run.h"
+#include "common/safedir.h"
 #include "common/timeutil.h"
 #include "controller/audit.h"
 #include "controller/hook_run.h"
@@ -29,39 +30,24 @@ static uint64_t elapsed_us(double t0, double now)
 	return (uint64_t)((now - t0) * 1e6);
 }
 
-/* "<tag> <record><end>" to the parent. */
+/* "<tag><record><end>" to the parent (tag ends in its space). */
 static int send_record(int fd, const char *tag, const json_t *rec,
 		       const char *end)
 {
 	char *s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	char *line = NULL;
-	size_t n, off = 0;
 	int rv = -1;
 
-	if (!s || asprintf(&line, "%s %s%s", tag, s, end) < 0) {
-		line = NULL;
-		goto out;
-	}
-	n = strlen(line);
-	while (off < n) {
-		ssize_t w = write(fd, line + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto out;
-		off += (size_t)w;
-	}
-	rv = 0;
-out:
-	free(line);
+	if (s && !fwd_write_all(fd, tag, strlen(tag)) &&
+	    !fwd_write_all(fd, s, strlen(s)) &&
+	    !fwd_write_all(fd, end, strlen(end)))
+		rv = 0;
 	free(s);
 	return rv;
 }
 
 int ctl_hook_send(int fd, bool fallback, const json_t *rec)
 {
-	return send_record(fd, fallback ? "F" : "A", rec, "");
+	return send_record(fd, fallback ? "F " : "A ", rec, "");
 }
 
 int ctl_hook_send_timing(int fd, const char *text)
@@ -194,7 +180,7 @@ static int settle_child(void *arg, int fd)
 	/* The record first: a worker stopped after its COMMIT reached the
 	 * server has the record in the table, and the parent then puts the
 	 * same one in the file (settle()). */
-	if (send_record(fd, "R", rec, "\n") < 0 || db_commit(db, &err) < 0)
+	if (send_record(fd, "R ", rec, "\n") < 0 || db_commit(db, &err) < 0)
 		goto out;
 	appended = audit_append(p->audit.file, rec, &aerr) == 0;
 	audit_order_unlock(order);
