@@ -447,8 +447,7 @@ int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
 struct alloc_row {
 	const char *forwarder;
 	bool priv;
-	char *nodes; /* ranged hostlist */
-	bool own;    /* nodes is malloc'd */
+	char *nodes; /* ranged hostlist (malloc'd for a shadow decision) */
 	size_t count;
 };
 
@@ -481,7 +480,7 @@ static int insert_rows(struct db *db, const struct alloc_decision *d,
 			"io_mode, mdops_rate, bandwidth_bps, iops) VALUES ",
 			"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", k, "", err);
 		char held[512];
-		size_t len = 0;
+		size_t len = 0, n_priv = 0;
 		int rc;
 
 		if (!st)
@@ -519,19 +518,19 @@ static int insert_rows(struct db *db, const struct alloc_decision *d,
 
 			if (!rows[at + r].priv)
 				continue;
+			n_priv++;
 			m = snprintf(held + len, sizeof(held) - len, "%s%s",
 				     len ? ", " : "", rows[at + r].forwarder);
 			if (m > 0)
 				len += (size_t)m;
 		}
-		if (!held[0]) /* no private row: the server's words */
+		if (!n_priv) /* no private row: the server's words */
 			return -1;
 		errprintf(err,
-			  strchr(held, ',')
-				  ? "one of forwarders %s is already held "
-				    "privately by another job"
-				  : "forwarder %s is already held privately "
-				    "by another job",
+			  n_priv > 1 ? "one of forwarders %s is already held "
+				       "privately by another job"
+				     : "forwarder %s is already held privately "
+				       "by another job",
 			  held);
 		errno = EEXIST;
 		return -1;
@@ -546,7 +545,7 @@ static int insert_rows(struct db *db, const struct alloc_decision *d,
  * what the job really uses; what it would have got stays in the audit
  * record.  One row per default forwarder that serves some of the job's
  * nodes, into rows (d->n_defaults of room; *n of them filled, their node
- * lists owned).  0, or -1 with err.
+ * lists malloc'd).  0, or -1 with err.
  */
 static int shadow_rows(const struct topology *t, const struct alloc_decision *d,
 		       const struct ctl_job *j, struct alloc_row *rows,
@@ -597,7 +596,6 @@ static int shadow_rows(const struct topology *t, const struct alloc_decision *d,
 			goto nomem;
 		w->forwarder = t->forwarders[d->defaults[i]].name;
 		w->priv = false;
-		w->own = true;
 		w->count = count[i];
 		(*n)++;
 	}
@@ -653,9 +651,8 @@ int ledger_store_write(struct db *db, const struct topology *t,
 out:
 	if (rv < 0)
 		errprefix(err, "writing the allocation of job %s", j->job_id);
-	for (size_t i = 0; rows && i < n; i++)
-		if (rows[i].own)
-			free(rows[i].nodes);
+	for (size_t i = 0; d->action == FWD_ACT_SHADOW && i < n; i++)
+		free(rows[i].nodes);
 	free(rows);
 	return rv;
 }
