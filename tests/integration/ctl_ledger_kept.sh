@@ -27,10 +27,7 @@ hook=$top_builddir/cli/prolog-slurmctld
 svc=$!
 stop_svc() { kill "$svc" 2>/dev/null; wait "$svc" 2>/dev/null; [ -n "${KEEP:-}" ] || db_cleanup; }
 trap stop_svc EXIT
-for i in $(seq 1 100); do
-	[ -S "$sock" ] && break
-	sleep 0.1
-done
+wait_socket "$sock"
 check "the service listens" test -S "$sock"
 count() {
 	"$top_builddir/fwdallocd" --status --socket "$sock" 2>/dev/null |

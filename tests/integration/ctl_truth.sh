@@ -167,10 +167,7 @@ env ASAN_OPTIONS=verify_asan_link_order=0 LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
 	"$top_builddir/fwdallocd" --policy "$d/svc.yaml" --socket "$d/svc.sock" \
 	</dev/null >"$d/fwdallocd.log" 2>&1 &
 svc=$!
-for _ in $(seq 1 100); do
-	[ -S "$d/svc.sock" ] && break
-	sleep 0.1
-done
+wait_socket "$d/svc.sock"
 check "the service listens" test -S "$d/svc.sock"
 rm -f "$d/svc-commit"
 env -i PATH="$PATH" SLURM_JOB_ID=207 SLURM_JOB_USER=alice \

@@ -135,10 +135,7 @@ check_eq "health scan exits 0" 0 "$?"
 "$top_builddir/fwdallocd" --policy "$policy" --socket "$d/svc.sock" \
 	</dev/null >"$d/fwdallocd.log" 2>&1 &
 svc=$!
-for i in $(seq 1 100); do
-	[ -S "$d/svc.sock" ] && break
-	sleep 0.1
-done
+wait_socket "$d/svc.sock"
 for j in 3000002 3000003 3000004; do
 	env SLURM_JOB_ID=$j SLURM_JOB_NODELIST='c[1-4]' SLURM_JOB_NUM_NODES=4 \
 		SLURM_JOB_USER=alice SLURM_JOB_NAME=app SPANK_IO_UPGRADE=scale \

@@ -12,6 +12,8 @@
 #                       this server, the audit in $d/audit.jsonl and the
 #                       audit table; sets $fix (the fixtures' directory)
 #   mc_init FILE        db init, then import $fix/history.json with FILE
+#   wait_socket SOCK    wait up to 10 s for SOCK to exist (a service
+#                       starting); false when it does not
 
 fwdctl=$top_builddir/fwdctl
 testdb=$top_srcdir/scripts/testdb
@@ -69,4 +71,12 @@ mc_init() {
 	check_eq "db init" 0 "$rc"
 	"$fwdctl" --policy "$1" profile import "$fix/history.json" >/dev/null 2>&1
 	check_eq "history imported" 0 "$?"
+}
+
+wait_socket() {
+	for _ in $(seq 1 100); do
+		[ -S "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
 }
