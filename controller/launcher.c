@@ -74,6 +74,7 @@ struct slot {
 	struct alloc_profile prof;
 	struct alloc_bw_point bw[PROFILE_MAX_BW];
 	struct alloc_decision *d;
+	bool wrote; /* d's rows are written in the batch's transaction */
 	json_t *rec;
 	struct ctl_pub pub; /* its decision file, until finished */
 };
@@ -486,7 +487,8 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 					 "redecided: other nodes", now, NULL,
 					 err) < 0)
 			goto fail;
-		if ((d->redecided || !alloc_ledger_find(l, s->job.job_id)) &&
+		s->wrote = d->redecided || !alloc_ledger_find(l, s->job.job_id);
+		if (s->wrote &&
 		    ledger_store_write(db, L->t, d, &s->job, now, err) < 0)
 			goto fail;
 		json_decref(s->rec);
@@ -646,11 +648,13 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = &sl[i];
 
+		struct ctl_pub_written w = {L->t, s->d};
+
 		s->pub.fd = -1;
 		if (s->live &&
-		    ctl_publish_prepare(L->db, p, &s->job,
-					s->d->action == FWD_ACT_DIRECT, &s->pub,
-					&err) < 0)
+		    ctl_publish_prepare(
+			    L->db, p, &s->job, s->d->action == FWD_ACT_DIRECT,
+			    s->wrote ? &w : NULL, &s->pub, &err) < 0)
 			json_object_set_new(s->rec, "decision_file",
 					    json_string(err.text));
 	}

@@ -443,14 +443,6 @@ int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
 		err);
 }
 
-/* One allocation row: what differs between the rows of a decision. */
-struct alloc_row {
-	const char *forwarder;
-	bool priv;
-	char *nodes; /* ranged hostlist (malloc'd for a shadow decision) */
-	size_t count;
-};
-
 /* Rows of one INSERT at most: a decision's forwarders are a few; a
  * larger one is written in statements of this many rows. */
 #define ALLOC_ROWS_MAX 16
@@ -463,7 +455,8 @@ struct alloc_row {
  */
 static int insert_rows(struct db *db, const struct alloc_decision *d,
 		       const struct ctl_job *j, double now,
-		       const struct alloc_row *rows, size_t n, fwd_error_t *err)
+		       const struct ledger_alloc_row *rows, size_t n,
+		       fwd_error_t *err)
 {
 	const struct alloc_profile *pr = d->has_profile ? &d->profile : NULL;
 	const char *action = fwd_action_name(d->action);
@@ -486,7 +479,7 @@ static int insert_rows(struct db *db, const struct alloc_decision *d,
 		if (!st)
 			return -1;
 		for (size_t r = 0; r < k; r++) {
-			const struct alloc_row *w = &rows[at + r];
+			const struct ledger_alloc_row *w = &rows[at + r];
 			unsigned int b = (unsigned int)(r * 11);
 
 			db_bind_uint64(st, b, j->job_num);
@@ -548,7 +541,7 @@ static int insert_rows(struct db *db, const struct alloc_decision *d,
  * lists malloc'd).  0, or -1 with err.
  */
 static int shadow_rows(const struct topology *t, const struct alloc_decision *d,
-		       const struct ctl_job *j, struct alloc_row *rows,
+		       const struct ctl_job *j, struct ledger_alloc_row *rows,
 		       size_t *n, fwd_error_t *err)
 {
 	fwd_hostlist_t job_hl = NULL, *hl = NULL;
@@ -588,13 +581,14 @@ static int shadow_rows(const struct topology *t, const struct alloc_decision *d,
 		free(host);
 	}
 	for (size_t i = 0; i < d->n_defaults; i++) {
-		struct alloc_row *w = &rows[*n];
+		struct ledger_alloc_row *w = &rows[*n];
 
 		if (!count[i])
 			continue;
 		if (!(w->nodes = fwd_hostlist_ranged(hl[i])))
 			goto nomem;
-		w->forwarder = t->forwarders[d->defaults[i]].name;
+		w->fwd = d->defaults[i];
+		w->forwarder = t->forwarders[w->fwd].name;
 		w->priv = false;
 		w->count = count[i];
 		(*n)++;
@@ -616,44 +610,71 @@ out:
 	return rv;
 }
 
+int ledger_store_decision_rows(const struct topology *t,
+			       const struct alloc_decision *d,
+			       const struct ctl_job *j,
+			       struct ledger_alloc_row **rows, size_t *n,
+			       fwd_error_t *err)
+{
+	size_t cap = d->action == FWD_ACT_SHADOW ? d->n_defaults : d->n_mapping;
+	struct ledger_alloc_row *w = calloc(cap ? cap : 1, sizeof(*w));
+
+	*rows = NULL;
+	*n = 0;
+	if (!w) {
+		errno = ENOMEM;
+		return errprintf(err, "out of memory");
+	}
+	if (d->action == FWD_ACT_SHADOW) {
+		if (shadow_rows(t, d, j, w, n, err) < 0) {
+			free(w);
+			return -1;
+		}
+		*rows = w;
+		return 0;
+	}
+	for (size_t i = 0; i < d->n_mapping; i++) {
+		struct ledger_alloc_row *r = &w[(*n)++];
+		uint32_t f = d->mapping[i].forwarder;
+
+		for (size_t b = 0; b < d->n_blocks; b++)
+			if (d->blocks[b].forwarder == f)
+				r->count += d->blocks[b].count;
+		for (size_t k = 0; k < d->n_forwarders; k++)
+			if (d->forwarders[k] == f)
+				r->priv = d->private_fwd[k];
+		r->fwd = f;
+		r->forwarder = t->forwarders[f].name;
+		r->nodes = d->mapping[i].nodes;
+	}
+	*rows = w;
+	return 0;
+}
+
+void ledger_store_decision_rows_free(const struct alloc_decision *d,
+				     struct ledger_alloc_row *rows, size_t n)
+{
+	/* A shadow decision's node lists are built for its rows; the
+	 * others are the decision's own. */
+	for (size_t i = 0; d->action == FWD_ACT_SHADOW && i < n; i++)
+		free(rows[i].nodes);
+	free(rows);
+}
+
 int ledger_store_write(struct db *db, const struct topology *t,
 		       const struct alloc_decision *d, const struct ctl_job *j,
 		       double now, fwd_error_t *err)
 {
-	size_t cap = d->action == FWD_ACT_SHADOW ? d->n_defaults : d->n_mapping;
-	struct alloc_row *rows = calloc(cap ? cap : 1, sizeof(*rows));
-	size_t n = 0;
+	struct ledger_alloc_row *rows;
+	size_t n;
 	int rv = -1;
 
-	if (!rows) {
-		errprintf(err, "out of memory");
-		goto out;
+	if (ledger_store_decision_rows(t, d, j, &rows, &n, err) == 0) {
+		rv = insert_rows(db, d, j, now, rows, n, err);
+		ledger_store_decision_rows_free(d, rows, n);
 	}
-	if (d->action == FWD_ACT_SHADOW) {
-		if (shadow_rows(t, d, j, rows, &n, err) < 0)
-			goto out;
-	} else {
-		for (size_t i = 0; i < d->n_mapping; i++) {
-			struct alloc_row *w = &rows[n++];
-			uint32_t f = d->mapping[i].forwarder;
-
-			for (size_t b = 0; b < d->n_blocks; b++)
-				if (d->blocks[b].forwarder == f)
-					w->count += d->blocks[b].count;
-			for (size_t k = 0; k < d->n_forwarders; k++)
-				if (d->forwarders[k] == f)
-					w->priv = d->private_fwd[k];
-			w->forwarder = t->forwarders[f].name;
-			w->nodes = d->mapping[i].nodes;
-		}
-	}
-	rv = insert_rows(db, d, j, now, rows, n, err);
-out:
 	if (rv < 0)
 		errprefix(err, "writing the allocation of job %s", j->job_id);
-	for (size_t i = 0; d->action == FWD_ACT_SHADOW && i < n; i++)
-		free(rows[i].nodes);
-	free(rows);
 	return rv;
 }
 

@@ -189,6 +189,28 @@ int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
 int ledger_store_last_used(struct db *db, const struct topology *t,
 			   double *when, fwd_error_t *err);
 
+/* One allocation row of a decision, as ledger_store_write() stores it. */
+struct ledger_alloc_row {
+	uint32_t fwd;	       /* the forwarder's index in the topology */
+	const char *forwarder; /* its name (the topology's) */
+	bool priv;
+	char *nodes; /* the nodes it serves, a ranged hostlist */
+	size_t count;
+};
+
+/*
+ * The rows ledger_store_write() stores for decision d of job j, in the
+ * order it stores them (the order of their ids): *n rows into *rows, to
+ * free with ledger_store_decision_rows_free(d, ...).  0, or -1 with err.
+ */
+int ledger_store_decision_rows(const struct topology *t,
+			       const struct alloc_decision *d,
+			       const struct ctl_job *j,
+			       struct ledger_alloc_row **rows, size_t *n,
+			       fwd_error_t *err);
+void ledger_store_decision_rows_free(const struct alloc_decision *d,
+				     struct ledger_alloc_row *rows, size_t n);
+
 /*
  * Write the decision's rows: one per forwarder in the mapping with the
  * nodes it serves (for shadow: the default forwarders, action "shadow",

@@ -168,6 +168,7 @@ static int prolog_child(void *arg, int fd)
 	struct alloc_health health = {NULL, NULL};
 	enum fwd_health *hf = NULL, *ho = NULL;
 	struct alloc_job aj;
+	struct ctl_pub_written written;
 	struct db *db = NULL;
 	uint32_t *ids = NULL;
 	size_t n_ids = 0;
@@ -177,7 +178,7 @@ static int prolog_child(void *arg, int fd)
 	int committing = 0, r;
 	/* Only a failure of the database trips its breaker: not a job
 	 * refused before any connection (its nodes, the topology). */
-	bool db_tried = false;
+	bool db_tried = false, wrote = false;
 	unsigned int attempt = 1;
 	double now;
 	struct phases ph = {.on = getenv("FWDALLOC_PROLOG_TIMING") != NULL};
@@ -281,8 +282,8 @@ retry:
 	    ledger_store_release(db, j->job_num, "redecided: other nodes", now,
 				 NULL, &err) < 0)
 		goto fallback;
-	if ((d->redecided || !alloc_ledger_find(l, j->job_id)) &&
-	    ledger_store_write(db, t, d, j, now, &err) < 0)
+	wrote = d->redecided || !alloc_ledger_find(l, j->job_id);
+	if (wrote && ledger_store_write(db, t, d, j, now, &err) < 0)
 		goto fallback;
 	mark(&ph, PH_PERSIST);
 	rec = audit_record_decision(j, t, d, now);
@@ -301,8 +302,10 @@ retry:
 	in_tx = 0;
 	mark(&ph, PH_COMMIT);
 	/* Without the file the node prologs read the database instead. */
-	if (ctl_publish_decision(db, p, j, d->action == FWD_ACT_DIRECT, &err) <
-	    0)
+	written.t = t;
+	written.d = d;
+	if (ctl_publish_decision(db, p, j, d->action == FWD_ACT_DIRECT,
+				 wrote ? &written : NULL, &err) < 0)
 		json_object_set_new(rec, "decision_file",
 				    json_string(err.text));
 	mark(&ph, PH_PUBLISH);

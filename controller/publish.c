@@ -20,9 +20,11 @@
 #include "common/slurm_compat.h"
 #include "common/vocab.h"
 #include "controller/job.h"
+#include "controller/ledger_store.h"
 #include "controller/publish.h"
 #include "db/db.h"
 #include "policies/policy.h"
+#include "topology/topology.h"
 
 static int job_path(const struct policy *p, const struct ctl_job *j,
 		    const char *suffix, char *buf, size_t len)
@@ -73,6 +75,44 @@ static json_t *held_rows(struct db *db, uint64_t job, fwd_error_t *err)
 fail:
 	db_stmt_close(st);
 	json_decref(rows);
+	return NULL;
+}
+
+/* The rows the decision wrote (w), as node_allocations would return them:
+ * the addresses are the topology's, which `fwdctl db sync` copies into
+ * forwarders. */
+static json_t *written_rows(const struct ctl_pub_written *w,
+			    const struct ctl_job *j, fwd_error_t *err)
+{
+	const char *action = fwd_action_name(w->d->action);
+	struct ledger_alloc_row *lr;
+	json_t *rows;
+	size_t n;
+
+	if (ledger_store_decision_rows(w->t, w->d, j, &lr, &n, err) < 0)
+		return NULL;
+	if (!(rows = json_array()))
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		json_t *row = json_object();
+
+		if (!row || json_array_append_new(rows, row) < 0)
+			goto nomem;
+		json_object_set_new(row, "forwarder",
+				    json_string(lr[i].forwarder));
+		json_object_set_new(row, "nodes", json_string(lr[i].nodes));
+		json_object_set_new(row, "action", json_string(action));
+		json_object_set_new(
+			row, "address",
+			str_or_null(w->t->forwarders[lr[i].fwd].address));
+	}
+	ledger_store_decision_rows_free(w->d, lr, n);
+	return rows;
+nomem:
+	ledger_store_decision_rows_free(w->d, lr, n);
+	json_decref(rows);
+	errno = ENOMEM;
+	errprintf(err, "decision file: out of memory");
 	return NULL;
 }
 
@@ -170,13 +210,13 @@ static json_t *no_forwarder_rows(const struct ctl_job *j, const char *action)
 }
 
 /*
- * The decision file of j (rows: those of the database, or the one row of
- * action without a forwarder when db is NULL).  0, or -1 with err and no
- * file left.
+ * The decision file of j (rows: those w wrote, else those of the
+ * database, or the one row of action without a forwarder when both are
+ * NULL).  0, or -1 with err and no file left.
  */
-static int publish(struct db *db, const struct policy *p,
-		   const struct ctl_job *j, const char *action,
-		   struct ctl_pub *pb, fwd_error_t *err)
+static int publish(struct db *db, const struct ctl_pub_written *w,
+		   const struct policy *p, const struct ctl_job *j,
+		   const char *action, struct ctl_pub *pb, fwd_error_t *err)
 {
 	char path[PATH_MAX], digest[65];
 	json_t *rows = NULL, *doc = NULL;
@@ -189,14 +229,18 @@ static int publish(struct db *db, const struct policy *p,
 			  strerror(errno));
 		goto out;
 	}
-	if (!db && !(rows = no_forwarder_rows(j, action))) {
+	if (w) {
+		if (!(rows = written_rows(w, j, err)))
+			goto out;
+	} else if (db) {
+		if (!(rows = held_rows(db, j->job_num, err)))
+			goto out;
+	} else if (!(rows = no_forwarder_rows(j, action))) {
 		errno = ENOMEM;
 		errprintf(err, "decision file: cannot build the %s row",
 			  action);
 		goto out;
 	}
-	if (db && !(rows = held_rows(db, j->job_num, err)))
-		goto out;
 	if (!(rtext = fwd_decision_rows_dump(rows))) {
 		errno = ENOMEM;
 		errprintf(err, "decision file: cannot serialise");
@@ -219,7 +263,7 @@ static int publish(struct db *db, const struct policy *p,
 			  strlen(text) + 1);
 		goto out;
 	}
-	pb->sync = !db;
+	pb->sync = !db && !w;
 	rv = write_tmp(p->remap.decision_dir, path, text, pb, err);
 out:
 	if (rv < 0)
@@ -233,13 +277,14 @@ out:
 
 int ctl_publish_prepare(struct db *db, const struct policy *p,
 			const struct ctl_job *j, bool direct,
-			struct ctl_pub *pb, fwd_error_t *err)
+			const struct ctl_pub_written *w, struct ctl_pub *pb,
+			fwd_error_t *err)
 {
 	pb->fd = -1;
 	if (!p->remap.decision_dir)
 		return 0;
-	if (publish(direct ? NULL : db, p, j, fwd_action_name(FWD_ACT_DIRECT),
-		    pb, err) < 0)
+	if (publish(direct ? NULL : db, direct ? NULL : w, p, j,
+		    fwd_action_name(FWD_ACT_DIRECT), pb, err) < 0)
 		return errprefix(err, "publishing the decision of job %s",
 				 j->job_id);
 	return 0;
@@ -257,11 +302,12 @@ int ctl_publish_finish(const struct policy *p, const struct ctl_job *j,
 }
 
 int ctl_publish_decision(struct db *db, const struct policy *p,
-			 const struct ctl_job *j, bool direct, fwd_error_t *err)
+			 const struct ctl_job *j, bool direct,
+			 const struct ctl_pub_written *w, fwd_error_t *err)
 {
 	struct ctl_pub pb;
 
-	if (ctl_publish_prepare(db, p, j, direct, &pb, err) < 0)
+	if (ctl_publish_prepare(db, p, j, direct, w, &pb, err) < 0)
 		return -1;
 	return ctl_publish_finish(p, j, &pb, err);
 }
@@ -273,7 +319,7 @@ int ctl_publish_fallback(const struct policy *p, const struct ctl_job *j,
 		return 0;
 	struct ctl_pub pb = {.fd = -1};
 
-	if (publish(NULL, p, j, FWD_ACTION_FALLBACK, &pb, err) < 0 ||
+	if (publish(NULL, NULL, p, j, FWD_ACTION_FALLBACK, &pb, err) < 0 ||
 	    publish_place(&pb, err) < 0) {
 		unlink_decision(p, j);
 		return errprefix(err, "publishing the fallback of job %s",

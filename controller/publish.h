@@ -22,7 +22,9 @@
  *      "action":..,"address":..|null},...],"digest":"<sha256 hex>"}
  *                          rows are the job's held allocation rows as the
  *                          node account's node_allocations_for returns
- *                          them (same columns, same order), or, for
+ *                          them (same columns, same order; built from
+ *                          the decision that wrote them, the addresses
+ *                          from the topology it used), or, for
  *                          action direct (no forwarder, no allocation
  *                          row), one row {"forwarder":null,"nodes":<the
  *                          job's nodes>,"action":"direct","address":null}
@@ -88,19 +90,34 @@
 #define fwd_decision_rows_dump(rows) \
 	json_dumps((rows), JSON_COMPACT | JSON_PRESERVE_ORDER)
 
+struct alloc_decision;
 struct db;
 struct policy;
 struct ctl_job;
+struct topology;
 
 /*
- * After the decision committed: read the job's held rows with the
- * controller's connection and publish them (direct: the direct row).  Nothing
- * to do (0) without remap.decision_dir.  On failure the file is removed (the
+ * The decision d wrote its rows in the transaction that committed
+ * (ledger_store_write() with topology t): the file carries those rows,
+ * built again from d, where the database would have to be asked for them
+ * (one round trip a job).  Their addresses are t's, which `fwdctl db
+ * sync` copies into forwarders for the database's readers.
+ */
+struct ctl_pub_written {
+	const struct topology *t;
+	const struct alloc_decision *d;
+};
+
+/*
+ * After the decision committed: publish the job's held rows, those w
+ * wrote or, with w NULL (a requeued job that kept its rows), those read
+ * with the controller's connection (direct: the direct row).  Nothing to
+ * do (0) without remap.decision_dir.  On failure the file is removed (the
  * node prologs then read the database) and -1 is returned with err.
  */
 int ctl_publish_decision(struct db *db, const struct policy *p,
 			 const struct ctl_job *j, bool direct,
-			 fwd_error_t *err);
+			 const struct ctl_pub_written *w, fwd_error_t *err);
 
 /*
  * ctl_publish_decision() in two steps, for a batch of jobs: prepare writes
@@ -118,7 +135,8 @@ struct ctl_pub {
 };
 int ctl_publish_prepare(struct db *db, const struct policy *p,
 			const struct ctl_job *j, bool direct,
-			struct ctl_pub *pb, fwd_error_t *err);
+			const struct ctl_pub_written *w, struct ctl_pub *pb,
+			fwd_error_t *err);
 int ctl_publish_finish(const struct policy *p, const struct ctl_job *j,
 		       struct ctl_pub *pb, fwd_error_t *err);
 

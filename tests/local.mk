@@ -255,6 +255,7 @@ INTEGRATION_TESTS = tests/integration/tap_selftest.sh \
 	tests/integration/reliability.sh tests/integration/slurm_history.sh \
 	tests/integration/db_history.sh tests/integration/history_bad_jobs.sh \
 	tests/integration/ctl_requeue.sh tests/integration/ctl_service.sh \
+	tests/integration/ctl_decision_file.sh \
 	tests/integration/node_release.sh \
 	tests/integration/ctl_reconcile.sh tests/integration/slurm_package.sh \
 	tests/integration/ingest_property.sh \

@@ -438,7 +438,7 @@ static void test_publish_two_steps(void **state)
 		j[i].nodes = "c[1-2]";
 		/* Direct access: the row needs no database. */
 		assert_int_equal(ctl_publish_prepare(NULL, &p, &j[i], true,
-						     &pb[i], &err),
+						     NULL, &pb[i], &err),
 				 0);
 		assert_true(pb[i].fd >= 0);
 		/* No database row can stand in for a direct row: synced. */
@@ -475,7 +475,8 @@ static void test_publish_two_steps(void **state)
 	/* Without remap.decision_dir there is nothing to do. */
 	p.remap.decision_dir = NULL;
 	assert_int_equal(
-		ctl_publish_prepare(NULL, &p, &j[0], true, &pb[0], &err), 0);
+		ctl_publish_prepare(NULL, &p, &j[0], true, NULL, &pb[0], &err),
+		0);
 	assert_int_equal(pb[0].fd, -1);
 	assert_int_equal(ctl_publish_finish(&p, &j[0], &pb[0], &err), 0);
 }
