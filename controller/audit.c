@@ -312,8 +312,12 @@ json_t *audit_record_release(const struct ctl_job *j, double now,
 	json_t *rec = record_base(j, "epilog", now);
 	char outcome[1100];
 
-	snprintf(outcome, sizeof(outcome), "released %llu allocation row(s)",
-		 (unsigned long long)released);
+	if (failed)
+		snprintf(outcome, sizeof(outcome), "fallback: %s", failed);
+	else
+		snprintf(outcome, sizeof(outcome),
+			 "released %llu allocation row(s)",
+			 (unsigned long long)released);
 	json_object_set_new(rec, "action", json_string("release"));
 	json_object_set_new(rec, "reasons", json_array());
 	json_object_set_new(rec, "inputs", json_null());
@@ -324,17 +328,7 @@ json_t *audit_record_release(const struct ctl_job *j, double now,
 	json_object_set_new(rec, "decision", json_null());
 	json_object_set_new(rec, "elapsed_us",
 			    json_integer((json_int_t)elapsed_us));
-	if (failed)
-		audit_record_release_failed(rec, failed);
 	return rec;
-}
-
-void audit_record_release_failed(json_t *rec, const char *failed)
-{
-	char outcome[1100];
-
-	snprintf(outcome, sizeof(outcome), "fallback: %s", failed);
-	json_object_set_new(rec, "outcome", json_string(outcome));
 }
 
 json_t *audit_record_reconcile(uint64_t job_num, double now, uint64_t released)

@@ -92,10 +92,6 @@ json_t *audit_record_release(const struct ctl_job *j, double now,
 			     uint64_t released, const char *failed,
 			     uint64_t elapsed_us);
 
-/* The release of rec (audit_record_release()) failed after all, at its
- * COMMIT: its outcome becomes "fallback: <failed>". */
-void audit_record_release_failed(json_t *rec, const char *failed);
-
 /* Reconcile freed `released` rows of a job Slurm no longer runs. */
 json_t *audit_record_reconcile(uint64_t job_num, double now, uint64_t released);
 

@@ -39,37 +39,26 @@ static int release_rows(struct db *db, const struct ctl_job *j, double now,
  * The release's record (NULL when out of memory): what was released, or
  * why it failed (failed, err), the node prologs' outcomes (collected
  * once: their files are removed), stored in the audit table unless the
- * release failed; the audit file is the caller's.  *stored (may be NULL):
- * 0, or the errno of a failed store (with err).
+ * release failed; the audit file is the caller's.
  */
 static json_t *release_record(struct db *db, const struct policy *p,
 			      const struct ctl_job *j, double t0, double now,
 			      uint64_t released, int failed, fwd_error_t *err,
-			      const char *policy_error, int *stored)
+			      const char *policy_error)
 {
 	json_t *rec = audit_record_release(
 		j, now, released, failed ? err->text : NULL,
 		(uint64_t)((fwd_clock_real() - t0) * 1e6));
-	int r = 0;
 
 	if (rec && policy_error)
 		json_object_set_new(rec, "policy_error",
 				    json_string(policy_error));
 	ctl_publish_collect(p, j, rec);
-	if (!failed && p->audit.database && audit_store(db, rec, err) < 0)
-		r = errno ? errno : EIO;
-	if (stored)
-		*stored = r;
+	if (!failed && p->audit.database)
+		audit_store(db, rec, err);
 	return rec;
 }
 
-/*
- * The release, the job's end and the record in one transaction, the record
- * sent to the parent just before the COMMIT (ctl_hook_send_committing()):
- * a worker stopped once its commit reached the server leaves the same
- * record in the audit file as in the table, not a timeout the rows
- * contradict.
- */
 static int epilog_child(void *arg, int fd)
 {
 	struct epilog_hook *e = arg;
@@ -80,30 +69,12 @@ static int epilog_child(void *arg, int fd)
 	double now = fwd_clock_real();
 	struct db *db =
 		db_connect_current(&p->database, DB_ROLE_CONTROLLER, &err);
-	int failed = !db || db_begin(db, &err) < 0
-			     ? (errno ? errno : EIO)
-			     : release_rows(db, h->j, now, &released, &err);
-	int stored = 0, rc;
+	int failed = db ? release_rows(db, h->j, now, &released, &err)
+			: (errno ? errno : EIO);
 	json_t *rec = release_record(db, p, h->j, h->t0, now, released, failed,
-				     &err, e->policy_error, &stored);
+				     &err, e->policy_error);
+	int rc = ctl_hook_send(fd, failed != 0, rec) < 0 ? 1 : 0;
 
-	/* Nothing without its record: a failed store fails the release
-	 * (reconcile frees the rows later). */
-	if (!failed &&
-	    (stored || !rec || ctl_hook_send_committing(fd, rec) < 0 ||
-	     db_commit(db, &err) < 0)) {
-		failed = stored ? stored : errno ? errno : EIO;
-		if (!rec)
-			errprintf(&err, "audit record: out of memory");
-		else if (!err.text[0])
-			errprintf(&err, "%s", strerror(failed));
-		audit_record_release_failed(rec, err.text);
-	}
-	if (failed && db)
-		db_rollback(db);
-	else if (db)
-		ledger_store_number_releases(db, now);
-	rc = ctl_hook_send(fd, failed != 0, rec) < 0 ? 1 : 0;
 	json_decref(rec);
 	db_close(db);
 	return rc;
@@ -171,8 +142,7 @@ void ctl_epilog_on(struct db *db, const struct policy *p,
 	}
 	if (!failed && (!j->name || !j->name[0]))
 		j = named(db, j, &copy);
-	rec = release_record(db, p, j, t0, now, released, failed, &err, NULL,
-			     NULL);
+	rec = release_record(db, p, j, t0, now, released, failed, &err, NULL);
 	db_close(own);
 	memset(out, 0, sizeof(*out));
 	out->fallback = failed != 0;

@@ -39,14 +39,6 @@ int ctl_hook_send(int fd, bool fallback, const json_t *rec);
 int ctl_hook_send_timing(int fd, const char *text);
 
 /*
- * Child side, just before the COMMIT that stores rec (the release's
- * record, in its transaction): "R <json>\n".  Should the child be stopped
- * before its "A"/"F" line, the parent puts rec in the audit file, as the
- * table has it once the commit reached the server.  0, or -1.
- */
-int ctl_hook_send_committing(int fd, const json_t *rec);
-
-/*
  * Child side, just before the commit that makes the decision visible:
  * tell the parent that, should the child be stopped from now on, the
  * allocation may be in the ledger (the parent then releases it, by job

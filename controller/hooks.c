@@ -50,11 +50,6 @@ int ctl_hook_send(int fd, bool fallback, const json_t *rec)
 	return send_record(fd, fallback ? "F " : "A ", rec, "");
 }
 
-int ctl_hook_send_committing(int fd, const json_t *rec)
-{
-	return send_record(fd, "R ", rec, "\n");
-}
-
 int ctl_hook_send_timing(int fd, const char *text)
 {
 	char line[sizeof(((struct ctl_outcome *)0)->timing) + 3];
@@ -185,7 +180,7 @@ static int settle_child(void *arg, int fd)
 	/* The record first: a worker stopped after its COMMIT reached the
 	 * server has the record in the table, and the parent then puts the
 	 * same one in the file (settle()). */
-	if (ctl_hook_send_committing(fd, rec) < 0 || db_commit(db, &err) < 0)
+	if (send_record(fd, "R ", rec, "\n") < 0 || db_commit(db, &err) < 0)
 		goto out;
 	appended = audit_append(p->audit.file, rec, &aerr) == 0;
 	audit_order_unlock(order);
@@ -322,8 +317,8 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 {
 	const struct policy *p = h->p;
 	fwd_error_t err = {""}, aerr;
-	char *res = NULL, *line = NULL, *nl;
-	json_t *rec = NULL, *committing_rec = NULL;
+	char *res = NULL, *line = NULL;
+	json_t *rec = NULL;
 	int rc, cause;
 	bool committing = false, stored = false, in_file = false;
 
@@ -336,19 +331,13 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 	for (line = res; line && *line == 'C'; line++)
 		committing = true;
 	if (line && line[0] == 'P' && line[1] == ' ') {
-		nl = strchr(line, '\n');
+		char *nl = strchr(line, '\n');
+
 		if (nl) {
 			snprintf(out->timing, sizeof(out->timing), "%.*s",
 				 (int)(nl - line - 2), line + 2);
 			line = nl + 1;
 		}
-	}
-	/* The record of a release being committed (the epilog). */
-	if (line && line[0] == 'R' && line[1] == ' ' &&
-	    (nl = strchr(line, '\n'))) {
-		*nl = '\0';
-		committing_rec = json_loads(line + 2, 0, NULL);
-		line = nl + 1;
 	}
 	if (rc == 0 && line && (line[0] == 'A' || line[0] == 'F') &&
 	    line[1] == ' ') {
@@ -367,28 +356,13 @@ void ctl_hook_run(struct ctl_hook *h, int (*child)(void *h, int fd),
 		 * next prologs skip it for a while (database.breaker). */
 		if (cause == ETIMEDOUT && !strcmp(event, "prolog"))
 			ctl_breaker_trip(p);
-		if (committing) {
+		if (committing)
 			stored = settle(h, why, sizeof(why), &rec, &in_file,
 					out);
-		} else if (committing_rec) {
-			/* Stopped after its COMMIT was sent: the table has
-			 * this record if the commit reached the server, and
-			 * the file gets the same one. */
-			ctl_note(out,
-				 "%s %s: the release %s while committing: the "
-				 "audit table has its record only if the "
-				 "commit reached the server",
-				 event, h->j->job_id,
-				 err.text[0] ? err.text : "failed");
-			rec = committing_rec;
-			committing_rec = NULL;
-			stored = true;
-		}
 		record_fallback(h, event, why, rec, stored, in_file,
 				cause == ETIMEDOUT, out);
 	}
 	json_decref(rec);
-	json_decref(committing_rec);
 	free(res);
 	/* Only the prolog can fail closed: a failed release leaves rows
 	 * that reconcile frees, and failing the epilog would not undo

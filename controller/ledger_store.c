@@ -749,12 +749,6 @@ fail:
 	db_rollback(db);
 }
 
-void ledger_store_number_releases(struct db *db, double now)
-{
-	if (!db_in_txn(db))
-		stamp_releases(db, now);
-}
-
 int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			 double now, uint64_t *released, fwd_error_t *err)
 {

@@ -234,15 +234,6 @@ int ledger_store_release(struct db *db, uint64_t job_num, const char *reason,
 			 double now, uint64_t *released, fwd_error_t *err);
 
 /*
- * Number the releases a transaction of the caller committed
- * (ledger_store_release() numbers its own only outside one), so that kept
- * ledgers read them at once; after the COMMIT, best effort (unnumbered,
- * they are read among the recent releases until a later release numbers
- * them).
- */
-void ledger_store_number_releases(struct db *db, double now);
-
-/*
  * The allocation rows that mean a job held the forwarder: every row but a
  * shadow decision's (a shadow job runs on its defaults and node prologs
  * apply nothing), released or not.  The one definition, for every query

@@ -198,30 +198,6 @@ check_eq "service's late commit: the decision file names no forwarder" \
 kill "$svc" 2>/dev/null
 wait "$svc" 2>/dev/null
 
-# The one-process controller epilog (no service) releases job 208, and
-# its COMMIT answers 2 s late, past decide_timeout (1 s): the worker is
-# stopped after the release reached the server.  The file's record is
-# the release's, as the table's is, and the ledger holds nothing.
-prolog "$d/open.yaml" 208 ""
-check_eq "late epilog commit: job 208 holds forwarders" fwd1 "$(held 208)"
-env -i PATH="$PATH" SLURM_JOB_ID=208 \
-	ASAN_OPTIONS=verify_asan_link_order=0 LSAN_OPTIONS="${LSAN_OPTIONS:-}" \
-	LD_PRELOAD="$shim" FWD_TEST_COMMIT_DELAY=2 \
-	FWD_TEST_COMMIT_ONCE="$d/slow-commit.208e" \
-	"$fwdctl" --policy "$d/open.yaml" epilog >"$d/hook.out" 2>"$d/hook.err"
-rc=$?
-diag "epilog job 208 (commit delay 2s): exit $rc: $(cat "$d/hook.err")"
-check "late epilog commit: the commit was slowed" test -e "$d/slow-commit.208e"
-fe=$(grep '"job_id":"208"' "$d/audit.jsonl" | grep '"event":"epilog"' | tail -1)
-te=$(q "SELECT record FROM audit WHERE job_id = 208 AND JSON_VALUE(record, '\$.event') = 'epilog' ORDER BY id DESC LIMIT 1" | sed 's/\\\\/\\/g')
-check_match "late epilog commit: the file says the rows were released" \
-	'^"released [1-9][0-9]* allocation row\(s\)"$' "$(field "$fe" .outcome)"
-check_eq "late epilog commit: file and table agree on .outcome" \
-	"$(field "$fe" .outcome)" "$(field "$te" .outcome)"
-check_eq "late epilog commit: nothing held" "" "$(held 208)"
-check_match "late epilog commit: slurmctld's log says the commit's answer was lost" \
-	'epilog 208: the release .* while committing' "$(cat "$d/hook.err")"
-
 # The database stops answering after the late commit: the release cannot
 # be done, and the record says so instead of claiming the job holds
 # nothing.
