@@ -74,7 +74,9 @@ struct slot {
 	struct alloc_profile prof;
 	struct alloc_bw_point bw[PROFILE_MAX_BW];
 	struct alloc_decision *d;
-	bool wrote; /* d's rows are written in the batch's transaction */
+	/* d's rows, written in the batch's transaction (NULL: none written) */
+	struct ledger_alloc_row *rows;
+	size_t n_rows;
 	json_t *rec;
 	struct ctl_pub pub; /* its decision file, until finished */
 };
@@ -386,6 +388,18 @@ static void check_jobs(struct ctl_launcher *L, struct slot *sl, size_t n)
 	}
 }
 
+/* s decides with d from now on (NULL: none): the decision before goes,
+ * with its rows. */
+static void slot_decision(struct slot *s, struct alloc_decision *d)
+{
+	if (s->d)
+		ledger_store_decision_rows_free(s->d, s->rows, s->n_rows);
+	s->rows = NULL;
+	s->n_rows = 0;
+	alloc_decision_destroy(s->d);
+	s->d = d;
+}
+
 /* The earliest deadline of the live jobs. */
 static double batch_deadline(const struct slot *sl, size_t n)
 {
@@ -481,15 +495,19 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 
 		if (past(deadline, err))
 			goto fail;
+		slot_decision(s, d);
+		ds[k] = NULL;
 		d->elapsed_us = elapsed_us(s->in->t0, fwd_clock_real());
 		if (d->redecided &&
 		    ledger_store_release(db, s->job.job_num,
 					 "redecided: other nodes", now, NULL,
 					 err) < 0)
 			goto fail;
-		s->wrote = d->redecided || !alloc_ledger_find(l, s->job.job_id);
-		if (s->wrote &&
-		    ledger_store_write(db, L->t, d, &s->job, now, err) < 0)
+		if ((d->redecided || !alloc_ledger_find(l, s->job.job_id)) &&
+		    (ledger_store_decision_rows(L->t, d, &s->job, &s->rows,
+						&s->n_rows, err) < 0 ||
+		     ledger_store_write(db, d, &s->job, s->rows, s->n_rows, now,
+					err) < 0))
 			goto fail;
 		json_decref(s->rec);
 		s->rec = audit_record_decision(&s->job, L->t, d, now);
@@ -501,9 +519,6 @@ static int decide_tx(struct ctl_launcher *L, struct slot *sl, size_t n,
 			ctl_note_pool_holders(db, l, &s->job, s->rec);
 		if (p->audit.database && audit_store(db, s->rec, err) < 0)
 			goto fail;
-		alloc_decision_destroy(s->d);
-		s->d = d;
-		ds[k] = NULL;
 	}
 	/* Committed before the earliest deadline, under the audit order
 	 * lock: a hook that gives up later releases the allocation and
@@ -647,14 +662,13 @@ void ctl_launcher_prologs(struct ctl_launcher *L, const struct ctl_launch *jobs,
 	 * file a job's node prologs read the database. */
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = &sl[i];
-
-		struct ctl_pub_written w = {L->t, s->d};
+		struct ctl_pub_written w = {L->t, s->d, s->rows, s->n_rows};
 
 		s->pub.fd = -1;
 		if (s->live &&
-		    ctl_publish_prepare(
-			    L->db, p, &s->job, s->d->action == FWD_ACT_DIRECT,
-			    s->wrote ? &w : NULL, &s->pub, &err) < 0)
+		    ctl_publish_prepare(L->db, p, &s->job,
+					s->d->action == FWD_ACT_DIRECT,
+					s->rows ? &w : NULL, &s->pub, &err) < 0)
 			json_object_set_new(s->rec, "decision_file",
 					    json_string(err.text));
 	}
@@ -689,7 +703,7 @@ db_error_cause:
 out:
 	for (size_t i = 0; i < n; i++) {
 		free(sl[i].ids);
-		alloc_decision_destroy(sl[i].d);
+		slot_decision(&sl[i], NULL);
 		json_decref(sl[i].rec);
 	}
 	free(hf);

@@ -447,12 +447,8 @@ int ledger_store_load_changes(struct db *db, struct alloc_ledger *l,
  * larger one is written in statements of this many rows. */
 #define ALLOC_ROWS_MAX 16
 
-/*
- * The decision's rows (n of them) for job j, in as few statements as
- * ALLOC_ROWS_MAX allows: one round trip for a decision's usual handful.
- * 0, or -1 with err (EEXIST: a private forwarder among them is held by
- * another job).
- */
+/* The rows (n of them) for job j, in as few statements as ALLOC_ROWS_MAX
+ * allows: one round trip for a decision's usual handful. */
 static int insert_rows(struct db *db, const struct alloc_decision *d,
 		       const struct ctl_job *j, double now,
 		       const struct ledger_alloc_row *rows, size_t n,
@@ -623,12 +619,14 @@ int ledger_store_decision_rows(const struct topology *t,
 	*n = 0;
 	if (!w) {
 		errno = ENOMEM;
-		return errprintf(err, "out of memory");
+		errprintf(err, "out of memory");
+		goto fail;
 	}
 	if (d->action == FWD_ACT_SHADOW) {
 		if (shadow_rows(t, d, j, w, n, err) < 0) {
-			free(w);
-			return -1;
+			ledger_store_decision_rows_free(d, w, *n);
+			*n = 0;
+			goto fail;
 		}
 		*rows = w;
 		return 0;
@@ -649,6 +647,9 @@ int ledger_store_decision_rows(const struct topology *t,
 	}
 	*rows = w;
 	return 0;
+fail:
+	/* They are built to be written. */
+	return errprefix(err, "writing the allocation of job %s", j->job_id);
 }
 
 void ledger_store_decision_rows_free(const struct alloc_decision *d,
@@ -656,26 +657,20 @@ void ledger_store_decision_rows_free(const struct alloc_decision *d,
 {
 	/* A shadow decision's node lists are built for its rows; the
 	 * others are the decision's own. */
-	for (size_t i = 0; d->action == FWD_ACT_SHADOW && i < n; i++)
+	for (size_t i = 0; i < n && d->action == FWD_ACT_SHADOW; i++)
 		free(rows[i].nodes);
 	free(rows);
 }
 
-int ledger_store_write(struct db *db, const struct topology *t,
-		       const struct alloc_decision *d, const struct ctl_job *j,
+int ledger_store_write(struct db *db, const struct alloc_decision *d,
+		       const struct ctl_job *j,
+		       const struct ledger_alloc_row *rows, size_t n,
 		       double now, fwd_error_t *err)
 {
-	struct ledger_alloc_row *rows;
-	size_t n;
-	int rv = -1;
-
-	if (ledger_store_decision_rows(t, d, j, &rows, &n, err) == 0) {
-		rv = insert_rows(db, d, j, now, rows, n, err);
-		ledger_store_decision_rows_free(d, rows, n);
-	}
-	if (rv < 0)
-		errprefix(err, "writing the allocation of job %s", j->job_id);
-	return rv;
+	if (insert_rows(db, d, j, now, rows, n, err) < 0)
+		return errprefix(err, "writing the allocation of job %s",
+				 j->job_id);
+	return 0;
 }
 
 /* Into *names (NULL and *n 0 on entry) a copy of the first column of each

@@ -212,14 +212,16 @@ void ledger_store_decision_rows_free(const struct alloc_decision *d,
 				     struct ledger_alloc_row *rows, size_t n);
 
 /*
- * Write the decision's rows: one per forwarder in the mapping with the
- * nodes it serves (for shadow: the default forwarders, action "shadow",
- * which node prologs do not apply).  The caller holds the decision lock
- * (its transaction, ledger_store_lock()).  A forwarder already held privately
+ * Write the decision's rows, those ledger_store_decision_rows() built for
+ * d (n of them): one per forwarder in the mapping with the nodes it serves
+ * (for shadow: the default forwarders, action "shadow", which node
+ * prologs do not apply).  The caller holds the decision lock (its
+ * transaction, ledger_store_lock()).  A forwarder already held privately
  * by another job is an error (errno EEXIST).
  */
-int ledger_store_write(struct db *db, const struct topology *t,
-		       const struct alloc_decision *d, const struct ctl_job *j,
+int ledger_store_write(struct db *db, const struct alloc_decision *d,
+		       const struct ctl_job *j,
+		       const struct ledger_alloc_row *rows, size_t n,
 		       double now, fwd_error_t *err);
 
 /*

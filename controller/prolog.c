@@ -168,7 +168,9 @@ static int prolog_child(void *arg, int fd)
 	struct alloc_health health = {NULL, NULL};
 	enum fwd_health *hf = NULL, *ho = NULL;
 	struct alloc_job aj;
-	struct ctl_pub_written written;
+	/* d's rows, written in the transaction (NULL: none written) */
+	struct ledger_alloc_row *rows = NULL;
+	size_t n_rows = 0;
 	struct db *db = NULL;
 	uint32_t *ids = NULL;
 	size_t n_ids = 0;
@@ -178,7 +180,7 @@ static int prolog_child(void *arg, int fd)
 	int committing = 0, r;
 	/* Only a failure of the database trips its breaker: not a job
 	 * refused before any connection (its nodes, the topology). */
-	bool db_tried = false, wrote = false;
+	bool db_tried = false;
 	unsigned int attempt = 1;
 	double now;
 	struct phases ph = {.on = getenv("FWDALLOC_PROLOG_TIMING") != NULL};
@@ -282,8 +284,9 @@ retry:
 	    ledger_store_release(db, j->job_num, "redecided: other nodes", now,
 				 NULL, &err) < 0)
 		goto fallback;
-	wrote = d->redecided || !alloc_ledger_find(l, j->job_id);
-	if (wrote && ledger_store_write(db, t, d, j, now, &err) < 0)
+	if ((d->redecided || !alloc_ledger_find(l, j->job_id)) &&
+	    (ledger_store_decision_rows(t, d, j, &rows, &n_rows, &err) < 0 ||
+	     ledger_store_write(db, d, j, rows, n_rows, now, &err) < 0))
 		goto fallback;
 	mark(&ph, PH_PERSIST);
 	rec = audit_record_decision(j, t, d, now);
@@ -302,10 +305,10 @@ retry:
 	in_tx = 0;
 	mark(&ph, PH_COMMIT);
 	/* Without the file the node prologs read the database instead. */
-	written.t = t;
-	written.d = d;
-	if (ctl_publish_decision(db, p, j, d->action == FWD_ACT_DIRECT,
-				 wrote ? &written : NULL, &err) < 0)
+	if (ctl_publish_decision(
+		    db, p, j, d->action == FWD_ACT_DIRECT,
+		    rows ? &(struct ctl_pub_written){t, d, rows, n_rows} : NULL,
+		    &err) < 0)
 		json_object_set_new(rec, "decision_file",
 				    json_string(err.text));
 	mark(&ph, PH_PUBLISH);
@@ -348,6 +351,9 @@ fallback:
 		in_tx = committing = 0;
 		json_decref(rec);
 		rec = NULL;
+		ledger_store_decision_rows_free(d, rows, n_rows);
+		rows = NULL;
+		n_rows = 0;
 		alloc_decision_destroy(d);
 		d = NULL;
 		alloc_ledger_destroy(l);
@@ -389,6 +395,7 @@ fallback:
 out:
 	db_close(db);
 	json_decref(rec);
+	ledger_store_decision_rows_free(d, rows, n_rows);
 	alloc_decision_destroy(d);
 	alloc_ledger_destroy(l);
 	alloc_ctx_destroy(cx);

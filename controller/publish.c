@@ -79,37 +79,31 @@ fail:
 }
 
 /* The rows the decision wrote (w), as node_allocations would return them:
- * the addresses are the topology's, which `fwdctl db sync` copies into
+ * the addresses are the topology's, which `fwdctl db init` copies into
  * forwarders. */
-static json_t *written_rows(const struct ctl_pub_written *w,
-			    const struct ctl_job *j, fwd_error_t *err)
+static json_t *written_rows(const struct ctl_pub_written *w, fwd_error_t *err)
 {
 	const char *action = fwd_action_name(w->d->action);
-	struct ledger_alloc_row *lr;
-	json_t *rows;
-	size_t n;
+	json_t *rows = json_array();
 
-	if (ledger_store_decision_rows(w->t, w->d, j, &lr, &n, err) < 0)
-		return NULL;
-	if (!(rows = json_array()))
+	if (!rows)
 		goto nomem;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < w->n; i++) {
+		const struct ledger_alloc_row *r = &w->rows[i];
 		json_t *row = json_object();
 
 		if (!row || json_array_append_new(rows, row) < 0)
 			goto nomem;
 		json_object_set_new(row, "forwarder",
-				    json_string(lr[i].forwarder));
-		json_object_set_new(row, "nodes", json_string(lr[i].nodes));
+				    json_string(r->forwarder));
+		json_object_set_new(row, "nodes", json_string(r->nodes));
 		json_object_set_new(row, "action", json_string(action));
 		json_object_set_new(
 			row, "address",
-			str_or_null(w->t->forwarders[lr[i].fwd].address));
+			str_or_null(w->t->forwarders[r->fwd].address));
 	}
-	ledger_store_decision_rows_free(w->d, lr, n);
 	return rows;
 nomem:
-	ledger_store_decision_rows_free(w->d, lr, n);
 	json_decref(rows);
 	errno = ENOMEM;
 	errprintf(err, "decision file: out of memory");
@@ -230,7 +224,7 @@ static int publish(struct db *db, const struct ctl_pub_written *w,
 		goto out;
 	}
 	if (w) {
-		if (!(rows = written_rows(w, j, err)))
+		if (!(rows = written_rows(w, err)))
 			goto out;
 	} else if (db) {
 		if (!(rows = held_rows(db, j->job_num, err)))

@@ -92,20 +92,23 @@
 
 struct alloc_decision;
 struct db;
+struct ledger_alloc_row;
 struct policy;
 struct ctl_job;
 struct topology;
 
 /*
- * The decision d wrote its rows in the transaction that committed
- * (ledger_store_write() with topology t): the file carries those rows,
- * built again from d, where the database would have to be asked for them
- * (one round trip a job).  Their addresses are t's, which `fwdctl db
- * sync` copies into forwarders for the database's readers.
+ * The decision d wrote its rows (n of them, built with topology t) in the
+ * transaction that committed (ledger_store_write()): the file carries
+ * them, where the database would have to be asked for them (one round
+ * trip a job).  Their addresses are t's, which `fwdctl db init` copies
+ * into forwarders for the database's readers.
  */
 struct ctl_pub_written {
 	const struct topology *t;
 	const struct alloc_decision *d;
+	const struct ledger_alloc_row *rows;
+	size_t n;
 };
 
 /*
