@@ -59,7 +59,14 @@ view_rows() {
 	q "SELECT CONCAT_WS(' ', forwarder, nodes, action, IFNULL(address, 'null'))
 	   FROM node_allocations WHERE job_id = $1 ORDER BY id"
 }
-# reads of node_allocations for job $1 since the general log was cleared
+# logged CMD...: CMD with the general log on, cleared before
+logged() {
+	q "TRUNCATE mysql.general_log"
+	q "SET GLOBAL general_log = 1"
+	"$@"
+	q "SET GLOBAL general_log = 0"
+}
+# reads of node_allocations for job $1 in the general log
 reads() {
 	q "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Execute'
 	   AND argument LIKE '%FROM node_allocations WHERE job_id = $1 %'"
@@ -68,10 +75,7 @@ reads() {
 # ACTION; its file is the view's rows, built without reading them back
 decide() {
 	what="$1 job $2 ($7)"
-	q "TRUNCATE mysql.general_log"
-	q "SET GLOBAL general_log = 1"
-	prolog "$@"
-	q "SET GLOBAL general_log = 0"
+	logged prolog "$@"
 	check_eq "$what: exit 0" 0 "$rc" || diag "$(cat "$d/hook.err")"
 	check_eq "$what: the record's action" "$7" \
 		"$(file_rec "$2" | jq -r .action)" || diag "$(file_rec "$2")"
@@ -101,10 +105,7 @@ run_cases() {
 	# The same job on the same nodes again: the rows it holds come back
 	# as they are, read from the database for its file.
 	rm -f "$d/spool/${2}02.decision"
-	q "TRUNCATE mysql.general_log"
-	q "SET GLOBAL general_log = 1"
-	prolog "$1" "${2}02" 'c[5-6]' 2 n1app isolate
-	q "SET GLOBAL general_log = 0"
+	logged prolog "$1" "${2}02" 'c[5-6]' 2 n1app isolate
 	check_eq "$1 job ${2}02 again: exit 0" 0 "$rc"
 	check_match "$1 job ${2}02 again: returned as held" \
 		'job already holds an allocation: returning it' \
