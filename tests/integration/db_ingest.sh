@@ -142,17 +142,25 @@ printf 'x: [\n' >"$d/bad-topo.yaml"
 fw --topology "$d/bad-topo.yaml" ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
 check_eq "beacon-lwfs: a topology that does not load: exit 2" 2 "$rc"
 
+# committed NAME N: wait (up to 30 s) until NAME has N rows in samples_raw,
+# then print how many it has.  The writer commits before it waits for
+# input; a server stopped before that commit ends would be another case
+# (the batch lost, exit 3), so the restarts below wait for it.
+committed() {
+	for _ in $(seq 1 300); do
+		n=$(q "SELECT COUNT(*) FROM samples_raw WHERE name = '$1'")
+		[ "${n:-0}" -ge "$2" ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+
 # A slow stream: rows are committed while the writer waits for input.
 {
 	echo 'ost,target=lustre-OST0010 read_bytes=1i 1472400000000000000'
 	echo 'ost,target=lustre-OST0010 read_bytes=5i 1472400010000000000'
 	# the stream stays open while the first sample is looked for
-	for _ in $(seq 1 300); do
-		n=$(q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-OST0010'")
-		[ "$n" -ge 1 ] && break
-		sleep 0.1
-	done
-	echo "$n" >"$d/mid"
+	committed lustre-OST0010 1 >"$d/mid"
 	echo 'ost,target=lustre-OST0010 read_bytes=9i 1472400020000000000'
 } | "$fwdctl" --policy "$policy" ingest --format influx - >/dev/null 2>&1
 check_eq "slow pipe: the first sample was visible before the stream ended" 1 "$(cat "$d/mid")"
@@ -167,10 +175,14 @@ q "SET GLOBAL wait_timeout = 2"
 	echo 'ost,target=lustre-OST0011 read_bytes=30i 1472500010000000000'
 	sleep 4
 	echo 'ost,target=lustre-OST0011 read_bytes=70i 1472500020000000000'
+	# the restart comes while the pipe waits, after the line is stored
+	committed lustre-OST0011 2 >"$d/mid5"
 	"$testdb" stop "$d" >/dev/null 2>&1
 	"$testdb" start "$d" >/dev/null 2>&1
 	echo 'ost,target=lustre-OST0011 read_bytes=150i 1472500030000000000'
 } | "$fwdctl" --policy "$policy" ingest --format influx - >"$d/o5" 2>"$d/e5"
+check_eq "idle pipe and server restart: the line after the idle spell stored before the restart" \
+	2 "$(cat "$d/mid5")"
 check_eq "idle pipe and server restart: all deltas stored" \
 	"read 4 lines, stored 3 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" \
 	"$(cat "$d/o5")"
@@ -186,6 +198,7 @@ check_eq "idle pipe and server restart: not given up" 0 \
 {
 	echo 'ost,target=lustre-OST0012 read_bytes=10i 1472500000000000000'
 	echo 'ost,target=lustre-OST0012 read_bytes=30i 1472500010000000000'
+	committed lustre-OST0012 1 >/dev/null
 	sleep 1.5
 	"$testdb" stop "$d" >/dev/null 2>&1
 	(
@@ -217,6 +230,7 @@ for wait in 0 1s; do
 	{
 		echo "ost,target=$ost read_bytes=10i 1472500000000000000"
 		echo "ost,target=$ost read_bytes=30i 1472500010000000000"
+		committed "$ost" 1 >/dev/null
 		sleep 1.5
 		"$testdb" stop "$d" >/dev/null 2>&1
 		echo "ost,target=$ost read_bytes=70i 1472500020000000000"
