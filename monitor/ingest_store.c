@@ -101,6 +101,7 @@ struct raw_write {
 	 * stored rollups by the writer too */
 	struct rollup_acc *acc;
 	fwd_error_t err;
+	int err_no; /* the writer's errno (its own thread's) on failure */
 };
 
 struct ingest_store {
@@ -663,6 +664,7 @@ static void *raw_writer(void *arg)
 	struct raw_write *w = arg;
 
 	w->all_new = insert_new(w->s, w->rows, w->k, &w->err);
+	w->err_no = errno;
 	if (w->all_new <= 0)
 		return NULL;
 	for (size_t i = 0; i < w->k; i++) {
@@ -678,6 +680,7 @@ static void *raw_writer(void *arg)
 	}
 	if (w->all_new > 0 && rollup_acc_write(w->acc, &w->err) < 0)
 		w->all_new = -1;
+	w->err_no = errno;
 	rollup_acc_clear(w->acc);
 	return NULL;
 }
@@ -710,6 +713,7 @@ static int raw_wait(struct ingest_store *s, fwd_error_t *err)
 	raw_abandon(s);
 	if (w->all_new < 0) {
 		*err = w->err;
+		errno = w->err_no;
 		return -1;
 	}
 	if (!w->all_new && upsert_rows(s, rows, w->k, err) < 0)
@@ -1126,6 +1130,8 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 	    series_foreach_dirty(s->series, save_state, arg) != 0 ||
 	    flush_states(s, err) < 0 || save_arrivals(s, err) < 0 ||
 	    db_commit(s->db, err) < 0) {
+		int e = errno;
+
 		s->n_raw = 0;
 		s->n_hist = 0;
 		s->n_jsrows = s->n_jsents = 0;
@@ -1138,6 +1144,7 @@ int ingest_store_flush(struct ingest_store *s, fwd_error_t *err)
 		s->in_txn = false;
 		s->stats.stored = s->txn_stored;
 		s->stats.skipped = s->txn_skipped;
+		errno = e;
 		return -1;
 	}
 	s->in_txn = false;
@@ -1155,6 +1162,8 @@ static int record_done(struct ingest_store *s, fwd_error_t *err)
 
 static int fail(struct ingest_store *s)
 {
+	int e = errno;
+
 	s->n_raw = 0;
 	s->n_hist = 0;
 	s->n_jsrows = s->n_jsents = 0;
@@ -1169,6 +1178,7 @@ static int fail(struct ingest_store *s)
 		s->stats.stored = s->txn_stored;
 		s->stats.skipped = s->txn_skipped;
 	}
+	errno = e;
 	return -1;
 }
 
