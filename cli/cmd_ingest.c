@@ -33,6 +33,10 @@
 /* After this long without using the connection, check it before use: a
  * pipe can sit idle past the server's wait_timeout. */
 #define IDLE_CHECK 1.0
+/* The lines of the open transaction are kept until it commits, to be
+ * stored again on a new connection if the server drops it; past this
+ * many bytes the transaction is committed early. */
+#define HELD_MAX (64u << 20)
 
 enum format { FMT_BEACON, FMT_INFLUX, FMT_JOBSTATS };
 
@@ -167,10 +171,13 @@ static const struct {
 "  1  the schema is missing or of another version\n" \
 "  2  usage error, unreadable input, or some lines, entries or files were\n" \
 "     refused, whatever the reason: an input error (the others are stored)\n" \
-"  3  the database is unavailable (nothing of the failed batch is kept),\n" \
-"     or a connection found lost after a quiet spell of the input did\n" \
-"     not come back within ingest.reconnect (1m by default);\n" \
-"     never because of what an entry holds\n"
+"  3  the database is unavailable at the start, or a connection lost\n" \
+"     during the run did not come back within ingest.reconnect (1m by\n" \
+"     default); what was committed stays.  beacon-lwfs and influx hold\n" \
+"     the lines of the batch being stored until it commits: a batch the\n" \
+"     server drops (a restart, a failover) is stored again on the new\n" \
+"     connection, none of its lines twice.  Never because of what an\n" \
+"     entry holds.\n"
 
 static void usage(FILE *f, const char *format)
 {
@@ -286,6 +293,25 @@ struct run {
 	size_t batch;
 	double last_use;
 	struct ingest_stats prev; /* of stores before a reconnect */
+	/*
+	 * Since the store last had no open transaction (settled()): the
+	 * lines read, each as {long lineno; size_t len; bytes; NUL}; the
+	 * store's totals then; the records being joined then.  A
+	 * transaction the server drops is done again from these (recover()).
+	 */
+	struct {
+		char *buf;
+		size_t len, cap;
+		long first, last;
+	} held;
+	struct ingest_stats settled_tot;
+	struct influx_rec settled_md;
+	bool settled_has_md;
+	long settled_md_line;
+	struct jobstats_rec *settled_js;
+	bool settled_has_js;
+	bool replaying; /* the held lines again: counted already */
+	double lost_at; /* when the held lines' transaction was first lost */
 	const struct policy_ingest *limits;
 	struct ingest_store *store;
 	struct ingest_stats st; /* lines, rejected, ignored */
@@ -311,6 +337,8 @@ static void reject(struct run *r, long line, const char *msg,
 {
 	size_t i;
 
+	if (r->replaying)
+		return;
 	if (!reason)
 		reason = fwd_reason_take();
 	if (!reason)
@@ -347,6 +375,8 @@ static void ignore(struct run *r, long line, const char *kind)
 {
 	size_t i;
 
+	if (r->replaying)
+		return;
 	r->st.ignored++;
 	if (!kind[0])
 		return; /* blank line, comment */
@@ -395,15 +425,15 @@ static const char *forwarder_name(struct run *r, const char *addr)
 
 /*
  * A new connection after the old one was lost, tried again with a growing
- * pause (0.1 s doubling up to 2 s) for up to ingest.reconnect seconds while
- * the server is unavailable (a restart, a failover).  The first failure is
- * said once; NULL with err set when it is still unavailable at the end, or
- * refuses for another reason (a password, the schema).
+ * pause (0.1 s doubling up to 2 s) until the deadline (ingest.reconnect
+ * after the loss) while the server is unavailable (a restart, a
+ * failover).  The first failure is said once; NULL with err set when it
+ * is still unavailable at the end, or refuses for another reason (a
+ * password, the schema).
  */
-static struct db *reconnect(struct run *r, fwd_error_t *err)
+static struct db *reconnect(struct run *r, double deadline, fwd_error_t *err)
 {
 	const struct policy *p = fwdctl_policy(r->ctx);
-	double deadline = fwd_clock_mono() + r->limits->reconnect;
 	double pause = 0.1;
 	bool said = false;
 
@@ -438,16 +468,121 @@ static struct db *reconnect(struct run *r, fwd_error_t *err)
 	}
 }
 
+/* What the stores so far have counted: those before the last new
+ * connection, and the present one's. */
+static struct ingest_stats totals(const struct run *r)
+{
+	struct ingest_stats t = r->prev;
+	const struct ingest_stats *s;
+
+	if (!r->store)
+		return t;
+	s = ingest_store_stats(r->store);
+	t.stored += s->stored;
+	t.skipped += s->skipped;
+	t.implausible += s->implausible;
+	t.implausible_bytes += s->implausible_bytes;
+	t.implausible_ops += s->implausible_ops;
+	t.implausible_queue += s->implausible_queue;
+	return t;
+}
+
+/*
+ * When the store has no open transaction, everything read so far is
+ * committed (or refused): forget the held lines and note the totals and
+ * the records being joined, the state a dropped transaction is done
+ * again from.
+ */
+static void settled(struct run *r)
+{
+	if (!r->store || ingest_store_pending(r->store))
+		return;
+	r->held.len = 0;
+	r->lost_at = 0;
+	r->settled_tot = totals(r);
+	r->settled_has_md = r->has_md;
+	if (r->has_md) {
+		r->settled_md = r->md_pending;
+		r->settled_md_line = r->md_line;
+	}
+	r->settled_has_js = r->has_pending;
+	if (r->has_pending)
+		memcpy(r->settled_js, r->js_pending, sizeof(*r->settled_js));
+}
+
+/* Keep a line until its transaction commits. */
+static int hold(struct run *r, long lineno, const char *line, fwd_error_t *err)
+{
+	size_t n = strlen(line), need = sizeof(long) + sizeof(size_t) + n + 1;
+
+	if (r->held.cap - r->held.len < need) {
+		size_t cap = r->held.cap ? r->held.cap : 65536;
+		char *b;
+
+		while (cap - r->held.len < need)
+			cap *= 2;
+		if (!(b = realloc(r->held.buf, cap)))
+			return errprintf(err, "%s: %s", r->path,
+					 strerror(errno));
+		r->held.buf = b;
+		r->held.cap = cap;
+	}
+	if (!r->held.len)
+		r->held.first = lineno;
+	r->held.last = lineno;
+	memcpy(r->held.buf + r->held.len, &lineno, sizeof(long));
+	r->held.len += sizeof(long);
+	memcpy(r->held.buf + r->held.len, &n, sizeof(size_t));
+	r->held.len += sizeof(size_t);
+	memcpy(r->held.buf + r->held.len, line, n + 1);
+	r->held.len += n + 1;
+	return 0;
+}
+
+/*
+ * A new connection and store in place of the old ones, whose
+ * transaction, if any, is abandoned: the new store starts from the
+ * committed baselines and the totals of settled().
+ */
+/* The end of the tries: err's reason said, err the verdict. */
+static int give_up(struct run *r, fwd_error_t *err)
+{
+	int e = errno;
+
+	fwdctl_err("%s", err->text);
+	errno = db_err_unavailable(e) ? ECONNREFUSED : e;
+	return errprintf(err,
+			 "%s: giving up after the database connection was "
+			 "lost",
+			 r->path);
+}
+
+static int new_store(struct run *r, double deadline, fwd_error_t *err)
+{
+	r->prev = r->settled_tot;
+	ingest_store_close(r->store);
+	r->store = NULL;
+	db_close(r->db);
+	r->db = reconnect(r, deadline, err);
+	if (!r->db)
+		return give_up(r, err);
+	r->last_use = r->last_flush = fwd_clock_mono();
+	r->store = ingest_store_open(r->db, r->batch, err);
+	if (!r->store)
+		return -1;
+	ingest_store_set_limits(r->store, r->limits);
+	return 0;
+}
+
 /*
  * Before storing after an idle spell, make sure the connection is alive;
  * if the server dropped it (wait_timeout, restart), connect again.  Only
- * done between transactions, so nothing buffered is lost; the new store
- * reloads the counter baselines that were committed.
+ * done between transactions, so nothing is held; the new store reloads
+ * the counter baselines that were committed.
  */
 static int ensure_conn(struct run *r, fwd_error_t *err)
 {
 	double now = fwd_clock_mono();
-	const struct ingest_stats *s;
 
 	if (ingest_store_pending(r->store) || now - r->last_use < IDLE_CHECK) {
 		r->last_use = now;
@@ -458,45 +593,22 @@ static int ensure_conn(struct run *r, fwd_error_t *err)
 		return 0;
 	if (!db_err_unavailable(errno))
 		return -1;
-	s = ingest_store_stats(r->store);
-	r->prev.stored += s->stored;
-	r->prev.skipped += s->skipped;
-	r->prev.implausible += s->implausible;
-	r->prev.implausible_bytes += s->implausible_bytes;
-	r->prev.implausible_ops += s->implausible_ops;
-	r->prev.implausible_queue += s->implausible_queue;
-	ingest_store_close(r->store);
-	r->store = NULL;
-	db_close(r->db);
-	r->db = reconnect(r, err);
-	if (!r->db) {
-		int e = errno;
-
-		fwdctl_err("%s", err->text);
-		errno = db_err_unavailable(e) ? ECONNREFUSED : e;
-		return errprintf(err,
-				 "%s: giving up after the database "
-				 "connection was lost",
-				 r->path);
-	}
-	r->last_use = fwd_clock_mono();
-	r->store = ingest_store_open(r->db, r->batch, err);
-	if (!r->store)
-		return -1;
-	ingest_store_set_limits(r->store, r->limits);
-	return 0;
+	settled(r);
+	return new_store(r, now + r->limits->reconnect, err);
 }
 
 /*
  * Commit before blocking on a slow pipe (so the rows are visible and no
- * locks are held while waiting), and at least every FLUSH_INTERVAL.
+ * locks are held while waiting), at least every FLUSH_INTERVAL, and
+ * before the held lines pass HELD_MAX.
  */
 static int maybe_flush(struct run *r, FILE *in, fwd_error_t *err)
 {
 	struct pollfd pfd = {.fd = fileno(in), .events = POLLIN};
 	double now = fwd_clock_mono();
 
-	if (now - r->last_flush >= FLUSH_INTERVAL || poll(&pfd, 1, 0) == 0) {
+	if (now - r->last_flush >= FLUSH_INTERVAL || r->held.len >= HELD_MAX ||
+	    poll(&pfd, 1, 0) == 0) {
 		r->last_flush = now;
 		return ingest_store_flush(r->store, err);
 	}
@@ -520,7 +632,8 @@ static bool map_job(struct run *r, struct jobstats_rec *rec)
 		 "job_stats ids naming no Slurm job under jobid_name '%.20s'",
 		 r->jobid_name);
 	ignore(r, rec->line, kind);
-	r->st.ignored--; /* stored all the same */
+	if (!r->replaying)
+		r->st.ignored--; /* stored all the same */
 	return !r->strict;
 }
 
@@ -570,6 +683,161 @@ static int flush_md(struct run *r, fwd_error_t *err)
 	return 0;
 }
 
+/* One line of beacon-lwfs or influx: 0 (stored, refused or not used),
+ * or -1 with err when the store failed (errno). */
+static int one_line(struct run *r, enum format fmt, const char *line,
+		    long lineno, struct jobstats_rec *js, fwd_error_t *err)
+{
+	fwd_error_t perr = {{0}};
+	int p;
+
+	fwd_reason_clear();
+	if (fmt == FMT_BEACON) {
+		struct beacon_rec rec;
+
+		p = beacon_parse_line(line, &rec, &perr);
+		if (p == INGEST_OK &&
+		    beacon_check(&rec, (int64_t)fwd_clock_real(), &perr) < 0)
+			p = -1;
+		if (p == INGEST_OK &&
+		    ingest_store_beacon(r->store, forwarder_name(r, rec.addr),
+					&rec, err) < 0) {
+			if (errno != EINVAL)
+				return -1;
+			reject(r, lineno, err->text, NULL);
+			return 0;
+		}
+	} else {
+		struct influx_opts o = {
+			.now_ns = (int64_t)(fwd_clock_real() * 1e9),
+			.unit_ns = r->unit_ns,
+			.check_time = true,
+		};
+		struct influx_rec rec;
+
+		p = influx_parse(line, &o, &rec, js, &perr);
+		if (p == INGEST_OK && rec.md_part) {
+			if (r->has_md && influx_merge_md(&r->md_pending, &rec))
+				return 0;
+			if (flush_md(r, err) < 0)
+				return -1;
+			r->md_pending = rec;
+			r->md_line = lineno;
+			r->has_md = true;
+			return 0;
+		}
+		if (p == INGEST_OK &&
+		    ingest_store_influx(r->store, &rec, err) < 0) {
+			if (errno != EINVAL)
+				return -1;
+			reject(r, lineno, err->text, NULL);
+			return 0;
+		}
+		if (p == INGEST_JOBSTATS) {
+			js->line = lineno;
+			if (r->has_pending && jobstats_merge(r->js_pending, js))
+				return 0;
+			if (flush_pending(r, err) < 0)
+				return -1;
+			memcpy(r->js_pending, js, sizeof(*js));
+			r->has_pending = true;
+			return 0;
+		}
+		if (p == INGEST_SKIP) {
+			ignore(r, lineno, rec.ignored);
+			return 0;
+		}
+	}
+	if (p < 0)
+		reject(r, lineno, perr.text, NULL);
+	else if (p == INGEST_SKIP)
+		ignore(r, lineno, "");
+	return 0;
+}
+
+/* The held lines again, into a new store, from the records being joined
+ * when they were settled. */
+static int replay(struct run *r, enum format fmt, struct jobstats_rec *js,
+		  fwd_error_t *err)
+{
+	size_t at = 0;
+	int rv = 0;
+
+	r->has_md = r->settled_has_md;
+	if (r->has_md) {
+		r->md_pending = r->settled_md;
+		r->md_line = r->settled_md_line;
+	}
+	r->has_pending = r->settled_has_js;
+	if (r->has_pending)
+		memcpy(r->js_pending, r->settled_js, sizeof(*r->js_pending));
+	r->replaying = true;
+	while (at < r->held.len && rv == 0) {
+		long lineno;
+		size_t n;
+
+		memcpy(&lineno, r->held.buf + at, sizeof(long));
+		at += sizeof(long);
+		memcpy(&n, r->held.buf + at, sizeof(size_t));
+		at += sizeof(size_t);
+		rv = one_line(r, fmt, r->held.buf + at, lineno, js, err);
+		at += n + 1;
+	}
+	r->replaying = false;
+	return rv;
+}
+
+/*
+ * The store failed (errno): when the server went away (a restart, a
+ * failover, a lost connection), connect again and store the lines of the
+ * lost transaction again, until ingest.reconnect after it was first lost.
+ * Lines already committed are found stored (the baselines say so), so
+ * none is stored twice.  Other errors are returned as they are.
+ */
+static int recover(struct run *r, enum format fmt, struct jobstats_rec *js,
+		   fwd_error_t *err)
+{
+	double now = fwd_clock_mono(), deadline;
+	int e = errno;
+
+	if (!db_err_unavailable(e))
+		return -1;
+	if (!r->lost_at)
+		r->lost_at = now;
+	else if (now > r->lost_at + r->limits->reconnect)
+		return give_up(r, err);
+	deadline = r->lost_at + r->limits->reconnect;
+	for (;;) {
+		if (r->held.len && r->held.first == r->held.last)
+			fwdctl_err("%s: line %ld was not committed: %s; "
+				   "storing it again on a new connection",
+				   r->path, r->held.first, err->text);
+		else if (r->held.len)
+			fwdctl_err("%s: lines %ld to %ld were not committed: "
+				   "%s; storing them again on a new "
+				   "connection",
+				   r->path, r->held.first, r->held.last,
+				   err->text);
+		if (new_store(r, deadline, err) < 0)
+			return -1;
+		if (replay(r, fmt, js, err) == 0)
+			return 0;
+		if (!db_err_unavailable(errno))
+			return -1;
+		if (fwd_clock_mono() > deadline)
+			return give_up(r, err);
+	}
+}
+
+/* The records being joined at the end of the input, and the last
+ * commit. */
+static int finish(struct run *r, fwd_error_t *err)
+{
+	if (flush_pending(r, err) < 0 || flush_md(r, err) < 0)
+		return -1;
+	return ingest_store_flush(r->store, err);
+}
+
 static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 {
 	struct ingest_reader *rd = malloc(sizeof(*rd));
@@ -577,7 +845,8 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 	int rv = -1;
 
 	r->js_pending = malloc(sizeof(*r->js_pending));
-	if (!rd || !js || !r->js_pending) {
+	r->settled_js = malloc(sizeof(*r->settled_js));
+	if (!rd || !js || !r->js_pending || !r->settled_js) {
 		errprintf(err, "%s", strerror(errno));
 		free(rd);
 		free(js);
@@ -585,14 +854,12 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 	}
 	ingest_reader_init(rd, in);
 	for (;;) {
-		fwd_error_t perr = {{0}};
 		const char *line;
 		bool trunc;
-		int p;
 
-		if (maybe_flush(r, in, err) < 0)
+		if (maybe_flush(r, in, err) < 0 && recover(r, fmt, js, err) < 0)
 			goto out;
-		fwd_reason_clear();
+		settled(r);
 		line = ingest_reader_next(rd, &trunc);
 		if (!line)
 			break;
@@ -605,82 +872,21 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 			reject(r, rd->lineno, msg, NULL);
 			continue;
 		}
-		if (ensure_conn(r, err) < 0)
+		if (ensure_conn(r, err) < 0 ||
+		    hold(r, rd->lineno, line, err) < 0)
 			goto out;
-		if (fmt == FMT_BEACON) {
-			struct beacon_rec rec;
-
-			p = beacon_parse_line(line, &rec, &perr);
-			if (p == INGEST_OK &&
-			    beacon_check(&rec, (int64_t)fwd_clock_real(),
-					 &perr) < 0)
-				p = -1;
-			if (p == INGEST_OK &&
-			    ingest_store_beacon(r->store,
-						forwarder_name(r, rec.addr),
-						&rec, err) < 0) {
-				if (errno == EINVAL) {
-					reject(r, rd->lineno, err->text, NULL);
-					continue;
-				}
-				goto out;
-			}
-		} else {
-			struct influx_opts o = {
-				.now_ns = (int64_t)(fwd_clock_real() * 1e9),
-				.unit_ns = r->unit_ns,
-				.check_time = true,
-			};
-			struct influx_rec rec;
-
-			p = influx_parse(line, &o, &rec, js, &perr);
-			if (p == INGEST_OK && rec.md_part) {
-				if (r->has_md &&
-				    influx_merge_md(&r->md_pending, &rec))
-					continue;
-				if (flush_md(r, err) < 0)
-					goto out;
-				r->md_pending = rec;
-				r->md_line = rd->lineno;
-				r->has_md = true;
-				continue;
-			}
-			if (p == INGEST_OK &&
-			    ingest_store_influx(r->store, &rec, err) < 0) {
-				if (errno == EINVAL) {
-					reject(r, rd->lineno, err->text, NULL);
-					continue;
-				}
-				goto out;
-			}
-			if (p == INGEST_JOBSTATS) {
-				js->line = rd->lineno;
-				if (r->has_pending &&
-				    jobstats_merge(r->js_pending, js))
-					continue;
-				if (flush_pending(r, err) < 0)
-					goto out;
-				memcpy(r->js_pending, js, sizeof(*js));
-				r->has_pending = true;
-				continue;
-			}
-			if (p == INGEST_SKIP) {
-				ignore(r, rd->lineno, rec.ignored);
-				continue;
-			}
-		}
-		if (p < 0)
-			reject(r, rd->lineno, perr.text, NULL);
-		else if (p == INGEST_SKIP)
-			ignore(r, rd->lineno, "");
+		if (one_line(r, fmt, line, rd->lineno, js, err) < 0 &&
+		    recover(r, fmt, js, err) < 0)
+			goto out;
 	}
-	if (flush_pending(r, err) < 0 || flush_md(r, err) < 0)
-		goto out;
 	if (ferror(in)) {
 		errprintf(err, "%s: read error: %s", r->path, strerror(errno));
 		errno = EIO;
 		goto out;
 	}
+	while (finish(r, err) < 0)
+		if (recover(r, fmt, js, err) < 0)
+			goto out;
 	rv = 0;
 out:
 	free(rd);
@@ -752,17 +958,9 @@ out:
 
 static void summary(struct run *r)
 {
-	struct ingest_stats tot = {0};
+	struct ingest_stats tot = totals(r);
 	const struct ingest_stats *s = &tot;
 
-	if (r->store)
-		tot = *ingest_store_stats(r->store);
-	tot.stored += r->prev.stored;
-	tot.skipped += r->prev.skipped;
-	tot.implausible += r->prev.implausible;
-	tot.implausible_bytes += r->prev.implausible_bytes;
-	tot.implausible_ops += r->prev.implausible_ops;
-	tot.implausible_queue += r->prev.implausible_queue;
 	if (r->json) {
 		json_t *kinds = json_object();
 
@@ -1079,6 +1277,8 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	rc = r.st.rejected ? FWD_EXIT_USAGE : FWD_EXIT_OK;
 out:
 	free(r.js_pending);
+	free(r.settled_js);
+	free(r.held.buf);
 	json_decref(r.errors);
 	ingest_store_close(r.store);
 	db_close(r.db);

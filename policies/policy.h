@@ -230,9 +230,10 @@ struct policy_ingest {
 				 * 1,000,000 */
 	double reconnect;	/* s; how long `fwdctl ingest` keeps
 				 * trying to reach the database again
-				 * when it finds the connection lost
-				 * after a quiet spell of its input;
-				 * 0 = give up at once; default 60 */
+				 * when its connection is lost (after a
+				 * quiet spell of its input, or with a
+				 * batch not committed); 0 = one new
+				 * connection, no waiting; default 60 */
 };
 
 struct policy_peer_detector {

@@ -192,6 +192,104 @@ check_eq "idle pipe and server restart: deltas continue" "20
 check_eq "idle pipe and server restart: not given up" 0 \
 	"$(grep -c "giving up" "$d/e5")"
 
+# A batch the server drops while it is being committed (a restart, a
+# failover): the writer connects again and stores the batch's lines again
+# from the committed baselines; nothing lost, nothing twice.  The batch is
+# held at its insert by another session's table lock until the server is
+# killed.
+{
+	echo 'ost,target=lustre-OST0014 read_bytes=10i 1472500000000000000'
+	echo 'ost,target=lustre-OST0014 read_bytes=30i 1472500010000000000'
+	committed lustre-OST0014 1 >/dev/null
+	"$testdb" sql "$d" fwdalloc -e \
+		"LOCK TABLES samples_raw WRITE; SELECT SLEEP(60)" >/dev/null 2>&1 &
+	for _ in $(seq 1 300); do
+		[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(60)%'")" = 1 ] && break
+		sleep 0.1
+	done
+	echo 'ost,target=lustre-OST0014 read_bytes=70i 1472500020000000000'
+	for _ in $(seq 1 300); do
+		[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'")" -ge 1 ] && break
+		sleep 0.1
+	done
+	q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'" >"$d/held8"
+	# killed, not shut down: a shutdown may end the lock first and let
+	# the batch commit
+	kill -KILL "$(cat "$d/mysqld.pid")"
+	wait
+	"$testdb" stop "$d" >/dev/null 2>&1
+	"$testdb" start "$d" >/dev/null 2>&1
+	committed lustre-OST0014 2 >/dev/null
+	echo 'ost,target=lustre-OST0014 read_bytes=150i 1472500030000000000'
+} | "$fwdctl" --policy "$policy" ingest --format influx - >"$d/o8" 2>"$d/e8"
+rc8=$?
+check_eq "batch dropped at its commit: the writer was held at its insert" 1 \
+	"$(cat "$d/held8")"
+check_eq "batch dropped at its commit: exit 0" 0 "$rc8"
+check_eq "batch dropped at its commit: every line stored once" \
+	"read 4 lines, stored 3 samples, rejected 0 lines (1 already stored or baselines, 0 ignored)" \
+	"$(cat "$d/o8")"
+check_eq "batch dropped at its commit: the deltas as without the restart" "20
+40
+80" "$(q "SELECT read_bytes FROM samples_raw WHERE name = 'lustre-OST0014' ORDER BY ts")"
+check_eq "batch dropped at its commit: the rollup counts each sample once" "3	140" \
+	"$(q "SELECT SUM(samples), SUM(read_bytes) FROM rollups_minute WHERE name = 'lustre-OST0014'")"
+check_match "batch dropped at its commit: says which lines it stores again" \
+	"<stdin>: line 3 was not committed: .*; storing it again on a new connection" \
+	"$(cat "$d/e8")"
+
+# The same for a whole file in one transaction, histograms and gauges
+# (beacon-lwfs): after the server is killed at the commit every line is
+# stored again, and the rows equal those of the same lines stored without
+# the loss (another address).
+lwfs() {
+	for t in 00 10 20 30; do
+		n=${t#0}
+		echo "$1 [x]  [Trace]: Read exe: $((n * 3)) $n 1 0 0 0 0 0 2016-09-03T00:00:${t}Z"
+		echo "$1 [x]  [Trace]: Write wait: $((n * 2)) 0 $n 0 0 0 0 0 2016-09-03T00:00:${t}Z"
+		echo "$1 [x]  [Trace]: queue length: $((n + 1)) 2016-09-03T00:00:${t}Z"
+	done
+}
+lwfs 10.0.2.1 >"$d/ref.lwfs"
+lwfs 10.0.2.2 >"$d/lost.lwfs"
+"$fwdctl" --policy "$policy" ingest --format beacon-lwfs "$d/ref.lwfs" >"$d/o9ref" 2>&1
+"$testdb" sql "$d" fwdalloc -e \
+	"LOCK TABLES samples_raw WRITE; SELECT SLEEP(60)" >/dev/null 2>&1 &
+lock_pid=$!
+for _ in $(seq 1 300); do
+	[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(60)%'")" = 1 ] && break
+	sleep 0.1
+done
+"$fwdctl" --policy "$policy" ingest --format beacon-lwfs "$d/lost.lwfs" >"$d/o9" 2>"$d/e9" &
+ingest_pid=$!
+for _ in $(seq 1 300); do
+	[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'")" -ge 1 ] && break
+	sleep 0.1
+done
+check_eq "file dropped at its commit: the writer was held at its insert" 1 \
+	"$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'")"
+kill -KILL "$(cat "$d/mysqld.pid")"
+wait "$lock_pid"
+"$testdb" stop "$d" >/dev/null 2>&1
+"$testdb" start "$d" >/dev/null 2>&1
+wait "$ingest_pid"
+check_eq "file dropped at its commit: exit 0" 0 "$?"
+check_eq "file dropped at its commit: the summary of the run without the loss" \
+	"$(cat "$d/o9ref")" "$(cat "$d/o9")"
+check_match "file dropped at its commit: says which lines it stores again" \
+	"$d/lost.lwfs: lines 1 to [0-9]+ were not committed: .*; storing them again on a new connection" \
+	"$(cat "$d/e9")"
+for t in "samples_raw:ts, dt, read_ops, write_ops, md_ops, queue_len" \
+	"samples_hist:ts, op, phase, dt, b0, b1, b2, b3, b4, b5, b6, b7" \
+	"rollups_minute:minute, samples, read_ops, write_ops, md_ops, queue_len_avg, queue_len_max" \
+	"rollups_hist_minute:minute, op, phase, b0, b1, b2"; do
+	table=${t%%:*} cols=${t#*:}
+	ref=$(q "SELECT $cols FROM $table WHERE name = '10.0.2.1' ORDER BY $cols")
+	check_eq "file dropped at its commit: $table as without the loss" \
+		"$ref" "$(q "SELECT $cols FROM $table WHERE name = '10.0.2.2' ORDER BY $cols")"
+	check_match "file dropped at its commit: $table has rows" '[0-9]' "$ref"
+done
+
 # The server still down when the next line comes: the writer says so once,
 # tries again (ingest.reconnect, 1m by default) and goes on when the
 # server is back, storing the line it held.
