@@ -599,16 +599,18 @@ static int ensure_conn(struct run *r, fwd_error_t *err)
 
 /*
  * Commit before blocking on a slow pipe (so the rows are visible and no
- * locks are held while waiting), at least every FLUSH_INTERVAL, and
- * before the held lines pass HELD_MAX.
+ * locks are held while waiting: no whole line read and nothing waiting on
+ * the descriptor), at least every FLUSH_INTERVAL, and before the held
+ * lines pass HELD_MAX.
  */
-static int maybe_flush(struct run *r, FILE *in, fwd_error_t *err)
+static int maybe_flush(struct run *r, const struct ingest_reader *rd,
+		       fwd_error_t *err)
 {
-	struct pollfd pfd = {.fd = fileno(in), .events = POLLIN};
+	struct pollfd pfd = {.fd = rd->fd, .events = POLLIN};
 	double now = fwd_clock_mono();
 
 	if (now - r->last_flush >= FLUSH_INTERVAL || r->held.len >= HELD_MAX ||
-	    poll(&pfd, 1, 0) == 0) {
+	    (!ingest_reader_ready(rd) && poll(&pfd, 1, 0) == 0)) {
 		r->last_flush = now;
 		return ingest_store_flush(r->store, err);
 	}
@@ -857,7 +859,7 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 		const char *line;
 		bool trunc;
 
-		if (maybe_flush(r, in, err) < 0 && recover(r, fmt, js, err) < 0)
+		if (maybe_flush(r, rd, err) < 0 && recover(r, fmt, js, err) < 0)
 			goto out;
 		settled(r);
 		line = ingest_reader_next(rd, &trunc);
@@ -879,8 +881,9 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 		    recover(r, fmt, js, err) < 0)
 			goto out;
 	}
-	if (ferror(in)) {
-		errprintf(err, "%s: read error: %s", r->path, strerror(errno));
+	if (ingest_reader_error(rd)) {
+		errprintf(err, "%s: read error: %s", r->path,
+			  strerror(ingest_reader_error(rd)));
 		errno = EIO;
 		goto out;
 	}

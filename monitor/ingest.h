@@ -42,16 +42,28 @@ enum {
 /*
  * Bounded line reader: lines of any length are consumed, but only the
  * first INGEST_MAX_LINE - 1 bytes are kept and *truncated is set.
- * Returns the line without its newline, or NULL at end of input / error
- * (ferror tells which).
+ * Returns the line without its newline (and a '\r' before it), valid
+ * until the next call, or NULL at the end of the input or on a read
+ * error (ingest_reader_error()).  It reads the stream's descriptor itself
+ * (the FILE's own buffer is not used; nothing else may read the stream),
+ * or, for a stream without one (fmemopen), through stdio.
  */
 struct ingest_reader {
 	FILE *f;
-	long lineno; /* 1-based number of the line returned */
-	char buf[INGEST_MAX_LINE];
+	int fd;		   /* f's descriptor, or -1 */
+	long lineno;	   /* 1-based number of the line returned */
+	size_t start, end; /* unread bytes: buf[start..end) */
+	bool eof, skip;	   /* skip: the rest of a line too long */
+	int error;	   /* errno of a failed read, 0 */
+	char buf[2 * INGEST_MAX_LINE + 1];
 };
 void ingest_reader_init(struct ingest_reader *r, FILE *f);
 const char *ingest_reader_next(struct ingest_reader *r, bool *truncated);
+/* True when the next line (or the end) is read without waiting for
+ * input: a pipe's writer need not be waited for. */
+bool ingest_reader_ready(const struct ingest_reader *r);
+/* The errno of a read that failed, else 0. */
+int ingest_reader_error(const struct ingest_reader *r);
 
 /* ---- beacon-lwfs ---- */
 

@@ -167,6 +167,36 @@ check_eq "slow pipe: the first sample was visible before the stream ended" 1 "$(
 check_eq "slow pipe: all samples stored" 2 \
 	"$(q "SELECT COUNT(*) FROM samples_raw WHERE name = 'lustre-OST0010'")"
 
+# A burst already in the pipe is one transaction: the writer commits when
+# no whole line is left to read and the pipe has nothing more, not for
+# each line it had read ahead.
+commits() {
+	"$testdb" sql "$d" -N -e "SHOW GLOBAL STATUS LIKE 'Com_commit'" | cut -f2
+}
+for i in $(seq 1 1000); do
+	echo "fwd,node=burst$i read_bytes=${i}i 1472600000000000000"
+done >"$d/burst.lp"
+mkfifo "$d/burst.fifo"
+exec 3<>"$d/burst.fifo"
+cat "$d/burst.lp" >&3 # 40 KB: the whole burst waits in the pipe
+c0=$(commits)
+"$fwdctl" --policy "$policy" ingest --format influx "$d/burst.fifo" 3>&- \
+	>"$d/o10" 2>&1 &
+burst_pid=$!
+for _ in $(seq 1 300); do
+	[ "$(q "SELECT COUNT(*) FROM counter_state WHERE name LIKE 'burst%'")" = 1000 ] && break
+	sleep 0.1
+done
+c1=$(commits)
+exec 3>&-
+wait "$burst_pid"
+check_eq "burst in the pipe: committed while the pipe waits" 1000 \
+	"$(q "SELECT COUNT(*) FROM counter_state WHERE name LIKE 'burst%'")"
+check_eq "burst in the pipe: one transaction" 1 $((c1 - c0))
+check_eq "burst in the pipe: summary" \
+	"read 1000 lines, stored 0 samples, rejected 0 lines (1000 already stored or baselines, 0 ignored)" \
+	"$(cat "$d/o10")"
+
 # A pipe idle past the server's wait_timeout, and a server restart while
 # the pipe waits: the writer reconnects and continues from the baselines.
 q "SET GLOBAL wait_timeout = 2"

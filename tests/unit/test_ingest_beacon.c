@@ -3,6 +3,8 @@
  * parser gives: table-driven. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -211,6 +214,98 @@ static void test_reader(void **state)
 	free(data);
 }
 
+/* Write s to fd whole. */
+static void put(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		assert_true(w > 0);
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Through a pipe (the descriptor read directly): a line split across
+ * writes waits for its end, ready() says whether a whole line is there,
+ * lengths at and past the limit, CRLF, the last line without newline. */
+static void test_reader_pipe(void **state)
+{
+	struct ingest_reader *rd = malloc(sizeof(*rd));
+	size_t at = INGEST_MAX_LINE - 1, past = 3 * INGEST_MAX_LINE;
+	char *big = malloc(past + 1);
+	const char *l;
+	bool trunc;
+	int p[2];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(rd);
+	assert_non_null(big);
+	assert_int_equal(pipe(p), 0);
+	/* room for every write below before the first read */
+	assert_true(fcntl(p[1], F_SETPIPE_SZ, 1 << 20) >= (1 << 20));
+	f = fdopen(p[0], "r");
+	assert_non_null(f);
+	ingest_reader_init(rd, f);
+	assert_false(ingest_reader_ready(rd));
+
+	put(p[1], "one\ntw", strlen("one\ntw"));
+	l = ingest_reader_next(rd, &trunc);
+	assert_string_equal(l, "one");
+	assert_false(trunc);
+	/* "tw" is read, its line not yet whole */
+	assert_false(ingest_reader_ready(rd));
+	put(p[1], "o\r\nthree\n", strlen("o\r\nthree\n"));
+	l = ingest_reader_next(rd, &trunc);
+	assert_string_equal(l, "two");
+	assert_true(ingest_reader_ready(rd));
+	l = ingest_reader_next(rd, &trunc);
+	assert_string_equal(l, "three");
+	assert_int_equal(rd->lineno, 3);
+	assert_false(ingest_reader_ready(rd));
+
+	/* exactly the limit: whole; past it: cut and flagged, the rest of
+	 * the line dropped */
+	memset(big, 'a', past);
+	put(p[1], big, at);
+	put(p[1], "\n", 1);
+	l = ingest_reader_next(rd, &trunc);
+	assert_false(trunc);
+	assert_int_equal(strlen(l), at);
+	put(p[1], big, INGEST_MAX_LINE);
+	put(p[1], "\n", 1);
+	l = ingest_reader_next(rd, &trunc);
+	assert_true(trunc);
+	assert_int_equal(strlen(l), at);
+	put(p[1], big, past);
+	put(p[1], "\nafter\nlast", strlen("\nafter\nlast"));
+	close(p[1]);
+	l = ingest_reader_next(rd, &trunc);
+	assert_true(trunc);
+	assert_int_equal(strlen(l), at);
+	l = ingest_reader_next(rd, &trunc);
+	assert_string_equal(l, "after");
+	assert_false(trunc);
+	l = ingest_reader_next(rd, &trunc);
+	assert_string_equal(l, "last");
+	assert_int_equal(rd->lineno, 8);
+	assert_true(ingest_reader_ready(rd));
+	assert_null(ingest_reader_next(rd, &trunc));
+	assert_int_equal(ingest_reader_error(rd), 0);
+	fclose(f);
+
+	/* a read that fails: NULL, and the reason */
+	f = fopen(".", "r");
+	assert_non_null(f);
+	ingest_reader_init(rd, f);
+	assert_null(ingest_reader_next(rd, &trunc));
+	assert_int_equal(ingest_reader_error(rd), EISDIR);
+	fclose(f);
+	free(big);
+	free(rd);
+}
+
 /* Plausibility with the policy's default bounds (10M requests/s, a queue
  * of 1M): `prev` (if any) is the histogram's baseline. */
 #define T2 " 2016-08-27T10:14:46Z" /* T + 2 s */
@@ -374,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_blank),
 		cmocka_unit_test(test_iso8601),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_reader_pipe),
 		cmocka_unit_test(test_plausibility),
 		cmocka_unit_test(test_check),
 	};
