@@ -269,6 +269,30 @@ HELP_REASONS "\n" HELP_EXIT,
 #define IGNORED_KINDS 16
 #define REASONS 8
 
+/* Records joined over several lines: an influx job_stats record
+ * (lustre2_lctl) and a lustre2_lctl md_stats sample, from line md_line. */
+struct joined {
+	struct jobstats_rec *js;
+	bool has_js;
+	struct influx_rec md;
+	bool has_md;
+	long md_line;
+};
+
+/* One copy of the records being joined into another (each keeps its own
+ * job_stats buffer). */
+static void joined_copy(struct joined *to, const struct joined *from)
+{
+	to->has_md = from->has_md;
+	if (from->has_md) {
+		to->md = from->md;
+		to->md_line = from->md_line;
+	}
+	to->has_js = from->has_js;
+	if (from->has_js)
+		memcpy(to->js, from->js, sizeof(*to->js));
+}
+
 struct run {
 	const char *path;	/* for messages */
 	int64_t unit_ns;	/* --precision */
@@ -281,13 +305,8 @@ struct run {
 		long first_line;
 	} ign[IGNORED_KINDS + 1];
 	size_t n_ign;
-	/* an influx job_stats record being joined (lustre2_lctl) */
-	struct jobstats_rec *js_pending;
-	bool has_pending;
-	/* a lustre2_lctl md_stats sample being joined, from line md_line */
-	struct influx_rec md_pending;
-	bool has_md;
-	long md_line;
+	/* the records being joined */
+	struct joined join;
 	struct fwdctl_ctx *ctx;
 	struct db *db;
 	size_t batch;
@@ -305,11 +324,7 @@ struct run {
 		long first, last;
 	} held;
 	struct ingest_stats settled_tot;
-	struct influx_rec settled_md;
-	bool settled_has_md;
-	long settled_md_line;
-	struct jobstats_rec *settled_js;
-	bool settled_has_js;
+	struct joined settled;
 	bool replaying; /* the held lines again: counted already */
 	double lost_at; /* when the held lines' transaction was first lost */
 	const struct policy_ingest *limits;
@@ -500,14 +515,7 @@ static void settled(struct run *r)
 	r->held.len = 0;
 	r->lost_at = 0;
 	r->settled_tot = totals(r);
-	r->settled_has_md = r->has_md;
-	if (r->has_md) {
-		r->settled_md = r->md_pending;
-		r->settled_md_line = r->md_line;
-	}
-	r->settled_has_js = r->has_pending;
-	if (r->has_pending)
-		memcpy(r->settled_js, r->js_pending, sizeof(*r->settled_js));
+	joined_copy(&r->settled, &r->join);
 }
 
 /* Keep a line until its transaction commits. */
@@ -664,23 +672,23 @@ static int store_jobstats(struct run *r, struct jobstats_rec *rec,
 /* Store the influx job_stats record being joined, if any. */
 static int flush_pending(struct run *r, fwd_error_t *err)
 {
-	if (!r->has_pending)
+	if (!r->join.has_js)
 		return 0;
-	r->has_pending = false;
-	return store_jobstats(r, r->js_pending, err);
+	r->join.has_js = false;
+	return store_jobstats(r, r->join.js, err);
 }
 
 /* Store the md_stats sample being joined, if any (a rejected one is
  * reported on its first line). */
 static int flush_md(struct run *r, fwd_error_t *err)
 {
-	if (!r->has_md)
+	if (!r->join.has_md)
 		return 0;
-	r->has_md = false;
-	if (ingest_store_influx(r->store, &r->md_pending, err) < 0) {
+	r->join.has_md = false;
+	if (ingest_store_influx(r->store, &r->join.md, err) < 0) {
 		if (errno != EINVAL)
 			return -1;
-		reject(r, r->md_line, err->text, NULL);
+		reject(r, r->join.md_line, err->text, NULL);
 	}
 	return 0;
 }
@@ -719,13 +727,14 @@ static int one_line(struct run *r, enum format fmt, const char *line,
 
 		p = influx_parse(line, &o, &rec, js, &perr);
 		if (p == INGEST_OK && rec.md_part) {
-			if (r->has_md && influx_merge_md(&r->md_pending, &rec))
+			if (r->join.has_md &&
+			    influx_merge_md(&r->join.md, &rec))
 				return 0;
 			if (flush_md(r, err) < 0)
 				return -1;
-			r->md_pending = rec;
-			r->md_line = lineno;
-			r->has_md = true;
+			r->join.md = rec;
+			r->join.md_line = lineno;
+			r->join.has_md = true;
 			return 0;
 		}
 		if (p == INGEST_OK &&
@@ -737,12 +746,12 @@ static int one_line(struct run *r, enum format fmt, const char *line,
 		}
 		if (p == INGEST_JOBSTATS) {
 			js->line = lineno;
-			if (r->has_pending && jobstats_merge(r->js_pending, js))
+			if (r->join.has_js && jobstats_merge(r->join.js, js))
 				return 0;
 			if (flush_pending(r, err) < 0)
 				return -1;
-			memcpy(r->js_pending, js, sizeof(*js));
-			r->has_pending = true;
+			memcpy(r->join.js, js, sizeof(*js));
+			r->join.has_js = true;
 			return 0;
 		}
 		if (p == INGEST_SKIP) {
@@ -765,14 +774,7 @@ static int replay(struct run *r, enum format fmt, struct jobstats_rec *js,
 	size_t at = 0;
 	int rv = 0;
 
-	r->has_md = r->settled_has_md;
-	if (r->has_md) {
-		r->md_pending = r->settled_md;
-		r->md_line = r->settled_md_line;
-	}
-	r->has_pending = r->settled_has_js;
-	if (r->has_pending)
-		memcpy(r->js_pending, r->settled_js, sizeof(*r->js_pending));
+	joined_copy(&r->join, &r->settled);
 	r->replaying = true;
 	while (at < r->held.len && rv == 0) {
 		long lineno;
@@ -846,9 +848,9 @@ static int run_lines(struct run *r, FILE *in, enum format fmt, fwd_error_t *err)
 	struct jobstats_rec *js = malloc(sizeof(*js));
 	int rv = -1;
 
-	r->js_pending = malloc(sizeof(*r->js_pending));
-	r->settled_js = malloc(sizeof(*r->settled_js));
-	if (!rd || !js || !r->js_pending || !r->settled_js) {
+	r->join.js = malloc(sizeof(*r->join.js));
+	r->settled.js = malloc(sizeof(*r->settled.js));
+	if (!rd || !js || !r->join.js || !r->settled.js) {
 		errprintf(err, "%s", strerror(errno));
 		free(rd);
 		free(js);
@@ -1279,8 +1281,8 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 	summary(&r);
 	rc = r.st.rejected ? FWD_EXIT_USAGE : FWD_EXIT_OK;
 out:
-	free(r.js_pending);
-	free(r.settled_js);
+	free(r.join.js);
+	free(r.settled.js);
 	free(r.held.buf);
 	json_decref(r.errors);
 	ingest_store_close(r.store);
