@@ -547,11 +547,6 @@ static int hold(struct run *r, long lineno, const char *line, fwd_error_t *err)
 	return 0;
 }
 
-/*
- * A new connection and store in place of the old ones, whose
- * transaction, if any, is abandoned: the new store starts from the
- * committed baselines and the totals of settled().
- */
 /* The end of the tries: err's reason said, err the verdict. */
 static int give_up(struct run *r, fwd_error_t *err)
 {
@@ -565,6 +560,11 @@ static int give_up(struct run *r, fwd_error_t *err)
 			 r->path);
 }
 
+/*
+ * A new connection and store in place of the old ones, whose
+ * transaction, if any, is abandoned: the new store starts from the
+ * committed baselines and the totals of settled().
+ */
 static int new_store(struct run *r, double deadline, fwd_error_t *err)
 {
 	r->prev = r->settled_tot;
