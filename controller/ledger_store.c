@@ -622,28 +622,25 @@ int ledger_store_decision_rows(const struct topology *t,
 		errprintf(err, "out of memory");
 		goto fail;
 	}
-	if (d->action == FWD_ACT_SHADOW) {
-		if (shadow_rows(t, d, j, w, n, err) < 0) {
-			ledger_store_decision_rows_free(d, w, *n);
-			*n = 0;
-			goto fail;
-		}
-		*rows = w;
-		return 0;
-	}
-	for (size_t i = 0; i < d->n_mapping; i++) {
-		struct ledger_alloc_row *r = &w[(*n)++];
-		uint32_t f = d->mapping[i].forwarder;
+	if (d->action != FWD_ACT_SHADOW) {
+		for (size_t i = 0; i < d->n_mapping; i++) {
+			struct ledger_alloc_row *r = &w[(*n)++];
+			uint32_t f = d->mapping[i].forwarder;
 
-		for (size_t b = 0; b < d->n_blocks; b++)
-			if (d->blocks[b].forwarder == f)
-				r->count += d->blocks[b].count;
-		for (size_t k = 0; k < d->n_forwarders; k++)
-			if (d->forwarders[k] == f)
-				r->priv = d->private_fwd[k];
-		r->fwd = f;
-		r->forwarder = t->forwarders[f].name;
-		r->nodes = d->mapping[i].nodes;
+			for (size_t b = 0; b < d->n_blocks; b++)
+				if (d->blocks[b].forwarder == f)
+					r->count += d->blocks[b].count;
+			for (size_t k = 0; k < d->n_forwarders; k++)
+				if (d->forwarders[k] == f)
+					r->priv = d->private_fwd[k];
+			r->fwd = f;
+			r->forwarder = t->forwarders[f].name;
+			r->nodes = d->mapping[i].nodes;
+		}
+	} else if (shadow_rows(t, d, j, w, n, err) < 0) {
+		ledger_store_decision_rows_free(d, w, *n);
+		*n = 0;
+		goto fail;
 	}
 	*rows = w;
 	return 0;
