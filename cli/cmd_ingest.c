@@ -953,7 +953,7 @@ static int run_jobstats(struct run *r, FILE *in, const char *target,
 		errno = EIO;
 		goto out;
 	}
-	rv = 0;
+	rv = ingest_store_flush(r->store, err);
 out:
 	r->st.lines = (uint64_t)jobstats_lines(p);
 	jobstats_close(p);
@@ -1266,8 +1266,6 @@ static int cmd_ingest(struct fwdctl_ctx *ctx, int argc, char **argv)
 		x = run_jobstats(&r, in, target, &err);
 	else
 		x = run_lines(&r, in, fmt, &err);
-	if (x == 0)
-		x = ingest_store_flush(r.store, &err);
 	if (x < 0) {
 		int e = errno;
 
