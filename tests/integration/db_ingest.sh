@@ -142,17 +142,38 @@ printf 'x: [\n' >"$d/bad-topo.yaml"
 fw --topology "$d/bad-topo.yaml" ingest --format beacon-lwfs "$fx/beacon-lwfs.txt"
 check_eq "beacon-lwfs: a topology that does not load: exit 2" 2 "$rc"
 
-# committed NAME N: wait (up to 30 s) until NAME has N rows in samples_raw,
-# then print how many it has.  The writer commits before it waits for
-# input; a server stopped before that commit ends would be another case
-# (the batch lost, exit 3), so the restarts below wait for it.
-committed() {
+# poll_q SQL N: wait (up to 30 s) until the count SQL gives reaches N,
+# then print it.
+poll_q() {
 	for _ in $(seq 1 300); do
-		n=$(q "SELECT COUNT(*) FROM samples_raw WHERE name = '$1'")
+		n=$(q "$1")
 		[ "${n:-0}" -ge "$2" ] && break
 		sleep 0.1
 	done
 	echo "$n"
+}
+
+# committed NAME N: wait until NAME has N rows in samples_raw, then print
+# how many it has.  The writer commits before it waits for input; a
+# server stopped before that commit ends is another case (the batch
+# dropped, below), so the restarts wait for it.
+committed() {
+	poll_q "SELECT COUNT(*) FROM samples_raw WHERE name = '$1'" "$2"
+}
+
+# lock_raw: another session takes samples_raw's write lock and keeps it
+# (60 s, or until the server goes), in the background (lock_pid).
+lock_raw() {
+	"$testdb" sql "$d" fwdalloc -e \
+		"LOCK TABLES samples_raw WRITE; SELECT SLEEP(60)" >/dev/null 2>&1 &
+	lock_pid=$!
+	poll_q "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(60)%'" 1 >/dev/null
+}
+
+# held_at_insert: wait until a writer waits for that lock, then print how
+# many do.
+held_at_insert() {
+	poll_q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'" 1
 }
 
 # A slow stream: rows are committed while the writer waits for input.
@@ -183,10 +204,7 @@ c0=$(commits)
 "$fwdctl" --policy "$policy" ingest --format influx "$d/burst.fifo" 3>&- \
 	>"$d/o10" 2>&1 &
 burst_pid=$!
-for _ in $(seq 1 300); do
-	[ "$(q "SELECT COUNT(*) FROM counter_state WHERE name LIKE 'burst%'")" = 1000 ] && break
-	sleep 0.1
-done
+poll_q "SELECT COUNT(*) FROM counter_state WHERE name LIKE 'burst%'" 1000 >/dev/null
 c1=$(commits)
 exec 3>&-
 wait "$burst_pid"
@@ -231,22 +249,13 @@ check_eq "idle pipe and server restart: not given up" 0 \
 	echo 'ost,target=lustre-OST0014 read_bytes=10i 1472500000000000000'
 	echo 'ost,target=lustre-OST0014 read_bytes=30i 1472500010000000000'
 	committed lustre-OST0014 1 >/dev/null
-	"$testdb" sql "$d" fwdalloc -e \
-		"LOCK TABLES samples_raw WRITE; SELECT SLEEP(60)" >/dev/null 2>&1 &
-	for _ in $(seq 1 300); do
-		[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(60)%'")" = 1 ] && break
-		sleep 0.1
-	done
+	lock_raw
 	echo 'ost,target=lustre-OST0014 read_bytes=70i 1472500020000000000'
-	for _ in $(seq 1 300); do
-		[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'")" -ge 1 ] && break
-		sleep 0.1
-	done
-	q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'" >"$d/held8"
+	held_at_insert >"$d/held8"
 	# killed, not shut down: a shutdown may end the lock first and let
 	# the batch commit
 	kill -KILL "$(cat "$d/mysqld.pid")"
-	wait
+	wait "$lock_pid"
 	"$testdb" stop "$d" >/dev/null 2>&1
 	"$testdb" start "$d" >/dev/null 2>&1
 	committed lustre-OST0014 2 >/dev/null
@@ -283,21 +292,11 @@ lwfs() {
 lwfs 10.0.2.1 >"$d/ref.lwfs"
 lwfs 10.0.2.2 >"$d/lost.lwfs"
 "$fwdctl" --policy "$policy" ingest --format beacon-lwfs "$d/ref.lwfs" >"$d/o9ref" 2>&1
-"$testdb" sql "$d" fwdalloc -e \
-	"LOCK TABLES samples_raw WRITE; SELECT SLEEP(60)" >/dev/null 2>&1 &
-lock_pid=$!
-for _ in $(seq 1 300); do
-	[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(60)%'")" = 1 ] && break
-	sleep 0.1
-done
+lock_raw
 "$fwdctl" --policy "$policy" ingest --format beacon-lwfs "$d/lost.lwfs" >"$d/o9" 2>"$d/e9" &
 ingest_pid=$!
-for _ in $(seq 1 300); do
-	[ "$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'")" -ge 1 ] && break
-	sleep 0.1
-done
 check_eq "file dropped at its commit: the writer was held at its insert" 1 \
-	"$(q "SELECT COUNT(*) FROM information_schema.processlist WHERE state LIKE 'Waiting for table%lock' AND info NOT LIKE '%processlist%'")"
+	"$(held_at_insert)"
 kill -KILL "$(cat "$d/mysqld.pid")"
 wait "$lock_pid"
 "$testdb" stop "$d" >/dev/null 2>&1
